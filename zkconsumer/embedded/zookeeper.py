@@ -1,0 +1,135 @@
+"""A real ZooKeeper: the ensemble in ``ZK_CONNECT``, a Docker container, or a local server process.
+
+The local server is run from an installed distribution: the Debian package ``zookeeper``
+(``/usr/share/java/zookeeper.jar``, whose manifest carries its class path) or a tarball named by
+``ZOOKEEPER_HOME``. It gets a free loopback port and its own data directory, and is ready when it
+answers ``imok`` to the ``ruok`` four-letter word.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+from kazoo.exceptions import KazooException
+
+from zkconsumer.embedded import docker
+from zkconsumer.embedded.process import LOOPBACK, LocalServer
+from zkconsumer.errors import EnvironmentSetupError, ServerUnavailableError
+from zkconsumer.zkclient import zookeeper
+
+ZK_CONNECT_ENV = "ZK_CONNECT"
+ZOOKEEPER_IMAGE = "zookeeper:3.8"
+DEBIAN_JAR = Path("/usr/share/java/zookeeper.jar")
+MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+
+_INSTALL_HINT = (
+    "install a ZooKeeper distribution (Debian/Ubuntu: apt-get install zookeeper; elsewhere unpack the "
+    "ZooKeeper 3.8 tarball and set ZOOKEEPER_HOME), start a Docker engine, or set ZK_CONNECT=host:port"
+)
+
+
+def find_java() -> str:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").exists():
+        return str(Path(java_home) / "bin" / "java")
+    java = shutil.which("java")
+    if java is None:
+        raise EnvironmentSetupError(
+            "no Java runtime found (no java on PATH, JAVA_HOME unset): a local ZooKeeper server needs one; "
+            "install Java 11+ (Debian: apt-get install default-jre-headless) or set ZK_CONNECT"
+        )
+    return java
+
+
+def find_classpath() -> str:
+    home = os.environ.get("ZOOKEEPER_HOME")
+    if home:
+        lib = Path(home) / "lib"
+        if not lib.is_dir():
+            raise EnvironmentSetupError(f"ZOOKEEPER_HOME={home} has no lib/ directory: is it a ZooKeeper distribution?")
+        return f"{lib}/*"
+    if DEBIAN_JAR.exists():
+        return str(DEBIAN_JAR)
+    raise EnvironmentSetupError(f"no ZooKeeper distribution found: {_INSTALL_HINT}")
+
+
+def ruok(connect: str, timeout: float = 2.0) -> bool:
+    """Connect and ask ``ruok``; the answer ``imok`` means the server serves requests."""
+    try:
+        with zookeeper(connect, timeout, quiet=True) as client:
+            return client.command(b"ruok") == "imok"
+    except (ServerUnavailableError, OSError, KazooException):
+        return False
+
+
+class LocalZooKeeper(LocalServer):
+    """A standalone ZooKeeper server process with its own data directory."""
+
+    what = "ZooKeeper server"
+
+    def prepare(self) -> None:
+        data_dir = self.workdir / "data"
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self.config_path.write_text(
+            "\n".join(
+                [
+                    "tickTime=500",
+                    "initLimit=10",
+                    "syncLimit=5",
+                    f"dataDir={data_dir}",
+                    f"clientPort={self.port}",
+                    f"clientPortAddress={LOOPBACK}",
+                    "maxClientCnxns=0",
+                    # Sessions as short as 1 s, so tests can expire one quickly.
+                    "minSessionTimeout=1000",
+                    "maxSessionTimeout=60000",
+                    "admin.enableServer=false",
+                    "4lw.commands.whitelist=ruok,srvr,stat,mntr,cons,wchs,envi,conf",
+                    "",
+                ]
+            )
+        )
+
+    @property
+    def config_path(self) -> Path:
+        return self.workdir / "zoo.cfg"
+
+    def argv(self) -> list[str]:
+        return [
+            find_java(),
+            "-Xmx256m",
+            "-XX:+UseSerialGC",
+            "-Dzookeeper.jmx.log4j.disable=true",
+            f"-Dzookeeper.log.dir={self.workdir}",
+            "-cp",
+            find_classpath(),
+            MAIN_CLASS,
+            str(self.config_path),
+        ]
+
+    def ready(self) -> bool:
+        return ruok(self.address, timeout=1.0)
+
+    @property
+    def connect(self) -> str:
+        return self.address
+
+
+@contextlib.contextmanager
+def provide_zookeeper(workdir: Path) -> Iterator[str]:
+    """Yield a ZooKeeper connect string: ``ZK_CONNECT``, else a Docker container, else a local server."""
+    external = os.environ.get(ZK_CONNECT_ENV)
+    if external:
+        with zookeeper(external):  # fails with a clear message when the ensemble does not answer
+            pass
+        yield external
+    elif docker.available():
+        with docker.zookeeper_container(ZOOKEEPER_IMAGE) as connect:
+            yield connect
+    else:
+        with LocalZooKeeper(workdir) as server:
+            yield server.connect

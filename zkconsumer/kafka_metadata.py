@@ -1,0 +1,90 @@
+"""Cluster metadata from any Kafka-protocol broker (Metadata API through confluent-kafka), as plain data.
+
+The bridge turns a :class:`ClusterSnapshot` into the znodes a ZooKeeper-mode cluster would have; the
+launchers use :func:`fetch_metadata` as the broker's readiness probe.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
+
+from zkconsumer.errors import ServerUnavailableError
+
+# librdkafka reports every refused connection on its own; the caller reports the failure once, clearly.
+_quiet = logging.getLogger("zkconsumer.librdkafka")
+_quiet.addHandler(logging.NullHandler())
+_quiet.propagate = False
+
+
+@dataclass(frozen=True)
+class BrokerMeta:
+    id: int
+    host: str
+    port: int
+
+
+@dataclass(frozen=True)
+class PartitionMeta:
+    id: int
+    leader: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TopicMeta:
+    name: str
+    partitions: dict[int, PartitionMeta] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ClusterSnapshot:
+    brokers: dict[int, BrokerMeta]
+    topics: dict[str, TopicMeta]
+    controller_id: int
+    #: Topics the broker reported with an error (being created or deleted): neither present nor absent yet.
+    unsettled_topics: frozenset[str] = frozenset()
+
+
+def admin_client(bootstrap: str, extra: dict[str, object] | None = None) -> AdminClient:
+    config: dict[str, object] = {
+        "bootstrap.servers": bootstrap,
+        "socket.connection.setup.timeout.ms": 3000,
+        "logger": _quiet,
+    }
+    config.update(extra or {})
+    return AdminClient(config)
+
+
+def fetch_metadata(admin: AdminClient, bootstrap: str, timeout: float = 5.0) -> ClusterSnapshot:
+    try:
+        md = admin.list_topics(timeout=timeout)
+    except KafkaException as exc:
+        raise ServerUnavailableError(
+            f"no Kafka-protocol broker answered at {bootstrap} within {timeout:g} s ({exc.args[0].str()}); "
+            f"check the address, or start the embedded environment with `zkconsumer local up`"
+        ) from None
+    brokers = {b.id: BrokerMeta(b.id, b.host, b.port) for b in md.brokers.values()}
+    topics: dict[str, TopicMeta] = {}
+    unsettled: set[str] = set()
+    for name, tm in md.topics.items():
+        if tm.error is not None:
+            unsettled.add(name)
+            continue
+        partitions = {
+            p.id: PartitionMeta(p.id, p.leader, tuple(p.replicas), tuple(p.isrs)) for p in tm.partitions.values()
+        }
+        topics[name] = TopicMeta(name, dict(sorted(partitions.items())))
+    return ClusterSnapshot(brokers, dict(sorted(topics.items())), md.controller_id, frozenset(unsettled))
+
+
+def broker_answers(bootstrap: str, timeout: float = 1.0) -> bool:
+    try:
+        fetch_metadata(admin_client(bootstrap), bootstrap, timeout)
+    except ServerUnavailableError:
+        return False
+    return True

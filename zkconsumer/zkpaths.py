@@ -1,0 +1,91 @@
+"""The ZooKeeper layout Kafka's ZooKeeper-mode brokers, controller and legacy consumer share.
+
+Pure string functions (Kafka's ``ZkUtils`` path helpers, ``ZKGroupDirs`` and ``ZKGroupTopicDirs``), so that
+every module, test and tool builds a path the same way and nothing hand-concatenates one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CONSUMERS_PATH = "/consumers"
+BROKERS_PATH = "/brokers"
+BROKER_IDS_PATH = "/brokers/ids"
+BROKER_TOPICS_PATH = "/brokers/topics"
+CONTROLLER_PATH = "/controller"
+CONTROLLER_EPOCH_PATH = "/controller_epoch"
+TOPIC_CONFIG_PATH = "/config/topics"
+
+
+def broker_path(broker_id: int) -> str:
+    return f"{BROKER_IDS_PATH}/{broker_id}"
+
+
+def topic_path(topic: str) -> str:
+    return f"{BROKER_TOPICS_PATH}/{topic}"
+
+
+def topic_partitions_path(topic: str) -> str:
+    return f"{topic_path(topic)}/partitions"
+
+
+def partition_path(topic: str, partition: int) -> str:
+    return f"{topic_partitions_path(topic)}/{partition}"
+
+
+def partition_state_path(topic: str, partition: int) -> str:
+    return f"{partition_path(topic, partition)}/state"
+
+
+def topic_config_path(topic: str) -> str:
+    return f"{TOPIC_CONFIG_PATH}/{topic}"
+
+
+@dataclass(frozen=True)
+class GroupDirs:
+    """Kafka's ``ZKGroupDirs``: the directories of one consumer group."""
+
+    group: str
+
+    @property
+    def group_dir(self) -> str:
+        return f"{CONSUMERS_PATH}/{self.group}"
+
+    @property
+    def registry_dir(self) -> str:
+        return f"{self.group_dir}/ids"
+
+    @property
+    def offsets_dir(self) -> str:
+        return f"{self.group_dir}/offsets"
+
+    @property
+    def owners_dir(self) -> str:
+        return f"{self.group_dir}/owners"
+
+    def consumer_path(self, consumer_id: str) -> str:
+        return f"{self.registry_dir}/{consumer_id}"
+
+    def topic_dirs(self, topic: str) -> GroupTopicDirs:
+        return GroupTopicDirs(self.group, topic)
+
+
+@dataclass(frozen=True)
+class GroupTopicDirs(GroupDirs):
+    """Kafka's ``ZKGroupTopicDirs``: a group's offset and owner directories for one topic."""
+
+    topic: str = ""
+
+    @property
+    def offset_dir(self) -> str:
+        return f"{self.offsets_dir}/{self.topic}"
+
+    @property
+    def owner_dir(self) -> str:
+        return f"{self.owners_dir}/{self.topic}"
+
+    def offset_path(self, partition: int) -> str:
+        return f"{self.offset_dir}/{partition}"
+
+    def owner_path(self, partition: int) -> str:
+        return f"{self.owner_dir}/{partition}"
