@@ -1,0 +1,351 @@
+"""The metadata bridge: keeps ZooKeeper's ``/brokers`` as a ZooKeeper-mode cluster would, for any broker.
+
+The legacy consumer finds brokers, topics and partition counts in ZooKeeper. Brokers that never register
+there (Tansu, a KRaft-mode Kafka) are made visible by this bridge: every interval it reads the Metadata API,
+reads the matching znodes, and applies the pure plan of :mod:`zkconsumer.bridge_plan`. It survives either
+side going away: a broker outage longer than ``broker_timeout_ms`` unregisters the brokers (as their
+ZooKeeper sessions would have expired), a lost ZooKeeper session re-creates the ephemeral registrations on
+the next pass, and nothing is retried in a tight loop.
+
+Events (structlog, logger ``zkconsumer.bridge``; every one carries ``zookeeper`` and ``bootstrap``):
+
+=================================  ===================================================================
+``bridge.started``                 ``interval_ms``, ``session_id``
+``bridge.broker_registered``       ``broker_id``, ``registration`` (the JSON written)
+``bridge.broker_reregistered``     same; our own registration replaced with new content
+``bridge.broker_unregistered``     ``broker_id``
+``bridge.broker_conflict``         ``broker_id``, ``owner_session``: another session holds that id (warning, once)
+``bridge.controller_elected``      ``broker_id``
+``bridge.controller_resigned``     ``broker_id`` (-1)
+``bridge.topic_created``           ``topic``, ``partitions_before`` (0), ``partitions_after``
+``bridge.partitions_added``        ``topic``, ``partitions_before``, ``partitions_after``
+``bridge.topic_updated``           same, for a replica change with the same partition count
+``bridge.partition_state_created`` ``topic``, ``partition``, ``leader``, ``leader_epoch``
+``bridge.leader_changed``          ``topic``, ``partition``, ``leader``, ``leader_epoch``
+``bridge.topic_deleted``           ``topic``
+``bridge.malformed_znode``         ``path``: left untouched (warning, once)
+``bridge.broker_unavailable``      ``error``: the Metadata API did not answer (warning, once per outage)
+``bridge.broker_recovered``        ``down_ms``
+``bridge.brokers_expired``         ``down_ms``: outage longer than ``broker_timeout_ms``; brokers unregistered
+``bridge.zookeeper_unavailable``   ``error`` (warning, once per outage)
+``bridge.zookeeper_recovered``     ``session_id``
+``bridge.synced``                  ``changes``, ``duration_ms`` (debug)
+``bridge.stopped``
+=================================  ===================================================================
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import replace
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
+
+from zkconsumer import bridge_plan, cluster, zkjson, zkpaths
+from zkconsumer.bridge_plan import (
+    BrokerConflict,
+    BrokerZnode,
+    Change,
+    DeleteTopic,
+    MalformedZnode,
+    RegisterBroker,
+    SetController,
+    SetPartitionState,
+    StateZnode,
+    TopicZnode,
+    UnregisterBroker,
+    WriteTopic,
+    ZkView,
+)
+from zkconsumer.errors import ServerUnavailableError, ZkConsumerError, ZnodeFormatError
+from zkconsumer.kafka_metadata import ClusterSnapshot, admin_client, fetch_metadata
+from zkconsumer.log import get_logger
+from zkconsumer.zkclient import close_client, open_client
+
+DEFAULT_INTERVAL_MS = 1000
+DEFAULT_BROKER_TIMEOUT_MS = 6000  # zookeeper.session.timeout.ms of a 0.10 broker
+
+
+class TransactionFailed(ZkConsumerError):
+    pass
+
+
+def _now_ms() -> str:
+    return str(int(time.time() * 1000))
+
+
+def read_view(zk: KazooClient, topics: Iterable[str]) -> ZkView:
+    """Read brokers, the controller and the named topics (with their partition states) in two async rounds."""
+    try:
+        broker_ids = [int(c) for c in zk.get_children(zkpaths.BROKER_IDS_PATH) if c.isdigit()]
+    except NoNodeError:
+        broker_ids = []
+    try:
+        existing = set(zk.get_children(zkpaths.BROKER_TOPICS_PATH))
+    except NoNodeError:
+        existing = set()
+    wanted = sorted(set(topics) & existing)
+    broker_reads = {b: zk.get_async(zkpaths.broker_path(b)) for b in broker_ids}
+    topic_reads = {t: zk.get_async(zkpaths.topic_path(t)) for t in wanted}
+    partition_lists = {t: zk.get_children_async(zkpaths.topic_partitions_path(t)) for t in wanted}
+    controller_read = zk.get_async(zkpaths.CONTROLLER_PATH)
+    epoch_read = zk.exists_async(zkpaths.CONTROLLER_EPOCH_PATH)
+
+    brokers: dict[int, BrokerZnode] = {}
+    for broker_id, result in broker_reads.items():
+        got = _maybe(result)
+        if got is None:
+            continue  # vanished between listing and reading
+        data, stat = got
+        try:
+            info: cluster.BrokerInfo | None = cluster.parse_broker(broker_id, data)
+        except ZnodeFormatError:
+            info = None
+        brokers[broker_id] = BrokerZnode(info, stat.ephemeralOwner)
+
+    state_reads: dict[tuple[str, int], object] = {}
+    for topic in wanted:
+        for child in _maybe(partition_lists[topic]) or []:
+            if child.isdigit():
+                state_reads[(topic, int(child))] = zk.get_async(zkpaths.partition_state_path(topic, int(child)))
+
+    topic_nodes: dict[str, TopicZnode] = {}
+    for topic in wanted:
+        got = _maybe(topic_reads[topic])
+        if got is None:
+            continue
+        data, stat = got
+        try:
+            assignment: cluster.TopicAssignment | None = cluster.parse_topic(topic, data)
+        except ZnodeFormatError:
+            assignment = None
+        states: dict[int, StateZnode] = {}
+        for (t, p), result in state_reads.items():
+            if t != topic:
+                continue
+            state_got = _maybe(result)
+            if state_got is None:
+                continue
+            try:
+                state: cluster.PartitionState | None = cluster.parse_partition_state(t, p, state_got[0])
+            except ZnodeFormatError:
+                state = None
+            states[p] = StateZnode(state, state_got[1].version)
+        topic_nodes[topic] = TopicZnode(assignment, stat.version, states)
+
+    controller_owner = controller_id = None
+    got = _maybe(controller_read)
+    if got is not None:
+        controller_owner = got[1].ephemeralOwner
+        try:
+            controller_id = zkjson.decode_object(zkpaths.CONTROLLER_PATH, got[0]).get("brokerid")
+        except ZnodeFormatError:
+            controller_id = None
+    has_epoch = epoch_read.get() is not None
+    return ZkView(zk.client_id[0], brokers, topic_nodes, controller_owner, controller_id, has_epoch)
+
+
+def _maybe(async_result):
+    """The value of a kazoo async read, or None when the node does not exist."""
+    try:
+        return async_result.get()
+    except NoNodeError:
+        return None
+
+
+def _commit(txn, what: str) -> None:
+    results = txn.commit()
+    failures = [r for r in results if isinstance(r, Exception)]
+    if failures:
+        raise TransactionFailed(f"{what}: {type(failures[0]).__name__}")
+
+
+def apply_change(zk: KazooClient, change: Change) -> None:
+    """Write one planned change; several znodes of one change go in one transaction."""
+    if isinstance(change, RegisterBroker):
+        path = zkpaths.broker_path(change.broker_id)
+        zk.ensure_path(zkpaths.BROKER_IDS_PATH)
+        if change.replace:
+            txn = zk.transaction()
+            txn.delete(path)
+            txn.create(path, change.data, ephemeral=True)
+            _commit(txn, f"re-register broker {change.broker_id}")
+        else:
+            zk.create(path, change.data, ephemeral=True)
+    elif isinstance(change, UnregisterBroker):
+        with contextlib.suppress(NoNodeError):
+            zk.delete(zkpaths.broker_path(change.broker_id))
+    elif isinstance(change, WriteTopic):
+        _write_topic(zk, change)
+    elif isinstance(change, SetPartitionState):
+        path = zkpaths.partition_state_path(change.topic, change.partition)
+        if change.version is None:
+            zk.ensure_path(zkpaths.partition_path(change.topic, change.partition))
+            zk.create(path, change.data)
+        else:
+            zk.set(path, change.data, version=change.version)
+    elif isinstance(change, DeleteTopic):
+        zk.delete(zkpaths.topic_path(change.topic), recursive=True)
+        with contextlib.suppress(NoNodeError):
+            zk.delete(zkpaths.topic_config_path(change.topic))
+    elif isinstance(change, SetController):
+        if change.broker_id == -1:
+            zk.delete(zkpaths.CONTROLLER_PATH)
+        elif change.replace:
+            zk.set(zkpaths.CONTROLLER_PATH, change.data)
+        else:
+            zk.create(zkpaths.CONTROLLER_PATH, change.data, ephemeral=True)
+        if change.create_epoch:
+            with contextlib.suppress(NodeExistsError):
+                zk.create(zkpaths.CONTROLLER_EPOCH_PATH, str(bridge_plan.CONTROLLER_EPOCH).encode())
+
+
+def _write_topic(zk: KazooClient, change: WriteTopic) -> None:
+    topic = change.topic
+    txn = zk.transaction()
+    if change.version is None:
+        zk.ensure_path(zkpaths.BROKER_TOPICS_PATH)
+        txn.create(zkpaths.topic_path(topic), change.data)
+        txn.create(zkpaths.topic_partitions_path(topic), b"")
+    else:
+        zk.ensure_path(zkpaths.topic_partitions_path(topic))
+    for partition, state in sorted(change.new_states.items()):
+        txn.create(zkpaths.partition_path(topic, partition), b"")
+        txn.create(zkpaths.partition_state_path(topic, partition), state)
+    if change.version is not None:
+        txn.set_data(zkpaths.topic_path(topic), change.data, version=change.version)
+    _commit(txn, f"write topic {topic}")
+    if change.version is None:
+        # What a 0.10 AdminUtils writes beside a new topic (kafka-manager reads it); kept if already there.
+        zk.ensure_path(zkpaths.TOPIC_CONFIG_PATH)
+        with contextlib.suppress(NodeExistsError):
+            zk.create(zkpaths.topic_config_path(topic), zkjson.encode({"version": 1, "config": {}}))
+
+
+class MetadataBridge:
+    """Mirror one Kafka-protocol cluster's metadata into one ZooKeeper (chroot allowed)."""
+
+    def __init__(
+        self,
+        zookeeper: str,
+        bootstrap: str,
+        interval_ms: int = DEFAULT_INTERVAL_MS,
+        broker_timeout_ms: int = DEFAULT_BROKER_TIMEOUT_MS,
+        connect_timeout: float = 6.0,
+    ) -> None:
+        self.zookeeper = zookeeper
+        self.bootstrap = bootstrap
+        self.interval = interval_ms / 1000.0
+        self.broker_timeout = broker_timeout_ms / 1000.0
+        self.connect_timeout = connect_timeout
+        self.log = get_logger("zkconsumer.bridge").bind(zookeeper=zookeeper, bootstrap=bootstrap)
+        self._zk: KazooClient | None = None
+        self._admin = admin_client(bootstrap)
+        self._known_topics: set[str] = set()
+        self._reported: set[tuple[str, str]] = set()
+        self._last_snapshot: ClusterSnapshot | None = None
+        self._broker_down_since: float | None = None
+        self._zk_down = False
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Connect both sides; an unreachable server fails here, clearly, rather than in the loop."""
+        self._zk = open_client(self.zookeeper, self.connect_timeout, retry_forever=True)
+        try:
+            fetch_metadata(self._admin, self.bootstrap, self.connect_timeout)
+        except ServerUnavailableError:
+            self.close()
+            raise
+        self.log.info("bridge.started", interval_ms=int(self.interval * 1000), session_id=hex(self._zk.client_id[0]))
+
+    def close(self) -> None:
+        """Closing the session removes our ephemeral broker registrations at once, as a broker's clean stop does."""
+        if self._zk is not None:
+            close_client(self._zk)
+            self._zk = None
+            self.log.info("bridge.stopped")
+
+    def __enter__(self) -> MetadataBridge:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def run(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            self.sync_safely()
+            stop.wait(self.interval)
+
+    # -- one pass ------------------------------------------------------------------------------
+
+    def sync_once(self) -> list[Change]:
+        """Fetch metadata, read ZooKeeper, apply the plan; errors propagate (``--once`` reports them)."""
+        snapshot = fetch_metadata(self._admin, self.bootstrap, self.connect_timeout)
+        return self._apply(snapshot)
+
+    def sync_safely(self) -> list[Change]:
+        """One pass of the long-running loop: outages are reported once and waited out, never raised."""
+        try:
+            snapshot = fetch_metadata(self._admin, self.bootstrap, min(self.connect_timeout, max(self.interval, 1.0)))
+        except ServerUnavailableError as exc:
+            snapshot = self._broker_outage(str(exc))
+            if snapshot is None:
+                return []
+        else:
+            if self._broker_down_since is not None:
+                down_ms = int((time.monotonic() - self._broker_down_since) * 1000)
+                self.log.info("bridge.broker_recovered", down_ms=down_ms)
+                self._broker_down_since = None
+        try:
+            changes = self._apply(snapshot)
+        except (KazooException, TransactionFailed) as exc:
+            if not self._zk_down:
+                self.log.warning("bridge.zookeeper_unavailable", error=f"{type(exc).__name__}: {exc}")
+                self._zk_down = True
+            return []
+        if self._zk_down:
+            self._zk_down = False
+            self.log.info("bridge.zookeeper_recovered", session_id=hex(self._zk.client_id[0]))
+        return changes
+
+    def _broker_outage(self, error: str) -> ClusterSnapshot | None:
+        now = time.monotonic()
+        if self._broker_down_since is None:
+            self._broker_down_since = now
+            self.log.warning("bridge.broker_unavailable", error=error)
+        down = now - self._broker_down_since
+        if down < self.broker_timeout or self._last_snapshot is None or not self._last_snapshot.brokers:
+            return None
+        self.log.warning("bridge.brokers_expired", down_ms=int(down * 1000))
+        # Every broker's session would have expired by now; topics and states stay as they were.
+        return replace(self._last_snapshot, brokers={})
+
+    def _apply(self, snapshot: ClusterSnapshot) -> list[Change]:
+        assert self._zk is not None, "start() the bridge first"
+        started = time.monotonic()
+        self._known_topics |= set(snapshot.topics)
+        view = read_view(self._zk, set(snapshot.topics) | self._known_topics)
+        changes = bridge_plan.plan(snapshot, view, frozenset(self._known_topics), _now_ms())
+        applied = []
+        for change in changes:
+            if isinstance(change, (BrokerConflict, MalformedZnode)):
+                key = (change.event, repr(change.fields))
+                if key not in self._reported:
+                    self._reported.add(key)
+                    self.log.warning(change.event, **change.fields)
+                continue
+            apply_change(self._zk, change)
+            applied.append(change)
+            self.log.info(change.event, **change.fields)
+        for change in applied:
+            if isinstance(change, DeleteTopic):
+                self._known_topics.discard(change.topic)
+        self._last_snapshot = snapshot
+        self.log.debug("bridge.synced", changes=len(applied), duration_ms=int((time.monotonic() - started) * 1000))
+        return applied

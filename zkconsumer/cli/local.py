@@ -1,0 +1,69 @@
+"""``zkconsumer local up|down|status``: the embedded default environment (see zkconsumer.environment)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from zkconsumer.cli import options
+from zkconsumer.environment import LocalEnvironment
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "local", help="start, stop or inspect the embedded ZooKeeper + broker + bridge environment"
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    up = actions.add_parser("up", help="start ZooKeeper, the Tansu broker and the bridge in the background")
+    up.add_argument("--zookeeper-port", type=int, default=None, help="default: a free port")
+    up.add_argument("--broker-port", type=int, default=None, help="default: a free port")
+    up.add_argument("--json", action="store_true", help='print {"zookeeper": ..., "bootstrap_servers": ...}')
+    up.set_defaults(handler=run_up)
+    down = actions.add_parser("down", help="stop exactly the processes `local up` started")
+    down.set_defaults(handler=run_down)
+    status = actions.add_parser("status", help="show the processes, their health and what ZooKeeper holds")
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(handler=run_status)
+    for sub in (up, down, status):
+        options.add_run_dir(sub)
+
+
+def run_up(args: argparse.Namespace) -> int:
+    env = LocalEnvironment(args.run_dir)
+    endpoints = env.up(args.zookeeper_port, args.broker_port)
+    if args.json:
+        print(json.dumps(endpoints))
+    else:
+        print(f"zookeeper          {endpoints['zookeeper']}")
+        print(f"bootstrap servers  {endpoints['bootstrap_servers']}")
+        print(f"run directory      {env.run_dir}  (state.json and logs)")
+        print("stop it with: zkconsumer local down")
+    return 0
+
+
+def run_down(args: argparse.Namespace) -> int:
+    env = LocalEnvironment(args.run_dir)
+    stopped = env.down()
+    if stopped:
+        print(f"stopped {', '.join(stopped)} (logs kept in {env.run_dir})")
+    else:
+        print(f"no local environment was running in {env.run_dir}")
+    return 0
+
+
+def run_status(args: argparse.Namespace) -> int:
+    status = LocalEnvironment(args.run_dir).status()
+    if args.json:
+        print(json.dumps(status.to_json()))
+        return 0 if status.running else 1
+    if not status.processes:
+        print(f"no local environment in {status.run_dir} (start one with: zkconsumer local up)")
+        return 1
+    print(f"run directory      {status.run_dir}")
+    print(f"zookeeper          {status.zookeeper}  {'imok' if status.zookeeper_ok else 'NOT ANSWERING'}")
+    print(f"bootstrap servers  {status.bootstrap_servers}  {'ok' if status.broker_ok else 'NOT ANSWERING'}")
+    for proc in status.processes:
+        print(f"  {proc.name:<10} pid {proc.pid:<8} {'running' if proc.alive else 'GONE'}  log {proc.log}")
+    print(f"/brokers/ids       {', '.join(status.registered_brokers) or '(none)'}")
+    print(f"/brokers/topics    {', '.join(status.topics) or '(none)'}")
+    return 0 if status.running else 1

@@ -1,0 +1,54 @@
+"""Options shared by several commands, and where their defaults come from.
+
+``--zookeeper`` and ``--bootstrap-server`` default to ``ZK_CONNECT`` / ``KAFKA_BOOTSTRAP`` and then to the
+embedded environment started by ``zkconsumer local up``, so that after ``local up`` every command just works.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from zkconsumer.errors import UsageError
+
+
+def add_zookeeper(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--zookeeper", metavar="HOST:PORT[/CHROOT]",
+        help="ZooKeeper connect string (default: $ZK_CONNECT, else the running `zkconsumer local` environment)",
+    )
+
+
+def add_bootstrap(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--bootstrap-server", metavar="HOST:PORT",
+        help="a broker of the cluster (default: $KAFKA_BOOTSTRAP, else the running `zkconsumer local` environment)",
+    )
+
+
+def add_run_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--run-dir", default=None,
+        help="the embedded environment's run directory (default: $ZKCONSUMER_RUN_DIR or ~/.local/state/zkconsumer)",
+    )
+
+
+def zookeeper(args: argparse.Namespace) -> str:
+    return _resolve(args.zookeeper, "ZK_CONNECT", "zookeeper", "--zookeeper", args)
+
+
+def bootstrap(args: argparse.Namespace) -> str:
+    return _resolve(args.bootstrap_server, "KAFKA_BOOTSTRAP", "bootstrap_servers", "--bootstrap-server", args)
+
+
+def _resolve(given: str | None, env: str, key: str, flag: str, args: argparse.Namespace) -> str:
+    if given:
+        return given
+    if os.environ.get(env):
+        return os.environ[env]
+    from zkconsumer.environment import LocalEnvironment
+
+    running = LocalEnvironment(getattr(args, "run_dir", None)).endpoints()
+    if running is not None:
+        return running[key]
+    raise UsageError(f"no {flag} given, ${env} is not set and no `zkconsumer local` environment is running")
