@@ -1,0 +1,58 @@
+"""Real servers for every test: one ZooKeeper and one Kafka-protocol broker per session, from the project's
+own launchers (``ZK_CONNECT`` / ``KAFKA_BOOTSTRAP``, else Docker, else a local ZooKeeper distribution and the
+Tansu binary). Tests that write znodes get a chroot of their own, so they never see each other's nodes."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from kazoo.client import KazooClient
+
+from zkconsumer.embedded.broker import provide_broker
+from zkconsumer.embedded.zookeeper import provide_zookeeper
+from zkconsumer.zkclient import close_client, open_client
+
+CHROOT_BASE = "/zkconsumer-tests"
+
+
+@pytest.fixture(scope="session")
+def zookeeper_connect(tmp_path_factory) -> Iterator[str]:
+    with provide_zookeeper(tmp_path_factory.mktemp("zookeeper")) as connect:
+        yield connect
+
+
+@pytest.fixture(scope="session")
+def bootstrap_servers(tmp_path_factory) -> Iterator[str]:
+    with provide_broker(tmp_path_factory.mktemp("broker")) as bootstrap:
+        yield bootstrap
+
+
+@pytest.fixture
+def zk_chroot(zookeeper_connect, request) -> Iterator[str]:
+    """A connect string with a fresh chroot, created for this test and deleted after it."""
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", request.node.name)[:60]
+    chroot = f"{CHROOT_BASE}/{name}-{uuid.uuid4().hex[:8]}"
+    root = open_client(zookeeper_connect)
+    try:
+        root.ensure_path(chroot)
+        yield f"{zookeeper_connect}{chroot}"
+    finally:
+        root.delete(chroot, recursive=True)
+        close_client(root)
+
+
+@pytest.fixture
+def zk(zk_chroot) -> Iterator[KazooClient]:
+    client = open_client(zk_chroot)
+    yield client
+    close_client(client)
+
+
+@pytest.fixture
+def topic_name(request) -> str:
+    """A topic name no other test uses (the broker is shared by the session)."""
+    base = re.sub(r"[^A-Za-z0-9_-]", "-", request.node.name)[:40]
+    return f"{base}-{uuid.uuid4().hex[:6]}"
