@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 
 from confluent_kafka import Consumer, Producer, TopicPartition
-
 from conftest import CHROOT_BASE
 
 from zkconsumer.embedded.zookeeper import ruok
