@@ -118,7 +118,7 @@ class AssignmentResult:
     family: Family
     assignment: Mapping[str, tuple[TopicPartition, ...]]
     owner_member: Mapping[str, str]
-    transferring: Mapping[TopicPartition, str] = field(default=_EMPTY)
+    transferring: Mapping[TopicPartition, str] = field(default_factory=lambda: _EMPTY)
 
     def by_member(self, members: tuple[Member, ...]) -> dict[str, tuple[TopicPartition, ...]]:
         """Partitions per member (threads folded into their consumer), every member present."""
