@@ -31,6 +31,17 @@ from zkconsumer.zkclient import zookeeper
 
 RUN_DIR_ENV = "ZKCONSUMER_RUN_DIR"
 PROCESS_ORDER = ("zookeeper", "broker", "bridge")
+STOP_TIMEOUTS = {"zookeeper": LocalZooKeeper.stop_timeout, "broker": LocalTansu.stop_timeout}
+
+
+def stop_all(records: dict[str, ProcessRecord]) -> list[str]:
+    """Stop in reverse start order (bridge first, so it never reports the servers' shutdown as an outage)."""
+    stopped = []
+    for name in reversed(PROCESS_ORDER):
+        record = records.get(name)
+        if record is not None and record.stop(STOP_TIMEOUTS.get(name, 10.0)):
+            stopped.append(name)
+    return stopped
 
 
 def default_run_dir() -> Path:
@@ -126,8 +137,7 @@ class LocalEnvironment:
             records["broker"] = broker.start()
             records["bridge"] = self._start_bridge(zk_server.connect, broker.bootstrap, bridge_interval_ms)
         except BaseException:
-            for record in reversed(list(records.values())):
-                record.stop()
+            stop_all(records)
             raise
         self._write_state(zk_server.connect, broker.bootstrap, records)
         endpoints = {"zookeeper": zk_server.connect, "bootstrap_servers": broker.bootstrap}
@@ -163,20 +173,14 @@ class LocalEnvironment:
         self.log.warning("local.stale_state", dead=dead)
         print(f"zkconsumer local: found a stale run directory {self.run_dir} (no longer running: "
               f"{', '.join(dead)}); cleaning it up and starting afresh", file=sys.stderr)
-        for name in reversed(PROCESS_ORDER):
-            if name in state["records"]:
-                state["records"][name].stop()
+        stop_all(state["records"])
         self.state_path.unlink()
 
     def down(self) -> list[str]:
         state = self._read_state()
         if state is None:
             return []
-        stopped = []
-        for name in reversed(PROCESS_ORDER):
-            record = state["records"].get(name)
-            if record is not None and record.stop():
-                stopped.append(name)
+        stopped = stop_all(state["records"])
         self.state_path.unlink()
         self.log.info("local.stopped", processes=stopped)
         return stopped

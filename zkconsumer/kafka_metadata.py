@@ -54,6 +54,8 @@ def admin_client(bootstrap: str, extra: dict[str, object] | None = None) -> Admi
     config: dict[str, object] = {
         "bootstrap.servers": bootstrap,
         "socket.connection.setup.timeout.ms": 3000,
+        # librdkafka backs off up to 10 s between reconnects; a restarted broker should be seen within a second.
+        "reconnect.backoff.max.ms": 1000,
         "logger": _quiet,
     }
     config.update(extra or {})

@@ -155,6 +155,7 @@ class LocalServer:
 
     what = "server"
     start_timeout = 30.0
+    stop_timeout = 10.0  # how long a SIGTERM may take before SIGKILL
 
     def __init__(self, workdir: Path, port: int | None = None) -> None:
         self.workdir = Path(workdir)
@@ -188,7 +189,7 @@ class LocalServer:
 
     def stop(self) -> None:
         if self.record is not None:
-            self.record.stop()
+            self.record.stop(self.stop_timeout)
             self.record = None
 
     def __enter__(self) -> LocalServer:
