@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from contextlib import contextmanager
@@ -232,11 +233,17 @@ def test_survives_zookeeper_going_away_and_coming_back(tmp_path, bootstrap_serve
         server.stop()
 
 
-def test_cli_once_mirrors_topics(zk, zk_chroot, bootstrap_servers, topic_name):
+def test_cli_once_mirrors_topics_and_logs_json_events(zk, zk_chroot, bootstrap_servers, topic_name):
     create_topic(bootstrap_servers, topic_name, 2)
-    result = zkconsumer_cli("bridge", "--zookeeper", zk_chroot, "--bootstrap-server", bootstrap_servers, "--once")
+    result = zkconsumer_cli(
+        "--log-json", "bridge", "--zookeeper", zk_chroot, "--bootstrap-server", bootstrap_servers, "--once"
+    )
     assert result.returncode == 0, result.stderr
     assert cluster.read_topic(zk, topic_name).partitions == [0, 1]
+    events = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
+    created = [e for e in events if e["event"] == "bridge.topic_created" and e["topic"] == topic_name]
+    assert created and created[0]["partitions_after"] == 2 and created[0]["zookeeper"] == zk_chroot
+    assert {"timestamp", "level"} <= created[0].keys()
 
 
 @pytest.mark.parametrize("side", ["zookeeper", "broker"])

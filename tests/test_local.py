@@ -1,0 +1,146 @@
+"""`zkconsumer local up|status|down`, `topics create|alter` and the demo, run as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+
+import pytest
+from support import wait_for, zkconsumer_cli
+
+from zkconsumer import cluster
+from zkconsumer.embedded.process import ProcessRecord
+from zkconsumer.zkclient import zookeeper
+
+
+def state_records(run_dir) -> dict[str, ProcessRecord]:
+    state = json.loads((run_dir / "state.json").read_text())
+    return {n: ProcessRecord(r["pid"], tuple(r["argv"]), r["log"]) for n, r in state["processes"].items()}
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    """A run directory that is always torn down, whatever the test did."""
+    path = tmp_path / "run"
+    yield path
+    if (path / "state.json").exists():
+        zkconsumer_cli("local", "down", "--run-dir", str(path))
+
+
+def test_up_topics_create_status_down(run_dir):
+    up = zkconsumer_cli("local", "up", "--json", "--run-dir", str(run_dir))
+    assert up.returncode == 0, up.stderr
+    endpoints = json.loads(up.stdout)
+    assert set(endpoints) == {"zookeeper", "bootstrap_servers"}
+    records = state_records(run_dir)
+    assert set(records) == {"zookeeper", "broker", "bridge"} and all(r.is_alive() for r in records.values())
+
+    # No --bootstrap-server: the running environment is found through its run directory.
+    created = zkconsumer_cli("topics", "create", "demo", "--partitions", "3", "--run-dir", str(run_dir))
+    assert created.returncode == 0, created.stderr
+    with zookeeper(endpoints["zookeeper"]) as zk:
+        wait_for(lambda: "demo" in cluster.read_topic_names(zk), timeout=5)
+        brokers = cluster.read_brokers(zk)
+        assert [b.address for b in brokers] == [endpoints["bootstrap_servers"]]
+        assert cluster.read_topic(zk, "demo").partitions == [0, 1, 2]
+        assert all(cluster.read_partition_state(zk, "demo", p).leader == brokers[0].id for p in range(3))
+
+    status = zkconsumer_cli("local", "status", "--json", "--run-dir", str(run_dir))
+    assert status.returncode == 0, status.stderr
+    report = json.loads(status.stdout)
+    assert report["running"] and report["zookeeper_ok"] and report["broker_ok"]
+    assert report["topics"] == ["demo"] and report["registered_brokers"] == [str(brokers[0].id)]
+
+    again = zkconsumer_cli("local", "up", "--json", "--run-dir", str(run_dir))
+    assert json.loads(again.stdout) == endpoints  # idempotent: the same environment, nothing new started
+    assert state_records(run_dir) == records
+
+    down = zkconsumer_cli("local", "down", "--run-dir", str(run_dir))
+    assert down.returncode == 0 and "stopped bridge, broker, zookeeper" in down.stdout
+    assert not any(r.is_alive() for r in records.values())
+    assert not (run_dir / "state.json").exists()
+    assert (run_dir / "bridge.log").exists()  # logs are kept
+    stopped = zkconsumer_cli("local", "status", "--run-dir", str(run_dir))
+    assert stopped.returncode == 1 and "no local environment" in stopped.stdout
+
+
+def test_stale_run_directory_is_said_and_cleaned(run_dir):
+    assert zkconsumer_cli("local", "up", "--run-dir", str(run_dir)).returncode == 0
+    old = state_records(run_dir)
+    os.kill(old["broker"].pid, signal.SIGKILL)
+    wait_for(lambda: not old["broker"].is_alive())
+    up = zkconsumer_cli("local", "up", "--json", "--run-dir", str(run_dir))
+    assert up.returncode == 0, up.stderr
+    assert "stale run directory" in up.stderr and "broker" in up.stderr
+    new = state_records(run_dir)
+    assert not any(r.is_alive() for r in old.values())  # the survivors of the old run were stopped
+    assert all(r.is_alive() for r in new.values())
+
+
+def test_down_never_signals_a_pid_that_now_runs_something_else(run_dir):
+    run_dir.mkdir(parents=True)
+    me = ProcessRecord(os.getpid(), ("not", "this", "command"), "x.log")
+    (run_dir / "state.json").write_text(json.dumps({
+        "zookeeper": "x", "bootstrap_servers": "y",
+        "processes": {"zookeeper": {"pid": me.pid, "argv": list(me.argv), "log": me.log}},
+    }))
+    down = zkconsumer_cli("local", "down", "--run-dir", str(run_dir))
+    assert down.returncode == 0 and "no local environment was running" in down.stdout  # and we are still alive
+
+
+def test_busy_port_is_said_plainly(run_dir):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        up = zkconsumer_cli("local", "up", "--zookeeper-port", str(port), "--run-dir", str(run_dir))
+    assert up.returncode == 1
+    assert f"port 127.0.0.1:{port} for ZooKeeper is already in use" in up.stderr
+    assert "Traceback" not in up.stderr
+
+
+def test_missing_java_is_said_plainly(run_dir, tmp_path):
+    env = {"PATH": str(tmp_path / "empty-bin"), "JAVA_HOME": ""}
+    up = zkconsumer_cli("local", "up", "--run-dir", str(run_dir), env=env)
+    assert up.returncode == 1
+    assert "no Java runtime found" in up.stderr and "Traceback" not in up.stderr
+
+
+def test_adding_partitions_on_tansu_says_why_it_cannot(bootstrap_servers, topic_name):
+    def topics(*args: str):
+        return zkconsumer_cli("topics", *args, "--bootstrap-server", bootstrap_servers)
+
+    assert topics("create", topic_name, "--partitions", "1").returncode == 0
+    alter = topics("alter", topic_name, "--partitions", "2")
+    assert alter.returncode == 1 and "Traceback" not in alter.stderr
+    assert "does not implement CreatePartitions" in alter.stderr
+    shrink = topics("alter", topic_name, "--partitions", "1")
+    assert shrink.returncode == 2 and "can only add partitions" in shrink.stderr
+    exists = topics("create", topic_name, "--partitions", "1")
+    assert exists.returncode == 1 and "already exists" in exists.stderr
+    bad = topics("create", "no/slash", "--partitions", "1")
+    assert bad.returncode == 2 and "illegal topic name" in bad.stderr
+
+
+def test_commands_without_an_environment_say_what_to_do(tmp_path):
+    result = zkconsumer_cli("topics", "create", "t", "--partitions", "1", "--run-dir", str(tmp_path / "none"),
+                            env={"KAFKA_BOOTSTRAP": ""})
+    assert result.returncode == 2
+    assert "no --bootstrap-server given" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_demo_brings_up_the_environment_and_shows_the_cluster(run_dir):
+    demo = zkconsumer_cli("demo", "--run-dir", str(run_dir))
+    assert demo.returncode == 0, demo.stderr
+    assert "/brokers/topics/demo  partitions [0, 1, 2]" in demo.stdout
+    assert "partition 2: leader" in demo.stdout
+
+
+def test_help():
+    help_ = zkconsumer_cli("--help")
+    assert help_.returncode == 0
+    for command in ("local", "topics", "bridge", "demo"):
+        assert command in help_.stdout
+    assert zkconsumer_cli().returncode == 2  # no command: the help, and a usage status
