@@ -1,0 +1,112 @@
+"""One scenario under several strategies, reduced to the numbers a migration decision needs.
+
+A team moving a ZooKeeper-era group to the modern protocol wants to know how unevenly work will be
+spread (per member, and per thread for the legacy assignors that hand out work by thread), how many
+members or threads sit idle, and how many partitions change hands relative to what members own now,
+which is what a rebalance costs. For ``cooperative-sticky`` the rebalance is played out over its rounds,
+because which partitions wait for a second round is the point of choosing it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from zkconsumer.assignors.cooperative_sticky import CooperativeStickyAssignor, cooperative_rounds
+from zkconsumer.assignors.model import AssignmentError, AssignmentInput, AssignmentResult, Family, TopicPartition
+from zkconsumer.assignors.registry import StrategyOptions, create
+from zkconsumer.assignors.sticky_general import balance_score
+
+
+@dataclass(frozen=True, slots=True)
+class MemberView:
+    member_id: str
+    partitions: tuple[TopicPartition, ...]
+    threads: Mapping[str, tuple[TopicPartition, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class CooperativePhases:
+    """``revoked`` in the first rebalance (partition, member giving it up); ``assigned_later`` in follow-ups."""
+
+    rounds: int
+    revoked: tuple[tuple[TopicPartition, str], ...]
+    assigned_later: tuple[tuple[TopicPartition, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyReport:
+    """Metrics of one strategy; for modern strategies every member is a single consumer thread."""
+
+    strategy: str
+    family: Family | None = None
+    members: tuple[MemberView, ...] = ()
+    member_spread: int = 0
+    thread_spread: int = 0
+    balance_score: int = 0
+    idle_members: tuple[str, ...] = ()
+    idle_threads: tuple[str, ...] = ()
+    moved: int = 0
+    cooperative: CooperativePhases | None = None
+    error: str | None = None
+
+
+def compare(
+    request: AssignmentInput, strategies: tuple[str, ...], options: StrategyOptions | None = None
+) -> tuple[StrategyReport, ...]:
+    """Reports in the order asked; a strategy whose precondition fails reports its error instead."""
+    reports = []
+    for name in strategies:
+        assignor = create(name, options)
+        phases = None
+        try:
+            if isinstance(assignor, CooperativeStickyAssignor):
+                rounds = cooperative_rounds(request)
+                result = rounds[-1].assignment
+                phases = CooperativePhases(
+                    rounds=len(rounds),
+                    revoked=rounds[0].revoked,
+                    assigned_later=tuple(sorted(pair for r in rounds[1:] for pair in r.added)),
+                )
+            else:
+                result = assignor.assign(request)
+        except AssignmentError as exc:
+            reports.append(StrategyReport(strategy=name, error=str(exc)))
+            continue
+        reports.append(_report(request, result, phases))
+    return tuple(reports)
+
+
+def _report(request: AssignmentInput, result: AssignmentResult, phases: CooperativePhases | None) -> StrategyReport:
+    by_member = result.by_member(request.members)
+    threads: dict[str, dict[str, tuple[TopicPartition, ...]]] = {m.member_id: {} for m in request.members}
+    for owner, partitions in result.assignment.items():
+        threads[result.owner_member[owner]][owner] = tuple(sorted(partitions))
+    views = tuple(MemberView(m, by_member[m], threads[m]) for m in sorted(by_member))
+    member_counts = [len(v.partitions) for v in views]
+    thread_counts = [len(p) for v in views for p in v.threads.values()]
+
+    final_owner = {tp: member for member, parts in by_member.items() for tp in parts}
+    previous_owners: dict[TopicPartition, set[str]] = {}
+    for member in request.members:
+        for tp in member.owned:
+            previous_owners.setdefault(tp, set()).add(member.member_id)
+    moved = sum(
+        1 for tp, owners in previous_owners.items() if tp in final_owner and final_owner[tp] not in owners
+    )
+    return StrategyReport(
+        strategy=result.strategy,
+        family=result.family,
+        members=views,
+        member_spread=_spread(member_counts),
+        thread_spread=_spread(thread_counts),
+        balance_score=balance_score(member_counts),
+        idle_members=tuple(v.member_id for v in views if not v.partitions),
+        idle_threads=tuple(t for v in views for t, p in v.threads.items() if not p),
+        moved=moved,
+        cooperative=phases,
+    )
+
+
+def _spread(counts: list[int]) -> int:
+    return max(counts) - min(counts) if counts else 0
