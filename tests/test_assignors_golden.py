@@ -214,7 +214,8 @@ def test_r9_static_persistence() -> None:
 def test_r10_rr7_member_id_churn_with_static_ids(strategy: str, expected: dict) -> None:  # R10, RR7
     for ids in (("consumer1", "consumer2", "consumer3"), ("consumer1", "consumer5", "consumer4")):
         instances = {m: f"instance{i}" for i, m in enumerate(ids, 1)}
-        req = request({"topic1": 5, "topic2": 5}, {m: subs("topic1", "topic2", instance=i) for m, i in instances.items()})
+        members = {m: subs("topic1", "topic2", instance=i) for m, i in instances.items()}
+        req = request({"topic1": 5, "topic2": 5}, members)
         assert {instances[m]: parts for m, parts in sets(strategy, req).items()} == expected
 
 
@@ -487,7 +488,8 @@ def assert_valid_and_balanced(req: AssignmentInput, result: dict[str, list[str]]
         for tp in parts:
             assert tp.rsplit("-", 1)[0] in members[member].subscription
             assert owners.setdefault(tp, member) == member
-    expected = {f"{t}-{p}" for t in {t for m in req.members for t in m.subscription} for p in range(req.partition_count(t))}
+    topics = {t for m in req.members for t in m.subscription}
+    expected = {f"{t}-{p}" for t in topics for p in range(req.partition_count(t))}
     assert set(owners) == expected
     for small, large in itertools.permutations(result, 2):
         if len(result[large]) - len(result[small]) >= 2:
@@ -509,7 +511,8 @@ def test_s19_one_of_nineteen_unequal_members_leaves(strategy: str) -> None:
     first = lists(strategy, request(partitions, members))
     assert_valid_and_balanced(request(partitions, members), first)
     del members["c10"]
-    req = request(partitions, {m: {**spec, "owned": [list(tp) for tp in tps(*first[m])]} for m, spec in members.items()})
+    owned = {m: [list(tp) for tp in tps(*first[m])] for m in members}
+    req = request(partitions, {m: {**spec, "owned": owned[m]} for m, spec in members.items()})
     second = rounds(req)[-1] if strategy == "cooperative-sticky" else lists(strategy, req)
     assert_valid_and_balanced(req, second)
     assert_no_two_cycles(first, second)
