@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from conftest import CHROOT_BASE
 
-from zkconsumer.embedded.zookeeper import ruok
+from zkconsumer.embedded.broker import provide_broker
+from zkconsumer.embedded.process import free_port
+from zkconsumer.embedded.zookeeper import provide_zookeeper, ruok
+from zkconsumer.errors import ServerUnavailableError
+from zkconsumer.kafka_metadata import broker_answers
 from zkconsumer.topics import create_topic
 from zkconsumer.zkclient import zookeeper
 
@@ -47,3 +52,32 @@ def test_broker_fixture_produces_and_fetches_with_assign(bootstrap_servers, topi
             break
     consumer.close()
     assert got == [(1, i, f"m{2 * i + 1}".encode()) for i in range(5)]
+
+
+def test_an_ensemble_in_zk_connect_is_used_as_it_is(zookeeper_connect, tmp_path, monkeypatch):
+    monkeypatch.setenv("ZK_CONNECT", zookeeper_connect)
+    with provide_zookeeper(tmp_path) as connect:
+        assert connect == zookeeper_connect
+    assert not any(tmp_path.iterdir())  # no local server was started
+    monkeypatch.setenv("ZK_CONNECT", f"127.0.0.1:{free_port()}")
+    with pytest.raises(ServerUnavailableError, match="did not answer"), provide_zookeeper(tmp_path):
+        pass
+
+
+def test_a_broker_in_kafka_bootstrap_is_used_as_it_is(bootstrap_servers, tmp_path, monkeypatch):
+    monkeypatch.setenv("KAFKA_BOOTSTRAP", bootstrap_servers)
+    with provide_broker(tmp_path) as bootstrap:
+        assert bootstrap == bootstrap_servers
+    assert not any(tmp_path.iterdir())
+    monkeypatch.setenv("KAFKA_BOOTSTRAP", f"127.0.0.1:{free_port()}")
+    with pytest.raises(ServerUnavailableError, match="no Kafka-protocol broker answers"), provide_broker(tmp_path):
+        pass
+
+
+def test_without_docker_or_addresses_local_servers_are_started_and_stopped(tmp_path, monkeypatch):
+    monkeypatch.delenv("ZK_CONNECT", raising=False)
+    monkeypatch.delenv("KAFKA_BOOTSTRAP", raising=False)
+    monkeypatch.setenv("ZKCONSUMER_NO_DOCKER", "1")
+    with provide_zookeeper(tmp_path / "zk") as connect, provide_broker(tmp_path / "broker") as bootstrap:
+        assert ruok(connect) and broker_answers(bootstrap)
+    assert not ruok(connect, timeout=0.5) and not broker_answers(bootstrap, timeout=0.5)

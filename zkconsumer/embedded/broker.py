@@ -8,13 +8,12 @@ the log end by a few hundred messages.
 
 from __future__ import annotations
 
-import contextlib
-import os
-from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from zkconsumer.embedded import docker
 from zkconsumer.embedded.process import LocalServer
+from zkconsumer.embedded.provider import provide
 from zkconsumer.errors import EnvironmentSetupError, ServerUnavailableError
 from zkconsumer.kafka_metadata import broker_answers
 
@@ -62,17 +61,13 @@ class LocalTansu(LocalServer):
         return self.address
 
 
-@contextlib.contextmanager
-def provide_broker(workdir: Path) -> Iterator[str]:
-    """Yield a bootstrap address: ``KAFKA_BOOTSTRAP``, else a Kafka container, else a local Tansu."""
-    external = os.environ.get(KAFKA_BOOTSTRAP_ENV)
-    if external:
-        if not broker_answers(external, timeout=5.0):
-            raise ServerUnavailableError(f"no Kafka-protocol broker answers at KAFKA_BOOTSTRAP={external}")
-        yield external
-    elif docker.available():
-        with docker.kafka_container(KAFKA_IMAGE) as bootstrap:
-            yield bootstrap
-    else:
-        with LocalTansu(workdir) as server:
-            yield server.bootstrap
+def _check_external(bootstrap: str) -> None:
+    if not broker_answers(bootstrap, timeout=5.0):
+        raise ServerUnavailableError(f"no Kafka-protocol broker answers at {KAFKA_BOOTSTRAP_ENV}={bootstrap}")
+
+
+def provide_broker(workdir: Path) -> AbstractContextManager[str]:
+    """A bootstrap address: ``KAFKA_BOOTSTRAP``, else a Kafka container, else a local Tansu."""
+    return provide(
+        KAFKA_BOOTSTRAP_ENV, _check_external, lambda: docker.kafka_container(KAFKA_IMAGE), lambda: LocalTansu(workdir)
+    )

@@ -8,16 +8,16 @@ answers ``imok`` to the ``ruok`` four-letter word.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from kazoo.exceptions import KazooException
 
 from zkconsumer.embedded import docker
 from zkconsumer.embedded.process import LOOPBACK, LocalServer
+from zkconsumer.embedded.provider import provide
 from zkconsumer.errors import EnvironmentSetupError, ServerUnavailableError
 from zkconsumer.zkclient import zookeeper
 
@@ -119,17 +119,14 @@ class LocalZooKeeper(LocalServer):
         return self.address
 
 
-@contextlib.contextmanager
-def provide_zookeeper(workdir: Path) -> Iterator[str]:
-    """Yield a ZooKeeper connect string: ``ZK_CONNECT``, else a Docker container, else a local server."""
-    external = os.environ.get(ZK_CONNECT_ENV)
-    if external:
-        with zookeeper(external):  # fails with a clear message when the ensemble does not answer
-            pass
-        yield external
-    elif docker.available():
-        with docker.zookeeper_container(ZOOKEEPER_IMAGE) as connect:
-            yield connect
-    else:
-        with LocalZooKeeper(workdir) as server:
-            yield server.connect
+def _check_external(connect: str) -> None:
+    with zookeeper(connect):  # fails with a clear message when the ensemble does not answer
+        pass
+
+
+def provide_zookeeper(workdir: Path) -> AbstractContextManager[str]:
+    """A ZooKeeper connect string: ``ZK_CONNECT``, else a Docker container, else a local server."""
+    return provide(
+        ZK_CONNECT_ENV, _check_external, lambda: docker.zookeeper_container(ZOOKEEPER_IMAGE),
+        lambda: LocalZooKeeper(workdir),
+    )
