@@ -1,0 +1,128 @@
+"""``zkconsumer compare``: the side-by-side view, as JSON and as a table, and its errors."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+
+from zkconsumer import cli
+
+MIGRATION = {
+    "partitions": {"t0": 3, "t1": 2},
+    "members": {
+        "group1_c1": {"streams": {"t0": 2, "t1": 1}},
+        "c2": {"topics": ["t0", "t1"], "owned": [["t0", 0]], "generation": 3},
+    },
+}
+
+JOINING = {  # spec case C1: consumer1 owns everything, consumer2 joins
+    "partitions": {"topic": 3},
+    "members": {
+        "consumer1": {"topics": ["topic"], "owned": [["topic", 0], ["topic", 1], ["topic", 2]], "generation": 1},
+        "consumer2": {"topics": ["topic"]},
+    },
+}
+
+
+@pytest.fixture(autouse=True)
+def only_our_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli, "COMMANDS", ["assign", "compare"])
+
+
+def compare(scenario: object, *options: str, capsys, monkeypatch) -> tuple[int, str, str]:
+    text = scenario if isinstance(scenario, str) else json.dumps(scenario)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(text))
+    status = cli.main(["compare", *options])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_json_folds_threads_into_consumers(capsys, monkeypatch) -> None:
+    status, out, err = compare(MIGRATION, "--json", "--strategies", "legacy-range,range", capsys=capsys,
+                               monkeypatch=monkeypatch)
+    assert (status, err) == (0, "")
+    report = json.loads(out)["strategies"]
+    assert list(report) == ["legacy-range", "range"]
+    legacy = report["legacy-range"]
+    assert legacy["family"] == "legacy"
+    assert legacy["members"]["group1_c1"] == {
+        "count": 3, "partitions": [["t0", 1], ["t0", 2], ["t1", 1]],
+        "threads": {"group1_c1-0": [["t0", 1], ["t1", 1]], "group1_c1-1": [["t0", 2]]}}
+    assert legacy["members"]["c2"]["count"] == 2
+    assert legacy["spread"] == {"members": 1, "threads": 1}
+    assert legacy["balance_score"] == 1
+    assert (legacy["idle_members"], legacy["idle_threads"]) == ([], [])
+    assert legacy["moved"] == 0 and legacy["cooperative"] is None
+    modern = report["range"]
+    assert modern["members"]["c2"]["partitions"] == [["t0", 0], ["t0", 1], ["t1", 0]]
+    assert modern["members"]["group1_c1"]["threads"] == {"group1_c1": [["t0", 2], ["t1", 1]]}
+
+
+def test_json_counts_moves_and_idle_threads(capsys, monkeypatch) -> None:
+    scenario = {"partitions": {"t": 2}, "members": {
+        "a": {"streams": {"t": 3}, "owned": [["t", 1]]}, "b": {"streams": {"t": 1}, "owned": [["t", 0]]}}}
+    status, out, _ = compare(scenario, "--json", "--strategies", "legacy-range,sticky", capsys=capsys,
+                             monkeypatch=monkeypatch)
+    assert status == 0
+    report = json.loads(out)["strategies"]
+    legacy = report["legacy-range"]
+    assert legacy["idle_members"] == ["b"] and legacy["idle_threads"] == ["a-2", "b-0"]
+    assert legacy["moved"] == 1  # t-0 goes from b to a
+    assert legacy["spread"] == {"members": 2, "threads": 1}
+    assert report["sticky"]["moved"] == 0
+
+
+def test_cooperative_phases(capsys, monkeypatch) -> None:
+    status, out, _ = compare(JOINING, "--json", "--strategies", "sticky,cooperative-sticky", capsys=capsys,
+                             monkeypatch=monkeypatch)
+    assert status == 0
+    report = json.loads(out)["strategies"]
+    assert report["cooperative-sticky"]["cooperative"] == {
+        "rebalances": 2, "revoked_first_phase": [["topic", 2, "consumer1"]],
+        "assigned_second_phase": [["topic", 2, "consumer2"]]}
+    for name in ("sticky", "cooperative-sticky"):
+        assert report[name]["members"]["consumer2"]["partitions"] == [["topic", 2]]
+        assert report[name]["moved"] == 1
+
+
+def test_table_is_the_default(capsys, monkeypatch) -> None:
+    status, out, err = compare(JOINING, capsys=capsys, monkeypatch=monkeypatch)
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0].split() == ["strategy", "family", "spread/member", "spread/thread", "balance", "score",
+                                "idle", "members", "idle", "threads", "moved"]
+    assert any(line.split()[:2] == ["cooperative-sticky", "modern"] for line in lines)
+    assert "partitions per member" in lines
+    assert "cooperative-sticky (final assignment, after 2 rebalances)" in lines
+    assert "  revoked in the first rebalance: topic-2 (consumer1)" in lines
+    assert "  assigned in a follow-up rebalance: topic-2 -> consumer2" in lines
+    assert any(line.split() == ["consumer1", "2", "topic[0-1]"] for line in lines)
+
+
+def test_a_failing_strategy_is_reported_inline(capsys, monkeypatch) -> None:
+    status, out, _ = compare(MIGRATION, "--json", capsys=capsys, monkeypatch=monkeypatch)
+    assert status == 0
+    report = json.loads(out)["strategies"]
+    assert list(report) == ["legacy-range", "legacy-roundrobin", "range", "roundrobin", "sticky",
+                            "cooperative-sticky"]
+    assert "different stream counts" in report["legacy-roundrobin"]["error"]
+    status, out, _ = compare(MIGRATION, capsys=capsys, monkeypatch=monkeypatch)
+    assert status == 0 and "legacy-roundrobin: legacy-roundrobin needs every consumer" in out
+
+
+@pytest.mark.parametrize("scenario, options, message", [
+    (MIGRATION, ["--strategies", "legacy-roundrobin"], "different stream counts"),
+    (MIGRATION, ["--strategies", "range,bogus"], "unknown strategy 'bogus'"),
+    (MIGRATION, ["--strategies", ","], "--strategies names no strategy"),
+    ('{"partitions": ', [], "not JSON"),
+    ({"partitions": {"t": -2}, "members": {}}, [], "non-negative integer"),
+    ({"partitions": {"t": 1}, "members": {"a": {"topics": ["t"], "owned": [["u", 0]]}}}, [],
+     'topic "u" does not exist'),
+])
+def test_errors(scenario, options: list[str], message: str, capsys, monkeypatch) -> None:
+    status, out, err = compare(scenario, *options, capsys=capsys, monkeypatch=monkeypatch)
+    assert (status, out) == (2, "")
+    assert err.startswith("zkconsumer compare: ") and err.count("\n") == 1 and message in err
