@@ -27,6 +27,7 @@ Events (structlog, logger ``zkconsumer.bridge``; every one carries ``zookeeper``
 ``bridge.broker_unavailable``      ``error``: the Metadata API did not answer (warning, once per outage)
 ``bridge.broker_recovered``        ``down_ms``
 ``bridge.brokers_expired``         ``down_ms``: outage longer than ``broker_timeout_ms``; brokers unregistered
+``bridge.write_conflict``          ``error``: another writer changed a znode between our read and write; re-planned
 ``bridge.zookeeper_unavailable``   ``error`` (warning, once per outage)
 ``bridge.zookeeper_recovered``     ``session_id``
 ``bridge.synced``                  ``changes``, ``duration_ms`` (debug)
@@ -43,7 +44,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
+from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
 
 from zkconsumer import bridge_plan, cluster, zkjson, zkpaths
 from zkconsumer.bridge_plan import (
@@ -107,11 +108,12 @@ def read_view(zk: KazooClient, topics: Iterable[str]) -> ZkView:
             info = None
         brokers[broker_id] = BrokerZnode(info, stat.ephemeralOwner)
 
-    state_reads: dict[tuple[str, int], object] = {}
+    state_reads: dict[str, dict[int, object]] = {}
     for topic in wanted:
-        for child in _maybe(partition_lists[topic]) or []:
-            if child.isdigit():
-                state_reads[(topic, int(child))] = zk.get_async(zkpaths.partition_state_path(topic, int(child)))
+        children = _maybe(partition_lists[topic]) or []
+        state_reads[topic] = {
+            int(c): zk.get_async(zkpaths.partition_state_path(topic, int(c))) for c in children if c.isdigit()
+        }
 
     topic_nodes: dict[str, TopicZnode] = {}
     for topic in wanted:
@@ -124,14 +126,12 @@ def read_view(zk: KazooClient, topics: Iterable[str]) -> ZkView:
         except ZnodeFormatError:
             assignment = None
         states: dict[int, StateZnode] = {}
-        for (t, p), result in state_reads.items():
-            if t != topic:
-                continue
+        for p, result in state_reads[topic].items():
             state_got = _maybe(result)
             if state_got is None:
                 continue
             try:
-                state: cluster.PartitionState | None = cluster.parse_partition_state(t, p, state_got[0])
+                state: cluster.PartitionState | None = cluster.parse_partition_state(topic, p, state_got[0])
             except ZnodeFormatError:
                 state = None
             states[p] = StateZnode(state, state_got[1].version)
@@ -304,7 +304,11 @@ class MetadataBridge:
                 self._broker_down_since = None
         try:
             changes = self._apply(snapshot)
-        except (KazooException, TransactionFailed) as exc:
+        except (NodeExistsError, NoNodeError, BadVersionError, TransactionFailed) as exc:
+            # Someone else wrote between our read and our write: the next pass reads again and re-plans.
+            self.log.info("bridge.write_conflict", error=f"{type(exc).__name__}: {exc}")
+            return []
+        except KazooException as exc:
             if not self._zk_down:
                 self.log.warning("bridge.zookeeper_unavailable", error=f"{type(exc).__name__}: {exc}")
                 self._zk_down = True
