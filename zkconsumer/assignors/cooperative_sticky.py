@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from zkconsumer.assignors.model import AssignmentInput, AssignmentResult, Family, TopicPartition, modern_result
-from zkconsumer.assignors.sticky import added_and_revoked, generation_of, sticky_assign
+from zkconsumer.assignors.sticky import sticky_target
+from zkconsumer.assignors.sticky_ownership import generation_of
 
 # Kafka's own tests accept up to four follow-up rebalances; one is what the algorithm needs.
 MAX_ROUNDS = 5
@@ -24,13 +25,10 @@ class CooperativeStickyAssignor:
     family: Family = "modern"
 
     def assign(self, request: AssignmentInput) -> AssignmentResult:
-        outcome = sticky_assign(request)
-        transferring = outcome.transferring
-        if transferring is None:
-            transferring = added_and_revoked(request, outcome.assignment)
+        assignment, transferring = sticky_target(request)
         withheld = {
             member: tuple(tp for tp in partitions if transferring.get(tp) != member)
-            for member, partitions in outcome.assignment.items()
+            for member, partitions in assignment.items()
         }
         return modern_result(self.name, request.members, withheld, transferring)
 

@@ -154,6 +154,15 @@ def member_info_order(members: tuple[Member, ...]) -> list[Member]:
     return static + dynamic
 
 
+def subscriber_positions(ordered: list[Member]) -> dict[str, list[int]]:
+    """Per topic, the positions in ``ordered`` of its subscribers (each topic once per member)."""
+    positions: dict[str, list[int]] = {}
+    for index, member in enumerate(ordered):
+        for topic in dict.fromkeys(member.subscription):
+            positions.setdefault(topic, []).append(index)
+    return positions
+
+
 def modern_result(
     strategy: str,
     members: tuple[Member, ...],

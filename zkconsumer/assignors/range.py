@@ -6,7 +6,8 @@ so is balanced per topic rather than over the group.
 
 Difference from Kafka: the rack-aware variant (KIP-881, used only when consumers set ``client.rack`` and
 replicas sit on a subset of racks) is not modelled; scenarios carry no racks, which is the case where
-Kafka runs exactly this code.
+Kafka runs exactly this code. Each member's list is in topic name order where Kafka's follows its
+``HashMap`` of topics: the same partitions, possibly listed in another order.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from zkconsumer.assignors.model import (
     TopicPartition,
     member_info_order,
     modern_result,
+    subscriber_positions,
 )
 
 
@@ -31,14 +33,11 @@ class RangeAssignor:
 
     def assign(self, request: AssignmentInput) -> AssignmentResult:
         ordered = member_info_order(request.members)
-        subscribers: dict[str, list[str]] = {}
-        for member in ordered:
-            for topic in dict.fromkeys(member.subscription):
-                subscribers.setdefault(topic, []).append(member.member_id)
+        subscribers = subscriber_positions(ordered)
         assignment: dict[str, list[TopicPartition]] = {}
         for topic in sorted(subscribers, key=java_key_for(subscribers)):
             count = request.partition_count(topic)
-            consumers = subscribers[topic]
+            consumers = [ordered[i].member_id for i in subscribers[topic]]
             per_member, extra = divmod(count, len(consumers))
             start = 0
             for index, member_id in enumerate(consumers):

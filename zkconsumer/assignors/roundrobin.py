@@ -18,6 +18,7 @@ from zkconsumer.assignors.model import (
     TopicPartition,
     member_info_order,
     modern_result,
+    subscriber_positions,
 )
 
 
@@ -30,10 +31,7 @@ class RoundRobinAssignor:
         ordered = member_info_order(request.members)
         # Positions (in the circle) of each topic's subscribers: finding the next subscriber is then a
         # bisection instead of Kafka's step-by-step skipping, with the same result.
-        positions: dict[str, list[int]] = {}
-        for index, member in enumerate(ordered):
-            for topic in dict.fromkeys(member.subscription):
-                positions.setdefault(topic, []).append(index)
+        positions = subscriber_positions(ordered)
         assignment: dict[str, list[TopicPartition]] = {}
         cursor = 0
         for topic in sorted(positions, key=java_key_for(positions)):

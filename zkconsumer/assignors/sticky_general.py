@@ -21,7 +21,7 @@ from collections.abc import Callable
 from zkconsumer.assignors.java_hash import first_in_hash_order, java_string_hash, topic_partition_hash
 from zkconsumer.assignors.model import AssignmentInput
 from zkconsumer.assignors.partition_space import PartitionSpace
-from zkconsumer.assignors.sticky import Ownership, generation_of
+from zkconsumer.assignors.sticky_ownership import Ownership, generation_of
 
 
 class _MoveSet:
