@@ -17,7 +17,8 @@ from collections import namedtuple
 from collections.abc import Callable
 from dataclasses import replace
 
-from zkconsumer.assignors import AssignmentInput, Member, create
+from zkconsumer.assignors import AssignmentInput, AssignmentResult, Member, create
+from zkconsumer.assignors.sticky_general import balance_score
 
 try:
     from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
@@ -60,13 +61,29 @@ def ours_run(strategy: str, request: AssignmentInput) -> Callable[[], object]:
     return lambda: assignor.assign(request)
 
 
-def best_of(run: Callable[[], object], repeat: int) -> float:
-    best = float("inf")
+def best_of(run: Callable[[], object], repeat: int) -> tuple[float, object]:
+    best, result = float("inf"), None
     for _ in range(repeat):
         start = time.perf_counter()
-        run()
+        result = run()
         best = min(best, time.perf_counter() - start)
-    return best
+    return best, result
+
+
+def quality(request: AssignmentInput, counts_and_sets: dict[str, set[tuple[str, int]]]) -> str:
+    """Balance score (sum of pairwise count differences) and partitions moved away from their owner."""
+    counts = [len(parts) for parts in counts_and_sets.values()]
+    moved = sum(1 for m in request.members for tp in m.owned
+                if (tp.topic, tp.partition) not in counts_and_sets[m.member_id])
+    return f"{balance_score(counts)}/{moved}"
+
+
+def ours_sets(result: AssignmentResult) -> dict[str, set[tuple[str, int]]]:
+    return {m: {(tp.topic, tp.partition) for tp in parts} for m, parts in result.assignment.items()}
+
+
+def theirs_sets(result: dict) -> dict[str, set[tuple[str, int]]]:
+    return {m: {(tp.topic, tp.partition) for tp in a.partitions()} for m, a in result.items()}
 
 
 def uniform(members: int, topics: int, partitions: int) -> AssignmentInput:
@@ -113,20 +130,24 @@ def main() -> None:
         ("200 members, random half of 20 topics x 50, fresh", half, 0.1, False),
         ("200 members, random half of 20 x 50, one member leaves", one_leaves(half), 0.1, False),
     ]
-    print(f"{'case':58} {'strategy':20} {'ours':>9} {'kafka-python':>13} {'ratio':>8}  target")
+    print("score/moved: balance score and partitions taken from their owner, ours vs kafka-python's "
+          "(cooperative-sticky: first round, transfers withheld)")
+    print(f"{'case':58} {'strategy':20} {'ours':>9} {'kafka-python':>13} {'ratio':>8}  {'target':8} score/moved")
     for label, request, target, huge in cases:
-        theirs = None
+        theirs, their_quality = None, "-"
         if StickyPartitionAssignor is not None and not (huge and args.quick):
-            theirs = best_of(kafka_python_run(request), 1 if huge else args.repeat)
+            theirs, their_result = best_of(kafka_python_run(request), 1 if huge else args.repeat)
+            their_quality = quality(request, theirs_sets(their_result))
         for strategy in ("sticky", "cooperative-sticky"):
-            ours = best_of(ours_run(strategy, request), args.repeat)
+            ours, result = best_of(ours_run(strategy, request), args.repeat)
             shown = f"{theirs:12.3f}s" if theirs is not None else f"{'skipped':>13}"
             ratio = f"{theirs / ours:7.0f}x" if theirs is not None else f"{'-':>8}"
-            print(f"{label:58} {strategy:20} {ours:8.4f}s {shown} {ratio}  < {target} s")
+            print(f"{label:58} {strategy:20} {ours:8.4f}s {shown} {ratio}  < {target:<5} s "
+                  f"{quality(request, ours_sets(result))} vs {their_quality}")
 
     legacy_request = legacy(100, 16, 10, 1000)
     for strategy in ("legacy-range", "legacy-roundrobin"):
-        ours = best_of(ours_run(strategy, legacy_request), args.repeat)
+        ours, _ = best_of(ours_run(strategy, legacy_request), args.repeat)
         print(f"{'100 consumers x 16 streams x 10,000 partitions (10 topics)':58} {strategy:20} {ours:8.4f}s "
               f"{'(no peer)':>13} {'-':>8}  < 0.1 s")
 
