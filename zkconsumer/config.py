@@ -1,0 +1,236 @@
+"""ConsumerConfig: every key of the Kafka 0.10.0.1 legacy consumer, with its default, parsed and validated.
+
+Values may be strings, as read from a legacy ``consumer.properties`` file, or native Python values. An invalid
+value fails at construction with a message naming the key; an unknown key only warns (as Kafka's
+``VerifiableProperties`` did), through the ``config.unknown_key`` event.
+
+zkconsumer's own keys, off by default so that a default zkconsumer behaves as the original:
+
+* ``rebalance.backoff.jitter.ms`` (0): a random extra 0..N ms added to each ``rebalance.backoff.ms`` sleep, so
+  members that failed together do not all retry together (the rebalance storms of user-pains 6).
+* ``key.decoder`` / ``value.decoder``: callables ``bytes | None -> object`` (default: the bytes unchanged).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from zkconsumer.errors import UsageError
+from zkconsumer.log import get_logger
+
+_ID_CHARS = re.compile(r"^[a-zA-Z0-9._-]*$")
+
+
+class InvalidConfigError(UsageError):
+    """Kafka's InvalidConfigException: a value the consumer cannot run with."""
+
+
+def identity_decoder(data: bytes | None) -> bytes | None:
+    return data
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    name: str
+    kind: type | str  # int, bool, str, or "callable"
+    default: Any = None  # a value, or a callable of the parsed values so far (derived defaults)
+    choices: tuple[str, ...] = ()
+    minimum: int | None = None
+    required: bool = False
+
+    @property
+    def attr(self) -> str:
+        return self.name.replace(".", "_")
+
+
+def _derived(key: str) -> Callable[[dict[str, Any]], Any]:
+    return lambda values: values[key]
+
+
+KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey("group.id", str, required=True),
+    ConfigKey("zookeeper.connect", str, required=True),
+    ConfigKey("consumer.id", str, None),
+    ConfigKey("zookeeper.session.timeout.ms", int, 6000, minimum=1),
+    ConfigKey("zookeeper.connection.timeout.ms", int, _derived("zookeeper_session_timeout_ms"), minimum=1),
+    ConfigKey("zookeeper.sync.time.ms", int, 2000, minimum=0),
+    ConfigKey("socket.timeout.ms", int, 30000, minimum=1),
+    ConfigKey("socket.receive.buffer.bytes", int, 65536, minimum=1),
+    ConfigKey("fetch.message.max.bytes", int, 1048576, minimum=1),
+    ConfigKey("num.consumer.fetchers", int, 1, minimum=1),
+    ConfigKey("auto.commit.enable", bool, True),
+    ConfigKey("auto.commit.interval.ms", int, 60000, minimum=1),
+    ConfigKey("queued.max.message.chunks", int, 2, minimum=1),
+    ConfigKey("rebalance.max.retries", int, 4, minimum=1),
+    ConfigKey("fetch.min.bytes", int, 1, minimum=0),
+    ConfigKey("fetch.wait.max.ms", int, 100, minimum=0),
+    ConfigKey("rebalance.backoff.ms", int, _derived("zookeeper_sync_time_ms"), minimum=0),
+    ConfigKey("rebalance.backoff.jitter.ms", int, 0, minimum=0),
+    ConfigKey("refresh.leader.backoff.ms", int, 200, minimum=0),
+    ConfigKey("auto.offset.reset", str, "largest", choices=("smallest", "largest")),
+    ConfigKey("consumer.timeout.ms", int, -1),
+    ConfigKey("exclude.internal.topics", bool, True),
+    ConfigKey("partition.assignment.strategy", str, "range", choices=("range", "roundrobin")),
+    ConfigKey("client.id", str, _derived("group_id")),
+    ConfigKey("offsets.storage", str, "zookeeper", choices=("zookeeper", "kafka")),
+    ConfigKey("dual.commit.enabled", bool, lambda values: values["offsets_storage"] == "kafka"),
+    ConfigKey("offsets.channel.backoff.ms", int, 1000, minimum=0),
+    ConfigKey("offsets.channel.socket.timeout.ms", int, 10000, minimum=1),
+    ConfigKey("offsets.commit.max.retries", int, 5, minimum=0),
+    ConfigKey("key.decoder", "callable", identity_decoder),
+    ConfigKey("value.decoder", "callable", identity_decoder),
+)
+_BY_NAME = {k.name: k for k in KEYS}
+#: Keys Kafka defined for MirrorMaker; accepted silently, as Kafka did.
+_IGNORED = {"mirror.topics.whitelist", "mirror.topics.blacklist", "mirror.consumer.numthreads"}
+
+
+def _parse(key: ConfigKey, raw: Any) -> Any:
+    def bad(why: str) -> InvalidConfigError:
+        return InvalidConfigError(f"config {key.name}={raw!r}: {why}")
+
+    if key.kind == "callable":
+        if not callable(raw):
+            raise bad("expected a callable taking bytes (or None)")
+        return raw
+    if key.kind is bool:
+        if isinstance(raw, bool):
+            return raw
+        if isinstance(raw, str) and raw.strip().lower() in ("true", "false"):
+            return raw.strip().lower() == "true"
+        raise bad("expected true or false")
+    if key.kind is int:
+        if isinstance(raw, bool):
+            raise bad("expected a whole number")
+        try:
+            value = int(raw.strip()) if isinstance(raw, str) else int(raw)
+        except (TypeError, ValueError):
+            raise bad("expected a whole number") from None
+        if isinstance(raw, float) and raw != value:
+            raise bad("expected a whole number")
+        if key.minimum is not None and value < key.minimum:
+            raise bad(f"must be at least {key.minimum}")
+        return value
+    if not isinstance(raw, str):
+        raise bad("expected a string")
+    value = raw.strip()
+    if key.name == "offsets.storage":
+        value = value.lower()
+    if key.choices and value not in key.choices:
+        raise bad(f"must be one of {', '.join(key.choices)}")
+    return value
+
+
+class ConsumerConfig:
+    """The legacy consumer's configuration; read values as attributes, dots become underscores
+    (``config.group_id``, ``config.auto_offset_reset``). Immutable once built."""
+
+    group_id: str
+    zookeeper_connect: str
+    consumer_id: str | None
+    zookeeper_session_timeout_ms: int
+    zookeeper_connection_timeout_ms: int
+    zookeeper_sync_time_ms: int
+    socket_timeout_ms: int
+    socket_receive_buffer_bytes: int
+    fetch_message_max_bytes: int
+    num_consumer_fetchers: int
+    auto_commit_enable: bool
+    auto_commit_interval_ms: int
+    queued_max_message_chunks: int
+    rebalance_max_retries: int
+    fetch_min_bytes: int
+    fetch_wait_max_ms: int
+    rebalance_backoff_ms: int
+    rebalance_backoff_jitter_ms: int
+    refresh_leader_backoff_ms: int
+    auto_offset_reset: str
+    consumer_timeout_ms: int
+    exclude_internal_topics: bool
+    partition_assignment_strategy: str
+    client_id: str
+    offsets_storage: str
+    dual_commit_enabled: bool
+    offsets_channel_backoff_ms: int
+    offsets_channel_socket_timeout_ms: int
+    offsets_commit_max_retries: int
+    key_decoder: Callable[[bytes | None], Any]
+    value_decoder: Callable[[bytes | None], Any]
+
+    def __init__(self, properties: Mapping[str, Any]) -> None:
+        log = get_logger("zkconsumer.config")
+        values: dict[str, Any] = {}
+        for name in properties:
+            if name not in _BY_NAME and name not in _IGNORED:
+                log.warning("config.unknown_key", key=name)
+        for key in KEYS:
+            if key.name in properties and properties[key.name] is not None:
+                values[key.attr] = _parse(key, properties[key.name])
+            elif key.required:
+                raise InvalidConfigError(f"config {key.name} is required")
+            else:
+                values[key.attr] = key.default(values) if callable(key.default) and key.kind != "callable" \
+                    else key.default
+        for name in ("group.id", "client.id"):
+            if not _ID_CHARS.match(values[name.replace(".", "_")]):
+                raise InvalidConfigError(
+                    f"config {name}={values[name.replace('.', '_')]!r}: only a-z A-Z 0-9 . _ - are allowed"
+                )
+        if not values["group_id"]:
+            raise InvalidConfigError("config group.id must not be empty")
+        if values["socket_timeout_ms"] < values["fetch_wait_max_ms"]:
+            raise InvalidConfigError(
+                f"config socket.timeout.ms={values['socket_timeout_ms']} must be at least "
+                f"fetch.wait.max.ms={values['fetch_wait_max_ms']}"
+            )
+        if not values["zookeeper_connect"]:
+            raise InvalidConfigError("config zookeeper.connect must not be empty")
+        object.__setattr__(self, "_values", values)
+
+    def __getattr__(self, attr: str) -> Any:
+        values = object.__getattribute__(self, "_values")
+        try:
+            return values[attr]
+        except KeyError:
+            raise AttributeError(attr) from None
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        raise AttributeError("ConsumerConfig is immutable; build a new one")
+
+    def get(self, key: str) -> Any:
+        """A value by its Kafka key name (``config.get("group.id")``)."""
+        if key not in _BY_NAME:
+            raise KeyError(f"unknown consumer config key {key!r}")
+        return self._values[_BY_NAME[key].attr]
+
+    def __repr__(self) -> str:
+        shown = {k.name: self._values[k.attr] for k in KEYS if k.kind != "callable"}
+        return f"ConsumerConfig({shown!r})"
+
+    @classmethod
+    def from_properties(cls, path: str | Path, overrides: Mapping[str, Any] | None = None) -> ConsumerConfig:
+        """Read a Java ``.properties`` file as the legacy tools did (``key=value`` or ``key: value``,
+        ``#``/``!`` comments, trailing-backslash continuation)."""
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InvalidConfigError(f"cannot read consumer properties {path}: {exc.strerror}") from None
+        properties: dict[str, Any] = {}
+        pending = ""
+        for line in text.splitlines():
+            stripped = line.strip()
+            if not pending and (not stripped or stripped[0] in "#!"):
+                continue
+            if stripped.endswith("\\") and not stripped.endswith("\\\\"):
+                pending += stripped[:-1]
+                continue
+            stripped, pending = pending + stripped, ""
+            match = re.match(r"^((?:[^=:\s\\]|\\.)+)\s*[=:\s]\s*(.*)$", stripped)
+            key, value = (match.group(1), match.group(2)) if match else (stripped, "")
+            properties[key.replace("\\", "")] = value
+        properties.update(overrides or {})
+        return cls(properties)
