@@ -10,6 +10,7 @@ This is a benchmark, not a test: nothing here fails on slowness.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import random
 import time
@@ -112,13 +113,23 @@ def one_leaves(request: AssignmentInput, strategy: str = "sticky") -> Assignment
         replace(m, owned=result.assignment[m.member_id], generation=1) for m in request.members[1:]))
 
 
+def machine() -> str:
+    """CPU model and core count where Linux says them, else what ``platform`` knows."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="skip kafka-python on the 1,000-member inputs")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement, best kept (default 3)")
     args = parser.parse_args()
-    print(f"{platform.python_implementation()} {platform.python_version()} on {platform.machine()}, "
-          f"{platform.processor() or platform.platform()}")
+    print(f"{platform.python_implementation()} {platform.python_version()} on {machine()}")
     if StickyPartitionAssignor is None:
         print("kafka-python is not installed: no comparison")
 

@@ -13,7 +13,7 @@ import pytest
 
 from zkconsumer.assignors import AssignmentError, AssignmentInput, Member, TopicPartition, create
 from zkconsumer.assignors.cooperative_sticky import cooperative_rounds
-from zkconsumer.assignors.java_hash import java_hashmap_order, java_string_hash
+from zkconsumer.assignors.java_hash import java_hashmap_order, java_sorted, java_string_hash
 from zkconsumer.assignors.registry import StrategyOptions
 from zkconsumer.assignors.scenario import scenario_from_json
 from zkconsumer.assignors.sticky import sticky_assign
@@ -53,6 +53,11 @@ def test_java_string_hash_matches_the_spec_value() -> None:
     assert java_string_hash("") == 0
     # A character outside the BMP is hashed as its two UTF-16 surrogates.
     assert java_string_hash("\U0001F600") == 31 * 0xD83D + 0xDE00
+
+
+def test_java_string_order_puts_surrogates_below_the_end_of_the_bmp() -> None:
+    assert java_sorted(["\uffff", "\U0001F600", "a"]) == ["a", "\U0001F600", "\uffff"]
+    assert java_sorted(["c-2", "c-10"]) == ["c-10", "c-2"]
 
 
 def test_java_hashmap_order_matches_the_spec_examples() -> None:

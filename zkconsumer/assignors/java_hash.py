@@ -8,7 +8,7 @@ Kafka's list for list instead of only up to ties.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 _MASK = 0xFFFFFFFF
 
@@ -44,7 +44,7 @@ def java_string_key(s: str) -> bytes:
     return s.encode("utf-16-be")
 
 
-def java_key_for(strings: Iterable[str]) -> Callable[[str], str | bytes]:
+def java_key_for(strings: Collection[str]) -> Callable[[str], str | bytes]:
     """A sort key for these strings in Java order: the strings themselves unless one needs encoding.
 
     Encoding every key costs time on hot paths, and the plain string sorts identically as long as no
