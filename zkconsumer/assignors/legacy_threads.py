@@ -13,6 +13,7 @@ from types import MappingProxyType
 
 from zkconsumer.assignors.java_hash import java_key_for
 from zkconsumer.assignors.model import AssignmentInput, AssignmentResult, TopicPartition
+from zkconsumer.topic_count import thread_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +32,7 @@ def thread_layout(request: AssignmentInput) -> ThreadLayout:
         for topic, count in member.stream_counts.items():
             if count <= 0:
                 continue
-            threads = [f"{member.member_id}-{n}" for n in range(count)]
+            threads = [thread_id(member.member_id, n) for n in range(count)]
             by_topic.setdefault(topic, []).extend(threads)
             for thread in threads:
                 owner_member[thread] = member.member_id
