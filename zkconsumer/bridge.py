@@ -334,7 +334,7 @@ class MetadataBridge:
         assert self._zk is not None, "start() the bridge first"
         started = time.monotonic()
         self._known_topics |= set(snapshot.topics)
-        view = read_view(self._zk, set(snapshot.topics) | self._known_topics)
+        view = read_view(self._zk, self._known_topics)
         changes = bridge_plan.plan(snapshot, view, frozenset(self._known_topics), _now_ms())
         applied = []
         for change in changes:

@@ -18,12 +18,12 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from kazoo.exceptions import NoNodeError
+from kazoo.exceptions import KazooException, NoNodeError
 
 from zkconsumer import zkpaths
 from zkconsumer.embedded.broker import LocalTansu
 from zkconsumer.embedded.process import ProcessRecord, check_port_free, spawn, wait_until_ready
-from zkconsumer.embedded.zookeeper import LocalZooKeeper, ruok
+from zkconsumer.embedded.zookeeper import LocalZooKeeper
 from zkconsumer.errors import EnvironmentSetupError, ZkConsumerError
 from zkconsumer.kafka_metadata import broker_answers
 from zkconsumer.log import get_logger
@@ -193,16 +193,16 @@ class LocalEnvironment:
             ProcessStatus(name, r.pid, r.is_alive(), r.log) for name, r in state["records"].items()
         )
         zk, bootstrap = state["zookeeper"], state["bootstrap_servers"]
-        zk_ok = ruok(zk, timeout=2.0)
+        zk_ok = False
         brokers: tuple[str, ...] = ()
         topic_names: tuple[str, ...] = ()
-        if zk_ok:
-            try:
-                with zookeeper(zk, timeout=3.0, quiet=True) as client:
-                    brokers = tuple(sorted(_children(client, zkpaths.BROKER_IDS_PATH)))
-                    topic_names = tuple(sorted(_children(client, zkpaths.BROKER_TOPICS_PATH)))
-            except ZkConsumerError:
-                zk_ok = False
+        try:  # one connection answers both "is it alive" and "what does it hold"
+            with zookeeper(zk, timeout=2.0, quiet=True) as client:
+                zk_ok = client.command(b"ruok") == "imok"
+                brokers = tuple(sorted(_children(client, zkpaths.BROKER_IDS_PATH)))
+                topic_names = tuple(sorted(_children(client, zkpaths.BROKER_TOPICS_PATH)))
+        except (ZkConsumerError, KazooException, OSError):
+            zk_ok = False
         return EnvironmentStatus(
             str(self.run_dir), all(p.alive for p in processes), zk, bootstrap, processes,
             zk_ok, broker_answers(bootstrap, timeout=2.0), brokers, topic_names,

@@ -45,10 +45,16 @@ def _result(future, bootstrap: str, timeout: float) -> None:
 def _wait_for_partitions(admin, bootstrap: str, name: str, partitions: int, timeout: float) -> None:
     """The admin answer can precede the metadata; return once the metadata shows the new count."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while True:
         topic = fetch_metadata(admin, bootstrap, timeout).topics.get(name)
         if topic is not None and len(topic.partitions) >= partitions:
             return
+        if time.monotonic() > deadline:
+            shown = "no such topic" if topic is None else f"{len(topic.partitions)} partitions"
+            raise TopicCommandError(
+                f"the broker at {bootstrap} accepted the request for topic {name!r}, but its metadata still "
+                f"shows {shown} after {timeout:g} s, not {partitions}"
+            )
         time.sleep(0.1)
 
 
