@@ -48,3 +48,22 @@ class UsageError(ZkConsumerError):
     """An argument or option value is invalid."""
 
     exit_status = 2
+
+
+# --- the legacy consumer's own exceptions, under the names its users know (kafka.common / kafka.consumer) ---
+
+
+class ConsumerTimeoutException(ZkConsumerError):  # noqa: N818 - the legacy name
+    """No message arrived within ``consumer.timeout.ms``; the stream stays usable, iterate again."""
+
+
+class ConsumerRebalanceFailedException(ZkConsumerError):  # noqa: N818
+    """A rebalance did not succeed within ``rebalance.max.retries`` attempts."""
+
+
+class MessageStreamsExistException(ZkConsumerError):  # noqa: N818
+    """Streams were already created on this connector; a connector creates them once."""
+
+
+class MessageSizeTooLargeException(ZkConsumerError):  # noqa: N818
+    """A message is larger than ``fetch.message.max.bytes``, so the consumer can never get past it."""
