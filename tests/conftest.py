@@ -5,12 +5,14 @@ Tansu binary). Tests that write znodes get a chroot of their own, so they never 
 from __future__ import annotations
 
 import re
+import threading
 import uuid
 from collections.abc import Iterator
 
 import pytest
 from kazoo.client import KazooClient
 
+from zkconsumer.bridge import MetadataBridge
 from zkconsumer.embedded.broker import provide_broker
 from zkconsumer.embedded.zookeeper import provide_zookeeper
 from zkconsumer.zkclient import close_client, open_client
@@ -56,3 +58,18 @@ def topic_name(request) -> str:
     """A topic name no other test uses (the broker is shared by the session)."""
     base = re.sub(r"[^A-Za-z0-9_-]", "-", request.node.name)[:40]
     return f"{base}-{uuid.uuid4().hex[:6]}"
+
+
+@pytest.fixture
+def kafka_zk(zk_chroot, bootstrap_servers) -> Iterator[str]:
+    """A chroot that looks like a ZooKeeper-mode Kafka cluster: the bridge keeps mirroring the broker into it
+    (``/brokers/ids``, ``/brokers/topics`` with partition states), as it does in the local environment."""
+    stop = threading.Event()
+    with MetadataBridge(zk_chroot, bootstrap_servers, interval_ms=250) as bridge:
+        thread = threading.Thread(target=bridge.run, args=(stop,), daemon=True, name="bridge")
+        thread.start()
+        try:
+            yield zk_chroot
+        finally:
+            stop.set()
+            thread.join(10)
