@@ -44,6 +44,28 @@ def thread_id(consumer: str, n: int) -> str:
     return f"{consumer}-{n}"
 
 
+@dataclass(frozen=True, order=True)
+class ConsumerThreadId:
+    """A consumer thread as the rebalance listener receives it; compares (and prints) as its string form."""
+
+    text: str
+
+    @staticmethod
+    def of(consumer: str, n: int) -> ConsumerThreadId:
+        return ConsumerThreadId(thread_id(consumer, n))
+
+    @property
+    def consumer(self) -> str:
+        return self.text.rsplit("-", 1)[0]
+
+    @property
+    def thread_id(self) -> int:
+        return int(self.text.rsplit("-", 1)[1])
+
+    def __str__(self) -> str:
+        return self.text
+
+
 # --- topic filters ----------------------------------------------------------------------------------
 
 

@@ -24,13 +24,15 @@ _silent.propagate = False
 
 
 def open_client(
-    connect: str, timeout: float = DEFAULT_CONNECT_TIMEOUT, retry_forever: bool = False, quiet: bool = False
+    connect: str, timeout: float = DEFAULT_CONNECT_TIMEOUT, retry_forever: bool = False, quiet: bool = False,
+    session_timeout: float | None = None,
 ) -> KazooClient:
     """A started client; ``retry_forever`` keeps reconnecting after a later loss (long-running services),
-    ``quiet`` silences kazoo's own connection warnings (probes, where failing is an answer)."""
+    ``quiet`` silences kazoo's own connection warnings (probes, where failing is an answer). ``timeout`` bounds
+    the first connection; the session timeout asked of the server defaults to it."""
     retry = KazooRetry(max_tries=-1, max_delay=2.0) if retry_forever else KazooRetry(max_tries=0)
     extra = {"logger": _silent} if quiet else {}
-    client = KazooClient(hosts=connect, timeout=timeout, connection_retry=retry, **extra)
+    client = KazooClient(hosts=connect, timeout=session_timeout or timeout, connection_retry=retry, **extra)
     try:
         client.start(timeout=timeout)
     except Exception as exc:  # kazoo raises its timeout, or a socket error, for an unreachable ensemble
