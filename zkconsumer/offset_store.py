@@ -22,6 +22,8 @@ from zkconsumer.assignors.model import TopicPartition
 from zkconsumer.consumer_group import MalformedZnode
 from zkconsumer.partition_topic_info import INVALID_OFFSET
 
+_MALFORMED = -2  # checkpoint of a znode that holds something else: never written over
+
 
 @dataclass(frozen=True)
 class FetchResult:
@@ -72,7 +74,7 @@ class ZooKeeperOffsetStore:
             value = parse_offset(offset_path(self.group, tp), data)
             if isinstance(value, MalformedZnode):
                 malformed[tp] = value
-                self._checkpoints.pop(tp, None)
+                self._checkpoints[tp] = (_MALFORMED, stat.version)
             else:
                 offsets[tp] = value
                 self._checkpoints[tp] = (value, stat.version)
@@ -81,10 +83,17 @@ class ZooKeeperOffsetStore:
     def commit(self, offsets: Mapping[TopicPartition, int]) -> CommitResult:
         """Write each offset that is valid and differs from its checkpoint; never over a higher foreign value."""
         result = CommitResult()
+        unknown = [tp for tp, offset in offsets.items() if offset >= 0 and tp not in self._checkpoints]
+        if unknown:
+            self.fetch(unknown)  # a partition this process never read: learn its value and version first
         pending = {}
         for tp, offset in offsets.items():
             checkpoint = self._checkpoints.get(tp)
             if offset < 0 or (checkpoint is not None and checkpoint[0] == offset):
+                continue
+            if checkpoint is not None and checkpoint[0] == _MALFORMED:
+                path = offset_path(self.group, tp)
+                result.malformed[tp] = MalformedZnode(path, "holds something other than an offset; not overwritten")
                 continue
             pending[tp] = (offset, self._write_async(tp, offset, checkpoint))
         for tp, (offset, call) in pending.items():
@@ -128,4 +137,4 @@ class ZooKeeperOffsetStore:
 
     def checkpoint(self, tp: TopicPartition) -> int | None:
         entry = self._checkpoints.get(tp)
-        return None if entry is None else entry[0]
+        return None if entry is None or entry[0] == _MALFORMED else entry[0]
