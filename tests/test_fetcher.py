@@ -23,6 +23,7 @@ from zkconsumer.assignors.model import TopicPartition
 from zkconsumer.bridge import MetadataBridge
 from zkconsumer.config import ConsumerConfig, identity_decoder
 from zkconsumer.consumer_fetcher_manager import ConsumerFetcherManager, fetcher_id_for
+from zkconsumer.consumer_fetcher_thread import BrokerEndPoint, ConsumerFetcherThread
 from zkconsumer.errors import MessageSizeTooLargeException
 from zkconsumer.kafka_metadata import admin_client, fetch_metadata
 from zkconsumer.kafka_stream import KafkaStream
@@ -134,6 +135,44 @@ def test_fetches_exactly_what_was_produced_twice(kafka_zk, zk, bootstrap_servers
     assert found["leaders"] == {f"{topic_name}-0": broker_id(bootstrap_servers)}
     added = events_named(events, "fetcher.partitions_added")[0]
     assert added["partitions"] == [f"{topic_name}-0"] and added["offsets"] == {f"{topic_name}-0": 0}
+    enqueued = events_named(events, "fetcher.chunk_enqueued")
+    assert sum(e["messages"] for e in enqueued) == 5
+    assert enqueued[0]["topic"] == topic_name and enqueued[0]["partition"] == 0 and enqueued[0]["fetch_offset"] == 0
+
+
+def test_a_fetcher_thread_adds_only_new_partitions_and_stops_fetching_removed_ones(kafka_zk, bootstrap_servers,
+                                                                                   topic_name):
+    create_topic(bootstrap_servers, topic_name, 2)
+    config = make_config(kafka_zk)
+    chunks = ChunkQueue(100)
+    tp0, tp1 = TopicPartition(topic_name, 0), TopicPartition(topic_name, 1)
+    infos = {tp: partition_info(topic_name, tp.partition, chunks, 0, config) for tp in (tp0, tp1)}
+    host, port = bootstrap_servers.rsplit(":", 1)
+    failed: list[TopicPartition] = []
+    consumer_id = new_consumer_id()
+    thread = ConsumerFetcherThread(consumer_id, 0, BrokerEndPoint(broker_id(bootstrap_servers), host, int(port)),
+                                   config, infos, failed.extend)
+    thread.start()
+    try:
+        assert thread.add_partitions({tp0: 0}) == [tp0]
+        assert thread.add_partitions({tp0: 5, tp1: 0}) == [tp1]  # tp0 keeps its own offset
+        produce(bootstrap_servers, topic_name, [b"a"], partition=0)
+        produce(bootstrap_servers, topic_name, [b"b"], partition=1)
+        assert sorted((m.value, m.offset) for m in take(chunks, 2)) == [(b"a", 0), (b"b", 0)]
+        assert thread.remove_partitions([tp1, TopicPartition("elsewhere", 0)]) == [tp1]
+        assert thread.partitions() == (tp0,)
+        produce(bootstrap_servers, topic_name, [b"c"], partition=1)
+        produce(bootstrap_servers, topic_name, [b"d"], partition=0)
+        assert [m.value for m in take(chunks, 1)] == [b"d"]
+        time.sleep(0.3)
+        assert chunks.qsize() == 0
+        assert (infos[tp1].fetched_offset, infos[tp0].fetched_offset) == (1, 2)
+    finally:
+        started = time.monotonic()
+        thread.shutdown()
+    assert time.monotonic() - started < 5
+    assert not thread.is_alive() and threads_of(consumer_id) == []
+    assert failed == []
 
 
 @pytest.mark.parametrize("policy", ["smallest", "largest"])
@@ -234,6 +273,11 @@ def test_leader_finder_waits_for_a_registered_broker(zk_chroot, zk, bootstrap_se
         assert chunks.qsize() == 0
         assert manager.fetcher_assignment() == {}
         assert manager.partitions_without_leader() == {tp}
+        # A registration the leader finder cannot read is an error it logs and retries, not the end of the thread.
+        zk.create("/brokers/ids/7", b"not json", makepath=True)
+        wait_for(lambda: [e for e in events_named(events, "leader_finder.error") if e["stage"] == "zookeeper"])
+        zk.delete("/brokers/ids/7")
+        assert chunks.qsize() == 0
         with MetadataBridge(zk_chroot, bootstrap_servers, interval_ms=250) as bridge:
             thread = threading.Thread(target=bridge.run, args=(stop_bridge,), daemon=True, name="bridge")
             thread.start()
