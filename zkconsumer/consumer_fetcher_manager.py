@@ -41,6 +41,7 @@ from zkconsumer.consumer_fetcher_thread import (
     BrokerEndPoint,
     ConsumerFetcherThread,
     OffsetResetCallback,
+    emit,
     partition_names,
 )
 from zkconsumer.leader_finder_thread import LeaderFinderThread
@@ -202,4 +203,4 @@ class ConsumerFetcherManager:
             self._emit("info", "fetcher_manager.idle_fetchers_stopped", fetchers=[f.name for f in stopped])
 
     def _emit(self, level: str, event: str, **fields: Any) -> None:
-        getattr(_log, level)(event, consumer_id=self.consumer_id, **fields)
+        emit(_log, level, event, consumer_id=self.consumer_id, **fields)

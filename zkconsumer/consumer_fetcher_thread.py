@@ -114,6 +114,13 @@ def partition_names(partitions: Iterable[TopicPartition]) -> list[str]:
     return [str(tp) for tp in sorted(partitions)]
 
 
+def emit(logger: Any, level: str, event: str, **fields: Any) -> None:
+    """Log an event from the data path. A log sink that fails (a closed stderr) must not end a fetcher or the leader
+    finder: the partitions they serve would silently stop being fetched."""
+    with contextlib.suppress(Exception):
+        getattr(logger, level)(event, **fields)
+
+
 def _clamp(value: int, low: int, high: int) -> int:
     return max(low, min(high, value))
 
@@ -148,6 +155,14 @@ def librdkafka_config(config: ConsumerConfig, bootstrap: str) -> dict[str, Any]:
         settings["fetch.max.bytes"] = max_bytes
         settings["receive.message.max.bytes"] = min(max_bytes + 512, 2_147_483_647)
     return settings
+
+
+def _describe(exc: Exception) -> tuple[str, str]:
+    """(code, message) for an event: librdkafka's error name when it is one, else the exception's type."""
+    error = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
+    if isinstance(error, KafkaError):
+        return error.name(), error.str()
+    return type(exc).__name__, str(exc)
 
 
 def _raw(message: Message) -> RawMessage:
@@ -243,8 +258,8 @@ class ConsumerFetcherThread(threading.Thread):
                 try:
                     self._do_work()
                 except Exception as exc:  # a surprise must not end the thread: its partitions would starve
-                    code = exc.args[0].name() if isinstance(exc, KafkaException) else type(exc).__name__
-                    self._emit("warning", "fetcher.error", stage="fetch", code=code, error=str(exc), exc_info=True)
+                    code, error = _describe(exc)
+                    self._emit("warning", "fetcher.error", stage="fetch", code=code, error=error, exc_info=True)
                     self._stopping.wait(self._backoff_s)
         finally:
             self._close()
@@ -396,8 +411,7 @@ class ConsumerFetcherThread(threading.Thread):
         try:
             new_offset = self._log_end(tp, earliest=policy == "smallest")
         except (KafkaException, TimeoutError) as exc:
-            error = exc.args[0] if isinstance(exc, KafkaException) else None
-            self._partition_failed(tp, error.name() if error else "_TIMED_OUT", error.str() if error else str(exc))
+            self._partition_failed(tp, *_describe(exc))
             return
         if new_offset is None:
             return  # stopping
@@ -414,8 +428,8 @@ class ConsumerFetcherThread(threading.Thread):
             try:
                 self._on_offset_reset(info, new_offset, reason)
             except Exception as exc:  # the connector's bookkeeping must not stop the fetching
-                self._emit("warning", "fetcher.error", stage="on_offset_reset", code=type(exc).__name__,
-                           error=str(exc), exc_info=True)
+                code, error = _describe(exc)
+                self._emit("warning", "fetcher.error", stage="on_offset_reset", code=code, error=error, exc_info=True)
         self._fetch_from({tp: new_offset})
 
     def _log_end(self, tp: TopicPartition, earliest: bool) -> int | None:
@@ -438,8 +452,8 @@ class ConsumerFetcherThread(threading.Thread):
         return None
 
     def _emit(self, level: str, event: str, **fields: Any) -> None:
-        getattr(_log, level)(event, consumer_id=self.consumer_id, fetcher_id=self.fetcher_id,
-                             broker_id=self.broker.id, **fields)
+        emit(_log, level, event, consumer_id=self.consumer_id, fetcher_id=self.fetcher_id, broker_id=self.broker.id,
+             **fields)
 
     def __repr__(self) -> str:
         return f"ConsumerFetcherThread({self.name!r}, {len(self._offsets)} partitions)"

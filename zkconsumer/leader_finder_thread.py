@@ -36,7 +36,7 @@ from kazoo.client import KazooClient
 from zkconsumer.assignors.model import TopicPartition
 from zkconsumer.cluster import BrokerInfo, read_brokers
 from zkconsumer.config import ConsumerConfig
-from zkconsumer.consumer_fetcher_thread import BrokerEndPoint, partition_names
+from zkconsumer.consumer_fetcher_thread import BrokerEndPoint, emit, partition_names
 from zkconsumer.errors import ServerUnavailableError
 from zkconsumer.kafka_metadata import ClusterSnapshot, admin_client, fetch_metadata
 from zkconsumer.log import get_logger
@@ -159,4 +159,4 @@ class LeaderFinderThread(threading.Thread):
         return None
 
     def _emit(self, level: str, event: str, **fields: Any) -> None:
-        getattr(_log, level)(event, consumer_id=self.consumer_id, **fields)
+        emit(_log, level, event, consumer_id=self.consumer_id, **fields)
