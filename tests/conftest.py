@@ -10,14 +10,25 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+import structlog
 from kazoo.client import KazooClient
 
+import zkconsumer.log
 from zkconsumer.bridge import MetadataBridge
 from zkconsumer.embedded.broker import provide_broker
 from zkconsumer.embedded.zookeeper import provide_zookeeper
 from zkconsumer.zkclient import close_client, open_client
 
 CHROOT_BASE = "/zkconsumer-tests"
+
+
+@pytest.fixture(autouse=True)
+def fresh_logging() -> Iterator[None]:
+    """The CLI tests run ``main()`` in-process, which binds structlog to pytest's captured stderr of that test;
+    once pytest closes it, every later event would fail. Each test starts from structlog's defaults."""
+    yield
+    structlog.reset_defaults()
+    zkconsumer.log._configured = False
 
 
 @pytest.fixture(scope="session")

@@ -27,3 +27,44 @@ def zkconsumer_cli(*args: str, env: dict[str, str] | None = None, timeout: float
     return subprocess.run(
         [sys.executable, "-m", "zkconsumer", *args], capture_output=True, text=True, env=full_env, timeout=timeout
     )
+
+
+def produce(bootstrap: str, topic: str, values: list[bytes], partition: int | None = None,
+            batch_each: bool = False) -> None:
+    """Send ``values`` and wait for them to be acknowledged. ``batch_each`` flushes after every message: Tansu
+    reports the latest offset as the start of the last batch + 1, so only one-message batches make it exact."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    failures: list[str] = []
+
+    def report(err, _msg) -> None:
+        if err is not None:
+            failures.append(str(err))
+
+    for value in values:
+        if partition is None:
+            producer.produce(topic, value=value, on_delivery=report)
+        else:
+            producer.produce(topic, value=value, partition=partition, on_delivery=report)
+        if batch_each:
+            producer.flush(10)
+    assert producer.flush(10) == 0, "messages not delivered"
+    assert not failures, failures
+
+
+def take(stream, count: int, timeout: float = 20.0) -> list:
+    """Up to ``count`` messages from a stream whose consumer.timeout.ms is short; stops early only at ``timeout``."""
+    from zkconsumer.errors import ConsumerTimeoutException
+
+    got: list = []
+    deadline = time.monotonic() + timeout
+    while len(got) < count and time.monotonic() < deadline:
+        try:
+            for message in stream:
+                got.append(message)
+                if len(got) >= count:
+                    break
+        except ConsumerTimeoutException:
+            continue
+    return got
