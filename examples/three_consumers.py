@@ -1,0 +1,70 @@
+"""Three legacy consumers share one topic: each owns a third of the partitions, as the range assignor decides.
+
+Run it on the embedded environment (`.venv/bin/zkconsumer local up` first), or point it anywhere:
+
+    .venv/bin/python examples/three_consumers.py [--zookeeper HOST:PORT[/chroot]] [--bootstrap-server HOST:PORT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+from collections import Counter
+
+from confluent_kafka import Producer
+
+from zkconsumer import ConsumerTimeoutException, create_connector
+from zkconsumer.cli import options
+from zkconsumer.kafka_metadata import admin_client, fetch_metadata
+from zkconsumer.topics import create_topic
+
+PARTITIONS, MESSAGES = 6, 60
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    options.add_zookeeper(parser)
+    options.add_bootstrap(parser)
+    options.add_run_dir(parser)
+    parser.add_argument("--group", default="example")
+    parser.add_argument("--topic", default="orders")
+    args = parser.parse_args()
+    zookeeper, bootstrap, topic = options.zookeeper(args), options.bootstrap(args), args.topic
+    if topic not in fetch_metadata(admin_client(bootstrap), bootstrap).topics:
+        create_topic(bootstrap, topic, PARTITIONS)
+
+    received: dict[str, Counter] = {}
+    ready = threading.Barrier(4)
+
+    def member(name: str) -> None:
+        connector = create_connector({
+            "zookeeper.connect": zookeeper, "group.id": args.group, "consumer.id": name,
+            "auto.offset.reset": "smallest", "consumer.timeout.ms": 3000,
+        })
+        stream = connector.create_message_streams({topic: 1})[topic][0]
+        ready.wait()
+        counts = received.setdefault(name, Counter())
+        try:
+            for message in stream:  # ends with ConsumerTimeoutException once the topic is drained
+                counts[message.partition] += 1
+        except ConsumerTimeoutException:
+            pass
+        owned = sorted(connector.topic_registry.get(topic, {}))
+        print(f"{connector.consumer_id}: owns partitions {owned}, got {sum(counts.values())} messages "
+              f"({dict(sorted(counts.items()))})")
+        connector.shutdown()
+
+    threads = [threading.Thread(target=member, args=(f"consumer{i}",)) for i in range(1, 4)]
+    for thread in threads:
+        thread.start()
+    ready.wait()  # all three have joined; the group settles in a rebalance or two
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for i in range(MESSAGES):
+        producer.produce(topic, value=f"order-{i}".encode(), partition=i % PARTITIONS)
+    producer.flush(10)
+    for thread in threads:
+        thread.join()
+
+
+if __name__ == "__main__":
+    main()

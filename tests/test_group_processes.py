@@ -1,0 +1,98 @@
+"""Three members in three processes share a topic; one is killed with SIGKILL. The survivors take its partitions
+once its session expires, every message is delivered at least once, and the group's znodes read as the Kafka tools
+read them (ConsumerOffsetChecker, VerifyConsumerRebalance)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from kazoo.client import KazooClient
+from support import produce, wait_for
+
+from zkconsumer.topics import create_topic
+
+GROUP = "processes"
+PARTITIONS = 6
+SESSION_MS = 3000
+MEMBER = Path(__file__).with_name("group_member.py")
+
+
+def kafka_tools_view(zk: KazooClient, group: str, topic: str) -> tuple[dict[int, str], dict[int, int]]:
+    """Owners and offsets exactly as Kafka's tools parse them, checking what VerifyConsumerRebalance checks:
+    every registration is TopicCount JSON, every owner is a live thread of a registered member."""
+    threads = set()
+    for member in zk.get_children(f"/consumers/{group}/ids"):
+        registration = json.loads(zk.get(f"/consumers/{group}/ids/{member}")[0])
+        assert registration["pattern"] in {"static", "white_list", "black_list"}
+        assert isinstance(registration["timestamp"], str) and registration["version"] == 1
+        streams = registration["subscription"].get(topic, 0)
+        threads.update(f"{member}-{n}" for n in range(streams))
+    owners_dir, offsets_dir = f"/consumers/{group}/owners/{topic}", f"/consumers/{group}/offsets/{topic}"
+    owners = {int(p): zk.get(f"{owners_dir}/{p}")[0].decode() for p in zk.get_children(owners_dir)}
+    offsets = {int(p): int(zk.get(f"{offsets_dir}/{p}")[0]) for p in zk.get_children(offsets_dir)}
+    assert set(owners.values()) <= threads, f"owners {owners} are not all live threads {threads}"
+    return owners, offsets
+
+
+def delivered(outputs: list[Path]) -> set[str]:
+    values = set()
+    for path in outputs:
+        if path.exists():
+            values.update(line.split()[2] for line in path.read_text().splitlines() if len(line.split()) == 3)
+    return values
+
+
+def test_three_processes_survive_a_sigkill_with_at_least_once_delivery(tmp_path, zk, kafka_zk, bootstrap_servers,
+                                                                       topic_name):
+    create_topic(bootstrap_servers, topic_name, PARTITIONS)
+    wait_for(lambda: zk.exists(f"/brokers/topics/{topic_name}/partitions/{PARTITIONS - 1}/state"))
+    outputs = [tmp_path / f"m{i}.txt" for i in range(3)]
+    members = [
+        subprocess.Popen([sys.executable, str(MEMBER), kafka_zk, GROUP, topic_name, f"m{i}", str(outputs[i]),
+                          str(SESSION_MS)], stderr=subprocess.DEVNULL)
+        for i in range(3)
+    ]
+    try:
+        def spread() -> bool:
+            owners, _ = kafka_tools_view(zk, GROUP, topic_name) if zk.exists(f"/consumers/{GROUP}/ids") else ({}, {})
+            return len(owners) == PARTITIONS and sorted(owners.values()).count(f"{GROUP}_m1-0") == 2 \
+                and len(set(owners.values())) == 3
+
+        wait_for(lambda: zk.exists(f"/consumers/{GROUP}/owners/{topic_name}") and spread(), timeout=30)
+        first = [f"a{i}" for i in range(300)]
+        for p in range(PARTITIONS):
+            produce(bootstrap_servers, topic_name, [v.encode() for v in first[p::PARTITIONS]], partition=p)
+        wait_for(lambda: set(first) <= delivered(outputs), timeout=30)
+
+        members[1].send_signal(signal.SIGKILL)
+        members[1].wait(10)
+        second = [f"b{i}" for i in range(300)]
+        for p in range(PARTITIONS):
+            produce(bootstrap_servers, topic_name, [v.encode() for v in second[p::PARTITIONS]], partition=p)
+
+        # After the session timeout the killed member's registration and owner znodes go, and the survivors
+        # split all six partitions between them.
+        def survivors_own_everything() -> bool:
+            owners, _ = kafka_tools_view(zk, GROUP, topic_name)
+            return len(owners) == PARTITIONS and set(owners.values()) == {f"{GROUP}_m0-0", f"{GROUP}_m2-0"}
+
+        wait_for(survivors_own_everything, timeout=40)
+        wait_for(lambda: set(first + second) <= delivered(outputs), timeout=40)
+    finally:
+        for member in (members[0], members[2]):
+            if member.poll() is None:
+                member.send_signal(signal.SIGTERM)
+        exits = [m.wait(30) for m in (members[0], members[2])]
+        for member in members:
+            if member.poll() is None:
+                member.kill()
+    assert exits == [0, 0]
+    # Clean shutdown committed everything consumed: each partition's offset is its message count.
+    assert zk.get_children(f"/consumers/{GROUP}/ids") == []
+    offsets = {int(p): int(zk.get(f"/consumers/{GROUP}/offsets/{topic_name}/{p}")[0])
+               for p in zk.get_children(f"/consumers/{GROUP}/offsets/{topic_name}")}
+    assert offsets == {p: 100 for p in range(PARTITIONS)}
