@@ -60,6 +60,15 @@ class MessageAndMetadata:
         return self.value_decoder(self.raw_message)
 
 
+class _Cursor:
+    __slots__ = ("info", "messages", "position")
+
+    def __init__(self, info: PartitionTopicInfo, messages: tuple[RawMessage, ...]) -> None:
+        self.info = info
+        self.messages = messages
+        self.position = 0
+
+
 _NOT_READY, _READY, _DONE, _FAILED = "not_ready", "ready", "done", "failed"
 
 
@@ -73,9 +82,9 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         self._name = name
         self._state = _NOT_READY
         self._next: tuple[MessageAndMetadata, PartitionTopicInfo] | None = None
-        # The chunk being iterated: its partition, messages and the position in them. Replaced as one tuple so
-        # that clear_current_chunk (rebalance thread) and the application thread never see half of it.
-        self._current: tuple[PartitionTopicInfo, tuple[RawMessage, ...], int] | None = None
+        # The chunk being iterated. Only replaced when a chunk is loaded, never written back, so that a
+        # clear_current_chunk from the rebalance thread cannot be undone by the application thread.
+        self._current: _Cursor | None = None
 
     def __iter__(self) -> ConsumerIterator:
         return self
@@ -140,19 +149,18 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
                 f"partition {info.partition} at fetch offset {chunk.fetch_offset}. Increase the fetch size, or "
                 f"decrease the maximum message size the broker will allow."
             )
-        self._current = (info, chunk.messages, 0)
+        self._current = _Cursor(info, chunk.messages)
         return True
 
     def _make_next(self) -> tuple[MessageAndMetadata, PartitionTopicInfo] | None:
         while True:
             current = self._current
-            if current is None or current[2] >= len(current[1]):
+            if current is None or current.position >= len(current.messages):
                 if not self._take_chunk():
                     return None
                 continue
-            info, messages, position = current
-            self._current = (info, messages, position + 1)
-            raw = messages[position]
+            info, raw = current.info, current.messages[current.position]
+            current.position += 1
             if raw.offset < info.consumed_offset:
                 continue  # re-fetched inside a compressed set, or already handed out
             item = MessageAndMetadata(info.topic, info.partition, raw.offset, raw.key, raw.value, raw.timestamp,

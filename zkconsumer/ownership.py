@@ -78,7 +78,10 @@ def claim_partitions(zk: KazooClient, group: str, claims: Mapping[TopicPartition
         except NoNodeError:
             continue  # released meanwhile: try again
         if not isinstance(error, NodeExistsError) or stat.ephemeralOwner != session:
-            return ClaimResult(conflicts=MappingProxyType(current_holders(zk, group, todo, session)))
+            holders = current_holders(zk, group, todo, session)
+            if not holders:
+                continue  # the holder let go while we looked: try again rather than report an empty conflict
+            return ClaimResult(conflicts=MappingProxyType(holders))
         if data.decode("utf-8", "replace") == todo[tp]:
             ours.append(tp)
             del todo[tp]

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from kazoo.client import KazooState
-from kazoo.exceptions import KazooException
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from zkconsumer import zkpaths
@@ -45,7 +44,6 @@ from zkconsumer.errors import (
     ConsumerRebalanceFailedException,
     MessageStreamsExistException,
     UsageError,
-    ZkConsumerError,
 )
 from zkconsumer.kafka_stream import KafkaStream
 from zkconsumer.log import get_logger
@@ -53,7 +51,7 @@ from zkconsumer.offset_store import CommitResult, ZooKeeperOffsetStore
 from zkconsumer.ownership import claim_partitions, release_partitions
 from zkconsumer.partition_topic_info import ChunkQueue, PartitionTopicInfo
 from zkconsumer.rebalance_listener import ConsumerRebalanceListener
-from zkconsumer.rebalance_plan import plan_rebalance
+from zkconsumer.rebalance_plan import NotRegisteredError, plan_rebalance
 from zkconsumer.topic_count import ConsumerThreadId, TopicCount, TopicFilter, consumer_id_string, thread_id
 from zkconsumer.zk_rebalancer_listener import ZKRebalancerListener
 from zkconsumer.zkclient import close_client, open_client
@@ -106,6 +104,9 @@ class ZookeeperConsumerConnector:
         self._session_lost = threading.Event()
         self._topic_registry: Registry = {}
         self._owner_threads: dict[TopicPartition, str] = {}  # owned partition -> thread id, beside the registry
+        # Claims of an attempt that failed with an error: the multi-op may have been applied without an answer
+        # reaching us, so the next release covers them too (release only deletes what our session holds).
+        self._unconfirmed_claims: set[TopicPartition] = set()
         self._members_seen = False
         self._topics_seen = False
         self._topic_count: TopicCount | None = None
@@ -201,20 +202,27 @@ class ZookeeperConsumerConnector:
         started = time.monotonic()
         self._log.info("consumer.shutting_down")
         self._rebalancer.shutdown()
-        with self._rebalance_lock:
-            try:
-                if self._auto_commit is not None:
-                    self._auto_commit.join(5)
-                self._fetcher.stop_connections()
-                for queue in self._all_queues():
-                    queue.clear()
-                    queue.put_sentinel()
-                if self.config.auto_commit_enable:
+        # A rebalance stuck on an unreachable ZooKeeper must not hold shutdown for ever: closing the client
+        # below fails its pending requests and lets it finish.
+        locked = self._rebalance_lock.acquire(timeout=self.config.zookeeper_session_timeout_ms / 1000)
+        try:
+            if self._auto_commit is not None:
+                self._auto_commit.join(5)
+            self._fetcher.stop_connections()
+            for queue in self._all_queues():
+                queue.clear()
+                queue.put_sentinel()
+            if self.config.auto_commit_enable:
+                if self.zk.connected:
                     self._commit("shutdown")
-            except Exception as exc:  # shutdown must complete; Kafka logged these as fatal too
-                self._log.error("consumer.shutdown_error", error=f"{type(exc).__name__}: {exc}")
-            finally:
-                close_client(self.zk)
+                else:
+                    self._log.warning("offsets.commit_failed", reason="shutdown", error="ZooKeeper is not connected")
+        except Exception as exc:  # shutdown must complete; Kafka logged these as fatal too
+            self._log.error("consumer.shutdown_error", error=f"{type(exc).__name__}: {exc}")
+        finally:
+            close_client(self.zk)
+            if locked:
+                self._rebalance_lock.release()
         self._log.info("consumer.shutdown", duration_ms=_ms(started))
 
     def __enter__(self) -> ZookeeperConsumerConnector:
@@ -237,6 +245,7 @@ class ZookeeperConsumerConnector:
     def _join(self, topic_count: TopicCount, topics: set[str], wildcard: bool = False) -> None:
         """Register, watch, then rebalance in the caller's thread (spec 2.2, 2.3)."""
         self._topic_count = topic_count
+        self._session_lost.clear()  # a session lost before joining left nothing of ours behind
         self._register()
         for path in (self._dirs.offsets_dir, self._dirs.owners_dir):
             self.zk.ensure_path(path)
@@ -301,13 +310,13 @@ class ZookeeperConsumerConnector:
         matching = {t for t in children if allowed(t, self.config.exclude_internal_topics)}
         added, deleted = matching - self._wildcard_topics, self._wildcard_topics - matching
         self._wildcard_topics = matching
+        first_call, self._topics_seen = not self._topics_seen, True
         if not added and not deleted:
             return None
         self._watch_topics(added)
+        if first_call:
+            return None  # the first call comes before the initial rebalance, which covers it
         self._log.info("rebalance.triggered", cause="topics_changed", added=sorted(added), deleted=sorted(deleted))
-        if not self._topics_seen:
-            self._topics_seen = True  # the first call comes before the initial rebalance, which covers it
-            return None
         self._rebalancer.trigger("topics_changed")
         return None
 
@@ -366,14 +375,17 @@ class ZookeeperConsumerConnector:
             for stream in self._streams:
                 stream.clear()
             with self._commit_lock:
-                dropped = partition_list(self._owned())
+                owned = self._owned()
                 self._topic_registry, self._owner_threads = {}, {}
-            self._log.warning("session.expired", dropped=dropped)
+            self._log.warning("session.expired", dropped=partition_list(owned))
             while not self.zk.connected:
                 if self._shutdown.wait(0.2):
                     return
-            self._session_lost.clear()
+            # Owner znodes normally died with the old session; any made by the new one (a claim that raced the
+            # expiry) are ours to delete, and release checks the session before deleting anything.
+            self._unconfirmed_claims.update(owned)
             self._register(again=True)
+            self._session_lost.clear()
 
     # --- the rebalance (spec 2.5) -----------------------------------------------------------------------
 
@@ -392,7 +404,11 @@ class ZookeeperConsumerConnector:
                 self._step_log = log.bind(attempt=attempt)
                 try:
                     done, reason = self._rebalance(), "ownership conflict"
-                except (KazooException, ZkConsumerError, OSError) as exc:
+                except NotRegisteredError as exc:
+                    # Our registration is gone (an expired session, or someone deleted it): register again.
+                    self._session_lost.set()
+                    done, reason = False, str(exc)
+                except Exception as exc:  # ZooKeeper churn, a listener's error...: Kafka retried on anything too
                     done, reason = False, f"{type(exc).__name__}: {exc}"
                 if done:
                     self._rebalances += 1
@@ -451,8 +467,9 @@ class ZookeeperConsumerConnector:
         # 4. Give up every partition; the assignment is computed from scratch (eager, as in Kafka).
         with self._step(4, "release") as fields:
             with self._commit_lock:
-                released = release_partitions(self.zk, self.group, owned)
+                released = release_partitions(self.zk, self.group, set(owned) | self._unconfirmed_claims)
                 self._topic_registry, self._owner_threads = {}, {}
+                self._unconfirmed_claims.clear()
             fields["released"] = partition_list(released)
 
         # 5. Read the group and compute this consumer's share, as every other member does from its own reading.
@@ -488,7 +505,9 @@ class ZookeeperConsumerConnector:
         #    group differently: back off and retry.
         claims = {tp: plan.assignment[tp] for tp in fetched.offsets}
         with self._step(8, "claim") as fields:
+            self._unconfirmed_claims.update(claims)
             result = claim_partitions(self.zk, self.group, claims)
+            self._unconfirmed_claims.difference_update(claims)
             fields.update(claimed=partition_list(result.claimed, thread=claims),
                           already_ours=partition_list(result.already_ours),
                           conflicts=partition_list(result.conflicts, holder=result.conflicts))
@@ -498,6 +517,7 @@ class ZookeeperConsumerConnector:
         # 9. Own it: publish the registry, tell the listener the group's decision, start fetching.
         with self._commit_lock:
             self._topic_registry, self._owner_threads = registry, claims
+        self._unconfirmed_claims.update(claims)  # until the listener and fetchers are started, as in an error
         if self._listener is not None:
             with self._step(9, "listener_before_start"):
                 decision = {t: {p: ConsumerThreadId(th) for p, th in ps.items()}
@@ -507,6 +527,7 @@ class ZookeeperConsumerConnector:
             infos = [info for ps in registry.values() for info in ps.values()]
             self._fetcher.start_connections(infos)
             fields["partitions"] = len(infos)
+        self._unconfirmed_claims.difference_update(claims)
         return True
 
     def _close_fetchers_for_queues(self) -> None:
@@ -517,7 +538,10 @@ class ZookeeperConsumerConnector:
         for stream in self._streams:
             stream.clear()
         if self.config.auto_commit_enable:
-            self._commit("rebalance")
+            try:
+                self._commit("rebalance")
+            except Exception as exc:
+                self._log.warning("offsets.commit_failed", reason="rebalance", error=f"{type(exc).__name__}: {exc}")
 
     @contextlib.contextmanager
     def _step(self, step: int, name: str) -> Iterator[dict[str, Any]]:
