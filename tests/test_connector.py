@@ -319,3 +319,14 @@ def test_invalid_configuration_names_the_key(kafka_zk):
         create_connector({"zookeeper.connect": kafka_zk, "group.id": "g", "auto.offset.reset": "earliest"})
     with pytest.raises(InvalidConfigError, match="offsets.storage"):
         create_connector({"zookeeper.connect": kafka_zk, "group.id": "g", "offsets.storage": "kafka"})
+
+
+def test_a_wildcard_consumer_that_matches_nothing_yet_picks_up_the_first_topic(zk, kafka_zk, bootstrap_servers,
+                                                                               topic_name):
+    with create_connector(config(kafka_zk, "w")) as consumer:
+        stream = consumer.create_message_streams_by_filter(Whitelist(f"{topic_name}-.*"), 1)[0]
+        assert consumer.topic_registry == {}
+        topic = mirrored_topic(zk, bootstrap_servers, f"{topic_name}-new", 1)
+        wait_for(lambda: owners(zk, topic) == [("0", "group1_w-0")])
+        produce(bootstrap_servers, topic, [b"first"])
+        assert [m.message for m in take(stream, 1)] == [b"first"]
