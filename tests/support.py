@@ -30,12 +30,13 @@ def zkconsumer_cli(*args: str, env: dict[str, str] | None = None, timeout: float
 
 
 def produce(bootstrap: str, topic: str, values: list[bytes], partition: int | None = None,
-            batch_each: bool = False) -> None:
+            batch_each: bool = False, compression: str = "none") -> None:
     """Send ``values`` and wait for them to be acknowledged. ``batch_each`` flushes after every message: Tansu
     reports the latest offset as the start of the last batch + 1, so only one-message batches make it exact."""
     from confluent_kafka import Producer
 
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0 if compression == "none" else 50,
+                         "compression.type": compression})
     failures: list[str] = []
 
     def report(err, _msg) -> None:

@@ -330,3 +330,37 @@ def test_a_wildcard_consumer_that_matches_nothing_yet_picks_up_the_first_topic(z
         wait_for(lambda: owners(zk, topic) == [("0", "group1_w-0")])
         produce(bootstrap_servers, topic, [b"first"])
         assert [m.message for m in take(stream, 1)] == [b"first"]
+
+
+def test_compression_set_consumption(zk, kafka_zk, bootstrap_servers, topic_name):
+    """testCompressionSetConsumption: 200 gzip-compressed messages per partition, one consumer owns both."""
+    topic = mirrored_topic(zk, bootstrap_servers, topic_name, 2)
+    sent = {p: [f"{p}-{i}".encode() for i in range(200)] for p in range(2)}
+    for p, batch in sent.items():
+        produce(bootstrap_servers, topic, batch, partition=p, compression="gzip")
+    with create_connector(config(kafka_zk, "consumer0")) as consumer:
+        stream = consumer.create_message_streams({topic: 1}, value_decoder=bytes.decode)[topic][0]
+        got = take(stream, 400)
+        assert sorted(m.message for m in got) == sorted(v.decode() for batch in sent.values() for v in batch)
+        for p in range(2):
+            assert [m.offset for m in got if m.partition == p] == list(range(200))
+        assert owners(zk, topic) == [("0", "group1_consumer0-0"), ("1", "group1_consumer0-0")]
+
+
+def test_broker_and_leader_changes_do_not_rebalance(zk, kafka_zk, bootstrap_servers, topic_name):
+    topic = mirrored_topic(zk, bootstrap_servers, topic_name, 1)
+    with create_connector(config(kafka_zk, "c")) as consumer, capture_logs() as events:
+        stream = consumer.create_message_streams({topic: 1})[topic][0]
+        other = open_client(kafka_zk)
+        try:
+            other.create("/brokers/ids/999", b'{"version":1,"host":"h","port":1,"jmx_port":-1,"timestamp":"1"}',
+                         ephemeral=True)
+            state = f"/brokers/topics/{topic}/partitions/0/state"
+            other.set(state, other.get(state)[0])  # a controller rewriting leader/ISR
+            other.set(f"/consumers/{GROUP}/ids/group1_c", zk.get(f"/consumers/{GROUP}/ids/group1_c")[0])
+        finally:
+            close_client(other)
+        produce(bootstrap_servers, topic, [b"still flowing"])
+        assert [m.message for m in take(stream, 1)] == [b"still flowing"]  # meanwhile any watch would have fired
+        started = [e for e in events if e["event"] == "rebalance.started"]
+        assert [e["cause"] for e in started] == ["initial"]
