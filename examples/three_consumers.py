@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import threading
+import time
 from collections import Counter
 
 from confluent_kafka import Producer
@@ -17,6 +18,7 @@ from zkconsumer import ConsumerTimeoutException, create_connector
 from zkconsumer.cli import options
 from zkconsumer.kafka_metadata import admin_client, fetch_metadata
 from zkconsumer.topics import create_topic
+from zkconsumer.zkclient import zookeeper as zookeeper_client
 
 PARTITIONS, MESSAGES = 6, 60
 
@@ -33,7 +35,14 @@ def main() -> None:
     if topic not in fetch_metadata(admin_client(bootstrap), bootstrap).topics:
         create_topic(bootstrap, topic, PARTITIONS)
 
+    with zookeeper_client(zookeeper) as zk:  # the bridge mirrors a new topic into ZooKeeper within a second
+        for _ in range(100):
+            if zk.exists(f"/brokers/topics/{topic}"):
+                break
+            time.sleep(0.1)
+
     received: dict[str, Counter] = {}
+    reports: dict[str, str] = {}
     ready = threading.Barrier(4)
 
     def member(name: str) -> None:
@@ -50,8 +59,8 @@ def main() -> None:
         except ConsumerTimeoutException:
             pass
         owned = sorted(connector.topic_registry.get(topic, {}))
-        print(f"{connector.consumer_id}: owns partitions {owned}, got {sum(counts.values())} messages "
-              f"({dict(sorted(counts.items()))})")
+        reports[name] = (f"{connector.consumer_id}: owns partitions {owned}, got {sum(counts.values())} messages "
+                         f"({dict(sorted(counts.items()))})")
         connector.shutdown()
 
     threads = [threading.Thread(target=member, args=(f"consumer{i}",)) for i in range(1, 4)]
@@ -64,6 +73,8 @@ def main() -> None:
     producer.flush(10)
     for thread in threads:
         thread.join()
+    for name in sorted(reports):
+        print(reports[name])
 
 
 if __name__ == "__main__":
