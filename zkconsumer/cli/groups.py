@@ -1,0 +1,101 @@
+"""``zkconsumer groups list|describe|verify``: the legacy group tools, reading the group from ZooKeeper.
+
+* ``list``: the groups, children of ``/consumers``, one per line, sorted.
+* ``describe``: ConsumerOffsetChecker (:mod:`zkconsumer.offset_checker`): per partition the committed offset,
+  the log size from the brokers, the lag and the owner, in the tool's format or with ``--json`` as data.
+* ``verify``: VerifyConsumerRebalance (:mod:`zkconsumer.verify_rebalance`): every partition owned by a current
+  thread of the group; each problem on a line, then the verdict; exits 1 when it failed.
+
+Problems with single znodes are warnings on stderr (``warning: znode PATH ...``); the command still answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from zkconsumer.cli import options
+from zkconsumer.cli.zookeeper_session import zookeeper_session
+from zkconsumer.group_registry import list_groups
+from zkconsumer.log_end_offsets import DEFAULT_TIMEOUT, fetch_log_end_offsets
+from zkconsumer.offset_checker import format_table, json_rows, read_group_offsets, registered_bootstrap, with_log_sizes
+from zkconsumer.verify_rebalance import verify_rebalance
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("groups", help="list, describe (offsets, lag, owners) and verify consumer groups")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    listing = actions.add_parser("list", help="the consumer groups in ZooKeeper, one per line")
+    describe = actions.add_parser(
+        "describe", help="each partition's offset, log size, lag and owner (ConsumerOffsetChecker)",
+        description="ConsumerOffsetChecker: for every partition of the topics the group subscribes to, has offsets "
+        "for or owns: the committed offset, the broker's latest offset (logSize), the lag and the owning thread.",
+    )
+    describe.add_argument("--group", required=True)
+    describe.add_argument(
+        "--bootstrap-server", metavar="HOST:PORT",
+        help="a broker to ask for log sizes (default: the brokers registered in ZooKeeper)",
+    )
+    describe.add_argument(
+        "--socket-timeout-ms", type=int, default=int(DEFAULT_TIMEOUT * 1000), metavar="MS",
+        help="how long to wait for a broker's answer (default: %(default)s)",
+    )
+    describe.add_argument("--json", action="store_true", help="a JSON list of objects instead of the table")
+    verify = actions.add_parser(
+        "verify", help="is every partition owned by a current thread of the group (VerifyConsumerRebalance)",
+    )
+    verify.add_argument("--group", required=True)
+    for sub in (listing, describe, verify):
+        options.add_zookeeper(sub)
+        options.add_run_dir(sub)
+    listing.set_defaults(handler=run_list)
+    describe.set_defaults(handler=run_describe)
+    verify.set_defaults(handler=run_verify)
+
+
+def warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    with zookeeper_session(args) as zk:
+        groups = list_groups(zk)
+    for group in groups:
+        print(group)
+    return 0
+
+
+def run_describe(args: argparse.Namespace) -> int:
+    with zookeeper_session(args) as zk:
+        offsets = read_group_offsets(zk, args.group)
+        bootstrap = args.bootstrap_server or (registered_bootstrap(zk) if offsets.rows else None)
+    for problem in offsets.warnings:
+        warn(f"znode {problem.path} {problem.problem}")
+    if offsets.rows:
+        if bootstrap is None:
+            warn("no broker is registered in ZooKeeper and no --bootstrap-server was given; logSize unknown")
+        else:
+            partitions = [r.topic_partition for r in offsets.rows]
+            log_ends = fetch_log_end_offsets(bootstrap, partitions, timeout=max(args.socket_timeout_ms, 1) / 1000)
+            if log_ends.unavailable:
+                warn(f"logSize unknown: {log_ends.unavailable}")
+            else:
+                for tp, reason in sorted(log_ends.unknown.items()):
+                    warn(f"logSize of [{tp.topic},{tp.partition}] unknown: {reason}")
+            offsets = with_log_sizes(offsets, log_ends.offsets)
+    if args.json:
+        print(json.dumps(json_rows(offsets.rows), indent=2))
+    else:
+        for line in format_table(offsets.rows):
+            print(line)
+    return 0
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    with zookeeper_session(args) as zk:
+        check = verify_rebalance(zk, args.group)
+    for problem in check.problems:
+        print(problem)
+    print(check.verdict)
+    return 0 if check.ok else 1

@@ -1,0 +1,185 @@
+"""``zkconsumer offsets export|import``: ExportZkOffsets and ImportZkOffsets, in their file format.
+
+* ``export``: ``/consumers/<g>/offsets/<t>/<p>:<offset>`` per partition (:mod:`zkconsumer.export_zk_offsets`),
+  for the given groups or all of them, to stdout or, written whole or not at all, to ``--output``. Offsets that
+  cannot be read are warnings on stderr and left out. A running count goes to stderr: rewritten in place on a
+  terminal, a line every 10,000 offsets otherwise.
+* ``import``: checks every line of the file first (:mod:`zkconsumer.zk_offsets_file`) and writes nothing if one
+  is bad; then writes each group in one transaction (:mod:`zkconsumer.import_zk_offsets`), warning about groups
+  that have live members. ``--dry-run`` shows each write and the value it would replace, and writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import tempfile
+import time
+from typing import TextIO
+
+from zkconsumer.cli import options
+from zkconsumer.cli.zookeeper_session import zookeeper_session
+from zkconsumer.errors import UsageError
+from zkconsumer.export_zk_offsets import export_group
+from zkconsumer.group_registry import list_groups, live_members, require_group
+from zkconsumer.import_zk_offsets import apply_import, by_group, plan_import
+from zkconsumer.zk_offsets_file import format_lines, parse_offsets_file
+
+PROGRESS_EVERY = 10_000  # offsets between two progress lines when stderr is not a terminal
+_TTY_INTERVAL_S = 0.2
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "offsets", help="export or import groups' ZooKeeper offsets (ExportZkOffsets, ImportZkOffsets)"
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    export = actions.add_parser(
+        "export", help="write /consumers/<g>/offsets/<t>/<p>:<offset> lines",
+        description="ExportZkOffsets: one line /consumers/<group>/offsets/<topic>/<partition>:<offset> per committed "
+        "offset of the groups (default: every group).",
+    )
+    export.add_argument("--group", action="append", metavar="GROUP", help="a group to export (repeatable)")
+    export.add_argument("--output", metavar="FILE", help="the file to write (default: stdout)")
+    imp = actions.add_parser(
+        "import", help="write the offsets of an exported file to ZooKeeper",
+        description="ImportZkOffsets: read PATH:OFFSET lines up to the end or the first empty line, check them all, "
+        "then write them (one transaction per group). Stop the group's consumers first: their next commit would "
+        "overwrite what is imported.",
+    )
+    imp.add_argument("--input", required=True, metavar="FILE", help="the offsets file ('-' for stdin)")
+    imp.add_argument("--dry-run", action="store_true", help="show what would be written; write nothing")
+    for sub in (export, imp):
+        options.add_zookeeper(sub)
+        options.add_run_dir(sub)
+    export.set_defaults(handler=run_export)
+    imp.set_defaults(handler=run_import)
+
+
+def warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
+class Progress:
+    """A count of exported offsets on stderr: in place on a terminal, else a line every ``every`` offsets."""
+
+    def __init__(self, stream: TextIO, every: int = PROGRESS_EVERY) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.every = every
+        self.base = 0
+        self._next_line = every
+        self._last_draw = 0.0
+        self._drawn = False
+
+    def update(self, count_in_group: int) -> None:
+        total = self.base + count_in_group
+        if self.tty:
+            now = time.monotonic()
+            if now - self._last_draw >= _TTY_INTERVAL_S:
+                self.stream.write(f"\rexported {total} offsets")
+                self.stream.flush()
+                self._last_draw, self._drawn = now, True
+        elif total >= self._next_line:
+            self.stream.write(f"exported {total} offsets so far\n")
+            self.stream.flush()
+            self._next_line = (total // self.every + 1) * self.every
+
+    def group_done(self, count: int) -> None:
+        self.base += count
+
+    def finish(self) -> None:
+        if self._drawn:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+def run_export(args: argparse.Namespace) -> int:
+    given = list(dict.fromkeys(args.group or []))
+    with zookeeper_session(args) as zk:
+        for group in given:
+            require_group(zk, group)
+        groups = given or list_groups(zk)
+        with _output(args.output) as out:
+            progress = Progress(sys.stderr)
+            total = 0
+            try:
+                for group in groups:
+                    exported = export_group(zk, group, progress=progress.update)
+                    progress.group_done(len(exported.entries))
+                    for problem in exported.skipped:
+                        warn(f"znode {problem.path} {problem.problem}; skipped")
+                    if given and not exported.has_offsets:
+                        warn(f"group {group} has no offsets (no znode /consumers/{group}/offsets)")
+                    out.write(format_lines(exported.entries))
+                    total += len(exported.entries)
+            finally:
+                progress.finish()
+    if args.output:
+        print(f"exported {total} offsets of {len(groups)} group{'s' if len(groups) != 1 else ''} to {args.output}")
+    return 0
+
+
+@contextlib.contextmanager
+def _output(path: str | None):
+    """stdout, or a file written whole: into a temporary file beside it, renamed over it only on success."""
+    if path is None:
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=".zkoffsets-", dir=directory)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            yield f
+        os.replace(temporary, path)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+
+
+def _read_input(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"cannot read {path}: not UTF-8 text") from None
+
+
+def run_import(args: argparse.Namespace) -> int:
+    entries = parse_offsets_file(_read_input(args.input))
+    if not entries:
+        warn(f"{args.input} holds no offsets; nothing to write")
+        return 0
+    groups = by_group(entries)
+    plural = "s" if len(groups) != 1 else ""
+    with zookeeper_session(args) as zk:
+        for group in groups:
+            members = live_members(zk, group)
+            if members:
+                shown = ", ".join(members[:3]) + (", ..." if len(members) > 3 else "")
+                warn(f"group {group} has {len(members)} live member{'s' if len(members) != 1 else ''} ({shown}); "
+                     f"their next commit may overwrite the imported offsets")
+        if args.dry_run:
+            for write in plan_import(zk, entries):
+                if write.creates:
+                    print(f"would create {write.entry.line()}")
+                else:
+                    print(f"would set {write.entry.line()} (now {write.current})")
+            print(f"dry run: {len(entries)} offsets of {len(groups)} group{plural}; nothing written")
+            return 0
+        result = apply_import(zk, entries)
+    print(f"imported {len(entries)} offsets of {len(groups)} group{plural} "
+          f"({result.created} created, {result.updated} updated)")
+    return 0

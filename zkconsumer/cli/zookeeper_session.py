@@ -1,0 +1,42 @@
+"""A ZooKeeper session for one operator command, whose failures are one line each.
+
+:func:`zkconsumer.zkclient.zookeeper` already makes an unreachable ensemble a clear error; this also turns what
+kazoo raises later (the connection lost mid-command, a refused ACL, an operation timing out) into a
+:class:`~zkconsumer.errors.ZkConsumerError` naming the ensemble, so that no tool ends in a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from collections.abc import Iterator
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import (
+    ConnectionLoss,
+    KazooException,
+    NoAuthError,
+    OperationTimeoutError,
+    SessionExpiredError,
+)
+from kazoo.handlers.threading import KazooTimeoutError
+
+from zkconsumer import zkclient
+from zkconsumer.cli import options
+from zkconsumer.errors import ServerUnavailableError, ZkConsumerError
+
+
+@contextlib.contextmanager
+def zookeeper_session(args: argparse.Namespace) -> Iterator[KazooClient]:
+    connect = options.zookeeper(args)
+    try:
+        with zkclient.zookeeper(connect, quiet=True) as zk:
+            yield zk
+    except (ConnectionLoss, SessionExpiredError, OperationTimeoutError, KazooTimeoutError) as exc:
+        raise ServerUnavailableError(
+            f"lost the connection to ZooKeeper at {connect} ({type(exc).__name__}); nothing after that was done"
+        ) from None
+    except NoAuthError:
+        raise ZkConsumerError(f"ZooKeeper at {connect} refused access to a znode (NoAuth)") from None
+    except KazooException as exc:
+        raise ZkConsumerError(f"ZooKeeper at {connect} failed: {type(exc).__name__} {exc}".rstrip()) from None
