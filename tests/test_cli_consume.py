@@ -1,0 +1,67 @@
+"""``zkconsumer consume``, the console consumer, run as a user runs it, against the real servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+from support import produce, wait_for, zkconsumer_cli
+
+from zkconsumer.topics import create_topic
+
+
+def mirrored(zk, bootstrap: str, topic: str, partitions: int = 1) -> str:
+    create_topic(bootstrap, topic, partitions)
+    wait_for(lambda: zk.exists(f"/brokers/topics/{topic}/partitions/{partitions - 1}/state"))
+    return topic
+
+
+def test_consumes_exactly_what_it_prints_and_resumes_there(zk, kafka_zk, bootstrap_servers, topic_name):
+    topic = mirrored(zk, bootstrap_servers, topic_name)
+    produce(bootstrap_servers, topic, [f"m{i}".encode() for i in range(5)])
+    first = zkconsumer_cli("consume", "--zookeeper", kafka_zk, "--group", "console", "--topic", topic,
+                           "--from-beginning", "--max-messages", "3", "--format", "json")
+    assert first.returncode == 0, first.stderr
+    rows = [json.loads(line) for line in first.stdout.splitlines()]
+    assert [(r["partition"], r["offset"], r["value"]) for r in rows] == [(0, 0, "m0"), (0, 1, "m1"), (0, 2, "m2")]
+    assert "Processed a total of 3 messages" in first.stderr
+    assert zk.get(f"/consumers/console/offsets/{topic}/0")[0] == b"3"
+    second = zkconsumer_cli("consume", "--zookeeper", kafka_zk, "--group", "console", "--topic", topic,
+                            "--timeout-ms", "1500")
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.splitlines() == ["m3", "m4"]
+    assert zk.get(f"/consumers/console/offsets/{topic}/0")[0] == b"5"
+    assert zk.get_children("/consumers/console/ids") == []
+
+
+def test_ctrl_c_leaves_the_group_with_offsets_committed(zk, kafka_zk, bootstrap_servers, topic_name):
+    topic = mirrored(zk, bootstrap_servers, topic_name, 2)
+    produce(bootstrap_servers, topic, [b"a", b"b"], partition=0)
+    produce(bootstrap_servers, topic, [b"c"], partition=1)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "zkconsumer", "consume", "--zookeeper", kafka_zk, "--group", "ctrlc", "--whitelist",
+         f"{topic}.*", "--streams", "2", "--from-beginning"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy(),
+    )
+    lines = [process.stdout.readline().strip() for _ in range(3)]
+    assert sorted(lines) == ["a", "b", "c"]
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert "Processed a total of 3 messages" in err
+    assert zk.get(f"/consumers/ctrlc/offsets/{topic}/0")[0] == b"2"
+    assert zk.get(f"/consumers/ctrlc/offsets/{topic}/1")[0] == b"1"
+    assert zk.get_children("/consumers/ctrlc/ids") == []
+
+
+def test_bad_arguments_are_one_line_errors(kafka_zk):
+    bad = zkconsumer_cli("consume", "--zookeeper", kafka_zk, "--topic", "t", "--property", "nonsense")
+    assert bad.returncode == 2 and bad.stderr.strip().endswith("expected KEY=VALUE")
+    assert "Traceback" not in bad.stderr
+    down = zkconsumer_cli("consume", "--zookeeper", "127.0.0.1:1", "--topic", "t",
+                          "--property", "zookeeper.connection.timeout.ms=1000")
+    assert down.returncode == 1 and "ZooKeeper at 127.0.0.1:1 did not answer" in down.stderr
+    assert "Traceback" not in down.stderr

@@ -1,0 +1,129 @@
+"""``zkconsumer consume``: the console consumer of the ZooKeeper era (``kafka-console-consumer.sh --zookeeper``).
+
+It is a real group member: it registers, rebalances with the group's other members and commits to ZooKeeper, so
+operators can watch it with the group tools. As in Kafka, without ``--group`` it joins a fresh
+``console-consumer-<n>`` group; ``--from-beginning`` means ``auto.offset.reset=smallest``, which only matters
+for partitions the group has not committed yet (a named group resumes from its offsets, and we say so).
+Ctrl-C (or ``--max-messages``, or ``--timeout-ms`` without a message) leaves the group cleanly with the
+consumed offsets committed, and prints how many messages were processed, as Kafka's tool did.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+from zkconsumer.cli import options
+from zkconsumer.config import ConsumerConfig
+from zkconsumer.consumer_iterator import MessageAndMetadata
+from zkconsumer.errors import ConsumerTimeoutException, UsageError
+from zkconsumer.kafka_stream import KafkaStream
+from zkconsumer.topic_count import Blacklist, Whitelist
+from zkconsumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
+
+_POLL_MS = 100  # how long one stream is waited for before the next one gets its turn
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "consume", help="the console consumer: join a group and print its messages",
+        description="Consume as a member of a ZooKeeper-coordinated group and print each message.",
+    )
+    options.add_zookeeper(parser)
+    options.add_run_dir(parser)
+    parser.add_argument("--group", help="group id (default: a new console-consumer-<n> group)")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--topic", metavar="TOPIC[:STREAMS]", help="a topic, and how many streams to read it with")
+    which.add_argument("--whitelist", metavar="REGEX", help="every topic matching REGEX")
+    which.add_argument("--blacklist", metavar="REGEX", help="every topic not matching REGEX")
+    parser.add_argument("--streams", type=int, default=1, help="streams for --whitelist/--blacklist (default 1)")
+    parser.add_argument("--from-beginning", action="store_true",
+                        help="start partitions the group never committed at the earliest offset")
+    parser.add_argument("--max-messages", type=int, metavar="N", help="exit after N messages")
+    parser.add_argument("--timeout-ms", type=int, metavar="N", help="exit after N ms without a message")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text: the value per line; json: topic, partition, offset, key, value per line")
+    parser.add_argument("--property", action="append", default=[], metavar="KEY=VALUE",
+                        help="a consumer config property (repeatable), as in consumer.properties")
+    parser.set_defaults(handler=run)
+
+
+def _properties(args: argparse.Namespace) -> dict[str, Any]:
+    props: dict[str, Any] = {}
+    for item in args.property:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--property {item!r}: expected KEY=VALUE")
+        props[key.strip()] = value.strip()
+    props["zookeeper.connect"] = options.zookeeper(args)
+    props["group.id"] = args.group or f"console-consumer-{random.randint(0, 99999)}"
+    if args.from_beginning:
+        props["auto.offset.reset"] = "smallest"
+    props["consumer.timeout.ms"] = _POLL_MS
+    return props
+
+
+def _streams(connector: ZookeeperConsumerConnector, args: argparse.Namespace) -> list[KafkaStream]:
+    if args.topic:
+        topic, _, count = args.topic.partition(":")
+        if count and not count.isdigit():
+            raise UsageError(f"--topic {args.topic!r}: the stream count after ':' must be a number")
+        return connector.create_message_streams({topic: int(count or 1)})[topic]
+    topic_filter = Whitelist(args.whitelist) if args.whitelist else Blacklist(args.blacklist)
+    return connector.create_message_streams_by_filter(topic_filter, args.streams)
+
+
+def _text(value: bytes | None) -> str | None:
+    return None if value is None else value.decode("utf-8", errors="replace")
+
+
+def render(message: MessageAndMetadata, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps({"topic": message.topic, "partition": message.partition, "offset": message.offset,
+                           "key": _text(message.raw_key), "value": _text(message.raw_message)})
+    return _text(message.raw_message) or ""
+
+
+def run(args: argparse.Namespace) -> int:
+    for name in ("max_messages", "timeout_ms"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
+    config = ConsumerConfig(_properties(args))
+    connector = ZookeeperConsumerConnector(config)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    processed = 0
+    try:
+        streams = _streams(connector, args)
+        # One thread takes from every stream in turn: a stream advances its consumed offset when it hands a
+        # message out, so printing right there keeps the committed offset exactly at what was printed.
+        idle_since = time.monotonic()
+        while not stop.is_set() and (args.max_messages is None or processed < args.max_messages):
+            got = False
+            for stream in streams:
+                try:
+                    message = next(iter(stream))
+                except (ConsumerTimeoutException, StopIteration):
+                    continue
+                print(render(message, args.format), flush=True)
+                processed += 1
+                got = True
+                if args.max_messages is not None and processed >= args.max_messages:
+                    break
+            if got:
+                idle_since = time.monotonic()
+            elif args.timeout_ms is not None and (time.monotonic() - idle_since) * 1000 >= args.timeout_ms:
+                break
+    except KeyboardInterrupt:
+        pass
+    finally:
+        connector.shutdown()
+        print(f"Processed a total of {processed} messages", file=sys.stderr)
+    return 0
