@@ -11,6 +11,7 @@ from support import produce, take, wait_for, zkconsumer_cli
 
 from zkconsumer import ConsumerConfig, create_connector
 from zkconsumer.cli.offsets import Progress
+from zkconsumer.import_zk_offsets import apply_import, plan_import
 from zkconsumer.topics import create_topic
 from zkconsumer.zk_offsets_file import OffsetEntry, OffsetsFileError, format_lines, parse_line, parse_offsets_file
 
@@ -162,3 +163,13 @@ def test_progress_counts_every_n_offsets_or_in_place_on_a_terminal():
     progress.update(500)
     progress.finish()
     assert terminal.getvalue() == "\rexported 500 offsets\r\033[K"
+
+
+def test_import_writes_large_groups_in_several_transactions(zk):
+    zk.create("/consumers/g/offsets/t/1", b"garbage", makepath=True)
+    entries = [OffsetEntry("g", "t", p, 10 + p) for p in range(5)] + [OffsetEntry("h", "u", 0, 7)]
+    assert [w.current for w in plan_import(zk, entries)] == [None, "garbage", None, None, None, None]
+    result = apply_import(zk, entries, max_ops=2)
+    assert (result.created, result.updated, result.groups) == (5, 1, ("g", "h"))
+    assert offsets(zk, "g", "t") == {str(p): str(10 + p).encode() for p in range(5)}
+    assert offsets(zk, "h", "u") == {"0": b"7"}

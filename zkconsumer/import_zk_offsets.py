@@ -75,8 +75,6 @@ def apply_import(zk: KazooClient, entries: Sequence[OffsetEntry], max_ops: int =
     created = updated = 0
     groups = by_group(entries)
     for group_entries in groups.values():
-        for topic in sorted({e.topic for e in group_entries}):
-            zk.ensure_path(zkpaths.GroupTopicDirs(group_entries[0].group, topic).offset_dir)
         step = max(1, max_ops)
         for start in range(0, len(group_entries), step):
             c, u = _write_chunk(zk, group_entries[start:start + step])
@@ -88,6 +86,8 @@ def apply_import(zk: KazooClient, entries: Sequence[OffsetEntry], max_ops: int =
 def _write_chunk(zk: KazooClient, entries: list[OffsetEntry]) -> tuple[int, int]:
     last_error: Exception | None = None
     for _ in range(_ATTEMPTS):
+        for offset_dir in sorted({zkpaths.GroupTopicDirs(e.group, e.topic).offset_dir for e in entries}):
+            zk.ensure_path(offset_dir)  # the parents a transaction cannot create (again, if removed meanwhile)
         exists = [(e, zk.exists_async(e.path)) for e in entries]
         txn = zk.transaction()
         created = 0
