@@ -43,7 +43,7 @@ def main() -> None:
 
     received: dict[str, Counter] = {}
     reports: dict[str, str] = {}
-    ready = threading.Barrier(4)
+    ready, drained = threading.Barrier(4), threading.Barrier(3)
 
     def member(name: str) -> None:
         connector = create_connector({
@@ -58,7 +58,9 @@ def main() -> None:
                 counts[message.partition] += 1
         except ConsumerTimeoutException:
             pass
+        drained.wait()  # all three are done: nobody has left the group yet, so ownership is the shared one
         owned = sorted(connector.topic_registry.get(topic, {}))
+        drained.wait()
         reports[name] = (f"{connector.consumer_id}: owns partitions {owned}, got {sum(counts.values())} messages "
                          f"({dict(sorted(counts.items()))})")
         connector.shutdown()

@@ -97,8 +97,11 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     config = ConsumerConfig(_properties(args))
     connector = ZookeeperConsumerConnector(config)
+    # Ctrl-C and SIGTERM end the loop between two messages, never halfway through printing one (a message the
+    # stream handed out is committed, so it must also have been printed and counted).
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
     processed = 0
     try:
         streams = _streams(connector, args)
@@ -115,14 +118,12 @@ def run(args: argparse.Namespace) -> int:
                 print(render(message, args.format), flush=True)
                 processed += 1
                 got = True
-                if args.max_messages is not None and processed >= args.max_messages:
+                if stop.is_set() or (args.max_messages is not None and processed >= args.max_messages):
                     break
             if got:
                 idle_since = time.monotonic()
             elif args.timeout_ms is not None and (time.monotonic() - idle_since) * 1000 >= args.timeout_ms:
                 break
-    except KeyboardInterrupt:
-        pass
     finally:
         connector.shutdown()
         print(f"Processed a total of {processed} messages", file=sys.stderr)
