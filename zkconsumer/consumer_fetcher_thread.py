@@ -67,6 +67,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from zkconsumer.assignors.model import TopicPartition
 from zkconsumer.config import ConsumerConfig
+from zkconsumer.kafka_metadata import BrokerMeta
 from zkconsumer.kafka_metadata import _quiet as _librdkafka_logger
 from zkconsumer.log import get_logger
 from zkconsumer.partition_topic_info import PartitionTopicInfo, RawMessage
@@ -87,18 +88,8 @@ _OUT_OF_RANGE = frozenset({KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFS
 _log = get_logger("zkconsumer.fetcher")
 
 
-@dataclass(frozen=True)
-class BrokerEndPoint:
-    """A broker as the Metadata API names it (Kafka's BrokerEndPoint)."""
-
-    id: int
-    host: str
-    port: int
-
-    @property
-    def address(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{host}:{self.port}"
+#: Kafka's BrokerEndPoint: the broker as the Metadata API names it.
+BrokerEndPoint = BrokerMeta
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,16 @@ _quiet.propagate = False
 
 @dataclass(frozen=True)
 class BrokerMeta:
+    """A broker as the Metadata API names it (the legacy consumer's ``BrokerEndPoint``)."""
+
     id: int
     host: str
     port: int
+
+    @property
+    def address(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
 
 
 @dataclass(frozen=True)

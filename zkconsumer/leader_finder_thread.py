@@ -114,7 +114,7 @@ class LeaderFinderThread(threading.Thread):
             partition = topic.partitions.get(tp.partition) if topic is not None else None
             leader = snapshot.brokers.get(partition.leader) if partition is not None else None
             if leader is not None:
-                leaders[tp] = BrokerEndPoint(leader.id, leader.host, leader.port)
+                leaders[tp] = leader
         if len(leaders) < len(wanted):
             self._emit("debug", "leader_finder.no_leader", partitions=partition_names(set(wanted) - set(leaders)))
         targets = self._manager.take_partitions_with_leader(leaders)
