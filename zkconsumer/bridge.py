@@ -65,7 +65,7 @@ from zkconsumer.bridge_plan import (
 from zkconsumer.errors import ServerUnavailableError, ZkConsumerError, ZnodeFormatError
 from zkconsumer.kafka_metadata import ClusterSnapshot, admin_client, fetch_metadata
 from zkconsumer.log import get_logger
-from zkconsumer.zkclient import close_client, open_client
+from zkconsumer.zkclient import close_client, open_client, value_or_none
 
 DEFAULT_INTERVAL_MS = 1000
 DEFAULT_BROKER_TIMEOUT_MS = 6000  # zookeeper.session.timeout.ms of a 0.10 broker
@@ -98,7 +98,7 @@ def read_view(zk: KazooClient, topics: Iterable[str]) -> ZkView:
 
     brokers: dict[int, BrokerZnode] = {}
     for broker_id, result in broker_reads.items():
-        got = _maybe(result)
+        got = value_or_none(result)
         if got is None:
             continue  # vanished between listing and reading
         data, stat = got
@@ -110,14 +110,14 @@ def read_view(zk: KazooClient, topics: Iterable[str]) -> ZkView:
 
     state_reads: dict[str, dict[int, object]] = {}
     for topic in wanted:
-        children = _maybe(partition_lists[topic]) or []
+        children = value_or_none(partition_lists[topic]) or []
         state_reads[topic] = {
             int(c): zk.get_async(zkpaths.partition_state_path(topic, int(c))) for c in children if c.isdigit()
         }
 
     topic_nodes: dict[str, TopicZnode] = {}
     for topic in wanted:
-        got = _maybe(topic_reads[topic])
+        got = value_or_none(topic_reads[topic])
         if got is None:
             continue
         data, stat = got
@@ -127,7 +127,7 @@ def read_view(zk: KazooClient, topics: Iterable[str]) -> ZkView:
             assignment = None
         states: dict[int, StateZnode] = {}
         for p, result in state_reads[topic].items():
-            state_got = _maybe(result)
+            state_got = value_or_none(result)
             if state_got is None:
                 continue
             try:
@@ -138,7 +138,7 @@ def read_view(zk: KazooClient, topics: Iterable[str]) -> ZkView:
         topic_nodes[topic] = TopicZnode(assignment, stat.version, states)
 
     controller_owner = controller_id = None
-    got = _maybe(controller_read)
+    got = value_or_none(controller_read)
     if got is not None:
         controller_owner = got[1].ephemeralOwner
         try:
@@ -147,14 +147,6 @@ def read_view(zk: KazooClient, topics: Iterable[str]) -> ZkView:
             controller_id = None
     has_epoch = epoch_read.get() is not None
     return ZkView(zk.client_id[0], brokers, topic_nodes, controller_owner, controller_id, has_epoch)
-
-
-def _maybe(async_result):
-    """The value of a kazoo async read, or None when the node does not exist."""
-    try:
-        return async_result.get()
-    except NoNodeError:
-        return None
 
 
 def _commit(txn, what: str) -> None:

@@ -19,6 +19,7 @@ from zkconsumer import zkpaths
 from zkconsumer.cluster import parse_topic
 from zkconsumer.errors import ZnodeFormatError
 from zkconsumer.topic_count import TopicCount, parse_registration
+from zkconsumer.zkclient import value_or_none
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,14 +43,6 @@ class GroupSnapshot:
         return {cid: tc.streams_per_topic(list(self.topics), exclude_internal) for cid, tc in self.members.items()}
 
 
-def _result(async_result):
-    """The value of an async call, or ``None`` for a znode that vanished (or never was) meanwhile."""
-    try:
-        return async_result.get()
-    except NoNodeError:
-        return None
-
-
 def read_group_snapshot(zk: KazooClient, group: str, exclude_internal: bool = True,
                         extra_topics: Iterable[str] = ()) -> GroupSnapshot:
     dirs = zkpaths.GroupDirs(group)
@@ -62,14 +55,14 @@ def read_group_snapshot(zk: KazooClient, group: str, exclude_internal: bool = Tr
     topics_call = zk.get_children_async(zkpaths.BROKER_TOPICS_PATH)
     members: dict[str, TopicCount] = {}
     for cid, call in pending.items():
-        got = _result(call)
+        got = value_or_none(call)
         if got is None:
             continue  # left the group while we read it
         try:
             members[cid] = parse_registration(cid, got[0], dirs.consumer_path(cid))
         except ZnodeFormatError as exc:
             malformed.append(MalformedZnode(exc.path, exc.problem))
-    all_topics = tuple(sorted(_result(topics_call) or []))
+    all_topics = tuple(sorted(value_or_none(topics_call) or []))
     wanted = set(extra_topics)
     for tc in members.values():
         wanted.update(tc.streams_per_topic(list(all_topics), exclude_internal))
@@ -84,7 +77,7 @@ def read_partitions(zk: KazooClient, topics: list[str]) -> tuple[dict[str, tuple
     partitions: dict[str, tuple[int, ...]] = {}
     malformed: list[MalformedZnode] = []
     for topic, call in calls.items():
-        got = _result(call)
+        got = value_or_none(call)
         if got is None:
             partitions[topic] = ()
             continue

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kazoo.client import KazooState
+from kazoo.exceptions import NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from zkconsumer import zkpaths
@@ -208,9 +209,8 @@ class ZookeeperConsumerConnector:
         try:
             if self._auto_commit is not None:
                 self._auto_commit.join(5)
-            self._fetcher.stop_connections()
+            self._stop_fetching()
             for queue in self._all_queues():
-                queue.clear()
                 queue.put_sentinel()
             if self.config.auto_commit_enable:
                 if self.zk.connected:
@@ -369,11 +369,7 @@ class ZookeeperConsumerConnector:
         with self._rebalance_lock:
             if self._shutdown.is_set():
                 return
-            self._fetcher.stop_connections()
-            for queue in self._all_queues():
-                queue.clear()
-            for stream in self._streams:
-                stream.clear()
+            self._stop_fetching()
             with self._commit_lock:
                 owned = self._owned()
                 self._topic_registry, self._owner_threads = {}, {}
@@ -432,7 +428,10 @@ class ZookeeperConsumerConnector:
         # 1. Is there a cluster at all? Without brokers nothing can be fetched: succeed owning nothing new, and
         #    watch /brokers/ids so that the first broker's arrival rebalances.
         with self._step(1, "read_cluster") as fields:
-            brokers = self.zk.get_children(zkpaths.BROKER_IDS_PATH) if self.zk.exists(zkpaths.BROKER_IDS_PATH) else []
+            try:
+                brokers = self.zk.get_children(zkpaths.BROKER_IDS_PATH)
+            except NoNodeError:
+                brokers = []
             fields["brokers"] = sorted(brokers)
         if not brokers:
             self._step_log.warning("rebalance.no_brokers")
@@ -445,10 +444,7 @@ class ZookeeperConsumerConnector:
         # 2. Stop fetching and empty the buffers, so nothing fetched under the old ownership is handed out later;
         #    then commit what the application consumed, while we still own it.
         with self._step(2, "stop_fetchers") as fields:
-            self._fetcher.stop_connections()
-            fields["chunks_dropped"] = sum(queue.clear() for queue in self._all_queues())
-            for stream in self._streams:
-                stream.clear()
+            fields["chunks_dropped"] = self._stop_fetching()
         with self._step(2, "commit_offsets") as fields:
             fields["auto_commit"] = self.config.auto_commit_enable
             if self.config.auto_commit_enable:
@@ -532,16 +528,21 @@ class ZookeeperConsumerConnector:
 
     def _close_fetchers_for_queues(self) -> None:
         """After a failed attempt: nothing may be fetched for partitions we might not own."""
-        self._fetcher.stop_connections()
-        for queue in self._all_queues():
-            queue.clear()
-        for stream in self._streams:
-            stream.clear()
+        self._stop_fetching()
         if self.config.auto_commit_enable:
             try:
                 self._commit("rebalance")
             except Exception as exc:
                 self._log.warning("offsets.commit_failed", reason="rebalance", error=f"{type(exc).__name__}: {exc}")
+
+    def _stop_fetching(self) -> int:
+        """Stop the fetchers and drop everything fetched but not handed out (queues and every stream's current
+        chunk): the next owner fetches it again from the consumed offset. Returns the chunks dropped."""
+        self._fetcher.stop_connections()
+        dropped = sum(queue.clear() for queue in self._all_queues())
+        for stream in self._streams:
+            stream.clear()
+        return dropped
 
     @contextlib.contextmanager
     def _step(self, step: int, name: str) -> Iterator[dict[str, Any]]:
