@@ -19,7 +19,6 @@ from zkconsumer.topics import create_topic
 GROUP = "processes"
 PARTITIONS = 6
 SESSION_MS = 3000
-MEMBER = Path(__file__).with_name("group_member.py")
 
 
 def kafka_tools_view(zk: KazooClient, group: str, topic: str) -> tuple[dict[int, str], dict[int, int]]:
@@ -63,8 +62,10 @@ def test_three_processes_survive_a_sigkill_with_at_least_once_delivery(tmp_path,
     wait_for(lambda: zk.exists(f"/brokers/topics/{topic_name}/partitions/{PARTITIONS - 1}/state"))
     outputs = [tmp_path / f"m{i}.txt" for i in range(3)]
     members = [
-        subprocess.Popen([sys.executable, str(MEMBER), kafka_zk, GROUP, topic_name, f"m{i}", str(outputs[i]),
-                          str(SESSION_MS)], stderr=subprocess.DEVNULL)
+        subprocess.Popen([sys.executable, "-m", "zkconsumer.group_member", "--zookeeper", kafka_zk, "--group", GROUP,
+                          "--topic", topic_name, "--consumer-id", f"m{i}", "--output", str(outputs[i]),
+                          "--session-timeout-ms", str(SESSION_MS), "--events", "none"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for i in range(3)
     ]
     try:

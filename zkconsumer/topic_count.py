@@ -25,6 +25,14 @@ INTERNAL_TOPICS = frozenset({"__consumer_offsets"})
 STATIC, WHITELIST, BLACKLIST = "static", "white_list", "black_list"
 
 
+def parse_topic_streams(spec: str) -> tuple[str, int]:
+    """``TOPIC[:STREAMS]``, the command-line form of a static subscription (one stream when not given)."""
+    topic, sep, count = spec.partition(":")
+    if not topic or (sep and not count.isdigit()) or (count.isdigit() and int(count) < 1):
+        raise UsageError(f"{spec!r}: expected TOPIC or TOPIC:STREAMS with STREAMS a positive number")
+    return topic, int(count or 1)
+
+
 # --- consumer and thread ids ------------------------------------------------------------------------
 
 

@@ -53,6 +53,7 @@ from zkconsumer.ownership import claim_partitions, release_partitions
 from zkconsumer.partition_topic_info import ChunkQueue, PartitionTopicInfo
 from zkconsumer.rebalance_listener import ConsumerRebalanceListener
 from zkconsumer.rebalance_plan import NotRegisteredError, plan_rebalance
+from zkconsumer.rebalance_steps import BY_NAME
 from zkconsumer.topic_count import ConsumerThreadId, TopicCount, TopicFilter, consumer_id_string, thread_id
 from zkconsumer.zk_rebalancer_listener import ZKRebalancerListener
 from zkconsumer.zkclient import close_client, open_client
@@ -427,7 +428,7 @@ class ZookeeperConsumerConnector:
         """One attempt; ``True`` when this consumer owns and fetches its new share."""
         # 1. Is there a cluster at all? Without brokers nothing can be fetched: succeed owning nothing new, and
         #    watch /brokers/ids so that the first broker's arrival rebalances.
-        with self._step(1, "read_cluster") as fields:
+        with self._step("read_cluster") as fields:
             try:
                 brokers = self.zk.get_children(zkpaths.BROKER_IDS_PATH)
             except NoNodeError:
@@ -443,9 +444,9 @@ class ZookeeperConsumerConnector:
 
         # 2. Stop fetching and empty the buffers, so nothing fetched under the old ownership is handed out later;
         #    then commit what the application consumed, while we still own it.
-        with self._step(2, "stop_fetchers") as fields:
+        with self._step("stop_fetchers") as fields:
             fields["chunks_dropped"] = self._stop_fetching()
-        with self._step(2, "commit_offsets") as fields:
+        with self._step("commit_offsets") as fields:
             fields["auto_commit"] = self.config.auto_commit_enable
             if self.config.auto_commit_enable:
                 result = self._commit("rebalance", log_event=False)
@@ -454,14 +455,14 @@ class ZookeeperConsumerConnector:
         # 3. Tell the application, which may commit its own offsets now.
         owned = self._owned()
         if self._listener is not None:
-            with self._step(3, "listener_before_release"):
+            with self._step("listener_before_release"):
                 ownership: dict[str, set[int]] = {}
                 for tp in owned:
                     ownership.setdefault(tp.topic, set()).add(tp.partition)
                 self._listener.before_releasing_partitions(ownership)
 
         # 4. Give up every partition; the assignment is computed from scratch (eager, as in Kafka).
-        with self._step(4, "release") as fields:
+        with self._step("release") as fields:
             with self._commit_lock:
                 released = release_partitions(self.zk, self.group, set(owned) | self._unconfirmed_claims)
                 self._topic_registry, self._owner_threads = {}, {}
@@ -469,7 +470,7 @@ class ZookeeperConsumerConnector:
             fields["released"] = partition_list(released)
 
         # 5. Read the group and compute this consumer's share, as every other member does from its own reading.
-        with self._step(5, "assign") as fields:
+        with self._step("assign") as fields:
             snapshot = read_group_snapshot(self.zk, self.group, self.config.exclude_internal_topics)
             self._report_malformed(snapshot.malformed)
             plan = plan_rebalance(snapshot, self.consumer_id, self.config.partition_assignment_strategy,
@@ -479,7 +480,7 @@ class ZookeeperConsumerConnector:
                           partitions={t: len(ps) for t, ps in snapshot.partitions.items() if t in plan.my_threads})
 
         # 6. Where each assigned partition's consumption resumes.
-        with self._step(6, "fetch_offsets") as fields:
+        with self._step("fetch_offsets") as fields:
             fetched = self._offsets.fetch(plan.assignment)
             self._report_malformed(tuple(fetched.malformed.values()))
             fields["offsets"] = partition_list(fetched.offsets, offset=fetched.offsets)
@@ -488,7 +489,7 @@ class ZookeeperConsumerConnector:
             return False
 
         # 7. The new topicRegistry: each partition bound to the queue of the stream of its thread.
-        with self._step(7, "build_registry") as fields:
+        with self._step("build_registry") as fields:
             registry: Registry = {}
             for tp, offset in fetched.offsets.items():
                 thread = plan.assignment[tp]
@@ -500,7 +501,7 @@ class ZookeeperConsumerConnector:
         # 8. Claim ownership, all or nothing. A conflict means another member has not released yet, or read the
         #    group differently: back off and retry.
         claims = {tp: plan.assignment[tp] for tp in fetched.offsets}
-        with self._step(8, "claim") as fields:
+        with self._step("claim") as fields:
             self._unconfirmed_claims.update(claims)
             result = claim_partitions(self.zk, self.group, claims)
             self._unconfirmed_claims.difference_update(claims)
@@ -515,11 +516,11 @@ class ZookeeperConsumerConnector:
             self._topic_registry, self._owner_threads = registry, claims
         self._unconfirmed_claims.update(claims)  # until the listener and fetchers are started, as in an error
         if self._listener is not None:
-            with self._step(9, "listener_before_start"):
+            with self._step("listener_before_start"):
                 decision = {t: {p: ConsumerThreadId(th) for p, th in ps.items()}
                             for t, ps in plan.global_assignment.items()}
                 self._listener.before_starting_fetchers(self.consumer_id, decision)
-        with self._step(9, "start_fetchers") as fields:
+        with self._step("start_fetchers") as fields:
             infos = [info for ps in registry.values() for info in ps.values()]
             self._fetcher.start_connections(infos)
             fields["partitions"] = len(infos)
@@ -545,11 +546,13 @@ class ZookeeperConsumerConnector:
         return dropped
 
     @contextlib.contextmanager
-    def _step(self, step: int, name: str) -> Iterator[dict[str, Any]]:
+    def _step(self, name: str) -> Iterator[dict[str, Any]]:
+        """One step of an attempt: its event (numbered as in :mod:`rebalance_steps`) when the step is done."""
+        step = BY_NAME[name]
         started = time.monotonic()
         fields: dict[str, Any] = {}
         yield fields
-        self._step_log.info(f"rebalance.{name}", step=step, duration_ms=_ms(started), **fields)
+        self._step_log.info(step.event, step=step.number, duration_ms=_ms(started), **fields)
 
     # --- offsets ----------------------------------------------------------------------------------------
 

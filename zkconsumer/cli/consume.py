@@ -24,7 +24,7 @@ from zkconsumer.config import ConsumerConfig
 from zkconsumer.consumer_iterator import MessageAndMetadata
 from zkconsumer.errors import ConsumerTimeoutException, UsageError
 from zkconsumer.kafka_stream import KafkaStream
-from zkconsumer.topic_count import Blacklist, Whitelist
+from zkconsumer.topic_count import Blacklist, Whitelist, parse_topic_streams
 from zkconsumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
 
 _POLL_MS = 100  # how long one stream is waited for before the next one gets its turn
@@ -71,10 +71,8 @@ def _properties(args: argparse.Namespace) -> dict[str, Any]:
 
 def _streams(connector: ZookeeperConsumerConnector, args: argparse.Namespace) -> list[KafkaStream]:
     if args.topic:
-        topic, _, count = args.topic.partition(":")
-        if count and not count.isdigit():
-            raise UsageError(f"--topic {args.topic!r}: the stream count after ':' must be a number")
-        return connector.create_message_streams({topic: int(count or 1)})[topic]
+        topic, count = parse_topic_streams(args.topic)
+        return connector.create_message_streams({topic: count})[topic]
     topic_filter = Whitelist(args.whitelist) if args.whitelist else Blacklist(args.blacklist)
     return connector.create_message_streams_by_filter(topic_filter, args.streams)
 
