@@ -113,6 +113,21 @@ def test_partition_growth_is_one_data_change_a_watch_sees(zk, zk_chroot, bootstr
             assert cluster.read_partition_state(zk, topic_name, p).leader == broker_id_of(bootstrap_servers)
 
 
+def test_held_partitions_are_shown_later_as_growth(zk, zk_chroot, bootstrap_servers, topic_name):
+    """The demo's way to add partitions on Tansu: the topic is created at its final size and held smaller."""
+    create_topic(bootstrap_servers, topic_name, 4)
+    with MetadataBridge(zk_chroot, bootstrap_servers, partition_limits={topic_name: 2}) as bridge:
+        bridge.sync_once()
+        assert cluster.read_topic(zk, topic_name).partitions == [0, 1]
+        assert not zk.exists(f"{zkpaths.topic_path(topic_name)}/partitions/2")
+        assert bridge.sync_once() == []  # held is held: no growth on the next pass
+        changes = bridge.show_partitions(topic_name, 4)
+        assert [(c.event, c.fields["partitions_before"], c.fields["partitions_after"]) for c in changes] == [
+            ("bridge.partitions_added", 2, 4)]
+        assert cluster.read_topic(zk, topic_name).partitions == [0, 1, 2, 3]
+        assert cluster.read_partition_state(zk, topic_name, 3).leader == broker_id_of(bootstrap_servers)
+
+
 def test_leader_change_rewrites_the_state_with_the_next_epoch(zk, zk_chroot, bootstrap_servers, topic_name):
     create_topic(bootstrap_servers, topic_name, 1)
     broker_id = broker_id_of(bootstrap_servers)

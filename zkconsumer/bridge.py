@@ -40,7 +40,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from kazoo.client import KazooClient
@@ -228,6 +228,7 @@ class MetadataBridge:
         interval_ms: int = DEFAULT_INTERVAL_MS,
         broker_timeout_ms: int = DEFAULT_BROKER_TIMEOUT_MS,
         connect_timeout: float = 6.0,
+        partition_limits: Mapping[str, int] | None = None,
     ) -> None:
         self.zookeeper = zookeeper
         self.bootstrap = bootstrap
@@ -242,6 +243,10 @@ class MetadataBridge:
         self._last_snapshot: ClusterSnapshot | None = None
         self._broker_down_since: float | None = None
         self._zk_down = False
+        #: Topics shown with fewer partitions than the broker has (bridge_plan.hold_partitions); the demo
+        #: raises a limit with :meth:`show_partitions` to replay "partitions added" on Tansu.
+        self.partition_limits: dict[str, int] = dict(partition_limits or {})
+        self._apply_lock = threading.Lock()  # show_partitions() may sync while run() does
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -268,6 +273,11 @@ class MetadataBridge:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def show_partitions(self, topic: str, count: int) -> list[Change]:
+        """Raise (or set) the number of partitions of ``topic`` shown in ZooKeeper, and sync at once."""
+        self.partition_limits[topic] = count
+        return self.sync_once()
 
     def run(self, stop: threading.Event) -> None:
         while not stop.is_set():
@@ -323,8 +333,13 @@ class MetadataBridge:
         return replace(self._last_snapshot, brokers={})
 
     def _apply(self, snapshot: ClusterSnapshot) -> list[Change]:
+        with self._apply_lock:
+            return self._apply_locked(snapshot)
+
+    def _apply_locked(self, snapshot: ClusterSnapshot) -> list[Change]:
         assert self._zk is not None, "start() the bridge first"
         started = time.monotonic()
+        snapshot = bridge_plan.hold_partitions(snapshot, self.partition_limits)
         self._known_topics |= set(snapshot.topics)
         view = read_view(self._zk, self._known_topics)
         changes = bridge_plan.plan(snapshot, view, frozenset(self._known_topics), _now_ms())

@@ -21,11 +21,17 @@ Rules, each mirroring what a ZooKeeper-mode cluster does:
 * a topic gone from the metadata is deleted only if this bridge saw it in the metadata before (so topics
   in ZooKeeper that never belonged to this cluster are not touched);
 * topics the broker reports with an error (being created or deleted) are left as they are.
+
+One rule is not Kafka's, and is off unless asked for: :func:`hold_partitions` shows only the first *n*
+partitions of a topic, so that partition growth can be replayed on a broker that cannot add partitions
+(Tansu has no CreatePartitions): create the topic at its final size, hold it smaller, then raise the limit,
+and ZooKeeper changes exactly as a ZooKeeper-mode controller's ``kafka-topics --alter`` made it change.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 from zkconsumer import cluster, zkjson, zkpaths
 from zkconsumer.cluster import BrokerEndpoint, BrokerInfo, PartitionState, TopicAssignment
@@ -280,3 +286,15 @@ def plan(snapshot: ClusterSnapshot, view: ZkView, known_topics: frozenset[str], 
         if name not in snapshot.topics and name not in snapshot.unsettled_topics and name in known_topics:
             changes.append(DeleteTopic("bridge.topic_deleted", name))
     return changes
+
+
+def hold_partitions(snapshot: ClusterSnapshot, limits: Mapping[str, int]) -> ClusterSnapshot:
+    """The snapshot with topic ``t`` cut to its first ``limits[t]`` partitions (see the module's last rule)."""
+    if not limits:
+        return snapshot
+    topics = {
+        name: TopicMeta(name, {p: m for p, m in meta.partitions.items() if p < limits[name]})
+        if name in limits else meta
+        for name, meta in snapshot.topics.items()
+    }
+    return replace(snapshot, topics=topics)
