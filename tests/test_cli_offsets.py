@@ -10,7 +10,7 @@ import pytest
 from support import produce, take, wait_for, zkconsumer_cli
 
 from zkconsumer import ConsumerConfig, create_connector
-from zkconsumer.cli.offsets import Progress
+from zkconsumer.cli.progress import Progress
 from zkconsumer.import_zk_offsets import apply_import, plan_import
 from zkconsumer.topics import create_topic
 from zkconsumer.zk_offsets_file import OffsetEntry, OffsetsFileError, format_lines, parse_line, parse_offsets_file

@@ -30,6 +30,7 @@ from zkconsumer.cluster import parse_broker
 from zkconsumer.consumer_group import MalformedZnode, read_group_snapshot
 from zkconsumer.errors import ZnodeFormatError
 from zkconsumer.group_registry import require_group
+from zkconsumer.log_end_offsets import DEFAULT_TIMEOUT, fetch_log_end_offsets
 from zkconsumer.offset_store import offset_path, parse_offset
 from zkconsumer.ownership import owner_path
 
@@ -140,6 +141,34 @@ def _data(call) -> bytes | None:
 def _partitions_seen(zk: KazooClient, dirs: zkpaths.GroupTopicDirs) -> list[int]:
     seen = set(_children(zk, dirs.offset_dir)) | set(_children(zk, dirs.owner_dir))
     return sorted(int(p) for p in seen if p.isdigit())
+
+
+@dataclass(frozen=True)
+class GroupDescription:
+    """``groups describe`` in one call: the rows with log sizes, and every warning as a sentence."""
+
+    offsets: GroupOffsets
+    warnings: tuple[str, ...]
+
+
+def describe_group(zk: KazooClient, group: str, bootstrap: str | None = None,
+                   timeout: float = DEFAULT_TIMEOUT) -> GroupDescription:
+    """Offsets and owners from ZooKeeper, log sizes from ``bootstrap`` or else the brokers registered there."""
+    offsets = read_group_offsets(zk, group)
+    warnings = [f"znode {problem.path} {problem.problem}" for problem in offsets.warnings]
+    if not offsets.rows:
+        return GroupDescription(offsets, tuple(warnings))
+    bootstrap = bootstrap or registered_bootstrap(zk)
+    if bootstrap is None:
+        warnings.append("no broker is registered in ZooKeeper and no --bootstrap-server was given; logSize unknown")
+        return GroupDescription(offsets, tuple(warnings))
+    log_ends = fetch_log_end_offsets(bootstrap, [r.topic_partition for r in offsets.rows], timeout=timeout)
+    if log_ends.unavailable:
+        warnings.append(f"logSize unknown: {log_ends.unavailable}")
+    else:
+        warnings += [f"logSize of [{tp.topic},{tp.partition}] unknown: {reason}"
+                     for tp, reason in sorted(log_ends.unknown.items())]
+    return GroupDescription(with_log_sizes(offsets, log_ends.offsets), tuple(warnings))
 
 
 # --- completing and showing (pure) ------------------------------------------------------------------

@@ -18,8 +18,8 @@ import sys
 from zkconsumer.cli import options
 from zkconsumer.cli.zookeeper_session import zookeeper_session
 from zkconsumer.group_registry import list_groups
-from zkconsumer.log_end_offsets import DEFAULT_TIMEOUT, fetch_log_end_offsets
-from zkconsumer.offset_checker import format_table, json_rows, read_group_offsets, registered_bootstrap, with_log_sizes
+from zkconsumer.log_end_offsets import DEFAULT_TIMEOUT
+from zkconsumer.offset_checker import describe_group, format_table, json_rows
 from zkconsumer.verify_rebalance import verify_rebalance
 
 
@@ -68,26 +68,15 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_describe(args: argparse.Namespace) -> int:
     with zookeeper_session(args) as zk:
-        offsets = read_group_offsets(zk, args.group)
-        bootstrap = args.bootstrap_server or (registered_bootstrap(zk) if offsets.rows else None)
-    for problem in offsets.warnings:
-        warn(f"znode {problem.path} {problem.problem}")
-    if offsets.rows:
-        if bootstrap is None:
-            warn("no broker is registered in ZooKeeper and no --bootstrap-server was given; logSize unknown")
-        else:
-            partitions = [r.topic_partition for r in offsets.rows]
-            log_ends = fetch_log_end_offsets(bootstrap, partitions, timeout=max(args.socket_timeout_ms, 1) / 1000)
-            if log_ends.unavailable:
-                warn(f"logSize unknown: {log_ends.unavailable}")
-            else:
-                for tp, reason in sorted(log_ends.unknown.items()):
-                    warn(f"logSize of [{tp.topic},{tp.partition}] unknown: {reason}")
-            offsets = with_log_sizes(offsets, log_ends.offsets)
+        described = describe_group(zk, args.group, args.bootstrap_server,
+                                   timeout=max(args.socket_timeout_ms, 1) / 1000)
+    for problem in described.warnings:
+        warn(problem)
+    rows = described.offsets.rows
     if args.json:
-        print(json.dumps(json_rows(offsets.rows), indent=2))
+        print(json.dumps(json_rows(rows), indent=2))
     else:
-        for line in format_table(offsets.rows):
+        for line in format_table(rows):
             print(line)
     return 0
 

@@ -16,19 +16,15 @@ import contextlib
 import os
 import sys
 import tempfile
-import time
-from typing import TextIO
 
 from zkconsumer.cli import options
+from zkconsumer.cli.progress import Progress
 from zkconsumer.cli.zookeeper_session import zookeeper_session
 from zkconsumer.errors import UsageError
 from zkconsumer.export_zk_offsets import export_group
 from zkconsumer.group_registry import list_groups, live_members, require_group
 from zkconsumer.import_zk_offsets import apply_import, by_group, plan_import
 from zkconsumer.zk_offsets_file import format_lines, parse_offsets_file
-
-PROGRESS_EVERY = 10_000  # offsets between two progress lines when stderr is not a terminal
-_TTY_INTERVAL_S = 0.2
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -60,40 +56,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def warn(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
-
-
-class Progress:
-    """A count of exported offsets on stderr: in place on a terminal, else a line every ``every`` offsets."""
-
-    def __init__(self, stream: TextIO, every: int = PROGRESS_EVERY) -> None:
-        self.stream = stream
-        self.tty = stream.isatty()
-        self.every = every
-        self.base = 0
-        self._next_line = every
-        self._last_draw = 0.0
-        self._drawn = False
-
-    def update(self, count_in_group: int) -> None:
-        total = self.base + count_in_group
-        if self.tty:
-            now = time.monotonic()
-            if now - self._last_draw >= _TTY_INTERVAL_S:
-                self.stream.write(f"\rexported {total} offsets")
-                self.stream.flush()
-                self._last_draw, self._drawn = now, True
-        elif total >= self._next_line:
-            self.stream.write(f"exported {total} offsets so far\n")
-            self.stream.flush()
-            self._next_line = (total // self.every + 1) * self.every
-
-    def group_done(self, count: int) -> None:
-        self.base += count
-
-    def finish(self) -> None:
-        if self._drawn:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
 
 
 def run_export(args: argparse.Namespace) -> int:
