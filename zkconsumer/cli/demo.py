@@ -1,54 +1,194 @@
-"""``zkconsumer demo``: the README's main job.
+"""``zkconsumer demo``: the README's main job, the rebalance story of :mod:`zkconsumer.rebalance_demo`.
 
-For now it brings up the embedded environment, creates a topic and shows what ZooKeeper then holds, the
-cluster as a legacy consumer will read it; the teaching demo of the rebalance builds on this.
+Without ``--zookeeper`` it runs on the embedded environment (started if needed) in its own ZooKeeper chroot,
+``/zkconsumer-demo``, with its own metadata bridge, so that it can add partitions although Tansu cannot, and
+never touches anything else in the environment. The chroot carries a marker and is cleared at the start of the
+next run; a chroot without the marker is somebody else's and is refused. With ``--zookeeper`` (and optionally
+``--bootstrap-server``) it runs against those servers as they are: the topic is created if missing, partitions
+are added through CreatePartitions, and a group that still has live members is refused.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+import threading
 import time
+from dataclasses import replace
+from pathlib import Path
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 
 from zkconsumer import cluster
+from zkconsumer.bridge import MetadataBridge
 from zkconsumer.cli import options
 from zkconsumer.environment import LocalEnvironment
-from zkconsumer.errors import ServerUnavailableError
+from zkconsumer.errors import ServerUnavailableError, UsageError, ZnodeMissingError
+from zkconsumer.group_registry import live_members
 from zkconsumer.kafka_metadata import admin_client, fetch_metadata
-from zkconsumer.topics import create_topic
+from zkconsumer.log import configure_logging
+from zkconsumer.offset_checker import registered_bootstrap
+from zkconsumer.rebalance_demo import DemoSettings, RebalanceDemo
+from zkconsumer.topics import TopicCommandError, alter_partitions, create_topic
 from zkconsumer.zkclient import zookeeper
+
+CHROOT = "/zkconsumer-demo"
+CHROOT_MARKER = b"zkconsumer demo: cleared at the start of every run"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("demo", help="bring up the embedded environment and show the cluster in ZooKeeper")
-    parser.add_argument("--topic", default="demo")
-    parser.add_argument("--partitions", type=int, default=3)
+    parser = subparsers.add_parser(
+        "demo", help="watch the legacy rebalance: consumers join, die and a topic grows, narrated step by step",
+        description="Start real group members one by one, kill one, add partitions, and narrate every step of "
+        "every rebalance; writes events.jsonl and timeline.html to --output-dir.",
+    )
+    parser.add_argument("--zookeeper", metavar="HOST:PORT[/chroot]",
+                        help="run against this ZooKeeper instead of the embedded environment")
+    parser.add_argument("--bootstrap-server", metavar="HOST:PORT",
+                        help="the broker (default: the brokers registered in ZooKeeper)")
     options.add_run_dir(parser)
+    parser.add_argument("--topic", default="demo")
+    parser.add_argument("--group", default="demo")
+    parser.add_argument("--partitions", type=int, default=4, help="partitions at the start (default 4; 2 are added)")
+    parser.add_argument("--strategy", choices=("range", "roundrobin"), default="range",
+                        help="partition.assignment.strategy of every member (default range)")
+    parser.add_argument("--pace", type=float, default=0.0, metavar="SECONDS",
+                        help="pause this long after each scene heading and each narrated rebalance (classrooms)")
+    parser.add_argument("--compare", action="store_true",
+                        help="after each scene, what every legacy and modern assignor would do at that moment")
+    parser.add_argument("--session-timeout-ms", type=int, default=6000,
+                        help="zookeeper.session.timeout.ms of the members (default 6000, Kafka's)")
+    parser.add_argument("--output-dir", type=Path, default=Path("demo-output"),
+                        help="where events.jsonl, timeline.html and the members' logs go (default ./demo-output)")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.partitions < 1:
+        raise UsageError("--partitions must be at least 1")
+    if args.pace < 0:
+        raise UsageError("--pace must not be negative")
+    if args.session_timeout_ms < 1000:
+        raise UsageError("--session-timeout-ms must be at least 1000")
+    if args.log_level is None:  # the narration is the output; the bridge's and kazoo's info lines are noise here
+        configure_logging(json=args.log_json, level="warning", force=True)
+    settings = DemoSettings(
+        zookeeper="", bootstrap="", topic=args.topic, group=args.group, strategy=args.strategy,
+        partitions=args.partitions, session_timeout_ms=args.session_timeout_ms, pace=args.pace,
+        compare=args.compare, output_dir=args.output_dir,
+    )
+    if args.zookeeper:
+        return _run_external(args, settings)
+    return _run_embedded(args, settings)
+
+
+def _run_embedded(args: argparse.Namespace, settings: DemoSettings) -> int:
     env = LocalEnvironment(args.run_dir)
     endpoints = env.up()
-    zk, bootstrap = endpoints["zookeeper"], endpoints["bootstrap_servers"]
-    print(f"embedded environment: zookeeper {zk}, broker {bootstrap} (run directory {env.run_dir})")
-    if args.topic not in fetch_metadata(admin_client(bootstrap), bootstrap).topics:
-        create_topic(bootstrap, args.topic, args.partitions)
-        print(f"created topic {args.topic} with {args.partitions} partitions")
-    with zookeeper(zk) as client:
-        deadline = time.monotonic() + 15
-        while args.topic not in cluster.read_topic_names(client):
-            if time.monotonic() > deadline:
-                raise ServerUnavailableError(f"the bridge did not mirror topic {args.topic} into ZooKeeper in 15 s")
-            time.sleep(0.1)
-        print("\nwhat a legacy consumer reads from ZooKeeper:")
-        for broker in cluster.read_brokers(client):
-            print(f"  /brokers/ids/{broker.id}  -> {broker.address}")
-        for topic in cluster.read_topic_names(client):
-            assignment = cluster.read_topic(client, topic)
-            print(f"  /brokers/topics/{topic}  partitions {assignment.partitions}")
-            for p in assignment.partitions:
-                state = cluster.read_partition_state(client, topic, p)
-                print(f"      partition {p}: leader {state.leader}, isr {list(state.isr)}, "
-                      f"leader_epoch {state.leader_epoch}")
-    print("\nthe environment keeps running; stop it with: zkconsumer local down")
+    root, bootstrap = endpoints["zookeeper"], endpoints["bootstrap_servers"]
+    print(f"embedded environment: ZooKeeper {root}, broker {bootstrap} (stop it with: zkconsumer local down)")
+    total = settings.partitions + settings.added_partitions
+    _ensure_topic(bootstrap, settings.topic, total, exact=False)
+    with zookeeper(root) as zk:
+        _fresh_chroot(zk)
+    connect = root + CHROOT
+    bridge = MetadataBridge(connect, bootstrap, interval_ms=250, partition_limits={settings.topic: settings.partitions})
+    bridge.start()
+    stop = threading.Event()
+    thread = threading.Thread(target=bridge.run, args=(stop,), name="demo-bridge", daemon=True)
+    thread.start()
+    try:
+        with zookeeper(connect) as zk:
+            _wait_for_topic(zk, settings.topic, settings.partitions)
+
+        def grow(partitions: int) -> str | None:
+            bridge.show_partitions(settings.topic, partitions)
+            return None
+
+        return _play(replace(settings, zookeeper=connect, bootstrap=bootstrap), grow, connect)
+    finally:
+        stop.set()
+        thread.join(5)
+        bridge.close()
+
+
+def _run_external(args: argparse.Namespace, settings: DemoSettings) -> int:
+    connect = args.zookeeper
+    with zookeeper(connect) as zk:
+        bootstrap = args.bootstrap_server or registered_bootstrap(zk)
+        if bootstrap is None:
+            raise UsageError(f"no broker is registered in ZooKeeper at {connect}; give --bootstrap-server")
+        if live_members(zk, settings.group):
+            raise UsageError(f"group {settings.group!r} has live members at {connect}; pick another --group")
+    existing = _ensure_topic(bootstrap, settings.topic, settings.partitions, exact=False)
+    settings = replace(settings, zookeeper=connect, bootstrap=bootstrap, partitions=existing)
+    with zookeeper(connect) as zk:
+        _wait_for_topic(zk, settings.topic, existing)
+
+    def grow(partitions: int) -> str | None:
+        try:
+            alter_partitions(bootstrap, settings.topic, partitions)
+        except TopicCommandError as exc:
+            return str(exc)
+        with zookeeper(connect) as zk:
+            _wait_for_topic(zk, settings.topic, partitions)
+        return None
+
+    return _play(settings, grow, connect)
+
+
+def _play(settings: DemoSettings, grow, connect: str) -> int:
+    result = RebalanceDemo(settings, grow).run()
+    print()
+    print(f"events (JSON lines):  {result.events_path}")
+    if result.timeline_path is not None:
+        print(f"timeline (HTML):      {result.timeline_path}")
+    print(f"replay on a terminal: zkconsumer trace show {result.events_path}")
+    print(f"the group's znodes:   zkconsumer groups describe --group {settings.group} --zookeeper {connect}")
+    bad = [r.scene.number for r in result.scenes if not r.check.ok]
+    if bad:
+        print(f"zkconsumer demo: the group did not verify after scene(s) {bad}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _ensure_topic(bootstrap: str, topic: str, partitions: int, exact: bool) -> int:
+    """Create the topic with ``partitions`` unless it exists; returns its partition count."""
+    existing = fetch_metadata(admin_client(bootstrap), bootstrap).topics.get(topic)
+    if existing is None:
+        create_topic(bootstrap, topic, partitions)
+        return partitions
+    count = len(existing.partitions)
+    if count < partitions:
+        raise UsageError(f"topic {topic!r} exists with {count} partitions, fewer than the {partitions} the demo "
+                         f"needs; pass --topic with a new name")
+    return count
+
+
+def _fresh_chroot(zk: KazooClient) -> None:
+    """Clear the previous run's chroot; refuse one that the demo did not make."""
+    try:
+        data, _ = zk.get(CHROOT)
+    except NoNodeError:
+        data = None
+    if data is not None and data != CHROOT_MARKER:
+        raise UsageError(f"znode {CHROOT} exists and was not made by the demo; it is left alone. Remove it, or run "
+                         f"the demo with --zookeeper")
+    if data is not None:
+        zk.delete(CHROOT, recursive=True)
+    zk.create(CHROOT, CHROOT_MARKER)
+
+
+def _wait_for_topic(zk: KazooClient, topic: str, partitions: int, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if len(cluster.read_topic(zk, topic).partitions) >= partitions:
+                return
+        except ZnodeMissingError:
+            pass
+        if time.monotonic() > deadline:
+            raise ServerUnavailableError(
+                f"topic {topic} did not show {partitions} partitions in ZooKeeper within {timeout:g} s")
+        time.sleep(0.1)

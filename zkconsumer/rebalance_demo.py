@@ -1,0 +1,467 @@
+"""The teaching demo: the classic rebalance story, played live by real group members and narrated step by step.
+
+Five scenes, each one action and the rebalance it causes (see :data:`SCENES`):
+
+1. one consumer takes every partition;
+2. a second joins and both rebalance (the newcomer usually hits an ownership conflict first: the old owner has
+   not released yet, which is exactly how the legacy protocol behaves);
+3. a third joins with three streams, more threads than there are partitions left: one thread gets nothing;
+4. the second is killed with SIGKILL: nothing happens until ZooKeeper expires its session, and meanwhile its
+   partitions are consumed by nobody;
+5. partitions are added to the topic: the topic watch fires and everyone rebalances.
+
+Members are separate processes (:mod:`zkconsumer.group_member`) writing their events as JSON lines; the demo reads
+them, narrates each attempt (:mod:`zkconsumer.rebalance_narration`), records them, with its own ``demo.*``
+events, in ``events.jsonl``, and after each scene prints the ConsumerOffsetChecker table and the
+VerifyConsumerRebalance verdict read from ZooKeeper, as an operator would see them. At the end the recorded events
+become the HTML timeline (:mod:`zkconsumer.timeline_html`).
+
+How partitions are added depends on the broker: with CreatePartitions when it has it; on the embedded Tansu,
+which has not, the demo runs its own metadata bridge into a ZooKeeper chroot, creates the topic at its final
+size and holds it smaller until scene 5 (:func:`zkconsumer.bridge_plan.hold_partitions`). To the consumers
+this is the same znode change a ZooKeeper-mode controller made.
+
+The demo's own events (same JSON shape as the connector's; documented in ``docs/events.md``):
+``demo.scene`` (``scene``, ``title``, ``note``), ``demo.member_started`` (``consumer_id``, ``pid``, ``streams``),
+``demo.member_killed`` (``consumer_id``, ``pid``, ``signal``), ``demo.member_stopped`` (``consumer_id``),
+``demo.partitions_added`` (``topic``, ``before``, ``after``), ``demo.settled`` (``scene``, ``owners``: partitions
+with ``thread``, ``valid``).
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TextIO
+
+from confluent_kafka import Producer
+
+from zkconsumer.assignors import NAMES
+from zkconsumer.assignors.comparison import compare
+from zkconsumer.assignors.model import AssignmentInput, Member, TopicPartition
+from zkconsumer.cli.compare import format_partitions
+from zkconsumer.cli.progress import Waiting
+from zkconsumer.consumer_group import read_group_snapshot
+from zkconsumer.errors import ZkConsumerError
+from zkconsumer.offset_checker import GroupDescription, describe_group, format_table
+from zkconsumer.rebalance_narration import RebalanceNarrator, parse_time
+from zkconsumer.verify_rebalance import RebalanceCheck, verify_rebalance
+from zkconsumer.zkclient import close_client, open_client
+
+EVENTS_FILE = "events.jsonl"
+TIMELINE_FILE = "timeline.html"
+_QUIET_S = 0.6  # no rebalance event for this long, and the group reads as valid: the scene has settled
+
+
+class DemoError(ZkConsumerError):
+    pass
+
+
+@dataclass(frozen=True)
+class DemoSettings:
+    zookeeper: str  # connect string, chroot included
+    bootstrap: str
+    topic: str = "demo"
+    group: str = "demo"
+    strategy: str = "range"
+    partitions: int = 4
+    added_partitions: int = 2
+    session_timeout_ms: int = 6000
+    messages_per_partition: int = 25  # produced at the start of every scene, so offsets and lag move
+    pace: float = 0.0  # seconds to pause after each scene's heading and each narrated block
+    compare: bool = False
+    explain: bool = True
+    output_dir: Path = Path("demo-output")
+    settle_timeout_s: float = 60.0
+
+
+@dataclass(frozen=True)
+class Scene:
+    number: int
+    title: str
+    note: str
+
+
+SCENES = (
+    Scene(1, "One consumer takes everything",
+          "c1 registers under /consumers/<group>/ids and rebalances alone: every partition goes to its only thread."),
+    Scene(2, "A second consumer joins",
+          "c2's registration fires c1's watch on the ids directory. Both run the same rebalance on their own; "
+          "c2 may find its partitions still owned by c1 (a conflict), back off and retry: there is no "
+          "coordinator, only znodes."),
+    Scene(3, "A third joins with more streams than there are partitions left",
+          "c3 asks for 3 streams. Threads are sorted and dealt partitions in ranges; with more threads than "
+          "partitions, the last threads get nothing and sit idle."),
+    Scene(4, "c2 is killed; its session must expire first",
+          "SIGKILL: c2 cannot release anything. Its ephemeral znodes (registration, owners) stay until "
+          "ZooKeeper expires its session, and until then its partitions are consumed by nobody."),
+    Scene(5, "Partitions are added to the topic",
+          "/brokers/topics/<topic> gets new partitions; every member's watch on it fires and all rebalance."),
+)
+
+
+@dataclass
+class MemberProcess:
+    name: str  # c1, c2, ...
+    consumer_id: str  # <group>_<name>
+    streams: int
+    process: subprocess.Popen
+    alive: bool = True
+    rebalancing: bool = False
+    last_completed: float = 0.0  # wall-clock time of the last rebalance.completed
+    owned: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class SceneResult:
+    """What the group looked like once the scene settled, from the events and from ZooKeeper, for tests."""
+
+    scene: Scene
+    owners: dict[TopicPartition, str]  # partition -> thread, from the members' rebalance.completed events
+    description: GroupDescription  # groups describe
+    check: RebalanceCheck  # groups verify
+
+
+@dataclass
+class DemoResult:
+    events_path: Path
+    timeline_path: Path | None
+    scenes: list[SceneResult] = field(default_factory=list)
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class RebalanceDemo:
+    """Plays :data:`SCENES`; ``grow(total)`` adds partitions and returns None, or why it cannot."""
+
+    def __init__(self, settings: DemoSettings, grow: Callable[[int], str | None], out: TextIO = sys.stdout,
+                 status: TextIO = sys.stderr, on_action: Callable[[Scene], None] | None = None,
+                 on_settled: Callable[[SceneResult], None] | None = None) -> None:
+        self.settings = settings
+        self.grow = grow
+        self.out = out
+        self.status = status
+        self.on_action = on_action
+        self.on_settled = on_settled
+        self.members: dict[str, MemberProcess] = {}
+        self.narrator = RebalanceNarrator(explain=settings.explain)
+        self._inbox: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._events_lock = threading.Lock()
+        self._events: TextIO | None = None
+        self._readers: list[threading.Thread] = []
+        self._last_rebalance_event = 0.0
+        self._last_told = 0.0  # time of the last narrated event, to show the quiet stretches
+        self._partitions = settings.partitions
+
+    # --- the story, top to bottom -------------------------------------------------------------------
+
+    def run(self) -> DemoResult:
+        s = self.settings
+        s.output_dir.mkdir(parents=True, exist_ok=True)
+        (s.output_dir / "members").mkdir(exist_ok=True)
+        result = DemoResult(s.output_dir / EVENTS_FILE, None)
+        self._events = open(result.events_path, "w", encoding="utf-8")  # noqa: SIM115 - closed in finally
+        self._zk = open_client(s.zookeeper)
+        try:
+            self._say(f"Group {s.group!r} on topic {s.topic!r} ({s.partitions} partitions), strategy {s.strategy}, "
+                      f"session timeout {s.session_timeout_ms} ms; ZooKeeper {s.zookeeper}")
+            result.scenes.append(self._scene(SCENES[0], lambda: self._start("c1", 1)))
+            result.scenes.append(self._scene(SCENES[1], lambda: self._start("c2", 1)))
+            result.scenes.append(self._scene(SCENES[2], lambda: self._start("c3", 3)))
+            result.scenes.append(self._scene(SCENES[3], lambda: self._kill("c2"),
+                                             waiting_for="ZooKeeper to expire c2's session"))
+            grown = self._scene(SCENES[4], self._add_partitions)
+            if grown is not None:
+                result.scenes.append(grown)
+            self._stop_all()
+        finally:
+            self._cleanup()
+        result.timeline_path = self._write_timeline(result.events_path)
+        return result
+
+    # --- scenes -------------------------------------------------------------------------------------
+
+    def _scene(self, scene: Scene, action: Callable[[], bool | None], waiting_for: str = "the group to settle",
+               ) -> SceneResult | None:
+        self._record({"event": "demo.scene", "scene": scene.number, "title": scene.title, "note": scene.note})
+        self._say("")
+        self._say(f"== Scene {scene.number}: {scene.title} ==")
+        self._say(f"   {scene.note}")
+        self._pause()
+        self._produce()
+        started = time.time()
+        if action() is False:
+            return None
+        self._last_told = time.time()
+        if self.on_action is not None:
+            self.on_action(scene)
+        self._settle(started, waiting_for)
+        return self._report(scene)
+
+    def _start(self, name: str, streams: int) -> None:
+        s = self.settings
+        consumer_id = f"{s.group}_{name}"
+        log = open(s.output_dir / "members" / f"{name}.log", "w")  # noqa: SIM115 - the child owns it
+        process = subprocess.Popen(
+            [sys.executable, "-m", "zkconsumer.group_member", "--zookeeper", s.zookeeper, "--group", s.group,
+             "--topic", f"{s.topic}:{streams}", "--consumer-id", name, "--strategy", s.strategy,
+             "--session-timeout-ms", str(s.session_timeout_ms)],
+            stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1,
+        )
+        log.close()
+        member = MemberProcess(name, consumer_id, streams, process)
+        self.members[name] = member
+        reader = threading.Thread(target=self._read_member, args=(member,), name=f"demo-reader-{name}", daemon=True)
+        reader.start()
+        self._readers.append(reader)
+        self._record({"event": "demo.member_started", "consumer_id": consumer_id, "pid": process.pid,
+                      "streams": streams})
+        self._say(f"-> started {name} ({consumer_id}, {streams} stream{'s' if streams > 1 else ''}, pid {process.pid})")
+
+    def _kill(self, name: str) -> None:
+        member = self.members[name]
+        member.process.send_signal(signal.SIGKILL)
+        member.process.wait()
+        member.alive = False
+        self._record({"event": "demo.member_killed", "consumer_id": member.consumer_id, "pid": member.process.pid,
+                      "signal": "SIGKILL"})
+        self._say(f"-> killed {name} with SIGKILL; its znodes stay until its session expires "
+                  f"(up to {self.settings.session_timeout_ms} ms)")
+
+    def _add_partitions(self) -> bool:
+        before = self._partitions
+        after = before + self.settings.added_partitions
+        refused = self.grow(after)
+        if refused is not None:
+            self._say(f"-> cannot add partitions here: {refused}; scene skipped")
+            return False
+        self._partitions = after
+        self._record({"event": "demo.partitions_added", "topic": self.settings.topic, "before": before,
+                      "after": after})
+        self._say(f"-> topic {self.settings.topic} now has {after} partitions (was {before})")
+        return True
+
+    def _stop_all(self) -> None:
+        self._say("")
+        self._say("== The end: the members shut down cleanly ==")
+        for member in self.members.values():
+            if member.alive:
+                member.process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        for member in self.members.values():
+            if member.alive:
+                try:
+                    member.process.wait(max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    member.process.kill()
+                    member.process.wait()
+                member.alive = False
+                self._record({"event": "demo.member_stopped", "consumer_id": member.consumer_id})
+        for reader in self._readers:
+            reader.join(5)
+        self._drain(0.2)
+
+    # --- events ---------------------------------------------------------------------------------------
+
+    def _read_member(self, member: MemberProcess) -> None:
+        """One thread per member: its stdout is JSON events; anything else (a crash) is kept as a note."""
+        assert member.process.stdout is not None
+        for line in member.process.stdout:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                event = json.loads(line)
+            except ValueError:
+                event = {"event": "demo.member_output", "consumer_id": member.consumer_id, "line": line,
+                         "timestamp": now_iso()}
+            if isinstance(event, dict):
+                self._inbox.put(event)
+
+    def _record(self, event: dict[str, Any]) -> None:
+        event.setdefault("level", "info")
+        event.setdefault("timestamp", now_iso())
+        with self._events_lock:
+            if self._events is not None:
+                self._events.write(json.dumps(event) + "\n")
+                self._events.flush()
+
+    def _drain(self, wait: float) -> None:
+        """Record and narrate whatever the members said, waiting up to ``wait`` for the first event."""
+        try:
+            event = self._inbox.get(timeout=wait)
+        except queue.Empty:
+            return
+        while True:
+            self._take(event)
+            try:
+                event = self._inbox.get_nowait()
+            except queue.Empty:
+                return
+
+    def _take(self, event: dict[str, Any]) -> None:
+        self._record(event)
+        name = str(event.get("event", ""))
+        member = next((m for m in self.members.values() if m.consumer_id == event.get("consumer_id")), None)
+        if member is not None and name.startswith("rebalance."):
+            self._last_rebalance_event = time.monotonic()
+            if name == "rebalance.started":
+                member.rebalancing = True
+            elif name == "rebalance.completed":
+                member.rebalancing = False
+                member.last_completed = parse_time(event["timestamp"]).timestamp()
+                member.owned = tuple(event.get("owned") or ())
+        lines = self.narrator.feed(event)
+        if lines:
+            self._waiting_line_clear()
+            at = parse_time(event["timestamp"]).timestamp() if "timestamp" in event else time.time()
+            if self._last_told and at - self._last_told > 1.0:
+                self._say(f"  ... {at - self._last_told:.1f} s later:")
+            self._last_told = at
+            for line in lines:
+                self._say(line)
+            self._pause()
+
+    # --- settling and reporting -----------------------------------------------------------------------
+
+    def _settled(self, since: float) -> bool:
+        live = [m for m in self.members.values() if m.alive]
+        if any(m.rebalancing or m.last_completed < since for m in live):
+            return False
+        if time.monotonic() - self._last_rebalance_event < _QUIET_S:
+            return False
+        owned = {(p["topic"], p["partition"]) for m in live for p in m.owned}
+        if live and len(owned) != self._partitions:  # every partition has an owner among the living
+            return False
+        return verify_rebalance(self._zk, self.settings.group).ok
+
+    def _settle(self, since: float, waiting_for: str) -> None:
+        self._waiting = Waiting(self.status, waiting_for)
+        try:
+            while not self._settled(since):
+                if self._waiting.elapsed > self.settings.settle_timeout_s:
+                    raise DemoError(
+                        f"the group did not settle within {self.settings.settle_timeout_s:g} s; the members' logs "
+                        f"are in {self.settings.output_dir / 'members'}")
+                for member in self.members.values():
+                    if member.alive and member.process.poll() is not None:
+                        raise DemoError(f"member {member.name} exited with status {member.process.returncode}; "
+                                        f"see {self.settings.output_dir / 'members' / (member.name + '.log')}")
+                self._drain(0.1)
+                self._waiting.tick()
+        finally:
+            self._waiting.finish()
+            self._waiting = None
+
+    _waiting: Waiting | None = None
+
+    def _waiting_line_clear(self) -> None:
+        if self._waiting is not None:
+            self._waiting.finish()
+
+    def _report(self, scene: Scene) -> SceneResult:
+        s = self.settings
+        owners = {TopicPartition(p["topic"], p["partition"]): p["thread"]
+                  for m in self.members.values() if m.alive for p in m.owned}
+        description = describe_group(self._zk, s.group)
+        check = verify_rebalance(self._zk, s.group)
+        self._record({"event": "demo.settled", "scene": scene.number, "valid": check.ok,
+                      "owners": [{"topic": tp.topic, "partition": tp.partition, "thread": t}
+                                 for tp, t in sorted(owners.items())]})
+        self._say("")
+        self._say(f"   What `zkconsumer groups describe --group {s.group}` shows now:")
+        for line in format_table(description.offsets.rows):
+            self._say(f"     {line}")
+        for warning in description.warnings:
+            self._say(f"     warning: {warning}")
+        idle = [f"{m.consumer_id}-{n}" for m in self.members.values() if m.alive for n in range(m.streams)
+                if f"{m.consumer_id}-{n}" not in owners.values()]
+        if idle:
+            self._say(f"   Idle threads (nothing assigned): {', '.join(idle)}")
+        self._say(f"   `zkconsumer groups verify`: {check.verdict}")
+        for problem in check.problems:
+            self._say(f"     {problem}")
+        if s.compare:
+            self._compare()
+        result = SceneResult(scene, owners, description, check)
+        if self.on_settled is not None:
+            self.on_settled(result)
+        self._pause()
+        return result
+
+    def _compare(self) -> None:
+        """What every assignor, legacy and modern, would do with the same members at this moment."""
+        snapshot = read_group_snapshot(self._zk, self.settings.group)
+        owned: dict[str, list[TopicPartition]] = {}
+        for m in self.members.values():
+            if m.alive:
+                owned[m.consumer_id] = [TopicPartition(p["topic"], p["partition"]) for p in m.owned]
+        members = tuple(
+            Member(cid, streams=streams, owned=tuple(sorted(owned.get(cid, []))))
+            for cid, streams in snapshot.streams_per_member(exclude_internal=True).items()
+        )
+        request = AssignmentInput({t: len(ids) for t, ids in snapshot.partitions.items()}, members)
+        self._say("")
+        self._say("   The same members under every strategy (`zkconsumer compare`); 'moved': partitions that would")
+        self._say("   change hands from the current owners, 'idle': threads (legacy) or members (modern) left empty:")
+        for report in compare(request, NAMES):
+            if report.error:
+                self._say(f"     {report.strategy:<19} {report.error}")
+                continue
+            shares = " | ".join(f"{v.member_id} {format_partitions(v.partitions)}" for v in report.members)
+            idle = len(report.idle_threads if report.family == "legacy" else report.idle_members)
+            extra = ""
+            if report.cooperative is not None and report.cooperative.rounds > 1:
+                extra = f", {report.cooperative.rounds} rebalances"
+            self._say(f"     {report.strategy:<19} {shares}   (moved {report.moved}, idle {idle}{extra})")
+
+    # --- plumbing -------------------------------------------------------------------------------------
+
+    def _produce(self) -> None:
+        """One message per produce request: Tansu reports the last batch's base offset + 1 as the log end."""
+        producer = Producer({"bootstrap.servers": self.settings.bootstrap, "linger.ms": 0})
+        for p in range(self._partitions):
+            for i in range(self.settings.messages_per_partition):
+                producer.produce(self.settings.topic, value=f"p{p}-{i}".encode(), partition=p)
+                producer.flush(10)
+
+    def _say(self, line: str) -> None:
+        self.out.write(line + "\n")
+        self.out.flush()
+
+    def _pause(self) -> None:
+        if self.settings.pace > 0:
+            time.sleep(self.settings.pace)
+
+    def _cleanup(self) -> None:
+        for member in self.members.values():
+            if member.process.poll() is None:
+                member.process.kill()
+                member.process.wait()
+        close_client(self._zk)
+        with self._events_lock:
+            if self._events is not None:
+                self._events.close()
+                self._events = None
+
+    def _write_timeline(self, events_path: Path) -> Path | None:
+        from zkconsumer.rebalance_timeline import build_timeline, read_events
+        from zkconsumer.timeline_html import render_html
+
+        with open(events_path, encoding="utf-8") as f:
+            log = read_events(f)
+        path = self.settings.output_dir / TIMELINE_FILE
+        path.write_text(render_html(build_timeline(log.events), title=f"zkconsumer demo: group {self.settings.group}"),
+                        encoding="utf-8")
+        return path
