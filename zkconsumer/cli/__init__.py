@@ -15,7 +15,7 @@ from zkconsumer import __version__
 from zkconsumer.errors import ZkConsumerError
 from zkconsumer.log import configure_logging
 
-COMMANDS = ["local", "topics", "bridge", "demo", "assign", "compare", "consume", "groups", "offsets"]
+COMMANDS = ["local", "topics", "bridge", "demo", "assign", "compare", "consume", "groups", "offsets", "trace"]
 
 
 def build_parser() -> argparse.ArgumentParser:
