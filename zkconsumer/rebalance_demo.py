@@ -38,24 +38,31 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
 from confluent_kafka import Producer
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 
+from zkconsumer import cluster
 from zkconsumer.assignors import NAMES
 from zkconsumer.assignors.comparison import compare
 from zkconsumer.assignors.model import AssignmentInput, Member, TopicPartition
+from zkconsumer.bridge import MetadataBridge
 from zkconsumer.cli.compare import format_partitions
 from zkconsumer.cli.progress import Waiting
 from zkconsumer.consumer_group import read_group_snapshot
-from zkconsumer.errors import ZkConsumerError
-from zkconsumer.offset_checker import GroupDescription, describe_group, format_table
+from zkconsumer.errors import ServerUnavailableError, UsageError, ZkConsumerError, ZnodeMissingError
+from zkconsumer.group_registry import live_members
+from zkconsumer.kafka_metadata import admin_client, fetch_metadata
+from zkconsumer.offset_checker import GroupDescription, describe_group, format_table, registered_bootstrap
 from zkconsumer.rebalance_narration import RebalanceNarrator, parse_time
+from zkconsumer.topics import TopicCommandError, alter_partitions, create_topic
 from zkconsumer.verify_rebalance import RebalanceCheck, verify_rebalance
-from zkconsumer.zkclient import close_client, open_client
+from zkconsumer.zkclient import close_client, open_client, zookeeper
 
 EVENTS_FILE = "events.jsonl"
 TIMELINE_FILE = "timeline.html"
@@ -133,6 +140,7 @@ class SceneResult:
 
 @dataclass
 class DemoResult:
+    settings: DemoSettings
     events_path: Path
     timeline_path: Path | None
     scenes: list[SceneResult] = field(default_factory=list)
@@ -170,7 +178,7 @@ class RebalanceDemo:
         s = self.settings
         s.output_dir.mkdir(parents=True, exist_ok=True)
         (s.output_dir / "members").mkdir(exist_ok=True)
-        result = DemoResult(s.output_dir / EVENTS_FILE, None)
+        result = DemoResult(s, s.output_dir / EVENTS_FILE, None)
         self._events = open(result.events_path, "w", encoding="utf-8")  # noqa: SIM115 - closed in finally
         self._zk = open_client(s.zookeeper)
         try:
@@ -465,3 +473,105 @@ class RebalanceDemo:
         path.write_text(render_html(build_timeline(log.events), title=f"zkconsumer demo: group {self.settings.group}"),
                         encoding="utf-8")
         return path
+
+
+# --- where the demo plays ---------------------------------------------------------------------------------
+
+CHROOT = "/zkconsumer-demo"
+CHROOT_MARKER = b"zkconsumer demo: cleared at the start of every run"
+
+
+def play_in_own_chroot(root: str, bootstrap: str, settings: DemoSettings, **hooks: Any) -> DemoResult:
+    """The embedded way: a chroot of our own, cleared first, and a bridge that can add partitions on Tansu.
+
+    The topic is created at its final size and the bridge holds it at ``settings.partitions`` until scene 5.
+    ``hooks`` go to :class:`RebalanceDemo` (``on_action``, ``on_settled``, ``out``, ``status``).
+    """
+    ensure_topic(bootstrap, settings.topic, settings.partitions + settings.added_partitions)
+    with zookeeper(root) as zk:
+        fresh_chroot(zk)
+    connect = root.rstrip("/") + CHROOT
+    bridge = MetadataBridge(connect, bootstrap, interval_ms=250, partition_limits={settings.topic: settings.partitions})
+    bridge.start()
+    stop = threading.Event()
+    thread = threading.Thread(target=bridge.run, args=(stop,), name="demo-bridge", daemon=True)
+    thread.start()
+    try:
+        with zookeeper(connect) as zk:
+            wait_for_topic(zk, settings.topic, settings.partitions)
+
+        def grow(partitions: int) -> str | None:
+            bridge.show_partitions(settings.topic, partitions)
+            return None
+
+        return RebalanceDemo(replace(settings, zookeeper=connect, bootstrap=bootstrap), grow, **hooks).run()
+    finally:
+        stop.set()
+        thread.join(5)
+        bridge.close()
+
+
+def play_against(connect: str, bootstrap: str | None, settings: DemoSettings, **hooks: Any) -> DemoResult:
+    """Servers as they are: partitions are added with CreatePartitions, or scene 5 says why it cannot be."""
+    with zookeeper(connect, quiet=True) as zk:
+        bootstrap = bootstrap or registered_bootstrap(zk)
+        if bootstrap is None:
+            raise UsageError(f"no broker is registered in ZooKeeper at {connect}; give --bootstrap-server")
+        if live_members(zk, settings.group):
+            raise UsageError(f"group {settings.group!r} has live members at {connect}; pick another --group")
+    existing = ensure_topic(bootstrap, settings.topic, settings.partitions)
+    settings = replace(settings, zookeeper=connect, bootstrap=bootstrap, partitions=existing)
+    with zookeeper(connect) as zk:
+        wait_for_topic(zk, settings.topic, existing)
+
+    def grow(partitions: int) -> str | None:
+        try:
+            alter_partitions(bootstrap, settings.topic, partitions)
+        except TopicCommandError as exc:
+            return str(exc)
+        with zookeeper(connect) as zk:
+            wait_for_topic(zk, settings.topic, partitions)
+        return None
+
+    return RebalanceDemo(settings, grow, **hooks).run()
+
+
+def ensure_topic(bootstrap: str, topic: str, partitions: int) -> int:
+    """Create the topic with ``partitions`` unless it exists with at least that many; returns its count."""
+    existing = fetch_metadata(admin_client(bootstrap), bootstrap).topics.get(topic)
+    if existing is None:
+        create_topic(bootstrap, topic, partitions)
+        return partitions
+    count = len(existing.partitions)
+    if count < partitions:
+        raise UsageError(f"topic {topic!r} exists with {count} partitions, fewer than the {partitions} the demo "
+                         f"needs; pass --topic with a new name")
+    return count
+
+
+def fresh_chroot(zk: KazooClient) -> None:
+    """Clear the previous run's chroot; refuse one that the demo did not make (nothing of others is deleted)."""
+    try:
+        data, _ = zk.get(CHROOT)
+    except NoNodeError:
+        data = None
+    if data is not None and data != CHROOT_MARKER:
+        raise UsageError(f"znode {CHROOT} exists and was not made by the demo; it is left alone. Remove it, or run "
+                         f"the demo with --zookeeper")
+    if data is not None:
+        zk.delete(CHROOT, recursive=True)
+    zk.create(CHROOT, CHROOT_MARKER)
+
+
+def wait_for_topic(zk: KazooClient, topic: str, partitions: int, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if len(cluster.read_topic(zk, topic).partitions) >= partitions:
+                return
+        except ZnodeMissingError:
+            pass
+        if time.monotonic() > deadline:
+            raise ServerUnavailableError(
+                f"topic {topic} did not show {partitions} partitions in ZooKeeper within {timeout:g} s")
+        time.sleep(0.1)

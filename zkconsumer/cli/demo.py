@@ -12,29 +12,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
-import time
-from dataclasses import replace
 from pathlib import Path
 
-from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
-
-from zkconsumer import cluster
-from zkconsumer.bridge import MetadataBridge
 from zkconsumer.cli import options
 from zkconsumer.environment import LocalEnvironment
-from zkconsumer.errors import ServerUnavailableError, UsageError, ZnodeMissingError
-from zkconsumer.group_registry import live_members
-from zkconsumer.kafka_metadata import admin_client, fetch_metadata
+from zkconsumer.errors import UsageError
 from zkconsumer.log import configure_logging
-from zkconsumer.offset_checker import registered_bootstrap
-from zkconsumer.rebalance_demo import DemoSettings, RebalanceDemo
-from zkconsumer.topics import TopicCommandError, alter_partitions, create_topic
-from zkconsumer.zkclient import zookeeper
-
-CHROOT = "/zkconsumer-demo"
-CHROOT_MARKER = b"zkconsumer demo: cleared at the start of every run"
+from zkconsumer.rebalance_demo import DemoResult, DemoSettings, play_against, play_in_own_chroot
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -88,107 +72,23 @@ def _run_embedded(args: argparse.Namespace, settings: DemoSettings) -> int:
     endpoints = env.up()
     root, bootstrap = endpoints["zookeeper"], endpoints["bootstrap_servers"]
     print(f"embedded environment: ZooKeeper {root}, broker {bootstrap} (stop it with: zkconsumer local down)")
-    total = settings.partitions + settings.added_partitions
-    _ensure_topic(bootstrap, settings.topic, total, exact=False)
-    with zookeeper(root) as zk:
-        _fresh_chroot(zk)
-    connect = root + CHROOT
-    bridge = MetadataBridge(connect, bootstrap, interval_ms=250, partition_limits={settings.topic: settings.partitions})
-    bridge.start()
-    stop = threading.Event()
-    thread = threading.Thread(target=bridge.run, args=(stop,), name="demo-bridge", daemon=True)
-    thread.start()
-    try:
-        with zookeeper(connect) as zk:
-            _wait_for_topic(zk, settings.topic, settings.partitions)
-
-        def grow(partitions: int) -> str | None:
-            bridge.show_partitions(settings.topic, partitions)
-            return None
-
-        return _play(replace(settings, zookeeper=connect, bootstrap=bootstrap), grow, connect)
-    finally:
-        stop.set()
-        thread.join(5)
-        bridge.close()
+    return _report(play_in_own_chroot(root, bootstrap, settings))
 
 
 def _run_external(args: argparse.Namespace, settings: DemoSettings) -> int:
-    connect = args.zookeeper
-    with zookeeper(connect) as zk:
-        bootstrap = args.bootstrap_server or registered_bootstrap(zk)
-        if bootstrap is None:
-            raise UsageError(f"no broker is registered in ZooKeeper at {connect}; give --bootstrap-server")
-        if live_members(zk, settings.group):
-            raise UsageError(f"group {settings.group!r} has live members at {connect}; pick another --group")
-    existing = _ensure_topic(bootstrap, settings.topic, settings.partitions, exact=False)
-    settings = replace(settings, zookeeper=connect, bootstrap=bootstrap, partitions=existing)
-    with zookeeper(connect) as zk:
-        _wait_for_topic(zk, settings.topic, existing)
-
-    def grow(partitions: int) -> str | None:
-        try:
-            alter_partitions(bootstrap, settings.topic, partitions)
-        except TopicCommandError as exc:
-            return str(exc)
-        with zookeeper(connect) as zk:
-            _wait_for_topic(zk, settings.topic, partitions)
-        return None
-
-    return _play(settings, grow, connect)
+    return _report(play_against(args.zookeeper, args.bootstrap_server, settings))
 
 
-def _play(settings: DemoSettings, grow, connect: str) -> int:
-    result = RebalanceDemo(settings, grow).run()
+def _report(result: DemoResult) -> int:
+    settings = result.settings
     print()
     print(f"events (JSON lines):  {result.events_path}")
     if result.timeline_path is not None:
         print(f"timeline (HTML):      {result.timeline_path}")
     print(f"replay on a terminal: zkconsumer trace show {result.events_path}")
-    print(f"the group's znodes:   zkconsumer groups describe --group {settings.group} --zookeeper {connect}")
+    print(f"the group's znodes:   zkconsumer groups describe --group {settings.group} --zookeeper {settings.zookeeper}")
     bad = [r.scene.number for r in result.scenes if not r.check.ok]
     if bad:
         print(f"zkconsumer demo: the group did not verify after scene(s) {bad}", file=sys.stderr)
         return 1
     return 0
-
-
-def _ensure_topic(bootstrap: str, topic: str, partitions: int, exact: bool) -> int:
-    """Create the topic with ``partitions`` unless it exists; returns its partition count."""
-    existing = fetch_metadata(admin_client(bootstrap), bootstrap).topics.get(topic)
-    if existing is None:
-        create_topic(bootstrap, topic, partitions)
-        return partitions
-    count = len(existing.partitions)
-    if count < partitions:
-        raise UsageError(f"topic {topic!r} exists with {count} partitions, fewer than the {partitions} the demo "
-                         f"needs; pass --topic with a new name")
-    return count
-
-
-def _fresh_chroot(zk: KazooClient) -> None:
-    """Clear the previous run's chroot; refuse one that the demo did not make."""
-    try:
-        data, _ = zk.get(CHROOT)
-    except NoNodeError:
-        data = None
-    if data is not None and data != CHROOT_MARKER:
-        raise UsageError(f"znode {CHROOT} exists and was not made by the demo; it is left alone. Remove it, or run "
-                         f"the demo with --zookeeper")
-    if data is not None:
-        zk.delete(CHROOT, recursive=True)
-    zk.create(CHROOT, CHROOT_MARKER)
-
-
-def _wait_for_topic(zk: KazooClient, topic: str, partitions: int, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            if len(cluster.read_topic(zk, topic).partitions) >= partitions:
-                return
-        except ZnodeMissingError:
-            pass
-        if time.monotonic() > deadline:
-            raise ServerUnavailableError(
-                f"topic {topic} did not show {partitions} partitions in ZooKeeper within {timeout:g} s")
-        time.sleep(0.1)

@@ -1,0 +1,119 @@
+"""The teaching demo on the real servers: the story's ownership is Kafka's range assignment at every scene, and
+what an operator sees meanwhile (``groups describe --json``, ``groups verify``) agrees with the members' own
+events, also in the window after a SIGKILL when the dead member's znodes are still there."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from support import zkconsumer_cli
+
+from zkconsumer.assignors.model import TopicPartition
+from zkconsumer.cli import main
+from zkconsumer.errors import UsageError
+from zkconsumer.log import configure_logging
+from zkconsumer.rebalance_demo import CHROOT, DemoSettings, Scene, SceneResult, fresh_chroot, play_in_own_chroot
+
+EXPECTED_RANGE = {  # scene -> partition -> owner thread (Kafka's RangeAssignor over sorted thread ids)
+    1: {0: "demo_c1-0", 1: "demo_c1-0", 2: "demo_c1-0", 3: "demo_c1-0"},
+    2: {0: "demo_c1-0", 1: "demo_c1-0", 2: "demo_c2-0", 3: "demo_c2-0"},
+    3: {0: "demo_c1-0", 1: "demo_c2-0", 2: "demo_c3-0", 3: "demo_c3-1"},  # demo_c3-2 idle
+    4: {0: "demo_c1-0", 1: "demo_c3-0", 2: "demo_c3-1", 3: "demo_c3-2"},
+    5: {0: "demo_c1-0", 1: "demo_c1-0", 2: "demo_c3-0", 3: "demo_c3-0", 4: "demo_c3-1", 5: "demo_c3-2"},
+}
+
+
+def cli_json(capsys, *args: str) -> tuple[int, list[dict]]:
+    capsys.readouterr()
+    status = main(list(args))
+    out = capsys.readouterr().out
+    return status, json.loads(out) if status == 0 else []
+
+
+def cli_status(capsys, *args: str) -> tuple[int, str]:
+    capsys.readouterr()
+    status = main(list(args))
+    return status, capsys.readouterr().out
+
+
+def test_demo_story_and_what_operators_see(tmp_path, zk_chroot, bootstrap_servers, topic_name, capsys):
+    configure_logging(level="warning", stream=io.StringIO(), force=True)  # stdout carries only the CLI's output
+    connect = zk_chroot + CHROOT
+    seen: dict[int, SceneResult] = {}
+    during_kill: dict[str, object] = {}
+
+    def on_action(scene: Scene) -> None:
+        if scene.number == 4:  # c2 was just SIGKILLed; its session (3 s) has not expired yet
+            during_kill["describe"] = cli_json(capsys, "groups", "describe", "--group", "demo", "--json",
+                                               "--zookeeper", connect)
+            during_kill["verify"] = cli_status(capsys, "groups", "verify", "--group", "demo", "--zookeeper", connect)
+
+    def on_settled(result: SceneResult) -> None:
+        seen[result.scene.number] = result
+        status, rows = cli_json(capsys, "groups", "describe", "--group", "demo", "--json", "--zookeeper", connect)
+        assert status == 0
+        assert {r["partition"]: r["owner"] for r in rows} == EXPECTED_RANGE[result.scene.number]
+        assert {TopicPartition(r["topic"], r["partition"]): r["owner"] for r in rows} == result.owners
+        assert all(r["offset"] is not None and r["log_size"] is not None and 0 <= r["offset"] <= r["log_size"]
+                   and r["lag"] == r["log_size"] - r["offset"] for r in rows), rows
+        status, text = cli_status(capsys, "groups", "verify", "--group", "demo", "--zookeeper", connect)
+        assert (status, text.strip()) == (0, "Rebalance operation successful !")
+
+    out = io.StringIO()
+    settings = DemoSettings(zookeeper="", bootstrap="", topic=topic_name, session_timeout_ms=3000,
+                            messages_per_partition=5, output_dir=tmp_path / "out", settle_timeout_s=45)
+    result = play_in_own_chroot(zk_chroot, bootstrap_servers, settings, out=out, status=io.StringIO(),
+                                on_action=on_action, on_settled=on_settled)
+
+    assert sorted(seen) == [1, 2, 3, 4, 5]
+    assert [r.scene.number for r in result.scenes] == [1, 2, 3, 4, 5] and all(r.check.ok for r in result.scenes)
+    status, rows = during_kill["describe"]
+    assert status == 0 and {r["owner"] for r in rows} >= {"demo_c2-0"}, "c2's owner znodes outlive the process"
+    assert during_kill["verify"][0] == 0  # the znodes are intact: the legacy tool also called this valid
+    narration = out.getvalue()
+    assert "Idle threads (nothing assigned): demo_c3-2" in narration
+    assert "s later:" in narration  # the session-expiry wait is visible
+    for title in ("stop fetchers", "commit offsets", "release ownership", "assign", "claim ownership",
+                  "rebuild topicRegistry", "restart fetchers"):
+        assert title in narration
+    events = [json.loads(line) for line in result.events_path.read_text().splitlines()]
+    assert [e["scene"] for e in events if e["event"] == "demo.scene"] == [1, 2, 3, 4, 5]
+    assert {e["consumer_id"] for e in events if e["event"] == "rebalance.completed"} == {
+        "demo_c1", "demo_c2", "demo_c3"}
+    assert [e for e in events if e["event"] == "demo.partitions_added"][0]["after"] == 6
+    assert result.timeline_path is not None and result.timeline_path.stat().st_size > 0
+
+
+def test_readme_command_runs_the_demo_on_a_fresh_environment(tmp_path):
+    """What `make demo` runs, with a run directory of its own: starts the servers, plays, leaves the timeline."""
+    run_dir, out_dir = tmp_path / "run", tmp_path / "out"
+    try:
+        done = zkconsumer_cli("demo", "--run-dir", str(run_dir), "--output-dir", str(out_dir), "--strategy",
+                              "roundrobin", "--compare", "--session-timeout-ms", "2000", timeout=240)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "== Scene 5: Partitions are added to the topic ==" in done.stdout
+        assert "legacy-roundrobin" in done.stdout and "cooperative-sticky" in done.stdout
+        assert "roundrobin over members demo_c1, demo_c2, demo_c3" in done.stdout
+        assert "Traceback" not in done.stderr
+        assert (out_dir / "timeline.html").stat().st_size > 0
+        assert (out_dir / "events.jsonl").stat().st_size > 0
+    finally:
+        zkconsumer_cli("local", "down", "--run-dir", str(run_dir))
+
+
+def test_a_chroot_the_demo_did_not_make_is_left_alone(zk):
+    zk.create(CHROOT, b"somebody's data")
+    zk.create(f"{CHROOT}/child", b"x")
+    with pytest.raises(UsageError, match="was not made by the demo"):
+        fresh_chroot(zk)
+    assert zk.get(f"{CHROOT}/child")[0] == b"x"
+
+
+def test_bad_options_and_unreachable_zookeeper_are_one_line(tmp_path):
+    bad = zkconsumer_cli("demo", "--partitions", "0")
+    assert bad.returncode != 0 and bad.stderr.strip() == "zkconsumer demo: --partitions must be at least 1"
+    down = zkconsumer_cli("demo", "--zookeeper", "127.0.0.1:1", "--output-dir", str(tmp_path))
+    assert down.returncode != 0 and len(down.stderr.strip().splitlines()) == 1 and "Traceback" not in down.stderr
+    assert "127.0.0.1:1" in down.stderr
