@@ -129,7 +129,8 @@ def _describe(entry: Entry, lookup: _Lookup) -> str | None:
         extra = f"; members {', '.join(str(m) for m in members)}" if isinstance(members, list) else ""
         return f"watch fired: {f.get('cause', '?')}{extra}"
     if name == "consumer.connected":
-        return f"connected to ZooKeeper {f.get('zookeeper', '')} (session {f.get('session_id', '?')})"
+        where = f" {f['zookeeper']}" if f.get("zookeeper") else ""
+        return f"connected to ZooKeeper{where} (session {f.get('session_id', '?')})"
     if name == "consumer.registered":
         again = " again, after a session expiry" if f.get("reregistered") else ""
         return f"registered{again} at {f.get('path', '?')}"

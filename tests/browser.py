@@ -1,0 +1,79 @@
+"""A headless browser for tests: Debian's ``chromium``, run once per call with a throwaway profile and a timeout.
+
+A page test needs to know that a real browser parsed the page and ran its script without error, which only a
+browser can say. When no browser is installed the test fails (it does not skip): CI installs one through
+``scripts/bootstrap.sh .venv test``, and a silently skipped check proves nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+INSTALL_HINT = ("no headless browser found (looked for $CHROMIUM, then " + ", ".join(CANDIDATES) + " on PATH): "
+                "install Debian's package with `apt-get install -y chromium` (as root), or run "
+                "`scripts/bootstrap.sh .venv test`, which does it")
+TIMEOUT = 45.0
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-extensions",
+         "--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check", "--hide-scrollbars")
+
+
+def find_browser() -> str:
+    """The browser's path; fails the calling test with the install command when there is none."""
+    configured = os.environ.get("CHROMIUM")
+    if configured:
+        path = shutil.which(configured)
+        if path is None:
+            pytest.fail(f"CHROMIUM={configured} is not an executable; " + INSTALL_HINT, pytrace=False)
+        return path
+    for name in CANDIDATES:
+        path = shutil.which(name)
+        if path is not None:
+            return path
+    pytest.fail(INSTALL_HINT, pytrace=False)
+
+
+def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess:
+    """Run the browser in its own process group, so that a timeout kills its helper processes too."""
+    with tempfile.TemporaryDirectory(prefix="zkc-browser-") as profile:
+        command = [find_browser(), *FLAGS, f"--user-data-dir={profile}", *args]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   start_new_session=True, env={**os.environ, "HOME": profile})
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            raise AssertionError(f"{command[0]} did not finish within {timeout} s: {' '.join(args)}") from None
+        finally:
+            # The main process is done; end any helper it left behind in its group.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+    result = subprocess.CompletedProcess(command, process.returncode, out, err)
+    if result.returncode != 0:
+        raise AssertionError(f"{command[0]} exited with {result.returncode}: {err[-2000:]}")
+    return result
+
+
+def dump_dom(html_path: str | os.PathLike, timeout: float = TIMEOUT) -> str:
+    """The DOM after the page loaded and its scripts ran, serialized."""
+    return _run(["--dump-dom", Path(html_path).resolve().as_uri()], timeout).stdout
+
+
+def screenshot(html_path: str | os.PathLike, png_path: str | os.PathLike, width: int, height: int,
+               timeout: float = TIMEOUT) -> Path:
+    """A PNG of the page's first ``width`` x ``height`` pixels."""
+    png = Path(png_path).resolve()
+    png.unlink(missing_ok=True)
+    _run([f"--screenshot={png}", f"--window-size={width},{height}", Path(html_path).resolve().as_uri()], timeout)
+    if not png.is_file():
+        raise AssertionError(f"the browser wrote no screenshot to {png}")
+    return png
