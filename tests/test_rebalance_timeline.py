@@ -432,3 +432,23 @@ def test_standalone_svg_is_well_formed_xml(sample):
     assert lanes == ["gs2_c1", "gs2_c2", "gs2_c3"]
     markers = build([line("demo.scene", 0, scene=1, title="t & <u>"), line("consumer.connected", 1, consumer_id="c")])
     assert ET.fromstring(render_svg(markers)).find(f".//{ns}g[@class='marker']") is not None
+
+
+def test_demo_settled_is_a_marker_and_member_output_a_mark_on_its_lane():
+    lines = [
+        line("demo.member_started", 0, consumer_id="d_c1", pid=7, streams=1),
+        line("consumer.connected", 0.1, consumer_id="d_c1", session_id="0x1"),
+        line("demo.member_output", 0.5, consumer_id="d_c1", line="Traceback (most recent call last):"),
+        line("demo.settled", 1, scene=2, valid=True, owners=[p(0, "d_c1-0")]),
+        line("demo.settled", 2, scene=3, valid=False, owners=[]),
+        line("demo.member_output", 3, line="no consumer: a marker after all"),
+    ]
+    timeline = build(lines)
+    assert [m.kind for m in timeline.lane("d_c1").marks] == ["member_output"]
+    assert [m.name for m in timeline.markers] == ["demo.member_started", "demo.settled", "demo.settled",
+                                                  "demo.member_output"]
+    text = render_text(timeline)
+    assert "   +0.500s  d_c1  !! printed: Traceback (most recent call last):" in text
+    assert "=== +1.000s  scene 2 settled, verified ===" in text and "    owners: d_c1-0: t-0" in text
+    assert "=== +2.000s  scene 3 settled, NOT valid ===" in text
+    assert 'class="mark" data-kind="member_output"' in render_html(timeline)

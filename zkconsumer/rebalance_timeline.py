@@ -40,6 +40,9 @@ MARK_EVENTS = {
     "session.expired": "session_expired",
     "zookeeper.session_lost": "session_lost",
     "zookeeper.suspended": "suspended",
+    # A demo event about one member rather than the whole run: a mark on its lane (a crash's traceback would
+    # otherwise draw a line across the page for every line it printed).
+    "demo.member_output": "member_output",
 }
 CONFLICT = "conflict"  # a rebalance.claim with a non-empty ``conflicts``
 
@@ -331,7 +334,8 @@ class Ownership:
 
 @dataclass(frozen=True, slots=True)
 class Marker:
-    """A ``demo.*`` event: drawn across every lane (a scene, a member started or killed, partitions added)."""
+    """A ``demo.*`` event: drawn across every lane (a scene, a member started or killed, partitions added, a
+    scene settled). ``demo.member_output`` with a ``consumer_id`` is a mark on that member's lane instead."""
 
     time: float
     name: str
@@ -349,10 +353,12 @@ class Marker:
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """An event the text timeline may show, with its time on the timeline."""
+    """An event the text timeline may show, with its time on the timeline; ``marker`` when it is a demo marker
+    (a heading), else it belongs to the consumer in its ``consumer_id``."""
 
     time: float
     event: Event
+    marker: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -586,10 +592,10 @@ def build_timeline(events: EventLog | Iterable[Event]) -> Timeline:
 
     for event in relevant:
         time = seconds(event)
-        if event.is_marker:
+        if event.is_marker and not (event.name in MARK_EVENTS and event.consumer_id is not None):
             marker = Marker(time, event.name, event.fields)
             markers.append(marker)
-            entries.append(Entry(time, event))
+            entries.append(Entry(time, event, marker=True))
             _apply_marker(marker, lanes, ownership, partitions)
             continue
         consumer = event.consumer_id

@@ -90,6 +90,7 @@ MARK_STYLE = {
     "session_expired": ("cross", "#b10026"),
     "session_lost": ("cross", "#7a0177"),
     "suspended": ("bar", "#7a0177"),
+    "member_output": ("square", "#000000"),
 }
 LIFE_END_STYLE = {"killed": ("cross", "#000000"), "shutdown": ("bar", "#555555"), "stopped": ("bar", "#555555")}
 
@@ -238,8 +239,16 @@ def render_svg(timeline: Timeline, standalone: bool = True, links: bool = False)
     out: list[str] = []
 
     markers = [(m, *describe_marker(m)) for m in timeline.markers]
-    marker_rows = _label_rows([(scale.x(m.time) + 3, len(label) * CHAR_PX + 6) for m, label, _ in markers],
-                              MARKER_ROWS_MAX)
+    # A label starts right of its line, or ends left of it when it would run off the page.
+    placements = []
+    for marker, label, _ in markers:
+        x, width = scale.x(marker.time), len(label) * CHAR_PX + 6
+        placements.append((x + 3, width, "start") if x + 3 + width <= WIDTH - 2 else (x - 3 - width, width, "end"))
+    order = sorted(range(len(placements)), key=lambda i: placements[i][0])
+    sorted_rows = _label_rows([placements[i][:2] for i in order], MARKER_ROWS_MAX)
+    marker_rows = [0] * len(placements)
+    for i, row in zip(order, sorted_rows, strict=True):
+        marker_rows[i] = row
     rows_used = max(marker_rows, default=-1) + 1
     y = 8 + rows_used * 15
     axis_y = y + 16
@@ -269,15 +278,17 @@ def render_svg(timeline: Timeline, standalone: bool = True, links: bool = False)
     out.append(_owners_svg(timeline, owners_top, scale, colours, prefix))
 
     bottom = owners_top + len(timeline.partitions) * OWNER_ROW_H
-    for (marker, label, note), row in zip(markers, marker_rows, strict=True):
+    for (marker, label, note), row, (_, _, anchor) in zip(markers, marker_rows, placements, strict=True):
         x = scale.x(marker.time)
+        label_x = x + 3 if anchor == "start" else x - 3
         label_y = 8 + row * 15 + 11
         tooltip = f"{fmt_offset(marker.time)} {label}" + (f": {note}" if note else "")
         out.append(
             f'<g class="marker" data-kind="{esc(marker.kind)}"><title>{esc(tooltip)}</title>'
             f'<line x1="{_n(x)}" y1="{label_y - 10}" x2="{_n(x)}" y2="{bottom}" stroke="{MARKER_COLOUR}" '
             f'stroke-width="1.2" stroke-dasharray="5 3"/>'
-            f'<text x="{_n(x + 3)}" y="{label_y}" class="markerlabel">{esc(label)}</text></g>'
+            f'<text x="{_n(label_x)}" y="{label_y}" text-anchor="{anchor}" class="markerlabel">{esc(label)}</text>'
+            "</g>"
         )
     out.append(legend)
 
@@ -303,8 +314,9 @@ def _lane_svg(lane: Lane, top: float, scale: _Scale, colour: str, prefix: str, l
     # gaps first (behind the steps), with their length; labels in two rows when close
     gaps = [r for r in lane.rebalances if r.gap is not None]
     labels = [fmt_ms(r.gap.duration_ms) for r in gaps]  # type: ignore[union-attr]
-    label_x = [scale.x((r.gap.start + r.gap.end) / 2) for r in gaps]  # type: ignore[union-attr]
     widths = [len(text) * CHAR_PX for text in labels]
+    label_x = [min(max(scale.x((r.gap.start + r.gap.end) / 2), LEFT + w / 2), WIDTH - 2 - w / 2)  # type: ignore
+               for r, w in zip(gaps, widths, strict=True)]
     rows = _label_rows([(x - w / 2, w) for x, w in zip(label_x, widths, strict=True)], 2)
     for rebalance, text, x_mid, row in zip(gaps, labels, label_x, rows, strict=True):
         gap = rebalance.gap

@@ -55,7 +55,7 @@ def render_text(source: Timeline | EventLog | Iterable[Event]) -> list[str]:
         f"({plural(timeline.fetcher_events, 'fetcher event')} not shown)",
     ]
     for entry in timeline.entries:
-        if entry.event.is_marker:
+        if entry.marker:
             lines.extend(_marker_lines(entry))
             continue
         text = _describe(entry, lookup)

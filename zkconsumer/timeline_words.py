@@ -157,6 +157,7 @@ MARK_TITLES = {
     "session_expired": "session expired",
     "session_lost": "ZooKeeper session lost",
     "suspended": "ZooKeeper connection suspended",
+    "member_output": "member printed a non-event line",
 }
 
 
@@ -178,6 +179,8 @@ def describe_mark(mark: Mark) -> str:
         return f"rebalance error: {f.get('error', '?')}"
     if mark.kind == "no_brokers":
         return "no broker registered: owns nothing and waits for /brokers/ids"
+    if mark.kind == "member_output":
+        return f"printed: {f.get('line', '')}"
     if mark.kind == "session_expired":
         return f"session expired: dropped {fmt_partitions(partition_refs(f.get('dropped')))}"
     return MARK_TITLES.get(mark.kind, mark.kind)
@@ -206,6 +209,12 @@ def describe_marker(marker: Marker) -> tuple[str, str]:
         return f"{who} killed" + (f" ({signal})" if signal is not None else ""), note
     if marker.name == "demo.member_stopped":
         return f"{who} stopped", note
+    if marker.name == "demo.settled":
+        scene = f.get("scene")
+        verdict = {True: ", verified", False: ", NOT valid"}.get(f.get("valid"), "")  # type: ignore[arg-type]
+        owners = partition_refs(f.get("owners"))
+        return (f"scene {scene} settled{verdict}" if scene is not None else f"settled{verdict}",
+                f"owners: {fmt_partitions(owners)}" if owners else note)
     if marker.name == "demo.partitions_added":
         return f"{f.get('topic')}: partitions {f.get('before')} -> {f.get('after')}", note
     return marker.kind.replace("_", " "), note
