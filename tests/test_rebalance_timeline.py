@@ -452,3 +452,16 @@ def test_demo_settled_is_a_marker_and_member_output_a_mark_on_its_lane():
     assert "=== +1.000s  scene 2 settled, verified ===" in text and "    owners: d_c1-0: t-0" in text
     assert "=== +2.000s  scene 3 settled, NOT valid ===" in text
     assert 'class="mark" data-kind="member_output"' in render_html(timeline)
+
+
+def test_a_burst_of_marks_is_one_symbol_with_every_line_in_its_tooltip():
+    lines = [line("consumer.connected", 0, consumer_id="c1", session_id="0x1")]
+    lines += [line("demo.member_output", 5 + i / 1000, consumer_id="c1", line=f"frame {i}") for i in range(30)]
+    lines.append(line("consumer.shutdown", 30, consumer_id="c1"))
+    timeline = build(lines)
+    assert len(timeline.lane("c1").marks) == 30
+    assert sum("!! printed: frame" in text for text in render_text(timeline)) == 30
+    svg = render_svg(timeline)
+    assert svg.count('data-kind="member_output" data-count="30"') == 1
+    assert svg.count('data-kind="member_output"') == 1 + 1  # the symbol and its legend entry
+    assert "printed: frame 11" in svg and "printed: frame 12" not in svg and "(+18 more)" in svg

@@ -59,6 +59,8 @@ OWNER_ROW_H = 20
 ROUND_ROW_H = 60
 CHAR_PX = 6.3  # rough width of a character of the 11 px sans-serif labels, to decide whether a label fits
 MARKER_ROWS_MAX = 6
+BURST_PX = 3.0  # marks of one kind closer than this on a lane are drawn as one symbol
+BURST_SHOWN = 12  # lines of a merged symbol's tooltip
 
 STEP_COLOURS = {
     "read_cluster": "#4e79a7",
@@ -170,11 +172,27 @@ def _shape(kind: str, x: float, y: float, colour: str, size: float = 5.0) -> str
     return f'<rect x="{_n(x - 1.5)}" y="{_n(y - s)}" width="3" height="{_n(2 * s)}" fill="{colour}"/>'  # bar
 
 
-def _mark_svg(mark: Mark, x: float, y: float, where: str) -> str:
+def _mark_svg(mark: Mark, x: float, y: float, where: str, more: Sequence[Mark] = ()) -> str:
     shape, colour = MARK_STYLE.get(mark.kind, ("circle", "#636363"))
-    tooltip = f"{where} {fmt_offset(mark.time)}: {describe_mark(mark)}"
-    return (f'<g class="mark" data-kind="{esc(mark.kind)}"><title>{esc(tooltip)}</title>'
-            f'{_shape(shape, x, y, colour)}</g>')
+    lines = [f"{where} {fmt_offset(m.time)}: {describe_mark(m)}" for m in (mark, *more)]
+    if len(lines) > BURST_SHOWN:
+        lines = lines[:BURST_SHOWN] + [f"... (+{len(lines) - BURST_SHOWN} more)"]
+    count = f' data-count="{1 + len(more)}"' if more else ""
+    return (f'<g class="mark" data-kind="{esc(mark.kind)}"{count}><title>{esc(chr(10).join(lines))}</title>'
+            f"{_shape(shape, x, y, colour)}</g>")
+
+
+def _bursts(marks: Sequence[Mark], scale: _Scale) -> list[list[Mark]]:
+    """Marks in time order, those of one kind within ``BURST_PX`` of the previous one merged into one symbol
+    (a crash prints a traceback a line at a time; a flapping connection repeats itself)."""
+    groups: list[list[Mark]] = []
+    for mark in sorted(marks, key=lambda m: m.time):
+        last = groups[-1] if groups else None
+        if last and last[-1].kind == mark.kind and scale.x(mark.time) - scale.x(last[-1].time) <= BURST_PX:
+            last.append(mark)
+        else:
+            groups.append([mark])
+    return groups
 
 
 def _spread(xs: Iterable[float], gap: float) -> list[float]:
@@ -334,10 +352,10 @@ def _lane_svg(lane: Lane, top: float, scale: _Scale, colour: str, prefix: str, l
                    f'class="gaplabel">{esc(text)}</text></g>')
     for rebalance in lane.rebalances:
         out.append(_rebalance_blocks(lane, rebalance, scale, bar_y, bar_h, links))
-    marks = sorted(lane.marks, key=lambda m: m.time)
+    bursts = _bursts(lane.marks, scale)
     ends = [life for life in lane.lives if life.ended_by in LIFE_END_STYLE]
-    for mark, x in zip(marks, _spread((scale.x(m.time) for m in marks), 11), strict=True):
-        out.append(_mark_svg(mark, x, top + 54, lane.consumer_id))
+    for burst, x in zip(bursts, _spread((scale.x(b[0].time) for b in bursts), 11), strict=True):
+        out.append(_mark_svg(burst[0], x, top + 54, lane.consumer_id, burst[1:]))
     for life in ends:
         shape, shape_colour = LIFE_END_STYLE[life.ended_by or ""]
         x = scale.x(life.end)
@@ -380,13 +398,16 @@ def _owners_svg(timeline: Timeline, top: float, scale: _Scale, colours: dict[str
            f"was killed, its owner znode lives until its session expires</text>"]
     killed = {lane.consumer_id: [life.end for life in lane.lives if life.ended_by == "killed"]
               for lane in timeline.lanes}
+    by_partition: dict[tuple[str, int], list] = {}
+    for owner in timeline.ownership:
+        by_partition.setdefault((owner.topic, owner.partition), []).append(owner)
     for index, (topic, partition) in enumerate(timeline.partitions):
         y = top + index * OWNER_ROW_H
         out.append(f'<g class="partition" data-topic="{esc(topic)}" data-partition="{partition}">')
         out.append(f'<text x="{LEFT - 8}" y="{_n(y + 14)}" text-anchor="end">{esc(topic)}-{partition}</text>')
         out.append(f'<rect x="{LEFT}" y="{_n(y + 2)}" width="{WIDTH - RIGHT - LEFT}" height="{OWNER_ROW_H - 4}" '
                    f'fill="#fafafa" stroke="#eeeeee"/>')
-        for owner in timeline.owners(topic, partition):
+        for owner in by_partition.get((topic, partition), []):
             end = owner.end if owner.end is not None else timeline.end
             x, width = scale.span(owner.start, end, 1.5)
             colour = colours.get(owner.consumer_id, "#999999")
@@ -527,9 +548,9 @@ def _round_row(rebalance: Rebalance, top: float, scale: _Scale, colours: dict[st
                        f'</title><line x1="{_n(ax1)}" y1="{_n(bar_y + bar_h / 2)}" x2="{_n(bx1)}" '
                        f'y2="{_n(bar_y + bar_h / 2)}" stroke="#e6550d" stroke-width="1.5" stroke-dasharray="6 3"/>'
                        f"</g>")
-    marks = sorted(rebalance.marks, key=lambda m: m.time)
-    for mark, x in zip(marks, _spread((scale.x(m.time) for m in marks), 11), strict=True):
-        out.append(_mark_svg(mark, x + 6, bar_y - 2, f"{consumer} rebalance {rebalance.rebalance_id}"))
+    bursts = _bursts(rebalance.marks, scale)
+    for burst, x in zip(bursts, _spread((scale.x(b[0].time) for b in bursts), 11), strict=True):
+        out.append(_mark_svg(burst[0], x + 6, bar_y - 2, f"{consumer} rebalance {rebalance.rebalance_id}", burst[1:]))
     out.append("</g>")
     return "".join(out)
 

@@ -73,7 +73,7 @@ class _Lookup:
     def __init__(self, timeline: Timeline) -> None:
         self.steps: dict[int, Step] = {}
         self.rebalances: dict[tuple[str, float], Rebalance] = {}
-        self.marks: dict[tuple[str, str, float], Mark] = {}
+        self.marks: dict[int, Mark] = {}
         self.takeovers: dict[tuple[str, float], list[Ownership]] = {}
         for owner in timeline.ownership:
             if owner.ended_by == "taken_over" and owner.successor is not None and owner.end is not None:
@@ -84,7 +84,7 @@ class _Lookup:
                 for step in rebalance.steps:
                     self.steps[id(step.event)] = step
             for mark in lane.marks:
-                self.marks[(lane.consumer_id, mark.kind, mark.time)] = mark
+                self.marks[id(mark.event)] = mark
 
 
 def _marker_lines(entry: Entry) -> list[str]:
@@ -115,7 +115,7 @@ def _describe(entry: Entry, lookup: _Lookup) -> str | None:
         return (f"{prefix}[r{rid} a{step.attempt}] {step.number} {step.title} ({fmt_ms(step.duration_ms)})"
                 + (f": {facts}" if facts else ""))
     if name in MARK_EVENTS:
-        mark = lookup.marks.get((consumer, MARK_EVENTS[name], time))
+        mark = lookup.marks.get(id(event))
         return f"{ALERT} {describe_mark(mark)}" if mark is not None else None
     if name == "rebalance.started":
         return f"rebalance {f.get('rebalance_id', '?')} started ({f.get('cause', '?')}, {f.get('strategy', '?')})"
