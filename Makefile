@@ -10,6 +10,8 @@ bootstrap:
 demo: bootstrap
 	$(VENV)/bin/zkconsumer demo
 
-test: bootstrap
+# The tests also need a headless browser (the timeline page is checked in chromium): `test` installs it.
+test:
+	@scripts/bootstrap.sh "$(VENV)" test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/python -m pytest

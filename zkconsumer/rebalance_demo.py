@@ -328,12 +328,12 @@ class RebalanceDemo:
                 member.rebalancing = True
             elif name == "rebalance.completed":
                 member.rebalancing = False
-                member.last_completed = parse_time(event["timestamp"]).timestamp()
+                member.last_completed = parse_time(event["timestamp"])
                 member.owned = tuple(event.get("owned") or ())
         lines = self.narrator.feed(event)
         if lines:
             self._waiting_line_clear()
-            at = parse_time(event["timestamp"]).timestamp() if "timestamp" in event else time.time()
+            at = parse_time(event["timestamp"]) if "timestamp" in event else time.time()
             if self._last_told and at - self._last_told > 1.0:
                 self._say(f"  ... {at - self._last_told:.1f} s later:")
             self._last_told = at
@@ -470,7 +470,7 @@ class RebalanceDemo:
         with open(events_path, encoding="utf-8") as f:
             log = read_events(f)
         path = self.settings.output_dir / TIMELINE_FILE
-        path.write_text(render_html(build_timeline(log.events), title=f"zkconsumer demo: group {self.settings.group}"),
+        path.write_text(render_html(build_timeline(log), title=f"zkconsumer demo: group {self.settings.group}"),
                         encoding="utf-8")
         return path
 

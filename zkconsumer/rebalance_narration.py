@@ -4,84 +4,42 @@ Pure and stateful only in what it has seen: :class:`RebalanceNarrator` buffers t
 attempt and tells the attempt as one block when it ends (completed, failed, retried), so that three members
 rebalancing at once still read as three stories, not one interleaved log. Each step gets its title and duration
 from :mod:`zkconsumer.rebalance_steps`; its plain-words meaning is added the first time that step is told, so a
-classroom reads each meaning once and then just watches the numbers. The same per-step details serve
-``zkconsumer trace show`` (:func:`step_detail`).
+classroom reads each meaning once and then just watches the numbers. The per-step details are the
+trace tools' words (:mod:`zkconsumer.timeline_words`), so the live story and ``zkconsumer trace show`` agree.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from datetime import datetime
+from collections.abc import Mapping
 from typing import Any
 
 from zkconsumer.rebalance_steps import BY_EVENT
+from zkconsumer.rebalance_timeline import parse_timestamp, partition_refs
+from zkconsumer.timeline_words import describe_step_fields, fmt_partitions
 
 Event = Mapping[str, Any]
 
 
-def parse_time(timestamp: str) -> datetime:
-    """structlog's ISO timestamps end in ``Z``; ``fromisoformat`` accepts that only from Python 3.11."""
-    return datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+def parse_time(timestamp: str) -> float:
+    """Seconds since the epoch of an event's ``timestamp`` (0.0 when it has none that parses)."""
+    parsed = parse_timestamp(timestamp)
+    return parsed.timestamp() if parsed is not None else 0.0
 
 
-def partitions_text(partitions: Sequence[Mapping[str, Any]], key: str | None = None) -> str:
-    """``demo-0, demo-1`` or, with ``key``, ``demo-0@12`` / ``demo-0 (c1-0)``; ``none`` when empty."""
-    if not partitions:
-        return "none"
-    shown = []
-    for p in partitions:
-        name = f"{p.get('topic')}-{p.get('partition')}"
-        if key == "offset":
-            name += f"@{p.get('offset')}"
-        elif key is not None and p.get(key) is not None:
-            name += f" ({p.get(key)})"
-        shown.append(name)
-    return ", ".join(shown)
-
-
-def by_thread(partitions: Sequence[Mapping[str, Any]]) -> str:
-    """``c1-0: demo-0, demo-1; c1-1: demo-2``: an assignment grouped by consumer thread."""
-    threads: dict[str, list[str]] = {}
-    for p in partitions:
-        threads.setdefault(str(p.get("thread")), []).append(f"{p.get('topic')}-{p.get('partition')}")
-    return "; ".join(f"{thread}: {', '.join(names)}" for thread, names in sorted(threads.items())) or "nothing"
+def owned_text(partitions: object) -> str:
+    """``c1-0: demo-0, demo-1; c1-1: demo-2``: partitions grouped by the thread that got them."""
+    return fmt_partitions(partition_refs(partitions)) if partitions else "nothing"
 
 
 def step_detail(event: Event) -> str:
-    """What a step did, in a few words: the fields a learner should look at."""
-    name = event.get("event")
-    if name == "rebalance.read_cluster":
-        return f"brokers {', '.join(map(str, event.get('brokers') or [])) or 'none'}"
-    if name == "rebalance.stop_fetchers":
-        return f"{event.get('chunks_dropped', 0)} fetched chunk(s) dropped"
-    if name == "rebalance.commit_offsets":
-        offsets = event.get("offsets") or []
-        return f"committed {partitions_text(offsets, 'offset')}" if offsets else "nothing new to commit"
-    if name == "rebalance.release":
-        return f"released {partitions_text(event.get('released') or [])}"
-    if name == "rebalance.assign":
-        members = ", ".join(event.get("members") or [])
-        return f"{event.get('strategy')} over members {members} -> {by_thread(event.get('assignment') or [])}"
-    if name == "rebalance.fetch_offsets":
-        return f"resume at {partitions_text(event.get('offsets') or [], 'offset')}"
-    if name == "rebalance.build_registry":
-        return f"{event.get('partitions', 0)} PartitionTopicInfo"
-    if name == "rebalance.claim":
-        text = f"claimed {partitions_text(event.get('claimed') or [])}"
-        if event.get("already_ours"):
-            text += f", already ours {partitions_text(event['already_ours'])}"
-        if event.get("conflicts"):
-            text += f"; CONFLICT: {partitions_text(event['conflicts'], 'holder')} still held"
-        return text
-    if name == "rebalance.start_fetchers":
-        return f"{event.get('partitions', 0)} partition(s) handed to the fetcher manager"
-    return ""
+    """What a step did, in the trace tools' words (:func:`zkconsumer.timeline_words.describe_step_fields`)."""
+    return describe_step_fields(BY_EVENT[event["event"]].name, event)
 
 
 def gap_ms(stop_fetchers: Event, start_fetchers: Event) -> float:
     """Stop-the-world: from the start of step 2 (stop fetchers) to the end of step 9 (restart fetchers)."""
-    stopped = parse_time(stop_fetchers["timestamp"]).timestamp() - float(stop_fetchers.get("duration_ms", 0)) / 1000
-    return max(0.0, (parse_time(start_fetchers["timestamp"]).timestamp() - stopped) * 1000)
+    stopped = parse_time(stop_fetchers["timestamp"]) - float(stop_fetchers.get("duration_ms", 0)) / 1000
+    return max(0.0, (parse_time(start_fetchers["timestamp"]) - stopped) * 1000)
 
 
 class RebalanceNarrator:
@@ -104,7 +62,7 @@ class RebalanceNarrator:
             self._attempt_steps[who] = []
             return []
         if name == "rebalance.completed":
-            return self._tell(who, event, f"done: owns {by_thread(event.get('owned') or [])}")
+            return self._tell(who, event, f"done: owns {owned_text(event.get('owned'))}")
         if name == "rebalance.attempt_failed":
             return self._tell(who, event, f"attempt failed ({event.get('reason')}); retrying after "
                                           f"{event.get('backoff_ms')} ms")
@@ -145,7 +103,7 @@ class RebalanceNarrator:
             return [f"  {who}: registered at {event.get('path')}"
                     + (" (again, after its session expired)" if event.get("reregistered") else "")]
         if name == "session.expired":
-            return [f"  {who}: SESSION EXPIRED: dropped {partitions_text(event.get('dropped') or [])}"]
+            return [f"  {who}: SESSION EXPIRED: dropped {owned_text(event.get('dropped'))}"]
         if name == "rebalance.retrying_after_failure":
             return [f"  {who}: gave up this rebalance, will keep retrying "
                     f"({event.get('failures_in_a_row')} failures in a row)"]

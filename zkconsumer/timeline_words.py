@@ -95,40 +95,45 @@ def _count(value: object) -> int | None:
 
 def describe_step(step: Step) -> str:
     """The facts of a step's event that matter to a reader, short; empty when there is nothing to add."""
-    fields = step.fields
-    if step.name == "read_cluster":
+    return describe_step_fields(step.name, step.fields)
+
+
+def describe_step_fields(name: str, fields: Mapping[str, Any]) -> str:
+    """:func:`describe_step` from the step's name and its event's fields (the demo narrates raw events)."""
+    if name == "read_cluster":
         brokers = fields.get("brokers")
         if isinstance(brokers, list):
             return f"brokers {', '.join(str(b) for b in brokers)}" if brokers else "no broker registered"
-    elif step.name == "stop_fetchers":
+    elif name == "stop_fetchers":
         dropped = _count(fields.get("chunks_dropped"))
         if dropped is not None:
             return f"{plural(dropped, 'fetched chunk')} dropped"
-    elif step.name == "commit_offsets":
+    elif name == "commit_offsets":
         if fields.get("auto_commit") is False:
             return "auto-commit off: nothing written"
         offsets = partition_refs(fields.get("offsets"))
         if not offsets:
             return "no offset to write"
         return "wrote " + _limited([f"{fmt_partition(r)}={_offset(fields, r)}" for r in offsets], LIST_LIMIT)
-    elif step.name == "release":
+    elif name == "release":
         released = partition_refs(fields.get("released"))
         return f"released {fmt_partitions(released)}" if released else "nothing to release"
-    elif step.name == "assign":
+    elif name == "assign":
         members = fields.get("members")
         share = partition_refs(fields.get("assignment"))
-        who = f" among {plural(len(members), 'member')}" if isinstance(members, list) else ""
-        return f"share{who}: {fmt_partitions(share)}"
-    elif step.name == "fetch_offsets":
+        strategy = fields.get("strategy") or "assignment"
+        who = f" over members {', '.join(map(str, members))}" if isinstance(members, list) else ""
+        return f"{strategy}{who} -> {fmt_partitions(share)}"
+    elif name == "fetch_offsets":
         offsets = partition_refs(fields.get("offsets"))
         if offsets:
             return "committed " + _limited([f"{fmt_partition(r)}={_offset(fields, r)}" for r in offsets], LIST_LIMIT)
         return "no partition"
-    elif step.name in ("build_registry", "start_fetchers"):
+    elif name in ("build_registry", "start_fetchers"):
         count = _count(fields.get("partitions"))
         if count is not None:
             return plural(count, "partition")
-    elif step.name == "claim":
+    elif name == "claim":
         claimed = partition_refs(fields.get("claimed"))
         ours = partition_refs(fields.get("already_ours"))
         parts = [f"claimed {fmt_partitions(claimed)}"]

@@ -1,0 +1,46 @@
+"""The live narration, on the recorded run of tests/data/sample-events.jsonl: one block per attempt, every step
+with its duration, each meaning told once, conflicts and stop-the-world gaps in plain words."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from zkconsumer.rebalance_narration import RebalanceNarrator
+from zkconsumer.rebalance_steps import STEPS
+
+SAMPLE = Path(__file__).with_name("data") / "sample-events.jsonl"
+
+
+def narrate(explain: bool = True) -> list[str]:
+    narrator = RebalanceNarrator(explain=explain)
+    lines: list[str] = []
+    for line in SAMPLE.read_text().splitlines():
+        lines += narrator.feed(json.loads(line))
+    return lines
+
+
+def test_each_attempt_is_one_block_with_its_outcome():
+    lines = narrate()
+    heads = [line.strip() for line in lines if ": rebalance " in line]
+    assert heads[:3] == ["gs2_c1: rebalance 1 (initial), attempt 1", "gs2_c2: rebalance 1 (initial), attempt 1",
+                         "gs2_c1: rebalance 2 (members_changed), attempt 1"]
+    first_c2 = lines.index("  gs2_c2: rebalance 1 (initial), attempt 1")
+    block = lines[first_c2:lines.index("    => attempt failed (ownership conflict); retrying after 300 ms") + 1]
+    assert any("CONFLICT sample-2 held by gs2_c1-0, sample-3 held by gs2_c1-0" in line for line in block)
+    assert not any(line.strip().startswith("9 ") for line in block)  # a failed attempt never restarts fetching
+
+
+def test_meanings_are_told_once_and_gaps_are_measured():
+    lines = narrate()
+    for step in STEPS[:3]:
+        assert lines.count(f"      ({step.meaning})") == 1
+    done = [line for line in lines if line.startswith("    => done:")]
+    assert done[1] == ("    => done: owns gs2_c1-0: sample-0, sample-1; fetching was stopped for 83.5 ms")
+    assert not any(line.startswith("      (") for line in narrate(explain=False))
+
+
+def test_the_session_expiry_and_the_shutdown_are_told():
+    text = "\n".join(narrate())
+    assert "gs2_c3: watch fired: the members are now gs2_c1, gs2_c3" in text
+    assert "gs2_c1: shut down cleanly" in text
