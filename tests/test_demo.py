@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
+from browser import dump_dom
 from support import zkconsumer_cli
 
 from zkconsumer.assignors.model import TopicPartition
@@ -83,7 +85,10 @@ def test_demo_story_and_what_operators_see(tmp_path, zk_chroot, bootstrap_server
     assert {e["consumer_id"] for e in events if e["event"] == "rebalance.completed"} == {
         "demo_c1", "demo_c2", "demo_c3"}
     assert [e for e in events if e["event"] == "demo.partitions_added"][0]["after"] == 6
-    assert result.timeline_path is not None and result.timeline_path.stat().st_size > 0
+    assert result.timeline_path is not None
+    dom = dump_dom(result.timeline_path)  # the page a demo leaves behind, in a real browser
+    assert 'data-rendered="ok"' in dom and "data-errors" not in dom
+    assert set(re.findall(r'<g class="lane" data-consumer="([^"]+)">', dom)) == {"demo_c1", "demo_c2", "demo_c3"}
 
 
 def test_readme_command_runs_the_demo_on_a_fresh_environment(tmp_path):
