@@ -65,3 +65,7 @@ def test_bad_arguments_are_one_line_errors(kafka_zk):
                           "--property", "zookeeper.connection.timeout.ms=1000")
     assert down.returncode == 1 and "ZooKeeper at 127.0.0.1:1 did not answer" in down.stderr
     assert "Traceback" not in down.stderr
+    missing = zkconsumer_cli("consume", "--zookeeper", kafka_zk, "--topic", "no-such-topic", "--timeout-ms", "100")
+    assert missing.returncode == 1 and missing.stderr.strip().splitlines() == [
+        f"zkconsumer consume: topic 'no-such-topic' does not exist (no znode /brokers/topics/no-such-topic at "
+        f"{kafka_zk}); create it first, or use --whitelist to wait for it"]

@@ -131,13 +131,6 @@ def test_commands_without_an_environment_say_what_to_do(tmp_path):
     assert "no --bootstrap-server given" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_demo_brings_up_the_environment_and_shows_the_cluster(run_dir):
-    demo = zkconsumer_cli("demo", "--run-dir", str(run_dir))
-    assert demo.returncode == 0, demo.stderr
-    assert "/brokers/topics/demo  partitions [0, 1, 2]" in demo.stdout
-    assert "partition 2: leader" in demo.stdout
-
-
 def test_help():
     help_ = zkconsumer_cli("--help")
     assert help_.returncode == 0

@@ -19,12 +19,14 @@ import threading
 import time
 from typing import Any
 
+from zkconsumer import zkpaths
 from zkconsumer.cli import options
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.consumer_iterator import MessageAndMetadata
-from zkconsumer.errors import ConsumerTimeoutException, UsageError
+from zkconsumer.errors import ConsumerTimeoutException, UsageError, ZkConsumerError
 from zkconsumer.kafka_stream import KafkaStream
 from zkconsumer.topic_count import Blacklist, Whitelist, parse_topic_streams
+from zkconsumer.zkclient import zookeeper
 from zkconsumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
 
 _POLL_MS = 100  # how long one stream is waited for before the next one gets its turn
@@ -88,12 +90,28 @@ def render(message: MessageAndMetadata, fmt: str) -> str:
     return _text(message.raw_message) or ""
 
 
+class TopicNotFoundError(ZkConsumerError):
+    pass
+
+
+def _require_topic(config: ConsumerConfig, topic: str) -> None:
+    """A named topic must exist; only a filter waits for topics to appear (the old tool waited silently)."""
+    timeout = config.zookeeper_connection_timeout_ms / 1000
+    with zookeeper(config.zookeeper_connect, timeout=timeout, quiet=True) as zk:
+        if not zk.exists(zkpaths.topic_path(topic)):
+            raise TopicNotFoundError(
+                f"topic {topic!r} does not exist (no znode {zkpaths.topic_path(topic)} at "
+                f"{config.zookeeper_connect}); create it first, or use --whitelist to wait for it")
+
+
 def run(args: argparse.Namespace) -> int:
     for name in ("max_messages", "timeout_ms"):
         value = getattr(args, name)
         if value is not None and value < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     config = ConsumerConfig(_properties(args))
+    if args.topic:
+        _require_topic(config, parse_topic_streams(args.topic)[0])
     connector = ZookeeperConsumerConnector(config)
     # Ctrl-C and SIGTERM end the loop between two messages, never halfway through printing one (a message the
     # stream handed out is committed, so it must also have been printed and counted).
