@@ -7,16 +7,25 @@ from __future__ import annotations
 import io
 import json
 import re
+import subprocess
 
 import pytest
 from browser import dump_dom
-from support import zkconsumer_cli
+from support import wait_for, zkconsumer_cli
 
 from zkconsumer.assignors.model import TopicPartition
 from zkconsumer.cli import main
 from zkconsumer.errors import UsageError
 from zkconsumer.log import configure_logging
-from zkconsumer.rebalance_demo import CHROOT, DemoSettings, Scene, SceneResult, fresh_chroot, play_in_own_chroot
+from zkconsumer.rebalance_demo import (
+    CHROOT,
+    DemoSettings,
+    Scene,
+    SceneResult,
+    fresh_chroot,
+    play_against,
+    play_in_own_chroot,
+)
 
 EXPECTED_RANGE = {  # scene -> partition -> owner thread (Kafka's RangeAssignor over sorted thread ids)
     1: {0: "demo_c1-0", 1: "demo_c1-0", 2: "demo_c1-0", 3: "demo_c1-0"},
@@ -47,7 +56,7 @@ def test_demo_story_and_what_operators_see(tmp_path, zk_chroot, bootstrap_server
     during_kill: dict[str, object] = {}
 
     def on_action(scene: Scene) -> None:
-        if scene.number == 4:  # c2 was just SIGKILLed; its session (3 s) has not expired yet
+        if scene.number == 4:  # c2 was just SIGKILLed; its session (8 s) has not expired yet
             during_kill["describe"] = cli_json(capsys, "groups", "describe", "--group", "demo", "--json",
                                                "--zookeeper", connect)
             during_kill["verify"] = cli_status(capsys, "groups", "verify", "--group", "demo", "--zookeeper", connect)
@@ -64,13 +73,15 @@ def test_demo_story_and_what_operators_see(tmp_path, zk_chroot, bootstrap_server
         assert (status, text.strip()) == (0, "Rebalance operation successful !")
 
     out = io.StringIO()
-    settings = DemoSettings(zookeeper="", bootstrap="", topic=topic_name, session_timeout_ms=3000,
+    settings = DemoSettings(zookeeper="", bootstrap="", topic=topic_name, session_timeout_ms=8000,
                             messages_per_partition=5, output_dir=tmp_path / "out", settle_timeout_s=45)
     result = play_in_own_chroot(zk_chroot, bootstrap_servers, settings, out=out, status=io.StringIO(),
                                 on_action=on_action, on_settled=on_settled)
 
     assert sorted(seen) == [1, 2, 3, 4, 5]
-    assert [r.scene.number for r in result.scenes] == [1, 2, 3, 4, 5] and all(r.check.ok for r in result.scenes)
+    assert [r.scene.number for r in result.scenes] == [1, 2, 3, 4, 5]
+    assert subprocess.run(["pgrep", "-f", f"--zookeeper {connect} "], capture_output=True).stdout == b"", \
+        "a member process outlived the demo"
     status, rows = during_kill["describe"]
     assert status == 0 and {r["owner"] for r in rows} >= {"demo_c2-0"}, "c2's owner znodes outlive the process"
     assert during_kill["verify"][0] == 0  # the znodes are intact: the legacy tool also called this valid
@@ -85,6 +96,11 @@ def test_demo_story_and_what_operators_see(tmp_path, zk_chroot, bootstrap_server
     assert {e["consumer_id"] for e in events if e["event"] == "rebalance.completed"} == {
         "demo_c1", "demo_c2", "demo_c3"}
     assert [e for e in events if e["event"] == "demo.partitions_added"][0]["after"] == 6
+    # The epilogue: c1 leaves first, and c3 takes over every partition before it leaves too.
+    stopped = [e["consumer_id"] for e in events if e["event"] == "demo.member_stopped"]
+    assert stopped == ["demo_c1", "demo_c3"]
+    last_c3 = [e for e in events if e["event"] == "rebalance.completed" and e["consumer_id"] == "demo_c3"][-1]
+    assert len(last_c3["owned"]) == 6
     assert result.timeline_path is not None
     dom = dump_dom(result.timeline_path)  # the page a demo leaves behind, in a real browser
     assert 'data-rendered="ok"' in dom and "data-errors" not in dom
@@ -122,3 +138,20 @@ def test_bad_options_and_unreachable_zookeeper_are_one_line(tmp_path):
     down = zkconsumer_cli("demo", "--zookeeper", "127.0.0.1:1", "--output-dir", str(tmp_path))
     assert down.returncode != 0 and len(down.stderr.strip().splitlines()) == 1 and "Traceback" not in down.stderr
     assert "127.0.0.1:1" in down.stderr
+
+
+def test_against_given_servers_a_broker_without_createpartitions_skips_scene_5(tmp_path, zk, kafka_zk, topic_name):
+    """--zookeeper: the demo's own topic and group on the servers as they are; Tansu refuses to add partitions."""
+    wait_for(lambda: zk.exists("/brokers/ids") and zk.get_children("/brokers/ids"))
+    configure_logging(level="warning", stream=io.StringIO(), force=True)
+    out = io.StringIO()
+    settings = DemoSettings(zookeeper="", bootstrap="", topic=topic_name, group=f"{topic_name}-g",
+                            session_timeout_ms=2000, messages_per_partition=2, output_dir=tmp_path / "out")
+    result = play_against(kafka_zk, None, settings, out=out, status=io.StringIO())
+    assert [r.scene.number for r in result.scenes] == [1, 2, 3, 4]
+    assert "-> cannot add partitions here:" in out.getvalue() and "CreatePartitions" in out.getvalue()
+    group = settings.group
+    assert result.scenes[-1].owners == {
+        TopicPartition(topic_name, p): thread.replace("demo_", f"{group}_") for p, thread in EXPECTED_RANGE[4].items()}
+    with pytest.raises(UsageError, match="already exists"):  # never into somebody's topic or group
+        play_against(kafka_zk, None, settings)

@@ -44,3 +44,13 @@ def test_the_session_expiry_and_the_shutdown_are_told():
     text = "\n".join(narrate())
     assert "gs2_c3: watch fired: the members are now gs2_c1, gs2_c3" in text
     assert "gs2_c1: shut down cleanly" in text
+
+
+def test_an_attempt_whose_step_raised_keeps_its_own_number():
+    """A step that raises emits nothing; the narrator then takes the number from attempt_failed itself."""
+    narrator = RebalanceNarrator()
+    base = {"consumer_id": "g_c1", "rebalance_id": 4, "level": "info", "timestamp": "2026-11-21T21:00:00.000000Z"}
+    narrator.feed({**base, "event": "rebalance.started", "cause": "members_changed"})
+    lines = narrator.feed({**base, "event": "rebalance.attempt_failed", "attempt": 3, "backoff_ms": 300,
+                           "reason": "ConnectionLoss: "})
+    assert lines[0] == "  g_c1: rebalance 4 (members_changed), attempt 3"

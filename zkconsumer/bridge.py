@@ -262,10 +262,11 @@ class MetadataBridge:
 
     def close(self) -> None:
         """Closing the session removes our ephemeral broker registrations at once, as a broker's clean stop does."""
-        if self._zk is not None:
-            close_client(self._zk)
-            self._zk = None
-            self.log.info("bridge.stopped")
+        with self._apply_lock:  # never under a pass that is still writing
+            if self._zk is not None:
+                close_client(self._zk)
+                self._zk = None
+                self.log.info("bridge.stopped")
 
     def __enter__(self) -> MetadataBridge:
         self.start()
@@ -275,9 +276,10 @@ class MetadataBridge:
         self.close()
 
     def show_partitions(self, topic: str, count: int) -> list[Change]:
-        """Raise (or set) the number of partitions of ``topic`` shown in ZooKeeper, and sync at once."""
+        """Raise (or set) the number of partitions of ``topic`` shown in ZooKeeper, and sync at once (an outage is
+        waited out as in :meth:`run`: the caller waits for the znode, not for this pass)."""
         self.partition_limits[topic] = count
-        return self.sync_once()
+        return self.sync_safely()
 
     def run(self, stop: threading.Event) -> None:
         while not stop.is_set():
@@ -337,7 +339,8 @@ class MetadataBridge:
             return self._apply_locked(snapshot)
 
     def _apply_locked(self, snapshot: ClusterSnapshot) -> list[Change]:
-        assert self._zk is not None, "start() the bridge first"
+        if self._zk is None:  # not started, or closed while run() was between two passes
+            return []
         started = time.monotonic()
         snapshot = bridge_plan.hold_partitions(snapshot, self.partition_limits)
         self._known_topics |= set(snapshot.topics)

@@ -12,6 +12,7 @@ narrates and records them), optionally appends ``partition offset value`` per me
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import sys
 import threading
@@ -35,6 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output", help="append 'partition offset value' per message to this file")
     parser.add_argument("--events", choices=("json", "none"), default="json",
                         help="json: the connector's events as JSON lines on stdout (default)")
+    parser.add_argument("--stop-at-stdin-eof", action="store_true",
+                        help="leave the group when stdin closes: the member cannot outlive the process that "
+                        "started it, whatever way that one ended")
     return parser
 
 
@@ -66,10 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.events == "json":
         configure_logging(json=True, stream=sys.stdout, force=True)
+        # stdout is for events only: kazoo's and librdkafka's own log lines go to stderr.
+        logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)
     topic, streams = parse_topic_streams(args.topic)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    if args.stop_at_stdin_eof:
+        threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), name="stdin-eof", daemon=True).start()
     connector = create_connector(member_config(args))
     output = open(args.output, "a", buffering=1) if args.output else None  # noqa: SIM115 - closed below
     try:

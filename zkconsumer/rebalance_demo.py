@@ -45,9 +45,9 @@ from typing import Any, TextIO
 
 from confluent_kafka import Producer
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
+from kazoo.exceptions import KazooException, NoNodeError
 
-from zkconsumer import cluster
+from zkconsumer import cluster, zkpaths
 from zkconsumer.assignors import NAMES
 from zkconsumer.assignors.comparison import compare
 from zkconsumer.assignors.model import AssignmentInput, Member, TopicPartition
@@ -56,7 +56,6 @@ from zkconsumer.cli.compare import format_partitions
 from zkconsumer.cli.progress import Waiting
 from zkconsumer.consumer_group import read_group_snapshot
 from zkconsumer.errors import ServerUnavailableError, UsageError, ZkConsumerError, ZnodeMissingError
-from zkconsumer.group_registry import live_members
 from zkconsumer.kafka_metadata import admin_client, fetch_metadata
 from zkconsumer.offset_checker import GroupDescription, describe_group, format_table, registered_bootstrap
 from zkconsumer.rebalance_narration import RebalanceNarrator, parse_time
@@ -88,7 +87,13 @@ class DemoSettings:
     compare: bool = False
     explain: bool = True
     output_dir: Path = Path("demo-output")
-    settle_timeout_s: float = 60.0
+    settle_timeout_s: float | None = None  # default: 60 s, or twice the session timeout + 20 s if longer
+
+    @property
+    def settle_limit_s(self) -> float:
+        if self.settle_timeout_s is not None:
+            return self.settle_timeout_s
+        return max(60.0, 2 * self.session_timeout_ms / 1000 + 20)
 
 
 @dataclass(frozen=True)
@@ -179,6 +184,7 @@ class RebalanceDemo:
         s.output_dir.mkdir(parents=True, exist_ok=True)
         (s.output_dir / "members").mkdir(exist_ok=True)
         result = DemoResult(s, s.output_dir / EVENTS_FILE, None)
+        (s.output_dir / TIMELINE_FILE).unlink(missing_ok=True)  # never leave an older run's page beside these events
         self._events = open(result.events_path, "w", encoding="utf-8")  # noqa: SIM115 - closed in finally
         self._zk = open_client(s.zookeeper)
         try:
@@ -193,9 +199,12 @@ class RebalanceDemo:
             if grown is not None:
                 result.scenes.append(grown)
             self._stop_all()
+        except KazooException as exc:
+            raise DemoError(f"ZooKeeper at {s.zookeeper} failed ({type(exc).__name__}); the demo stopped. "
+                            f"Its events so far are in {result.events_path}") from None
         finally:
             self._cleanup()
-        result.timeline_path = self._write_timeline(result.events_path)
+            result.timeline_path = self._write_timeline(result.events_path)
         return result
 
     # --- scenes -------------------------------------------------------------------------------------
@@ -224,8 +233,8 @@ class RebalanceDemo:
         process = subprocess.Popen(
             [sys.executable, "-m", "zkconsumer.group_member", "--zookeeper", s.zookeeper, "--group", s.group,
              "--topic", f"{s.topic}:{streams}", "--consumer-id", name, "--strategy", s.strategy,
-             "--session-timeout-ms", str(s.session_timeout_ms)],
-            stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1,
+             "--session-timeout-ms", str(s.session_timeout_ms), "--stop-at-stdin-eof"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1,
         )
         log.close()
         member = MemberProcess(name, consumer_id, streams, process)
@@ -261,24 +270,35 @@ class RebalanceDemo:
         return True
 
     def _stop_all(self) -> None:
+        """One at a time, so that each departure is a rebalance of those who stay, and the last one leaves alone."""
         self._say("")
-        self._say("== The end: the members shut down cleanly ==")
-        for member in self.members.values():
-            if member.alive:
-                member.process.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 20
-        for member in self.members.values():
-            if member.alive:
-                try:
-                    member.process.wait(max(0.1, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    member.process.kill()
-                    member.process.wait()
-                member.alive = False
-                self._record({"event": "demo.member_stopped", "consumer_id": member.consumer_id})
+        self._say("== The end: the members leave one by one (SIGTERM: a clean shutdown) ==")
+        live = [m for m in self.members.values() if m.alive]
+        for i, member in enumerate(live):
+            started = time.time()
+            self._stop(member)
+            if i < len(live) - 1:
+                self._settle(started, f"the others to take over from {member.name}")
         for reader in self._readers:
             reader.join(5)
         self._drain(0.2)
+
+    def _stop(self, member: MemberProcess) -> None:
+        member.process.send_signal(signal.SIGTERM)
+        waiting = Waiting(self.status, f"{member.name} to shut down")
+        try:
+            while member.process.poll() is None:
+                if waiting.elapsed > 20:
+                    member.process.kill()
+                    break
+                self._drain(0.1)
+                waiting.tick()
+        finally:
+            waiting.finish()
+        member.process.wait()
+        member.alive = False
+        self._record({"event": "demo.member_stopped", "consumer_id": member.consumer_id})
+        self._say(f"-> stopped {member.name}")
 
     # --- events ---------------------------------------------------------------------------------------
 
@@ -352,15 +372,18 @@ class RebalanceDemo:
         owned = {(p["topic"], p["partition"]) for m in live for p in m.owned}
         if live and len(owned) != self._partitions:  # every partition has an owner among the living
             return False
-        return verify_rebalance(self._zk, self.settings.group).ok
+        try:
+            return verify_rebalance(self._zk, self.settings.group).ok
+        except (KazooException, ZkConsumerError):  # a znode vanished under us, or ZooKeeper is away: not yet
+            return False
 
     def _settle(self, since: float, waiting_for: str) -> None:
         self._waiting = Waiting(self.status, waiting_for)
         try:
             while not self._settled(since):
-                if self._waiting.elapsed > self.settings.settle_timeout_s:
+                if self._waiting.elapsed > self.settings.settle_limit_s:
                     raise DemoError(
-                        f"the group did not settle within {self.settings.settle_timeout_s:g} s; the members' logs "
+                        f"the group did not settle within {self.settings.settle_limit_s:g} s; the members' logs "
                         f"are in {self.settings.output_dir / 'members'}")
                 for member in self.members.values():
                     if member.alive and member.process.poll() is not None:
@@ -438,11 +461,18 @@ class RebalanceDemo:
 
     def _produce(self) -> None:
         """One message per produce request: Tansu reports the last batch's base offset + 1 as the log end."""
-        producer = Producer({"bootstrap.servers": self.settings.bootstrap, "linger.ms": 0})
+        failures: list[str] = []
+        producer = Producer({"bootstrap.servers": self.settings.bootstrap, "linger.ms": 0,
+                             "message.timeout.ms": 10_000})
+        deadline = time.monotonic() + 30
         for p in range(self._partitions):
             for i in range(self.settings.messages_per_partition):
-                producer.produce(self.settings.topic, value=f"p{p}-{i}".encode(), partition=p)
-                producer.flush(10)
+                producer.produce(self.settings.topic, value=f"p{p}-{i}".encode(), partition=p,
+                                 on_delivery=lambda err, _msg: failures.append(str(err)) if err else None)
+                producer.flush(max(0.1, deadline - time.monotonic()))
+                if failures or time.monotonic() > deadline:
+                    raise DemoError(f"could not produce to topic {self.settings.topic} at {self.settings.bootstrap}: "
+                                    f"{failures[0] if failures else 'no answer within 30 s'}")
 
     def _say(self, line: str) -> None:
         self.out.write(line + "\n")
@@ -453,8 +483,15 @@ class RebalanceDemo:
             time.sleep(self.settings.pace)
 
     def _cleanup(self) -> None:
-        for member in self.members.values():
-            if member.process.poll() is None:
+        """After an error or Ctrl-C: ask every member still running to leave, then make sure it did."""
+        running = [m for m in self.members.values() if m.process.poll() is None]
+        for member in running:
+            member.process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        for member in running:
+            try:
+                member.process.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
                 member.process.kill()
                 member.process.wait()
         close_client(self._zk)
@@ -467,8 +504,12 @@ class RebalanceDemo:
         from zkconsumer.rebalance_timeline import build_timeline, read_events
         from zkconsumer.timeline_html import render_html
 
+        if not events_path.exists():
+            return None
         with open(events_path, encoding="utf-8") as f:
             log = read_events(f)
+        if not log.events:
+            return None
         path = self.settings.output_dir / TIMELINE_FILE
         path.write_text(render_html(build_timeline(log), title=f"zkconsumer demo: group {self.settings.group}"),
                         encoding="utf-8")
@@ -502,6 +543,8 @@ def play_in_own_chroot(root: str, bootstrap: str, settings: DemoSettings, **hook
 
         def grow(partitions: int) -> str | None:
             bridge.show_partitions(settings.topic, partitions)
+            with zookeeper(connect) as zk:
+                wait_for_topic(zk, settings.topic, partitions)
             return None
 
         return RebalanceDemo(replace(settings, zookeeper=connect, bootstrap=bootstrap), grow, **hooks).run()
@@ -517,12 +560,17 @@ def play_against(connect: str, bootstrap: str | None, settings: DemoSettings, **
         bootstrap = bootstrap or registered_bootstrap(zk)
         if bootstrap is None:
             raise UsageError(f"no broker is registered in ZooKeeper at {connect}; give --bootstrap-server")
-        if live_members(zk, settings.group):
-            raise UsageError(f"group {settings.group!r} has live members at {connect}; pick another --group")
-    existing = ensure_topic(bootstrap, settings.topic, settings.partitions)
-    settings = replace(settings, zookeeper=connect, bootstrap=bootstrap, partitions=existing)
+        if zk.exists(zkpaths.GroupDirs(settings.group).group_dir):
+            raise UsageError(f"group {settings.group!r} already exists at {connect}; the demo starts a group of its "
+                             f"own: pick a new --group")
+    # Test messages and two partitions that cannot be taken back: only into a topic the demo creates.
+    if settings.topic in fetch_metadata(admin_client(bootstrap), bootstrap).topics:
+        raise UsageError(f"topic {settings.topic!r} already exists at {bootstrap}; the demo writes test messages "
+                         f"and adds partitions, so it creates its own: pick a new --topic")
+    create_topic(bootstrap, settings.topic, settings.partitions)
+    settings = replace(settings, zookeeper=connect, bootstrap=bootstrap)
     with zookeeper(connect) as zk:
-        wait_for_topic(zk, settings.topic, existing)
+        wait_for_topic(zk, settings.topic, settings.partitions)
 
     def grow(partitions: int) -> str | None:
         try:
@@ -559,8 +607,19 @@ def fresh_chroot(zk: KazooClient) -> None:
         raise UsageError(f"znode {CHROOT} exists and was not made by the demo; it is left alone. Remove it, or run "
                          f"the demo with --zookeeper")
     if data is not None:
+        for group in _children(zk, f"{CHROOT}/consumers"):
+            if _children(zk, f"{CHROOT}/consumers/{group}/ids"):
+                raise UsageError(f"another demo is running (group {group!r} has live members in {CHROOT}); "
+                                 f"wait for it to end")
         zk.delete(CHROOT, recursive=True)
     zk.create(CHROOT, CHROOT_MARKER)
+
+
+def _children(zk: KazooClient, path: str) -> list[str]:
+    try:
+        return zk.get_children(path)
+    except NoNodeError:
+        return []
 
 
 def wait_for_topic(zk: KazooClient, topic: str, partitions: int, timeout: float = 15.0) -> None:

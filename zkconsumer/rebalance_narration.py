@@ -74,7 +74,8 @@ class RebalanceNarrator:
         steps = self._attempt_steps.pop(who, [])
         self._attempt_steps[who] = []
         cause = self._causes.get(who, "")
-        attempt = steps[0].get("attempt", 1) if steps else end.get("attempts", 1)
+        # A step that raised emitted nothing: the end event's own number is then the only one there is.
+        attempt = steps[0].get("attempt", 1) if steps else end.get("attempt", end.get("attempts", 1))
         lines = [f"  {who}: rebalance {end.get('rebalance_id')} ({cause}), attempt {attempt}"]
         for step in steps:
             info = BY_EVENT[step["event"]]

@@ -413,6 +413,8 @@ class ZookeeperConsumerConnector:
                     log.info("rebalance.completed", attempts=attempt, duration_ms=_ms(started),
                              owned=partition_list(self._owned(), thread=self._owned()))
                     return
+                if self._shutdown.is_set():
+                    reason = "shutdown"  # the attempt was cut short by shutdown(), not by a conflict
                 self._close_fetchers_for_queues()
                 backoff = self.config.rebalance_backoff_ms + random.randint(0, self.config.rebalance_backoff_jitter_ms)
                 log.warning("rebalance.attempt_failed", attempt=attempt, reason=reason, backoff_ms=backoff)

@@ -11,6 +11,7 @@ are added through CreatePartitions, and a group that still has live members is r
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -55,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--pace must not be negative")
     if args.session_timeout_ms < 1000:
         raise UsageError("--session-timeout-ms must be at least 1000")
+    # SIGTERM ends the demo as Ctrl-C does: members asked to leave, the timeline of what happened written.
+    signal.signal(signal.SIGTERM, _interrupt)
     if args.log_level is None:  # the narration is the output; the bridge's and kazoo's info lines are noise here
         configure_logging(json=args.log_json, level="warning", force=True)
     settings = DemoSettings(
@@ -65,6 +68,10 @@ def run(args: argparse.Namespace) -> int:
     if args.zookeeper:
         return _run_external(args, settings)
     return _run_embedded(args, settings)
+
+
+def _interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _run_embedded(args: argparse.Namespace, settings: DemoSettings) -> int:
