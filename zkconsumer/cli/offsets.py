@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
-import tempfile
 
 from zkconsumer.cli import options
+from zkconsumer.cli.output_file import written_whole
 from zkconsumer.cli.progress import Progress
 from zkconsumer.cli.zookeeper_session import zookeeper_session
 from zkconsumer.errors import UsageError
@@ -91,20 +90,8 @@ def _output(path: str | None):
         yield sys.stdout
         sys.stdout.flush()
         return
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, temporary = tempfile.mkstemp(prefix=".zkoffsets-", dir=directory)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            yield f
-        os.replace(temporary, path)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
+    with written_whole(path, prefix=".zkoffsets-") as f:
+        yield f
 
 
 def _read_input(path: str) -> str:

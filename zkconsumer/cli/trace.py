@@ -19,9 +19,8 @@ import contextlib
 import io
 import os
 import sys
-import tempfile
-from collections.abc import Iterator
 
+from zkconsumer.cli.output_file import written_whole
 from zkconsumer.errors import UsageError
 from zkconsumer.rebalance_timeline import EventLog, Timeline, build_timeline, read_events
 from zkconsumer.timeline_html import render_html, render_svg
@@ -115,24 +114,5 @@ def run_show(args: argparse.Namespace) -> int:
 
 def _write(path: str, text: str) -> None:
     """Written whole or not at all: into a temporary file beside it, renamed over it."""
-    with _replacing(path) as f:
+    with written_whole(path, prefix=".zktrace-") as f:
         f.write(text)
-
-
-@contextlib.contextmanager
-def _replacing(path: str) -> Iterator[io.TextIOWrapper]:
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, temporary = tempfile.mkstemp(prefix=".zktrace-", dir=directory)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            yield f
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
