@@ -36,7 +36,11 @@ def test_meanings_are_told_once_and_gaps_are_measured():
     for step in STEPS[:3]:
         assert lines.count(f"      ({step.meaning})") == 1
     done = [line for line in lines if line.startswith("    => done:")]
-    assert done[1] == ("    => done: owns gs2_c1-0: sample-0, sample-1; fetching was stopped for 83.5 ms")
+    assert done[1] == "    => done: owns gs2_c1-0: sample-0, sample-1; stop-the-world 83.5 ms"
+    # c2's first attempt stopped its (empty) fetchers and failed on a conflict; the gap runs from there to the
+    # restart in attempt 2, as the timeline page measures it (322 ms), not just attempt 2's own 8.9 ms.
+    assert done[2] == ("    => done: owns gs2_c2-0: sample-2, sample-3; stop-the-world 322 ms "
+                       "(since attempt 1 stopped the fetchers)")
     assert not any(line.startswith("      (") for line in narrate(explain=False))
 
 

@@ -175,6 +175,8 @@ class RebalanceDemo:
         self._readers: list[threading.Thread] = []
         self._last_rebalance_event = 0.0
         self._last_told = 0.0  # time of the last narrated event, to show the quiet stretches
+        self._waiting: Waiting | None = None  # the wait indicator while a scene settles
+        self._check: RebalanceCheck | None = None  # the verdict that let the scene settle, reported as is
         self._partitions = settings.partitions
 
     # --- the story, top to bottom -------------------------------------------------------------------
@@ -352,7 +354,8 @@ class RebalanceDemo:
                 member.owned = tuple(event.get("owned") or ())
         lines = self.narrator.feed(event)
         if lines:
-            self._waiting_line_clear()
+            if self._waiting is not None:  # the narration takes the line the wait indicator was drawing on
+                self._waiting.finish()
             at = parse_time(event["timestamp"]) if "timestamp" in event else time.time()
             if self._last_told and at - self._last_told > 1.0:
                 self._say(f"  ... {at - self._last_told:.1f} s later:")
@@ -373,7 +376,8 @@ class RebalanceDemo:
         if live and len(owned) != self._partitions:  # every partition has an owner among the living
             return False
         try:
-            return verify_rebalance(self._zk, self.settings.group).ok
+            self._check = verify_rebalance(self._zk, self.settings.group)
+            return self._check.ok
         except (KazooException, ZkConsumerError):  # a znode vanished under us, or ZooKeeper is away: not yet
             return False
 
@@ -395,18 +399,13 @@ class RebalanceDemo:
             self._waiting.finish()
             self._waiting = None
 
-    _waiting: Waiting | None = None
-
-    def _waiting_line_clear(self) -> None:
-        if self._waiting is not None:
-            self._waiting.finish()
-
     def _report(self, scene: Scene) -> SceneResult:
         s = self.settings
         owners = {TopicPartition(p["topic"], p["partition"]): p["thread"]
                   for m in self.members.values() if m.alive for p in m.owned}
         description = describe_group(self._zk, s.group)
-        check = verify_rebalance(self._zk, s.group)
+        check = self._check  # read by _settled just now; nothing has happened since
+        assert check is not None
         self._record({"event": "demo.settled", "scene": scene.number, "valid": check.ok,
                       "owners": [{"topic": tp.topic, "partition": tp.partition, "thread": t}
                                  for tp, t in sorted(owners.items())]})

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from zkconsumer.rebalance_steps import BY_EVENT
-from zkconsumer.rebalance_timeline import parse_timestamp, partition_refs
-from zkconsumer.timeline_words import describe_step_fields, fmt_partitions
+from zkconsumer.rebalance_timeline import Gap, parse_timestamp, partition_refs
+from zkconsumer.timeline_words import describe_gap, describe_step_fields, fmt_partitions
 
 Event = Mapping[str, Any]
 
@@ -36,10 +36,9 @@ def step_detail(event: Event) -> str:
     return describe_step_fields(BY_EVENT[event["event"]].name, event)
 
 
-def gap_ms(stop_fetchers: Event, start_fetchers: Event) -> float:
-    """Stop-the-world: from the start of step 2 (stop fetchers) to the end of step 9 (restart fetchers)."""
-    stopped = parse_time(stop_fetchers["timestamp"]) - float(stop_fetchers.get("duration_ms", 0)) / 1000
-    return max(0.0, (parse_time(start_fetchers["timestamp"]) - stopped) * 1000)
+def step_started(event: Event) -> float:
+    """A step's event is written when the step ends: it started ``duration_ms`` before its timestamp."""
+    return parse_time(event["timestamp"]) - float(event.get("duration_ms", 0)) / 1000
 
 
 class RebalanceNarrator:
@@ -50,16 +49,22 @@ class RebalanceNarrator:
         self._explained: set[str] = set()
         self._attempt_steps: dict[str, list[Event]] = {}
         self._causes: dict[str, str] = {}
+        #: when the current rebalance first stopped the fetchers: the stop-the-world gap runs from there to the
+        #: restart of the attempt that completes, failed attempts included (as in docs/events.md and the timeline)
+        self._stopped_at: dict[str, float] = {}
 
     def feed(self, event: Event) -> list[str]:
         name = str(event.get("event", ""))
         who = str(event.get("consumer_id", "?"))
         if name in BY_EVENT:
             self._attempt_steps.setdefault(who, []).append(event)
+            if name == "rebalance.stop_fetchers":
+                self._stopped_at.setdefault(who, step_started(event))
             return []
         if name == "rebalance.started":
             self._causes[who] = str(event.get("cause", ""))
             self._attempt_steps[who] = []
+            self._stopped_at.pop(who, None)
             return []
         if name == "rebalance.completed":
             return self._tell(who, event, f"done: owns {owned_text(event.get('owned'))}")
@@ -84,10 +89,12 @@ class RebalanceNarrator:
             if self.explain and info.name not in self._explained:
                 self._explained.add(info.name)
                 lines.append(f"      ({info.meaning})")
-        stop = next((s for s in steps if s["event"] == "rebalance.stop_fetchers"), None)
-        start = next((s for s in steps if s["event"] == "rebalance.start_fetchers"), None)
-        if stop is not None and start is not None:
-            outcome += f"; fetching was stopped for {gap_ms(stop, start):.1f} ms"
+        restart = next((s for s in steps if s["event"] == "rebalance.start_fetchers"), None)
+        if restart is not None and who in self._stopped_at:
+            gap = Gap(self._stopped_at.pop(who), parse_time(restart["timestamp"]), True, "restart")
+            outcome += f"; {describe_gap(gap)}"
+            if int(attempt) > 1:
+                outcome += " (since attempt 1 stopped the fetchers)"
         lines.append(f"    => {outcome}")
         return lines
 

@@ -4,15 +4,14 @@ Without ``--zookeeper`` it runs on the embedded environment (started if needed) 
 ``/zkconsumer-demo``, with its own metadata bridge, so that it can add partitions although Tansu cannot, and
 never touches anything else in the environment. The chroot carries a marker and is cleared at the start of the
 next run; a chroot without the marker is somebody else's and is refused. With ``--zookeeper`` (and optionally
-``--bootstrap-server``) it runs against those servers as they are: the topic is created if missing, partitions
-are added through CreatePartitions, and a group that still has live members is refused.
+``--bootstrap-server``) it runs against those servers as they are, in a topic and group of its own (existing
+ones are refused: it writes test messages and adds partitions), growing the topic through CreatePartitions.
 """
 
 from __future__ import annotations
 
 import argparse
 import signal
-import sys
 from pathlib import Path
 
 from zkconsumer.cli import options
@@ -94,8 +93,4 @@ def _report(result: DemoResult) -> int:
         print(f"timeline (HTML):      {result.timeline_path}")
     print(f"replay on a terminal: zkconsumer trace show {result.events_path}")
     print(f"the group's znodes:   zkconsumer groups describe --group {settings.group} --zookeeper {settings.zookeeper}")
-    bad = [r.scene.number for r in result.scenes if not r.check.ok]
-    if bad:
-        print(f"zkconsumer demo: the group did not verify after scene(s) {bad}", file=sys.stderr)
-        return 1
-    return 0
+    return 0  # a scene that never verifies is a DemoError (it did not settle), not a result
