@@ -16,9 +16,9 @@ from confluent_kafka import Producer
 
 from zkconsumer import ConsumerTimeoutException, create_connector
 from zkconsumer.cli import options
-from zkconsumer.kafka_metadata import admin_client, fetch_metadata
-from zkconsumer.topics import create_topic
-from zkconsumer.zkclient import zookeeper as zookeeper_client
+from zkconsumer.kafka.metadata import admin_client, fetch_metadata
+from zkconsumer.kafka.topics import create_topic
+from zkconsumer.zk.client import zookeeper as zookeeper_client
 
 PARTITIONS, MESSAGES = 6, 60
 

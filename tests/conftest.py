@@ -14,10 +14,10 @@ import structlog
 from kazoo.client import KazooClient
 
 import zkconsumer.log
-from zkconsumer.bridge import MetadataBridge
+from zkconsumer.bridge.metadata_bridge import MetadataBridge
 from zkconsumer.embedded.broker import provide_broker
 from zkconsumer.embedded.zookeeper import provide_zookeeper
-from zkconsumer.zkclient import close_client, open_client
+from zkconsumer.zk.client import close_client, open_client
 
 CHROOT_BASE = "/zkconsumer-tests"
 

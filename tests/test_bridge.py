@@ -13,13 +13,13 @@ from kazoo.recipe.watchers import DataWatch
 from structlog.testing import capture_logs
 from support import wait_for, zkconsumer_cli
 
-from zkconsumer import cluster, zkpaths
-from zkconsumer.bridge import MetadataBridge
+from zkconsumer.bridge.metadata_bridge import MetadataBridge
 from zkconsumer.embedded.broker import LocalTansu
 from zkconsumer.embedded.zookeeper import LocalZooKeeper
-from zkconsumer.kafka_metadata import admin_client, fetch_metadata
-from zkconsumer.topics import create_topic
-from zkconsumer.zkclient import zookeeper
+from zkconsumer.kafka.metadata import admin_client, fetch_metadata
+from zkconsumer.kafka.topics import create_topic
+from zkconsumer.zk import cluster, paths
+from zkconsumer.zk.client import zookeeper
 
 
 def broker_id_of(bootstrap: str) -> int:
@@ -56,7 +56,7 @@ def test_mirrors_brokers_topics_and_states_as_kafka_writes_them(zk, zk_chroot, b
     host, port = bootstrap_servers.rsplit(":", 1)
     with MetadataBridge(zk_chroot, bootstrap_servers) as bridge, capture_logs() as events:
         bridge.sync_once()
-        data, stat = zk.get(zkpaths.broker_path(broker_id))
+        data, stat = zk.get(paths.broker_path(broker_id))
         assert stat.ephemeralOwner == bridge._zk.client_id[0]
         timestamp = cluster.parse_broker(broker_id, data).timestamp
         assert data == (
@@ -64,35 +64,35 @@ def test_mirrors_brokers_topics_and_states_as_kafka_writes_them(zk, zk_chroot, b
             f'"host":"{host}","version":3,"port":{port}}}'
         ).encode()
         assert abs(int(timestamp) - time.time() * 1000) < 60_000
-        assert zk.get(zkpaths.topic_path(topic_name))[0] == (
+        assert zk.get(paths.topic_path(topic_name))[0] == (
             f'{{"version":1,"partitions":{{"0":[{broker_id}],"1":[{broker_id}],"2":[{broker_id}]}}}}'
         ).encode()
         for p in range(3):
-            assert zk.get(zkpaths.partition_state_path(topic_name, p))[0] == (
+            assert zk.get(paths.partition_state_path(topic_name, p))[0] == (
                 f'{{"controller_epoch":1,"leader":{broker_id},"version":1,"leader_epoch":0,"isr":[{broker_id}]}}'
             ).encode()
-        assert zk.get(zkpaths.topic_config_path(topic_name))[0] == b'{"version":1,"config":{}}'
-        controller = zk.get(zkpaths.CONTROLLER_PATH)[0]
+        assert zk.get(paths.topic_config_path(topic_name))[0] == b'{"version":1,"config":{}}'
+        controller = zk.get(paths.CONTROLLER_PATH)[0]
         assert controller.startswith(f'{{"version":1,"brokerid":{broker_id},"timestamp":"'.encode())
-        assert zk.get(zkpaths.CONTROLLER_EPOCH_PATH)[0] == b"1"
+        assert zk.get(paths.CONTROLLER_EPOCH_PATH)[0] == b"1"
     names = [e["event"] for e in events]
     assert "bridge.broker_registered" in names and "bridge.topic_created" in names
     created = next(e for e in events if e["event"] == "bridge.topic_created" and e["topic"] == topic_name)
     assert created["partitions_after"] == 3
     # A clean stop closes the session: the broker registration goes with it, the topic stays.
-    assert zk.exists(zkpaths.broker_path(broker_id)) is None
-    assert zk.exists(zkpaths.topic_path(topic_name)) is not None
+    assert zk.exists(paths.broker_path(broker_id)) is None
+    assert zk.exists(paths.topic_path(topic_name)) is not None
 
 
 def test_writes_nothing_when_nothing_changed(zk, zk_chroot, bootstrap_servers, topic_name):
     create_topic(bootstrap_servers, topic_name, 2)
     with MetadataBridge(zk_chroot, bootstrap_servers) as bridge:
         assert bridge.sync_once()
-        paths = [zkpaths.broker_path(broker_id_of(bootstrap_servers)), zkpaths.topic_path(topic_name),
-                 zkpaths.partition_state_path(topic_name, 0), zkpaths.partition_state_path(topic_name, 1)]
-        before = [zk.exists(p).mzxid for p in paths]
+        watched = [paths.broker_path(broker_id_of(bootstrap_servers)), paths.topic_path(topic_name),
+                 paths.partition_state_path(topic_name, 0), paths.partition_state_path(topic_name, 1)]
+        before = [zk.exists(p).mzxid for p in watched]
         assert bridge.sync_once() == []
-        assert [zk.exists(p).mzxid for p in paths] == before
+        assert [zk.exists(p).mzxid for p in watched] == before
 
 
 def test_partition_growth_is_one_data_change_a_watch_sees(zk, zk_chroot, bootstrap_servers, topic_name):
@@ -100,7 +100,7 @@ def test_partition_growth_is_one_data_change_a_watch_sees(zk, zk_chroot, bootstr
     with MetadataBridge(zk_chroot, bootstrap_servers) as bridge:
         bridge.sync_once()
         seen: list[list[int]] = []
-        DataWatch(zk, zkpaths.topic_path(topic_name),
+        DataWatch(zk, paths.topic_path(topic_name),
                   lambda data, stat: seen.append(cluster.parse_topic(topic_name, data).partitions) if data else None)
         wait_for(lambda: seen == [[0, 1]])
         recreate_with_more_partitions(bootstrap_servers, topic_name, 4)
@@ -119,7 +119,7 @@ def test_held_partitions_are_shown_later_as_growth(zk, zk_chroot, bootstrap_serv
     with MetadataBridge(zk_chroot, bootstrap_servers, partition_limits={topic_name: 2}) as bridge:
         bridge.sync_once()
         assert cluster.read_topic(zk, topic_name).partitions == [0, 1]
-        assert not zk.exists(f"{zkpaths.topic_path(topic_name)}/partitions/2")
+        assert not zk.exists(f"{paths.topic_path(topic_name)}/partitions/2")
         assert bridge.sync_once() == []  # held is held: no growth on the next pass
         changes = bridge.show_partitions(topic_name, 4)
         assert [(c.event, c.fields["partitions_before"], c.fields["partitions_after"]) for c in changes] == [
@@ -131,7 +131,7 @@ def test_held_partitions_are_shown_later_as_growth(zk, zk_chroot, bootstrap_serv
 def test_leader_change_rewrites_the_state_with_the_next_epoch(zk, zk_chroot, bootstrap_servers, topic_name):
     create_topic(bootstrap_servers, topic_name, 1)
     broker_id = broker_id_of(bootstrap_servers)
-    path = zkpaths.partition_state_path(topic_name, 0)
+    path = paths.partition_state_path(topic_name, 0)
     with MetadataBridge(zk_chroot, bootstrap_servers) as bridge:
         bridge.sync_once()
         # The controller's record says another broker led, at epoch 4 of controller epoch 7.
@@ -145,22 +145,22 @@ def test_leader_change_rewrites_the_state_with_the_next_epoch(zk, zk_chroot, boo
 
 def test_restarts_cleanly(zk, zk_chroot, bootstrap_servers, topic_name):
     create_topic(bootstrap_servers, topic_name, 2)
-    broker_path = zkpaths.broker_path(broker_id_of(bootstrap_servers))
+    broker_path = paths.broker_path(broker_id_of(bootstrap_servers))
     with MetadataBridge(zk_chroot, bootstrap_servers) as first:
         first.sync_once()
-    topic_version = zk.exists(zkpaths.topic_path(topic_name)).version
+    topic_version = zk.exists(paths.topic_path(topic_name)).version
     assert zk.exists(broker_path) is None
     with MetadataBridge(zk_chroot, bootstrap_servers) as second:
         changes = second.sync_once()
         assert "bridge.broker_registered" in [c.event for c in changes]
         assert not [c for c in changes if getattr(c, "topic", None) == topic_name]
         assert zk.exists(broker_path).ephemeralOwner == second._zk.client_id[0]
-    assert zk.exists(zkpaths.topic_path(topic_name)).version == topic_version
+    assert zk.exists(paths.topic_path(topic_name)).version == topic_version
 
 
 def test_deletes_only_topics_it_saw_in_the_cluster(zk, zk_chroot, bootstrap_servers, topic_name):
     create_topic(bootstrap_servers, topic_name, 1)
-    zk.create(zkpaths.topic_path("foreign"), b'{"version":1,"partitions":{"0":[1]}}', makepath=True)
+    zk.create(paths.topic_path("foreign"), b'{"version":1,"partitions":{"0":[1]}}', makepath=True)
     with MetadataBridge(zk_chroot, bootstrap_servers) as bridge:
         bridge.sync_once()
         admin = admin_client(bootstrap_servers)
@@ -168,14 +168,14 @@ def test_deletes_only_topics_it_saw_in_the_cluster(zk, zk_chroot, bootstrap_serv
         wait_for(lambda: topic_name not in fetch_metadata(admin, bootstrap_servers).topics)
         changes = bridge.sync_once()
         assert [(c.event, c.fields["topic"]) for c in changes] == [("bridge.topic_deleted", topic_name)]
-    assert zk.exists(zkpaths.topic_path(topic_name)) is None
-    assert zk.exists(zkpaths.topic_config_path(topic_name)) is None
-    assert zk.get(zkpaths.topic_path("foreign"))[0] == b'{"version":1,"partitions":{"0":[1]}}'
+    assert zk.exists(paths.topic_path(topic_name)) is None
+    assert zk.exists(paths.topic_config_path(topic_name)) is None
+    assert zk.get(paths.topic_path("foreign"))[0] == b'{"version":1,"partitions":{"0":[1]}}'
 
 
 def test_never_takes_over_another_sessions_registration(zk, zk_chroot, bootstrap_servers):
     broker_id = broker_id_of(bootstrap_servers)
-    path = zkpaths.broker_path(broker_id)
+    path = paths.broker_path(broker_id)
     foreign = b'{"jmx_port":-1,"timestamp":"1","endpoints":["PLAINTEXT://elsewhere:9092"],"host":"elsewhere","version":3,"port":9092}'
     with zookeeper(zk_chroot) as other_session:
         other_session.create(path, foreign, ephemeral=True, makepath=True)
@@ -193,10 +193,10 @@ def test_never_takes_over_another_sessions_registration(zk, zk_chroot, bootstrap
 
 def test_malformed_znodes_are_reported_and_left_untouched(zk, zk_chroot, bootstrap_servers, topic_name):
     create_topic(bootstrap_servers, topic_name, 1)
-    zk.create(zkpaths.topic_path(topic_name), b"garbage", makepath=True)
+    zk.create(paths.topic_path(topic_name), b"garbage", makepath=True)
     with MetadataBridge(zk_chroot, bootstrap_servers) as bridge, capture_logs() as events:
         bridge.sync_once()
-    assert zk.get(zkpaths.topic_path(topic_name))[0] == b"garbage"
+    assert zk.get(paths.topic_path(topic_name))[0] == b"garbage"
     assert {"event": "bridge.malformed_znode", "path": f"/brokers/topics/{topic_name}"}.items() <= next(
         e for e in events if e["event"] == "bridge.malformed_znode"
     ).items()
@@ -210,20 +210,20 @@ def test_survives_the_broker_going_away_and_coming_back(tmp_path, zk, zk_chroot)
         create_topic(tansu.bootstrap, "before-outage", 1)
         with running(MetadataBridge(zk_chroot, tansu.bootstrap, interval_ms=100, broker_timeout_ms=1000,
                                     connect_timeout=2.0)):
-            wait_for(lambda: zk.exists(zkpaths.broker_path(broker_id)))
-            wait_for(lambda: zk.exists(zkpaths.topic_path("before-outage")))
+            wait_for(lambda: zk.exists(paths.broker_path(broker_id)))
+            wait_for(lambda: zk.exists(paths.topic_path("before-outage")))
             tansu.stop()
             # As the broker's session would have expired: its registration and the controller go.
-            wait_for(lambda: zk.exists(zkpaths.broker_path(broker_id)) is None)
-            wait_for(lambda: zk.exists(zkpaths.CONTROLLER_PATH) is None)
-            assert zk.exists(zkpaths.topic_path("before-outage")) is not None
+            wait_for(lambda: zk.exists(paths.broker_path(broker_id)) is None)
+            wait_for(lambda: zk.exists(paths.CONTROLLER_PATH) is None)
+            assert zk.exists(paths.topic_path("before-outage")) is not None
             tansu = LocalTansu(tmp_path / "tansu", tansu.port)
             tansu.start()
-            wait_for(lambda: zk.exists(zkpaths.broker_path(broker_id)))
+            wait_for(lambda: zk.exists(paths.broker_path(broker_id)))
             # The restarted broker keeps topics in memory only, so the old topic is gone from it and from ZooKeeper.
-            wait_for(lambda: zk.exists(zkpaths.topic_path("before-outage")) is None)
+            wait_for(lambda: zk.exists(paths.topic_path("before-outage")) is None)
             create_topic(tansu.bootstrap, "after-outage", 2)
-            wait_for(lambda: zk.exists(zkpaths.partition_state_path("after-outage", 1)))
+            wait_for(lambda: zk.exists(paths.partition_state_path("after-outage", 1)))
     finally:
         tansu.stop()
 
@@ -231,7 +231,7 @@ def test_survives_the_broker_going_away_and_coming_back(tmp_path, zk, zk_chroot)
 def test_survives_zookeeper_going_away_and_coming_back(tmp_path, bootstrap_servers, topic_name):
     server = LocalZooKeeper(tmp_path / "zk")
     server.start()
-    broker_path = zkpaths.broker_path(broker_id_of(bootstrap_servers))
+    broker_path = paths.broker_path(broker_id_of(bootstrap_servers))
     try:
         with running(MetadataBridge(server.connect, bootstrap_servers, interval_ms=100, connect_timeout=2.0)):
             with zookeeper(server.connect) as zk:
@@ -243,7 +243,7 @@ def test_survives_zookeeper_going_away_and_coming_back(tmp_path, bootstrap_serve
             with zookeeper(server.connect) as zk:
                 wait_for(lambda: zk.exists(broker_path), timeout=30)
                 create_topic(bootstrap_servers, topic_name, 1)
-                wait_for(lambda: zk.exists(zkpaths.partition_state_path(topic_name, 0)))
+                wait_for(lambda: zk.exists(paths.partition_state_path(topic_name, 0)))
     finally:
         server.stop()
 

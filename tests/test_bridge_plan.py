@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from zkconsumer import cluster
-from zkconsumer.bridge_plan import BrokerZnode, StateZnode, TopicZnode, ZkView, plan
-from zkconsumer.kafka_metadata import BrokerMeta, ClusterSnapshot, PartitionMeta, TopicMeta
+from zkconsumer.bridge.plan import BrokerZnode, StateZnode, TopicZnode, ZkView, plan
+from zkconsumer.kafka.metadata import BrokerMeta, ClusterSnapshot, PartitionMeta, TopicMeta
+from zkconsumer.zk import cluster
 
 OURS, THEIRS = 0x1, 0x2
 

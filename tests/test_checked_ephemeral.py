@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from zkconsumer.checked_ephemeral import NodeHeldElsewhereError, create_checked_ephemeral
-from zkconsumer.zkclient import close_client, open_client
+from zkconsumer.zk.checked_ephemeral import NodeHeldElsewhereError, create_checked_ephemeral
+from zkconsumer.zk.client import close_client, open_client
 
 PATH = "/consumers/g/ids/g_c"
 

@@ -10,7 +10,7 @@ import sys
 
 from support import produce, wait_for, zkconsumer_cli
 
-from zkconsumer.topics import create_topic
+from zkconsumer.kafka.topics import create_topic
 
 
 def mirrored(zk, bootstrap: str, topic: str, partitions: int = 1) -> str:

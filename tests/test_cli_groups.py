@@ -9,9 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 from support import produce, take, wait_for, zkconsumer_cli
 
 from zkconsumer import ConsumerConfig, create_connector
-from zkconsumer.offset_checker import HEADER, ROW_FORMAT
-from zkconsumer.topics import create_topic
-from zkconsumer.verify_rebalance import FAILURE, SUCCESS, check_ownership
+from zkconsumer.kafka.topics import create_topic
+from zkconsumer.tools.offset_checker import HEADER, ROW_FORMAT
+from zkconsumer.tools.verify_rebalance import FAILURE, SUCCESS, check_ownership
 
 GROUP = "group1"
 

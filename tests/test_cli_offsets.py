@@ -10,10 +10,10 @@ import pytest
 from support import produce, take, wait_for, zkconsumer_cli
 
 from zkconsumer import ConsumerConfig, create_connector
-from zkconsumer.cli.progress import Progress
-from zkconsumer.import_zk_offsets import apply_import, plan_import
-from zkconsumer.topics import create_topic
-from zkconsumer.zk_offsets_file import OffsetEntry, OffsetsFileError, format_lines, parse_line, parse_offsets_file
+from zkconsumer.kafka.topics import create_topic
+from zkconsumer.progress import Progress
+from zkconsumer.tools.import_zk_offsets import apply_import, plan_import
+from zkconsumer.tools.zk_offsets_file import OffsetEntry, OffsetsFileError, format_lines, parse_line, parse_offsets_file
 
 
 def cli(zk_connect: str, *args: str, **kwargs):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from zkconsumer import cluster, zkpaths
-from zkconsumer.cluster import BrokerEndpoint, BrokerInfo, PartitionState, TopicAssignment
 from zkconsumer.errors import ZnodeFormatError, ZnodeMissingError
+from zkconsumer.zk import cluster, paths
+from zkconsumer.zk.cluster import BrokerEndpoint, BrokerInfo, PartitionState, TopicAssignment
 
 BROKERS = {
     # version 1 (0.8.x): host and port only, keys in hash order
@@ -26,7 +26,7 @@ BROKERS = {
 
 def test_reads_every_broker_version(zk):
     for broker_id, data in BROKERS.items():
-        zk.create(zkpaths.broker_path(broker_id), data, makepath=True)
+        zk.create(paths.broker_path(broker_id), data, makepath=True)
     brokers = {b.id: b for b in cluster.read_brokers(zk)}
     assert {i: b.address for i, b in brokers.items()} == {
         1: "h1:9092", 2: "h2:9092", 3: "h3:9094", 4: "::1:9095",
@@ -42,7 +42,7 @@ def test_read_brokers_sorts_ids_as_strings_and_tolerates_a_missing_parent(zk):
     assert cluster.read_brokers(zk) == []
     for broker_id in (10, 2, 1):
         info = BrokerInfo(broker_id, f"h{broker_id}", 9092, timestamp="1")
-        zk.create(zkpaths.broker_path(broker_id), cluster.encode_broker(info), makepath=True)
+        zk.create(paths.broker_path(broker_id), cluster.encode_broker(info), makepath=True)
     assert [b.id for b in cluster.read_brokers(zk)] == [1, 10, 2]
 
 
@@ -52,15 +52,15 @@ def test_encoded_registration_is_byte_compatible_with_kafka_0_10(zk):
         b'{"jmx_port":-1,"timestamp":"1476297036133","endpoints":["PLAINTEXT://kafka1:9092"],'
         b'"host":"kafka1","version":3,"port":9092}'
     )
-    zk.create(zkpaths.broker_path(7), cluster.encode_broker(info), makepath=True)
+    zk.create(paths.broker_path(7), cluster.encode_broker(info), makepath=True)
     read = cluster.read_broker(zk, 7)
     assert (read.host, read.port, read.timestamp) == ("kafka1", 9092, "1476297036133")
 
 
 def test_reads_topic_and_partition_state(zk):
-    zk.create(zkpaths.topic_path("t"), b'{"version":1,"partitions":{"1":[2,3],"0":[1,2],"10":[3]}}', makepath=True)
+    zk.create(paths.topic_path("t"), b'{"version":1,"partitions":{"1":[2,3],"0":[1,2],"10":[3]}}', makepath=True)
     zk.create(
-        zkpaths.partition_state_path("t", 0),
+        paths.partition_state_path("t", 0),
         b'{"controller_epoch":3,"leader":1,"version":1,"leader_epoch":7,"isr":[1,2]}',
         makepath=True,
     )
@@ -83,7 +83,7 @@ def test_encoders_round_trip_in_kafka_key_order():
 
 
 def test_reads_the_spaced_json_of_kafka_0_8_0(zk):
-    zk.create(zkpaths.broker_path(5), b'{ "host":"old", "jmx_port":-1, "port":9092, "version":1 }', makepath=True)
+    zk.create(paths.broker_path(5), b'{ "host":"old", "jmx_port":-1, "port":9092, "version":1 }', makepath=True)
     assert cluster.read_broker(zk, 5).address == "old:9092"
 
 
@@ -103,7 +103,7 @@ MALFORMED_BROKERS = [
 
 @pytest.mark.parametrize(("data", "problem"), MALFORMED_BROKERS)
 def test_malformed_broker_names_the_znode(zk, data, problem):
-    zk.create(zkpaths.broker_path(3), data, makepath=True)
+    zk.create(paths.broker_path(3), data, makepath=True)
     with pytest.raises(ZnodeFormatError) as err:
         cluster.read_broker(zk, 3)
     assert err.value.path == "/brokers/ids/3"
@@ -122,7 +122,7 @@ def test_malformed_broker_names_the_znode(zk, data, problem):
     ],
 )
 def test_malformed_topic_names_the_znode(zk, data, problem):
-    zk.create(zkpaths.topic_path("bad"), data, makepath=True)
+    zk.create(paths.topic_path("bad"), data, makepath=True)
     with pytest.raises(ZnodeFormatError, match="znode /brokers/topics/bad: ") as err:
         cluster.read_topic(zk, "bad")
     assert problem in str(err.value)
@@ -138,7 +138,7 @@ def test_malformed_topic_names_the_znode(zk, data, problem):
     ],
 )
 def test_malformed_partition_state_names_the_znode(zk, data, problem):
-    zk.create(zkpaths.partition_state_path("t", 2), data, makepath=True)
+    zk.create(paths.partition_state_path("t", 2), data, makepath=True)
     with pytest.raises(ZnodeFormatError, match="znode /brokers/topics/t/partitions/2/state: ") as err:
         cluster.read_partition_state(zk, "t", 2)
     assert problem in str(err.value)

@@ -20,8 +20,8 @@ from zkconsumer import (
     Whitelist,
     create_connector,
 )
-from zkconsumer.topics import create_topic
-from zkconsumer.zkclient import close_client, open_client
+from zkconsumer.kafka.topics import create_topic
+from zkconsumer.zk.client import close_client, open_client
 
 GROUP = "group1"
 
@@ -247,7 +247,7 @@ def test_a_background_rebalance_keeps_retrying_after_its_retries_run_out(zk, kaf
 
 def test_no_brokers_succeeds_owning_nothing_then_rebalances_when_one_arrives(zk, zk_chroot, bootstrap_servers,
                                                                              topic_name):
-    from zkconsumer.bridge import MetadataBridge
+    from zkconsumer.bridge.metadata_bridge import MetadataBridge
 
     zk.create(f"/brokers/topics/{topic_name}", b'{"version":1,"partitions":{"0":[111]}}', makepath=True)
     create_topic(bootstrap_servers, topic_name, 1)

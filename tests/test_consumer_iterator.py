@@ -7,10 +7,10 @@ import threading
 
 import pytest
 
-from zkconsumer.consumer_iterator import IllegalStateError
+from zkconsumer.consumer.consumer_iterator import IllegalStateError
+from zkconsumer.consumer.kafka_stream import KafkaStream
+from zkconsumer.consumer.partition_topic_info import ChunkQueue, PartitionTopicInfo, RawMessage
 from zkconsumer.errors import ConsumerTimeoutException, MessageSizeTooLargeException
-from zkconsumer.kafka_stream import KafkaStream
-from zkconsumer.partition_topic_info import ChunkQueue, PartitionTopicInfo, RawMessage
 
 
 def setup(consumed: int = 5, fetched: int = 0, capacity: int = 4, timeout_ms: int = 200, decoder=None):

@@ -15,9 +15,7 @@ from support import wait_for, zkconsumer_cli
 
 from zkconsumer.assignors.model import TopicPartition
 from zkconsumer.cli import main
-from zkconsumer.errors import UsageError
-from zkconsumer.log import configure_logging
-from zkconsumer.rebalance_demo import (
+from zkconsumer.demo.rebalance_demo import (
     CHROOT,
     DemoSettings,
     Scene,
@@ -26,6 +24,8 @@ from zkconsumer.rebalance_demo import (
     play_against,
     play_in_own_chroot,
 )
+from zkconsumer.errors import UsageError
+from zkconsumer.log import configure_logging
 
 EXPECTED_RANGE = {  # scene -> partition -> owner thread (Kafka's RangeAssignor over sorted thread ids)
     1: {0: "demo_c1-0", 1: "demo_c1-0", 2: "demo_c1-0", 3: "demo_c1-0"},

@@ -20,15 +20,15 @@ from structlog.testing import capture_logs
 from support import wait_for
 
 from zkconsumer.assignors.model import TopicPartition
-from zkconsumer.bridge import MetadataBridge
+from zkconsumer.bridge.metadata_bridge import MetadataBridge
 from zkconsumer.config import ConsumerConfig, identity_decoder
-from zkconsumer.consumer_fetcher_manager import ConsumerFetcherManager, fetcher_id_for
-from zkconsumer.consumer_fetcher_thread import BrokerEndPoint, ConsumerFetcherThread
+from zkconsumer.consumer.consumer_fetcher_manager import ConsumerFetcherManager, fetcher_id_for
+from zkconsumer.consumer.consumer_fetcher_thread import BrokerEndPoint, ConsumerFetcherThread
+from zkconsumer.consumer.kafka_stream import KafkaStream
+from zkconsumer.consumer.partition_topic_info import INVALID_OFFSET, ChunkQueue, PartitionTopicInfo, RawMessage
 from zkconsumer.errors import MessageSizeTooLargeException
-from zkconsumer.kafka_metadata import admin_client, fetch_metadata
-from zkconsumer.kafka_stream import KafkaStream
-from zkconsumer.partition_topic_info import INVALID_OFFSET, ChunkQueue, PartitionTopicInfo, RawMessage
-from zkconsumer.topics import create_topic
+from zkconsumer.kafka.metadata import admin_client, fetch_metadata
+from zkconsumer.kafka.topics import create_topic
 
 GROUP = "fetcher-test"
 

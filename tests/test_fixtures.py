@@ -12,9 +12,9 @@ from zkconsumer.embedded.broker import provide_broker
 from zkconsumer.embedded.process import free_port
 from zkconsumer.embedded.zookeeper import provide_zookeeper, ruok
 from zkconsumer.errors import ServerUnavailableError
-from zkconsumer.kafka_metadata import broker_answers
-from zkconsumer.topics import create_topic
-from zkconsumer.zkclient import zookeeper
+from zkconsumer.kafka.metadata import broker_answers
+from zkconsumer.kafka.topics import create_topic
+from zkconsumer.zk.client import zookeeper
 
 
 def test_zookeeper_fixture_answers_ruok(zookeeper_connect):

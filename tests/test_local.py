@@ -10,9 +10,9 @@ import socket
 import pytest
 from support import wait_for, zkconsumer_cli
 
-from zkconsumer import cluster
 from zkconsumer.embedded.process import ProcessRecord
-from zkconsumer.zkclient import zookeeper
+from zkconsumer.zk import cluster
+from zkconsumer.zk.client import zookeeper
 
 
 def state_records(run_dir) -> dict[str, ProcessRecord]:

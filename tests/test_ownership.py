@@ -6,9 +6,9 @@ from __future__ import annotations
 from kazoo.client import KazooClient
 
 from zkconsumer.assignors.model import TopicPartition
-from zkconsumer.offset_store import ZooKeeperOffsetStore
-from zkconsumer.ownership import claim_partitions, current_holders, release_partitions
-from zkconsumer.zkclient import close_client, open_client
+from zkconsumer.group.offset_store import ZooKeeperOffsetStore
+from zkconsumer.group.ownership import claim_partitions, current_holders, release_partitions
+from zkconsumer.zk.client import close_client, open_client
 
 T0, T1, T2 = (TopicPartition("t", p) for p in range(3))
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from zkconsumer.cli import progress
-from zkconsumer.cli.progress import Waiting
+from zkconsumer import progress
+from zkconsumer.progress import Waiting
 
 
 class Terminal(io.StringIO):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from zkconsumer.rebalance_narration import RebalanceNarrator
-from zkconsumer.rebalance_steps import STEPS
+from zkconsumer.consumer.rebalance_steps import STEPS
+from zkconsumer.demo.narration import RebalanceNarrator
 
 SAMPLE = Path(__file__).with_name("data") / "sample-events.jsonl"
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from zkconsumer.assignors.model import TopicPartition
-from zkconsumer.consumer_group import GroupSnapshot, read_group_snapshot
-from zkconsumer.rebalance_plan import NotRegisteredError, plan_rebalance
-from zkconsumer.topic_count import TopicCount, Whitelist
+from zkconsumer.consumer.rebalance_plan import NotRegisteredError, plan_rebalance
+from zkconsumer.group.snapshot import GroupSnapshot, read_group_snapshot
+from zkconsumer.group.topic_count import TopicCount, Whitelist
 
 
 def snapshot(members: dict[str, TopicCount], partitions: dict[str, int]) -> GroupSnapshot:

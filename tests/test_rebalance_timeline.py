@@ -1,4 +1,4 @@
-"""The rebalance timeline model (:mod:`zkconsumer.rebalance_timeline`) and its text and HTML renderings, on the
+"""The rebalance timeline model (:mod:`zkconsumer.trace.timeline`) and its text and HTML renderings, on the
 recorded three-member run in ``tests/data/sample-events.jsonl`` and on small hand-written traces. Expected times
 are computed from the raw JSON lines here, not from the model, so a wrong model cannot agree with itself."""
 
@@ -12,17 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from zkconsumer.rebalance_steps import BY_EVENT, STEPS
-from zkconsumer.rebalance_timeline import (
+from zkconsumer.consumer.rebalance_steps import BY_EVENT, STEPS
+from zkconsumer.trace.timeline import (
     BROKEN_LINES_KEPT,
     build_timeline,
     parse_timestamp,
     read_events,
     rebalance_rounds,
 )
-from zkconsumer.timeline_html import render_html, render_svg
-from zkconsumer.timeline_text import render_text
-from zkconsumer.timeline_words import fmt_ms
+from zkconsumer.trace.timeline_html import render_html, render_svg
+from zkconsumer.trace.timeline_text import render_text
+from zkconsumer.trace.words import fmt_ms
 
 SAMPLE = Path(__file__).parent / "data" / "sample-events.jsonl"
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)

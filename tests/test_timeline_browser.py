@@ -11,8 +11,8 @@ from pathlib import Path
 
 from browser import dump_dom, screenshot
 
-from zkconsumer.rebalance_timeline import build_timeline, read_events
-from zkconsumer.timeline_html import render_html
+from zkconsumer.trace.timeline import build_timeline, read_events
+from zkconsumer.trace.timeline_html import render_html
 
 SAMPLE = Path(__file__).parent / "data" / "sample-events.jsonl"
 

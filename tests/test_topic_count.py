@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from zkconsumer.errors import UsageError, ZnodeFormatError
-from zkconsumer.topic_count import (
+from zkconsumer.group.topic_count import (
     Blacklist,
     TopicCount,
     Whitelist,

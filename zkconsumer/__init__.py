@@ -5,17 +5,17 @@ The public API mirrors the legacy roles (``Consumer.create``, ``createMessageStr
 
 from zkconsumer.assignors.model import TopicPartition
 from zkconsumer.config import ConsumerConfig, InvalidConfigError
-from zkconsumer.consumer_iterator import MessageAndMetadata
+from zkconsumer.consumer.consumer_iterator import MessageAndMetadata
+from zkconsumer.consumer.kafka_stream import KafkaStream
+from zkconsumer.consumer.rebalance_listener import ConsumerRebalanceListener
+from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector, create_connector
 from zkconsumer.errors import (
     ConsumerRebalanceFailedException,
     ConsumerTimeoutException,
     MessageSizeTooLargeException,
     MessageStreamsExistException,
 )
-from zkconsumer.kafka_stream import KafkaStream
-from zkconsumer.rebalance_listener import ConsumerRebalanceListener
-from zkconsumer.topic_count import Blacklist, ConsumerThreadId, Whitelist
-from zkconsumer.zookeeper_consumer_connector import ZookeeperConsumerConnector, create_connector
+from zkconsumer.group.topic_count import Blacklist, ConsumerThreadId, Whitelist
 
 __version__ = "0.1.0"
 

@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 from zkconsumer.assignors.java_hash import java_key_for
 from zkconsumer.assignors.model import AssignmentInput, AssignmentResult, TopicPartition
-from zkconsumer.topic_count import thread_id
+from zkconsumer.group.topic_count import thread_id
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""``zkconsumer bridge``: mirror a Kafka-protocol cluster's metadata into ZooKeeper (see zkconsumer.bridge)."""
+"""``zkconsumer bridge``: mirror a Kafka-protocol cluster's metadata into ZooKeeper (see
+:mod:`zkconsumer.bridge.metadata_bridge`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import argparse
 import signal
 import threading
 
-from zkconsumer.bridge import DEFAULT_BROKER_TIMEOUT_MS, DEFAULT_INTERVAL_MS, MetadataBridge
+from zkconsumer.bridge.metadata_bridge import DEFAULT_BROKER_TIMEOUT_MS, DEFAULT_INTERVAL_MS, MetadataBridge
 from zkconsumer.cli import options
 from zkconsumer.errors import UsageError
 

@@ -19,15 +19,15 @@ import threading
 import time
 from typing import Any
 
-from zkconsumer import zkpaths
 from zkconsumer.cli import options
 from zkconsumer.config import ConsumerConfig
-from zkconsumer.consumer_iterator import MessageAndMetadata
+from zkconsumer.consumer.consumer_iterator import MessageAndMetadata
+from zkconsumer.consumer.kafka_stream import KafkaStream
+from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
 from zkconsumer.errors import ConsumerTimeoutException, UsageError, ZkConsumerError
-from zkconsumer.kafka_stream import KafkaStream
-from zkconsumer.topic_count import Blacklist, Whitelist, parse_topic_streams
-from zkconsumer.zkclient import zookeeper
-from zkconsumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
+from zkconsumer.group.topic_count import Blacklist, Whitelist, parse_topic_streams
+from zkconsumer.zk import paths
+from zkconsumer.zk.client import zookeeper
 
 _POLL_MS = 100  # how long one stream is waited for before the next one gets its turn
 
@@ -98,9 +98,9 @@ def _require_topic(config: ConsumerConfig, topic: str) -> None:
     """A named topic must exist; only a filter waits for topics to appear (the old tool waited silently)."""
     timeout = config.zookeeper_connection_timeout_ms / 1000
     with zookeeper(config.zookeeper_connect, timeout=timeout, quiet=True) as zk:
-        if not zk.exists(zkpaths.topic_path(topic)):
+        if not zk.exists(paths.topic_path(topic)):
             raise TopicNotFoundError(
-                f"topic {topic!r} does not exist (no znode {zkpaths.topic_path(topic)} at "
+                f"topic {topic!r} does not exist (no znode {paths.topic_path(topic)} at "
                 f"{config.zookeeper_connect}); create it first, or use --whitelist to wait for it")
 
 

@@ -1,4 +1,4 @@
-"""``zkconsumer demo``: the README's main job, the rebalance story of :mod:`zkconsumer.rebalance_demo`.
+"""``zkconsumer demo``: the README's main job, the rebalance story of :mod:`zkconsumer.demo.rebalance_demo`.
 
 Without ``--zookeeper`` it runs on the embedded environment (started if needed) in its own ZooKeeper chroot,
 ``/zkconsumer-demo``, with its own metadata bridge, so that it can add partitions although Tansu cannot, and
@@ -15,10 +15,10 @@ import signal
 from pathlib import Path
 
 from zkconsumer.cli import options
-from zkconsumer.environment import LocalEnvironment
+from zkconsumer.demo.rebalance_demo import DemoResult, DemoSettings, play_against, play_in_own_chroot
+from zkconsumer.embedded.environment import LocalEnvironment
 from zkconsumer.errors import UsageError
 from zkconsumer.log import configure_logging
-from zkconsumer.rebalance_demo import DemoResult, DemoSettings, play_against, play_in_own_chroot
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -1,9 +1,9 @@
 """``zkconsumer groups list|describe|verify``: the legacy group tools, reading the group from ZooKeeper.
 
 * ``list``: the groups, children of ``/consumers``, one per line, sorted.
-* ``describe``: ConsumerOffsetChecker (:mod:`zkconsumer.offset_checker`): per partition the committed offset,
+* ``describe``: ConsumerOffsetChecker (:mod:`zkconsumer.tools.offset_checker`): per partition the committed offset,
   the log size from the brokers, the lag and the owner, in the tool's format or with ``--json`` as data.
-* ``verify``: VerifyConsumerRebalance (:mod:`zkconsumer.verify_rebalance`): every partition owned by a current
+* ``verify``: VerifyConsumerRebalance (:mod:`zkconsumer.tools.verify_rebalance`): every partition owned by a current
   thread of the group; each problem on a line, then the verdict; exits 1 when it failed.
 
 Problems with single znodes are warnings on stderr (``warning: znode PATH ...``); the command still answers.
@@ -17,10 +17,10 @@ import sys
 
 from zkconsumer.cli import options
 from zkconsumer.cli.zookeeper_session import zookeeper_session
-from zkconsumer.group_registry import list_groups
-from zkconsumer.log_end_offsets import DEFAULT_TIMEOUT
-from zkconsumer.offset_checker import describe_group, format_table, json_rows
-from zkconsumer.verify_rebalance import verify_rebalance
+from zkconsumer.group.registry import list_groups
+from zkconsumer.kafka.log_end_offsets import DEFAULT_TIMEOUT
+from zkconsumer.tools.offset_checker import describe_group, format_table, json_rows
+from zkconsumer.tools.verify_rebalance import verify_rebalance
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -1,4 +1,4 @@
-"""``zkconsumer local up|down|status``: the embedded default environment (see zkconsumer.environment)."""
+"""``zkconsumer local up|down|status``: the embedded default environment (see zkconsumer.embedded.environment)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import json
 
 from zkconsumer.cli import options
-from zkconsumer.environment import LocalEnvironment
+from zkconsumer.embedded.environment import LocalEnvironment
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -1,11 +1,11 @@
 """``zkconsumer offsets export|import``: ExportZkOffsets and ImportZkOffsets, in their file format.
 
-* ``export``: ``/consumers/<g>/offsets/<t>/<p>:<offset>`` per partition (:mod:`zkconsumer.export_zk_offsets`),
+* ``export``: ``/consumers/<g>/offsets/<t>/<p>:<offset>`` per partition (:mod:`zkconsumer.tools.export_zk_offsets`),
   for the given groups or all of them, to stdout or, written whole or not at all, to ``--output``. Offsets that
   cannot be read are warnings on stderr and left out. A running count goes to stderr: rewritten in place on a
   terminal, a line every 10,000 offsets otherwise.
-* ``import``: checks every line of the file first (:mod:`zkconsumer.zk_offsets_file`) and writes nothing if one
-  is bad; then writes each group in one transaction (:mod:`zkconsumer.import_zk_offsets`), warning about groups
+* ``import``: checks every line of the file first (:mod:`zkconsumer.tools.zk_offsets_file`) and writes nothing if one
+  is bad; then writes each group in one transaction (:mod:`zkconsumer.tools.import_zk_offsets`), warning about groups
   that have live members. ``--dry-run`` shows each write and the value it would replace, and writes nothing.
 """
 
@@ -17,13 +17,13 @@ import sys
 
 from zkconsumer.cli import options
 from zkconsumer.cli.output_file import written_whole
-from zkconsumer.cli.progress import Progress
 from zkconsumer.cli.zookeeper_session import zookeeper_session
 from zkconsumer.errors import UsageError
-from zkconsumer.export_zk_offsets import export_group
-from zkconsumer.group_registry import list_groups, live_members, require_group
-from zkconsumer.import_zk_offsets import apply_import, by_group, plan_import
-from zkconsumer.zk_offsets_file import format_lines, parse_offsets_file
+from zkconsumer.group.registry import list_groups, live_members, require_group
+from zkconsumer.progress import Progress
+from zkconsumer.tools.export_zk_offsets import export_group
+from zkconsumer.tools.import_zk_offsets import apply_import, by_group, plan_import
+from zkconsumer.tools.zk_offsets_file import format_lines, parse_offsets_file
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -46,7 +46,7 @@ def _resolve(given: str | None, env: str, key: str, flag: str, args: argparse.Na
         return given
     if os.environ.get(env):
         return os.environ[env]
-    from zkconsumer.environment import LocalEnvironment
+    from zkconsumer.embedded.environment import LocalEnvironment
 
     running = LocalEnvironment(getattr(args, "run_dir", None)).endpoints()
     if running is not None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from zkconsumer import topics
 from zkconsumer.cli import options
+from zkconsumer.kafka import topics
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -3,9 +3,9 @@
 Collect the events of every process with ``--log-json`` (or ``ZKCONSUMER_LOG_JSON=1``), merge them (``sort`` on
 the timestamp is not even needed: the timeline orders them), then:
 
-* ``render EVENTS.jsonl --html OUT.html [--svg OUT.svg]``: one self-contained page (:mod:`zkconsumer.timeline_html`)
-  and/or the overview alone as SVG; each file is written whole or not at all.
-* ``show EVENTS.jsonl``: the same timeline as text on stdout (:mod:`zkconsumer.timeline_text`).
+* ``render EVENTS.jsonl --html OUT.html [--svg OUT.svg]``: one self-contained page
+  (:mod:`zkconsumer.trace.timeline_html`) and/or the overview alone as SVG; each file is written whole or not at all.
+* ``show EVENTS.jsonl``: the same timeline as text on stdout (:mod:`zkconsumer.trace.timeline_text`).
 
 ``-`` reads stdin. Lines that are not events (not a JSON object, no ``event`` or no parseable ``timestamp``) are
 skipped and counted on stderr with the first line numbers: a log that also caught a stray print still renders.
@@ -22,10 +22,10 @@ import sys
 
 from zkconsumer.cli.output_file import written_whole
 from zkconsumer.errors import UsageError
-from zkconsumer.rebalance_timeline import EventLog, Timeline, build_timeline, read_events
-from zkconsumer.timeline_html import render_html, render_svg
-from zkconsumer.timeline_text import render_text
-from zkconsumer.timeline_words import plural
+from zkconsumer.trace.timeline import EventLog, Timeline, build_timeline, read_events
+from zkconsumer.trace.timeline_html import render_html, render_svg
+from zkconsumer.trace.timeline_text import render_text
+from zkconsumer.trace.words import plural
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -1,6 +1,6 @@
 """A ZooKeeper session for one operator command, whose failures are one line each.
 
-:func:`zkconsumer.zkclient.zookeeper` already makes an unreachable ensemble a clear error; this also turns what
+:func:`zkconsumer.zk.client.zookeeper` already makes an unreachable ensemble a clear error; this also turns what
 kazoo raises later (the connection lost mid-command, a refused ACL, an operation timing out) into a
 :class:`~zkconsumer.errors.ZkConsumerError` naming the ensemble, so that no tool ends in a traceback.
 """
@@ -21,9 +21,9 @@ from kazoo.exceptions import (
 )
 from kazoo.handlers.threading import KazooTimeoutError
 
-from zkconsumer import zkclient
 from zkconsumer.cli import options
 from zkconsumer.errors import ServerUnavailableError, ZkConsumerError
+from zkconsumer.zk import client as zkclient
 
 
 @contextlib.contextmanager

@@ -15,7 +15,7 @@ from zkconsumer.embedded import docker
 from zkconsumer.embedded.process import LocalServer
 from zkconsumer.embedded.provider import provide
 from zkconsumer.errors import EnvironmentSetupError, ServerUnavailableError
-from zkconsumer.kafka_metadata import broker_answers
+from zkconsumer.kafka.metadata import broker_answers
 
 KAFKA_BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP"
 KAFKA_IMAGE = "confluentinc/cp-kafka:7.7.1"

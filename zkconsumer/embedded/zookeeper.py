@@ -19,7 +19,7 @@ from zkconsumer.embedded import docker
 from zkconsumer.embedded.process import LOOPBACK, LocalServer
 from zkconsumer.embedded.provider import provide
 from zkconsumer.errors import EnvironmentSetupError, ServerUnavailableError
-from zkconsumer.zkclient import zookeeper
+from zkconsumer.zk.client import zookeeper
 
 ZK_CONNECT_ENV = "ZK_CONNECT"
 ZOOKEEPER_IMAGE = "zookeeper:3.8"

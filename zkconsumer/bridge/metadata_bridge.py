@@ -1,0 +1,366 @@
+"""The metadata bridge: keeps ZooKeeper's ``/brokers`` as a ZooKeeper-mode cluster would, for any broker.
+
+The legacy consumer finds brokers, topics and partition counts in ZooKeeper. Brokers that never register
+there (Tansu, a KRaft-mode Kafka) are made visible by this bridge: every interval it reads the Metadata API,
+reads the matching znodes, and applies the pure plan of :mod:`zkconsumer.bridge.plan`. It survives either
+side going away: a broker outage longer than ``broker_timeout_ms`` unregisters the brokers (as their
+ZooKeeper sessions would have expired), a lost ZooKeeper session re-creates the ephemeral registrations on
+the next pass, and nothing is retried in a tight loop.
+
+Events (structlog, logger ``zkconsumer.bridge.metadata_bridge``; every one carries ``zookeeper`` and ``bootstrap``):
+
+=================================  ===================================================================
+``bridge.started``                 ``interval_ms``, ``session_id``
+``bridge.broker_registered``       ``broker_id``, ``registration`` (the JSON written)
+``bridge.broker_reregistered``     same; our own registration replaced with new content
+``bridge.broker_unregistered``     ``broker_id``
+``bridge.broker_conflict``         ``broker_id``, ``owner_session``: another session holds that id (warning, once)
+``bridge.controller_elected``      ``broker_id``
+``bridge.controller_resigned``     ``broker_id`` (-1)
+``bridge.topic_created``           ``topic``, ``partitions_before`` (0), ``partitions_after``
+``bridge.partitions_added``        ``topic``, ``partitions_before``, ``partitions_after``
+``bridge.topic_updated``           same, for a replica change with the same partition count
+``bridge.partition_state_created`` ``topic``, ``partition``, ``leader``, ``leader_epoch``
+``bridge.leader_changed``          ``topic``, ``partition``, ``leader``, ``leader_epoch``
+``bridge.topic_deleted``           ``topic``
+``bridge.malformed_znode``         ``path``: left untouched (warning, once)
+``bridge.broker_unavailable``      ``error``: the Metadata API did not answer (warning, once per outage)
+``bridge.broker_recovered``        ``down_ms``
+``bridge.brokers_expired``         ``down_ms``: outage longer than ``broker_timeout_ms``; brokers unregistered
+``bridge.write_conflict``          ``error``: another writer changed a znode between our read and write; re-planned
+``bridge.zookeeper_unavailable``   ``error`` (warning, once per outage)
+``bridge.zookeeper_recovered``     ``session_id``
+``bridge.synced``                  ``changes``, ``duration_ms`` (debug)
+``bridge.stopped``
+=================================  ===================================================================
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
+
+from zkconsumer.bridge import plan as bridge_plan
+from zkconsumer.bridge.plan import (
+    BrokerConflict,
+    BrokerZnode,
+    Change,
+    DeleteTopic,
+    MalformedZnode,
+    RegisterBroker,
+    SetController,
+    SetPartitionState,
+    StateZnode,
+    TopicZnode,
+    UnregisterBroker,
+    WriteTopic,
+    ZkView,
+)
+from zkconsumer.errors import ServerUnavailableError, ZkConsumerError, ZnodeFormatError
+from zkconsumer.kafka.metadata import ClusterSnapshot, admin_client, fetch_metadata
+from zkconsumer.log import get_logger
+from zkconsumer.zk import cluster, paths, znode_json
+from zkconsumer.zk.client import close_client, open_client, value_or_none
+
+DEFAULT_INTERVAL_MS = 1000
+DEFAULT_BROKER_TIMEOUT_MS = 6000  # zookeeper.session.timeout.ms of a 0.10 broker
+
+
+class TransactionFailed(ZkConsumerError):
+    pass
+
+
+def _now_ms() -> str:
+    return str(int(time.time() * 1000))
+
+
+def read_view(zk: KazooClient, topics: Iterable[str]) -> ZkView:
+    """Read brokers, the controller and the named topics (with their partition states) in two async rounds."""
+    try:
+        broker_ids = [int(c) for c in zk.get_children(paths.BROKER_IDS_PATH) if c.isdigit()]
+    except NoNodeError:
+        broker_ids = []
+    try:
+        existing = set(zk.get_children(paths.BROKER_TOPICS_PATH))
+    except NoNodeError:
+        existing = set()
+    wanted = sorted(set(topics) & existing)
+    broker_reads = {b: zk.get_async(paths.broker_path(b)) for b in broker_ids}
+    topic_reads = {t: zk.get_async(paths.topic_path(t)) for t in wanted}
+    partition_lists = {t: zk.get_children_async(paths.topic_partitions_path(t)) for t in wanted}
+    controller_read = zk.get_async(paths.CONTROLLER_PATH)
+    epoch_read = zk.exists_async(paths.CONTROLLER_EPOCH_PATH)
+
+    brokers: dict[int, BrokerZnode] = {}
+    for broker_id, result in broker_reads.items():
+        got = value_or_none(result)
+        if got is None:
+            continue  # vanished between listing and reading
+        data, stat = got
+        try:
+            info: cluster.BrokerInfo | None = cluster.parse_broker(broker_id, data)
+        except ZnodeFormatError:
+            info = None
+        brokers[broker_id] = BrokerZnode(info, stat.ephemeralOwner)
+
+    state_reads: dict[str, dict[int, object]] = {}
+    for topic in wanted:
+        children = value_or_none(partition_lists[topic]) or []
+        state_reads[topic] = {
+            int(c): zk.get_async(paths.partition_state_path(topic, int(c))) for c in children if c.isdigit()
+        }
+
+    topic_nodes: dict[str, TopicZnode] = {}
+    for topic in wanted:
+        got = value_or_none(topic_reads[topic])
+        if got is None:
+            continue
+        data, stat = got
+        try:
+            assignment: cluster.TopicAssignment | None = cluster.parse_topic(topic, data)
+        except ZnodeFormatError:
+            assignment = None
+        states: dict[int, StateZnode] = {}
+        for p, result in state_reads[topic].items():
+            state_got = value_or_none(result)
+            if state_got is None:
+                continue
+            try:
+                state: cluster.PartitionState | None = cluster.parse_partition_state(topic, p, state_got[0])
+            except ZnodeFormatError:
+                state = None
+            states[p] = StateZnode(state, state_got[1].version)
+        topic_nodes[topic] = TopicZnode(assignment, stat.version, states)
+
+    controller_owner = controller_id = None
+    got = value_or_none(controller_read)
+    if got is not None:
+        controller_owner = got[1].ephemeralOwner
+        try:
+            controller_id = znode_json.decode_object(paths.CONTROLLER_PATH, got[0]).get("brokerid")
+        except ZnodeFormatError:
+            controller_id = None
+    has_epoch = epoch_read.get() is not None
+    return ZkView(zk.client_id[0], brokers, topic_nodes, controller_owner, controller_id, has_epoch)
+
+
+def _commit(txn, what: str) -> None:
+    results = txn.commit()
+    failures = [r for r in results if isinstance(r, Exception)]
+    if failures:
+        raise TransactionFailed(f"{what}: {type(failures[0]).__name__}")
+
+
+def apply_change(zk: KazooClient, change: Change) -> None:
+    """Write one planned change; several znodes of one change go in one transaction."""
+    if isinstance(change, RegisterBroker):
+        path = paths.broker_path(change.broker_id)
+        zk.ensure_path(paths.BROKER_IDS_PATH)
+        if change.replace:
+            txn = zk.transaction()
+            txn.delete(path)
+            txn.create(path, change.data, ephemeral=True)
+            _commit(txn, f"re-register broker {change.broker_id}")
+        else:
+            zk.create(path, change.data, ephemeral=True)
+    elif isinstance(change, UnregisterBroker):
+        with contextlib.suppress(NoNodeError):
+            zk.delete(paths.broker_path(change.broker_id))
+    elif isinstance(change, WriteTopic):
+        _write_topic(zk, change)
+    elif isinstance(change, SetPartitionState):
+        path = paths.partition_state_path(change.topic, change.partition)
+        if change.version is None:
+            zk.ensure_path(paths.partition_path(change.topic, change.partition))
+            zk.create(path, change.data)
+        else:
+            zk.set(path, change.data, version=change.version)
+    elif isinstance(change, DeleteTopic):
+        zk.delete(paths.topic_path(change.topic), recursive=True)
+        with contextlib.suppress(NoNodeError):
+            zk.delete(paths.topic_config_path(change.topic))
+    elif isinstance(change, SetController):
+        if change.broker_id == -1:
+            zk.delete(paths.CONTROLLER_PATH)
+        elif change.replace:
+            zk.set(paths.CONTROLLER_PATH, change.data)
+        else:
+            zk.create(paths.CONTROLLER_PATH, change.data, ephemeral=True)
+        if change.create_epoch:
+            with contextlib.suppress(NodeExistsError):
+                zk.create(paths.CONTROLLER_EPOCH_PATH, str(bridge_plan.CONTROLLER_EPOCH).encode())
+
+
+def _write_topic(zk: KazooClient, change: WriteTopic) -> None:
+    topic = change.topic
+    txn = zk.transaction()
+    if change.version is None:
+        zk.ensure_path(paths.BROKER_TOPICS_PATH)
+        txn.create(paths.topic_path(topic), change.data)
+        txn.create(paths.topic_partitions_path(topic), b"")
+    else:
+        zk.ensure_path(paths.topic_partitions_path(topic))
+    for partition, state in sorted(change.new_states.items()):
+        txn.create(paths.partition_path(topic, partition), b"")
+        txn.create(paths.partition_state_path(topic, partition), state)
+    if change.version is not None:
+        txn.set_data(paths.topic_path(topic), change.data, version=change.version)
+    _commit(txn, f"write topic {topic}")
+    if change.version is None:
+        # What a 0.10 AdminUtils writes beside a new topic (kafka-manager reads it); kept if already there.
+        zk.ensure_path(paths.TOPIC_CONFIG_PATH)
+        with contextlib.suppress(NodeExistsError):
+            zk.create(paths.topic_config_path(topic), znode_json.encode({"version": 1, "config": {}}))
+
+
+class MetadataBridge:
+    """Mirror one Kafka-protocol cluster's metadata into one ZooKeeper (chroot allowed)."""
+
+    def __init__(
+        self,
+        zookeeper: str,
+        bootstrap: str,
+        interval_ms: int = DEFAULT_INTERVAL_MS,
+        broker_timeout_ms: int = DEFAULT_BROKER_TIMEOUT_MS,
+        connect_timeout: float = 6.0,
+        partition_limits: Mapping[str, int] | None = None,
+    ) -> None:
+        self.zookeeper = zookeeper
+        self.bootstrap = bootstrap
+        self.interval = interval_ms / 1000.0
+        self.broker_timeout = broker_timeout_ms / 1000.0
+        self.connect_timeout = connect_timeout
+        self.log = get_logger("zkconsumer.bridge.metadata_bridge").bind(zookeeper=zookeeper, bootstrap=bootstrap)
+        self._zk: KazooClient | None = None
+        self._admin = admin_client(bootstrap)
+        self._known_topics: set[str] = set()
+        self._reported: set[tuple[str, str]] = set()
+        self._last_snapshot: ClusterSnapshot | None = None
+        self._broker_down_since: float | None = None
+        self._zk_down = False
+        #: Topics shown with fewer partitions than the broker has (bridge_plan.hold_partitions); the demo
+        #: raises a limit with :meth:`show_partitions` to replay "partitions added" on Tansu.
+        self.partition_limits: dict[str, int] = dict(partition_limits or {})
+        self._apply_lock = threading.Lock()  # show_partitions() may sync while run() does
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Connect both sides; an unreachable server fails here, clearly, rather than in the loop."""
+        self._zk = open_client(self.zookeeper, self.connect_timeout, retry_forever=True)
+        try:
+            fetch_metadata(self._admin, self.bootstrap, self.connect_timeout)
+        except ServerUnavailableError:
+            self.close()
+            raise
+        self.log.info("bridge.started", interval_ms=int(self.interval * 1000), session_id=hex(self._zk.client_id[0]))
+
+    def close(self) -> None:
+        """Closing the session removes our ephemeral broker registrations at once, as a broker's clean stop does."""
+        with self._apply_lock:  # never under a pass that is still writing
+            if self._zk is not None:
+                close_client(self._zk)
+                self._zk = None
+                self.log.info("bridge.stopped")
+
+    def __enter__(self) -> MetadataBridge:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def show_partitions(self, topic: str, count: int) -> list[Change]:
+        """Raise (or set) the number of partitions of ``topic`` shown in ZooKeeper, and sync at once (an outage is
+        waited out as in :meth:`run`: the caller waits for the znode, not for this pass)."""
+        self.partition_limits[topic] = count
+        return self.sync_safely()
+
+    def run(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            self.sync_safely()
+            stop.wait(self.interval)
+
+    # -- one pass ------------------------------------------------------------------------------
+
+    def sync_once(self) -> list[Change]:
+        """Fetch metadata, read ZooKeeper, apply the plan; errors propagate (``--once`` reports them)."""
+        snapshot = fetch_metadata(self._admin, self.bootstrap, self.connect_timeout)
+        return self._apply(snapshot)
+
+    def sync_safely(self) -> list[Change]:
+        """One pass of the long-running loop: outages are reported once and waited out, never raised."""
+        try:
+            snapshot = fetch_metadata(self._admin, self.bootstrap, min(self.connect_timeout, max(self.interval, 1.0)))
+        except ServerUnavailableError as exc:
+            snapshot = self._broker_outage(str(exc))
+            if snapshot is None:
+                return []
+        else:
+            if self._broker_down_since is not None:
+                down_ms = int((time.monotonic() - self._broker_down_since) * 1000)
+                self.log.info("bridge.broker_recovered", down_ms=down_ms)
+                self._broker_down_since = None
+        try:
+            changes = self._apply(snapshot)
+        except (NodeExistsError, NoNodeError, BadVersionError, TransactionFailed) as exc:
+            # Someone else wrote between our read and our write: the next pass reads again and re-plans.
+            self.log.info("bridge.write_conflict", error=f"{type(exc).__name__}: {exc}")
+            return []
+        except KazooException as exc:
+            if not self._zk_down:
+                self.log.warning("bridge.zookeeper_unavailable", error=f"{type(exc).__name__}: {exc}")
+                self._zk_down = True
+            return []
+        if self._zk_down:
+            self._zk_down = False
+            self.log.info("bridge.zookeeper_recovered", session_id=hex(self._zk.client_id[0]))
+        return changes
+
+    def _broker_outage(self, error: str) -> ClusterSnapshot | None:
+        now = time.monotonic()
+        if self._broker_down_since is None:
+            self._broker_down_since = now
+            self.log.warning("bridge.broker_unavailable", error=error)
+        down = now - self._broker_down_since
+        if down < self.broker_timeout or self._last_snapshot is None or not self._last_snapshot.brokers:
+            return None
+        self.log.warning("bridge.brokers_expired", down_ms=int(down * 1000))
+        # Every broker's session would have expired by now; topics and states stay as they were.
+        return replace(self._last_snapshot, brokers={})
+
+    def _apply(self, snapshot: ClusterSnapshot) -> list[Change]:
+        with self._apply_lock:
+            return self._apply_locked(snapshot)
+
+    def _apply_locked(self, snapshot: ClusterSnapshot) -> list[Change]:
+        if self._zk is None:  # not started, or closed while run() was between two passes
+            return []
+        started = time.monotonic()
+        snapshot = bridge_plan.hold_partitions(snapshot, self.partition_limits)
+        self._known_topics |= set(snapshot.topics)
+        view = read_view(self._zk, self._known_topics)
+        changes = bridge_plan.plan(snapshot, view, frozenset(self._known_topics), _now_ms())
+        applied = []
+        for change in changes:
+            if isinstance(change, (BrokerConflict, MalformedZnode)):
+                key = (change.event, repr(change.fields))
+                if key not in self._reported:
+                    self._reported.add(key)
+                    self.log.warning(change.event, **change.fields)
+                continue
+            apply_change(self._zk, change)
+            applied.append(change)
+            self.log.info(change.event, **change.fields)
+        for change in applied:
+            if isinstance(change, DeleteTopic):
+                self._known_topics.discard(change.topic)
+        self._last_snapshot = snapshot
+        self.log.debug("bridge.synced", changes=len(applied), duration_ms=int((time.monotonic() - started) * 1000))
+        return applied

@@ -1,0 +1,206 @@
+"""ConsumerFetcherManager: which fetcher thread fetches which owned partition, and from which leader (spec 4.5).
+
+The rebalance decides which partitions this consumer owns; it does not know their leaders, and leaders move
+without any rebalance. So the connector only hands the manager its PartitionTopicInfos (``start_connections``);
+all of them start out "without leader", the leader finder looks their leaders up and puts each partition on the
+fetcher thread of (leader broker, fetcher id), and a fetcher that gets an error for a partition gives it back
+(``add_partitions_with_error``) to be looked up again. ``stop_connections`` is what a rebalance and shutdown call
+before they touch ownership or commit: when it returns, nothing fetches and nothing will enqueue any more.
+
+The fetcher id spreads one broker's partitions over ``num.consumer.fetchers`` threads by Kafka's formula, so a
+partition lands on the same thread number as it did under Kafka.
+
+Locks: ``_lock`` (with its condition) guards the partition map and the no-leader set; ``_fetchers_lock`` guards the
+fetcher threads. No thread is ever joined while ``_lock`` is held, because a fetcher that is being stopped may be
+handing a failed partition back through ``add_partitions_with_error``.
+
+Events (logger ``zkconsumer.fetcher_manager``; every one carries ``consumer_id``):
+
+* ``fetcher_manager.connections_started``: ``partitions`` ("topic-partition" strings, all without leader for now).
+* ``fetcher_manager.connections_stopped``: ``fetchers`` (threads stopped), ``duration_ms``.
+* ``fetcher_manager.partitions_with_error``: ``partitions``, handed back for a new leader lookup.
+* ``fetcher_manager.restarted`` (warning): ``start_connections`` while connections were active; they were stopped
+  first.
+* ``fetcher_manager.idle_fetchers_stopped``: ``fetchers`` (thread names), threads left without partitions.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from kazoo.client import KazooClient
+
+from zkconsumer.assignors.java_hash import java_string_hash
+from zkconsumer.assignors.model import TopicPartition
+from zkconsumer.config import ConsumerConfig
+from zkconsumer.consumer.consumer_fetcher_thread import (
+    BrokerAndInitialOffset,
+    BrokerEndPoint,
+    ConsumerFetcherThread,
+    OffsetResetCallback,
+    emit,
+    partition_names,
+)
+from zkconsumer.consumer.leader_finder_thread import LeaderFinderThread
+from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo
+from zkconsumer.log import get_logger
+
+_log = get_logger("zkconsumer.fetcher_manager")
+
+_INT_MIN = -(2**31)
+
+
+def fetcher_id_for(topic: str, partition: int, num_fetchers: int) -> int:
+    """``Utils.abs(31 * topic.hashCode + partition) % numFetchers`` in Java int arithmetic, as Kafka 0.10 computed it:
+    the abs of Int.MinValue is 0. (Kafka 0.8.2 masked the sign bit instead, which puts partitions with a negative
+    sum on other threads.)"""
+    value = (31 * java_string_hash(topic) + partition) & 0xFFFFFFFF
+    if value & 0x80000000:
+        value -= 0x100000000
+    return (0 if value == _INT_MIN else abs(value)) % num_fetchers
+
+
+class ConsumerFetcherManager:
+    def __init__(
+        self,
+        consumer_id: str,
+        config: ConsumerConfig,
+        zk: KazooClient,
+        on_offset_reset: OffsetResetCallback | None = None,
+    ) -> None:
+        self.consumer_id = consumer_id
+        self.config = config
+        self.zk = zk
+        self._on_offset_reset = on_offset_reset
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        # None while connections are stopped (Kafka's partitionMap = null).
+        self._partition_map: dict[TopicPartition, PartitionTopicInfo] | None = None
+        self._no_leader: set[TopicPartition] = set()
+        self._leader_finder: LeaderFinderThread | None = None
+        self._fetchers_lock = threading.Lock()
+        self._fetchers: dict[tuple[int, int], ConsumerFetcherThread] = {}
+
+    # --- the connector's side ---
+
+    def start_connections(self, infos: Iterable[PartitionTopicInfo]) -> None:
+        if self._leader_finder is not None:
+            self._emit("warning", "fetcher_manager.restarted")
+            self.stop_connections()
+        partition_map = {TopicPartition(info.topic, info.partition): info for info in infos}
+        finder = LeaderFinderThread(self, self.consumer_id, self.config, self.zk)
+        with self._cond:
+            self._leader_finder = finder
+            self._partition_map = partition_map
+            self._no_leader = set(partition_map)
+            self._cond.notify_all()
+        finder.start()
+        self._emit("info", "fetcher_manager.connections_started", partitions=partition_names(partition_map))
+
+    def stop_connections(self) -> None:
+        started = time.monotonic()
+        with self._cond:
+            finder, self._leader_finder = self._leader_finder, None
+        # The leader finder first, so that it cannot start fetchers while they are being stopped.
+        if finder is not None:
+            finder.shutdown()
+        with self._fetchers_lock:
+            fetchers = list(self._fetchers.values())
+            self._fetchers.clear()
+        for fetcher in fetchers:  # all at once: each may need up to a poll interval to notice
+            fetcher.initiate_shutdown()
+        for fetcher in fetchers:
+            fetcher.shutdown()
+        with self._cond:
+            self._partition_map = None
+            self._no_leader.clear()
+        if finder is not None or fetchers:
+            self._emit("info", "fetcher_manager.connections_stopped", fetchers=len(fetchers),
+                       duration_ms=round((time.monotonic() - started) * 1000))
+
+    def add_partitions_with_error(self, partitions: Iterable[TopicPartition]) -> None:
+        partitions = list(partitions)
+        with self._cond:
+            if self._partition_map is None:
+                return  # connections stopped: nothing is to be fetched any more
+            self._no_leader.update(partitions)
+            self._cond.notify_all()
+        self._emit("info", "fetcher_manager.partitions_with_error", partitions=partition_names(partitions))
+
+    def fetcher_assignment(self) -> dict[tuple[int, int], tuple[TopicPartition, ...]]:
+        """(leader broker id, fetcher id) -> the partitions that fetcher thread owns; threads without any are left
+        out."""
+        with self._fetchers_lock:
+            fetchers = sorted(self._fetchers.items())
+        assignment = {key: fetcher.partitions() for key, fetcher in fetchers}
+        return {key: partitions for key, partitions in assignment.items() if partitions}
+
+    def partitions_without_leader(self) -> frozenset[TopicPartition]:
+        with self._lock:
+            return frozenset(self._no_leader)
+
+    def fetcher_id(self, topic: str, partition: int) -> int:
+        return fetcher_id_for(topic, partition, self.config.num_consumer_fetchers)
+
+    # --- the leader finder's side ---
+
+    def wait_for_partitions_without_leader(self, stop: threading.Event) -> frozenset[TopicPartition]:
+        """Block until some partition needs a leader; empty once ``stop`` is set (``wake_leader_finder``)."""
+        with self._cond:
+            while not self._no_leader and not stop.is_set():
+                self._cond.wait()
+            return frozenset() if stop.is_set() else frozenset(self._no_leader)
+
+    def wake_leader_finder(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
+    def take_partitions_with_leader(
+        self, leaders: Mapping[TopicPartition, BrokerEndPoint]
+    ) -> dict[TopicPartition, BrokerAndInitialOffset]:
+        """Take the partitions that still need a leader out of the no-leader set, each with where and from which
+        offset to fetch it (its PartitionTopicInfo's fetched offset)."""
+        taken: dict[TopicPartition, BrokerAndInitialOffset] = {}
+        with self._cond:
+            if self._partition_map is None:
+                return taken
+            for tp, broker in leaders.items():
+                if tp in self._no_leader:
+                    self._no_leader.discard(tp)
+                    taken[tp] = BrokerAndInitialOffset(broker, self._partition_map[tp].fetched_offset)
+        return taken
+
+    def add_fetcher_for_partitions(self, targets: Mapping[TopicPartition, BrokerAndInitialOffset]) -> None:
+        """Give each partition to the thread of (leader, fetcher id), starting that thread if needed. A thread already
+        fetching a partition keeps its own position."""
+        per_fetcher: dict[tuple[int, int], dict[TopicPartition, BrokerAndInitialOffset]] = {}
+        for tp, target in targets.items():
+            per_fetcher.setdefault((target.broker.id, self.fetcher_id(tp.topic, tp.partition)), {})[tp] = target
+        with self._fetchers_lock:
+            partition_map = self._partition_map
+            if partition_map is None:
+                return
+            for key, partitions in sorted(per_fetcher.items()):
+                fetcher = self._fetchers.get(key)
+                if fetcher is None:
+                    broker = next(iter(partitions.values())).broker
+                    fetcher = ConsumerFetcherThread(self.consumer_id, key[1], broker, self.config, partition_map,
+                                                    self.add_partitions_with_error, self._on_offset_reset)
+                    self._fetchers[key] = fetcher
+                    fetcher.start()
+                fetcher.add_partitions({tp: target.initial_offset for tp, target in partitions.items()})
+
+    def shutdown_idle_fetcher_threads(self) -> None:
+        with self._fetchers_lock:
+            idle = [key for key, fetcher in self._fetchers.items() if fetcher.partition_count() == 0]
+            stopped = [self._fetchers.pop(key) for key in idle]
+            for fetcher in stopped:
+                fetcher.shutdown()
+        if stopped:
+            self._emit("info", "fetcher_manager.idle_fetchers_stopped", fetchers=[f.name for f in stopped])
+
+    def _emit(self, level: str, event: str, **fields: Any) -> None:
+        emit(_log, level, event, consumer_id=self.consumer_id, **fields)

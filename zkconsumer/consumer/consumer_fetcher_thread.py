@@ -1,0 +1,450 @@
+"""ConsumerFetcherThread: fetches, for one consumer, the partitions one leader broker serves (spec 4.5, 4.6).
+
+The legacy thread sent its own FetchRequests over a SimpleConsumer. Here a confluent-kafka ``Consumer`` with a
+manual assignment does the network part, and this thread does what the legacy one did with the answers: cut them
+into chunks for the owning streams (blocking on a full stream queue, which is the consumer's back-pressure), apply
+``auto.offset.reset`` the legacy way, and hand partitions that fail back to the leader finder. The ``Consumer``
+never subscribes and never commits: offsets belong to the connector. librdkafka insists on a ``group.id``, so it
+gets the legacy group id, with every commit and offset store switched off.
+
+There is still one thread per (leader broker, fetcher id), so ``num.consumer.fetchers`` spreads partitions over
+threads and a full stream queue stalls only the partitions of the thread that fills it, as in Kafka. librdkafka
+follows leader moves on its own; the broker address is only where a thread's client bootstraps, so a broker that
+re-registers elsewhere needs no new thread.
+
+Assignment changes (``add_partitions``, ``remove_partitions``) come from other threads; they are recorded under a
+lock and applied by this thread before its next fetch, so the ``Consumer`` is only ever used from this thread and a
+caller never waits for the network (the leader finder would otherwise stall behind an offset lookup). A put blocked
+on a full queue holds no lock for the same reason, and gives up when the thread is stopped: Kafka interrupted the
+thread instead.
+
+Deliberate differences from Kafka:
+
+* librdkafka hands out a message bigger than ``fetch.message.max.bytes`` whole (its fetches always return at least
+  one message). It is not handed on: the partition gets Kafka's "partial message" chunk once, which the iterator
+  turns into MessageSizeTooLargeException, and then stays owned by this thread without being fetched (taken out of
+  the librdkafka assignment). Kafka re-fetched and re-enqueued the same partial message until the queue was full.
+  Size here means key plus value bytes, so the limit is a few dozen bytes more lenient than Kafka's.
+* A chunk holds at most ``fetch.message.max.bytes`` of key and value bytes of one partition, so a stream still
+  buffers about ``queued.max.message.chunks`` times that per partition, whatever librdkafka batched together.
+* A transport error is retried by librdkafka on the same thread, after ``refresh.leader.backoff.ms``, instead of
+  sending every partition of the thread back to the leader finder. Errors of one partition still do that.
+* An unexpected error is logged and retried after the backoff; in Kafka it ended the thread, leaving its partitions
+  unfetched until the next rebalance.
+
+Events (logger ``zkconsumer.fetcher``; every one also carries ``consumer_id``, ``fetcher_id`` and ``broker_id``):
+
+* ``fetcher.started``: ``thread``, ``broker`` (the address the client bootstraps from).
+* ``fetcher.partitions_added``: ``partitions`` ("topic-partition" strings), ``offsets`` (partition -> initial fetch
+  offset, -1 when ``auto.offset.reset`` decides).
+* ``fetcher.partitions_removed``: ``partitions``.
+* ``fetcher.offset_reset``: ``topic``, ``partition``, ``reason`` (``no_offset``: there was no committed offset;
+  ``out_of_range``: the broker no longer or not yet has the offset), ``policy`` (``smallest``/``largest``),
+  ``old_offset``, ``new_offset``.
+* ``fetcher.partition_error`` (warning): ``topic``, ``partition``, ``code``, ``error``; the partition goes back to
+  the leader finder.
+* ``fetcher.message_too_large`` (warning): ``topic``, ``partition``, ``offset``, ``size``,
+  ``fetch_message_max_bytes``; the partition is no longer fetched.
+* ``fetcher.corrupt_message`` (warning): ``topic``, ``partition``, ``error``: a CRC check failed; fetching goes on.
+* ``fetcher.error`` (warning): ``stage`` (``fetch``, ``on_offset_reset``), ``code`` (librdkafka's, or the Python
+  exception's name), ``error``; retried after ``refresh.leader.backoff.ms``.
+* ``fetcher.chunk_enqueued`` (debug): ``topic``, ``partition``, ``fetch_offset``, ``messages``.
+* ``fetcher.stopped``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+from zkconsumer.assignors.model import TopicPartition
+from zkconsumer.config import ConsumerConfig
+from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo, RawMessage
+from zkconsumer.kafka.metadata import BrokerMeta
+from zkconsumer.kafka.metadata import _quiet as _librdkafka_logger
+from zkconsumer.log import get_logger
+
+#: ``on_offset_reset(partition_info, new_offset, reason)``, called on the fetcher thread after both offsets moved.
+OffsetResetCallback = Callable[[PartitionTopicInfo, int, str], None]
+
+RESET_NO_OFFSET = "no_offset"
+RESET_OUT_OF_RANGE = "out_of_range"
+
+#: How long one consume call may block: the longest a stop or an assignment change waits for the fetch loop.
+_CONSUME_TIMEOUT_S = 0.1
+_CONSUME_BATCH = 500
+#: Network calls are made in slices of this, so a stop is seen even while a broker does not answer.
+_NETWORK_SLICE_S = 1.0
+_OUT_OF_RANGE = frozenset({KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET})
+
+_log = get_logger("zkconsumer.fetcher")
+
+
+#: Kafka's BrokerEndPoint: the broker as the Metadata API names it.
+BrokerEndPoint = BrokerMeta
+
+
+@dataclass(frozen=True)
+class BrokerAndInitialOffset:
+    """Where a partition is to be fetched from, and from which offset (Kafka's BrokerAndInitialOffset)."""
+
+    broker: BrokerEndPoint
+    initial_offset: int
+
+
+def partition_names(partitions: Iterable[TopicPartition]) -> list[str]:
+    """The "topic-partition" strings events carry, sorted."""
+    return [str(tp) for tp in sorted(partitions)]
+
+
+def emit(logger: Any, level: str, event: str, **fields: Any) -> None:
+    """Log an event from the data path. A log sink that fails (a closed stderr) must not end a fetcher or the leader
+    finder: the partitions they serve would silently stop being fetched."""
+    with contextlib.suppress(Exception):
+        getattr(logger, level)(event, **fields)
+
+
+def _clamp(value: int, low: int, high: int) -> int:
+    return max(low, min(high, value))
+
+
+def librdkafka_config(config: ConsumerConfig, bootstrap: str) -> dict[str, Any]:
+    """The ``Consumer`` settings that make librdkafka fetch as a legacy fetcher did.
+
+    Legacy values librdkafka does not accept are moved into its range (``socket.timeout.ms`` must be at least 10,
+    ``fetch.min.bytes`` at least 1).
+    """
+    max_bytes = _clamp(config.fetch_message_max_bytes, 1, 1_000_000_000)
+    settings: dict[str, Any] = {
+        "bootstrap.servers": bootstrap,
+        "group.id": config.group_id,
+        "client.id": config.client_id,
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "max.partition.fetch.bytes": max_bytes,
+        "fetch.wait.max.ms": _clamp(config.fetch_wait_max_ms, 0, 300_000),
+        "fetch.min.bytes": _clamp(config.fetch_min_bytes, 1, 100_000_000),
+        "socket.timeout.ms": _clamp(config.socket_timeout_ms, 10, 300_000),
+        "socket.receive.buffer.bytes": _clamp(config.socket_receive_buffer_bytes, 0, 100_000_000),
+        "check.crcs": True,
+        "enable.partition.eof": False,
+        # Out of range must come back to us: the legacy reset also moves the consumed offset and tells the connector.
+        "auto.offset.reset": "error",
+        # librdkafka prefetches into its own queue; about one fetch's worth keeps the stream queue the real bound.
+        "queued.max.messages.kbytes": _clamp(math.ceil(max_bytes / 1024), 1, 2_097_151),
+        "logger": _librdkafka_logger,
+    }
+    if max_bytes > 52_428_800:  # librdkafka's fetch.max.bytes default; a response must fit one partition's worth
+        settings["fetch.max.bytes"] = max_bytes
+        settings["receive.message.max.bytes"] = min(max_bytes + 512, 2_147_483_647)
+    return settings
+
+
+def _describe(exc: Exception) -> tuple[str, str]:
+    """(code, message) for an event: librdkafka's error name when it is one, else the exception's type."""
+    error = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
+    if isinstance(error, KafkaError):
+        return error.name(), error.str()
+    return type(exc).__name__, str(exc)
+
+
+def _raw(message: Message) -> RawMessage:
+    timestamp_type, timestamp = message.timestamp()
+    return RawMessage(message.offset(), message.key(), message.value(), timestamp, timestamp_type)
+
+
+class ConsumerFetcherThread(threading.Thread):
+    def __init__(
+        self,
+        consumer_id: str,
+        fetcher_id: int,
+        broker: BrokerEndPoint,
+        config: ConsumerConfig,
+        partition_map: Mapping[TopicPartition, PartitionTopicInfo],
+        on_partitions_error: Callable[[Iterable[TopicPartition]], None],
+        on_offset_reset: OffsetResetCallback | None = None,
+    ) -> None:
+        super().__init__(name=f"ConsumerFetcherThread-{consumer_id}-{fetcher_id}-{broker.id}", daemon=True)
+        self.consumer_id = consumer_id
+        self.fetcher_id = fetcher_id
+        self.broker = broker
+        self._config = config
+        self._partition_map = partition_map
+        self._on_partitions_error = on_partitions_error
+        self._on_offset_reset = on_offset_reset
+        self._backoff_s = config.refresh_leader_backoff_ms / 1000
+        self._socket_timeout_s = config.socket_timeout_ms / 1000
+        # Not ``_stop``: threading.Thread has a method of that name.
+        self._stopping = threading.Event()
+        self._wakeup = threading.Event()
+        self._lock = threading.Lock()
+        # Under _lock: every partition this thread owns -> the next offset to fetch (-1 until reset), the added
+        # ones not yet given to librdkafka, and the removed ones librdkafka may still be fetching.
+        self._offsets: dict[TopicPartition, int] = {}
+        self._pending: dict[TopicPartition, int] = {}
+        self._dropped: set[TopicPartition] = set()
+        # This thread only: what librdkafka is fetching.
+        self._fetching: set[TopicPartition] = set()
+        self._consumer = Consumer(librdkafka_config(config, broker.address))
+        self._closed = False
+
+    # --- called from other threads ---
+
+    def add_partitions(self, offsets: Mapping[TopicPartition, int]) -> list[TopicPartition]:
+        """Own these partitions from these offsets; one already owned keeps its own offset. Returns those added."""
+        with self._lock:
+            added = {tp: offset for tp, offset in offsets.items() if tp not in self._offsets}
+            self._offsets.update(added)
+            self._pending.update(added)
+        if added:
+            self._emit("info", "fetcher.partitions_added", partitions=partition_names(added),
+                       offsets={str(tp): added[tp] for tp in sorted(added)})
+            self._wakeup.set()
+        return sorted(added)
+
+    def remove_partitions(self, partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
+        with self._lock:
+            removed = [tp for tp in partitions if self._offsets.pop(tp, None) is not None]
+            for tp in removed:
+                self._pending.pop(tp, None)
+                self._dropped.add(tp)
+        if removed:
+            self._emit("info", "fetcher.partitions_removed", partitions=partition_names(removed))
+            self._wakeup.set()
+        return sorted(removed)
+
+    def partitions(self) -> tuple[TopicPartition, ...]:
+        with self._lock:
+            return tuple(sorted(self._offsets))
+
+    def partition_count(self) -> int:
+        with self._lock:
+            return len(self._offsets)
+
+    def initiate_shutdown(self) -> None:
+        self._stopping.set()
+        self._wakeup.set()
+
+    def shutdown(self) -> None:
+        """Stop, wait for the thread, close the client. A put blocked on a full queue gives up within 0.1 s."""
+        self.initiate_shutdown()
+        if self.ident is not None:
+            self.join()
+        self._close()
+
+    # --- the thread ---
+
+    def run(self) -> None:
+        self._emit("info", "fetcher.started", thread=self.name, broker=self.broker.address)
+        try:
+            while not self._stopping.is_set():
+                try:
+                    self._do_work()
+                except Exception as exc:  # a surprise must not end the thread: its partitions would starve
+                    code, error = _describe(exc)
+                    self._emit("warning", "fetcher.error", stage="fetch", code=code, error=error, exc_info=True)
+                    self._stopping.wait(self._backoff_s)
+        finally:
+            self._close()
+            self._emit("info", "fetcher.stopped")
+
+    def _close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        with contextlib.suppress(Exception):
+            self._consumer.close()
+
+    def _do_work(self) -> None:
+        self._apply_assignment_changes()
+        if not self._fetching:
+            self._wakeup.wait(self._backoff_s)
+            self._wakeup.clear()
+            return
+        messages = self._consumer.consume(num_messages=_CONSUME_BATCH, timeout=_CONSUME_TIMEOUT_S)
+        batches: dict[TopicPartition, list[Message]] = {}
+        for message in messages:
+            error = message.error()
+            if error is not None:
+                self._handle_error(message, error)
+            else:
+                batches.setdefault(TopicPartition(message.topic(), message.partition()), []).append(message)
+        for tp, batch in batches.items():
+            if self._stopping.is_set():
+                return
+            self._process_partition_data(tp, batch)
+
+    def _apply_assignment_changes(self) -> None:
+        with self._lock:
+            dropped, self._dropped = self._dropped, set()
+            pending, self._pending = self._pending, {}
+        gone = [tp for tp in dropped if tp in self._fetching]
+        if gone:
+            self._unfetch(gone)
+        ready = {tp: offset for tp, offset in pending.items() if offset >= 0}
+        if ready:
+            self._fetch_from(ready)
+        for tp in sorted(tp for tp, offset in pending.items() if offset < 0):
+            if self._stopping.is_set():
+                return
+            self._reset_offset(tp, RESET_NO_OFFSET)
+
+    def _fetch_from(self, offsets: Mapping[TopicPartition, int]) -> None:
+        self._consumer.incremental_assign(
+            [KafkaTopicPartition(tp.topic, tp.partition, offset) for tp, offset in offsets.items()]
+        )
+        self._fetching.update(offsets)
+
+    def _unfetch(self, partitions: Iterable[TopicPartition]) -> None:
+        partitions = [tp for tp in partitions if tp in self._fetching]
+        if partitions:
+            self._consumer.incremental_unassign([KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions])
+            self._fetching.difference_update(partitions)
+
+    def _current_offset(self, tp: TopicPartition) -> int | None:
+        with self._lock:
+            return self._offsets.get(tp)
+
+    def _process_partition_data(self, tp: TopicPartition, batch: list[Message]) -> None:
+        current = self._current_offset(tp)
+        info = self._partition_map.get(tp)
+        if current is None or info is None or tp not in self._fetching:
+            return  # removed since librdkafka fetched it
+        limit = self._config.fetch_message_max_bytes
+        chunk: list[RawMessage] = []
+        chunk_bytes = 0
+        for message in batch:
+            if message.offset() < current:
+                continue  # fetched before a reset moved this partition; the new position's copy comes later
+            raw = _raw(message)
+            if raw.size > limit:
+                if not self._enqueue(tp, info, chunk):
+                    return
+                self._message_too_large(tp, info, raw)
+                return
+            if chunk and chunk_bytes + raw.size > limit:
+                if not self._enqueue(tp, info, chunk):
+                    return
+                chunk, chunk_bytes = [], 0
+            chunk.append(raw)
+            chunk_bytes += raw.size
+        self._enqueue(tp, info, chunk)
+
+    def _enqueue(self, tp: TopicPartition, info: PartitionTopicInfo, chunk: list[RawMessage]) -> bool:
+        """Hand ``chunk`` to the stream (blocking while its queue is full); ``False`` when it was not handed on
+        and the rest of the batch must be dropped too (stopped, or the partition was removed or moved)."""
+        if not chunk:
+            return True
+        expected = self._current_offset(tp)
+        if expected is None or chunk[0].offset < expected:
+            return False
+        fetch_offset = info.fetched_offset
+        if not info.enqueue(chunk, stop=self._stopping):
+            return False
+        with self._lock:
+            if self._offsets.get(tp) != expected:
+                return False  # removed, or removed and added again, while the put was blocked
+            self._offsets[tp] = chunk[-1].next_offset
+        self._emit("debug", "fetcher.chunk_enqueued", topic=tp.topic, partition=tp.partition,
+                   fetch_offset=fetch_offset, messages=len(chunk))
+        return True
+
+    def _message_too_large(self, tp: TopicPartition, info: PartitionTopicInfo, raw: RawMessage) -> None:
+        self._emit("warning", "fetcher.message_too_large", topic=tp.topic, partition=tp.partition, offset=raw.offset,
+                   size=raw.size, fetch_message_max_bytes=self._config.fetch_message_max_bytes)
+        # Kafka's partial message: a chunk without messages, which the iterator reports. The partition stays owned
+        # (so the leader finder does not hand it out again) but is not fetched until the next rebalance.
+        self._unfetch([tp])
+        info.enqueue([], too_large=True, stop=self._stopping)
+
+    def _handle_error(self, message: Message, error: KafkaError) -> None:
+        topic, partition = message.topic(), message.partition()
+        if not topic or partition is None or partition < 0:
+            self._emit("warning", "fetcher.error", stage="fetch", code=error.name(), error=error.str())
+            self._stopping.wait(self._backoff_s)
+            return
+        tp = TopicPartition(topic, partition)
+        if tp not in self._fetching:
+            return  # about a partition given up since
+        if error.code() in _OUT_OF_RANGE:
+            # Tansu never reports this (a fetch beyond the end returns nothing), so only Kafka brokers get here.
+            self._unfetch([tp])
+            self._reset_offset(tp, RESET_OUT_OF_RANGE)
+        elif error.code() == KafkaError._BAD_MSG:
+            self._emit("warning", "fetcher.corrupt_message", topic=topic, partition=partition, error=error.str())
+        else:
+            self._partition_failed(tp, error.name(), error.str())
+
+    def _partition_failed(self, tp: TopicPartition, code: str, error: str) -> None:
+        """Give the partition back to the leader finder, which looks its leader up again (Kafka's error set)."""
+        self._emit("warning", "fetcher.partition_error", topic=tp.topic, partition=tp.partition, code=code,
+                   error=error)
+        self._unfetch([tp])
+        if self.remove_partitions([tp]):
+            self._on_partitions_error([tp])
+
+    def _reset_offset(self, tp: TopicPartition, reason: str) -> None:
+        """Kafka's handleOffsetOutOfRange: ask the leader for the earliest or latest offset, move both offsets of the
+        partition there, then fetch from it. Used for a missing committed offset too."""
+        info = self._partition_map.get(tp)
+        if info is None or self._current_offset(tp) is None:
+            return
+        policy = self._config.auto_offset_reset
+        try:
+            new_offset = self._log_end(tp, earliest=policy == "smallest")
+        except (KafkaException, TimeoutError) as exc:
+            self._partition_failed(tp, *_describe(exc))
+            return
+        if new_offset is None:
+            return  # stopping
+        old_offset = info.fetched_offset
+        with self._lock:
+            if tp not in self._offsets:
+                return  # removed meanwhile
+            self._offsets[tp] = new_offset
+        info.reset_fetch_offset(new_offset)
+        info.reset_consume_offset(new_offset)
+        self._emit("info", "fetcher.offset_reset", topic=tp.topic, partition=tp.partition, reason=reason,
+                   policy=policy, old_offset=old_offset, new_offset=new_offset)
+        if self._on_offset_reset is not None:
+            try:
+                self._on_offset_reset(info, new_offset, reason)
+            except Exception as exc:  # the connector's bookkeeping must not stop the fetching
+                code, error = _describe(exc)
+                self._emit("warning", "fetcher.error", stage="on_offset_reset", code=code, error=error, exc_info=True)
+        self._fetch_from({tp: new_offset})
+
+    def _log_end(self, tp: TopicPartition, earliest: bool) -> int | None:
+        """The low or high watermark from the leader, within socket.timeout.ms; ``None`` if stopped first."""
+        deadline = time.monotonic() + self._socket_timeout_s
+        while not self._stopping.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"no offsets for {tp} within socket.timeout.ms={self._config.socket_timeout_ms}")
+            try:
+                marks = self._consumer.get_watermark_offsets(
+                    KafkaTopicPartition(tp.topic, tp.partition), timeout=min(remaining, _NETWORK_SLICE_S), cached=False
+                )
+            except KafkaException as exc:
+                if exc.args[0].code() != KafkaError._TIMED_OUT:
+                    raise
+                continue
+            if marks is not None:
+                return marks[0] if earliest else marks[1]
+        return None
+
+    def _emit(self, level: str, event: str, **fields: Any) -> None:
+        emit(_log, level, event, consumer_id=self.consumer_id, fetcher_id=self.fetcher_id, broker_id=self.broker.id,
+             **fields)
+
+    def __repr__(self) -> str:
+        return f"ConsumerFetcherThread({self.name!r}, {len(self._offsets)} partitions)"

@@ -1,0 +1,162 @@
+"""LeaderFinderThread: finds the leader of every owned partition that has no fetcher yet (spec 4.5).
+
+Leaders are not in the rebalance's hands: they move on their own, and a fetch error is how the consumer learns that
+one did. This thread is the one place that resolves them. It sleeps until the manager's no-leader set is not
+empty, finds the brokers where the legacy consumer did (their registrations in ZooKeeper), asks them for topic
+metadata, and hands every partition with a leader to the manager, which puts it on a fetcher thread. Partitions
+without a leader, or whose hand-over failed, stay in (or go back to) the set and are tried again after
+``refresh.leader.backoff.ms``; nothing here ever ends the thread but a stop.
+
+The metadata client bootstraps from the registered brokers in random order, as Kafka's ClientUtils tried them, and
+is kept while the registered brokers stay the same. It asks for the metadata of all topics, because librdkafka asks
+for one topic or for all, and one request is cheaper than one per topic. Network waits are cut in one-second
+slices, so a stop does not wait for ``socket.timeout.ms`` when no broker answers.
+
+Events (logger ``zkconsumer.leader_finder``; every one carries ``consumer_id``):
+
+* ``leader_finder.started``: ``thread``.
+* ``leader_finder.no_brokers`` (warning): ``partitions`` ("topic-partition" strings); no broker is registered in
+  ZooKeeper, retried after ``refresh.leader.backoff.ms``.
+* ``leader_finder.leaders_found``: ``partitions``, ``leaders`` (partition -> leader broker id); handed to fetchers.
+* ``leader_finder.no_leader`` (debug): ``partitions`` still without a leader after a metadata answer.
+* ``leader_finder.error`` (warning): ``stage`` (``zookeeper``, ``metadata``, ``add_fetcher``, ``loop``),
+  ``error``, ``partitions``; retried after ``refresh.leader.backoff.ms``.
+* ``leader_finder.stopped``.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from kazoo.client import KazooClient
+
+from zkconsumer.assignors.model import TopicPartition
+from zkconsumer.config import ConsumerConfig
+from zkconsumer.consumer.consumer_fetcher_thread import BrokerEndPoint, emit, partition_names
+from zkconsumer.errors import ServerUnavailableError
+from zkconsumer.kafka.metadata import ClusterSnapshot, admin_client, fetch_metadata
+from zkconsumer.log import get_logger
+from zkconsumer.zk.cluster import BrokerInfo, read_brokers
+
+if TYPE_CHECKING:
+    from confluent_kafka.admin import AdminClient
+
+    from zkconsumer.consumer.consumer_fetcher_manager import ConsumerFetcherManager
+
+_log = get_logger("zkconsumer.leader_finder")
+
+_NETWORK_SLICE_S = 1.0
+
+
+class LeaderFinderThread(threading.Thread):
+    def __init__(self, manager: ConsumerFetcherManager, consumer_id: str, config: ConsumerConfig,
+                 zk: KazooClient) -> None:
+        super().__init__(name=f"{consumer_id}-leader-finder-thread", daemon=True)
+        self.consumer_id = consumer_id
+        self._manager = manager
+        self._config = config
+        self._zk = zk
+        self._backoff_s = config.refresh_leader_backoff_ms / 1000
+        self._stopping = threading.Event()
+        self._admin: AdminClient | None = None
+        self._admin_brokers: frozenset[str] = frozenset()
+        self._metadata_bootstrap = ""
+
+    def initiate_shutdown(self) -> None:
+        self._stopping.set()
+        self._manager.wake_leader_finder()
+
+    def shutdown(self) -> None:
+        self.initiate_shutdown()
+        if self.ident is not None:
+            self.join()
+
+    def run(self) -> None:
+        self._emit("info", "leader_finder.started", thread=self.name)
+        try:
+            while not self._stopping.is_set():
+                try:
+                    self._do_work()
+                except Exception as exc:  # only a stop may end this thread
+                    self._emit("warning", "leader_finder.error", stage="loop", error=str(exc), partitions=[],
+                               exc_info=True)
+                    self._stopping.wait(self._backoff_s)
+        finally:
+            self._admin = None
+            self._emit("info", "leader_finder.stopped")
+
+    def _do_work(self) -> None:
+        wanted = self._manager.wait_for_partitions_without_leader(self._stopping)
+        if not wanted:
+            return
+        try:
+            brokers = read_brokers(self._zk)
+        except Exception as exc:  # kazoo's connection errors, or a registration in a format we cannot read
+            self._retry_later("zookeeper", exc, wanted)
+            return
+        if not brokers:
+            self._emit("warning", "leader_finder.no_brokers", partitions=partition_names(wanted))
+            self._stopping.wait(self._backoff_s)
+            return
+        try:
+            snapshot = self._metadata(brokers)
+        except ServerUnavailableError as exc:
+            self._retry_later("metadata", exc, wanted)
+            return
+        if snapshot is None:
+            return  # stopping
+        leaders: dict[TopicPartition, BrokerEndPoint] = {}
+        for tp in wanted:
+            topic = snapshot.topics.get(tp.topic)
+            partition = topic.partitions.get(tp.partition) if topic is not None else None
+            leader = snapshot.brokers.get(partition.leader) if partition is not None else None
+            if leader is not None:
+                leaders[tp] = leader
+        if len(leaders) < len(wanted):
+            self._emit("debug", "leader_finder.no_leader", partitions=partition_names(set(wanted) - set(leaders)))
+        targets = self._manager.take_partitions_with_leader(leaders)
+        if targets:
+            self._emit("info", "leader_finder.leaders_found", partitions=partition_names(targets),
+                       leaders={str(tp): targets[tp].broker.id for tp in sorted(targets)})
+            try:
+                self._manager.add_fetcher_for_partitions(targets)
+            except Exception as exc:
+                self._emit("warning", "leader_finder.error", stage="add_fetcher", error=str(exc),
+                           partitions=partition_names(targets), exc_info=True)
+                self._manager.add_partitions_with_error(targets)
+        self._manager.shutdown_idle_fetcher_threads()
+        self._stopping.wait(self._backoff_s)
+
+    def _retry_later(self, stage: str, exc: Exception, partitions: frozenset[TopicPartition]) -> None:
+        self._emit("warning", "leader_finder.error", stage=stage, error=str(exc) or type(exc).__name__,
+                   partitions=partition_names(partitions))
+        self._stopping.wait(self._backoff_s)
+
+    def _metadata(self, brokers: list[BrokerInfo]) -> ClusterSnapshot | None:
+        """All topics' metadata from the registered brokers within socket.timeout.ms; ``None`` if stopped first."""
+        addresses = frozenset(broker.address for broker in brokers)
+        if self._admin is None or addresses != self._admin_brokers:
+            shuffled = sorted(addresses)
+            random.shuffle(shuffled)
+            self._metadata_bootstrap = ",".join(shuffled)
+            self._admin = admin_client(self._metadata_bootstrap, {
+                "client.id": self._config.client_id,
+                "socket.timeout.ms": max(10, min(300_000, self._config.socket_timeout_ms)),
+            })
+            self._admin_brokers = addresses
+        deadline = time.monotonic() + self._config.socket_timeout_ms / 1000
+        while not self._stopping.is_set():
+            remaining = deadline - time.monotonic()
+            timeout = max(0.01, min(remaining, _NETWORK_SLICE_S))
+            try:
+                return fetch_metadata(self._admin, self._metadata_bootstrap, timeout=timeout)
+            except ServerUnavailableError:
+                if time.monotonic() >= deadline:
+                    raise
+        return None
+
+    def _emit(self, level: str, event: str, **fields: Any) -> None:
+        emit(_log, level, event, consumer_id=self.consumer_id, **fields)

@@ -1,0 +1,618 @@
+"""ZookeeperConsumerConnector: a member of a legacy ZooKeeper-coordinated consumer group (spec 2).
+
+It registers in ``/consumers/<group>/ids``, watches the group and its topics, and on every change runs the legacy
+rebalance, whose steps :meth:`ZookeeperConsumerConnector._rebalance` lists in their order (spec 2.5). Every step
+emits one event; ``docs/events.md`` is the contract for all of them.
+
+Where it does better than Kafka 0.10.0.1, without changing what other members or tools observe:
+
+* owner znodes of one attempt are claimed in one multi-op, and recognised as ours by session (see ``ownership``);
+* a committed offset is never written over a higher one another member wrote (see ``offset_store``);
+* a background rebalance that runs out of retries keeps retrying, loudly, instead of leaving a registered member
+  that owns nothing until some unrelated event (KAFKA-4228); the first rebalance, inside stream creation, still
+  raises ConsumerRebalanceFailedException as Kafka's did;
+* ``rebalance.backoff.jitter.ms`` (off by default) spreads retries of members that failed together;
+* when the ZooKeeper session is lost, fetching stops at once (Kafka kept fetching partitions it no longer owned
+  until the new session was up), then the member re-registers and rebalances;
+* a stale registration left by a previous run with the same ``consumer.id`` is waited out with a watch;
+* ``/consumers/<group>/offsets`` and ``owners`` exist from registration, and a partition's offset znode from the
+  moment its starting offset is known, so Burrow and kafka-manager see the group at once.
+
+Not supported: ``offsets.storage=kafka`` (construction fails, naming the key).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kazoo.client import KazooState
+from kazoo.exceptions import NoNodeError
+from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+
+from zkconsumer.assignors.model import TopicPartition
+from zkconsumer.config import ConsumerConfig, InvalidConfigError
+from zkconsumer.consumer.consumer_fetcher_manager import ConsumerFetcherManager
+from zkconsumer.consumer.kafka_stream import KafkaStream
+from zkconsumer.consumer.partition_topic_info import ChunkQueue, PartitionTopicInfo
+from zkconsumer.consumer.rebalance_listener import ConsumerRebalanceListener
+from zkconsumer.consumer.rebalance_plan import NotRegisteredError, plan_rebalance
+from zkconsumer.consumer.rebalance_steps import BY_NAME
+from zkconsumer.consumer.zk_rebalancer_listener import ZKRebalancerListener
+from zkconsumer.errors import (
+    ConsumerRebalanceFailedException,
+    MessageStreamsExistException,
+    UsageError,
+)
+from zkconsumer.group.offset_store import CommitResult, ZooKeeperOffsetStore
+from zkconsumer.group.ownership import claim_partitions, release_partitions
+from zkconsumer.group.snapshot import MalformedZnode, read_group_snapshot
+from zkconsumer.group.topic_count import ConsumerThreadId, TopicCount, TopicFilter, consumer_id_string, thread_id
+from zkconsumer.log import get_logger
+from zkconsumer.zk import paths
+from zkconsumer.zk.checked_ephemeral import create_checked_ephemeral
+from zkconsumer.zk.client import close_client, open_client
+
+Registry = dict[str, dict[int, PartitionTopicInfo]]
+
+
+@dataclass(frozen=True)
+class ConnectorMetrics:
+    """Counters an operator alerts on (a member that keeps failing to rebalance owns nothing)."""
+
+    rebalances: int
+    failed_rebalances: int
+    consecutive_failures: int
+    owned_partitions: int
+
+
+def partition_list(partitions, **per_partition: Mapping[TopicPartition, Any]) -> list[dict[str, Any]]:
+    """Partitions as event fields: a list of objects, so timelines and Spark read them without parsing strings."""
+    rows = []
+    for tp in sorted(partitions):
+        row: dict[str, Any] = {"topic": tp.topic, "partition": tp.partition}
+        for name, values in per_partition.items():
+            row[name] = values[tp]
+        rows.append(row)
+    return rows
+
+
+def create_connector(config: ConsumerConfig | Mapping[str, Any],
+                     listener: ConsumerRebalanceListener | None = None) -> ZookeeperConsumerConnector:
+    """``Consumer.create(config)``: a connected connector, not yet a member of its group."""
+    if not isinstance(config, ConsumerConfig):
+        config = ConsumerConfig(config)
+    return ZookeeperConsumerConnector(config, listener)
+
+
+class ZookeeperConsumerConnector:
+    def __init__(self, config: ConsumerConfig, listener: ConsumerRebalanceListener | None = None) -> None:
+        if config.offsets_storage != "zookeeper":
+            raise InvalidConfigError("config offsets.storage=kafka is not supported by zkconsumer; use zookeeper")
+        self.config = config
+        self.group = config.group_id
+        self.consumer_id = consumer_id_string(config.group_id, config.consumer_id)
+        self._dirs = paths.GroupDirs(self.group)
+        self._log = get_logger("zkconsumer.connector").bind(consumer_id=self.consumer_id, group=self.group)
+        self._listener = listener
+        self._rebalance_lock = threading.RLock()
+        self._commit_lock = threading.RLock()
+        self._shutdown = threading.Event()
+        self._session_lost = threading.Event()
+        self._topic_registry: Registry = {}
+        self._owner_threads: dict[TopicPartition, str] = {}  # owned partition -> thread id, beside the registry
+        # Claims of an attempt that failed with an error: the multi-op may have been applied without an answer
+        # reaching us, so the next release covers them too (release only deletes what our session holds).
+        self._unconfirmed_claims: set[TopicPartition] = set()
+        self._members_seen = False
+        self._topics_seen = False
+        self._topic_count: TopicCount | None = None
+        self._queues: dict[tuple[str, str], ChunkQueue] = {}  # static: (topic, thread id) -> queue
+        self._thread_queues: dict[str, ChunkQueue] = {}  # wildcard: thread id -> queue shared by every topic
+        self._streams: list[KafkaStream] = []
+        self._watched_topics: set[str] = set()
+        self._wildcard_topics: set[str] = set()
+        self._broker_watch_armed = False
+        self._rebalance_id = 0
+        self._rebalances = 0
+        self._failed_rebalances = 0
+        self._consecutive_failures = 0
+        self._step_log = self._log
+        self.zk = open_client(
+            config.zookeeper_connect,
+            timeout=config.zookeeper_connection_timeout_ms / 1000,
+            session_timeout=config.zookeeper_session_timeout_ms / 1000,
+            retry_forever=True,
+        )
+        self.zk.add_listener(self._on_zookeeper_state)
+        self._offsets = ZooKeeperOffsetStore(self.zk, self.group)
+        self._fetcher = ConsumerFetcherManager(self.consumer_id, config, self.zk, on_offset_reset=self._on_offset_reset)
+        self._rebalancer = ZKRebalancerListener(f"{self.consumer_id}_watcher_executor", self._handle_triggers)
+        self._auto_commit: threading.Thread | None = None
+        if config.auto_commit_enable:
+            self._auto_commit = threading.Thread(target=self._auto_commit_loop, daemon=True,
+                                                 name=f"kafka-consumer-scheduler-{self.consumer_id}")
+            self._auto_commit.start()
+        self._log.info("consumer.connected", zookeeper=config.zookeeper_connect, session_id=self._session_hex())
+
+    # --- public API -------------------------------------------------------------------------------------
+
+    @property
+    def topic_registry(self) -> Registry:
+        """topic -> partition -> PartitionTopicInfo of what this consumer owns now (a copy)."""
+        return {t: dict(ps) for t, ps in self._topic_registry.items()}
+
+    @property
+    def metrics(self) -> ConnectorMetrics:
+        owned = sum(len(ps) for ps in self._topic_registry.values())
+        return ConnectorMetrics(self._rebalances, self._failed_rebalances, self._consecutive_failures, owned)
+
+    def set_consumer_rebalance_listener(self, listener: ConsumerRebalanceListener) -> None:
+        if self._topic_count is not None:
+            raise MessageStreamsExistException(
+                "the rebalance listener must be set before message streams are created"
+            )
+        self._listener = listener
+
+    def create_message_streams(self, topic_count_map: Mapping[str, int], key_decoder=None,
+                               value_decoder=None) -> dict[str, list[KafkaStream]]:
+        """Join the group with ``topic -> number of streams``; returns the streams per topic (spec 2.2)."""
+        if self._topic_count is not None:
+            raise MessageStreamsExistException(f"{self.consumer_id}: message streams were already created")
+        if not isinstance(topic_count_map, Mapping):
+            raise UsageError("create_message_streams needs a mapping of topic -> number of streams")
+        topic_count = TopicCount.static(self.consumer_id, dict(topic_count_map))
+        result: dict[str, list[KafkaStream]] = {}
+        for topic, count in topic_count.topic_streams:
+            for n in range(count):
+                thread = thread_id(self.consumer_id, n)
+                queue = ChunkQueue(self.config.queued_max_message_chunks, f"{topic}/{thread}")
+                self._queues[(topic, thread)] = queue
+                result.setdefault(topic, []).append(self._new_stream(queue, key_decoder, value_decoder))
+        self._join(topic_count, {t for t, _ in topic_count.topic_streams})
+        return result
+
+    def create_message_streams_by_filter(self, topic_filter: TopicFilter, num_streams: int = 1, key_decoder=None,
+                                         value_decoder=None) -> list[KafkaStream]:
+        """Join with a whitelist or blacklist; stream ``n`` gets thread ``n``'s share of every matching topic."""
+        if self._topic_count is not None:
+            raise MessageStreamsExistException(f"{self.consumer_id}: can create message streams by filter at most once")
+        topic_count = TopicCount.wildcard(self.consumer_id, topic_filter, num_streams)
+        streams = []
+        for n in range(num_streams):
+            thread = thread_id(self.consumer_id, n)
+            queue = ChunkQueue(self.config.queued_max_message_chunks, thread)
+            self._thread_queues[thread] = queue
+            streams.append(self._new_stream(queue, key_decoder, value_decoder))
+        self._join(topic_count, set(), wildcard=True)
+        return streams
+
+    def commit_offsets(self, offsets: Mapping[TopicPartition, int] | None = None) -> CommitResult:
+        """Commit the consumed offset of every owned partition (or the given ones); only changed values are written."""
+        return self._commit("explicit", offsets)
+
+    def shutdown(self) -> None:
+        """Leave the group: stop everything, commit (with auto-commit) and close the session (spec 2.8)."""
+        if self._shutdown.is_set():
+            return
+        self._shutdown.set()
+        started = time.monotonic()
+        self._log.info("consumer.shutting_down")
+        self._rebalancer.shutdown()
+        # A rebalance stuck on an unreachable ZooKeeper must not hold shutdown for ever: closing the client
+        # below fails its pending requests and lets it finish.
+        locked = self._rebalance_lock.acquire(timeout=self.config.zookeeper_session_timeout_ms / 1000)
+        try:
+            if self._auto_commit is not None:
+                self._auto_commit.join(5)
+            self._stop_fetching()
+            for queue in self._all_queues():
+                queue.put_sentinel()
+            if self.config.auto_commit_enable:
+                if self.zk.connected:
+                    self._commit("shutdown")
+                else:
+                    self._log.warning("offsets.commit_failed", reason="shutdown", error="ZooKeeper is not connected")
+        except Exception as exc:  # shutdown must complete; Kafka logged these as fatal too
+            self._log.error("consumer.shutdown_error", error=f"{type(exc).__name__}: {exc}")
+        finally:
+            close_client(self.zk)
+            if locked:
+                self._rebalance_lock.release()
+        self._log.info("consumer.shutdown", duration_ms=_ms(started))
+
+    def __enter__(self) -> ZookeeperConsumerConnector:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    # --- joining ---------------------------------------------------------------------------------------
+
+    def _new_stream(self, queue: ChunkQueue, key_decoder, value_decoder) -> KafkaStream:
+        stream = KafkaStream(queue, self.config.consumer_timeout_ms, key_decoder or self.config.key_decoder,
+                             value_decoder or self.config.value_decoder, self.config.client_id, queue.name)
+        self._streams.append(stream)
+        return stream
+
+    def _all_queues(self) -> list[ChunkQueue]:
+        return list(self._queues.values()) + list(self._thread_queues.values())
+
+    def _join(self, topic_count: TopicCount, topics: set[str], wildcard: bool = False) -> None:
+        """Register, watch, then rebalance in the caller's thread (spec 2.2, 2.3)."""
+        self._topic_count = topic_count
+        self._session_lost.clear()  # a session lost before joining left nothing of ours behind
+        self._register()
+        for path in (self._dirs.offsets_dir, self._dirs.owners_dir):
+            self.zk.ensure_path(path)
+        ChildrenWatch(self.zk, self._dirs.registry_dir, self._on_members_changed)
+        if wildcard:
+            self.zk.ensure_path(paths.BROKER_TOPICS_PATH)
+            ChildrenWatch(self.zk, paths.BROKER_TOPICS_PATH, self._on_topics_changed)
+        else:
+            self._watch_topics(topics)
+        self._rebalancer.start()
+        self._synced_rebalance(("initial",), background=False)
+
+    def _register(self, again: bool = False) -> None:
+        assert self._topic_count is not None
+        path = self._dirs.consumer_path(self.consumer_id)
+        data = self._topic_count.registration(int(time.time() * 1000))
+        wait_s = 2 * self.config.zookeeper_session_timeout_ms / 1000
+
+        def waiting(owner: int) -> None:
+            self._log.warning("consumer.registration_waiting", path=path, owner_session=f"{owner:#x}",
+                              max_wait_ms=int(wait_s * 1000))
+
+        already = create_checked_ephemeral(self.zk, path, data, wait_s, waiting)
+        self._log.info("consumer.registered", path=path, registration=data.decode(), pattern=self._topic_count.pattern,
+                       session_id=self._session_hex(), reregistered=again, already_ours=already)
+
+    def _watch_topics(self, topics: set[str]) -> None:
+        """A data watch per subscribed topic: a partition count change (or the topic's creation) rebalances."""
+        for topic in sorted(topics - self._watched_topics):
+            self._watched_topics.add(topic)
+            first = [True]
+
+            def changed(data, stat, event=None, topic=topic, first=first):
+                if self._shutdown.is_set():
+                    return False
+                if first[0]:
+                    first[0] = False
+                    return None
+                self._log.info("rebalance.triggered", cause="topic_changed", topic=topic)
+                self._rebalancer.trigger("topic_changed")
+                return None
+
+            DataWatch(self.zk, paths.topic_path(topic), changed)
+
+    # --- triggers (kazoo's event thread: record and return) ---------------------------------------------
+
+    def _on_members_changed(self, children: list[str]) -> bool | None:
+        if self._shutdown.is_set():
+            return False
+        if not self._members_seen:
+            self._members_seen = True  # the watch's first call reports the present, not a change
+            return None
+        self._log.info("rebalance.triggered", cause="members_changed", members=sorted(children))
+        self._rebalancer.trigger("members_changed")
+        return None
+
+    def _on_topics_changed(self, children: list[str]) -> bool | None:
+        if self._shutdown.is_set():
+            return False
+        assert self._topic_count is not None and self._topic_count.filter is not None
+        allowed = self._topic_count.filter.is_topic_allowed
+        matching = {t for t in children if allowed(t, self.config.exclude_internal_topics)}
+        added, deleted = matching - self._wildcard_topics, self._wildcard_topics - matching
+        self._wildcard_topics = matching
+        first_call, self._topics_seen = not self._topics_seen, True
+        if not added and not deleted:
+            return None
+        self._watch_topics(added)
+        if first_call:
+            return None  # the first call comes before the initial rebalance, which covers it
+        self._log.info("rebalance.triggered", cause="topics_changed", added=sorted(added), deleted=sorted(deleted))
+        self._rebalancer.trigger("topics_changed")
+        return None
+
+    def _on_brokers_changed(self, children: list[str]) -> bool | None:
+        """Armed only while the cluster has no brokers (spec 2.5 step 1); disarms itself at the first one."""
+        if self._shutdown.is_set():
+            return False
+        if not children:
+            return None
+        self._broker_watch_armed = False
+        self._log.info("rebalance.triggered", cause="brokers_appeared", brokers=sorted(children))
+        self._rebalancer.trigger("brokers_appeared")
+        return False
+
+    def _on_zookeeper_state(self, state: str) -> None:
+        if self._shutdown.is_set():
+            return
+        if state == KazooState.LOST:
+            self._session_lost.set()
+            self._log.warning("zookeeper.session_lost")
+            if self._topic_count is not None:
+                self._rebalancer.trigger("session_expired")
+        elif state == KazooState.SUSPENDED:
+            # Same session, maybe back in a moment: nothing is rebalanced (unlike kafka-node's rebalance per blip).
+            self._log.warning("zookeeper.suspended")
+        elif state == KazooState.CONNECTED:
+            self._log.info("zookeeper.connected", session_id=self._session_hex(),
+                           new_session=self._session_lost.is_set())
+            if self._session_lost.is_set() and self._topic_count is not None:
+                self._rebalancer.trigger("session_expired")
+
+    # --- the rebalance thread ---------------------------------------------------------------------------
+
+    def _handle_triggers(self, causes: tuple[str, ...]) -> None:
+        try:
+            if self._session_lost.is_set():
+                self._start_new_session()
+            self._synced_rebalance(causes, background=True)
+        except ConsumerRebalanceFailedException:
+            # KAFKA-4228: Kafka gave up here, leaving a member that owns nothing. Keep going, and say so loudly.
+            self._log.error("rebalance.retrying_after_failure", failures_in_a_row=self._consecutive_failures)
+            self._rebalancer.trigger("retry_after_failure")
+        except Exception as exc:
+            self._log.error("rebalance.error", error=f"{type(exc).__name__}: {exc}")
+            if not self._shutdown.wait(self.config.rebalance_backoff_ms / 1000):
+                self._rebalancer.trigger("retry_after_error")
+
+    def _start_new_session(self) -> None:
+        """Our ephemerals died with the old session: drop what we held, without committing, and register again."""
+        with self._rebalance_lock:
+            if self._shutdown.is_set():
+                return
+            self._stop_fetching()
+            with self._commit_lock:
+                owned = self._owned()
+                self._topic_registry, self._owner_threads = {}, {}
+            self._log.warning("session.expired", dropped=partition_list(owned))
+            while not self.zk.connected:
+                if self._shutdown.wait(0.2):
+                    return
+            # Owner znodes normally died with the old session; any made by the new one (a claim that raced the
+            # expiry) are ours to delete, and release checks the session before deleting anything.
+            self._unconfirmed_claims.update(owned)
+            self._register(again=True)
+            self._session_lost.clear()
+
+    # --- the rebalance (spec 2.5) -----------------------------------------------------------------------
+
+    def _synced_rebalance(self, causes: tuple[str, ...], background: bool) -> None:
+        with self._rebalance_lock:
+            if self._shutdown.is_set():
+                return
+            self._rebalance_id += 1
+            started = time.monotonic()
+            log = self._log.bind(rebalance_id=self._rebalance_id)
+            log.info("rebalance.started", cause=",".join(causes), strategy=self.config.partition_assignment_strategy)
+            retries = self.config.rebalance_max_retries
+            for attempt in range(1, retries + 1):
+                if self._shutdown.is_set():
+                    return
+                self._step_log = log.bind(attempt=attempt)
+                try:
+                    done, reason = self._rebalance(), "ownership conflict"
+                except NotRegisteredError as exc:
+                    # Our registration is gone (an expired session, or someone deleted it): register again.
+                    self._session_lost.set()
+                    done, reason = False, str(exc)
+                except Exception as exc:  # ZooKeeper churn, a listener's error...: Kafka retried on anything too
+                    done, reason = False, f"{type(exc).__name__}: {exc}"
+                if done:
+                    self._rebalances += 1
+                    self._consecutive_failures = 0
+                    log.info("rebalance.completed", attempts=attempt, duration_ms=_ms(started),
+                             owned=partition_list(self._owned(), thread=self._owned()))
+                    return
+                if self._shutdown.is_set():
+                    reason = "shutdown"  # the attempt was cut short by shutdown(), not by a conflict
+                self._close_fetchers_for_queues()
+                backoff = self.config.rebalance_backoff_ms + random.randint(0, self.config.rebalance_backoff_jitter_ms)
+                log.warning("rebalance.attempt_failed", attempt=attempt, reason=reason, backoff_ms=backoff)
+                if self._shutdown.wait(backoff / 1000):
+                    return
+            self._failed_rebalances += 1
+            self._consecutive_failures += 1
+            log.error("rebalance.failed", attempts=retries, background=background, duration_ms=_ms(started),
+                      failures_in_a_row=self._consecutive_failures)
+            raise ConsumerRebalanceFailedException(f"{self.consumer_id} can't rebalance after {retries} retries")
+
+    def _rebalance(self) -> bool:
+        """One attempt; ``True`` when this consumer owns and fetches its new share."""
+        # 1. Is there a cluster at all? Without brokers nothing can be fetched: succeed owning nothing new, and
+        #    watch /brokers/ids so that the first broker's arrival rebalances.
+        with self._step("read_cluster") as fields:
+            try:
+                brokers = self.zk.get_children(paths.BROKER_IDS_PATH)
+            except NoNodeError:
+                brokers = []
+            fields["brokers"] = sorted(brokers)
+        if not brokers:
+            self._step_log.warning("rebalance.no_brokers")
+            if not self._broker_watch_armed:
+                self._broker_watch_armed = True
+                self.zk.ensure_path(paths.BROKER_IDS_PATH)
+                ChildrenWatch(self.zk, paths.BROKER_IDS_PATH, self._on_brokers_changed)
+            return True
+
+        # 2. Stop fetching and empty the buffers, so nothing fetched under the old ownership is handed out later;
+        #    then commit what the application consumed, while we still own it.
+        with self._step("stop_fetchers") as fields:
+            fields["chunks_dropped"] = self._stop_fetching()
+        with self._step("commit_offsets") as fields:
+            fields["auto_commit"] = self.config.auto_commit_enable
+            if self.config.auto_commit_enable:
+                result = self._commit("rebalance", log_event=False)
+                fields["offsets"] = partition_list(result.written, offset=result.written)
+
+        # 3. Tell the application, which may commit its own offsets now.
+        owned = self._owned()
+        if self._listener is not None:
+            with self._step("listener_before_release"):
+                ownership: dict[str, set[int]] = {}
+                for tp in owned:
+                    ownership.setdefault(tp.topic, set()).add(tp.partition)
+                self._listener.before_releasing_partitions(ownership)
+
+        # 4. Give up every partition; the assignment is computed from scratch (eager, as in Kafka).
+        with self._step("release") as fields:
+            with self._commit_lock:
+                released = release_partitions(self.zk, self.group, set(owned) | self._unconfirmed_claims)
+                self._topic_registry, self._owner_threads = {}, {}
+                self._unconfirmed_claims.clear()
+            fields["released"] = partition_list(released)
+
+        # 5. Read the group and compute this consumer's share, as every other member does from its own reading.
+        with self._step("assign") as fields:
+            snapshot = read_group_snapshot(self.zk, self.group, self.config.exclude_internal_topics)
+            self._report_malformed(snapshot.malformed)
+            plan = plan_rebalance(snapshot, self.consumer_id, self.config.partition_assignment_strategy,
+                                  self.config.exclude_internal_topics)
+            fields.update(strategy=plan.strategy, members=list(plan.members),
+                          assignment=partition_list(plan.assignment, thread=plan.assignment),
+                          partitions={t: len(ps) for t, ps in snapshot.partitions.items() if t in plan.my_threads})
+
+        # 6. Where each assigned partition's consumption resumes.
+        with self._step("fetch_offsets") as fields:
+            fetched = self._offsets.fetch(plan.assignment)
+            self._report_malformed(tuple(fetched.malformed.values()))
+            fields["offsets"] = partition_list(fetched.offsets, offset=fetched.offsets)
+            fields["skipped"] = partition_list(fetched.malformed)
+        if self._shutdown.is_set():
+            return False
+
+        # 7. The new topicRegistry: each partition bound to the queue of the stream of its thread.
+        with self._step("build_registry") as fields:
+            registry: Registry = {}
+            for tp, offset in fetched.offsets.items():
+                thread = plan.assignment[tp]
+                registry.setdefault(tp.topic, {})[tp.partition] = PartitionTopicInfo(
+                    tp.topic, tp.partition, self._queue_for(tp.topic, thread), offset, offset,
+                    self.config.fetch_message_max_bytes, self.config.client_id)
+            fields["partitions"] = sum(len(ps) for ps in registry.values())
+
+        # 8. Claim ownership, all or nothing. A conflict means another member has not released yet, or read the
+        #    group differently: back off and retry.
+        claims = {tp: plan.assignment[tp] for tp in fetched.offsets}
+        with self._step("claim") as fields:
+            self._unconfirmed_claims.update(claims)
+            result = claim_partitions(self.zk, self.group, claims)
+            self._unconfirmed_claims.difference_update(claims)
+            fields.update(claimed=partition_list(result.claimed, thread=claims),
+                          already_ours=partition_list(result.already_ours),
+                          conflicts=partition_list(result.conflicts, holder=result.conflicts))
+        if not result.ok:
+            return False
+
+        # 9. Own it: publish the registry, tell the listener the group's decision, start fetching.
+        with self._commit_lock:
+            self._topic_registry, self._owner_threads = registry, claims
+        self._unconfirmed_claims.update(claims)  # until the listener and fetchers are started, as in an error
+        if self._listener is not None:
+            with self._step("listener_before_start"):
+                decision = {t: {p: ConsumerThreadId(th) for p, th in ps.items()}
+                            for t, ps in plan.global_assignment.items()}
+                self._listener.before_starting_fetchers(self.consumer_id, decision)
+        with self._step("start_fetchers") as fields:
+            infos = [info for ps in registry.values() for info in ps.values()]
+            self._fetcher.start_connections(infos)
+            fields["partitions"] = len(infos)
+        self._unconfirmed_claims.difference_update(claims)
+        return True
+
+    def _close_fetchers_for_queues(self) -> None:
+        """After a failed attempt: nothing may be fetched for partitions we might not own."""
+        self._stop_fetching()
+        if self.config.auto_commit_enable:
+            try:
+                self._commit("rebalance")
+            except Exception as exc:
+                self._log.warning("offsets.commit_failed", reason="rebalance", error=f"{type(exc).__name__}: {exc}")
+
+    def _stop_fetching(self) -> int:
+        """Stop the fetchers and drop everything fetched but not handed out (queues and every stream's current
+        chunk): the next owner fetches it again from the consumed offset. Returns the chunks dropped."""
+        self._fetcher.stop_connections()
+        dropped = sum(queue.clear() for queue in self._all_queues())
+        for stream in self._streams:
+            stream.clear()
+        return dropped
+
+    @contextlib.contextmanager
+    def _step(self, name: str) -> Iterator[dict[str, Any]]:
+        """One step of an attempt: its event (numbered as in :mod:`rebalance_steps`) when the step is done."""
+        step = BY_NAME[name]
+        started = time.monotonic()
+        fields: dict[str, Any] = {}
+        yield fields
+        self._step_log.info(step.event, step=step.number, duration_ms=_ms(started), **fields)
+
+    # --- offsets ----------------------------------------------------------------------------------------
+
+    def _owned(self) -> dict[TopicPartition, str]:
+        """Owned partitions -> the thread whose queue each feeds."""
+        return dict(self._owner_threads)
+
+    def _commit(self, reason: str, offsets: Mapping[TopicPartition, int] | None = None,
+                log_event: bool = True) -> CommitResult:
+        with self._commit_lock:
+            if offsets is None:
+                offsets = {TopicPartition(t, p): info.consumed_offset
+                           for t, ps in self._topic_registry.items() for p, info in ps.items()}
+            result = self._offsets.commit(offsets)
+        if result.written and log_event:
+            self._log.info("offsets.committed", reason=reason, offsets=partition_list(result.written,
+                                                                                       offset=result.written))
+        if result.kept_higher:
+            self._log.warning("offsets.commit_skipped", reason=reason,
+                              offsets=partition_list(result.kept_higher, theirs=result.kept_higher))
+        self._report_malformed(tuple(result.malformed.values()))
+        return result
+
+    def _auto_commit_loop(self) -> None:
+        interval = self.config.auto_commit_interval_ms / 1000
+        while not self._shutdown.wait(interval):
+            try:
+                self._commit("auto")
+            except Exception as exc:  # Kafka's autoCommit logged and carried on
+                self._log.warning("offsets.commit_failed", reason="auto", error=f"{type(exc).__name__}: {exc}")
+
+    def _on_offset_reset(self, info: PartitionTopicInfo, offset: int, reason: str) -> None:
+        """The fetcher resolved ``auto.offset.reset``; a partition never committed gets its offset znode now."""
+        if reason != "no_offset":
+            return
+        tp = TopicPartition(info.topic, info.partition)
+        with self._commit_lock:
+            if self._topic_registry.get(info.topic, {}).get(info.partition) is not info:
+                return  # released meanwhile
+            result = self._offsets.commit({tp: offset})
+        if result.written:
+            self._log.info("offsets.committed", reason="initial", offsets=partition_list(result.written,
+                                                                                         offset=result.written))
+
+    # --- helpers ----------------------------------------------------------------------------------------
+
+    def _queue_for(self, topic: str, thread: str) -> ChunkQueue:
+        return self._queues.get((topic, thread)) or self._thread_queues[thread]
+
+    def _report_malformed(self, malformed: tuple[MalformedZnode, ...]) -> None:
+        for bad in malformed:
+            self._log.warning("znode.malformed", path=bad.path, problem=bad.problem)
+
+    def _session_hex(self) -> str:
+        with contextlib.suppress(Exception):
+            return f"{self.zk.client_id[0]:#x}"
+        return "none"
+
+
+def _ms(started: float) -> float:
+    return round((time.monotonic() - started) * 1000, 3)

@@ -1,0 +1,635 @@
+"""The teaching demo: the classic rebalance story, played live by real group members and narrated step by step.
+
+Five scenes, each one action and the rebalance it causes (see :data:`SCENES`):
+
+1. one consumer takes every partition;
+2. a second joins and both rebalance (the newcomer usually hits an ownership conflict first: the old owner has
+   not released yet, which is exactly how the legacy protocol behaves);
+3. a third joins with three streams, more threads than there are partitions left: one thread gets nothing;
+4. the second is killed with SIGKILL: nothing happens until ZooKeeper expires its session, and meanwhile its
+   partitions are consumed by nobody;
+5. partitions are added to the topic: the topic watch fires and everyone rebalances.
+
+Members are separate processes (:mod:`zkconsumer.demo.group_member`) writing their events as JSON lines; the demo reads
+them, narrates each attempt (:mod:`zkconsumer.demo.narration`), records them, with its own ``demo.*``
+events, in ``events.jsonl``, and after each scene prints the ConsumerOffsetChecker table and the
+VerifyConsumerRebalance verdict read from ZooKeeper, as an operator would see them. At the end the recorded events
+become the HTML timeline (:mod:`zkconsumer.trace.timeline_html`).
+
+How partitions are added depends on the broker: with CreatePartitions when it has it; on the embedded Tansu,
+which has not, the demo runs its own metadata bridge into a ZooKeeper chroot, creates the topic at its final
+size and holds it smaller until scene 5 (:func:`zkconsumer.bridge.plan.hold_partitions`). To the consumers
+this is the same znode change a ZooKeeper-mode controller made.
+
+The demo's own events (same JSON shape as the connector's; documented in ``docs/events.md``):
+``demo.scene`` (``scene``, ``title``, ``note``), ``demo.member_started`` (``consumer_id``, ``pid``, ``streams``),
+``demo.member_killed`` (``consumer_id``, ``pid``, ``signal``), ``demo.member_stopped`` (``consumer_id``),
+``demo.partitions_added`` (``topic``, ``before``, ``after``), ``demo.settled`` (``scene``, ``owners``: partitions
+with ``thread``, ``valid``).
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TextIO
+
+from confluent_kafka import Producer
+from kazoo.client import KazooClient
+from kazoo.exceptions import KazooException, NoNodeError
+
+from zkconsumer.assignors import NAMES
+from zkconsumer.assignors.comparison import compare
+from zkconsumer.assignors.model import AssignmentInput, Member, TopicPartition
+from zkconsumer.bridge.metadata_bridge import MetadataBridge
+from zkconsumer.cli.compare import format_partitions
+from zkconsumer.demo.narration import RebalanceNarrator, parse_time
+from zkconsumer.errors import ServerUnavailableError, UsageError, ZkConsumerError, ZnodeMissingError
+from zkconsumer.group.snapshot import read_group_snapshot
+from zkconsumer.kafka.metadata import admin_client, fetch_metadata
+from zkconsumer.kafka.topics import TopicCommandError, alter_partitions, create_topic
+from zkconsumer.progress import Waiting
+from zkconsumer.tools.offset_checker import GroupDescription, describe_group, format_table, registered_bootstrap
+from zkconsumer.tools.verify_rebalance import RebalanceCheck, verify_rebalance
+from zkconsumer.zk import cluster, paths
+from zkconsumer.zk.client import close_client, open_client, zookeeper
+
+EVENTS_FILE = "events.jsonl"
+TIMELINE_FILE = "timeline.html"
+_QUIET_S = 0.6  # no rebalance event for this long, and the group reads as valid: the scene has settled
+
+
+class DemoError(ZkConsumerError):
+    pass
+
+
+@dataclass(frozen=True)
+class DemoSettings:
+    zookeeper: str  # connect string, chroot included
+    bootstrap: str
+    topic: str = "demo"
+    group: str = "demo"
+    strategy: str = "range"
+    partitions: int = 4
+    added_partitions: int = 2
+    session_timeout_ms: int = 6000
+    messages_per_partition: int = 25  # produced at the start of every scene, so offsets and lag move
+    pace: float = 0.0  # seconds to pause after each scene's heading and each narrated block
+    compare: bool = False
+    explain: bool = True
+    output_dir: Path = Path("demo-output")
+    settle_timeout_s: float | None = None  # default: 60 s, or twice the session timeout + 20 s if longer
+
+    @property
+    def settle_limit_s(self) -> float:
+        if self.settle_timeout_s is not None:
+            return self.settle_timeout_s
+        return max(60.0, 2 * self.session_timeout_ms / 1000 + 20)
+
+
+@dataclass(frozen=True)
+class Scene:
+    number: int
+    title: str
+    note: str
+
+
+SCENES = (
+    Scene(1, "One consumer takes everything",
+          "c1 registers under /consumers/<group>/ids and rebalances alone: every partition goes to its only thread."),
+    Scene(2, "A second consumer joins",
+          "c2's registration fires c1's watch on the ids directory. Both run the same rebalance on their own; "
+          "c2 may find its partitions still owned by c1 (a conflict), back off and retry: there is no "
+          "coordinator, only znodes."),
+    Scene(3, "A third joins with more streams than there are partitions left",
+          "c3 asks for 3 streams. Threads are sorted and dealt partitions in ranges; with more threads than "
+          "partitions, the last threads get nothing and sit idle."),
+    Scene(4, "c2 is killed; its session must expire first",
+          "SIGKILL: c2 cannot release anything. Its ephemeral znodes (registration, owners) stay until "
+          "ZooKeeper expires its session, and until then its partitions are consumed by nobody."),
+    Scene(5, "Partitions are added to the topic",
+          "/brokers/topics/<topic> gets new partitions; every member's watch on it fires and all rebalance."),
+)
+
+
+@dataclass
+class MemberProcess:
+    name: str  # c1, c2, ...
+    consumer_id: str  # <group>_<name>
+    streams: int
+    process: subprocess.Popen
+    alive: bool = True
+    rebalancing: bool = False
+    last_completed: float = 0.0  # wall-clock time of the last rebalance.completed
+    owned: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class SceneResult:
+    """What the group looked like once the scene settled, from the events and from ZooKeeper, for tests."""
+
+    scene: Scene
+    owners: dict[TopicPartition, str]  # partition -> thread, from the members' rebalance.completed events
+    description: GroupDescription  # groups describe
+    check: RebalanceCheck  # groups verify
+
+
+@dataclass
+class DemoResult:
+    settings: DemoSettings
+    events_path: Path
+    timeline_path: Path | None
+    scenes: list[SceneResult] = field(default_factory=list)
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class RebalanceDemo:
+    """Plays :data:`SCENES`; ``grow(total)`` adds partitions and returns None, or why it cannot."""
+
+    def __init__(self, settings: DemoSettings, grow: Callable[[int], str | None], out: TextIO = sys.stdout,
+                 status: TextIO = sys.stderr, on_action: Callable[[Scene], None] | None = None,
+                 on_settled: Callable[[SceneResult], None] | None = None) -> None:
+        self.settings = settings
+        self.grow = grow
+        self.out = out
+        self.status = status
+        self.on_action = on_action
+        self.on_settled = on_settled
+        self.members: dict[str, MemberProcess] = {}
+        self.narrator = RebalanceNarrator(explain=settings.explain)
+        self._inbox: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._events_lock = threading.Lock()
+        self._events: TextIO | None = None
+        self._readers: list[threading.Thread] = []
+        self._last_rebalance_event = 0.0
+        self._last_told = 0.0  # time of the last narrated event, to show the quiet stretches
+        self._waiting: Waiting | None = None  # the wait indicator while a scene settles
+        self._check: RebalanceCheck | None = None  # the verdict that let the scene settle, reported as is
+        self._partitions = settings.partitions
+
+    # --- the story, top to bottom -------------------------------------------------------------------
+
+    def run(self) -> DemoResult:
+        s = self.settings
+        s.output_dir.mkdir(parents=True, exist_ok=True)
+        (s.output_dir / "members").mkdir(exist_ok=True)
+        result = DemoResult(s, s.output_dir / EVENTS_FILE, None)
+        (s.output_dir / TIMELINE_FILE).unlink(missing_ok=True)  # never leave an older run's page beside these events
+        self._events = open(result.events_path, "w", encoding="utf-8")  # noqa: SIM115 - closed in finally
+        self._zk = open_client(s.zookeeper)
+        try:
+            self._say(f"Group {s.group!r} on topic {s.topic!r} ({s.partitions} partitions), strategy {s.strategy}, "
+                      f"session timeout {s.session_timeout_ms} ms; ZooKeeper {s.zookeeper}")
+            result.scenes.append(self._scene(SCENES[0], lambda: self._start("c1", 1)))
+            result.scenes.append(self._scene(SCENES[1], lambda: self._start("c2", 1)))
+            result.scenes.append(self._scene(SCENES[2], lambda: self._start("c3", 3)))
+            result.scenes.append(self._scene(SCENES[3], lambda: self._kill("c2"),
+                                             waiting_for="ZooKeeper to expire c2's session"))
+            grown = self._scene(SCENES[4], self._add_partitions)
+            if grown is not None:
+                result.scenes.append(grown)
+            self._stop_all()
+        except KazooException as exc:
+            raise DemoError(f"ZooKeeper at {s.zookeeper} failed ({type(exc).__name__}); the demo stopped. "
+                            f"Its events so far are in {result.events_path}") from None
+        finally:
+            self._cleanup()
+            result.timeline_path = self._write_timeline(result.events_path)
+        return result
+
+    # --- scenes -------------------------------------------------------------------------------------
+
+    def _scene(self, scene: Scene, action: Callable[[], bool | None], waiting_for: str = "the group to settle",
+               ) -> SceneResult | None:
+        self._record({"event": "demo.scene", "scene": scene.number, "title": scene.title, "note": scene.note})
+        self._say("")
+        self._say(f"== Scene {scene.number}: {scene.title} ==")
+        self._say(f"   {scene.note}")
+        self._pause()
+        self._produce()
+        started = time.time()
+        if action() is False:
+            return None
+        self._last_told = time.time()
+        if self.on_action is not None:
+            self.on_action(scene)
+        self._settle(started, waiting_for)
+        return self._report(scene)
+
+    def _start(self, name: str, streams: int) -> None:
+        s = self.settings
+        consumer_id = f"{s.group}_{name}"
+        log = open(s.output_dir / "members" / f"{name}.log", "w")  # noqa: SIM115 - the child owns it
+        process = subprocess.Popen(
+            [sys.executable, "-m", "zkconsumer.demo.group_member", "--zookeeper", s.zookeeper, "--group", s.group,
+             "--topic", f"{s.topic}:{streams}", "--consumer-id", name, "--strategy", s.strategy,
+             "--session-timeout-ms", str(s.session_timeout_ms), "--stop-at-stdin-eof"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1,
+        )
+        log.close()
+        member = MemberProcess(name, consumer_id, streams, process)
+        self.members[name] = member
+        reader = threading.Thread(target=self._read_member, args=(member,), name=f"demo-reader-{name}", daemon=True)
+        reader.start()
+        self._readers.append(reader)
+        self._record({"event": "demo.member_started", "consumer_id": consumer_id, "pid": process.pid,
+                      "streams": streams})
+        self._say(f"-> started {name} ({consumer_id}, {streams} stream{'s' if streams > 1 else ''}, pid {process.pid})")
+
+    def _kill(self, name: str) -> None:
+        member = self.members[name]
+        member.process.send_signal(signal.SIGKILL)
+        member.process.wait()
+        member.alive = False
+        self._record({"event": "demo.member_killed", "consumer_id": member.consumer_id, "pid": member.process.pid,
+                      "signal": "SIGKILL"})
+        self._say(f"-> killed {name} with SIGKILL; its znodes stay until its session expires "
+                  f"(up to {self.settings.session_timeout_ms} ms)")
+
+    def _add_partitions(self) -> bool:
+        before = self._partitions
+        after = before + self.settings.added_partitions
+        refused = self.grow(after)
+        if refused is not None:
+            self._say(f"-> cannot add partitions here: {refused}; scene skipped")
+            return False
+        self._partitions = after
+        self._record({"event": "demo.partitions_added", "topic": self.settings.topic, "before": before,
+                      "after": after})
+        self._say(f"-> topic {self.settings.topic} now has {after} partitions (was {before})")
+        return True
+
+    def _stop_all(self) -> None:
+        """One at a time, so that each departure is a rebalance of those who stay, and the last one leaves alone."""
+        self._say("")
+        self._say("== The end: the members leave one by one (SIGTERM: a clean shutdown) ==")
+        live = [m for m in self.members.values() if m.alive]
+        for i, member in enumerate(live):
+            started = time.time()
+            self._stop(member)
+            if i < len(live) - 1:
+                self._settle(started, f"the others to take over from {member.name}")
+        for reader in self._readers:
+            reader.join(5)
+        self._drain(0.2)
+
+    def _stop(self, member: MemberProcess) -> None:
+        member.process.send_signal(signal.SIGTERM)
+        waiting = Waiting(self.status, f"{member.name} to shut down")
+        try:
+            while member.process.poll() is None:
+                if waiting.elapsed > 20:
+                    member.process.kill()
+                    break
+                self._drain(0.1)
+                waiting.tick()
+        finally:
+            waiting.finish()
+        member.process.wait()
+        member.alive = False
+        self._record({"event": "demo.member_stopped", "consumer_id": member.consumer_id})
+        self._say(f"-> stopped {member.name}")
+
+    # --- events ---------------------------------------------------------------------------------------
+
+    def _read_member(self, member: MemberProcess) -> None:
+        """One thread per member: its stdout is JSON events; anything else (a crash) is kept as a note."""
+        assert member.process.stdout is not None
+        for line in member.process.stdout:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                event = json.loads(line)
+            except ValueError:
+                event = {"event": "demo.member_output", "consumer_id": member.consumer_id, "line": line,
+                         "timestamp": now_iso()}
+            if isinstance(event, dict):
+                self._inbox.put(event)
+
+    def _record(self, event: dict[str, Any]) -> None:
+        event.setdefault("level", "info")
+        event.setdefault("timestamp", now_iso())
+        with self._events_lock:
+            if self._events is not None:
+                self._events.write(json.dumps(event) + "\n")
+                self._events.flush()
+
+    def _drain(self, wait: float) -> None:
+        """Record and narrate whatever the members said, waiting up to ``wait`` for the first event."""
+        try:
+            event = self._inbox.get(timeout=wait)
+        except queue.Empty:
+            return
+        while True:
+            self._take(event)
+            try:
+                event = self._inbox.get_nowait()
+            except queue.Empty:
+                return
+
+    def _take(self, event: dict[str, Any]) -> None:
+        self._record(event)
+        name = str(event.get("event", ""))
+        member = next((m for m in self.members.values() if m.consumer_id == event.get("consumer_id")), None)
+        if member is not None and name.startswith("rebalance."):
+            self._last_rebalance_event = time.monotonic()
+            if name == "rebalance.started":
+                member.rebalancing = True
+            elif name == "rebalance.completed":
+                member.rebalancing = False
+                member.last_completed = parse_time(event["timestamp"])
+                member.owned = tuple(event.get("owned") or ())
+        lines = self.narrator.feed(event)
+        if lines:
+            if self._waiting is not None:  # the narration takes the line the wait indicator was drawing on
+                self._waiting.finish()
+            at = parse_time(event["timestamp"]) if "timestamp" in event else time.time()
+            if self._last_told and at - self._last_told > 1.0:
+                self._say(f"  ... {at - self._last_told:.1f} s later:")
+            self._last_told = at
+            for line in lines:
+                self._say(line)
+            self._pause()
+
+    # --- settling and reporting -----------------------------------------------------------------------
+
+    def _settled(self, since: float) -> bool:
+        live = [m for m in self.members.values() if m.alive]
+        if any(m.rebalancing or m.last_completed < since for m in live):
+            return False
+        if time.monotonic() - self._last_rebalance_event < _QUIET_S:
+            return False
+        owned = {(p["topic"], p["partition"]) for m in live for p in m.owned}
+        if live and len(owned) != self._partitions:  # every partition has an owner among the living
+            return False
+        try:
+            self._check = verify_rebalance(self._zk, self.settings.group)
+            return self._check.ok
+        except (KazooException, ZkConsumerError):  # a znode vanished under us, or ZooKeeper is away: not yet
+            return False
+
+    def _settle(self, since: float, waiting_for: str) -> None:
+        self._waiting = Waiting(self.status, waiting_for)
+        try:
+            while not self._settled(since):
+                if self._waiting.elapsed > self.settings.settle_limit_s:
+                    raise DemoError(
+                        f"the group did not settle within {self.settings.settle_limit_s:g} s; the members' logs "
+                        f"are in {self.settings.output_dir / 'members'}")
+                for member in self.members.values():
+                    if member.alive and member.process.poll() is not None:
+                        raise DemoError(f"member {member.name} exited with status {member.process.returncode}; "
+                                        f"see {self.settings.output_dir / 'members' / (member.name + '.log')}")
+                self._drain(0.1)
+                self._waiting.tick()
+        finally:
+            self._waiting.finish()
+            self._waiting = None
+
+    def _report(self, scene: Scene) -> SceneResult:
+        s = self.settings
+        owners = {TopicPartition(p["topic"], p["partition"]): p["thread"]
+                  for m in self.members.values() if m.alive for p in m.owned}
+        description = describe_group(self._zk, s.group)
+        check = self._check  # read by _settled just now; nothing has happened since
+        assert check is not None
+        self._record({"event": "demo.settled", "scene": scene.number, "valid": check.ok,
+                      "owners": [{"topic": tp.topic, "partition": tp.partition, "thread": t}
+                                 for tp, t in sorted(owners.items())]})
+        self._say("")
+        self._say(f"   What `zkconsumer groups describe --group {s.group}` shows now:")
+        for line in format_table(description.offsets.rows):
+            self._say(f"     {line}")
+        for warning in description.warnings:
+            self._say(f"     warning: {warning}")
+        idle = [f"{m.consumer_id}-{n}" for m in self.members.values() if m.alive for n in range(m.streams)
+                if f"{m.consumer_id}-{n}" not in owners.values()]
+        if idle:
+            self._say(f"   Idle threads (nothing assigned): {', '.join(idle)}")
+        self._say(f"   `zkconsumer groups verify`: {check.verdict}")
+        for problem in check.problems:
+            self._say(f"     {problem}")
+        if s.compare:
+            self._compare()
+        result = SceneResult(scene, owners, description, check)
+        if self.on_settled is not None:
+            self.on_settled(result)
+        self._pause()
+        return result
+
+    def _compare(self) -> None:
+        """What every assignor, legacy and modern, would do with the same members at this moment."""
+        snapshot = read_group_snapshot(self._zk, self.settings.group)
+        owned: dict[str, list[TopicPartition]] = {}
+        for m in self.members.values():
+            if m.alive:
+                owned[m.consumer_id] = [TopicPartition(p["topic"], p["partition"]) for p in m.owned]
+        members = tuple(
+            Member(cid, streams=streams, owned=tuple(sorted(owned.get(cid, []))))
+            for cid, streams in snapshot.streams_per_member(exclude_internal=True).items()
+        )
+        request = AssignmentInput({t: len(ids) for t, ids in snapshot.partitions.items()}, members)
+        self._say("")
+        self._say("   The same members under every strategy (`zkconsumer compare`); 'moved': partitions that would")
+        self._say("   change hands from the current owners, 'idle': threads (legacy) or members (modern) left empty:")
+        for report in compare(request, NAMES):
+            if report.error:
+                self._say(f"     {report.strategy:<19} {report.error}")
+                continue
+            shares = " | ".join(f"{v.member_id} {format_partitions(v.partitions)}" for v in report.members)
+            idle = len(report.idle_threads if report.family == "legacy" else report.idle_members)
+            extra = ""
+            if report.cooperative is not None and report.cooperative.rounds > 1:
+                extra = f", {report.cooperative.rounds} rebalances"
+            self._say(f"     {report.strategy:<19} {shares}   (moved {report.moved}, idle {idle}{extra})")
+
+    # --- plumbing -------------------------------------------------------------------------------------
+
+    def _produce(self) -> None:
+        """One message per produce request: Tansu reports the last batch's base offset + 1 as the log end."""
+        failures: list[str] = []
+        producer = Producer({"bootstrap.servers": self.settings.bootstrap, "linger.ms": 0,
+                             "message.timeout.ms": 10_000})
+        deadline = time.monotonic() + 30
+        for p in range(self._partitions):
+            for i in range(self.settings.messages_per_partition):
+                producer.produce(self.settings.topic, value=f"p{p}-{i}".encode(), partition=p,
+                                 on_delivery=lambda err, _msg: failures.append(str(err)) if err else None)
+                producer.flush(max(0.1, deadline - time.monotonic()))
+                if failures or time.monotonic() > deadline:
+                    raise DemoError(f"could not produce to topic {self.settings.topic} at {self.settings.bootstrap}: "
+                                    f"{failures[0] if failures else 'no answer within 30 s'}")
+
+    def _say(self, line: str) -> None:
+        self.out.write(line + "\n")
+        self.out.flush()
+
+    def _pause(self) -> None:
+        if self.settings.pace > 0:
+            time.sleep(self.settings.pace)
+
+    def _cleanup(self) -> None:
+        """After an error or Ctrl-C: ask every member still running to leave, then make sure it did."""
+        running = [m for m in self.members.values() if m.process.poll() is None]
+        for member in running:
+            member.process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        for member in running:
+            try:
+                member.process.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                member.process.kill()
+                member.process.wait()
+        close_client(self._zk)
+        with self._events_lock:
+            if self._events is not None:
+                self._events.close()
+                self._events = None
+
+    def _write_timeline(self, events_path: Path) -> Path | None:
+        from zkconsumer.trace.timeline import build_timeline, read_events
+        from zkconsumer.trace.timeline_html import render_html
+
+        if not events_path.exists():
+            return None
+        with open(events_path, encoding="utf-8") as f:
+            log = read_events(f)
+        if not log.events:
+            return None
+        path = self.settings.output_dir / TIMELINE_FILE
+        path.write_text(render_html(build_timeline(log), title=f"zkconsumer demo: group {self.settings.group}"),
+                        encoding="utf-8")
+        return path
+
+
+# --- where the demo plays ---------------------------------------------------------------------------------
+
+CHROOT = "/zkconsumer-demo"
+CHROOT_MARKER = b"zkconsumer demo: cleared at the start of every run"
+
+
+def play_in_own_chroot(root: str, bootstrap: str, settings: DemoSettings, **hooks: Any) -> DemoResult:
+    """The embedded way: a chroot of our own, cleared first, and a bridge that can add partitions on Tansu.
+
+    The topic is created at its final size and the bridge holds it at ``settings.partitions`` until scene 5.
+    ``hooks`` go to :class:`RebalanceDemo` (``on_action``, ``on_settled``, ``out``, ``status``).
+    """
+    ensure_topic(bootstrap, settings.topic, settings.partitions + settings.added_partitions)
+    with zookeeper(root) as zk:
+        fresh_chroot(zk)
+    connect = root.rstrip("/") + CHROOT
+    bridge = MetadataBridge(connect, bootstrap, interval_ms=250, partition_limits={settings.topic: settings.partitions})
+    bridge.start()
+    stop = threading.Event()
+    thread = threading.Thread(target=bridge.run, args=(stop,), name="demo-bridge", daemon=True)
+    thread.start()
+    try:
+        with zookeeper(connect) as zk:
+            wait_for_topic(zk, settings.topic, settings.partitions)
+
+        def grow(partitions: int) -> str | None:
+            bridge.show_partitions(settings.topic, partitions)
+            with zookeeper(connect) as zk:
+                wait_for_topic(zk, settings.topic, partitions)
+            return None
+
+        return RebalanceDemo(replace(settings, zookeeper=connect, bootstrap=bootstrap), grow, **hooks).run()
+    finally:
+        stop.set()
+        thread.join(5)
+        bridge.close()
+
+
+def play_against(connect: str, bootstrap: str | None, settings: DemoSettings, **hooks: Any) -> DemoResult:
+    """Servers as they are: partitions are added with CreatePartitions, or scene 5 says why it cannot be."""
+    with zookeeper(connect, quiet=True) as zk:
+        bootstrap = bootstrap or registered_bootstrap(zk)
+        if bootstrap is None:
+            raise UsageError(f"no broker is registered in ZooKeeper at {connect}; give --bootstrap-server")
+        if zk.exists(paths.GroupDirs(settings.group).group_dir):
+            raise UsageError(f"group {settings.group!r} already exists at {connect}; the demo starts a group of its "
+                             f"own: pick a new --group")
+    # Test messages and two partitions that cannot be taken back: only into a topic the demo creates.
+    if settings.topic in fetch_metadata(admin_client(bootstrap), bootstrap).topics:
+        raise UsageError(f"topic {settings.topic!r} already exists at {bootstrap}; the demo writes test messages "
+                         f"and adds partitions, so it creates its own: pick a new --topic")
+    create_topic(bootstrap, settings.topic, settings.partitions)
+    settings = replace(settings, zookeeper=connect, bootstrap=bootstrap)
+    with zookeeper(connect) as zk:
+        wait_for_topic(zk, settings.topic, settings.partitions)
+
+    def grow(partitions: int) -> str | None:
+        try:
+            alter_partitions(bootstrap, settings.topic, partitions)
+        except TopicCommandError as exc:
+            return str(exc)
+        with zookeeper(connect) as zk:
+            wait_for_topic(zk, settings.topic, partitions)
+        return None
+
+    return RebalanceDemo(settings, grow, **hooks).run()
+
+
+def ensure_topic(bootstrap: str, topic: str, partitions: int) -> int:
+    """Create the topic with ``partitions`` unless it exists with at least that many; returns its count."""
+    existing = fetch_metadata(admin_client(bootstrap), bootstrap).topics.get(topic)
+    if existing is None:
+        create_topic(bootstrap, topic, partitions)
+        return partitions
+    count = len(existing.partitions)
+    if count < partitions:
+        raise UsageError(f"topic {topic!r} exists with {count} partitions, fewer than the {partitions} the demo "
+                         f"needs; pass --topic with a new name")
+    return count
+
+
+def fresh_chroot(zk: KazooClient) -> None:
+    """Clear the previous run's chroot; refuse one that the demo did not make (nothing of others is deleted)."""
+    try:
+        data, _ = zk.get(CHROOT)
+    except NoNodeError:
+        data = None
+    if data is not None and data != CHROOT_MARKER:
+        raise UsageError(f"znode {CHROOT} exists and was not made by the demo; it is left alone. Remove it, or run "
+                         f"the demo with --zookeeper")
+    if data is not None:
+        for group in _children(zk, f"{CHROOT}/consumers"):
+            if _children(zk, f"{CHROOT}/consumers/{group}/ids"):
+                raise UsageError(f"another demo is running (group {group!r} has live members in {CHROOT}); "
+                                 f"wait for it to end")
+        zk.delete(CHROOT, recursive=True)
+    zk.create(CHROOT, CHROOT_MARKER)
+
+
+def _children(zk: KazooClient, path: str) -> list[str]:
+    try:
+        return zk.get_children(path)
+    except NoNodeError:
+        return []
+
+
+def wait_for_topic(zk: KazooClient, topic: str, partitions: int, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if len(cluster.read_topic(zk, topic).partitions) >= partitions:
+                return
+        except ZnodeMissingError:
+            pass
+        if time.monotonic() > deadline:
+            raise ServerUnavailableError(
+                f"topic {topic} did not show {partitions} partitions in ZooKeeper within {timeout:g} s")
+        time.sleep(0.1)

@@ -1,0 +1,216 @@
+"""The embedded default environment behind ``zkconsumer local up|down|status``.
+
+A ZooKeeper server, a Tansu broker and a metadata bridge, started in the background with their state and
+logs in one run directory the user can look into (``state.json``, ``zookeeper/``, ``broker/``,
+``bridge.log``). ``down`` stops exactly the processes recorded there: each record keeps the pid with its
+exact command line, and a pid that now runs something else is left alone.
+
+Events (logger ``zkconsumer.local``): ``local.started`` (``run_dir``, ``zookeeper``, ``bootstrap_servers``),
+``local.already_running``, ``local.stale_state`` (``run_dir``, ``dead``: processes of an earlier run that are
+gone), ``local.stopped`` (``run_dir``, ``processes``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from kazoo.exceptions import KazooException, NoNodeError
+
+from zkconsumer.embedded.broker import LocalTansu
+from zkconsumer.embedded.process import ProcessRecord, check_port_free, spawn, wait_until_ready
+from zkconsumer.embedded.zookeeper import LocalZooKeeper
+from zkconsumer.errors import EnvironmentSetupError, ZkConsumerError
+from zkconsumer.kafka.metadata import broker_answers
+from zkconsumer.log import get_logger
+from zkconsumer.zk import paths
+from zkconsumer.zk.client import zookeeper
+
+RUN_DIR_ENV = "ZKCONSUMER_RUN_DIR"
+PROCESS_ORDER = ("zookeeper", "broker", "bridge")
+STOP_TIMEOUTS = {"zookeeper": LocalZooKeeper.stop_timeout, "broker": LocalTansu.stop_timeout}
+
+
+def stop_all(records: dict[str, ProcessRecord]) -> list[str]:
+    """Stop in reverse start order (bridge first, so it never reports the servers' shutdown as an outage)."""
+    stopped = []
+    for name in reversed(PROCESS_ORDER):
+        record = records.get(name)
+        if record is not None and record.stop(STOP_TIMEOUTS.get(name, 10.0)):
+            stopped.append(name)
+    return stopped
+
+
+def default_run_dir() -> Path:
+    if os.environ.get(RUN_DIR_ENV):
+        return Path(os.environ[RUN_DIR_ENV])
+    state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state_home) / "zkconsumer"
+
+
+@dataclass(frozen=True)
+class ProcessStatus:
+    name: str
+    pid: int
+    alive: bool
+    log: str
+
+
+@dataclass(frozen=True)
+class EnvironmentStatus:
+    run_dir: str
+    running: bool
+    zookeeper: str | None
+    bootstrap_servers: str | None
+    processes: tuple[ProcessStatus, ...]
+    zookeeper_ok: bool = False
+    broker_ok: bool = False
+    registered_brokers: tuple[str, ...] = ()
+    topics: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+class LocalEnvironment:
+    def __init__(self, run_dir: str | Path | None = None) -> None:
+        self.run_dir = Path(run_dir) if run_dir else default_run_dir()
+        self.state_path = self.run_dir / "state.json"
+        self.log = get_logger("zkconsumer.local").bind(run_dir=str(self.run_dir))
+
+    # -- state file ----------------------------------------------------------------------------
+
+    def _read_state(self) -> dict | None:
+        try:
+            state = json.loads(self.state_path.read_text())
+            state["records"] = {
+                name: ProcessRecord(rec["pid"], tuple(rec["argv"]), rec["log"])
+                for name, rec in state["processes"].items()
+            }
+            return state
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise EnvironmentSetupError(
+                f"the state file {self.state_path} is unreadable ({exc}); stop any processes it named by hand "
+                f"and remove it"
+            ) from None
+
+    def _write_state(self, zk: str, bootstrap: str, records: dict[str, ProcessRecord]) -> None:
+        state = {
+            "zookeeper": zk,
+            "bootstrap_servers": bootstrap,
+            "processes": {name: {"pid": r.pid, "argv": list(r.argv), "log": r.log} for name, r in records.items()},
+        }
+        tmp = self.state_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state, indent=2))
+        tmp.replace(self.state_path)
+
+    def endpoints(self) -> dict[str, str] | None:
+        """The connect strings of a running environment, None when there is none."""
+        state = self._read_state()
+        if state is None or not all(r.is_alive() for r in state["records"].values()):
+            return None
+        return {"zookeeper": state["zookeeper"], "bootstrap_servers": state["bootstrap_servers"]}
+
+    # -- commands ------------------------------------------------------------------------------
+
+    def up(self, zookeeper_port: int | None = None, broker_port: int | None = None,
+           bridge_interval_ms: int = 500) -> dict[str, str]:
+        running = self.endpoints()
+        if running is not None:
+            self.log.info("local.already_running", **running)
+            return running
+        self._clear_stale()
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        for port, what in ((zookeeper_port, "ZooKeeper"), (broker_port, "the broker")):
+            if port is not None:
+                check_port_free(port, what)
+        records: dict[str, ProcessRecord] = {}
+        try:
+            zk_server = LocalZooKeeper(self.run_dir / "zookeeper", zookeeper_port)
+            records["zookeeper"] = zk_server.start()
+            broker = LocalTansu(self.run_dir / "broker", broker_port)
+            records["broker"] = broker.start()
+            records["bridge"] = self._start_bridge(zk_server.connect, broker.bootstrap, bridge_interval_ms)
+        except BaseException:
+            stop_all(records)
+            raise
+        self._write_state(zk_server.connect, broker.bootstrap, records)
+        endpoints = {"zookeeper": zk_server.connect, "bootstrap_servers": broker.bootstrap}
+        self.log.info("local.started", **endpoints)
+        return endpoints
+
+    def _start_bridge(self, zk: str, bootstrap: str, interval_ms: int) -> ProcessRecord:
+        argv = [sys.executable, "-m", "zkconsumer", "--log-json", "bridge", "--zookeeper", zk,
+                "--bootstrap-server", bootstrap, "--interval-ms", str(interval_ms)]
+        record, proc = spawn(argv, self.run_dir / "bridge.log")
+
+        def brokers_registered() -> bool:
+            with zookeeper(zk, quiet=True) as client:
+                try:
+                    return bool(client.get_children(paths.BROKER_IDS_PATH))
+                except NoNodeError:
+                    return False
+
+        wait_until_ready(record, proc, brokers_registered, "the metadata bridge", timeout=30.0)
+        return record
+
+    def _clear_stale(self) -> None:
+        try:
+            state = self._read_state()
+        except EnvironmentSetupError:
+            state = None
+            self.log.warning("local.stale_state", dead=["unreadable state.json"])
+        if state is None:
+            if self.state_path.exists():
+                self.state_path.unlink()
+            return
+        dead = [name for name, r in state["records"].items() if not r.is_alive()]
+        self.log.warning("local.stale_state", dead=dead)
+        print(f"zkconsumer local: found a stale run directory {self.run_dir} (no longer running: "
+              f"{', '.join(dead)}); cleaning it up and starting afresh", file=sys.stderr)
+        stop_all(state["records"])
+        self.state_path.unlink()
+
+    def down(self) -> list[str]:
+        state = self._read_state()
+        if state is None:
+            return []
+        stopped = stop_all(state["records"])
+        self.state_path.unlink()
+        self.log.info("local.stopped", processes=stopped)
+        return stopped
+
+    def status(self) -> EnvironmentStatus:
+        state = self._read_state()
+        if state is None:
+            return EnvironmentStatus(str(self.run_dir), False, None, None, ())
+        processes = tuple(
+            ProcessStatus(name, r.pid, r.is_alive(), r.log) for name, r in state["records"].items()
+        )
+        zk, bootstrap = state["zookeeper"], state["bootstrap_servers"]
+        zk_ok = False
+        brokers: tuple[str, ...] = ()
+        topic_names: tuple[str, ...] = ()
+        try:  # one connection answers both "is it alive" and "what does it hold"
+            with zookeeper(zk, timeout=2.0, quiet=True) as client:
+                zk_ok = client.command(b"ruok") == "imok"
+                brokers = tuple(sorted(_children(client, paths.BROKER_IDS_PATH)))
+                topic_names = tuple(sorted(_children(client, paths.BROKER_TOPICS_PATH)))
+        except (ZkConsumerError, KazooException, OSError):
+            zk_ok = False
+        return EnvironmentStatus(
+            str(self.run_dir), all(p.alive for p in processes), zk, bootstrap, processes,
+            zk_ok, broker_answers(bootstrap, timeout=2.0), brokers, topic_names,
+        )
+
+
+def _children(client, path: str) -> list[str]:
+    try:
+        return client.get_children(path)
+    except NoNodeError:
+        return []

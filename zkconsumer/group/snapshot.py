@@ -1,0 +1,89 @@
+"""A consumer group as ZooKeeper holds it: its members' subscriptions and the partitions of their topics.
+
+This is the edge the rebalance (and the operator tools) read the group through; it reads with async calls,
+so a group of hundreds of members costs one round trip per kind of znode rather than one per member. A znode
+another tool wrote badly never fails the read: the member or topic is left out and listed in ``malformed``,
+so the caller can report it by path and carry on, as the group's other members do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from zkconsumer.errors import ZnodeFormatError
+from zkconsumer.group.topic_count import TopicCount, parse_registration
+from zkconsumer.zk import paths
+from zkconsumer.zk.client import value_or_none
+from zkconsumer.zk.cluster import parse_topic
+
+
+@dataclass(frozen=True, slots=True)
+class MalformedZnode:
+    path: str
+    problem: str
+
+
+@dataclass(frozen=True)
+class GroupSnapshot:
+    """One reading of the group: what every consumer of the group computes its share from."""
+
+    group: str
+    members: Mapping[str, TopicCount]  # consumer id -> subscription, ids in string order
+    topics: tuple[str, ...]  # children of /brokers/topics, for expanding wildcard subscriptions
+    partitions: Mapping[str, tuple[int, ...]]  # every subscribed topic -> partition ids ascending (none if absent)
+    malformed: tuple[MalformedZnode, ...] = field(default=())
+
+    def streams_per_member(self, exclude_internal: bool) -> dict[str, dict[str, int]]:
+        """Each member's topic -> stream count, wildcards expanded against this snapshot's topic list."""
+        return {cid: tc.streams_per_topic(list(self.topics), exclude_internal) for cid, tc in self.members.items()}
+
+
+def read_group_snapshot(zk: KazooClient, group: str, exclude_internal: bool = True,
+                        extra_topics: Iterable[str] = ()) -> GroupSnapshot:
+    dirs = paths.GroupDirs(group)
+    malformed: list[MalformedZnode] = []
+    try:
+        ids = sorted(zk.get_children(dirs.registry_dir))
+    except NoNodeError:
+        ids = []
+    pending = {cid: zk.get_async(dirs.consumer_path(cid)) for cid in ids}
+    topics_call = zk.get_children_async(paths.BROKER_TOPICS_PATH)
+    members: dict[str, TopicCount] = {}
+    for cid, call in pending.items():
+        got = value_or_none(call)
+        if got is None:
+            continue  # left the group while we read it
+        try:
+            members[cid] = parse_registration(cid, got[0], dirs.consumer_path(cid))
+        except ZnodeFormatError as exc:
+            malformed.append(MalformedZnode(exc.path, exc.problem))
+    all_topics = tuple(sorted(value_or_none(topics_call) or []))
+    wanted = set(extra_topics)
+    for tc in members.values():
+        wanted.update(tc.streams_per_topic(list(all_topics), exclude_internal))
+    partitions, bad = read_partitions(zk, sorted(wanted))
+    malformed.extend(bad)
+    return GroupSnapshot(group, MappingProxyType(members), all_topics, MappingProxyType(partitions), tuple(malformed))
+
+
+def read_partitions(zk: KazooClient, topics: list[str]) -> tuple[dict[str, tuple[int, ...]], list[MalformedZnode]]:
+    """``getPartitionsForTopics``: a missing topic has no partitions; so has a malformed one, reported."""
+    calls = {t: zk.get_async(paths.topic_path(t)) for t in topics}
+    partitions: dict[str, tuple[int, ...]] = {}
+    malformed: list[MalformedZnode] = []
+    for topic, call in calls.items():
+        got = value_or_none(call)
+        if got is None:
+            partitions[topic] = ()
+            continue
+        try:
+            partitions[topic] = tuple(parse_topic(topic, got[0]).partitions)
+        except ZnodeFormatError as exc:
+            malformed.append(MalformedZnode(exc.path, exc.problem))
+            partitions[topic] = ()
+    return partitions, malformed

@@ -1,0 +1,85 @@
+"""Creating and growing topics through the broker's admin API (the bridge then mirrors them into ZooKeeper)."""
+
+from __future__ import annotations
+
+import re
+import time
+
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import NewPartitions, NewTopic
+
+from zkconsumer.errors import ServerUnavailableError, UsageError, ZkConsumerError
+from zkconsumer.kafka.metadata import admin_client, fetch_metadata
+
+_LEGAL = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+
+
+class TopicCommandError(ZkConsumerError):
+    pass
+
+
+def validate(name: str, partitions: int) -> None:
+    if not _LEGAL.match(name) or name in {".", ".."}:
+        raise UsageError(f"illegal topic name {name!r}: use 1 to 249 of the characters a-z A-Z 0-9 . _ -")
+    if partitions < 1:
+        raise UsageError(f"--partitions must be at least 1, got {partitions}")
+
+
+def _result(future, bootstrap: str, timeout: float) -> None:
+    try:
+        future.result(timeout=timeout)
+    except KafkaException as exc:
+        error: KafkaError = exc.args[0]
+        if error.code() == KafkaError._UNSUPPORTED_FEATURE:
+            raise TopicCommandError(
+                f"the broker at {bootstrap} does not support this request ({error.str()}); Tansu, the embedded "
+                f"broker, does not implement CreatePartitions: create the topic with the partitions it needs"
+            ) from None
+        if error.code() in (KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._ALL_BROKERS_DOWN):
+            raise ServerUnavailableError(f"no broker answered at {bootstrap}: {error.str()}") from None
+        raise TopicCommandError(error.str()) from None
+    except TimeoutError:
+        raise ServerUnavailableError(f"no broker answered at {bootstrap} within {timeout:g} s") from None
+
+
+def _wait_for_partitions(admin, bootstrap: str, name: str, partitions: int, timeout: float) -> None:
+    """The admin answer can precede the metadata; return once the metadata shows the new count."""
+    deadline = time.monotonic() + timeout
+    while True:
+        topic = fetch_metadata(admin, bootstrap, timeout).topics.get(name)
+        if topic is not None and len(topic.partitions) >= partitions:
+            return
+        if time.monotonic() > deadline:
+            shown = "no such topic" if topic is None else f"{len(topic.partitions)} partitions"
+            raise TopicCommandError(
+                f"the broker at {bootstrap} accepted the request for topic {name!r}, but its metadata still "
+                f"shows {shown} after {timeout:g} s, not {partitions}"
+            )
+        time.sleep(0.1)
+
+
+def create_topic(
+    bootstrap: str, name: str, partitions: int, replication_factor: int = 1, timeout: float = 10.0
+) -> None:
+    validate(name, partitions)
+    admin = admin_client(bootstrap)
+    fetch_metadata(admin, bootstrap, timeout)  # a clear error when nothing answers
+    futures = admin.create_topics([NewTopic(name, partitions, replication_factor)], operation_timeout=timeout)
+    _result(futures[name], bootstrap, timeout)
+    _wait_for_partitions(admin, bootstrap, name, partitions, timeout)
+
+
+def alter_partitions(bootstrap: str, name: str, partitions: int, timeout: float = 10.0) -> None:
+    validate(name, partitions)
+    admin = admin_client(bootstrap)
+    current = fetch_metadata(admin, bootstrap, timeout).topics.get(name)
+    if current is None:
+        raise TopicCommandError(f"topic {name!r} does not exist at {bootstrap}")
+    if partitions <= len(current.partitions):
+        raise UsageError(
+            f"topic {name!r} has {len(current.partitions)} partitions; Kafka can only add partitions, "
+            f"so --partitions must be more than that"
+        )
+    futures = admin.create_partitions([NewPartitions(name, partitions)], operation_timeout=timeout)
+    _result(futures[name], bootstrap, timeout)
+    _wait_for_partitions(admin, bootstrap, name, partitions, timeout)

@@ -1,0 +1,201 @@
+"""ConsumerOffsetChecker (spec 6.1): each partition of a group's topics with its committed offset, log size, lag
+and owner.
+
+Read from ZooKeeper (``read_group_offsets``), completed with the brokers' log sizes (``with_log_sizes``, fed by
+:mod:`zkconsumer.kafka.log_end_offsets`) and printed in the tool's format (``format_table``) or as plain data
+(``json_rows``). The last two are pure.
+
+The topics are those the group's members subscribe to (wildcards expanded against ``/brokers/topics``) plus
+those it has offsets or owners for, so a group whose members all left still shows what it committed; 0.8.2's
+tool listed only the owned topics, 0.8.0's only the committed ones. Partitions come from ``/brokers/topics/<t>``;
+for a topic missing there (deleted), from the group's own offset and owner znodes, with a warning.
+
+Nothing a znode holds fails the report: a registration, topic or offset znode in the wrong format is returned in
+``warnings`` by path and its value shown as unknown.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from zkconsumer.assignors.model import TopicPartition
+from zkconsumer.errors import ZnodeFormatError
+from zkconsumer.group.offset_store import offset_path, parse_offset
+from zkconsumer.group.ownership import owner_path
+from zkconsumer.group.registry import require_group
+from zkconsumer.group.snapshot import MalformedZnode, read_group_snapshot
+from zkconsumer.kafka.log_end_offsets import DEFAULT_TIMEOUT, fetch_log_end_offsets
+from zkconsumer.zk import paths
+from zkconsumer.zk.cluster import parse_broker
+
+ROW_FORMAT = "%-15s %-30s %-3s %-15s %-15s %-15s %s"
+HEADER = ROW_FORMAT % ("Group", "Topic", "Pid", "Offset", "logSize", "Lag", "Owner")
+UNKNOWN = "unknown"
+NO_OWNER = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionOffsetRow:
+    group: str
+    topic: str
+    partition: int
+    offset: int | None  # None: no offset znode, or one not holding a number; -1: "no offset" written by a tool
+    log_size: int | None  # None: no broker told us
+    owner: str | None  # the owner znode's data; None when nobody owns the partition
+
+    @property
+    def lag(self) -> int | None:
+        if self.offset is None or self.offset < 0 or self.log_size is None:
+            return None
+        return self.log_size - self.offset
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+
+@dataclass(frozen=True)
+class GroupOffsets:
+    group: str
+    rows: tuple[PartitionOffsetRow, ...]  # topics sorted, partitions ascending
+    warnings: tuple[MalformedZnode, ...] = ()
+
+
+# --- reading ----------------------------------------------------------------------------------------
+
+
+def read_group_offsets(zk: KazooClient, group: str) -> GroupOffsets:
+    """The group's partitions with offsets and owners (log sizes unknown); raises GroupNotFoundError."""
+    require_group(zk, group)
+    dirs = paths.GroupDirs(group)
+    committed = _children(zk, dirs.offsets_dir)
+    owned = _children(zk, dirs.owners_dir)
+    snapshot = read_group_snapshot(zk, group, extra_topics=committed + owned)
+    warnings = list(snapshot.malformed)
+    malformed_topics = {m.path for m in snapshot.malformed}
+    present = set(snapshot.topics)
+    partitions: list[TopicPartition] = []
+    for topic in sorted(snapshot.partitions):
+        ids: tuple[int, ...] | list[int] = snapshot.partitions[topic]
+        if topic not in present and paths.topic_path(topic) not in malformed_topics:
+            ids = _partitions_seen(zk, paths.GroupTopicDirs(group, topic))
+            if ids:
+                warnings.append(MalformedZnode(
+                    paths.topic_path(topic),
+                    "does not exist (topic deleted?); partitions taken from the group's offset and owner znodes",
+                ))
+        partitions.extend(TopicPartition(topic, p) for p in ids)
+    offset_calls = {tp: zk.get_async(offset_path(group, tp)) for tp in partitions}
+    owner_calls = {tp: zk.get_async(owner_path(group, tp)) for tp in partitions}
+    rows = []
+    for tp in partitions:
+        offset: int | None = None
+        data = _data(offset_calls[tp])
+        if data is not None:
+            value = parse_offset(offset_path(group, tp), data)
+            if isinstance(value, MalformedZnode):
+                warnings.append(value)
+            else:
+                offset = value
+        owner_data = _data(owner_calls[tp])
+        owner = owner_data.decode("utf-8", "replace") if owner_data else None
+        rows.append(PartitionOffsetRow(group, tp.topic, tp.partition, offset, None, owner))
+    return GroupOffsets(group, tuple(rows), tuple(warnings))
+
+
+def registered_bootstrap(zk: KazooClient) -> str | None:
+    """``host:port`` of every broker registered in ZooKeeper (PLAINTEXT endpoints), comma-separated; ``None`` if
+    there is none. A registration that cannot be read is skipped: any one broker is enough to bootstrap."""
+    addresses = []
+    for child in _children(zk, paths.BROKER_IDS_PATH):
+        if not child.isdigit():
+            continue
+        try:
+            data, _ = zk.get(paths.broker_path(int(child)))
+            addresses.append(parse_broker(int(child), data).address)
+        except (NoNodeError, ZnodeFormatError):
+            continue
+    return ",".join(addresses) or None
+
+
+def _children(zk: KazooClient, path: str) -> list[str]:
+    try:
+        return sorted(zk.get_children(path))
+    except NoNodeError:
+        return []
+
+
+def _data(call) -> bytes | None:
+    try:
+        return call.get()[0]
+    except NoNodeError:
+        return None
+
+
+def _partitions_seen(zk: KazooClient, dirs: paths.GroupTopicDirs) -> list[int]:
+    seen = set(_children(zk, dirs.offset_dir)) | set(_children(zk, dirs.owner_dir))
+    return sorted(int(p) for p in seen if p.isdigit())
+
+
+@dataclass(frozen=True)
+class GroupDescription:
+    """``groups describe`` in one call: the rows with log sizes, and every warning as a sentence."""
+
+    offsets: GroupOffsets
+    warnings: tuple[str, ...]
+
+
+def describe_group(zk: KazooClient, group: str, bootstrap: str | None = None,
+                   timeout: float = DEFAULT_TIMEOUT) -> GroupDescription:
+    """Offsets and owners from ZooKeeper, log sizes from ``bootstrap`` or else the brokers registered there."""
+    offsets = read_group_offsets(zk, group)
+    warnings = [f"znode {problem.path} {problem.problem}" for problem in offsets.warnings]
+    if not offsets.rows:
+        return GroupDescription(offsets, tuple(warnings))
+    bootstrap = bootstrap or registered_bootstrap(zk)
+    if bootstrap is None:
+        warnings.append("no broker is registered in ZooKeeper and no --bootstrap-server was given; logSize unknown")
+        return GroupDescription(offsets, tuple(warnings))
+    log_ends = fetch_log_end_offsets(bootstrap, [r.topic_partition for r in offsets.rows], timeout=timeout)
+    if log_ends.unavailable:
+        warnings.append(f"logSize unknown: {log_ends.unavailable}")
+    else:
+        warnings += [f"logSize of [{tp.topic},{tp.partition}] unknown: {reason}"
+                     for tp, reason in sorted(log_ends.unknown.items())]
+    return GroupDescription(with_log_sizes(offsets, log_ends.offsets), tuple(warnings))
+
+
+# --- completing and showing (pure) ------------------------------------------------------------------
+
+
+def with_log_sizes(offsets: GroupOffsets, log_sizes: Mapping[TopicPartition, int]) -> GroupOffsets:
+    rows = tuple(dataclasses.replace(r, log_size=log_sizes.get(r.topic_partition)) for r in offsets.rows)
+    return dataclasses.replace(offsets, rows=rows)
+
+
+def _shown(value: int | None) -> str:
+    return UNKNOWN if value is None else str(value)
+
+
+def format_row(row: PartitionOffsetRow) -> str:
+    return ROW_FORMAT % (row.group, row.topic, row.partition, _shown(row.offset), _shown(row.log_size),
+                         _shown(row.lag), NO_OWNER if row.owner is None else row.owner)
+
+
+def format_table(rows: tuple[PartitionOffsetRow, ...] | list[PartitionOffsetRow]) -> list[str]:
+    """The header and one line per partition, as ConsumerOffsetChecker printed them."""
+    return [HEADER, *(format_row(r) for r in rows)]
+
+
+def json_rows(rows: tuple[PartitionOffsetRow, ...] | list[PartitionOffsetRow]) -> list[dict[str, Any]]:
+    return [
+        {"group": r.group, "topic": r.topic, "partition": r.partition, "offset": r.offset,
+         "log_size": r.log_size, "lag": r.lag, "owner": r.owner}
+        for r in rows
+    ]

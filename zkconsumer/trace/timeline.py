@@ -1,0 +1,811 @@
+"""The rebalance timeline: the connector's JSON-line events (``docs/events.md``) turned into data a picture can be
+drawn from: one lane per consumer with its rebalances, their attempts and steps, the stop-the-world gaps, the
+failures worth a mark; which thread owned which partition when; the demo's markers.
+
+Pure: lines in, frozen dataclasses out. No files, no clock, no formatting: reading the file is the CLI's job
+(:mod:`zkconsumer.cli.trace`), the words are :mod:`zkconsumer.trace.words`, the pictures belong
+to :mod:`zkconsumer.trace.timeline_html` and :mod:`zkconsumer.trace.timeline_text`. Times are floats, seconds since
+the start of the trace (``Timeline.origin``), so that every renderer does arithmetic on plain numbers.
+
+Events come from several processes whose logs were merged, so nothing here trusts their order beyond the
+timestamps, and nothing breaks on a field of the wrong type or an event it does not know: such data is left out,
+because a trace is evidence of something having gone wrong often enough.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from types import MappingProxyType
+from typing import Any
+
+from zkconsumer.consumer.rebalance_steps import BY_EVENT
+
+BROKEN_LINES_KEPT = 5  # how many numbers of broken lines an EventLog keeps, to name them in a message
+FETCHER_PREFIXES = ("fetcher.", "fetcher_manager.", "leader_finder.")  # counted, never drawn
+MARKER_PREFIX = "demo."
+ROUND_JOIN_S = 0.5  # rebalances this close in time belong to one round (the group reacting to one change)
+
+# Kinds of marks on a lane: something went wrong or had to be retried.
+MARK_EVENTS = {
+    "rebalance.attempt_failed": "attempt_failed",
+    "rebalance.failed": "rebalance_failed",
+    "rebalance.retrying_after_failure": "retrying",
+    "rebalance.error": "rebalance_error",
+    "rebalance.no_brokers": "no_brokers",
+    "session.expired": "session_expired",
+    "zookeeper.session_lost": "session_lost",
+    "zookeeper.suspended": "suspended",
+    # A demo event about one member rather than the whole run: a mark on its lane (a crash's traceback would
+    # otherwise draw a line across the page for every line it printed).
+    "demo.member_output": "member_output",
+}
+CONFLICT = "conflict"  # a rebalance.claim with a non-empty ``conflicts``
+
+
+# --- reading ----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One parsed line. ``fields`` is the whole JSON object, read-only; ``line`` is 1-based, for messages."""
+
+    line: int
+    name: str
+    timestamp: datetime
+    fields: Mapping[str, Any]
+
+    @property
+    def consumer_id(self) -> str | None:
+        value = self.fields.get("consumer_id")
+        return value if isinstance(value, str) and value else None
+
+    @property
+    def is_marker(self) -> bool:
+        return self.name.startswith(MARKER_PREFIX)
+
+    @property
+    def is_fetcher(self) -> bool:
+        return self.name.startswith(FETCHER_PREFIXES)
+
+
+@dataclass(frozen=True, slots=True)
+class EventLog:
+    """What :func:`read_events` made of a file: the events, and how many lines could not be used (with the
+    numbers of the first few), so that the user is told rather than shown a timeline with silent holes."""
+
+    events: tuple[Event, ...]
+    broken: int = 0
+    broken_lines: tuple[int, ...] = ()
+
+
+_TIMESTAMP = re.compile(
+    r"(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<fraction>\d+))?"
+    r"(?P<zone>Z|z|[+-]\d{2}:?\d{2})?"
+)
+
+
+def parse_timestamp(value: object) -> datetime | None:
+    """ISO 8601 as structlog writes it (``2026-11-21T21:12:00.928083Z``), as an aware UTC datetime; ``None`` if
+    it is not one. Written by hand because Python 3.10's ``fromisoformat`` takes neither ``Z`` nor other than 3 or
+    6 fraction digits; a time without a zone is taken as UTC, which is what the connector logs."""
+    if not isinstance(value, str):
+        return None
+    match = _TIMESTAMP.fullmatch(value.strip())
+    if match is None:
+        return None
+    fraction = (match["fraction"] or "")[:6].ljust(6, "0")
+    zone = (match["zone"] or "Z").upper()
+    offset = "+00:00" if zone == "Z" else zone if ":" in zone else f"{zone[:3]}:{zone[3:]}"
+    try:
+        parsed = datetime.fromisoformat(f"{match['date']}T{match['time']}.{fraction}{offset}")
+    except ValueError:  # e.g. month 13
+        return None
+    return parsed.astimezone(timezone.utc)
+
+
+def read_events(lines: Iterable[str]) -> EventLog:
+    """Parse JSON lines. A line that is not a JSON object, or has no ``event`` name or no parseable ``timestamp``,
+    is broken: counted and skipped. Blank lines are not counted."""
+    events: list[Event] = []
+    broken = 0
+    broken_lines: list[int] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        event = _parse_line(number, line)
+        if event is None:
+            broken += 1
+            if len(broken_lines) < BROKEN_LINES_KEPT:
+                broken_lines.append(number)
+        else:
+            events.append(event)
+    return EventLog(tuple(events), broken, tuple(broken_lines))
+
+
+def _parse_line(number: int, line: str) -> Event | None:
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    name = data.get("event")
+    timestamp = parse_timestamp(data.get("timestamp"))
+    if not isinstance(name, str) or not name or timestamp is None:
+        return None
+    return Event(number, name, timestamp, MappingProxyType(data))
+
+
+# --- the timeline's data ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class PartitionRef:
+    """A partition as the events list them; ``thread`` (the consumer thread id) where the event says."""
+
+    topic: str
+    partition: int
+    thread: str | None = None
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.topic, self.partition)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of one attempt. The connector logs a step when it ends, with its duration, so ``start`` is
+    computed: ``end - duration_ms``. ``name`` is the event name without ``rebalance.``; ``number`` and ``title``
+    come from :mod:`zkconsumer.consumer.rebalance_steps` (an unknown step keeps its name as title and number 0)."""
+
+    name: str
+    number: int
+    title: str
+    known: bool
+    attempt: int
+    start: float
+    end: float
+    duration_ms: float
+    event: Event = field(repr=False, compare=False)
+
+    @property
+    def fields(self) -> Mapping[str, Any]:
+        return self.event.fields
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """Something on a lane that went wrong or was retried: ``kind`` is one of ``MARK_EVENTS``' values or
+    ``conflict``; ``event`` is the one it comes from, whose fields feed the words and the tooltip."""
+
+    kind: str
+    time: float
+    consumer_id: str
+    rebalance_id: int | None
+    attempt: int | None
+    event: Event = field(repr=False, compare=False)
+
+    @property
+    def fields(self) -> Mapping[str, Any]:
+        return self.event.fields
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """``outcome``: ``completed``, ``failed`` (``rebalance.attempt_failed``, with ``reason`` and ``backoff_ms``)
+    or ``unfinished`` (the trace ends, or the member shut down, in the middle of it)."""
+
+    number: int
+    start: float | None
+    end: float | None
+    outcome: str
+    reason: str | None = None
+    backoff_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """Stop-the-world: from the start of the rebalance's first ``stop_fetchers`` to the end of the
+    ``start_fetchers`` of the attempt that completed. Failed attempts in between stay inside the gap: their
+    fetchers never ran. ``finished`` is false when this rebalance did not restart the fetchers; ``end`` is then
+    whatever ended the silence (``ended_by``: a later rebalance's restart, the shutdown, the kill, the end of the
+    trace), and the gap is drawn but left out of the totals."""
+
+    start: float
+    end: float
+    finished: bool
+    ended_by: str
+
+    @property
+    def duration_ms(self) -> float:
+        return (self.end - self.start) * 1000.0
+
+
+@dataclass(frozen=True, slots=True)
+class Rebalance:
+    """One ``syncedRebalance`` of one consumer. ``outcome``: ``completed``, ``failed`` (``rebalance.failed``) or
+    ``unfinished``. ``duration_ms`` is the connector's own figure (on ``completed`` / ``failed``); ``owned`` is
+    ``rebalance.completed``'s full ownership after it."""
+
+    consumer_id: str
+    rebalance_id: int
+    cause: str | None
+    start: float
+    end: float
+    outcome: str
+    duration_ms: float | None
+    attempts: tuple[Attempt, ...]
+    steps: tuple[Step, ...]
+    gap: Gap | None
+    marks: tuple[Mark, ...]
+    owned: tuple[PartitionRef, ...] | None
+
+    @property
+    def failed_attempts(self) -> int:
+        return sum(1 for attempt in self.attempts if attempt.outcome == "failed")
+
+    @property
+    def conflicts(self) -> int:
+        """Partitions found held by someone else, summed over the attempts' claims."""
+        return sum(len(_list(mark.fields.get("conflicts"))) for mark in self.marks if mark.kind == CONFLICT)
+
+
+@dataclass(frozen=True, slots=True)
+class Life:
+    """A stretch of a member's existence: from its first event (or ``demo.member_started``) to its
+    ``consumer.shutdown`` (``shutdown``), ``demo.member_killed`` (``killed``), ``demo.member_stopped``
+    (``stopped``), or the end of the trace (``None``). A consumer id run again later gets a second life."""
+
+    start: float
+    end: float
+    ended_by: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class LaneSummary:
+    """The figures of the summary table. Stop-the-world counts the finished gaps only (see :class:`Gap`)."""
+
+    consumer_id: str
+    rebalances: int
+    completed: int
+    attempts: int
+    failed_attempts: int
+    conflicts: int
+    stop_the_world_ms: float
+    longest_gap_ms: float | None
+    longest_gap_rebalance: int | None
+    unfinished: int
+
+
+@dataclass(frozen=True, slots=True)
+class Lane:
+    """One consumer (a consumerIdString), in the order consumers first appear in the trace."""
+
+    consumer_id: str
+    group: str | None
+    lives: tuple[Life, ...]
+    rebalances: tuple[Rebalance, ...]
+    marks: tuple[Mark, ...]
+    fetcher_events: int
+
+    @property
+    def start(self) -> float:
+        return self.lives[0].start
+
+    def summary(self) -> LaneSummary:
+        finished = [r for r in self.rebalances if r.gap is not None and r.gap.finished]
+        longest = max(finished, key=lambda r: r.gap.duration_ms, default=None)  # type: ignore[union-attr]
+        return LaneSummary(
+            consumer_id=self.consumer_id,
+            rebalances=len(self.rebalances),
+            completed=sum(1 for r in self.rebalances if r.outcome == "completed"),
+            attempts=sum(len(r.attempts) for r in self.rebalances),
+            failed_attempts=sum(r.failed_attempts for r in self.rebalances),
+            conflicts=sum(r.conflicts for r in self.rebalances),
+            stop_the_world_ms=sum(r.gap.duration_ms for r in finished),  # type: ignore[union-attr]
+            longest_gap_ms=longest.gap.duration_ms if longest is not None else None,  # type: ignore[union-attr]
+            longest_gap_rebalance=longest.rebalance_id if longest is not None else None,
+            unfinished=sum(1 for r in self.rebalances if r.outcome != "completed"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Ownership:
+    """One thread owning one partition from ``start`` to ``end`` (``None``: still at the end of the trace).
+    ``ended_by``: ``released``, ``session_expired``, ``shutdown``, ``taken_over`` (``successor`` claimed it: how
+    a SIGKILLed member's ownership ends, when its session expires and someone else claims), ``moved`` (the same
+    consumer gave it to another of its threads), ``not_owned`` (missing from ``rebalance.completed``'s
+    ``owned``), or ``None``."""
+
+    topic: str
+    partition: int
+    consumer_id: str
+    thread: str | None
+    start: float
+    end: float | None
+    ended_by: str | None = None
+    successor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """A ``demo.*`` event: drawn across every lane (a scene, a member started or killed, partitions added, a
+    scene settled). ``demo.member_output`` with a ``consumer_id`` is a mark on that member's lane instead."""
+
+    time: float
+    name: str
+    fields: Mapping[str, Any]
+
+    @property
+    def kind(self) -> str:
+        return self.name[len(MARKER_PREFIX):]
+
+    @property
+    def consumer_id(self) -> str | None:
+        value = self.fields.get("consumer_id")
+        return value if isinstance(value, str) and value else None
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """An event the text timeline may show, with its time on the timeline; ``marker`` when it is a demo marker
+    (a heading), else it belongs to the consumer in its ``consumer_id``."""
+
+    time: float
+    event: Event
+    marker: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    """Rebalances of any consumers that overlap or follow each other within ``ROUND_JOIN_S``: the group reacting
+    to one change. The HTML page zooms into each round, where the steps of all members can be compared."""
+
+    index: int
+    start: float
+    end: float
+    rebalances: tuple[Rebalance, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """Everything a renderer draws. ``origin`` is the absolute time of 0.0 (``None`` for an empty trace);
+    ``end`` is the last moment with something on it. ``partitions`` lists every partition seen owned, assigned or
+    counted (``rebalance.assign``'s ``partitions``, ``demo.partitions_added``), owned or not."""
+
+    origin: datetime | None
+    end: float
+    lanes: tuple[Lane, ...]
+    ownership: tuple[Ownership, ...]
+    partitions: tuple[tuple[str, int], ...]
+    markers: tuple[Marker, ...]
+    entries: tuple[Entry, ...]
+    fetcher_events: int = 0
+    ignored_events: int = 0
+    skipped_lines: int = 0
+    skipped_line_numbers: tuple[int, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not self.lanes and not self.markers
+
+    def lane(self, consumer_id: str) -> Lane:
+        for lane in self.lanes:
+            if lane.consumer_id == consumer_id:
+                return lane
+        raise KeyError(consumer_id)
+
+    def rebalance(self, consumer_id: str, rebalance_id: int) -> Rebalance:
+        """The last rebalance with this id (a consumer id run twice counts from 1 again)."""
+        for rebalance in reversed(self.lane(consumer_id).rebalances):
+            if rebalance.rebalance_id == rebalance_id:
+                return rebalance
+        raise KeyError((consumer_id, rebalance_id))
+
+    def owners(self, topic: str, partition: int) -> tuple[Ownership, ...]:
+        return tuple(o for o in self.ownership if (o.topic, o.partition) == (topic, partition))
+
+    def at(self, seconds: float) -> datetime | None:
+        return None if self.origin is None else self.origin + timedelta(seconds=seconds)
+
+
+# --- building ---------------------------------------------------------------------------------------------------
+
+
+def _number(value: object) -> float | None:
+    """A finite number, not a bool (JSON ``true`` is not a duration)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _list(value: object) -> list:
+    return value if isinstance(value, list) else []
+
+
+def partition_refs(value: object) -> tuple[PartitionRef, ...]:
+    """The ``[{"topic", "partition", "thread"?}]`` lists of the events; entries of another shape are left out."""
+    refs = []
+    for item in _list(value):
+        if not isinstance(item, dict):
+            continue
+        topic, partition, thread = item.get("topic"), _int(item.get("partition")), item.get("thread")
+        if isinstance(topic, str) and partition is not None:
+            refs.append(PartitionRef(topic, partition, thread if isinstance(thread, str) else None))
+    return tuple(refs)
+
+
+class _RebalanceBuilder:
+    def __init__(self, consumer_id: str, rebalance_id: int, time: float, cause: str | None, started: bool) -> None:
+        self.consumer_id = consumer_id
+        self.rebalance_id = rebalance_id
+        self.cause = cause
+        self.started_at = time if started else None
+        self.last = time
+        self.steps: list[Step] = []
+        self.marks: list[Mark] = []
+        self.failed: dict[int, tuple[float, str | None, float | None]] = {}
+        self.outcome = "unfinished"
+        self.ended_at: float | None = None
+        self.duration_ms: float | None = None
+        self.completed_attempt: int | None = None
+        self.owned: tuple[PartitionRef, ...] | None = None
+
+    @property
+    def open(self) -> bool:
+        return self.outcome == "unfinished"
+
+    def attempts(self) -> tuple[Attempt, ...]:
+        numbers = {step.attempt for step in self.steps} | set(self.failed)
+        numbers |= {m.attempt for m in self.marks if m.attempt is not None}
+        if self.completed_attempt is not None:
+            numbers.add(self.completed_attempt)
+        attempts = []
+        for number in sorted(numbers):
+            steps = [s for s in self.steps if s.attempt == number]
+            start = min((s.start for s in steps), default=None)
+            end = max((s.end for s in steps), default=None)
+            if number in self.failed:
+                failed_at, reason, backoff = self.failed[number]
+                attempts.append(Attempt(number, start if start is not None else failed_at, failed_at, "failed",
+                                        reason, backoff))
+            elif number == self.completed_attempt:
+                attempts.append(Attempt(number, start, self.ended_at, "completed"))
+            else:
+                attempts.append(Attempt(number, start, end, "unfinished"))
+        return tuple(attempts)
+
+
+class _LaneBuilder:
+    def __init__(self, consumer_id: str) -> None:
+        self.consumer_id = consumer_id
+        self.group: str | None = None
+        self.lives: list[Life] = []
+        self.alive_since: float | None = None
+        self.rebalances: list[_RebalanceBuilder] = []
+        self.current: _RebalanceBuilder | None = None
+        self.marks: list[Mark] = []
+        self.fetcher_events = 0
+
+    def touch(self, time: float) -> None:
+        if self.alive_since is None:
+            self.alive_since = time
+
+    def end_life(self, time: float, ended_by: str | None) -> None:
+        if self.alive_since is None:
+            return
+        self.lives.append(Life(self.alive_since, time, ended_by))
+        self.alive_since = None
+        self.current = None
+
+    def rebalance_for(self, event: Event, time: float) -> _RebalanceBuilder:
+        """The rebalance an event belongs to: by ``rebalance_id``, the current one first (ids restart at 1 when a
+        consumer id is run again); one is made up when the trace starts in the middle of it."""
+        rid = _int(event.fields.get("rebalance_id"))
+        if event.name == "rebalance.started":
+            cause = event.fields.get("cause")
+            rebalance = _RebalanceBuilder(self.consumer_id, rid if rid is not None else len(self.rebalances) + 1,
+                                          time, cause if isinstance(cause, str) else None, started=True)
+        else:
+            if self.current is not None and (rid is None or rid == self.current.rebalance_id):
+                return self.current
+            for candidate in reversed(self.rebalances):
+                if candidate.rebalance_id == rid:
+                    return candidate
+            rebalance = _RebalanceBuilder(self.consumer_id, rid if rid is not None else len(self.rebalances) + 1,
+                                          time, None, started=False)
+        self.rebalances.append(rebalance)
+        self.current = rebalance
+        return rebalance
+
+
+class _Ownerships:
+    """Who owns each partition, as the events tell it; at most one open stretch per partition."""
+
+    def __init__(self) -> None:
+        self.open: dict[tuple[str, int], list] = {}  # key -> [consumer, thread, start]
+        self.done: list[Ownership] = []
+
+    def _close(self, key: tuple[str, int], time: float, ended_by: str | None, successor: str | None = None) -> None:
+        consumer, thread, start = self.open.pop(key)
+        self.done.append(Ownership(key[0], key[1], consumer, thread, start, time, ended_by, successor))
+
+    def claim(self, consumer: str, ref: PartitionRef, time: float) -> None:
+        held = self.open.get(ref.key)
+        if held is not None:
+            if held[0] == consumer and (held[1] == ref.thread or ref.thread is None):
+                return
+            self._close(ref.key, time, "moved" if held[0] == consumer else "taken_over", consumer)
+        self.open[ref.key] = [consumer, ref.thread, time]
+
+    def end(self, consumer: str, keys: Iterable[tuple[str, int]], time: float, ended_by: str) -> None:
+        for key in keys:
+            held = self.open.get(key)
+            if held is not None and held[0] == consumer:
+                self._close(key, time, ended_by)
+
+    def held_by(self, consumer: str) -> list[tuple[str, int]]:
+        return [key for key, held in self.open.items() if held[0] == consumer]
+
+    def finish(self) -> tuple[Ownership, ...]:
+        for key, (consumer, thread, start) in list(self.open.items()):
+            self.done.append(Ownership(key[0], key[1], consumer, thread, start, None, None))
+        self.open.clear()
+        return tuple(sorted(self.done, key=lambda o: (o.topic, o.partition, o.start, o.consumer_id)))
+
+
+def build_timeline(events: EventLog | Iterable[Event]) -> Timeline:
+    """Lanes, rebalances, gaps, ownership and markers from parsed events, in timestamp order (the order of the
+    lines breaks ties). Events of a connector need ``consumer_id``; ``demo.*`` events are markers; other events
+    without ``consumer_id`` are counted in ``ignored_events``; fetcher events only in ``fetcher_events``."""
+    skipped, skipped_numbers = 0, ()
+    if isinstance(events, EventLog):
+        skipped, skipped_numbers = events.broken, events.broken_lines
+        events = events.events
+    ordered = sorted(events, key=lambda e: (e.timestamp, e.line))
+    relevant = [e for e in ordered if e.consumer_id is not None or e.is_marker]
+    ignored = len(ordered) - len(relevant)
+    if not relevant:
+        return Timeline(None, 0.0, (), (), (), (), (), 0, ignored, skipped, skipped_numbers)
+
+    origin = min(e.timestamp - timedelta(milliseconds=_step_duration(e)) for e in relevant)
+
+    def seconds(event: Event) -> float:
+        return (event.timestamp - origin).total_seconds()
+
+    end = max(seconds(e) for e in relevant)
+    lanes: dict[str, _LaneBuilder] = {}
+    ownership = _Ownerships()
+    partitions: set[tuple[str, int]] = set()
+    markers: list[Marker] = []
+    entries: list[Entry] = []
+    fetcher_events = 0
+
+    for event in relevant:
+        time = seconds(event)
+        if event.is_marker and not (event.name in MARK_EVENTS and event.consumer_id is not None):
+            marker = Marker(time, event.name, event.fields)
+            markers.append(marker)
+            entries.append(Entry(time, event, marker=True))
+            _apply_marker(marker, lanes, ownership, partitions)
+            continue
+        consumer = event.consumer_id
+        assert consumer is not None
+        lane = lanes.get(consumer)
+        if lane is None:
+            lane = lanes[consumer] = _LaneBuilder(consumer)
+        lane.touch(time)
+        group = event.fields.get("group")
+        if lane.group is None and isinstance(group, str):
+            lane.group = group
+        if event.is_fetcher:
+            lane.fetcher_events += 1
+            fetcher_events += 1
+            continue
+        entries.append(Entry(time, event))
+        _apply(event, time, lane, ownership, partitions)
+
+    for lane in lanes.values():
+        lane.end_life(end, None)
+    owned = ownership.finish()
+    partitions.update(o_key for o_key in ((o.topic, o.partition) for o in owned))
+    built = tuple(_finish_lane(lane, end) for lane in lanes.values())
+    return Timeline(origin, end, built, owned, tuple(sorted(partitions)), tuple(markers), tuple(entries),
+                    fetcher_events, ignored, skipped, skipped_numbers)
+
+
+def _step_duration(event: Event) -> float:
+    """How far before its timestamp an event's block starts: a step's duration, else nothing."""
+    if event.name in BY_EVENT or _is_unknown_step(event):
+        return max(_number(event.fields.get("duration_ms")) or 0.0, 0.0)
+    return 0.0
+
+
+def _is_unknown_step(event: Event) -> bool:
+    """A ``rebalance.*`` event this code does not know but that looks like a step (a later version's)."""
+    return (event.name.startswith("rebalance.") and event.name not in BY_EVENT and event.name not in MARK_EVENTS
+            and _int(event.fields.get("step")) is not None and _number(event.fields.get("duration_ms")) is not None)
+
+
+def _apply_marker(marker: Marker, lanes: dict[str, _LaneBuilder], ownership: _Ownerships,
+                  partitions: set[tuple[str, int]]) -> None:
+    consumer = marker.consumer_id
+    if marker.name == "demo.partitions_added":
+        topic, after = marker.fields.get("topic"), _int(marker.fields.get("after"))
+        if isinstance(topic, str) and after is not None:
+            partitions.update((topic, p) for p in range(min(after, 100_000)))
+    if consumer is None:
+        return
+    lane = lanes.get(consumer)
+    if marker.name == "demo.member_started":
+        if lane is None:
+            lane = lanes[consumer] = _LaneBuilder(consumer)
+        if lane.alive_since is None:
+            lane.touch(marker.time)
+    elif lane is not None and marker.name == "demo.member_killed":
+        # Its owner znodes live on until its session expires; someone else's claim ends them.
+        lane.end_life(marker.time, "killed")
+    elif lane is not None and marker.name == "demo.member_stopped" and lane.alive_since is not None:
+        ownership.end(consumer, ownership.held_by(consumer), marker.time, "shutdown")
+        lane.end_life(marker.time, "stopped")
+
+
+def _apply(event: Event, time: float, lane: _LaneBuilder, ownership: _Ownerships,
+           partitions: set[tuple[str, int]]) -> None:
+    name, fields, consumer = event.name, event.fields, lane.consumer_id
+    if name == "consumer.shutdown":
+        ownership.end(consumer, ownership.held_by(consumer), time, "shutdown")  # the session's close deletes them
+        lane.end_life(time, "shutdown")
+        return
+    if name == "session.expired":
+        ownership.end(consumer, [r.key for r in partition_refs(fields.get("dropped"))], time, "session_expired")
+        ownership.end(consumer, ownership.held_by(consumer), time, "session_expired")
+    if name in ("rebalance.retrying_after_failure", "rebalance.error") or (
+            name in MARK_EVENTS and not name.startswith("rebalance.")):
+        rid = lane.current.rebalance_id if lane.current is not None else None
+        lane.marks.append(Mark(MARK_EVENTS[name], time, consumer, rid, None, event))
+        return
+    if not name.startswith("rebalance.") or name == "rebalance.triggered":
+        return
+    step = BY_EVENT.get(name)
+    if not (name == "rebalance.started" or name in MARK_EVENTS or name == "rebalance.completed" or step is not None
+            or _is_unknown_step(event)):
+        return  # an unknown rebalance.* event that is not a step
+    rebalance = lane.rebalance_for(event, time)
+    rebalance.last = max(rebalance.last, time)
+    attempt = _int(fields.get("attempt"))
+    if name == "rebalance.started":
+        return
+    if name == "rebalance.completed":
+        rebalance.outcome, rebalance.ended_at = "completed", time
+        rebalance.duration_ms = _number(fields.get("duration_ms"))
+        rebalance.completed_attempt = _int(fields.get("attempts")) or max(
+            (s.attempt for s in rebalance.steps), default=1)
+        rebalance.owned = partition_refs(fields.get("owned"))
+        now_owned = {ref.key for ref in rebalance.owned}
+        ownership.end(consumer, [k for k in ownership.held_by(consumer) if k not in now_owned], time, "not_owned")
+        for ref in rebalance.owned:
+            ownership.claim(consumer, ref, time)
+            partitions.add(ref.key)
+        return
+    if name in MARK_EVENTS:
+        mark = Mark(MARK_EVENTS[name], time, consumer, rebalance.rebalance_id, attempt, event)
+        rebalance.marks.append(mark)
+        lane.marks.append(mark)
+        if name == "rebalance.attempt_failed":
+            reason = fields.get("reason")
+            rebalance.failed[attempt or len(rebalance.failed) + 1] = (
+                time, reason if isinstance(reason, str) else None, _number(fields.get("backoff_ms")))
+        elif name == "rebalance.failed":
+            rebalance.outcome, rebalance.ended_at = "failed", time
+            rebalance.duration_ms = _number(fields.get("duration_ms"))
+        return
+    duration = max(_number(fields.get("duration_ms")) or 0.0, 0.0)
+    if step is not None:
+        number, title, short = step.number, step.title, step.name
+    else:
+        short = name[len("rebalance."):]
+        number, title = _int(fields.get("step")) or 0, short.replace("_", " ")
+    rebalance.steps.append(Step(short, number, title, step is not None, attempt or 1, time - duration / 1000.0, time,
+                                duration, event))
+    if name == "rebalance.claim":
+        for ref in partition_refs(fields.get("claimed")) + partition_refs(fields.get("already_ours")):
+            ownership.claim(consumer, ref, time)
+            partitions.add(ref.key)
+        if _list(fields.get("conflicts")):
+            mark = Mark(CONFLICT, time, consumer, rebalance.rebalance_id, attempt, event)
+            rebalance.marks.append(mark)
+            lane.marks.append(mark)
+    elif name == "rebalance.release":
+        ownership.end(consumer, [r.key for r in partition_refs(fields.get("released"))], time, "released")
+    elif name == "rebalance.assign":
+        counts = fields.get("partitions")
+        if isinstance(counts, dict):
+            for topic, count in counts.items():
+                if isinstance(topic, str) and _int(count) is not None:
+                    partitions.update((topic, p) for p in range(min(count, 100_000)))
+
+
+def _finish_lane(lane: _LaneBuilder, end: float) -> Lane:
+    lives = tuple(lane.lives)
+    restarts = sorted(s.end for r in lane.rebalances for s in r.steps if s.name == "start_fetchers")
+    rebalances = tuple(_finish_rebalance(r, lives, restarts) for r in lane.rebalances)
+    return Lane(lane.consumer_id, lane.group, lives, rebalances, tuple(lane.marks), lane.fetcher_events)
+
+
+def _finish_rebalance(rebalance: _RebalanceBuilder, lives: tuple[Life, ...], restarts: list[float]) -> Rebalance:
+    steps = tuple(rebalance.steps)
+    start_candidates = [s.start for s in steps]
+    if rebalance.started_at is not None:
+        start_candidates.append(rebalance.started_at)
+    start = min(start_candidates, default=rebalance.last)
+    end = rebalance.ended_at if rebalance.ended_at is not None else max(
+        [rebalance.last] + [s.end for s in steps] + [m.time for m in rebalance.marks])
+    return Rebalance(
+        consumer_id=rebalance.consumer_id,
+        rebalance_id=rebalance.rebalance_id,
+        cause=rebalance.cause,
+        start=start,
+        end=end,
+        outcome=rebalance.outcome,
+        duration_ms=rebalance.duration_ms,
+        attempts=rebalance.attempts(),
+        steps=steps,
+        gap=_gap(rebalance, steps, lives, restarts),
+        marks=tuple(rebalance.marks),
+        owned=rebalance.owned,
+    )
+
+
+def _gap(rebalance: _RebalanceBuilder, steps: tuple[Step, ...], lives: tuple[Life, ...],
+         restarts: list[float]) -> Gap | None:
+    stops = [s for s in steps if s.name == "stop_fetchers"]
+    if not stops:
+        return None
+    start = min(s.start for s in stops)
+    if rebalance.outcome == "completed":
+        restart = [s for s in steps if s.name == "start_fetchers" and s.attempt == rebalance.completed_attempt]
+        if restart:
+            return Gap(start, max(s.end for s in restart), True, "restart")
+        assert rebalance.ended_at is not None
+        return Gap(start, rebalance.ended_at, True, "completed")  # completed owning nothing to fetch
+    later = [t for t in restarts if t > start]
+    life = next((life for life in lives if life.start <= start <= life.end), lives[-1] if lives else None)
+    life_end = life.end if life is not None else rebalance.last
+    if later and later[0] <= life_end:
+        return Gap(start, later[0], False, "later_restart")
+    return Gap(start, max(life_end, start), False, (life.ended_by if life is not None else None) or "trace_end")
+
+
+def rebalance_rounds(timeline: Timeline, join_s: float = ROUND_JOIN_S) -> tuple[Round, ...]:
+    """Group every consumer's rebalances into rounds: overlapping, or less than ``join_s`` apart."""
+    everything = sorted((r for lane in timeline.lanes for r in lane.rebalances), key=lambda r: (r.start, r.end))
+    rounds: list[list[Rebalance]] = []
+    round_end = -math.inf
+    for rebalance in everything:
+        if rounds and rebalance.start <= round_end + join_s:
+            rounds[-1].append(rebalance)
+            round_end = max(round_end, _extent_end(rebalance))
+        else:
+            rounds.append([rebalance])
+            round_end = _extent_end(rebalance)
+    return tuple(
+        Round(i, min(r.start for r in members), max(_extent_end(r) for r in members), tuple(members))
+        for i, members in enumerate(rounds, start=1)
+    )
+
+
+def _extent_end(rebalance: Rebalance) -> float:
+    """A rebalance reaches to its end, or to the end of its gap when that outlives it."""
+    if rebalance.gap is not None and rebalance.gap.finished:
+        return max(rebalance.end, rebalance.gap.end)
+    return rebalance.end

@@ -1,0 +1,194 @@
+"""The terminal timeline (``zkconsumer trace show``): one line per event worth reading, in time order.
+
+Each line is the time since the start of the trace, the consumer, and what happened in a few words: a step with
+its title (from :mod:`zkconsumer.consumer.rebalance_steps`) and duration, a rebalance's outcome with its stop-the-world
+gap and the ownership it ended with, conflicts and failures flagged ``!!``. The demo's markers are headings, so a
+scene and what the members did in it read together. Fetcher events are left out (there are many, and they say
+how data moved, not how the group rebalanced); they are counted in the header. A summary per consumer closes it.
+
+Pure: returns the lines; printing them is the CLI's job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from zkconsumer.consumer.rebalance_steps import BY_EVENT
+from zkconsumer.trace.timeline import (
+    MARK_EVENTS,
+    Entry,
+    Event,
+    EventLog,
+    Mark,
+    Marker,
+    Ownership,
+    Rebalance,
+    Step,
+    Timeline,
+    build_timeline,
+    partition_refs,
+)
+from zkconsumer.trace.words import (
+    describe_mark,
+    describe_marker,
+    describe_rebalance,
+    describe_step,
+    fmt_ms,
+    fmt_offset,
+    fmt_partitions,
+    plural,
+)
+
+ALERT = "!!"
+
+
+def render_text(source: Timeline | EventLog | Iterable[Event]) -> list[str]:
+    """The timeline as lines of plain ASCII text (no trailing newlines)."""
+    timeline = source if isinstance(source, Timeline) else build_timeline(source)
+    if timeline.empty or timeline.origin is None:
+        return ["(no consumer or demo event in this trace)"]
+    width = max((len(lane.consumer_id) for lane in timeline.lanes), default=8)
+    lookup = _Lookup(timeline)
+    lines = [
+        f"trace from {timeline.origin.strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3]}Z, {timeline.end:.3f} s, "
+        f"{plural(len(timeline.lanes), 'consumer')}, {plural(len(timeline.markers), 'marker')} "
+        f"({plural(timeline.fetcher_events, 'fetcher event')} not shown)",
+    ]
+    for entry in timeline.entries:
+        if entry.marker:
+            lines.extend(_marker_lines(entry))
+            continue
+        text = _describe(entry, lookup)
+        if text is not None:
+            consumer = entry.event.consumer_id or ""
+            lines.append(f"{fmt_offset(entry.time):>10}  {consumer:<{width}}  {text}")
+    lines.extend(_summary(timeline))
+    return lines
+
+
+class _Lookup:
+    """From an entry back to the model objects built from its event: steps by the event itself, rebalances by
+    their end (the ``rebalance.completed`` time; a consumer id run twice reuses rebalance ids)."""
+
+    def __init__(self, timeline: Timeline) -> None:
+        self.steps: dict[int, Step] = {}
+        self.rebalances: dict[tuple[str, float], Rebalance] = {}
+        self.marks: dict[int, Mark] = {}
+        self.takeovers: dict[tuple[str, float], list[Ownership]] = {}
+        for owner in timeline.ownership:
+            if owner.ended_by == "taken_over" and owner.successor is not None and owner.end is not None:
+                self.takeovers.setdefault((owner.successor, owner.end), []).append(owner)
+        for lane in timeline.lanes:
+            for rebalance in lane.rebalances:
+                self.rebalances[(lane.consumer_id, rebalance.end)] = rebalance
+                for step in rebalance.steps:
+                    self.steps[id(step.event)] = step
+            for mark in lane.marks:
+                self.marks[id(mark.event)] = mark
+
+
+def _marker_lines(entry: Entry) -> list[str]:
+    label, note = describe_marker(Marker(entry.time, entry.event.name, entry.event.fields))
+    lines = ["", f"=== {fmt_offset(entry.time)}  {label} ==="]
+    if note:
+        lines.append(f"    {note}")
+    return lines
+
+
+def _describe(entry: Entry, lookup: _Lookup) -> str | None:
+    event, time = entry.event, entry.time
+    name, f = event.name, event.fields
+    consumer = event.consumer_id or ""
+    step_def = BY_EVENT.get(name)
+    if step_def is not None or (name.startswith("rebalance.") and "step" in f and "duration_ms" in f
+                                and name not in MARK_EVENTS):
+        step = lookup.steps.get(id(event))
+        if step is None:
+            return None
+        facts = describe_step(step)
+        prefix = f"{ALERT} " if step.name == "claim" and f.get("conflicts") else ""
+        taken = lookup.takeovers.get((consumer, time), []) if step.name == "claim" else []
+        if taken:
+            facts += "; took over " + ", ".join(
+                f"{o.topic}-{o.partition} from {o.thread or o.consumer_id}" for o in taken)
+        rid = f.get("rebalance_id", "?")
+        return (f"{prefix}[r{rid} a{step.attempt}] {step.number} {step.title} ({fmt_ms(step.duration_ms)})"
+                + (f": {facts}" if facts else ""))
+    if name in MARK_EVENTS:
+        mark = lookup.marks.get(id(event))
+        return f"{ALERT} {describe_mark(mark)}" if mark is not None else None
+    if name == "rebalance.started":
+        return f"rebalance {f.get('rebalance_id', '?')} started ({f.get('cause', '?')}, {f.get('strategy', '?')})"
+    if name == "rebalance.completed":
+        rebalance = lookup.rebalances.get((consumer, time))
+        if rebalance is None:
+            return None
+        return f"{describe_rebalance(rebalance)}; owns {fmt_partitions(rebalance.owned or ())}"
+    if name == "rebalance.triggered":
+        members = f.get("members")
+        extra = f"; members {', '.join(str(m) for m in members)}" if isinstance(members, list) else ""
+        return f"watch fired: {f.get('cause', '?')}{extra}"
+    if name == "consumer.connected":
+        where = f" {f['zookeeper']}" if f.get("zookeeper") else ""
+        return f"connected to ZooKeeper{where} (session {f.get('session_id', '?')})"
+    if name == "consumer.registered":
+        again = " again, after a session expiry" if f.get("reregistered") else ""
+        return f"registered{again} at {f.get('path', '?')}"
+    if name == "consumer.registration_waiting":
+        return f"waiting: {f.get('path', '?')} still held by session {f.get('owner_session', '?')}"
+    if name == "zookeeper.connected":
+        return "reconnected to ZooKeeper with a new session" if f.get("new_session") else "reconnected to ZooKeeper"
+    if name == "consumer.shutting_down":
+        return "shutting down"
+    if name == "consumer.shutdown":
+        duration = f.get("duration_ms")
+        return "shut down" + (f" in {fmt_ms(duration)}" if isinstance(duration, (int, float)) else "") + \
+            ": its owner znodes go with its session"
+    if name == "consumer.shutdown_error":
+        return f"{ALERT} shutdown error: {f.get('error', '?')}"
+    if name == "offsets.committed":
+        return f"committed offsets ({f.get('reason', '?')}): {_offsets(f.get('offsets'))}"
+    if name == "offsets.commit_skipped":
+        return f"{ALERT} commit skipped ({f.get('reason', '?')}): a higher offset is in ZooKeeper"
+    if name == "offsets.commit_failed":
+        return f"{ALERT} commit failed ({f.get('reason', '?')}): {f.get('error', '?')}"
+    if name == "znode.malformed":
+        return f"{ALERT} znode {f.get('path', '?')}: {f.get('problem', '?')}"
+    if name == "stream.offset_gap":
+        return (f"{ALERT} offset gap in {f.get('topic')}-{f.get('partition')}: consumed {f.get('consumed_offset')}, "
+                f"next chunk at {f.get('fetch_offset')} (may lose data)")
+    if name == "stream.end":
+        return f"stream {f.get('stream', '?')} ended"
+    level = f.get("level")
+    if level in ("warning", "error", "critical"):
+        return f"{ALERT} {level}: {name}"
+    return None
+
+
+def _offsets(value: object) -> str:
+    refs = partition_refs(value)
+    offsets = {(i.get("topic"), i.get("partition")): i.get("offset") for i in value if isinstance(i, dict)} \
+        if isinstance(value, list) else {}
+    if not refs:
+        return "none"
+    shown = [f"{r.topic}-{r.partition}={offsets.get((r.topic, r.partition))}" for r in refs[:8]]
+    return ", ".join(shown) + (f", ... (+{len(refs) - 8} more)" if len(refs) > 8 else "")
+
+
+def _summary(timeline: Timeline) -> list[str]:
+    lines = ["", "=== summary ==="]
+    for lane in timeline.lanes:
+        s = lane.summary()
+        longest = (f", longest {fmt_ms(s.longest_gap_ms)} (rebalance {s.longest_gap_rebalance})"
+                   if s.longest_gap_ms is not None else "")
+        unfinished = f", {s.unfinished} not completed" if s.unfinished else ""
+        lines.append(f"{lane.consumer_id}: {plural(s.rebalances, 'rebalance')} ({plural(s.attempts, 'attempt')}, "
+                     f"{s.failed_attempts} failed, {plural(s.conflicts, 'conflict')}{unfinished}); "
+                     f"stop-the-world {fmt_ms(s.stop_the_world_ms)}{longest}")
+    owners = [o for o in timeline.ownership if o.end is None]
+    if owners:
+        lines.append("owners at the end: " + ", ".join(
+            f"{o.topic}-{o.partition} {o.thread or o.consumer_id}" for o in owners))
+    if timeline.skipped_lines:
+        lines.append(f"{plural(timeline.skipped_lines, 'broken line')} skipped")
+    return lines
