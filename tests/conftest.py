@@ -12,14 +12,13 @@ from collections.abc import Iterator
 import pytest
 import structlog
 from kazoo.client import KazooClient
+from support import CHROOT_BASE
 
 import zkconsumer.log
 from zkconsumer.bridge.metadata_bridge import MetadataBridge
 from zkconsumer.embedded.broker import provide_broker
 from zkconsumer.embedded.zookeeper import provide_zookeeper
 from zkconsumer.zk.client import close_client, open_client
-
-CHROOT_BASE = "/zkconsumer-tests"
 
 
 @pytest.fixture(autouse=True)

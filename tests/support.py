@@ -7,6 +7,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE_EVENTS = REPO / "tests" / "data" / "sample-events.jsonl"  # a recorded three-member run
+CHROOT_BASE = "/zkconsumer-tests"  # every test's chroot lives under it
 
 
 def wait_for(predicate: Callable[[], object], timeout: float = 15.0, interval: float = 0.05) -> object:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from pathlib import Path
 
-EXAMPLE = Path(__file__).parents[1] / "examples" / "three_consumers.py"
+from support import REPO
+
+EXAMPLE = REPO / "examples" / "three_consumers.py"
 
 
 def test_three_consumers_share_a_topic(kafka_zk, bootstrap_servers, topic_name):

@@ -10,11 +10,12 @@ import struct
 from pathlib import Path
 
 from browser import dump_dom, screenshot
+from support import SAMPLE_EVENTS
 
 from zkconsumer.trace.timeline import build_timeline, read_events
 from zkconsumer.trace.timeline_html import render_html
 
-SAMPLE = Path(__file__).parent / "data" / "sample-events.jsonl"
+SAMPLE = SAMPLE_EVENTS
 
 
 def body_attributes(dom: str) -> dict[str, str]:

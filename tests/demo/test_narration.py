@@ -4,12 +4,13 @@ with its duration, each meaning told once, conflicts and stop-the-world gaps in 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+
+from support import SAMPLE_EVENTS
 
 from zkconsumer.consumer.rebalance_steps import STEPS
 from zkconsumer.demo.narration import RebalanceNarrator
 
-SAMPLE = Path(__file__).with_name("data") / "sample-events.jsonl"
+SAMPLE = SAMPLE_EVENTS
 
 
 def narrate(explain: bool = True) -> list[str]:

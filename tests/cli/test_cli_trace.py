@@ -6,14 +6,13 @@ from __future__ import annotations
 import io
 import json
 import sys
-from pathlib import Path
 
 import pytest
-from support import zkconsumer_cli
+from support import SAMPLE_EVENTS, zkconsumer_cli
 
 from zkconsumer import cli
 
-SAMPLE = Path(__file__).parent / "data" / "sample-events.jsonl"
+SAMPLE = SAMPLE_EVENTS
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
-from conftest import CHROOT_BASE
+from support import CHROOT_BASE
 
 from zkconsumer.embedded.broker import provide_broker
 from zkconsumer.embedded.process import free_port

@@ -8,9 +8,9 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
+from support import SAMPLE_EVENTS
 
 from zkconsumer.consumer.rebalance_steps import BY_EVENT, STEPS
 from zkconsumer.trace.timeline import (
@@ -24,7 +24,7 @@ from zkconsumer.trace.timeline_html import render_html, render_svg
 from zkconsumer.trace.timeline_text import render_text
 from zkconsumer.trace.words import fmt_ms
 
-SAMPLE = Path(__file__).parent / "data" / "sample-events.jsonl"
+SAMPLE = SAMPLE_EVENTS
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 
 
