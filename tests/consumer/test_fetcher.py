@@ -19,7 +19,6 @@ from confluent_kafka import Producer
 from structlog.testing import capture_logs
 from support import wait_for
 
-from zkconsumer.assignors.model import TopicPartition
 from zkconsumer.bridge.metadata_bridge import MetadataBridge
 from zkconsumer.config import ConsumerConfig, identity_decoder
 from zkconsumer.consumer.consumer_fetcher_manager import ConsumerFetcherManager, fetcher_id_for
@@ -29,6 +28,7 @@ from zkconsumer.consumer.partition_topic_info import INVALID_OFFSET, ChunkQueue,
 from zkconsumer.errors import MessageSizeTooLargeException
 from zkconsumer.kafka.metadata import admin_client, fetch_metadata
 from zkconsumer.kafka.topics import create_topic
+from zkconsumer.types import TopicPartition
 
 GROUP = "fetcher-test"
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from zkconsumer.assignors.model import TopicPartition
 from zkconsumer.consumer.rebalance_plan import NotRegisteredError, plan_rebalance
 from zkconsumer.group.snapshot import GroupSnapshot, read_group_snapshot
 from zkconsumer.group.topic_count import TopicCount, Whitelist
+from zkconsumer.types import TopicPartition
 
 
 def snapshot(members: dict[str, TopicCount], partitions: dict[str, int]) -> GroupSnapshot:

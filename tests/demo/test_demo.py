@@ -13,7 +13,6 @@ import pytest
 from browser import dump_dom
 from support import wait_for, zkconsumer_cli
 
-from zkconsumer.assignors.model import TopicPartition
 from zkconsumer.cli import main
 from zkconsumer.demo.rebalance_demo import (
     CHROOT,
@@ -26,6 +25,7 @@ from zkconsumer.demo.rebalance_demo import (
 )
 from zkconsumer.errors import UsageError
 from zkconsumer.log import configure_logging
+from zkconsumer.types import TopicPartition
 
 EXPECTED_RANGE = {  # scene -> partition -> owner thread (Kafka's RangeAssignor over sorted thread ids)
     1: {0: "demo_c1-0", 1: "demo_c1-0", 2: "demo_c1-0", 3: "demo_c1-0"},

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from kazoo.client import KazooClient
 
-from zkconsumer.assignors.model import TopicPartition
 from zkconsumer.group.offset_store import ZooKeeperOffsetStore
 from zkconsumer.group.ownership import claim_partitions, current_holders, release_partitions
+from zkconsumer.types import TopicPartition
 from zkconsumer.zk.client import close_client, open_client
 
 T0, T1, T2 = (TopicPartition("t", p) for p in range(3))

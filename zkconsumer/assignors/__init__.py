@@ -4,15 +4,9 @@ Look strategies up by name with :func:`create`; every one takes an :class:`Assig
 an :class:`AssignmentResult`.
 """
 
-from zkconsumer.assignors.model import (
-    AssignmentError,
-    AssignmentInput,
-    AssignmentResult,
-    Assignor,
-    Member,
-    TopicPartition,
-)
+from zkconsumer.assignors.model import AssignmentError, AssignmentInput, AssignmentResult, Assignor, Member
 from zkconsumer.assignors.registry import NAMES, StrategyOptions, create
+from zkconsumer.types import TopicPartition
 
 __all__ = [
     "NAMES",

@@ -9,13 +9,14 @@ because which partitions wait for a second round is the point of choosing it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from zkconsumer.assignors.cooperative_sticky import CooperativeStickyAssignor, cooperative_rounds
-from zkconsumer.assignors.model import AssignmentError, AssignmentInput, AssignmentResult, Family, TopicPartition
+from zkconsumer.assignors.model import AssignmentError, AssignmentInput, AssignmentResult, Family
 from zkconsumer.assignors.registry import StrategyOptions, create
 from zkconsumer.assignors.sticky_general import balance_score
+from zkconsumer.types import TopicPartition
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,3 +111,20 @@ def _report(request: AssignmentInput, result: AssignmentResult, phases: Cooperat
 
 def _spread(counts: list[int]) -> int:
     return max(counts) - min(counts) if counts else 0
+
+
+def format_partitions(partitions: Iterable[TopicPartition]) -> str:
+    """``t0[0-2,5] t1[0]``: runs of consecutive partitions per topic, readable at a thousand partitions."""
+    by_topic: dict[str, list[int]] = {}
+    for tp in partitions:
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    parts = []
+    for topic, numbers in by_topic.items():
+        runs: list[list[int]] = []
+        for n in sorted(numbers):
+            if runs and n == runs[-1][1] + 1:
+                runs[-1][1] = n
+            else:
+                runs.append([n, n])
+        parts.append(f"{topic}[{','.join(str(a) if a == b else f'{a}-{b}' for a, b in runs)}]")
+    return " ".join(parts) or "-"

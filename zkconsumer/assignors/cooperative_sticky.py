@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from zkconsumer.assignors.model import AssignmentInput, AssignmentResult, Family, TopicPartition, modern_result
+from zkconsumer.assignors.model import AssignmentInput, AssignmentResult, Family, modern_result
 from zkconsumer.assignors.sticky import sticky_target
 from zkconsumer.assignors.sticky_ownership import generation_of
+from zkconsumer.types import TopicPartition
 
 # Kafka's own tests accept up to four follow-up rebalances; one is what the algorithm needs.
 MAX_ROUNDS = 5

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from zkconsumer.assignors.legacy_threads import legacy_result, thread_layout
-from zkconsumer.assignors.model import AssignmentInput, AssignmentResult, Family, TopicPartition
+from zkconsumer.assignors.model import AssignmentInput, AssignmentResult, Family
+from zkconsumer.types import TopicPartition
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,8 @@ from typing import Literal
 
 from zkconsumer.assignors.java_hash import java_string_hash
 from zkconsumer.assignors.legacy_threads import legacy_result, thread_layout
-from zkconsumer.assignors.model import AssignmentError, AssignmentInput, AssignmentResult, Family, TopicPartition
+from zkconsumer.assignors.model import AssignmentError, AssignmentInput, AssignmentResult, Family
+from zkconsumer.types import TopicPartition
 
 # What TopicAndPartition.toString returned, and so what was hashed: "[topic,partition]" up to 0.11,
 # "topic-partition" from 1.0 (TopicAndPartition became an alias of TopicPartition).

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from zkconsumer.assignors.java_hash import java_key_for
-from zkconsumer.assignors.model import AssignmentInput, AssignmentResult, TopicPartition
-from zkconsumer.group.topic_count import thread_id
+from zkconsumer.assignors.model import AssignmentInput, AssignmentResult
+from zkconsumer.types import TopicPartition, thread_id
 
 
 @dataclass(frozen=True, slots=True)

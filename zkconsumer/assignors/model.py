@@ -15,6 +15,7 @@ from typing import Literal, Protocol
 
 from zkconsumer.assignors.java_hash import java_key_for
 from zkconsumer.errors import UsageError
+from zkconsumer.types import TopicPartition
 
 Family = Literal["legacy", "modern"]
 
@@ -23,16 +24,6 @@ _EMPTY: Mapping = MappingProxyType({})
 
 class AssignmentError(UsageError):
     """The input cannot be assigned by this strategy (Kafka would fail the rebalance too)."""
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class TopicPartition:
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        # Kafka's TopicPartition.toString, the notation of its logs and tests.
-        return f"{self.topic}-{self.partition}"
 
 
 @dataclass(frozen=True, slots=True)

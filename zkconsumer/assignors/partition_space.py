@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from zkconsumer.assignors.java_hash import java_sorted
-from zkconsumer.assignors.model import AssignmentInput, TopicPartition
+from zkconsumer.assignors.model import AssignmentInput
+from zkconsumer.types import TopicPartition
 
 
 @dataclass(frozen=True, slots=True)

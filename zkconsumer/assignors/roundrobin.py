@@ -15,11 +15,11 @@ from zkconsumer.assignors.model import (
     AssignmentInput,
     AssignmentResult,
     Family,
-    TopicPartition,
     member_info_order,
     modern_result,
     subscriber_positions,
 )
+from zkconsumer.types import TopicPartition
 
 
 @dataclass(frozen=True, slots=True)

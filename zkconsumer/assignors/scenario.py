@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from zkconsumer.assignors.legacy_roundrobin import HASH_FORMATS
-from zkconsumer.assignors.model import AssignmentInput, Member, TopicPartition
+from zkconsumer.assignors.model import AssignmentInput, Member
 from zkconsumer.assignors.registry import StrategyOptions
 from zkconsumer.errors import UsageError
+from zkconsumer.types import TopicPartition
 
 _TOP_KEYS = ("strategy", "partitions", "members", "roundrobin_hash")
 _MEMBER_KEYS = ("streams", "topics", "owned", "generation", "group_instance_id")

@@ -30,10 +30,11 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from zkconsumer.assignors.java_hash import java_key_for
-from zkconsumer.assignors.model import AssignmentInput, AssignmentResult, Family, TopicPartition, modern_result
+from zkconsumer.assignors.model import AssignmentInput, AssignmentResult, Family, modern_result
 from zkconsumer.assignors.partition_space import PartitionSpace
 from zkconsumer.assignors.sticky_general import general_assign
 from zkconsumer.assignors.sticky_ownership import Ownership, resolve_ownership
+from zkconsumer.types import TopicPartition
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,10 +12,10 @@ import json
 from collections.abc import Iterable
 
 from zkconsumer.assignors import NAMES
-from zkconsumer.assignors.comparison import StrategyReport, compare
-from zkconsumer.assignors.model import TopicPartition
+from zkconsumer.assignors.comparison import StrategyReport, compare, format_partitions
 from zkconsumer.cli.assign import add_scenario_arguments, load_scenario
 from zkconsumer.errors import UsageError
+from zkconsumer.types import TopicPartition
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -118,23 +118,6 @@ def render_table(reports: tuple[StrategyReport, ...]) -> str:
             later = " ".join(f"{tp} -> {m}" for tp, m in r.cooperative.assigned_later) or "none"
             lines += [f"  revoked in the first rebalance: {revoked}", f"  assigned in a follow-up rebalance: {later}"]
     return "\n".join(lines)
-
-
-def format_partitions(partitions: Iterable[TopicPartition]) -> str:
-    """``t0[0-2,5] t1[0]``: runs of consecutive partitions per topic, readable at a thousand partitions."""
-    by_topic: dict[str, list[int]] = {}
-    for tp in partitions:
-        by_topic.setdefault(tp.topic, []).append(tp.partition)
-    parts = []
-    for topic, numbers in by_topic.items():
-        runs: list[list[int]] = []
-        for n in sorted(numbers):
-            if runs and n == runs[-1][1] + 1:
-                runs[-1][1] = n
-            else:
-                runs.append([n, n])
-        parts.append(f"{topic}[{','.join(str(a) if a == b else f'{a}-{b}' for a, b in runs)}]")
-    return " ".join(parts) or "-"
 
 
 def _columns(rows: list[list[str]]) -> list[str]:

@@ -34,7 +34,6 @@ from typing import Any
 from kazoo.client import KazooClient
 
 from zkconsumer.assignors.java_hash import java_string_hash
-from zkconsumer.assignors.model import TopicPartition
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.consumer.consumer_fetcher_thread import (
     BrokerAndInitialOffset,
@@ -47,6 +46,7 @@ from zkconsumer.consumer.consumer_fetcher_thread import (
 from zkconsumer.consumer.leader_finder_thread import LeaderFinderThread
 from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo
 from zkconsumer.log import get_logger
+from zkconsumer.types import TopicPartition
 
 _log = get_logger("zkconsumer.fetcher_manager")
 

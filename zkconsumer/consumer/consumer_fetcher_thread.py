@@ -65,12 +65,12 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from zkconsumer.assignors.model import TopicPartition
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo, RawMessage
 from zkconsumer.kafka.metadata import BrokerMeta
 from zkconsumer.kafka.metadata import _quiet as _librdkafka_logger
 from zkconsumer.log import get_logger
+from zkconsumer.types import TopicPartition
 
 #: ``on_offset_reset(partition_info, new_offset, reason)``, called on the fetcher thread after both offsets moved.
 OffsetResetCallback = Callable[[PartitionTopicInfo, int, str], None]

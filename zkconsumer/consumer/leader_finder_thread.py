@@ -33,12 +33,12 @@ from typing import TYPE_CHECKING, Any
 
 from kazoo.client import KazooClient
 
-from zkconsumer.assignors.model import TopicPartition
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.consumer.consumer_fetcher_thread import BrokerEndPoint, emit, partition_names
 from zkconsumer.errors import ServerUnavailableError
 from zkconsumer.kafka.metadata import ClusterSnapshot, admin_client, fetch_metadata
 from zkconsumer.log import get_logger
+from zkconsumer.types import TopicPartition
 from zkconsumer.zk.cluster import BrokerInfo, read_brokers
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ topics, identical on every member that read the same snapshot. An exception from
 
 from __future__ import annotations
 
-from zkconsumer.group.topic_count import ConsumerThreadId
+from zkconsumer.types import ConsumerThreadId
 
 
 class ConsumerRebalanceListener:

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from zkconsumer.assignors import registry
-from zkconsumer.assignors.model import AssignmentInput, Member, TopicPartition
+from zkconsumer.assignors.model import AssignmentInput, Member
 from zkconsumer.errors import ZkConsumerError
 from zkconsumer.group.snapshot import GroupSnapshot
-from zkconsumer.group.topic_count import thread_id
+from zkconsumer.types import TopicPartition, thread_id
 
 #: ``partition.assignment.strategy`` values of the legacy consumer -> the assignor that implements each.
 STRATEGIES = {"range": "legacy-range", "roundrobin": "legacy-roundrobin"}

@@ -35,7 +35,6 @@ from kazoo.client import KazooState
 from kazoo.exceptions import NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
-from zkconsumer.assignors.model import TopicPartition
 from zkconsumer.config import ConsumerConfig, InvalidConfigError
 from zkconsumer.consumer.consumer_fetcher_manager import ConsumerFetcherManager
 from zkconsumer.consumer.kafka_stream import KafkaStream
@@ -52,8 +51,9 @@ from zkconsumer.errors import (
 from zkconsumer.group.offset_store import CommitResult, ZooKeeperOffsetStore
 from zkconsumer.group.ownership import claim_partitions, release_partitions
 from zkconsumer.group.snapshot import MalformedZnode, read_group_snapshot
-from zkconsumer.group.topic_count import ConsumerThreadId, TopicCount, TopicFilter, consumer_id_string, thread_id
+from zkconsumer.group.topic_count import TopicCount, TopicFilter, consumer_id_string
 from zkconsumer.log import get_logger
+from zkconsumer.types import ConsumerThreadId, TopicPartition, thread_id
 from zkconsumer.zk import paths
 from zkconsumer.zk.checked_ephemeral import create_checked_ephemeral
 from zkconsumer.zk.client import close_client, open_client

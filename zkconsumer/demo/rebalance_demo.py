@@ -48,10 +48,9 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
 
 from zkconsumer.assignors import NAMES
-from zkconsumer.assignors.comparison import compare
-from zkconsumer.assignors.model import AssignmentInput, Member, TopicPartition
+from zkconsumer.assignors.comparison import compare, format_partitions
+from zkconsumer.assignors.model import AssignmentInput, Member
 from zkconsumer.bridge.metadata_bridge import MetadataBridge
-from zkconsumer.cli.compare import format_partitions
 from zkconsumer.demo.narration import RebalanceNarrator, parse_time
 from zkconsumer.errors import ServerUnavailableError, UsageError, ZkConsumerError, ZnodeMissingError
 from zkconsumer.group.snapshot import read_group_snapshot
@@ -60,6 +59,7 @@ from zkconsumer.kafka.topics import TopicCommandError, alter_partitions, create_
 from zkconsumer.progress import Waiting
 from zkconsumer.tools.offset_checker import GroupDescription, describe_group, format_table, registered_bootstrap
 from zkconsumer.tools.verify_rebalance import RebalanceCheck, verify_rebalance
+from zkconsumer.types import TopicPartition
 from zkconsumer.zk import cluster, paths
 from zkconsumer.zk.client import close_client, open_client, zookeeper
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
-from zkconsumer.assignors.model import TopicPartition
 from zkconsumer.consumer.partition_topic_info import INVALID_OFFSET
 from zkconsumer.group.snapshot import MalformedZnode
+from zkconsumer.types import TopicPartition
 from zkconsumer.zk import paths
 
 _MALFORMED = -2  # checkpoint of a znode that holds something else: never written over

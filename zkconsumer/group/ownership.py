@@ -24,7 +24,7 @@ from types import MappingProxyType
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError, RolledBackError
 
-from zkconsumer.assignors.model import TopicPartition
+from zkconsumer.types import TopicPartition
 from zkconsumer.zk import paths
 
 

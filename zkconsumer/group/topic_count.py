@@ -19,6 +19,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from zkconsumer.errors import UsageError, ZnodeFormatError
+from zkconsumer.types import thread_id
 from zkconsumer.zk import znode_json
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets"})
@@ -45,33 +46,6 @@ def consumer_id_string(group: str, consumer_id: str | None = None, hostname: str
     ms = int(time.time() * 1000) if now_ms is None else now_ms
     high_bits = (random_uuid or uuid.uuid4()).int >> 64  # Long.toHexString: unsigned, no leading zeros
     return f"{group}_{host}-{ms}-{format(high_bits, 'x')[:8]}"
-
-
-def thread_id(consumer: str, n: int) -> str:
-    """ConsumerThreadId's string form; thread ids compare as plain strings (``c-10`` < ``c-2``)."""
-    return f"{consumer}-{n}"
-
-
-@dataclass(frozen=True, order=True)
-class ConsumerThreadId:
-    """A consumer thread as the rebalance listener receives it; compares (and prints) as its string form."""
-
-    text: str
-
-    @staticmethod
-    def of(consumer: str, n: int) -> ConsumerThreadId:
-        return ConsumerThreadId(thread_id(consumer, n))
-
-    @property
-    def consumer(self) -> str:
-        return self.text.rsplit("-", 1)[0]
-
-    @property
-    def thread_id(self) -> int:
-        return int(self.text.rsplit("-", 1)[1])
-
-    def __str__(self) -> str:
-        return self.text
 
 
 # --- topic filters ----------------------------------------------------------------------------------

@@ -16,8 +16,8 @@ from types import MappingProxyType
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from zkconsumer.assignors.model import TopicPartition
 from zkconsumer.kafka.metadata import _quiet as _librdkafka_logger
+from zkconsumer.types import TopicPartition
 
 DEFAULT_TIMEOUT = 5.0
 #: never joins the group: the client only asks for offsets, but librdkafka wants a group id for a consumer

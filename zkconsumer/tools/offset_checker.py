@@ -24,13 +24,13 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from zkconsumer.assignors.model import TopicPartition
 from zkconsumer.errors import ZnodeFormatError
 from zkconsumer.group.offset_store import offset_path, parse_offset
 from zkconsumer.group.ownership import owner_path
 from zkconsumer.group.registry import require_group
 from zkconsumer.group.snapshot import MalformedZnode, read_group_snapshot
 from zkconsumer.kafka.log_end_offsets import DEFAULT_TIMEOUT, fetch_log_end_offsets
+from zkconsumer.types import TopicPartition
 from zkconsumer.zk import paths
 from zkconsumer.zk.cluster import parse_broker
 
