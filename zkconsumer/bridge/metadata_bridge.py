@@ -66,7 +66,8 @@ from zkconsumer.errors import ServerUnavailableError, ZkConsumerError, ZnodeForm
 from zkconsumer.kafka.metadata import ClusterSnapshot, admin_client, fetch_metadata
 from zkconsumer.log import get_logger
 from zkconsumer.zk import cluster, paths, znode_json
-from zkconsumer.zk.client import close_client, open_client, value_or_none
+from zkconsumer.zk.client import close_client, open_client
+from zkconsumer.zk.reads import children, value_or_none
 
 DEFAULT_INTERVAL_MS = 1000
 DEFAULT_BROKER_TIMEOUT_MS = 6000  # zookeeper.session.timeout.ms of a 0.10 broker
@@ -82,14 +83,8 @@ def _now_ms() -> str:
 
 def read_view(zk: KazooClient, topics: Iterable[str]) -> ZkView:
     """Read brokers, the controller and the named topics (with their partition states) in two async rounds."""
-    try:
-        broker_ids = [int(c) for c in zk.get_children(paths.BROKER_IDS_PATH) if c.isdigit()]
-    except NoNodeError:
-        broker_ids = []
-    try:
-        existing = set(zk.get_children(paths.BROKER_TOPICS_PATH))
-    except NoNodeError:
-        existing = set()
+    broker_ids = [int(c) for c in children(zk, paths.BROKER_IDS_PATH) if c.isdigit()]
+    existing = set(children(zk, paths.BROKER_TOPICS_PATH))
     wanted = sorted(set(topics) & existing)
     broker_reads = {b: zk.get_async(paths.broker_path(b)) for b in broker_ids}
     topic_reads = {t: zk.get_async(paths.topic_path(t)) for t in wanted}
@@ -111,9 +106,9 @@ def read_view(zk: KazooClient, topics: Iterable[str]) -> ZkView:
 
     state_reads: dict[str, dict[int, object]] = {}
     for topic in wanted:
-        children = value_or_none(partition_lists[topic]) or []
+        partition_children = value_or_none(partition_lists[topic]) or []
         state_reads[topic] = {
-            int(c): zk.get_async(paths.partition_state_path(topic, int(c))) for c in children if c.isdigit()
+            int(c): zk.get_async(paths.partition_state_path(topic, int(c))) for c in partition_children if c.isdigit()
         }
 
     topic_nodes: dict[str, TopicZnode] = {}

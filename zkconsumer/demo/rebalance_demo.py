@@ -62,6 +62,7 @@ from zkconsumer.tools.verify_rebalance import RebalanceCheck, verify_rebalance
 from zkconsumer.types import TopicPartition
 from zkconsumer.zk import cluster, paths
 from zkconsumer.zk.client import close_client, open_client, zookeeper
+from zkconsumer.zk.reads import children
 
 EVENTS_FILE = "events.jsonl"
 TIMELINE_FILE = "timeline.html"
@@ -606,19 +607,13 @@ def fresh_chroot(zk: KazooClient) -> None:
         raise UsageError(f"znode {CHROOT} exists and was not made by the demo; it is left alone. Remove it, or run "
                          f"the demo with --zookeeper")
     if data is not None:
-        for group in _children(zk, f"{CHROOT}/consumers"):
-            if _children(zk, f"{CHROOT}/consumers/{group}/ids"):
+        for group in children(zk, f"{CHROOT}/consumers"):
+            if children(zk, f"{CHROOT}/consumers/{group}/ids"):
                 raise UsageError(f"another demo is running (group {group!r} has live members in {CHROOT}); "
                                  f"wait for it to end")
         zk.delete(CHROOT, recursive=True)
     zk.create(CHROOT, CHROOT_MARKER)
 
-
-def _children(zk: KazooClient, path: str) -> list[str]:
-    try:
-        return zk.get_children(path)
-    except NoNodeError:
-        return []
 
 
 def wait_for_topic(zk: KazooClient, topic: str, partitions: int, timeout: float = 15.0) -> None:

@@ -18,7 +18,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from kazoo.exceptions import KazooException, NoNodeError
+from kazoo.exceptions import KazooException
 
 from zkconsumer.embedded.broker import LocalTansu
 from zkconsumer.embedded.process import ProcessRecord, check_port_free, spawn, wait_until_ready
@@ -28,6 +28,7 @@ from zkconsumer.kafka.metadata import broker_answers
 from zkconsumer.log import get_logger
 from zkconsumer.zk import paths
 from zkconsumer.zk.client import zookeeper
+from zkconsumer.zk.reads import children
 
 RUN_DIR_ENV = "ZKCONSUMER_RUN_DIR"
 PROCESS_ORDER = ("zookeeper", "broker", "bridge")
@@ -151,10 +152,7 @@ class LocalEnvironment:
 
         def brokers_registered() -> bool:
             with zookeeper(zk, quiet=True) as client:
-                try:
-                    return bool(client.get_children(paths.BROKER_IDS_PATH))
-                except NoNodeError:
-                    return False
+                return bool(children(client, paths.BROKER_IDS_PATH))
 
         wait_until_ready(record, proc, brokers_registered, "the metadata bridge", timeout=30.0)
         return record
@@ -199,8 +197,8 @@ class LocalEnvironment:
         try:  # one connection answers both "is it alive" and "what does it hold"
             with zookeeper(zk, timeout=2.0, quiet=True) as client:
                 zk_ok = client.command(b"ruok") == "imok"
-                brokers = tuple(sorted(_children(client, paths.BROKER_IDS_PATH)))
-                topic_names = tuple(sorted(_children(client, paths.BROKER_TOPICS_PATH)))
+                brokers = tuple(children(client, paths.BROKER_IDS_PATH))
+                topic_names = tuple(children(client, paths.BROKER_TOPICS_PATH))
         except (ZkConsumerError, KazooException, OSError):
             zk_ok = False
         return EnvironmentStatus(
@@ -208,9 +206,3 @@ class LocalEnvironment:
             zk_ok, broker_answers(bootstrap, timeout=2.0), brokers, topic_names,
         )
 
-
-def _children(client, path: str) -> list[str]:
-    try:
-        return client.get_children(path)
-    except NoNodeError:
-        return []

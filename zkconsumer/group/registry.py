@@ -7,10 +7,10 @@ members all left still exists, with its offsets); its live members are the ephem
 from __future__ import annotations
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
 
 from zkconsumer.errors import ZkConsumerError
 from zkconsumer.zk import paths
+from zkconsumer.zk.reads import children
 
 
 class GroupNotFoundError(ZkConsumerError):
@@ -23,10 +23,7 @@ class GroupNotFoundError(ZkConsumerError):
 
 def list_groups(zk: KazooClient) -> list[str]:
     """Children of ``/consumers``, sorted; none when the directory itself is missing."""
-    try:
-        return sorted(zk.get_children(paths.CONSUMERS_PATH))
-    except NoNodeError:
-        return []
+    return children(zk, paths.CONSUMERS_PATH)
 
 
 def require_group(zk: KazooClient, group: str) -> None:
@@ -36,7 +33,4 @@ def require_group(zk: KazooClient, group: str) -> None:
 
 def live_members(zk: KazooClient, group: str) -> list[str]:
     """The consumer ids registered in ``/consumers/<group>/ids``, sorted (none if the directory is missing)."""
-    try:
-        return sorted(zk.get_children(paths.GroupDirs(group).registry_dir))
-    except NoNodeError:
-        return []
+    return children(zk, paths.GroupDirs(group).registry_dir)

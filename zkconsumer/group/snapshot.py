@@ -13,13 +13,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
 
 from zkconsumer.errors import ZnodeFormatError
 from zkconsumer.group.topic_count import TopicCount, parse_registration
 from zkconsumer.zk import paths
-from zkconsumer.zk.client import value_or_none
 from zkconsumer.zk.cluster import parse_topic
+from zkconsumer.zk.reads import children, value_or_none
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +46,7 @@ def read_group_snapshot(zk: KazooClient, group: str, exclude_internal: bool = Tr
                         extra_topics: Iterable[str] = ()) -> GroupSnapshot:
     dirs = paths.GroupDirs(group)
     malformed: list[MalformedZnode] = []
-    try:
-        ids = sorted(zk.get_children(dirs.registry_dir))
-    except NoNodeError:
-        ids = []
+    ids = children(zk, dirs.registry_dir)
     pending = {cid: zk.get_async(dirs.consumer_path(cid)) for cid in ids}
     topics_call = zk.get_children_async(paths.BROKER_TOPICS_PATH)
     members: dict[str, TopicCount] = {}

@@ -33,6 +33,7 @@ from zkconsumer.kafka.log_end_offsets import DEFAULT_TIMEOUT, fetch_log_end_offs
 from zkconsumer.types import TopicPartition
 from zkconsumer.zk import paths
 from zkconsumer.zk.cluster import parse_broker
+from zkconsumer.zk.reads import children
 
 ROW_FORMAT = "%-15s %-30s %-3s %-15s %-15s %-15s %s"
 HEADER = ROW_FORMAT % ("Group", "Topic", "Pid", "Offset", "logSize", "Lag", "Owner")
@@ -74,8 +75,8 @@ def read_group_offsets(zk: KazooClient, group: str) -> GroupOffsets:
     """The group's partitions with offsets and owners (log sizes unknown); raises GroupNotFoundError."""
     require_group(zk, group)
     dirs = paths.GroupDirs(group)
-    committed = _children(zk, dirs.offsets_dir)
-    owned = _children(zk, dirs.owners_dir)
+    committed = children(zk, dirs.offsets_dir)
+    owned = children(zk, dirs.owners_dir)
     snapshot = read_group_snapshot(zk, group, extra_topics=committed + owned)
     warnings = list(snapshot.malformed)
     malformed_topics = {m.path for m in snapshot.malformed}
@@ -113,7 +114,7 @@ def registered_bootstrap(zk: KazooClient) -> str | None:
     """``host:port`` of every broker registered in ZooKeeper (PLAINTEXT endpoints), comma-separated; ``None`` if
     there is none. A registration that cannot be read is skipped: any one broker is enough to bootstrap."""
     addresses = []
-    for child in _children(zk, paths.BROKER_IDS_PATH):
+    for child in children(zk, paths.BROKER_IDS_PATH):
         if not child.isdigit():
             continue
         try:
@@ -124,13 +125,6 @@ def registered_bootstrap(zk: KazooClient) -> str | None:
     return ",".join(addresses) or None
 
 
-def _children(zk: KazooClient, path: str) -> list[str]:
-    try:
-        return sorted(zk.get_children(path))
-    except NoNodeError:
-        return []
-
-
 def _data(call) -> bytes | None:
     try:
         return call.get()[0]
@@ -139,7 +133,7 @@ def _data(call) -> bytes | None:
 
 
 def _partitions_seen(zk: KazooClient, dirs: paths.GroupTopicDirs) -> list[int]:
-    seen = set(_children(zk, dirs.offset_dir)) | set(_children(zk, dirs.owner_dir))
+    seen = set(children(zk, dirs.offset_dir)) | set(children(zk, dirs.owner_dir))
     return sorted(int(p) for p in seen if p.isdigit())
 
 

@@ -26,6 +26,7 @@ from kazoo.exceptions import NoNodeError
 from zkconsumer.group.registry import require_group
 from zkconsumer.group.snapshot import read_group_snapshot
 from zkconsumer.zk import paths
+from zkconsumer.zk.reads import children
 
 SUCCESS = "Rebalance operation successful !"
 FAILURE = "Rebalance operation failed !"
@@ -86,11 +87,7 @@ def verify_rebalance(zk: KazooClient, group: str) -> RebalanceCheck:
 def read_owners(zk: KazooClient, group: str, topic: str) -> dict[int, str]:
     """Partition -> owner znode data for one topic of the group (children that are not partition ids ignored)."""
     dirs = paths.GroupTopicDirs(group, topic)
-    try:
-        children = zk.get_children(dirs.owner_dir)
-    except NoNodeError:
-        return {}
-    calls = {int(c): zk.get_async(dirs.owner_path(int(c))) for c in children if c.isdigit()}
+    calls = {int(c): zk.get_async(dirs.owner_path(int(c))) for c in children(zk, dirs.owner_dir) if c.isdigit()}
     owners = {}
     for partition, call in sorted(calls.items()):
         try:

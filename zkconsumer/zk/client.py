@@ -11,7 +11,6 @@ import logging
 from collections.abc import Iterator
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
 from kazoo.retry import KazooRetry
 
 from zkconsumer.errors import ServerUnavailableError
@@ -62,10 +61,3 @@ def zookeeper(connect: str, timeout: float = DEFAULT_CONNECT_TIMEOUT, quiet: boo
     finally:
         close_client(client)
 
-
-def value_or_none(async_result):
-    """The value of a kazoo async call, or ``None`` for a znode that does not exist (or vanished meanwhile)."""
-    try:
-        return async_result.get()
-    except NoNodeError:
-        return None

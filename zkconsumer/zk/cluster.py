@@ -27,6 +27,7 @@ from kazoo.exceptions import NoNodeError
 
 from zkconsumer.errors import ZnodeFormatError, ZnodeMissingError
 from zkconsumer.zk import paths, znode_json
+from zkconsumer.zk.reads import children
 
 PLAINTEXT = "PLAINTEXT"
 _ENDPOINT_RE = re.compile(r"^(.+)://\[?([0-9a-zA-Z\-%._:]*?)\]?:(-?[0-9]+)$")
@@ -213,12 +214,8 @@ def read_broker(zk: KazooClient, broker_id: int) -> BrokerInfo:
 def read_brokers(zk: KazooClient) -> list[BrokerInfo]:
     """Every registered broker, ids in string order, skipping one that vanishes while read
     (``getAllBrokersInCluster``); a missing ``/brokers/ids`` is an empty cluster."""
-    try:
-        children = zk.get_children(paths.BROKER_IDS_PATH)
-    except NoNodeError:
-        return []
     brokers = []
-    for child in sorted(children):
+    for child in children(zk, paths.BROKER_IDS_PATH):
         if not child.lstrip("-").isdigit():
             raise ZnodeFormatError(f"{paths.BROKER_IDS_PATH}/{child}", "is not a numeric broker id")
         try:
@@ -229,10 +226,7 @@ def read_brokers(zk: KazooClient) -> list[BrokerInfo]:
 
 
 def read_topic_names(zk: KazooClient) -> list[str]:
-    try:
-        return sorted(zk.get_children(paths.BROKER_TOPICS_PATH))
-    except NoNodeError:
-        return []
+    return children(zk, paths.BROKER_TOPICS_PATH)
 
 
 def read_topic(zk: KazooClient, topic: str) -> TopicAssignment:
