@@ -20,6 +20,17 @@ from zkconsumer.embedded.broker import provide_broker
 from zkconsumer.embedded.zookeeper import provide_zookeeper
 from zkconsumer.zk.client import close_client, open_client
 
+#: fixtures that start (or hand out) a real server: a test using any of them, even indirectly, is a ``servers`` test
+SERVER_FIXTURES = frozenset({"zookeeper_connect", "bootstrap_servers"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that needs ZooKeeper or the broker, so that ``pytest -m "not servers and not browser"``
+    runs the pure half in seconds. Tests that start servers without these fixtures carry the mark themselves."""
+    for item in items:
+        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.servers)
+
 
 @pytest.fixture(autouse=True)
 def fresh_logging() -> Iterator[None]:

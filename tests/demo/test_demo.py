@@ -49,6 +49,7 @@ def cli_status(capsys, *args: str) -> tuple[int, str]:
     return status, capsys.readouterr().out
 
 
+@pytest.mark.browser
 def test_demo_story_and_what_operators_see(tmp_path, zk_chroot, bootstrap_servers, topic_name, capsys):
     configure_logging(level="warning", stream=io.StringIO(), force=True)  # stdout carries only the CLI's output
     connect = zk_chroot + CHROOT
@@ -107,6 +108,7 @@ def test_demo_story_and_what_operators_see(tmp_path, zk_chroot, bootstrap_server
     assert set(re.findall(r'<g class="lane" data-consumer="([^"]+)">', dom)) == {"demo_c1", "demo_c2", "demo_c3"}
 
 
+@pytest.mark.servers  # `local up` starts the embedded environment
 def test_readme_command_runs_the_demo_on_a_fresh_environment(tmp_path):
     """What `make demo` runs, with a run directory of its own: starts the servers, plays, leaves the timeline."""
     run_dir, out_dir = tmp_path / "run", tmp_path / "out"

@@ -14,6 +14,8 @@ from zkconsumer.embedded.process import ProcessRecord
 from zkconsumer.zk import cluster
 from zkconsumer.zk.client import zookeeper
 
+pytestmark = pytest.mark.servers  # `zkconsumer local up` starts its own servers
+
 
 def state_records(run_dir) -> dict[str, ProcessRecord]:
     state = json.loads((run_dir / "state.json").read_text())

@@ -16,6 +16,8 @@ from zkconsumer.kafka.metadata import broker_answers
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.zk.client import zookeeper
 
+pytestmark = pytest.mark.servers  # the launchers themselves
+
 
 def test_zookeeper_fixture_answers_ruok(zookeeper_connect):
     assert ruok(zookeeper_connect)

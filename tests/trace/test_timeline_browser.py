@@ -9,11 +9,14 @@ import re
 import struct
 from pathlib import Path
 
+import pytest
 from browser import dump_dom, screenshot
 from support import SAMPLE_EVENTS
 
 from zkconsumer.trace.timeline import build_timeline, read_events
 from zkconsumer.trace.timeline_html import render_html
+
+pytestmark = pytest.mark.browser
 
 SAMPLE = SAMPLE_EVENTS
 
