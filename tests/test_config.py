@@ -1,4 +1,4 @@
-"""ConsumerConfig: the legacy keys and defaults (spec section 5), strings or native values, clear errors."""
+"""ConsumerConfig: Kafka 0.10.0.1's keys and defaults, strings or native values, clear errors."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ value fails at construction with a message naming the key; an unknown key only w
 zkconsumer's own keys, off by default so that a default zkconsumer behaves as the original:
 
 * ``rebalance.backoff.jitter.ms`` (0): a random extra 0..N ms added to each ``rebalance.backoff.ms`` sleep, so
-  members that failed together do not all retry together (the rebalance storms of user-pains 6).
+  members that failed together do not all retry together (the rebalance storms kafka-node users hit with many members).
 * ``key.decoder`` / ``value.decoder``: callables ``bytes | None -> object`` (default: the bytes unchanged).
 """
 

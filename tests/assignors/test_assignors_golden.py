@@ -1,4 +1,5 @@
-"""Every worked example of the two specs (legacy-consumer.md 3 and 7.2, modern-assignors.md), as golden cases.
+"""Worked examples of the legacy consumer's range and round-robin assignors and Kafka's own assignor tests, as
+golden cases.
 
 Exact lists where Kafka's tests compare lists, sets where they compare sets. Rack-aware cases (RA1 with
 racks, RA3, C5, C6) and the server-side KIP-848 assignors (K1, K2) are not modelled and not here; the
@@ -66,7 +67,7 @@ def test_java_hashmap_order_matches_the_spec_examples() -> None:
     assert java_hashmap_order(["topic", "topic1", "topic2", "topic3"]) == ["topic1", "topic2", "topic3", "topic"]
 
 
-# ---------------------------------------------------------------- legacy (legacy-consumer.md 3, 7.2)
+# ---------------------------------------------------------------- legacy (0.10.0.1's range and roundrobin)
 
 
 def legacy(partitions: dict, streams: dict[str, dict[str, int]]) -> AssignmentInput:
@@ -95,7 +96,7 @@ def test_legacy_range_orders_threads_as_strings() -> None:  # 7.2 case 4
     assert [result[thread] for thread in order] == [[f"t-{p}"] for p in range(12)]
 
 
-def test_legacy_roundrobin_small_names_follow_partition_order() -> None:  # 7.2 case 5 and section 3.2
+def test_legacy_roundrobin_small_names_follow_partition_order() -> None:  # small topic names: partition order
     req = legacy({"t1": 3, "t2": 3}, {"g_c1": {"t1": 2, "t2": 2}, "g_c2": {"t1": 2, "t2": 2}})
     assert lists("legacy-roundrobin", req) == {
         "g_c1-0": ["t1-0", "t2-1"], "g_c1-1": ["t1-1", "t2-2"], "g_c2-0": ["t1-2"], "g_c2-1": ["t2-0"]}

@@ -1,4 +1,4 @@
-"""Registration JSON, topic filters and ids, as Kafka 0.10.0.1 wrote and read them (spec 1.2, 1.4, 2.7)."""
+"""Registration JSON, topic filters and ids, as Kafka 0.10.0.1 wrote and read them (Kafka's TopicCount)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Committed offsets in ZooKeeper (``/consumers/<g>/offsets/<t>/<p>``, persistent, ASCII next offset; spec 4.4, 4.7).
+"""Committed offsets in ZooKeeper (``/consumers/<g>/offsets/<t>/<p>``, persistent, ASCII next offset).
 
 Kafka wrote an offset only when it differed from the last value this process checkpointed for the partition, and
 so does this store. What it adds, without changing what is written: each write is conditional on the znode version

@@ -1,6 +1,7 @@
 """Partition ownership znodes (``/consumers/<g>/owners/<t>/<p>``, ephemeral, data = owning thread id).
 
-Claiming and releasing are where earlier ports lost partitions or got stuck (user-pains 1, 2, 4), so both
+Claiming and releasing are where earlier ports lost partitions or got stuck (ownership conflicts at rolling restarts,
+partitions left unowned, stale znodes after a fast restart), so both
 differ from Kafka in how, never in what other members observe:
 
 * **Claims are one multi-op.** Kafka created the owner znodes one by one and, on a conflict, deleted those it had

@@ -1,4 +1,4 @@
-"""TopicCount: what a consumer subscribes to, its registration znode, and its thread ids (spec 1.2, 1.4, 2.7).
+"""TopicCount: what a consumer subscribes to, its registration znode, and its thread ids (Kafka's ``TopicCount``).
 
 Pure: the registration JSON is produced here byte for byte as Kafka 0.8.1+ wrote it
 (``{"version":1,"subscription":{...},"pattern":"static","timestamp":"<ms>"}``), and parsed from whatever a

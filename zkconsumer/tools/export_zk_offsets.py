@@ -1,4 +1,5 @@
-"""ExportZkOffsets (spec 6.3): a group's committed offsets as :class:`~zkconsumer.tools.zk_offsets_file.OffsetEntry`.
+"""Kafka's ``ExportZkOffsets`` tool: a group's committed offsets as
+:class:`~zkconsumer.tools.zk_offsets_file.OffsetEntry`.
 
 Topics are the children of ``/consumers/<group>/offsets``, partitions their children; both in order (partitions
 numerically), so two exports of the same state are the same file. Values are read with async calls in batches,

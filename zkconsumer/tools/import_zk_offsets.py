@@ -1,4 +1,4 @@
-"""ImportZkOffsets (spec 6.4): write offset entries to their znodes, creating the missing ones with their parents.
+"""Kafka's ``ImportZkOffsets`` tool: write offset entries to their znodes, creating the missing ones with their parents.
 
 Kafka's tool wrote line by line and printed and ignored each failure, so a bad run left a group half imported.
 Here the entries come already checked (:func:`zkconsumer.tools.zk_offsets_file.parse_offsets_file`) and each group's

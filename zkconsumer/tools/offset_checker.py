@@ -1,4 +1,4 @@
-"""ConsumerOffsetChecker (spec 6.1): each partition of a group's topics with its committed offset, log size, lag
+"""Kafka's ``ConsumerOffsetChecker``: each partition of a group's topics with its committed offset, log size, lag
 and owner.
 
 Read from ZooKeeper (``read_group_offsets``), completed with the brokers' log sizes (``with_log_sizes``, fed by

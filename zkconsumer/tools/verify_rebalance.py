@@ -1,4 +1,4 @@
-"""VerifyConsumerRebalance (spec 6.2): after a rebalance, is every partition owned by a current thread of the group?
+"""Kafka's ``VerifyConsumerRebalance``: after a rebalance, is every partition owned by a current thread of the group?
 
 For every topic the group's members subscribe to (wildcards expanded against ``/brokers/topics`` with internal
 topics included, as the tool did) and each of its partitions, the owner znode must exist and hold one of the

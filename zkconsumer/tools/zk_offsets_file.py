@@ -1,4 +1,4 @@
-"""The offsets file of ExportZkOffsets / ImportZkOffsets (spec 6.3, 6.4): one ``<offset znode path>:<offset>`` a
+"""The offsets file of ExportZkOffsets / ImportZkOffsets (``kafka.tools``): one ``<offset znode path>:<offset>`` a
 line, e.g. ``/consumers/group1/offsets/topic1/0:286894308``. Pure.
 
 Reading follows ImportZkOffsets (lines until the end or the first empty one) but, unlike it, checks every line

@@ -3,7 +3,7 @@
 Typed values, pure codecs (``parse_*`` / ``encode_*``) and thin kazoo readers (``read_*``). A znode in the
 wrong format raises :class:`~zkconsumer.errors.ZnodeFormatError` naming it, never a bare ``KeyError``.
 
-Formats (spec ``legacy-consumer.md`` 1.1, 1.3):
+Formats (as Kafka 0.10.0.1's brokers and controller wrote them):
 
 * ``/brokers/ids/<id>``: version 1 ``host``/``port``; version 2 adds ``endpoints`` (then authoritative),
   3 adds ``rack``, 4 adds ``listener_security_protocol_map`` (endpoints named by listener). The consumer
