@@ -2,10 +2,12 @@
 
 Pure and stateful only in what it has seen: :class:`RebalanceNarrator` buffers the steps of each member's current
 attempt and tells the attempt as one block when it ends (completed, failed, retried), so that three members
-rebalancing at once still read as three stories, not one interleaved log. Each step gets its title and duration
-from :mod:`zkconsumer.consumer.rebalance_steps`; its plain-words meaning is added the first time that step is told, so a
-classroom reads each meaning once and then just watches the numbers. The per-step details are the
-trace tools' words (:mod:`zkconsumer.trace.words`), so the live story and ``zkconsumer trace show`` agree.
+rebalancing at once still read as three stories, not one interleaved log. Each step gets its number, title and
+plain-words meaning from the trace tools' vocabulary (:mod:`zkconsumer.trace.vocabulary`, the steps of
+:mod:`zkconsumer.consumer.rebalance_steps`); the meaning is added the first time that step is told, so a classroom
+reads each meaning once and then just watches the numbers. The per-step details, the partitions and the
+stop-the-world gap are the trace tools' sentences (:mod:`zkconsumer.trace.words`), so the live story and
+``zkconsumer trace show`` agree.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from zkconsumer.consumer.rebalance_steps import BY_EVENT
 from zkconsumer.trace.timeline import Gap, parse_timestamp, partition_refs
+from zkconsumer.trace.vocabulary import BY_EVENT
 from zkconsumer.trace.words import describe_gap, describe_step_fields, fmt_partitions
 
 Event = Mapping[str, Any]

@@ -3,9 +3,10 @@ drawn from: one lane per consumer with its rebalances, their attempts and steps,
 failures worth a mark; which thread owned which partition when; the demo's markers.
 
 Pure: lines in, frozen dataclasses out. No files, no clock, no formatting: reading the file is the CLI's job
-(:mod:`zkconsumer.cli.trace`), the words are :mod:`zkconsumer.trace.words`, the pictures belong
-to :mod:`zkconsumer.trace.timeline_html` and :mod:`zkconsumer.trace.timeline_text`. Times are floats, seconds since
-the start of the trace (``Timeline.origin``), so that every renderer does arithmetic on plain numbers.
+(:mod:`zkconsumer.cli.trace`), the names of things are :mod:`zkconsumer.trace.vocabulary`, the sentences
+:mod:`zkconsumer.trace.words`, the pictures belong to :mod:`zkconsumer.trace.timeline_html` and
+:mod:`zkconsumer.trace.timeline_text`. Times are floats, seconds since the start of the trace
+(``Timeline.origin``), so that every renderer does arithmetic on plain numbers.
 
 Events come from several processes whose logs were merged, so nothing here trusts their order beyond the
 timestamps, and nothing breaks on a field of the wrong type or an event it does not know: such data is left out,
@@ -23,28 +24,12 @@ from datetime import datetime, timedelta, timezone
 from types import MappingProxyType
 from typing import Any
 
-from zkconsumer.consumer.rebalance_steps import BY_EVENT
+from zkconsumer.trace.vocabulary import BY_EVENT, CONFLICT, MARK_EVENTS
 
 BROKEN_LINES_KEPT = 5  # how many numbers of broken lines an EventLog keeps, to name them in a message
 FETCHER_PREFIXES = ("fetcher.", "fetcher_manager.", "leader_finder.")  # counted, never drawn
 MARKER_PREFIX = "demo."
 ROUND_JOIN_S = 0.5  # rebalances this close in time belong to one round (the group reacting to one change)
-
-# Kinds of marks on a lane: something went wrong or had to be retried.
-MARK_EVENTS = {
-    "rebalance.attempt_failed": "attempt_failed",
-    "rebalance.failed": "rebalance_failed",
-    "rebalance.retrying_after_failure": "retrying",
-    "rebalance.error": "rebalance_error",
-    "rebalance.no_brokers": "no_brokers",
-    "session.expired": "session_expired",
-    "zookeeper.session_lost": "session_lost",
-    "zookeeper.suspended": "suspended",
-    # A demo event about one member rather than the whole run: a mark on its lane (a crash's traceback would
-    # otherwise draw a line across the page for every line it printed).
-    "demo.member_output": "member_output",
-}
-CONFLICT = "conflict"  # a rebalance.claim with a non-empty ``conflicts``
 
 
 # --- reading ----------------------------------------------------------------------------------------------------
@@ -161,7 +146,8 @@ class PartitionRef:
 class Step:
     """One step of one attempt. The connector logs a step when it ends, with its duration, so ``start`` is
     computed: ``end - duration_ms``. ``name`` is the event name without ``rebalance.``; ``number`` and ``title``
-    come from :mod:`zkconsumer.consumer.rebalance_steps` (an unknown step keeps its name as title and number 0)."""
+    come from :mod:`zkconsumer.consumer.rebalance_steps`; a step this version does not know keeps the number its
+    event says (0 without one) and its name as title, and ``known`` is false."""
 
     name: str
     number: int
@@ -180,8 +166,8 @@ class Step:
 
 @dataclass(frozen=True, slots=True)
 class Mark:
-    """Something on a lane that went wrong or was retried: ``kind`` is one of ``MARK_EVENTS``' values or
-    ``conflict``; ``event`` is the one it comes from, whose fields feed the words and the tooltip."""
+    """Something on a lane that went wrong or was retried: ``kind`` is one of the vocabulary's
+    ``MARK_KINDS``; ``event`` is the one it comes from, whose fields feed the words and the tooltip."""
 
     kind: str
     time: float

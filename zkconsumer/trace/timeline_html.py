@@ -4,7 +4,8 @@ What the page shows, top to bottom:
 
 * a summary table per consumer: rebalances, attempts, conflicts, stop-the-world time, longest gap;
 * the overview, on a linear time axis: a swimlane per consumer whose blocks are the rebalance steps (a colour per
-  step, legend from :mod:`zkconsumer.consumer.rebalance_steps`' titles), the stop-the-world gaps as red bands with their
+  step, legend from the steps' titles; colours, titles and symbols all come from :mod:`zkconsumer.trace.vocabulary`),
+  the stop-the-world gaps as red bands with their
   length written on them, a symbol with a tooltip for each retry, conflict, failure or session loss; under the
   lanes one row per partition showing which thread owned it when (a colour per consumer); the demo's markers as
   labelled vertical lines across all of it;
@@ -25,9 +26,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 
-from zkconsumer.consumer.rebalance_steps import STEPS
 from zkconsumer.trace.timeline import (
-    CONFLICT,
     Lane,
     Mark,
     Rebalance,
@@ -36,8 +35,9 @@ from zkconsumer.trace.timeline import (
     Timeline,
     rebalance_rounds,
 )
+from zkconsumer.trace.vocabulary import LIFE_ENDS, MARK_KINDS, STEPS, Symbol, mark_symbol, mark_title
+from zkconsumer.trace.vocabulary import step_colour as _step_colour
 from zkconsumer.trace.words import (
-    MARK_TITLES,
     describe_gap,
     describe_mark,
     describe_marker,
@@ -62,39 +62,10 @@ MARKER_ROWS_MAX = 6
 BURST_PX = 3.0  # marks of one kind closer than this on a lane are drawn as one symbol
 BURST_SHOWN = 12  # lines of a merged symbol's tooltip
 
-STEP_COLOURS = {
-    "read_cluster": "#4e79a7",
-    "stop_fetchers": "#f28e2b",
-    "commit_offsets": "#edc948",
-    "listener_before_release": "#b07aa1",
-    "release": "#e15759",
-    "assign": "#76b7b2",
-    "fetch_offsets": "#59a14f",
-    "build_registry": "#9c755f",
-    "claim": "#ff9da7",
-    "listener_before_start": "#bab0ac",
-    "start_fetchers": "#2f4b7c",
-}
-UNKNOWN_STEP_COLOUR = "#cccccc"
 CONSUMER_COLOURS = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f", "#e377c2",
                     "#ff7f0e", "#d62728")
 GAP_FILL = "#d62728"
 MARKER_COLOUR = "#333333"
-
-# Mark kinds -> (shape, colour). Shapes rather than glyphs: no font has to have them.
-MARK_STYLE = {
-    CONFLICT: ("triangle", "#e6550d"),
-    "attempt_failed": ("circle", "#e6550d"),
-    "rebalance_failed": ("square", "#b10026"),
-    "retrying": ("diamond", "#b10026"),
-    "rebalance_error": ("square", "#7a0177"),
-    "no_brokers": ("ring", "#636363"),
-    "session_expired": ("cross", "#b10026"),
-    "session_lost": ("cross", "#7a0177"),
-    "suspended": ("bar", "#7a0177"),
-    "member_output": ("square", "#000000"),
-}
-LIFE_END_STYLE = {"killed": ("cross", "#000000"), "shutdown": ("bar", "#555555"), "stopped": ("bar", "#555555")}
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -119,7 +90,7 @@ def consumer_colours(timeline: Timeline) -> dict[str, str]:
 
 
 def step_colour(step: Step) -> str:
-    return STEP_COLOURS.get(step.name, UNKNOWN_STEP_COLOUR) if step.known else UNKNOWN_STEP_COLOUR
+    return _step_colour(step.name, step.known)
 
 
 class _Scale:
@@ -173,13 +144,13 @@ def _shape(kind: str, x: float, y: float, colour: str, size: float = 5.0) -> str
 
 
 def _mark_svg(mark: Mark, x: float, y: float, where: str, more: Sequence[Mark] = ()) -> str:
-    shape, colour = MARK_STYLE.get(mark.kind, ("circle", "#636363"))
+    symbol = mark_symbol(mark.kind)
     lines = [f"{where} {fmt_offset(m.time)}: {describe_mark(m)}" for m in (mark, *more)]
     if len(lines) > BURST_SHOWN:
         lines = lines[:BURST_SHOWN] + [f"... (+{len(lines) - BURST_SHOWN} more)"]
     count = f' data-count="{1 + len(more)}"' if more else ""
     return (f'<g class="mark" data-kind="{esc(mark.kind)}"{count}><title>{esc(chr(10).join(lines))}</title>'
-            f"{_shape(shape, x, y, colour)}</g>")
+            f"{_shape(symbol.shape, x, y, symbol.colour)}</g>")
 
 
 def _bursts(marks: Sequence[Mark], scale: _Scale) -> list[list[Mark]]:
@@ -353,15 +324,15 @@ def _lane_svg(lane: Lane, top: float, scale: _Scale, colour: str, prefix: str, l
     for rebalance in lane.rebalances:
         out.append(_rebalance_blocks(lane, rebalance, scale, bar_y, bar_h, links))
     bursts = _bursts(lane.marks, scale)
-    ends = [life for life in lane.lives if life.ended_by in LIFE_END_STYLE]
+    ends = [life for life in lane.lives if life.ended_by in LIFE_ENDS]
     for burst, x in zip(bursts, _spread((scale.x(b[0].time) for b in bursts), 11), strict=True):
         out.append(_mark_svg(burst[0], x, top + 54, lane.consumer_id, burst[1:]))
     for life in ends:
-        shape, shape_colour = LIFE_END_STYLE[life.ended_by or ""]
+        symbol = LIFE_ENDS[life.ended_by or ""].symbol
         x = scale.x(life.end)
         out.append(f'<g class="mark" data-kind="{esc(life.ended_by)}"><title>{esc(lane.consumer_id)} '
                    f'{esc(life.ended_by)} at {fmt_offset(life.end)}</title>'
-                   f"{_shape(shape, x, bar_y + bar_h / 2, shape_colour, 6)}</g>")
+                   f"{_shape(symbol.shape, x, bar_y + bar_h / 2, symbol.colour, 6)}</g>")
     out.append("</g>")
     return "".join(out)
 
@@ -437,23 +408,23 @@ def _legend(prefix: str, top: float) -> tuple[str, float]:
         x = LEFT + (i % per_row) * column_w
         y = top + (i // per_row) * 18
         out.append(f'<g class="legend-step" data-step="{esc(step.name)}"><title>{esc(step.meaning)}</title>'
-                   f'<rect x="{x}" y="{_n(y + 3)}" width="12" height="12" fill="{STEP_COLOURS[step.name]}"/>'
+                   f'<rect x="{x}" y="{_n(y + 3)}" width="12" height="12" fill="{_step_colour(step.name)}"/>'
                    f'<text x="{x + 17}" y="{_n(y + 13)}">{step.number} {esc(step.title)}</text></g>')
     y = top + math.ceil(len(STEPS) / per_row) * 18 + 6
-    items = [("gap", "stop-the-world gap (ms)")] + [(kind, title) for kind, title in MARK_TITLES.items()] + [
-        ("killed", "member killed"), ("shutdown", "member shut down")]
+    items: list[tuple[str, str, Symbol | None]] = [("gap", "stop-the-world gap (ms)", None)]
+    items += [(mark.kind, mark.title, mark.symbol) for mark in MARK_KINDS]
+    items += [(end.kind, end.title, end.symbol) for end in LIFE_ENDS.values() if end.in_legend]
     x = LEFT
-    for kind, title in items:
+    for kind, title, symbol in items:
         width = 24 + len(title) * CHAR_PX
         if x + width > WIDTH - RIGHT:
             x, y = LEFT, y + 18
-        if kind == "gap":
-            symbol = (f'<rect x="{x}" y="{_n(y + 3)}" width="14" height="12" fill="{GAP_FILL}" fill-opacity="0.22" '
-                      f'stroke="{GAP_FILL}"/>')
+        if symbol is None:  # the gap
+            drawn = (f'<rect x="{x}" y="{_n(y + 3)}" width="14" height="12" fill="{GAP_FILL}" fill-opacity="0.22" '
+                     f'stroke="{GAP_FILL}"/>')
         else:
-            shape, colour = MARK_STYLE.get(kind) or LIFE_END_STYLE[kind]
-            symbol = _shape(shape, x + 7, y + 9, colour)
-        out.append(f'<g class="legend-mark" data-kind="{kind}">{symbol}'
+            drawn = _shape(symbol.shape, x + 7, y + 9, symbol.colour)
+        out.append(f'<g class="legend-mark" data-kind="{kind}">{drawn}'
                    f'<text x="{x + 18}" y="{_n(y + 13)}">{esc(title)}</text></g>')
         x += width
     out.append("</g>")
@@ -704,7 +675,7 @@ def _rebalance_table(rebalance: Rebalance) -> str:
                                   f"<td>{esc(describe_step(step))}</td></tr>"))
     for mark in rebalance.marks:
         rows.append((mark.time, 1, f'<tr class="mark-row"><td>{mark.attempt or ""}</td>'
-                                   f'<td class="alert">{esc(MARK_TITLES.get(mark.kind, mark.kind))}</td>'
+                                   f'<td class="alert">{esc(mark_title(mark.kind))}</td>'
                                    f'<td class="num">{_since(rebalance, mark.time)}</td><td></td>'
                                    f"<td>{esc(describe_mark(mark))}</td></tr>"))
     rows.sort(key=lambda row: (row[0], row[1]))

@@ -1,7 +1,7 @@
 """The terminal timeline (``zkconsumer trace show``): one line per event worth reading, in time order.
 
 Each line is the time since the start of the trace, the consumer, and what happened in a few words: a step with
-its title (from :mod:`zkconsumer.consumer.rebalance_steps`) and duration, a rebalance's outcome with its stop-the-world
+its title (from :mod:`zkconsumer.trace.vocabulary`) and duration, a rebalance's outcome with its stop-the-world
 gap and the ownership it ended with, conflicts and failures flagged ``!!``. The demo's markers are headings, so a
 scene and what the members did in it read together. Fetcher events are left out (there are many, and they say
 how data moved, not how the group rebalanced); they are counted in the header. A summary per consumer closes it.
@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from zkconsumer.consumer.rebalance_steps import BY_EVENT
 from zkconsumer.trace.timeline import (
-    MARK_EVENTS,
     Entry,
     Event,
     EventLog,
@@ -26,8 +24,8 @@ from zkconsumer.trace.timeline import (
     Step,
     Timeline,
     build_timeline,
-    partition_refs,
 )
+from zkconsumer.trace.vocabulary import BY_EVENT, MARK_EVENTS
 from zkconsumer.trace.words import (
     describe_mark,
     describe_marker,
@@ -35,6 +33,7 @@ from zkconsumer.trace.words import (
     describe_step,
     fmt_ms,
     fmt_offset,
+    fmt_offsets,
     fmt_partitions,
     plural,
 )
@@ -147,7 +146,7 @@ def _describe(entry: Entry, lookup: _Lookup) -> str | None:
     if name == "consumer.shutdown_error":
         return f"{ALERT} shutdown error: {f.get('error', '?')}"
     if name == "offsets.committed":
-        return f"committed offsets ({f.get('reason', '?')}): {_offsets(f.get('offsets'))}"
+        return f"committed offsets ({f.get('reason', '?')}): {fmt_offsets(f.get('offsets')) or 'none'}"
     if name == "offsets.commit_skipped":
         return f"{ALERT} commit skipped ({f.get('reason', '?')}): a higher offset is in ZooKeeper"
     if name == "offsets.commit_failed":
@@ -163,16 +162,6 @@ def _describe(entry: Entry, lookup: _Lookup) -> str | None:
     if level in ("warning", "error", "critical"):
         return f"{ALERT} {level}: {name}"
     return None
-
-
-def _offsets(value: object) -> str:
-    refs = partition_refs(value)
-    offsets = {(i.get("topic"), i.get("partition")): i.get("offset") for i in value if isinstance(i, dict)} \
-        if isinstance(value, list) else {}
-    if not refs:
-        return "none"
-    shown = [f"{r.topic}-{r.partition}={offsets.get((r.topic, r.partition))}" for r in refs[:8]]
-    return ", ".join(shown) + (f", ... (+{len(refs) - 8} more)" if len(refs) > 8 else "")
 
 
 def _summary(timeline: Timeline) -> list[str]:

@@ -1,9 +1,10 @@
-"""The words of the trace tools: how a duration, a partition list, a step's facts, a mark or a demo marker reads.
+"""The sentences of the trace tools: how a duration, a partition list, a step's facts, a mark or a demo marker reads.
 
-Shared by the terminal timeline (:mod:`zkconsumer.trace.timeline_text`) and the HTML page
-(:mod:`zkconsumer.trace.timeline_html`), so that both say the same thing in the same way; step titles and meanings
-come from :mod:`zkconsumer.consumer.rebalance_steps`, never from here. Plain ASCII only: the text goes to terminals and
-pipes whose encoding nobody checked. Pure; every function takes model data and returns a string.
+Shared by the terminal timeline (:mod:`zkconsumer.trace.timeline_text`), the HTML page
+(:mod:`zkconsumer.trace.timeline_html`) and the live narration (:mod:`zkconsumer.demo.narration`), so that all
+three say the same thing in the same way. The names they are built from (step titles, mark titles, how a gap or
+an ownership ends) come from :mod:`zkconsumer.trace.vocabulary`, never from here. Plain ASCII only: the text goes
+to terminals and pipes whose encoding nobody checked. Pure; every function takes model data and returns a string.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from zkconsumer.trace.timeline import (
-    CONFLICT,
     Gap,
     Mark,
     Marker,
@@ -22,6 +22,7 @@ from zkconsumer.trace.timeline import (
     Step,
     partition_refs,
 )
+from zkconsumer.trace.vocabulary import CONFLICT, GAP_ENDS, OWNERSHIP_ENDS, mark_title
 
 LIST_LIMIT = 8  # partitions named before "... (+N more)"
 
@@ -111,10 +112,8 @@ def describe_step_fields(name: str, fields: Mapping[str, Any]) -> str:
     elif name == "commit_offsets":
         if fields.get("auto_commit") is False:
             return "auto-commit off: nothing written"
-        offsets = partition_refs(fields.get("offsets"))
-        if not offsets:
-            return "no offset to write"
-        return "wrote " + _limited([f"{fmt_partition(r)}={_offset(fields, r)}" for r in offsets], LIST_LIMIT)
+        offsets = fmt_offsets(fields.get("offsets"))
+        return f"wrote {offsets}" if offsets else "no offset to write"
     elif name == "release":
         released = partition_refs(fields.get("released"))
         return f"released {fmt_partitions(released)}" if released else "nothing to release"
@@ -125,10 +124,8 @@ def describe_step_fields(name: str, fields: Mapping[str, Any]) -> str:
         who = f" over members {', '.join(map(str, members))}" if isinstance(members, list) else ""
         return f"{strategy}{who} -> {fmt_partitions(share)}"
     elif name == "fetch_offsets":
-        offsets = partition_refs(fields.get("offsets"))
-        if offsets:
-            return "committed " + _limited([f"{fmt_partition(r)}={_offset(fields, r)}" for r in offsets], LIST_LIMIT)
-        return "no partition"
+        offsets = fmt_offsets(fields.get("offsets"))
+        return f"committed {offsets}" if offsets else "no partition"
     elif name in ("build_registry", "start_fetchers"):
         count = _count(fields.get("partitions"))
         if count is not None:
@@ -145,25 +142,18 @@ def describe_step_fields(name: str, fields: Mapping[str, Any]) -> str:
     return ""
 
 
-def _offset(fields: Mapping[str, Any], ref: PartitionRef) -> str:
-    for item in fields.get("offsets") or []:
-        if isinstance(item, dict) and (item.get("topic"), item.get("partition")) == (ref.topic, ref.partition):
+def fmt_offsets(value: object, limit: int = LIST_LIMIT) -> str:
+    """``sample-0=12, sample-1=-1``: an ``offsets`` list of the events (items with ``offset``); empty when there
+    is no partition in it, so that each caller says what nothing means where it is."""
+    items = [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+    return _limited([f"{fmt_partition(ref)}={_offset(items, ref)}" for ref in partition_refs(items)], limit)
+
+
+def _offset(items: Sequence[Mapping[str, Any]], ref: PartitionRef) -> str:
+    for item in items:
+        if (item.get("topic"), item.get("partition")) == (ref.topic, ref.partition):
             return str(item.get("offset"))
     return "?"
-
-
-MARK_TITLES = {
-    CONFLICT: "ownership conflict",
-    "attempt_failed": "attempt failed, retried",
-    "rebalance_failed": "rebalance failed",
-    "retrying": "retrying after a failed rebalance",
-    "rebalance_error": "rebalance error",
-    "no_brokers": "no broker",
-    "session_expired": "session expired",
-    "session_lost": "ZooKeeper session lost",
-    "suspended": "ZooKeeper connection suspended",
-    "member_output": "member printed a non-event line",
-}
 
 
 def describe_mark(mark: Mark) -> str:
@@ -188,7 +178,7 @@ def describe_mark(mark: Mark) -> str:
         return f"printed: {f.get('line', '')}"
     if mark.kind == "session_expired":
         return f"session expired: dropped {fmt_partitions(partition_refs(f.get('dropped')))}"
-    return MARK_TITLES.get(mark.kind, mark.kind)
+    return mark_title(mark.kind)
 
 
 def describe_marker(marker: Marker) -> tuple[str, str]:
@@ -225,15 +215,6 @@ def describe_marker(marker: Marker) -> tuple[str, str]:
     return marker.kind.replace("_", " "), note
 
 
-OWNERSHIP_ENDS = {
-    "released": "released",
-    "session_expired": "dropped when its session expired",
-    "shutdown": "ended by the shutdown",
-    "moved": "moved to another thread",
-    "not_owned": "not owned after the rebalance",
-}
-
-
 def describe_ownership(owner: Ownership) -> str:
     """``sample-1 owned by gs2_c2-0 from +6.102s to +14.127s (claimed by gs2_c3 ...)``."""
     who = owner.thread or owner.consumer_id
@@ -245,15 +226,6 @@ def describe_ownership(owner: Ownership) -> str:
     elif owner.ended_by in OWNERSHIP_ENDS:
         text += f"; {OWNERSHIP_ENDS[owner.ended_by]}"
     return text
-
-
-GAP_ENDS = {
-    "later_restart": "until a later rebalance restarted the fetchers",
-    "shutdown": "until the shutdown",
-    "stopped": "until the member stopped",
-    "killed": "until the member was killed",
-    "trace_end": "until the end of the trace",
-}
 
 
 def describe_gap(gap: Gap) -> str:
