@@ -117,12 +117,12 @@ def _parse(key: ConfigKey, raw: Any) -> Any:
         return value
     if not isinstance(raw, str):
         raise bad("expected a string")
-    value = raw.strip()
+    text = raw.strip()
     if key.name == "offsets.storage":
-        value = value.lower()
-    if key.choices and value not in key.choices:
+        text = text.lower()
+    if key.choices and text not in key.choices:
         raise bad(f"must be one of {', '.join(key.choices)}")
-    return value
+    return text
 
 
 class ConsumerConfig:

@@ -140,7 +140,7 @@ def member_info_order(members: tuple[Member, ...]) -> list[Member]:
     key = java_key_for([m.group_instance_id or m.member_id for m in members])
     static = [m for m in members if m.group_instance_id is not None]
     dynamic = [m for m in members if m.group_instance_id is None]
-    static.sort(key=lambda m: key(m.group_instance_id))
+    static.sort(key=lambda m: key(str(m.group_instance_id)))
     dynamic.sort(key=lambda m: key(m.member_id))
     return static + dynamic
 

@@ -176,7 +176,7 @@ def general_assign(
     reassignable_new = [pid for pid in unassigned if shared(pid)]
     before = {m: list(current[m]) for m in participating}
     movements = _Movements(space)
-    state = {"balanced": None}
+    state: dict[str, bool | None] = {"balanced": None}
 
     def is_balanced() -> bool:
         cached = state["balanced"]

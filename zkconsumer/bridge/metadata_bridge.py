@@ -291,6 +291,7 @@ class MetadataBridge:
 
     def sync_safely(self) -> list[Change]:
         """One pass of the long-running loop: outages are reported once and waited out, never raised."""
+        snapshot: ClusterSnapshot | None
         try:
             snapshot = fetch_metadata(self._admin, self.bootstrap, min(self.connect_timeout, max(self.interval, 1.0)))
         except ServerUnavailableError as exc:
@@ -315,7 +316,8 @@ class MetadataBridge:
             return []
         if self._zk_down:
             self._zk_down = False
-            self.log.info("bridge.zookeeper_recovered", session_id=hex(self._zk.client_id[0]))
+            session = self._zk.client_id if self._zk is not None else None  # closed meanwhile, or dropped again
+            self.log.info("bridge.zookeeper_recovered", session_id=hex(session[0]) if session else None)
         return changes
 
     def _broker_outage(self, error: str) -> ClusterSnapshot | None:

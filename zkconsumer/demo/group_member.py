@@ -77,7 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     if args.stop_at_stdin_eof:
-        threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), name="stdin-eof", daemon=True).start()
+        def stop_at_eof() -> None:
+            sys.stdin.read()
+            stop.set()
+
+        threading.Thread(target=stop_at_eof, name="stdin-eof", daemon=True).start()
     connector = create_connector(member_config(args))
     output = open(args.output, "a", buffering=1) if args.output else None  # noqa: SIM115 - closed below
     try:

@@ -193,14 +193,14 @@ class RebalanceDemo:
         try:
             self._say(f"Group {s.group!r} on topic {s.topic!r} ({s.partitions} partitions), strategy {s.strategy}, "
                       f"session timeout {s.session_timeout_ms} ms; ZooKeeper {s.zookeeper}")
-            result.scenes.append(self._scene(SCENES[0], lambda: self._start("c1", 1)))
-            result.scenes.append(self._scene(SCENES[1], lambda: self._start("c2", 1)))
-            result.scenes.append(self._scene(SCENES[2], lambda: self._start("c3", 3)))
-            result.scenes.append(self._scene(SCENES[3], lambda: self._kill("c2"),
-                                             waiting_for="ZooKeeper to expire c2's session"))
-            grown = self._scene(SCENES[4], self._add_partitions)
-            if grown is not None:
-                result.scenes.append(grown)
+            played = [
+                self._scene(SCENES[0], lambda: self._start("c1", 1)),
+                self._scene(SCENES[1], lambda: self._start("c2", 1)),
+                self._scene(SCENES[2], lambda: self._start("c3", 3)),
+                self._scene(SCENES[3], lambda: self._kill("c2"), waiting_for="ZooKeeper to expire c2's session"),
+                self._scene(SCENES[4], self._add_partitions),  # None when the topic cannot grow
+            ]
+            result.scenes.extend(scene for scene in played if scene is not None)
             self._stop_all()
         except KazooException as exc:
             raise DemoError(f"ZooKeeper at {s.zookeeper} failed ({type(exc).__name__}); the demo stopped. "

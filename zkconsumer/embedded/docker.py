@@ -23,7 +23,7 @@ def available() -> bool:
     except ImportError:
         return False
     try:
-        client = docker.from_env(timeout=3)
+        client = docker.from_env(timeout=3)  # type: ignore[attr-defined]
         client.ping()
         client.close()
     except Exception:  # no engine, no socket, no permission: all mean "not available"

@@ -62,6 +62,7 @@ class TopicFilter:
     raw: str
     pattern: str = WHITELIST
     regex: str = field(init=False, default="")
+    _compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         regex = normalize_filter(self.raw)

@@ -35,6 +35,11 @@ _ENDPOINT_RE = re.compile(r"^(.+)://\[?([0-9a-zA-Z\-%._:]*?)\]?:(-?[0-9]+)$")
 
 @dataclass(frozen=True)
 class BrokerEndpoint:
+    """One listener of a broker's ZooKeeper registration (an entry of its ``endpoints``, ``LISTENER://host:port``).
+
+    Not the broker a consumer fetches from: that is :class:`zkconsumer.kafka.metadata.BrokerMeta` (Kafka's
+    ``BrokerEndPoint``), taken from a Metadata answer."""
+
     listener: str
     host: str
     port: int
@@ -48,7 +53,9 @@ class BrokerEndpoint:
 
 @dataclass(frozen=True)
 class BrokerInfo:
-    """A broker registration. ``host``/``port`` are the PLAINTEXT endpoint the legacy consumer fetches from."""
+    """A broker's registration in ``/brokers/ids/<id>``. ``host``/``port`` are its PLAINTEXT endpoint, where the
+    leader finder sends its Metadata request; the fetchers then fetch from the leaders named in the answer
+    (:class:`zkconsumer.kafka.metadata.BrokerMeta`)."""
 
     id: int
     host: str
@@ -91,7 +98,7 @@ class PartitionState:
 # --- codecs ---------------------------------------------------------------------------------------
 
 
-def parse_endpoint(path: str, text: Any, protocol_map: dict[str, str], data: bytes) -> BrokerEndpoint:
+def parse_endpoint(path: str, text: Any, protocol_map: dict[str, str], data: bytes | None) -> BrokerEndpoint:
     match = _ENDPOINT_RE.match(text) if isinstance(text, str) else None
     if match is None:
         raise ZnodeFormatError(path, f"endpoint {text!r} is not LISTENER://host:port", data)
