@@ -4,7 +4,8 @@
 #   2. a ZooKeeper distribution, unless ZK_CONNECT names an ensemble, a Docker engine is reachable,
 #      or ZOOKEEPER_HOME / the Debian package already provide one;
 #   3. with a second argument `test` (what `make test` passes): a headless browser, Debian's chromium,
-#      for the test of the timeline page (tests/test_timeline_browser.py), unless one is on PATH or in $CHROMIUM.
+#      for the test of the timeline page (tests/trace/test_timeline_browser.py),
+#      unless one is on PATH or in $CHROMIUM.
 # Usage: scripts/bootstrap.sh [VENV] [test]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -100,7 +101,7 @@ if [ "$PURPOSE" = "test" ] && ! have_browser; then
     apt_install chromium
   else
     # Only one test needs it: warn, and let the rest of the suite run (that test fails naming the fix).
-    say "warning: no headless browser found and none can be installed here; tests/test_timeline_browser.py will fail."
+    say "warning: no headless browser found and none can be installed here; tests/trace/test_timeline_browser.py will fail."
     say "  install one (Debian: apt-get install -y chromium), or set CHROMIUM=/path/to/chromium-or-chrome."
   fi
 fi
