@@ -1,4 +1,5 @@
-"""The fetcher side of the data path (spec 4.5, 4.6) against the real ZooKeeper and broker.
+"""The fetcher side of the data path (fetcher manager, leader finder, fetcher threads) against the real ZooKeeper
+and broker.
 
 A ConsumerFetcherManager is given PartitionTopicInfos as a rebalance would give them; the leader finder reads the
 brokers the bridge registers in ZooKeeper (``kafka_zk``), and what reaches the chunk queues is checked message by
@@ -22,11 +23,11 @@ from support import wait_for
 from zkconsumer.bridge.metadata_bridge import MetadataBridge
 from zkconsumer.config import ConsumerConfig, identity_decoder
 from zkconsumer.consumer.consumer_fetcher_manager import ConsumerFetcherManager, fetcher_id_for
-from zkconsumer.consumer.consumer_fetcher_thread import BrokerEndPoint, ConsumerFetcherThread
+from zkconsumer.consumer.consumer_fetcher_thread import ConsumerFetcherThread
 from zkconsumer.consumer.kafka_stream import KafkaStream
 from zkconsumer.consumer.partition_topic_info import INVALID_OFFSET, ChunkQueue, PartitionTopicInfo, RawMessage
 from zkconsumer.errors import MessageSizeTooLargeException
-from zkconsumer.kafka.metadata import admin_client, fetch_metadata
+from zkconsumer.kafka.metadata import BrokerMeta, admin_client, fetch_metadata
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.types import TopicPartition
 
@@ -150,7 +151,7 @@ def test_a_fetcher_thread_adds_only_new_partitions_and_stops_fetching_removed_on
     host, port = bootstrap_servers.rsplit(":", 1)
     failed: list[TopicPartition] = []
     consumer_id = new_consumer_id()
-    thread = ConsumerFetcherThread(consumer_id, 0, BrokerEndPoint(broker_id(bootstrap_servers), host, int(port)),
+    thread = ConsumerFetcherThread(consumer_id, 0, BrokerMeta(broker_id(bootstrap_servers), host, int(port)),
                                    config, infos, failed.extend)
     thread.start()
     try:

@@ -1,4 +1,4 @@
-"""ConsumerFetcherManager: which fetcher thread fetches which owned partition, and from which leader (spec 4.5).
+"""ConsumerFetcherManager: which fetcher thread fetches which owned partition, and from which leader.
 
 The rebalance decides which partitions this consumer owns; it does not know their leaders, and leaders move
 without any rebalance. So the connector only hands the manager its PartitionTopicInfos (``start_connections``);
@@ -37,14 +37,13 @@ from zkconsumer.assignors.java_hash import java_string_hash
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.consumer.consumer_fetcher_thread import (
     BrokerAndInitialOffset,
-    BrokerEndPoint,
     ConsumerFetcherThread,
     OffsetResetCallback,
-    emit,
-    partition_names,
 )
+from zkconsumer.consumer.data_path_events import emit, partition_names
 from zkconsumer.consumer.leader_finder_thread import LeaderFinderThread
 from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo
+from zkconsumer.kafka.metadata import BrokerMeta
 from zkconsumer.log import get_logger
 from zkconsumer.types import TopicPartition
 
@@ -145,7 +144,7 @@ class ConsumerFetcherManager:
     def fetcher_id(self, topic: str, partition: int) -> int:
         return fetcher_id_for(topic, partition, self.config.num_consumer_fetchers)
 
-    # --- the leader finder's side ---
+    # --- the leader finder's side (its LeaderFinderHost) ---
 
     def wait_for_partitions_without_leader(self, stop: threading.Event) -> frozenset[TopicPartition]:
         """Block until some partition needs a leader; empty once ``stop`` is set (``wake_leader_finder``)."""
@@ -159,7 +158,7 @@ class ConsumerFetcherManager:
             self._cond.notify_all()
 
     def take_partitions_with_leader(
-        self, leaders: Mapping[TopicPartition, BrokerEndPoint]
+        self, leaders: Mapping[TopicPartition, BrokerMeta]
     ) -> dict[TopicPartition, BrokerAndInitialOffset]:
         """Take the partitions that still need a leader out of the no-leader set, each with where and from which
         offset to fetch it (its PartitionTopicInfo's fetched offset)."""

@@ -1,4 +1,4 @@
-"""ConsumerFetcherThread: fetches, for one consumer, the partitions one leader broker serves (spec 4.5, 4.6).
+"""ConsumerFetcherThread: fetches, for one consumer, the partitions one leader broker serves.
 
 The legacy thread sent its own FetchRequests over a SimpleConsumer. Here a confluent-kafka ``Consumer`` with a
 manual assignment does the network part, and this thread does what the legacy one did with the answers: cut them
@@ -57,7 +57,6 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -66,9 +65,11 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from zkconsumer.config import ConsumerConfig
+from zkconsumer.consumer.data_path_events import emit, partition_names
 from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo, RawMessage
+from zkconsumer.consumer.sliced_deadline import call_in_slices
+from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
 from zkconsumer.kafka.metadata import BrokerMeta
-from zkconsumer.kafka.metadata import _quiet as _librdkafka_logger
 from zkconsumer.log import get_logger
 from zkconsumer.types import TopicPartition
 
@@ -81,35 +82,17 @@ RESET_OUT_OF_RANGE = "out_of_range"
 #: How long one consume call may block: the longest a stop or an assignment change waits for the fetch loop.
 _CONSUME_TIMEOUT_S = 0.1
 _CONSUME_BATCH = 500
-#: Network calls are made in slices of this, so a stop is seen even while a broker does not answer.
-_NETWORK_SLICE_S = 1.0
 _OUT_OF_RANGE = frozenset({KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET})
 
 _log = get_logger("zkconsumer.fetcher")
-
-
-#: Kafka's BrokerEndPoint: the broker as the Metadata API names it.
-BrokerEndPoint = BrokerMeta
 
 
 @dataclass(frozen=True)
 class BrokerAndInitialOffset:
     """Where a partition is to be fetched from, and from which offset (Kafka's BrokerAndInitialOffset)."""
 
-    broker: BrokerEndPoint
+    broker: BrokerMeta
     initial_offset: int
-
-
-def partition_names(partitions: Iterable[TopicPartition]) -> list[str]:
-    """The "topic-partition" strings events carry, sorted."""
-    return [str(tp) for tp in sorted(partitions)]
-
-
-def emit(logger: Any, level: str, event: str, **fields: Any) -> None:
-    """Log an event from the data path. A log sink that fails (a closed stderr) must not end a fetcher or the leader
-    finder: the partitions they serve would silently stop being fetched."""
-    with contextlib.suppress(Exception):
-        getattr(logger, level)(event, **fields)
 
 
 def _clamp(value: int, low: int, high: int) -> int:
@@ -140,7 +123,7 @@ def librdkafka_config(config: ConsumerConfig, bootstrap: str) -> dict[str, Any]:
         "auto.offset.reset": "error",
         # librdkafka prefetches into its own queue; about one fetch's worth keeps the stream queue the real bound.
         "queued.max.messages.kbytes": _clamp(math.ceil(max_bytes / 1024), 1, 2_097_151),
-        "logger": _librdkafka_logger,
+        "logger": LIBRDKAFKA_LOGGER,
     }
     if max_bytes > 52_428_800:  # librdkafka's fetch.max.bytes default; a response must fit one partition's worth
         settings["fetch.max.bytes"] = max_bytes
@@ -166,7 +149,7 @@ class ConsumerFetcherThread(threading.Thread):
         self,
         consumer_id: str,
         fetcher_id: int,
-        broker: BrokerEndPoint,
+        broker: BrokerMeta,
         config: ConsumerConfig,
         partition_map: Mapping[TopicPartition, PartitionTopicInfo],
         on_partitions_error: Callable[[Iterable[TopicPartition]], None],
@@ -425,22 +408,21 @@ class ConsumerFetcherThread(threading.Thread):
 
     def _log_end(self, tp: TopicPartition, earliest: bool) -> int | None:
         """The low or high watermark from the leader, within socket.timeout.ms; ``None`` if stopped first."""
-        deadline = time.monotonic() + self._socket_timeout_s
-        while not self._stopping.is_set():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError(f"no offsets for {tp} within socket.timeout.ms={self._config.socket_timeout_ms}")
+        partition = KafkaTopicPartition(tp.topic, tp.partition)
+
+        def ask(timeout_s: float) -> tuple[int, int] | None:
             try:
-                marks = self._consumer.get_watermark_offsets(
-                    KafkaTopicPartition(tp.topic, tp.partition), timeout=min(remaining, _NETWORK_SLICE_S), cached=False
-                )
+                return self._consumer.get_watermark_offsets(partition, timeout=timeout_s, cached=False)
             except KafkaException as exc:
                 if exc.args[0].code() != KafkaError._TIMED_OUT:
                     raise
-                continue
-            if marks is not None:
-                return marks[0] if earliest else marks[1]
-        return None
+                return None
+
+        marks = call_in_slices(ask, self._socket_timeout_s, self._stopping, expired=lambda: TimeoutError(
+            f"no offsets for {tp} within socket.timeout.ms={self._config.socket_timeout_ms}"))
+        if marks is None:
+            return None
+        return marks[0] if earliest else marks[1]
 
     def _emit(self, level: str, event: str, **fields: Any) -> None:
         emit(_log, level, event, consumer_id=self.consumer_id, fetcher_id=self.fetcher_id, broker_id=self.broker.id,

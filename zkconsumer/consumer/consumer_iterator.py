@@ -1,4 +1,4 @@
-"""ConsumerIterator and MessageAndMetadata: how a stream hands messages to the application (spec 4.3).
+"""ConsumerIterator and MessageAndMetadata: how a stream hands messages to the application (Kafka's ConsumerIterator).
 
 The iterator is the legacy IteratorTemplate state machine: an exception other than ConsumerTimeoutException that
 escapes while it looks for the next message leaves it failed for good (``IllegalStateError`` afterwards), while a
@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from zkconsumer.consumer.data_path_events import emit
 from zkconsumer.consumer.partition_topic_info import SHUTDOWN_CHUNK, ChunkQueue, PartitionTopicInfo, RawMessage
 from zkconsumer.errors import ConsumerTimeoutException, MessageSizeTooLargeException
 from zkconsumer.log import get_logger
@@ -135,13 +136,13 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
                 f"no message within consumer.timeout.ms={int(self._timeout_s * 1000)}"
             ) from None
         if chunk is SHUTDOWN_CHUNK:
-            _log.info("stream.end", stream=self._name)
+            emit(_log, "info", "stream.end", stream=self._name)
             return False
         info = chunk.topic_info
         assert info is not None
         if info.consumed_offset < chunk.fetch_offset:
-            _log.warning("stream.offset_gap", topic=info.topic, partition=info.partition,
-                         consumed_offset=info.consumed_offset, fetch_offset=chunk.fetch_offset)
+            emit(_log, "warning", "stream.offset_gap", topic=info.topic, partition=info.partition,
+                 consumed_offset=info.consumed_offset, fetch_offset=chunk.fetch_offset)
             info.reset_consume_offset(chunk.fetch_offset)
         if not chunk.messages:
             raise MessageSizeTooLargeException(

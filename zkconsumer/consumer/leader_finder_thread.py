@@ -1,4 +1,4 @@
-"""LeaderFinderThread: finds the leader of every owned partition that has no fetcher yet (spec 4.5).
+"""LeaderFinderThread: finds the leader of every owned partition that has no fetcher yet.
 
 Leaders are not in the rebalance's hands: they move on their own, and a fetch error is how the consumer learns that
 one did. This thread is the one place that resolves them. It sleeps until the manager's no-leader set is not
@@ -10,7 +10,8 @@ without a leader, or whose hand-over failed, stay in (or go back to) the set and
 The metadata client bootstraps from the registered brokers in random order, as Kafka's ClientUtils tried them, and
 is kept while the registered brokers stay the same. It asks for the metadata of all topics, because librdkafka asks
 for one topic or for all, and one request is cheaper than one per topic. Network waits are cut in one-second
-slices, so a stop does not wait for ``socket.timeout.ms`` when no broker answers.
+slices (:mod:`~zkconsumer.consumer.sliced_deadline`), so a stop does not wait for ``socket.timeout.ms`` when no
+broker answers.
 
 Events (logger ``zkconsumer.leader_finder``; every one carries ``consumer_id``):
 
@@ -28,15 +29,17 @@ from __future__ import annotations
 
 import random
 import threading
-import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kazoo.client import KazooClient
 
 from zkconsumer.config import ConsumerConfig
-from zkconsumer.consumer.consumer_fetcher_thread import BrokerEndPoint, emit, partition_names
+from zkconsumer.consumer.consumer_fetcher_thread import BrokerAndInitialOffset
+from zkconsumer.consumer.data_path_events import emit, partition_names
+from zkconsumer.consumer.sliced_deadline import call_in_slices
 from zkconsumer.errors import ServerUnavailableError
-from zkconsumer.kafka.metadata import ClusterSnapshot, admin_client, fetch_metadata
+from zkconsumer.kafka.metadata import BrokerMeta, ClusterSnapshot, admin_client, fetch_metadata
 from zkconsumer.log import get_logger
 from zkconsumer.types import TopicPartition
 from zkconsumer.zk.cluster import BrokerInfo, read_brokers
@@ -44,15 +47,39 @@ from zkconsumer.zk.cluster import BrokerInfo, read_brokers
 if TYPE_CHECKING:
     from confluent_kafka.admin import AdminClient
 
-    from zkconsumer.consumer.consumer_fetcher_manager import ConsumerFetcherManager
-
 _log = get_logger("zkconsumer.leader_finder")
 
-_NETWORK_SLICE_S = 1.0
+
+class LeaderFinderHost(Protocol):
+    """What the leader finder asks of the fetcher manager that runs it.
+
+    In Kafka the finder was an inner class of ConsumerFetcherManager and called these on its outer instance; here
+    it depends on this interface only, so the manager can import the finder without the finder importing the
+    manager. :class:`~zkconsumer.consumer.consumer_fetcher_manager.ConsumerFetcherManager` is the one host.
+    """
+
+    def wait_for_partitions_without_leader(self, stop: threading.Event) -> frozenset[TopicPartition]:
+        """Block until some partition needs a leader; empty once ``stop`` is set and :meth:`wake_leader_finder`
+        was called."""
+        ...
+
+    def wake_leader_finder(self) -> None: ...
+
+    def take_partitions_with_leader(
+        self, leaders: Mapping[TopicPartition, BrokerMeta]
+    ) -> dict[TopicPartition, BrokerAndInitialOffset]:
+        """Take those still without a leader, each with its leader and the offset to fetch from."""
+        ...
+
+    def add_fetcher_for_partitions(self, targets: Mapping[TopicPartition, BrokerAndInitialOffset]) -> None: ...
+
+    def add_partitions_with_error(self, partitions: Iterable[TopicPartition]) -> None: ...
+
+    def shutdown_idle_fetcher_threads(self) -> None: ...
 
 
 class LeaderFinderThread(threading.Thread):
-    def __init__(self, manager: ConsumerFetcherManager, consumer_id: str, config: ConsumerConfig,
+    def __init__(self, manager: LeaderFinderHost, consumer_id: str, config: ConsumerConfig,
                  zk: KazooClient) -> None:
         super().__init__(name=f"{consumer_id}-leader-finder-thread", daemon=True)
         self.consumer_id = consumer_id
@@ -108,7 +135,7 @@ class LeaderFinderThread(threading.Thread):
             return
         if snapshot is None:
             return  # stopping
-        leaders: dict[TopicPartition, BrokerEndPoint] = {}
+        leaders: dict[TopicPartition, BrokerMeta] = {}
         for tp in wanted:
             topic = snapshot.topics.get(tp.topic)
             partition = topic.partitions.get(tp.partition) if topic is not None else None
@@ -147,16 +174,9 @@ class LeaderFinderThread(threading.Thread):
                 "socket.timeout.ms": max(10, min(300_000, self._config.socket_timeout_ms)),
             })
             self._admin_brokers = addresses
-        deadline = time.monotonic() + self._config.socket_timeout_ms / 1000
-        while not self._stopping.is_set():
-            remaining = deadline - time.monotonic()
-            timeout = max(0.01, min(remaining, _NETWORK_SLICE_S))
-            try:
-                return fetch_metadata(self._admin, self._metadata_bootstrap, timeout=timeout)
-            except ServerUnavailableError:
-                if time.monotonic() >= deadline:
-                    raise
-        return None
+        admin, bootstrap = self._admin, self._metadata_bootstrap
+        return call_in_slices(lambda timeout_s: fetch_metadata(admin, bootstrap, timeout=timeout_s),
+                              self._config.socket_timeout_ms / 1000, self._stopping, retry_on=(ServerUnavailableError,))
 
     def _emit(self, level: str, event: str, **fields: Any) -> None:
         emit(_log, level, event, consumer_id=self.consumer_id, **fields)

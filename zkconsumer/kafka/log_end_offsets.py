@@ -16,7 +16,7 @@ from types import MappingProxyType
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from zkconsumer.kafka.metadata import _quiet as _librdkafka_logger
+from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
 from zkconsumer.types import TopicPartition
 
 DEFAULT_TIMEOUT = 5.0
@@ -47,7 +47,7 @@ def fetch_log_end_offsets(bootstrap: str, partitions: Iterable[TopicPartition],
             "enable.auto.commit": False,
             "socket.connection.setup.timeout.ms": max(1000, int(timeout * 1000)),  # librdkafka's minimum
             "reconnect.backoff.max.ms": 1000,
-            "logger": _librdkafka_logger,
+            "logger": LIBRDKAFKA_LOGGER,
         })
     except KafkaException as exc:
         reason = f"cannot ask {bootstrap}: {_text(exc)}"

@@ -6,23 +6,25 @@ launchers use :func:`fetch_metadata` as the broker's readiness probe.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
 from zkconsumer.errors import ServerUnavailableError
-
-# librdkafka reports every refused connection on its own; the caller reports the failure once, clearly.
-_quiet = logging.getLogger("zkconsumer.librdkafka")
-_quiet.addHandler(logging.NullHandler())
-_quiet.propagate = False
+from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
 
 
 @dataclass(frozen=True)
 class BrokerMeta:
-    """A broker as the Metadata API names it (the legacy consumer's ``BrokerEndPoint``)."""
+    """A broker as the Metadata API names it: the broker a consumer fetches from (Kafka's ``BrokerEndPoint``).
+
+    The data path uses this type only: the leader finder takes each partition's leader from a Metadata answer, and
+    a fetcher thread bootstraps from its ``address``. Not to be confused with the ZooKeeper registration of a
+    broker, :class:`zkconsumer.zk.cluster.BrokerInfo`, whose ``endpoints`` are its listeners
+    (:class:`zkconsumer.zk.cluster.BrokerEndpoint`): the leader finder reads those only to know where to send the
+    Metadata request.
+    """
 
     id: int
     host: str
@@ -63,7 +65,7 @@ def admin_client(bootstrap: str, extra: dict[str, object] | None = None) -> Admi
         "socket.connection.setup.timeout.ms": 3000,
         # librdkafka backs off up to 10 s between reconnects; a restarted broker should be seen within a second.
         "reconnect.backoff.max.ms": 1000,
-        "logger": _quiet,
+        "logger": LIBRDKAFKA_LOGGER,
     }
     config.update(extra or {})
     return AdminClient(config)
