@@ -1,4 +1,4 @@
-"""The connector end to end against the real ZooKeeper and broker (spec 7.3, 7.5 to 7.7): ZookeeperConsumerConnectorTest
+"""The connector end to end against the real ZooKeeper and broker: Kafka's ZookeeperConsumerConnectorTest
 ported, plus the scenarios earlier ports got wrong. Each test has its own chroot, where the bridge mirrors the broker
 as a ZooKeeper-mode cluster would register itself."""
 
@@ -141,6 +141,56 @@ class RecordingListener(ConsumerRebalanceListener):
         self.started.append((consumer_id, global_partition_assignment))
 
 
+class FailingOnceListener(ConsumerRebalanceListener):
+    """Raises from one hook the first time it is called, as an application's bug or a failed commit would."""
+
+    def __init__(self, hook: str) -> None:
+        self.hook = hook
+        self.calls = 0
+
+    def _maybe_fail(self, hook: str) -> None:
+        if hook == self.hook:
+            self.calls += 1
+            if self.calls == 1:
+                raise RuntimeError(f"{hook} failed on purpose")
+
+    def before_releasing_partitions(self, partition_ownership):
+        self._maybe_fail("before_releasing_partitions")
+
+    def before_starting_fetchers(self, consumer_id, global_partition_assignment):
+        self._maybe_fail("before_starting_fetchers")
+
+
+@pytest.mark.parametrize(("hook", "step", "number", "skipped"), [
+    ("before_releasing_partitions", "rebalance.listener_before_release", 3, "rebalance.release"),
+    ("before_starting_fetchers", "rebalance.listener_before_start", 9, "rebalance.start_fetchers"),
+])
+def test_a_step_that_raises_emits_its_event_with_the_error_and_fails_the_attempt_with_it(
+        zk, kafka_zk, bootstrap_servers, topic_name, hook, step, number, skipped):
+    topic = mirrored_topic(zk, bootstrap_servers, topic_name, 2)
+    listener = FailingOnceListener(hook)
+    error = f"RuntimeError: {hook} failed on purpose"
+    with create_connector(config(kafka_zk, "c"), listener=listener) as consumer, capture_logs() as events:
+        stream = consumer.create_message_streams({topic: 1})[topic][0]
+        assert listener.calls == 2
+        failed_step = [e for e in events if e["event"] == step and e["attempt"] == 1]
+        assert len(failed_step) == 1
+        assert failed_step[0]["log_level"] == "warning"
+        assert failed_step[0]["error"] == error
+        assert failed_step[0]["step"] == number and failed_step[0]["duration_ms"] >= 0
+        # The attempt ended there: no later step of attempt 1, and its failure names the error, not a conflict.
+        assert [e for e in events if e["event"] == skipped and e["attempt"] == 1] == []
+        failed = [e for e in events if e["event"] == "rebalance.attempt_failed"]
+        assert [(e["attempt"], e["reason"]) for e in failed] == [(1, error)]
+        # Attempt 2 ran the same step cleanly and completed.
+        again = [e for e in events if e["event"] == step and e["attempt"] == 2]
+        assert [(e["log_level"], "error" in e) for e in again] == [("info", False)]
+        assert [e["attempts"] for e in events if e["event"] == "rebalance.completed"] == [2]
+        assert owners(zk, topic) == [("0", "group1_c-0"), ("1", "group1_c-0")]
+        produce(bootstrap_servers, topic, [b"after the retry"], partition=1)
+        assert [m.message for m in take(stream, 1)] == [b"after the retry"]
+
+
 def test_rebalance_listener_payloads(zk, kafka_zk, bootstrap_servers, topic_name):
     topic = mirrored_topic(zk, bootstrap_servers, topic_name, 2)
     one, two = RecordingListener(), RecordingListener()
@@ -212,8 +262,11 @@ def test_claim_conflict_fails_after_the_retries_and_leaves_nothing(zk, kafka_zk,
         claims = [e for e in events if e["event"] == "rebalance.claim"]
         assert len(claims) == 2
         assert claims[0]["conflicts"] == [{"topic": topic, "partition": 1, "holder": "group1_ghost-0"}]
+        # A conflict is an outcome of the step, not an error in it.
+        assert [(c["log_level"], "error" in c) for c in claims] == [("info", False)] * 2
         assert owners(zk, topic) == [("1", "group1_ghost-0")]  # partition 0 was never half-claimed
-        assert [e["event"] for e in events].count("rebalance.attempt_failed") == 2
+        failed = [e for e in events if e["event"] == "rebalance.attempt_failed"]
+        assert [(e["attempt"], e["reason"]) for e in failed] == [(1, "ownership conflict"), (2, "ownership conflict")]
         assert consumer.metrics.failed_rebalances == 1
     finally:
         consumer.shutdown()

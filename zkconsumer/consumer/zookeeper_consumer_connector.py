@@ -1,7 +1,7 @@
-"""ZookeeperConsumerConnector: a member of a legacy ZooKeeper-coordinated consumer group (spec 2).
+"""ZookeeperConsumerConnector: a member of a legacy ZooKeeper-coordinated consumer group.
 
 It registers in ``/consumers/<group>/ids``, watches the group and its topics, and on every change runs the legacy
-rebalance, whose steps :meth:`ZookeeperConsumerConnector._rebalance` lists in their order (spec 2.5). Every step
+rebalance, whose steps :meth:`ZookeeperConsumerConnector._rebalance_steps` lists in their order. Every step
 emits one event; ``docs/events.md`` is the contract for all of them.
 
 Where it does better than Kafka 0.10.0.1, without changing what other members or tools observe:
@@ -59,6 +59,26 @@ from zkconsumer.zk.checked_ephemeral import create_checked_ephemeral
 from zkconsumer.zk.client import close_client, open_client
 
 Registry = dict[str, dict[int, PartitionTopicInfo]]
+
+#: ``rebalance.attempt_failed`` reasons besides an error's text (``docs/events.md``).
+OWNERSHIP_CONFLICT = "ownership conflict"
+SHUTDOWN = "shutdown"
+
+
+@dataclass(frozen=True)
+class AttemptOutcome:
+    """How one attempt of a rebalance ended, told by the attempt itself: ``failure`` is ``None`` when the consumer
+    owns and fetches its new share, else the ``reason`` its ``rebalance.attempt_failed`` event gives
+    (:data:`OWNERSHIP_CONFLICT`, :data:`SHUTDOWN`, or the text of the error a step raised)."""
+
+    failure: str | None = None
+
+    @property
+    def completed(self) -> bool:
+        return self.failure is None
+
+
+COMPLETED = AttemptOutcome()
 
 
 @dataclass(frozen=True)
@@ -161,7 +181,7 @@ class ZookeeperConsumerConnector:
 
     def create_message_streams(self, topic_count_map: Mapping[str, int], key_decoder=None,
                                value_decoder=None) -> dict[str, list[KafkaStream]]:
-        """Join the group with ``topic -> number of streams``; returns the streams per topic (spec 2.2)."""
+        """Join the group with ``topic -> number of streams``; returns the streams per topic."""
         if self._topic_count is not None:
             raise MessageStreamsExistException(f"{self.consumer_id}: message streams were already created")
         if not isinstance(topic_count_map, Mapping):
@@ -197,7 +217,7 @@ class ZookeeperConsumerConnector:
         return self._commit("explicit", offsets)
 
     def shutdown(self) -> None:
-        """Leave the group: stop everything, commit (with auto-commit) and close the session (spec 2.8)."""
+        """Leave the group: stop everything, commit (with auto-commit) and close the session."""
         if self._shutdown.is_set():
             return
         self._shutdown.set()
@@ -219,7 +239,7 @@ class ZookeeperConsumerConnector:
                 else:
                     self._log.warning("offsets.commit_failed", reason="shutdown", error="ZooKeeper is not connected")
         except Exception as exc:  # shutdown must complete; Kafka logged these as fatal too
-            self._log.error("consumer.shutdown_error", error=f"{type(exc).__name__}: {exc}")
+            self._log.error("consumer.shutdown_error", error=_error_text(exc))
         finally:
             close_client(self.zk)
             if locked:
@@ -244,7 +264,7 @@ class ZookeeperConsumerConnector:
         return list(self._queues.values()) + list(self._thread_queues.values())
 
     def _join(self, topic_count: TopicCount, topics: set[str], wildcard: bool = False) -> None:
-        """Register, watch, then rebalance in the caller's thread (spec 2.2, 2.3)."""
+        """Register, watch, then rebalance in the caller's thread, as Kafka's consume() did."""
         self._topic_count = topic_count
         self._session_lost.clear()  # a session lost before joining left nothing of ours behind
         self._register()
@@ -322,7 +342,7 @@ class ZookeeperConsumerConnector:
         return None
 
     def _on_brokers_changed(self, children: list[str]) -> bool | None:
-        """Armed only while the cluster has no brokers (spec 2.5 step 1); disarms itself at the first one."""
+        """Armed only while the cluster has no brokers (step 1 of the rebalance); disarms itself at the first one."""
         if self._shutdown.is_set():
             return False
         if not children:
@@ -361,7 +381,7 @@ class ZookeeperConsumerConnector:
             self._log.error("rebalance.retrying_after_failure", failures_in_a_row=self._consecutive_failures)
             self._rebalancer.trigger("retry_after_failure")
         except Exception as exc:
-            self._log.error("rebalance.error", error=f"{type(exc).__name__}: {exc}")
+            self._log.error("rebalance.error", error=_error_text(exc))
             if not self._shutdown.wait(self.config.rebalance_backoff_ms / 1000):
                 self._rebalancer.trigger("retry_after_error")
 
@@ -384,7 +404,7 @@ class ZookeeperConsumerConnector:
             self._register(again=True)
             self._session_lost.clear()
 
-    # --- the rebalance (spec 2.5) -----------------------------------------------------------------------
+    # --- the rebalance (Kafka's syncedRebalance) ---------------------------------------------------------
 
     def _synced_rebalance(self, causes: tuple[str, ...], background: bool) -> None:
         with self._rebalance_lock:
@@ -399,25 +419,16 @@ class ZookeeperConsumerConnector:
                 if self._shutdown.is_set():
                     return
                 self._step_log = log.bind(attempt=attempt)
-                try:
-                    done, reason = self._rebalance(), "ownership conflict"
-                except NotRegisteredError as exc:
-                    # Our registration is gone (an expired session, or someone deleted it): register again.
-                    self._session_lost.set()
-                    done, reason = False, str(exc)
-                except Exception as exc:  # ZooKeeper churn, a listener's error...: Kafka retried on anything too
-                    done, reason = False, f"{type(exc).__name__}: {exc}"
-                if done:
+                outcome = self._rebalance()
+                if outcome.completed:
                     self._rebalances += 1
                     self._consecutive_failures = 0
                     log.info("rebalance.completed", attempts=attempt, duration_ms=_ms(started),
                              owned=partition_list(self._owned(), thread=self._owned()))
                     return
-                if self._shutdown.is_set():
-                    reason = "shutdown"  # the attempt was cut short by shutdown(), not by a conflict
                 self._close_fetchers_for_queues()
                 backoff = self.config.rebalance_backoff_ms + random.randint(0, self.config.rebalance_backoff_jitter_ms)
-                log.warning("rebalance.attempt_failed", attempt=attempt, reason=reason, backoff_ms=backoff)
+                log.warning("rebalance.attempt_failed", attempt=attempt, reason=outcome.failure, backoff_ms=backoff)
                 if self._shutdown.wait(backoff / 1000):
                     return
             self._failed_rebalances += 1
@@ -426,8 +437,23 @@ class ZookeeperConsumerConnector:
                       failures_in_a_row=self._consecutive_failures)
             raise ConsumerRebalanceFailedException(f"{self.consumer_id} can't rebalance after {retries} retries")
 
-    def _rebalance(self) -> bool:
-        """One attempt; ``True`` when this consumer owns and fetches its new share."""
+    def _rebalance(self) -> AttemptOutcome:
+        """One attempt, and why it failed if it did: a step that raised has emitted its event with the error
+        already, and the attempt fails with that error (Kafka retried on any exception too)."""
+        try:
+            outcome = self._rebalance_steps()
+        except NotRegisteredError as exc:
+            # Our registration is gone (an expired session, or someone deleted it): register again.
+            self._session_lost.set()
+            outcome = AttemptOutcome(str(exc))
+        except Exception as exc:  # ZooKeeper churn, a listener's error...
+            outcome = AttemptOutcome(_error_text(exc))
+        if not outcome.completed and self._shutdown.is_set():
+            return AttemptOutcome(SHUTDOWN)  # cut short by shutdown() (which closes the client), whatever it raised
+        return outcome
+
+    def _rebalance_steps(self) -> AttemptOutcome:
+        """The steps of one attempt, in Kafka's order; each emits its event (see :meth:`_step`)."""
         # 1. Is there a cluster at all? Without brokers nothing can be fetched: succeed owning nothing new, and
         #    watch /brokers/ids so that the first broker's arrival rebalances.
         with self._step("read_cluster") as fields:
@@ -442,7 +468,7 @@ class ZookeeperConsumerConnector:
                 self._broker_watch_armed = True
                 self.zk.ensure_path(paths.BROKER_IDS_PATH)
                 ChildrenWatch(self.zk, paths.BROKER_IDS_PATH, self._on_brokers_changed)
-            return True
+            return COMPLETED
 
         # 2. Stop fetching and empty the buffers, so nothing fetched under the old ownership is handed out later;
         #    then commit what the application consumed, while we still own it.
@@ -488,7 +514,7 @@ class ZookeeperConsumerConnector:
             fields["offsets"] = partition_list(fetched.offsets, offset=fetched.offsets)
             fields["skipped"] = partition_list(fetched.malformed)
         if self._shutdown.is_set():
-            return False
+            return AttemptOutcome(SHUTDOWN)
 
         # 7. The new topicRegistry: each partition bound to the queue of the stream of its thread.
         with self._step("build_registry") as fields:
@@ -511,7 +537,7 @@ class ZookeeperConsumerConnector:
                           already_ours=partition_list(result.already_ours),
                           conflicts=partition_list(result.conflicts, holder=result.conflicts))
         if not result.ok:
-            return False
+            return AttemptOutcome(OWNERSHIP_CONFLICT)
 
         # 9. Own it: publish the registry, tell the listener the group's decision, start fetching.
         with self._commit_lock:
@@ -527,7 +553,7 @@ class ZookeeperConsumerConnector:
             self._fetcher.start_connections(infos)
             fields["partitions"] = len(infos)
         self._unconfirmed_claims.difference_update(claims)
-        return True
+        return COMPLETED
 
     def _close_fetchers_for_queues(self) -> None:
         """After a failed attempt: nothing may be fetched for partitions we might not own."""
@@ -536,7 +562,7 @@ class ZookeeperConsumerConnector:
             try:
                 self._commit("rebalance")
             except Exception as exc:
-                self._log.warning("offsets.commit_failed", reason="rebalance", error=f"{type(exc).__name__}: {exc}")
+                self._log.warning("offsets.commit_failed", reason="rebalance", error=_error_text(exc))
 
     def _stop_fetching(self) -> int:
         """Stop the fetchers and drop everything fetched but not handed out (queues and every stream's current
@@ -549,11 +575,18 @@ class ZookeeperConsumerConnector:
 
     @contextlib.contextmanager
     def _step(self, name: str) -> Iterator[dict[str, Any]]:
-        """One step of an attempt: its event (numbered as in :mod:`rebalance_steps`) when the step is done."""
+        """One step of an attempt: its event (numbered as in :mod:`rebalance_steps`) when the step is done. A step
+        that raises still emits it, as a warning with what it gathered so far and the ``error``, so that a timeline
+        shows where the attempt broke; the exception then fails the attempt."""
         step = BY_NAME[name]
         started = time.monotonic()
         fields: dict[str, Any] = {}
-        yield fields
+        try:
+            yield fields
+        except Exception as exc:
+            self._step_log.warning(step.event, step=step.number, duration_ms=_ms(started),
+                                   **{**fields, "error": _error_text(exc)})
+            raise
         self._step_log.info(step.event, step=step.number, duration_ms=_ms(started), **fields)
 
     # --- offsets ----------------------------------------------------------------------------------------
@@ -584,7 +617,7 @@ class ZookeeperConsumerConnector:
             try:
                 self._commit("auto")
             except Exception as exc:  # Kafka's autoCommit logged and carried on
-                self._log.warning("offsets.commit_failed", reason="auto", error=f"{type(exc).__name__}: {exc}")
+                self._log.warning("offsets.commit_failed", reason="auto", error=_error_text(exc))
 
     def _on_offset_reset(self, info: PartitionTopicInfo, offset: int, reason: str) -> None:
         """The fetcher resolved ``auto.offset.reset``; a partition never committed gets its offset znode now."""
@@ -616,3 +649,8 @@ class ZookeeperConsumerConnector:
 
 def _ms(started: float) -> float:
     return round((time.monotonic() - started) * 1000, 3)
+
+
+def _error_text(exc: BaseException) -> str:
+    """An error as events carry it (``error``, and an attempt's ``reason``): its type and its message."""
+    return f"{type(exc).__name__}: {exc}"
