@@ -1,4 +1,4 @@
-"""ConsumerIteratorTest (spec 7.4) and the iterator's state machine, at the queue level: no servers needed,
+"""Kafka's ConsumerIteratorTest ported, and the iterator's state machine, at the queue level: no servers needed,
 because nothing here talks to one (chunks are what a fetcher would enqueue)."""
 
 from __future__ import annotations

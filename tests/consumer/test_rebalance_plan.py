@@ -1,5 +1,5 @@
-"""The rebalance plan (spec 2.5 step 5) as a pure function of a group snapshot, and the snapshot reader against a
-real ZooKeeper with registrations other tools wrote, malformed ones included."""
+"""The rebalance plan (step 5, ``rebalance.assign``) as a pure function of a group snapshot, and the snapshot reader
+against a real ZooKeeper with registrations other tools wrote, malformed ones included."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def test_roundrobin_over_wildcard_members_expands_against_the_snapshot_topics():
     members = {c: TopicCount.wildcard(c, Whitelist("t.*"), 1) for c in ("g_c1", "g_c2", "g_c3")}
     snap = snapshot(members, {"topic1": 12, "other": 3})
     plans = [plan_rebalance(snap, c, "roundrobin") for c in members]
-    # spec 7.2 case 6: hash order 10, 11, 0..9 dealt to c1, c2, c3
+    # roundrobin deals in Java String.hashCode order: 10, 11, 0..9 to c1, c2, c3
     assert plans[0].global_assignment["topic1"][10] == "g_c1-0"
     assert plans[0].global_assignment["topic1"][11] == "g_c2-0"
     assert plans[0].global_assignment["topic1"][0] == "g_c3-0"

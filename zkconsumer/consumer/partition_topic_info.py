@@ -1,4 +1,4 @@
-"""PartitionTopicInfo and FetchedDataChunk: one owned partition, and the unit a fetcher hands a stream (spec 4.1, 4.2).
+"""PartitionTopicInfo and FetchedDataChunk: one owned partition, and the unit a fetcher hands a stream.
 
 A PartitionTopicInfo is what binds a partition to the queue of the stream that owns it; the rebalance builds one per
 assigned partition and the fetcher and the iterator share it. It carries the two offsets the legacy consumer's

@@ -1,4 +1,4 @@
-"""ConsumerRebalanceListener: the two hooks the legacy consumer called during a rebalance (spec 2.5 steps 3, 9).
+"""ConsumerRebalanceListener: the two hooks the legacy consumer called during a rebalance (its steps 3 and 9).
 
 ``before_releasing_partitions`` runs after fetchers stopped and (with auto-commit) offsets were committed, while
 ownership is still held: the last moment to commit your own offsets so the next owner starts where you stopped

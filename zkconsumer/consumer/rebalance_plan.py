@@ -1,4 +1,4 @@
-"""What one consumer should own after a rebalance, computed from a snapshot of its group (spec 2.5 step 5).
+"""What one consumer should own after a rebalance, computed from a snapshot of its group (its step 5).
 
 Pure: every member of a legacy group runs this same function over its own reading of ZooKeeper and claims
 only its own share. Agreement between members rests entirely on their readings being equal; when they are not,

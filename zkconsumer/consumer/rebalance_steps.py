@@ -2,8 +2,8 @@
 
 One table serves the connector (which emits ``rebalance.<name>`` with the step's number), the demo's live
 narration and the trace tools, so that the words a learner reads match the events a machine reads. Numbers
-are the steps of ``syncedRebalance`` in spec ``legacy-consumer.md`` 2.5; two events can share a number
-(step 2 stops the fetchers, then commits).
+follow what Kafka's ``ZKRebalancerListener.rebalance`` does, in its order, as ``docs/events.md`` lists them; two
+events can share a number (step 2 stops the fetchers, then commits).
 """
 
 from __future__ import annotations

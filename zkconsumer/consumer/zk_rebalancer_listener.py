@@ -1,4 +1,4 @@
-"""ZKRebalancerListener: the one thread that runs rebalances, however many watches fire (spec 2.4).
+"""ZKRebalancerListener: the one thread that runs rebalances, however many watches fire.
 
 ZooKeeper watches fire on kazoo's event thread, which must never block on a rebalance (pykafka#701 deadlocked
 exactly there). Each watch only records its cause and wakes this thread; causes that arrive while a rebalance
