@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: "no offset": a partition the group never committed (Kafka's ``PartitionTopicInfo.InvalidOffset``); the fetcher
+#: resolves it with ``auto.offset.reset``, the offset store reads it for a missing offset znode.
+INVALID_OFFSET = -1
+
 
 @dataclass(frozen=True, slots=True, order=True)
 class TopicPartition:

@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
-from zkconsumer.consumer.partition_topic_info import INVALID_OFFSET
 from zkconsumer.group.snapshot import MalformedZnode
-from zkconsumer.types import TopicPartition
+from zkconsumer.types import INVALID_OFFSET, TopicPartition
 from zkconsumer.zk import paths
 
 _MALFORMED = -2  # checkpoint of a znode that holds something else: never written over
