@@ -22,12 +22,6 @@ ISSUE_EXAMPLE = {
 }
 
 
-@pytest.fixture(autouse=True)
-def only_our_commands(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Run the real CLI root with just these commands, independent of the other subcommands' state."""
-    monkeypatch.setattr(cli, "COMMANDS", ["assign", "compare"])
-
-
 def run(argv: list[str], capsys: pytest.CaptureFixture, stdin: str | None = None,
         monkeypatch: pytest.MonkeyPatch | None = None) -> tuple[int, str, str]:
     if stdin is not None:

@@ -18,18 +18,13 @@ MIGRATION = {
     },
 }
 
-JOINING = {  # spec case C1: consumer1 owns everything, consumer2 joins
+JOINING = {  # the classic join: consumer1 owns everything, consumer2 joins
     "partitions": {"topic": 3},
     "members": {
         "consumer1": {"topics": ["topic"], "owned": [["topic", 0], ["topic", 1], ["topic", 2]], "generation": 1},
         "consumer2": {"topics": ["topic"]},
     },
 }
-
-
-@pytest.fixture(autouse=True)
-def only_our_commands(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "COMMANDS", ["assign", "compare"])
 
 
 def compare(scenario: object, *options: str, capsys, monkeypatch) -> tuple[int, str, str]:

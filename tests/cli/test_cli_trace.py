@@ -15,12 +15,6 @@ from zkconsumer import cli
 SAMPLE = SAMPLE_EVENTS
 
 
-@pytest.fixture(autouse=True)
-def only_trace(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The real CLI root with just this command, independent of the other subcommands' state."""
-    monkeypatch.setattr(cli, "COMMANDS", ["trace"])
-
-
 def run(argv: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str, str]:
     status = cli.main(argv)
     out, err = capsys.readouterr()

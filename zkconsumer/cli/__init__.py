@@ -1,8 +1,14 @@
 """The ``zkconsumer`` command.
 
 Each subcommand lives in a module of this package named after it and exposes
-``register(subparsers)``, which adds its parser and sets ``handler`` to a function
-``(args) -> int``. Adding a command is adding a module here and its name to ``COMMANDS``.
+``register(subparsers)``, which adds its parser (its one-line help taken from ``COMMANDS``) and sets
+``handler`` to a function ``(args) -> int``. Adding a command is adding a module here and its name and
+one-line help to ``COMMANDS``.
+
+Only the module of the command that runs is imported: ``assign`` and ``compare`` are pure Python and should
+start as such, not pay for kazoo and confluent-kafka because ``consume`` needs them. So the command name is
+parsed first against a parser that knows every command by name and help only (which is all ``zkconsumer
+--help`` and a mistyped name need), then the whole command line again with that one command's real parser.
 """
 
 from __future__ import annotations
@@ -10,15 +16,32 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Collection
 
 from zkconsumer import __version__
 from zkconsumer.errors import ZkConsumerError
 from zkconsumer.log import configure_logging
 
-COMMANDS = ["local", "topics", "bridge", "demo", "assign", "compare", "consume", "groups", "offsets", "trace"]
+COMMANDS: dict[str, str] = {
+    "local": "start, stop or inspect the embedded ZooKeeper + broker + bridge environment",
+    "topics": "create topics or add partitions through the broker's admin API",
+    "bridge": "mirror brokers, topics and leaders of any Kafka-protocol cluster into ZooKeeper",
+    "demo": "watch the legacy rebalance: consumers join, die and a topic grows, narrated step by step",
+    "assign": "assign partitions for a JSON scenario with one strategy",
+    "compare": "compare strategies on a JSON scenario (spread, idle members, moves)",
+    "consume": "the console consumer: join a group and print its messages",
+    "groups": "list, describe (offsets, lag, owners) and verify consumer groups",
+    "offsets": "export or import groups' ZooKeeper offsets (ExportZkOffsets, ImportZkOffsets)",
+    "trace": "draw the rebalance timeline of a run from its JSON-line events (HTML/SVG, or text)",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(loaded: Collection[str] = ()) -> argparse.ArgumentParser:
+    """The command line, with the real parsers of the commands in ``loaded`` and placeholders for the others.
+
+    A placeholder has the command's name and help and accepts anything (``parse_known_args`` leaves what follows
+    it, ``--help`` included, for the real parser), so the first pass only learns which command runs.
+    """
     parser = argparse.ArgumentParser(
         prog="zkconsumer",
         description="Kafka's legacy ZooKeeper-coordinated high-level consumer, in Python.",
@@ -30,13 +53,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--log-level", default=None, help="debug, info (default), warning or error")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        importlib.import_module(f"zkconsumer.cli.{name}").register(subparsers)
+    for name, summary in COMMANDS.items():
+        if name in loaded:
+            importlib.import_module(f"zkconsumer.cli.{name}").register(subparsers)
+        else:
+            subparsers.add_parser(name, help=summary, add_help=False)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    # First pass: `--help`, `--version`, no command or a mistyped one end here, with the output they always had.
+    command = build_parser().parse_known_args(argv)[0].command
+    parser = build_parser(loaded=[command] if command else [])
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:

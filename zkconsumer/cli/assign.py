@@ -15,13 +15,14 @@ from zkconsumer.assignors import NAMES, create
 from zkconsumer.assignors.legacy_roundrobin import HASH_FORMATS
 from zkconsumer.assignors.registry import StrategyOptions
 from zkconsumer.assignors.scenario import Scenario, parse_scenario
+from zkconsumer.cli import COMMANDS
 from zkconsumer.errors import UsageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "assign",
-        help="assign partitions for a JSON scenario with one strategy",
+        help=COMMANDS["assign"],
         description="Assign the partitions of a JSON scenario (stdin or --input) with one strategy: "
         + ", ".join(NAMES) + ".",
     )

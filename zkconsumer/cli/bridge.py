@@ -8,14 +8,14 @@ import signal
 import threading
 
 from zkconsumer.bridge.metadata_bridge import DEFAULT_BROKER_TIMEOUT_MS, DEFAULT_INTERVAL_MS, MetadataBridge
-from zkconsumer.cli import options
+from zkconsumer.cli import COMMANDS, options
 from zkconsumer.errors import UsageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "bridge",
-        help="mirror brokers, topics and leaders of any Kafka-protocol cluster into ZooKeeper",
+        help=COMMANDS["bridge"],
         description="Reads brokers, topics, partitions and leaders through the Metadata API and keeps "
         "/brokers in ZooKeeper exactly as a ZooKeeper-mode broker and controller would, writing a znode "
         "only when its content changes.",

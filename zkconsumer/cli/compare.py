@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from zkconsumer.assignors import NAMES
 from zkconsumer.assignors.comparison import StrategyReport, compare, format_partitions
+from zkconsumer.cli import COMMANDS
 from zkconsumer.cli.assign import add_scenario_arguments, load_scenario
 from zkconsumer.errors import UsageError
 from zkconsumer.types import TopicPartition
@@ -21,7 +22,7 @@ from zkconsumer.types import TopicPartition
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "compare",
-        help="compare strategies on a JSON scenario (spread, idle members, moves)",
+        help=COMMANDS["compare"],
         description="Run a JSON scenario (stdin or --input) under several strategies and compare per member "
         "partitions, spread, balance score, idle members and threads, and partitions moved relative to "
         "\"owned\"; for cooperative-sticky also the partitions revoked in the first rebalance and assigned "

@@ -19,7 +19,7 @@ import threading
 import time
 from typing import Any
 
-from zkconsumer.cli import options
+from zkconsumer.cli import COMMANDS, options
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.consumer.consumer_iterator import MessageAndMetadata
 from zkconsumer.consumer.kafka_stream import KafkaStream
@@ -34,7 +34,7 @@ _POLL_MS = 100  # how long one stream is waited for before the next one gets its
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "consume", help="the console consumer: join a group and print its messages",
+        "consume", help=COMMANDS["consume"],
         description="Consume as a member of a ZooKeeper-coordinated group and print each message.",
     )
     options.add_zookeeper(parser)

@@ -14,7 +14,7 @@ import argparse
 import signal
 from pathlib import Path
 
-from zkconsumer.cli import options
+from zkconsumer.cli import COMMANDS, options
 from zkconsumer.demo.rebalance_demo import DemoResult, DemoSettings, play_against, play_in_own_chroot
 from zkconsumer.embedded.environment import LocalEnvironment
 from zkconsumer.errors import UsageError
@@ -23,7 +23,7 @@ from zkconsumer.log import configure_logging
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "demo", help="watch the legacy rebalance: consumers join, die and a topic grows, narrated step by step",
+        "demo", help=COMMANDS["demo"],
         description="Start real group members one by one, kill one, add partitions, and narrate every step of "
         "every rebalance; writes events.jsonl and timeline.html to --output-dir.",
     )

@@ -15,7 +15,7 @@ import argparse
 import json
 import sys
 
-from zkconsumer.cli import options
+from zkconsumer.cli import COMMANDS, options
 from zkconsumer.cli.zookeeper_session import zookeeper_session
 from zkconsumer.group.registry import list_groups
 from zkconsumer.kafka.log_end_offsets import DEFAULT_TIMEOUT
@@ -24,7 +24,7 @@ from zkconsumer.tools.verify_rebalance import verify_rebalance
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("groups", help="list, describe (offsets, lag, owners) and verify consumer groups")
+    parser = subparsers.add_parser("groups", help=COMMANDS["groups"])
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="the consumer groups in ZooKeeper, one per line")
     describe = actions.add_parser(

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 
-from zkconsumer.cli import options
+from zkconsumer.cli import COMMANDS, options
 from zkconsumer.embedded.environment import LocalEnvironment
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "local", help="start, stop or inspect the embedded ZooKeeper + broker + bridge environment"
+        "local", help=COMMANDS["local"]
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     up = actions.add_parser("up", help="start ZooKeeper, the Tansu broker and the bridge in the background")

@@ -15,7 +15,7 @@ import argparse
 import contextlib
 import sys
 
-from zkconsumer.cli import options
+from zkconsumer.cli import COMMANDS, options
 from zkconsumer.cli.output_file import written_whole
 from zkconsumer.cli.zookeeper_session import zookeeper_session
 from zkconsumer.errors import UsageError
@@ -28,7 +28,7 @@ from zkconsumer.tools.zk_offsets_file import format_lines, parse_offsets_file
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "offsets", help="export or import groups' ZooKeeper offsets (ExportZkOffsets, ImportZkOffsets)"
+        "offsets", help=COMMANDS["offsets"]
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     export = actions.add_parser(

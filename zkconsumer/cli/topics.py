@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from zkconsumer.cli import options
+from zkconsumer.cli import COMMANDS, options
 from zkconsumer.kafka import topics
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("topics", help="create topics or add partitions through the broker's admin API")
+    parser = subparsers.add_parser("topics", help=COMMANDS["topics"])
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     create = actions.add_parser("create", help="create a topic")
     create.add_argument("name")

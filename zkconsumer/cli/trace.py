@@ -20,6 +20,7 @@ import io
 import os
 import sys
 
+from zkconsumer.cli import COMMANDS
 from zkconsumer.cli.output_file import written_whole
 from zkconsumer.errors import UsageError
 from zkconsumer.trace.timeline import EventLog, Timeline, build_timeline, read_events
@@ -30,7 +31,7 @@ from zkconsumer.trace.words import plural
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "trace", help="draw the rebalance timeline of a run from its JSON-line events (HTML/SVG, or text)",
+        "trace", help=COMMANDS["trace"],
         description="The rebalances of a run, drawn from the events its processes logged with --log-json.",
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)

@@ -1,0 +1,102 @@
+"""The command line as a whole: each command loads only its own module, and ``zkconsumer --help`` is what it was."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from zkconsumer import cli
+
+SCENARIO = {
+    "strategy": "legacy-range",
+    "partitions": {"t0": 5},
+    "members": {"C1": {"streams": {"t0": 2}}, "C2": {"streams": {"t0": 2}}},
+}
+
+# `zkconsumer --help` at 100 columns before the commands were loaded lazily: the command table, line for line.
+COMMAND_TABLE = """\
+positional arguments:
+  COMMAND
+    local               start, stop or inspect the embedded ZooKeeper + broker + bridge
+                        environment
+    topics              create topics or add partitions through the broker's admin API
+    bridge              mirror brokers, topics and leaders of any Kafka-protocol cluster into
+                        ZooKeeper
+    demo                watch the legacy rebalance: consumers join, die and a topic grows,
+                        narrated step by step
+    assign              assign partitions for a JSON scenario with one strategy
+    compare             compare strategies on a JSON scenario (spread, idle members, moves)
+    consume             the console consumer: join a group and print its messages
+    groups              list, describe (offsets, lag, owners) and verify consumer groups
+    offsets             export or import groups' ZooKeeper offsets (ExportZkOffsets,
+                        ImportZkOffsets)
+    trace               draw the rebalance timeline of a run from its JSON-line events (HTML/SVG,
+                        or text)
+"""
+
+LOADS = """
+import json, sys
+from zkconsumer import cli
+status = cli.main(sys.argv[1:])
+heavy = sorted(m for m in ("kazoo", "confluent_kafka") if m in sys.modules)
+commands = sorted(m for m in sys.modules if m.startswith("zkconsumer.cli."))
+print(json.dumps({"status": status, "heavy": heavy, "commands": commands}), file=sys.stderr)
+"""
+
+
+def loads(*argv: str, stdin: str) -> tuple[str, dict]:
+    """Run the CLI in a fresh interpreter and report what it imported."""
+    done = subprocess.run([sys.executable, "-c", LOADS, *argv], input=stdin, capture_output=True, text=True,
+                          timeout=60)
+    return done.stdout, json.loads(done.stderr.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("argv", [["assign"], ["compare", "--json", "--strategies", "legacy-range,sticky"]])
+def test_pure_commands_import_neither_kazoo_nor_confluent_kafka(argv: list[str]) -> None:
+    out, seen = loads(*argv, stdin=json.dumps(SCENARIO))
+    assert seen["status"] == 0
+    assert seen["heavy"] == []
+    assert f"zkconsumer.cli.{argv[0]}" in seen["commands"]
+    assert not {"zkconsumer.cli.consume", "zkconsumer.cli.groups", "zkconsumer.cli.local"} & set(seen["commands"])
+    result = json.loads(out)
+    if argv[0] == "assign":
+        assert result == {"assignment": {"C1-0": [["t0", 0], ["t0", 1]], "C1-1": [["t0", 2]],
+                                         "C2-0": [["t0", 3]], "C2-1": [["t0", 4]]}}
+    else:
+        assert sorted(result["strategies"]) == ["legacy-range", "sticky"]
+
+
+def help_of(argv: list[str], capsys: pytest.CaptureFixture) -> str:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(argv)
+    assert exited.value.code == 0
+    return capsys.readouterr().out
+
+
+def test_top_level_help_lists_every_command_as_before(capsys, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    shown = help_of(["--help"], capsys)
+    assert COMMAND_TABLE in shown
+    # The same page as a parser that loads every command's module builds, whatever Python's argparse prints.
+    assert shown == cli.build_parser(cli.COMMANDS).format_help()
+    assert cli.main([]) == 2
+    assert capsys.readouterr().out == shown
+
+
+def test_a_command_s_help_is_its_real_parser(capsys) -> None:
+    assert "--strategy NAME" in help_of(["assign", "--help"], capsys)
+    assert "--socket-timeout-ms MS" in help_of(["groups", "describe", "--help"], capsys)
+
+
+def test_unknown_command_and_option_fail_as_before(capsys) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["bogus"])
+    assert exited.value.code == 2
+    assert "argument COMMAND: invalid choice: 'bogus' (choose from 'local', 'topics'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["assign", "--bogus"])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == "zkconsumer: error: unrecognized arguments: --bogus"
