@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from zkconsumer.assignors import NAMES, create
 from zkconsumer.assignors.legacy_roundrobin import HASH_FORMATS
 from zkconsumer.assignors.registry import StrategyOptions
 from zkconsumer.assignors.scenario import Scenario, parse_scenario
 from zkconsumer.cli import COMMANDS
+from zkconsumer.cli.input_file import read_text
 from zkconsumer.errors import UsageError
 
 
@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--input", metavar="FILE", help="the scenario file (default: stdin)")
+    parser.add_argument("--input", metavar="FILE", help="the scenario file ('-' or none: stdin)")
     parser.add_argument(
         "--roundrobin-hash", choices=HASH_FORMATS, default=None,
         help="legacy-roundrobin: hash \"[topic,partition]\" as Kafka 0.8-0.11 (bracket, default) "
@@ -42,17 +42,7 @@ def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
 
 def load_scenario(args: argparse.Namespace) -> Scenario:
     """Read and validate the scenario; the command-line hash format wins over the scenario's."""
-    if args.input:
-        try:
-            with open(args.input, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as exc:
-            raise UsageError(f"cannot read {args.input}: {exc.strerror or exc}") from None
-        except UnicodeDecodeError:
-            raise UsageError(f"cannot read {args.input}: not UTF-8 text") from None
-    else:
-        text = sys.stdin.read()
-    scenario = parse_scenario(text)
+    scenario = parse_scenario(read_text(args.input))
     if args.roundrobin_hash:
         scenario = Scenario(scenario.strategy, scenario.request, StrategyOptions(roundrobin_hash=args.roundrobin_hash))
     return scenario

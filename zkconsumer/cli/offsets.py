@@ -16,9 +16,9 @@ import contextlib
 import sys
 
 from zkconsumer.cli import COMMANDS, options
+from zkconsumer.cli.input_file import read_text
 from zkconsumer.cli.output_file import written_whole
 from zkconsumer.cli.zookeeper_session import zookeeper_session
-from zkconsumer.errors import UsageError
 from zkconsumer.group.registry import list_groups, live_members, require_group
 from zkconsumer.progress import Progress
 from zkconsumer.tools.export_zk_offsets import export_group
@@ -94,20 +94,8 @@ def _output(path: str | None):
         yield f
 
 
-def _read_input(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"cannot read {path}: not UTF-8 text") from None
-
-
 def run_import(args: argparse.Namespace) -> int:
-    entries = parse_offsets_file(_read_input(args.input))
+    entries = parse_offsets_file(read_text(args.input))
     if not entries:
         warn(f"{args.input} holds no offsets; nothing to write")
         return 0
