@@ -69,3 +69,21 @@ def test_bad_arguments_are_one_line_errors(kafka_zk):
     assert missing.returncode == 1 and missing.stderr.strip().splitlines() == [
         f"zkconsumer consume: topic 'no-such-topic' does not exist (no znode /brokers/topics/no-such-topic at "
         f"{kafka_zk}); create it first, or use --whitelist to wait for it"]
+
+
+def test_json_and_its_older_spelling_print_the_same(zk, kafka_zk, bootstrap_servers, topic_name):
+    topic = mirrored(zk, bootstrap_servers, topic_name)
+    produce(bootstrap_servers, topic, [b"x0", b"x1"])
+    printed = {}
+    for group, output in (("as-json", ["--json"]), ("as-format", ["--format", "json"]),
+                          ("as-text", ["--format", "text"]), ("default", [])):
+        done = zkconsumer_cli("consume", "--zookeeper", kafka_zk, "--group", group, "--topic", topic,
+                              "--from-beginning", "--max-messages", "2", *output)
+        assert done.returncode == 0, done.stderr
+        printed[group] = done.stdout
+    assert printed["as-json"] == printed["as-format"]
+    assert [json.loads(line)["value"] for line in printed["as-json"].splitlines()] == ["x0", "x1"]
+    assert printed["as-text"] == printed["default"] == "x0\nx1\n"
+    both = zkconsumer_cli("consume", "--zookeeper", kafka_zk, "--topic", topic, "--json", "--format", "text")
+    assert both.returncode == 2 and both.stderr.splitlines()[-1].endswith(
+        "argument --format: not allowed with argument --json")

@@ -1,7 +1,9 @@
-"""The command line as a whole: each command loads only its own module, and ``zkconsumer --help`` is what it was."""
+"""The command line as a whole: each command loads only its own module, ``zkconsumer --help`` is what it was,
+options shared by several commands are declared once, and older spellings keep working with the same output."""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -100,3 +102,43 @@ def test_unknown_command_and_option_fail_as_before(capsys) -> None:
         cli.main(["assign", "--bogus"])
     assert exited.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == "zkconsumer: error: unrecognized arguments: --bogus"
+
+
+def option_help(argv: list[str], capsys: pytest.CaptureFixture) -> str:
+    """The command's help with its line breaks undone, so that an option's words read in one piece."""
+    return " ".join(help_of([*argv, "--help"], capsys).split())
+
+
+def test_server_options_are_declared_once_with_each_command_s_own_words(capsys) -> None:
+    shared = ("--zookeeper HOST:PORT[/CHROOT] ZooKeeper connect string (default: $ZK_CONNECT, else the running "
+              "`zkconsumer local` environment)")
+    for argv in (["bridge"], ["consume"], ["groups", "list"], ["offsets", "export"], ["topics", "create"]):
+        assert (shared if argv[0] != "topics" else "--bootstrap-server HOST:PORT a broker of the cluster (default: "
+                "$KAFKA_BOOTSTRAP") in option_help(argv, capsys), argv
+    assert ("--zookeeper HOST:PORT[/CHROOT] run against this ZooKeeper instead of the embedded environment"
+            in option_help(["demo"], capsys))
+    assert ("--bootstrap-server HOST:PORT a broker to ask for log sizes (default: the brokers registered in "
+            "ZooKeeper)" in option_help(["groups", "describe"], capsys))
+
+
+def test_every_json_output_is_asked_for_with_json(capsys) -> None:
+    for argv in (["local", "up"], ["local", "status"], ["groups", "describe"], ["compare"], ["consume"]):
+        assert "--json" in help_of([*argv, "--help"], capsys), argv
+
+
+def test_demo_refuses_a_broker_without_zookeeper_instead_of_ignoring_it(capsys) -> None:
+    assert cli.main(["demo", "--bootstrap-server", "127.0.0.1:9092"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == ["zkconsumer demo: --bootstrap-server needs --zookeeper (without them the demo uses "
+                                "the embedded environment)"]
+
+
+def test_input_dash_is_stdin_as_for_every_command(capsys, monkeypatch) -> None:
+    outputs = []
+    for argv in (["assign"], ["assign", "--input", "-"]):
+        monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(SCENARIO)))
+        assert cli.main(argv) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]
+    assert json.loads(outputs[0])["assignment"]["C2-1"] == [["t0", 4]]

@@ -23,9 +23,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     options.add_zookeeper(parser)
     options.add_bootstrap(parser)
     options.add_run_dir(parser)
-    parser.add_argument("--interval-ms", type=int, default=DEFAULT_INTERVAL_MS, help="metadata poll interval")
+    parser.add_argument("--interval-ms", type=int, default=DEFAULT_INTERVAL_MS, metavar="MS",
+                        help="metadata poll interval (default: %(default)s)")
     parser.add_argument(
-        "--broker-timeout-ms", type=int, default=DEFAULT_BROKER_TIMEOUT_MS,
+        "--broker-timeout-ms", type=int, default=DEFAULT_BROKER_TIMEOUT_MS, metavar="MS",
         help="unregister brokers after the cluster has been unreachable this long",
     )
     parser.add_argument("--once", action="store_true", help="sync once and exit")

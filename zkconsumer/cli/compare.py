@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from zkconsumer.assignors import NAMES
 from zkconsumer.assignors.comparison import StrategyReport, compare, format_partitions
-from zkconsumer.cli import COMMANDS
+from zkconsumer.cli import COMMANDS, options
 from zkconsumer.cli.assign import add_scenario_arguments, load_scenario
 from zkconsumer.errors import UsageError
 from zkconsumer.types import TopicPartition
@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--strategies", metavar="A,B,...", default=",".join(NAMES),
         help=f"comma-separated strategies (default: all: {','.join(NAMES)})",
     )
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    options.add_json(parser, help="print JSON instead of a table")
     parser.set_defaults(handler=run)
 
 

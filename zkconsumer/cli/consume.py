@@ -48,9 +48,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--from-beginning", action="store_true",
                         help="start partitions the group never committed at the earliest offset")
     parser.add_argument("--max-messages", type=int, metavar="N", help="exit after N messages")
-    parser.add_argument("--timeout-ms", type=int, metavar="N", help="exit after N ms without a message")
-    parser.add_argument("--format", choices=("text", "json"), default="text",
-                        help="text: the value per line; json: topic, partition, offset, key, value per line")
+    parser.add_argument("--timeout-ms", type=int, metavar="MS", help="exit after MS milliseconds without a message")
+    output = parser.add_mutually_exclusive_group()
+    options.add_json(output, help="a JSON object per message: topic, partition, offset, key, value (default: the "
+                     "value alone, as text)")
+    output.add_argument("--format", choices=("text", "json"), default=None,
+                        help="the older spelling, kept as an alias: --format json is --json, text the default")
     parser.add_argument("--property", action="append", default=[], metavar="KEY=VALUE",
                         help="a consumer config property (repeatable), as in consumer.properties")
     parser.set_defaults(handler=run)
@@ -109,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
         value = getattr(args, name)
         if value is not None and value < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
+    fmt = "json" if args.json or args.format == "json" else "text"
     config = ConsumerConfig(_properties(args))
     if args.topic:
         _require_topic(config, parse_topic_streams(args.topic)[0])
@@ -131,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
                     message = next(iter(stream))
                 except (ConsumerTimeoutException, StopIteration):
                     continue
-                print(render(message, args.format), flush=True)
+                print(render(message, fmt), flush=True)
                 processed += 1
                 got = True
                 if stop.is_set() or (args.max_messages is not None and processed >= args.max_messages):

@@ -6,6 +6,9 @@ never touches anything else in the environment. The chroot carries a marker and 
 next run; a chroot without the marker is somebody else's and is refused. With ``--zookeeper`` (and optionally
 ``--bootstrap-server``) it runs against those servers as they are, in a topic and group of its own (existing
 ones are refused: it writes test messages and adds partitions), growing the topic through CreatePartitions.
+For the same reason it goes to other servers only when they are named on its command line, never from
+``ZK_CONNECT`` / ``KAFKA_BOOTSTRAP`` as the other commands do, and ``--bootstrap-server`` alone is refused
+rather than ignored.
 """
 
 from __future__ import annotations
@@ -27,10 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Start real group members one by one, kill one, add partitions, and narrate every step of "
         "every rebalance; writes events.jsonl and timeline.html to --output-dir.",
     )
-    parser.add_argument("--zookeeper", metavar="HOST:PORT[/chroot]",
-                        help="run against this ZooKeeper instead of the embedded environment")
-    parser.add_argument("--bootstrap-server", metavar="HOST:PORT",
-                        help="the broker (default: the brokers registered in ZooKeeper)")
+    options.add_zookeeper(parser, help="run against this ZooKeeper instead of the embedded environment")
+    options.add_bootstrap(parser, help="with --zookeeper: the broker (default: the brokers registered in ZooKeeper)")
     options.add_run_dir(parser)
     parser.add_argument("--topic", default="demo")
     parser.add_argument("--group", default="demo")
@@ -41,9 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="pause this long after each scene heading and each narrated rebalance (classrooms)")
     parser.add_argument("--compare", action="store_true",
                         help="after each scene, what every legacy and modern assignor would do at that moment")
-    parser.add_argument("--session-timeout-ms", type=int, default=6000,
+    parser.add_argument("--session-timeout-ms", type=int, default=6000, metavar="MS",
                         help="zookeeper.session.timeout.ms of the members (default 6000, Kafka's)")
-    parser.add_argument("--output-dir", type=Path, default=Path("demo-output"),
+    parser.add_argument("--output-dir", type=Path, default=Path("demo-output"), metavar="DIR",
                         help="where events.jsonl, timeline.html and the members' logs go (default ./demo-output)")
     parser.set_defaults(handler=run)
 
@@ -55,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--pace must not be negative")
     if args.session_timeout_ms < 1000:
         raise UsageError("--session-timeout-ms must be at least 1000")
+    if args.bootstrap_server and not args.zookeeper:
+        # The embedded run brings its own broker: a broker given alone would be silently ignored.
+        raise UsageError("--bootstrap-server needs --zookeeper (without them the demo uses the embedded environment)")
     # SIGTERM ends the demo as Ctrl-C does: members asked to leave, the timeline of what happened written.
     signal.signal(signal.SIGTERM, _interrupt)
     if args.log_level is None:  # the narration is the output; the bridge's and kazoo's info lines are noise here

@@ -33,15 +33,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "for or owns: the committed offset, the broker's latest offset (logSize), the lag and the owning thread.",
     )
     describe.add_argument("--group", required=True)
-    describe.add_argument(
-        "--bootstrap-server", metavar="HOST:PORT",
-        help="a broker to ask for log sizes (default: the brokers registered in ZooKeeper)",
-    )
+    options.add_bootstrap(describe, help="a broker to ask for log sizes (default: the brokers registered in ZooKeeper)")
     describe.add_argument(
         "--socket-timeout-ms", type=int, default=int(DEFAULT_TIMEOUT * 1000), metavar="MS",
         help="how long to wait for a broker's answer (default: %(default)s)",
     )
-    describe.add_argument("--json", action="store_true", help="a JSON list of objects instead of the table")
+    options.add_json(describe, help="a JSON list of objects instead of the table")
     verify = actions.add_parser(
         "verify", help="is every partition owned by a current thread of the group (VerifyConsumerRebalance)",
     )

@@ -1,7 +1,13 @@
-"""Options shared by several commands, and where their defaults come from.
+"""Options shared by several commands, declared once so that they are spelled, shown and read alike.
 
 ``--zookeeper`` and ``--bootstrap-server`` default to ``ZK_CONNECT`` / ``KAFKA_BOOTSTRAP`` and then to the
 embedded environment started by ``zkconsumer local up``, so that after ``local up`` every command just works.
+A command that resolves them otherwise (``demo`` plays in its own world unless given servers; ``groups describe``
+asks the brokers registered in ZooKeeper) passes its own help text, says so there, and does not call
+:func:`zookeeper` / :func:`bootstrap`.
+
+Every command that can print data for scripts does so on ``--json``; an older spelling of the same request
+stays accepted as an alias (``consume --format json``).
 """
 
 from __future__ import annotations
@@ -11,24 +17,27 @@ import os
 
 from zkconsumer.errors import UsageError
 
-
-def add_zookeeper(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--zookeeper", metavar="HOST:PORT[/CHROOT]",
-        help="ZooKeeper connect string (default: $ZK_CONNECT, else the running `zkconsumer local` environment)",
-    )
+ZOOKEEPER_HELP = "ZooKeeper connect string (default: $ZK_CONNECT, else the running `zkconsumer local` environment)"
+BOOTSTRAP_HELP = "a broker of the cluster (default: $KAFKA_BOOTSTRAP, else the running `zkconsumer local` environment)"
 
 
-def add_bootstrap(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--bootstrap-server", metavar="HOST:PORT",
-        help="a broker of the cluster (default: $KAFKA_BOOTSTRAP, else the running `zkconsumer local` environment)",
-    )
+def add_zookeeper(parser: argparse.ArgumentParser, help: str = ZOOKEEPER_HELP) -> None:
+    parser.add_argument("--zookeeper", metavar="HOST:PORT[/CHROOT]", help=help)
+
+
+def add_bootstrap(parser: argparse.ArgumentParser, help: str = BOOTSTRAP_HELP) -> None:
+    parser.add_argument("--bootstrap-server", metavar="HOST:PORT", help=help)
+
+
+def add_json(parser: argparse._ActionsContainer, help: str) -> None:
+    """``--json``, the one spelling of "print data for scripts"; ``parser`` may be a mutually exclusive group
+    holding an older spelling beside it."""
+    parser.add_argument("--json", action="store_true", help=help)
 
 
 def add_run_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--run-dir", default=None,
+        "--run-dir", default=None, metavar="DIR",
         help="the embedded environment's run directory (default: $ZKCONSUMER_RUN_DIR or ~/.local/state/zkconsumer)",
     )
 
