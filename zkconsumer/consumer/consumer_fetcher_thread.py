@@ -139,9 +139,16 @@ def _describe(exc: Exception) -> tuple[str, str]:
     return type(exc).__name__, str(exc)
 
 
+def _position(message: Message) -> tuple[TopicPartition, int]:
+    """Where a message without error was read (librdkafka always sets all three on those; the stubs allow None)."""
+    topic, partition, offset = message.topic(), message.partition(), message.offset()
+    assert topic is not None and partition is not None and offset is not None
+    return TopicPartition(topic, partition), offset
+
+
 def _raw(message: Message) -> RawMessage:
     timestamp_type, timestamp = message.timestamp()
-    return RawMessage(message.offset(), message.key(), message.value(), timestamp, timestamp_type)
+    return RawMessage(_position(message)[1], message.key(), message.value(), timestamp, timestamp_type)
 
 
 class ConsumerFetcherThread(threading.Thread):
@@ -260,7 +267,7 @@ class ConsumerFetcherThread(threading.Thread):
             if error is not None:
                 self._handle_error(message, error)
             else:
-                batches.setdefault(TopicPartition(message.topic(), message.partition()), []).append(message)
+                batches.setdefault(_position(message)[0], []).append(message)
         for tp, batch in batches.items():
             if self._stopping.is_set():
                 return
@@ -306,9 +313,9 @@ class ConsumerFetcherThread(threading.Thread):
         chunk: list[RawMessage] = []
         chunk_bytes = 0
         for message in batch:
-            if message.offset() < current:
-                continue  # fetched before a reset moved this partition; the new position's copy comes later
             raw = _raw(message)
+            if raw.offset < current:
+                continue  # fetched before a reset moved this partition; the new position's copy comes later
             if raw.size > limit:
                 if not self._enqueue(tp, info, chunk):
                     return

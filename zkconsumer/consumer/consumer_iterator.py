@@ -77,6 +77,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
     def __init__(self, chunks: ChunkQueue, consumer_timeout_ms: int, key_decoder: Decoder,
                  value_decoder: Decoder, name: str = "") -> None:
         self._chunks = chunks
+        self._timeout_ms = consumer_timeout_ms
         self._timeout_s = None if consumer_timeout_ms < 0 else consumer_timeout_ms / 1000
         self._key_decoder = key_decoder
         self._value_decoder = value_decoder
@@ -133,7 +134,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
             chunk = self._chunks.get(self._timeout_s)
         except queue.Empty:
             raise ConsumerTimeoutException(
-                f"no message within consumer.timeout.ms={int(self._timeout_s * 1000)}"
+                f"no message within consumer.timeout.ms={self._timeout_ms}"
             ) from None
         if chunk is SHUTDOWN_CHUNK:
             emit(_log, "info", "stream.end", stream=self._name)

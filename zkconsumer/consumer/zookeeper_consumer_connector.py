@@ -531,12 +531,12 @@ class ZookeeperConsumerConnector:
         claims = {tp: plan.assignment[tp] for tp in fetched.offsets}
         with self._step("claim") as fields:
             self._unconfirmed_claims.update(claims)
-            result = claim_partitions(self.zk, self.group, claims)
+            claimed = claim_partitions(self.zk, self.group, claims)
             self._unconfirmed_claims.difference_update(claims)
-            fields.update(claimed=partition_list(result.claimed, thread=claims),
-                          already_ours=partition_list(result.already_ours),
-                          conflicts=partition_list(result.conflicts, holder=result.conflicts))
-        if not result.ok:
+            fields.update(claimed=partition_list(claimed.claimed, thread=claims),
+                          already_ours=partition_list(claimed.already_ours),
+                          conflicts=partition_list(claimed.conflicts, holder=claimed.conflicts))
+        if not claimed.ok:
             return AttemptOutcome(OWNERSHIP_CONFLICT)
 
         # 9. Own it: publish the registry, tell the listener the group's decision, start fetching.

@@ -7,6 +7,7 @@ launchers use :func:`fetch_metadata` as the broker's readiness probe.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
@@ -59,8 +60,8 @@ class ClusterSnapshot:
     unsettled_topics: frozenset[str] = frozenset()
 
 
-def admin_client(bootstrap: str, extra: dict[str, object] | None = None) -> AdminClient:
-    config: dict[str, object] = {
+def admin_client(bootstrap: str, extra: dict[str, Any] | None = None) -> AdminClient:
+    config: dict[str, Any] = {
         "bootstrap.servers": bootstrap,
         "socket.connection.setup.timeout.ms": 3000,
         # librdkafka backs off up to 10 s between reconnects; a restarted broker should be seen within a second.
@@ -79,7 +80,7 @@ def fetch_metadata(admin: AdminClient, bootstrap: str, timeout: float = 5.0) -> 
             f"no Kafka-protocol broker answered at {bootstrap} within {timeout:g} s ({exc.args[0].str()}); "
             f"check the address, or start the embedded environment with `zkconsumer local up`"
         ) from None
-    brokers = {b.id: BrokerMeta(b.id, b.host, b.port) for b in md.brokers.values()}
+    brokers = {b.id: BrokerMeta(b.id, b.host or "", b.port) for b in md.brokers.values()}
     topics: dict[str, TopicMeta] = {}
     unsettled: set[str] = set()
     for name, tm in md.topics.items():
