@@ -19,7 +19,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-INVALID_OFFSET = -1
+from zkconsumer.types import INVALID_OFFSET
 
 #: How often a blocked put or get wakes up to look at its stop flag.
 _POLL_S = 0.1
