@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from kazoo.client import KazooState
-from kazoo.exceptions import NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from zkconsumer.config import ConsumerConfig, InvalidConfigError
@@ -54,7 +53,7 @@ from zkconsumer.group.snapshot import MalformedZnode, read_group_snapshot
 from zkconsumer.group.topic_count import TopicCount, TopicFilter, consumer_id_string
 from zkconsumer.log import get_logger
 from zkconsumer.types import ConsumerThreadId, TopicPartition, thread_id
-from zkconsumer.zk import paths
+from zkconsumer.zk import paths, reads
 from zkconsumer.zk.checked_ephemeral import create_checked_ephemeral
 from zkconsumer.zk.client import close_client, open_client
 
@@ -457,11 +456,8 @@ class ZookeeperConsumerConnector:
         # 1. Is there a cluster at all? Without brokers nothing can be fetched: succeed owning nothing new, and
         #    watch /brokers/ids so that the first broker's arrival rebalances.
         with self._step("read_cluster") as fields:
-            try:
-                brokers = self.zk.get_children(paths.BROKER_IDS_PATH)
-            except NoNodeError:
-                brokers = []
-            fields["brokers"] = sorted(brokers)
+            brokers = reads.children(self.zk, paths.BROKER_IDS_PATH)
+            fields["brokers"] = brokers
         if not brokers:
             self._step_log.warning("rebalance.no_brokers")
             if not self._broker_watch_armed:
