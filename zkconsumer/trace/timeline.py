@@ -283,9 +283,18 @@ class Lane:
     def start(self) -> float:
         return self.lives[0].start
 
+    def finished_gaps(self) -> list[tuple[Rebalance, Gap]]:
+        """The stop-the-world gaps that count (see :class:`Gap`), with their rebalances."""
+        return [(r, r.gap) for r in self.rebalances if r.gap is not None and r.gap.finished]
+
+    def longest_gap(self) -> Rebalance | None:
+        """The rebalance with the longest finished gap."""
+        longest = max(self.finished_gaps(), key=lambda pair: pair[1].duration_ms, default=None)
+        return longest[0] if longest is not None else None
+
     def summary(self) -> LaneSummary:
-        finished = [r for r in self.rebalances if r.gap is not None and r.gap.finished]
-        longest = max(finished, key=lambda r: r.gap.duration_ms, default=None)  # type: ignore[union-attr]
+        finished = self.finished_gaps()
+        longest = self.longest_gap()
         return LaneSummary(
             consumer_id=self.consumer_id,
             rebalances=len(self.rebalances),
@@ -293,8 +302,8 @@ class Lane:
             attempts=sum(len(r.attempts) for r in self.rebalances),
             failed_attempts=sum(r.failed_attempts for r in self.rebalances),
             conflicts=sum(r.conflicts for r in self.rebalances),
-            stop_the_world_ms=sum(r.gap.duration_ms for r in finished),  # type: ignore[union-attr]
-            longest_gap_ms=longest.gap.duration_ms if longest is not None else None,  # type: ignore[union-attr]
+            stop_the_world_ms=sum(gap.duration_ms for _, gap in finished),
+            longest_gap_ms=longest.gap.duration_ms if longest is not None and longest.gap is not None else None,
             longest_gap_rebalance=longest.rebalance_id if longest is not None else None,
             unfinished=sum(1 for r in self.rebalances if r.outcome != "completed"),
         )
@@ -553,7 +562,7 @@ def build_timeline(events: EventLog | Iterable[Event]) -> Timeline:
     """Lanes, rebalances, gaps, ownership and markers from parsed events, in timestamp order (the order of the
     lines breaks ties). Events of a connector need ``consumer_id``; ``demo.*`` events are markers; other events
     without ``consumer_id`` are counted in ``ignored_events``; fetcher events only in ``fetcher_events``."""
-    skipped, skipped_numbers = 0, ()
+    skipped, skipped_numbers = 0, tuple[int, ...]()
     if isinstance(events, EventLog):
         skipped, skipped_numbers = events.broken, events.broken_lines
         events = events.events

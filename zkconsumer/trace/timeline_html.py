@@ -4,19 +4,23 @@ What the page shows, top to bottom:
 
 * a summary table per consumer: rebalances, attempts, conflicts, stop-the-world time, longest gap;
 * the overview, on a linear time axis: a swimlane per consumer whose blocks are the rebalance steps (a colour per
-  step, legend from the steps' titles; colours, titles and symbols all come from :mod:`zkconsumer.trace.vocabulary`),
-  the stop-the-world gaps as red bands with their
-  length written on them, a symbol with a tooltip for each retry, conflict, failure or session loss; under the
-  lanes one row per partition showing which thread owned it when (a colour per consumer); the demo's markers as
-  labelled vertical lines across all of it;
+  step, legend from the steps' titles), the stop-the-world gaps as red bands with their length written on them, a
+  symbol with a tooltip for each retry, conflict, failure or session loss; under the lanes one row per partition
+  showing which thread owned it when (a colour per consumer); the demo's markers as labelled vertical lines across
+  all of it;
 * one zoomed strip per rebalance round (the rebalances of all members that overlap in time), where the steps of
   the members can be compared side by side, and under it a table of every step with its duration.
 
 Steps last 0.01 to 100 ms in a trace of tens of seconds: on the overview one pixel is ~20 ms, so a block is
 drawn at least ``MIN_BLOCK_PX`` wide and a gap at least ``MIN_GAP_PX`` wide, and the zoomed strips are where the
-steps can be read. Everything is inline (CSS, SVG, one small script that only proves, for a headless browser,
-that the page loaded without error); no URL of any kind, no web font. Every string from the events is escaped.
-Pure: model in, text out.
+steps can be read.
+
+The drawings are SVG built here, because they are geometry computed from the model; the page around them (its
+skeleton, styles, tables and sections) is the template ``timeline.html.j2`` of :mod:`zkconsumer.pages`, given
+rows of words. Step colours, mark titles and symbols come from :mod:`zkconsumer.trace.vocabulary`, the sentences
+from :mod:`zkconsumer.trace.words`. Everything is inline (CSS, SVG, one small script that only proves, for a
+headless browser, that the page loaded without error); no URL of any kind, no web font. Every string from the
+events is escaped: here in the SVG, by the template in the page. Pure: model in, text out.
 """
 
 from __future__ import annotations
@@ -25,7 +29,10 @@ import html
 import math
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
+from zkconsumer.pages import Html, render_page
+from zkconsumer.pages.render import strip_control
 from zkconsumer.trace.timeline import (
     Lane,
     Mark,
@@ -67,12 +74,10 @@ CONSUMER_COLOURS = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcb
 GAP_FILL = "#d62728"
 MARKER_COLOUR = "#333333"
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
 
 def esc(value: object) -> str:
     """Escaped for HTML and XML text and attributes; control characters (not allowed in XML) dropped."""
-    return html.escape(_CONTROL.sub("", str(value)), quote=True)
+    return html.escape(strip_control(str(value)), quote=True)
 
 
 def _n(value: float) -> str:
@@ -414,19 +419,19 @@ def _legend(prefix: str, top: float) -> tuple[str, float]:
     items: list[tuple[str, str, Symbol | None]] = [("gap", "stop-the-world gap (ms)", None)]
     items += [(mark.kind, mark.title, mark.symbol) for mark in MARK_KINDS]
     items += [(end.kind, end.title, end.symbol) for end in LIFE_ENDS.values() if end.in_legend]
-    x = LEFT
+    left: float = LEFT  # an int until the first item's width is added: printed as it is
     for kind, title, symbol in items:
         width = 24 + len(title) * CHAR_PX
-        if x + width > WIDTH - RIGHT:
-            x, y = LEFT, y + 18
+        if left + width > WIDTH - RIGHT:
+            left, y = LEFT, y + 18
         if symbol is None:  # the gap
-            drawn = (f'<rect x="{x}" y="{_n(y + 3)}" width="14" height="12" fill="{GAP_FILL}" fill-opacity="0.22" '
+            drawn = (f'<rect x="{left}" y="{_n(y + 3)}" width="14" height="12" fill="{GAP_FILL}" fill-opacity="0.22" '
                      f'stroke="{GAP_FILL}"/>')
         else:
-            drawn = _shape(symbol.shape, x + 7, y + 9, symbol.colour)
+            drawn = _shape(symbol.shape, left + 7, y + 9, symbol.colour)
         out.append(f'<g class="legend-mark" data-kind="{kind}">{drawn}'
-                   f'<text x="{x + 18}" y="{_n(y + 13)}">{esc(title)}</text></g>')
-        x += width
+                   f'<text x="{left + 18}" y="{_n(y + 13)}">{esc(title)}</text></g>')
+        left += width
     out.append("</g>")
     return "".join(out), y + 18 - top
 
@@ -533,71 +538,83 @@ def _step_tooltip_round(step: Step) -> str:
 
 
 # --- the page ---------------------------------------------------------------------------------------------------
+# The page itself is the template ``timeline.html.j2`` of :mod:`zkconsumer.pages`; these are the rows it is given,
+# every string already in words and not yet escaped (the template escapes).
 
-PAGE_STYLE = """
-body{font-family:sans-serif;margin:16px 20px;color:#222;background:#ffffff}
-h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:26px 0 6px}h3{font-size:14px;margin:18px 0 4px}
-p.meta,p.help{color:#555;font-size:13px;margin:2px 0 10px;max-width:1300px}
-table{border-collapse:collapse;font-size:13px;margin:4px 0 10px}
-th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f3f5f8}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.swatch{display:inline-block;width:10px;height:10px;margin-right:6px;vertical-align:baseline}
-.alert{color:#b10026;font-weight:bold}details{margin:6px 0 12px}summary{cursor:pointer;font-size:13px}
-.figure{overflow-x:auto}svg{display:block}
-"""
 
-SCRIPT = """
-(function () {
-  var errors = [];
-  function record(text) {
-    errors.push(text);
-    document.body.dataset.errors = errors.join(" | ");
-  }
-  window.onerror = function (message, source, line) { record(String(message) + " (line " + line + ")"); };
-  try {
-    document.body.dataset.lanes = String(document.querySelectorAll("g.lane").length);
-  } catch (e) {
-    record(String(e));
-  }
-  if (!errors.length) { document.body.dataset.rendered = "ok"; }
-})();
-"""
+@dataclass(frozen=True, slots=True)
+class SummaryRow:
+    """One consumer in the summary table. ``longest_anchor`` links the longest gap to its rebalance's table."""
+
+    consumer_id: str
+    colour: str
+    group: str
+    rebalances: int
+    attempts: int
+    failed_attempts: int
+    conflicts: int
+    stop_the_world: str
+    longest: str
+    longest_anchor: str | None
+    longest_rebalance: int | None
+    unfinished: int
+    fetcher_events: int
+    end: str
+
+
+@dataclass(frozen=True, slots=True)
+class DetailRow:
+    """A step (with its colour and duration) or a mark (``mark``) in a rebalance's table, in time order."""
+
+    attempt: str
+    name: str
+    since: str
+    what: str
+    mark: bool = False
+    colour: str = ""
+    duration: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RebalanceDetail:
+    """One rebalance's table under its round; ``anchor`` is what the overview's blocks and the summary link to."""
+
+    anchor: str
+    consumer_id: str
+    rebalance_id: int
+    head: str
+    rows: tuple[DetailRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RoundSection:
+    """One round: its heading's figures, its zoomed drawing and its rebalances' tables, in lane order."""
+
+    index: int
+    start: str
+    end: str
+    duration: str
+    members: str
+    drawing: Html
+    rebalances: tuple[RebalanceDetail, ...]
 
 
 def render_html(timeline: Timeline, title: str = "Rebalance timeline") -> str:
     """The whole page, self-contained."""
     colours = consumer_colours(timeline)
     rounds = rebalance_rounds(timeline)
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{esc(title)}</title><style>{PAGE_STYLE}</style></head><body>",
-        f"<h1>{esc(title)}</h1>",
-        f'<p class="meta">{esc(_meta(timeline))}</p>',
-    ]
     if timeline.empty:
-        parts.append("<p>No consumer or demo event in this trace.</p>")
-    else:
-        parts.append("<h2>Summary</h2>")
-        parts.append(_summary_table(timeline, colours, rounds))
-        parts.append("<h2>Timeline</h2>")
-        parts.append(
-            '<p class="help">One lane per consumer. Each block is a step of a rebalance (the event is written when '
-            "the step ends; blocks are drawn at least 2 px wide, so a rebalance of a few milliseconds is a narrow "
-            "stack of colours). The red band is the stop-the-world gap: from stopping the fetchers to restarting "
-            "them, failed attempts included; its length is written above it (hatched: never restarted). Symbols "
-            "mark conflicts, failed attempts and session trouble; hover for details. Click a rebalance to zoom into "
-            "its round.</p>")
-        parts.append(f'<div class="figure">{render_svg(timeline, standalone=False, links=True)}</div>')
-        parts.append("<h2>Rebalance rounds, zoomed</h2>")
-        parts.append('<p class="help">The rebalances that overlap in time, on a millisecond axis: the members '
-                     "compute the same assignment on their own, and a member that claims before the previous owner "
-                     "has released meets a conflict, backs off (dashed orange line) and tries again.</p>")
-        for rnd in rounds:
-            parts.append(_round_section(timeline, rnd))
-    parts.append(f"<script>{SCRIPT}</script></body></html>")
-    return "\n".join(parts) + "\n"
+        return render_page("timeline.html.j2", title=title, meta=_meta(timeline), empty=True)
+    return render_page(
+        "timeline.html.j2",
+        title=title,
+        meta=_meta(timeline),
+        empty=False,
+        summary=[_summary_row(lane, colours) for lane in timeline.lanes],
+        rounds_text=plural(len(rounds), "rebalance round"),
+        overview=Html(render_svg(timeline, standalone=False, links=True)),
+        rounds=[_round_section(timeline, rnd) for rnd in rounds],
+    )
 
 
 def _meta(timeline: Timeline) -> str:
@@ -616,75 +633,54 @@ def _meta(timeline: Timeline) -> str:
     return "; ".join(bits)
 
 
-def _summary_table(timeline: Timeline, colours: dict[str, str], rounds: Sequence[Round]) -> str:
-    rows = ["<table class=\"summary\"><thead><tr><th>consumer</th><th>group</th><th>rebalances</th>"
-            "<th>attempts</th><th>failed attempts</th><th>conflicts</th><th>stop-the-world total</th>"
-            "<th>longest gap</th><th>not completed</th><th>fetcher events</th><th>end</th></tr></thead><tbody>"]
-    for lane in timeline.lanes:
-        s = lane.summary()
-        longest = "-"
-        if s.longest_gap_ms is not None and s.longest_gap_rebalance is not None:
-            rebalance = _longest(lane)
-            link = f"#{esc(rebalance_anchor(lane.consumer_id, rebalance))}" if rebalance is not None else ""
-            longest = (f'<a href="{link}">{esc(fmt_ms(s.longest_gap_ms))}</a> (rebalance {s.longest_gap_rebalance})'
-                       if link else esc(fmt_ms(s.longest_gap_ms)))
-        end = lane.lives[-1].ended_by or "-"
-        failed = f'<span class="alert">{s.failed_attempts}</span>' if s.failed_attempts else "0"
-        conflicts = f'<span class="alert">{s.conflicts}</span>' if s.conflicts else "0"
-        unfinished = f'<span class="alert">{s.unfinished}</span>' if s.unfinished else "0"
-        rows.append(
-            f'<tr data-consumer="{esc(lane.consumer_id)}"><td><span class="swatch" '
-            f'style="background:{colours[lane.consumer_id]}"></span>{esc(lane.consumer_id)}</td>'
-            f"<td>{esc(lane.group or '-')}</td><td class=\"num\">{s.rebalances}</td>"
-            f'<td class="num">{s.attempts}</td><td class="num">{failed}</td><td class="num">{conflicts}</td>'
-            f'<td class="num">{esc(fmt_ms(s.stop_the_world_ms))}</td><td class="num">{longest}</td>'
-            f'<td class="num">{unfinished}</td><td class="num">{lane.fetcher_events}</td><td>{esc(end)}</td></tr>')
-    rows.append("</tbody></table>")
-    rows.append('<p class="help">Stop-the-world total: the gaps of completed rebalances, from stopping the fetchers '
-                "to restarting them. A rebalance that never restarted them (shutdown, kill, end of the trace) is "
-                f"counted as not completed. {plural(len(rounds), 'rebalance round')} below.</p>")
-    return "".join(rows)
+def _summary_row(lane: Lane, colours: dict[str, str]) -> SummaryRow:
+    s = lane.summary()
+    longest, anchor = "-", None
+    if s.longest_gap_ms is not None and s.longest_gap_rebalance is not None:
+        longest = fmt_ms(s.longest_gap_ms)
+        rebalance = lane.longest_gap()
+        anchor = rebalance_anchor(lane.consumer_id, rebalance) if rebalance is not None else None
+    return SummaryRow(
+        consumer_id=lane.consumer_id, colour=colours[lane.consumer_id], group=lane.group or "-",
+        rebalances=s.rebalances, attempts=s.attempts, failed_attempts=s.failed_attempts, conflicts=s.conflicts,
+        stop_the_world=fmt_ms(s.stop_the_world_ms), longest=longest, longest_anchor=anchor,
+        longest_rebalance=s.longest_gap_rebalance, unfinished=s.unfinished, fetcher_events=lane.fetcher_events,
+        end=lane.lives[-1].ended_by or "-",
+    )
 
 
-def _longest(lane: Lane) -> Rebalance | None:
-    finished = [r for r in lane.rebalances if r.gap is not None and r.gap.finished]
-    return max(finished, key=lambda r: r.gap.duration_ms, default=None)  # type: ignore[union-attr]
+def _round_section(timeline: Timeline, rnd: Round) -> RoundSection:
+    rebalances = sorted(rnd.rebalances, key=lambda r: (_lane_index(timeline, r.consumer_id), r.start))
+    return RoundSection(
+        index=rnd.index,
+        start=fmt_offset(rnd.start),
+        end=fmt_offset(rnd.end),
+        duration=fmt_ms((rnd.end - rnd.start) * 1000),
+        members=", ".join(f"{r.consumer_id} r{r.rebalance_id}" for r in rnd.rebalances),
+        drawing=Html(render_round_svg(timeline, rnd)),
+        rebalances=tuple(_rebalance_detail(rebalance) for rebalance in rebalances),
+    )
 
 
-def _round_section(timeline: Timeline, rnd: Round) -> str:
-    members = ", ".join(f"{r.consumer_id} r{r.rebalance_id}" for r in rnd.rebalances)
-    parts = [f'<section class="round" id="round-{rnd.index}" data-round="{rnd.index}">',
-             f"<h3>Round {rnd.index}: {esc(fmt_offset(rnd.start))} to {esc(fmt_offset(rnd.end))} "
-             f"({esc(fmt_ms((rnd.end - rnd.start) * 1000))}): {esc(members)}</h3>",
-             f'<div class="figure">{render_round_svg(timeline, rnd)}</div>']
-    for rebalance in sorted(rnd.rebalances, key=lambda r: (_lane_index(timeline, r.consumer_id), r.start)):
-        parts.append(_rebalance_table(rebalance))
-    parts.append("</section>")
-    return "".join(parts)
-
-
-def _rebalance_table(rebalance: Rebalance) -> str:
-    anchor = rebalance_anchor(rebalance.consumer_id, rebalance)
-    head = f"{rebalance.consumer_id} {describe_rebalance(rebalance)}"
-    rows: list[tuple[float, int, str]] = []
+def _rebalance_detail(rebalance: Rebalance) -> RebalanceDetail:
+    rows: list[tuple[float, int, DetailRow]] = []
     for step in rebalance.steps:
-        swatch = f'<span class="swatch" style="background:{step_colour(step)}"></span>'
-        rows.append((step.end, 0, f"<tr><td>{step.attempt}</td><td>{swatch}{step.number} {esc(step.title)}</td>"
-                                  f'<td class="num">{_since(rebalance, step.start)}</td>'
-                                  f'<td class="num">{esc(fmt_ms(step.duration_ms))}</td>'
-                                  f"<td>{esc(describe_step(step))}</td></tr>"))
+        rows.append((step.end, 0, DetailRow(str(step.attempt), f"{step.number} {step.title}",
+                                            _since(rebalance, step.start), describe_step(step),
+                                            colour=step_colour(step), duration=fmt_ms(step.duration_ms))))
     for mark in rebalance.marks:
-        rows.append((mark.time, 1, f'<tr class="mark-row"><td>{mark.attempt or ""}</td>'
-                                   f'<td class="alert">{esc(mark_title(mark.kind))}</td>'
-                                   f'<td class="num">{_since(rebalance, mark.time)}</td><td></td>'
-                                   f"<td>{esc(describe_mark(mark))}</td></tr>"))
+        rows.append((mark.time, 1, DetailRow(str(mark.attempt or ""), mark_title(mark.kind),
+                                             _since(rebalance, mark.time), describe_mark(mark), mark=True)))
     rows.sort(key=lambda row: (row[0], row[1]))
-    return (f'<details open id="{esc(anchor)}" class="rebalance-detail" data-consumer="{esc(rebalance.consumer_id)}" '
-            f'data-rebalance="{rebalance.rebalance_id}"><summary>{esc(head)}</summary>'
-            "<table><thead><tr><th>attempt</th><th>step</th><th>starts at</th><th>duration</th><th>what happened</th>"
-            "</tr></thead><tbody>" + "".join(row for _, _, row in rows) + "</tbody></table></details>")
+    return RebalanceDetail(
+        anchor=rebalance_anchor(rebalance.consumer_id, rebalance),
+        consumer_id=rebalance.consumer_id,
+        rebalance_id=rebalance.rebalance_id,
+        head=f"{rebalance.consumer_id} {describe_rebalance(rebalance)}",
+        rows=tuple(row for _, _, row in rows),
+    )
 
 
 def _since(rebalance: Rebalance, t: float) -> str:
     """Milliseconds since the rebalance began, the clock a reader compares steps by."""
-    return esc(f"+{(t - rebalance.start) * 1000:.2f} ms")
+    return f"+{(t - rebalance.start) * 1000:.2f} ms"
