@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from zkconsumer.consumer.rebalance_steps import BY_EVENT, BY_NAME, STEPS, RebalanceStep
 
 __all__ = [
-    "BY_EVENT", "BY_NAME", "CONFLICT", "EVENTS", "GAP_ENDS", "LIFE_ENDS", "MARKER_EVENTS", "MARKS", "MARK_EVENTS",
-    "MARK_KINDS", "OWNERSHIP_ENDS", "SHAPES", "STEPS", "STEP_COLOURS", "UNKNOWN_MARK_SYMBOL", "UNKNOWN_STEP_COLOUR",
-    "LifeEnd", "MarkKind", "RebalanceStep", "Symbol", "mark_symbol", "mark_title", "step_colour",
+    "BY_EVENT", "BY_NAME", "COLOUR", "CONFLICT", "EVENTS", "GAP_ENDS", "LIFE_ENDS", "MARKER_EVENTS", "MARKS",
+    "MARK_EVENTS", "MARK_KINDS", "OWNERSHIP_ENDS", "SHAPES", "STEPS", "STEP_COLOURS", "UNKNOWN_MARK_SYMBOL",
+    "UNKNOWN_STEP_COLOUR", "LifeEnd", "MarkKind", "RebalanceStep", "Symbol", "mark_symbol", "mark_title", "step_colour",
 ]
 
 COLOUR = re.compile(r"#[0-9a-f]{6}")  # the one spelling, so that colours compare as strings
