@@ -51,11 +51,42 @@ def test_the_session_expiry_and_the_shutdown_are_told():
     assert "gs2_c1: shut down cleanly" in text
 
 
-def test_an_attempt_whose_step_raised_keeps_its_own_number():
-    """A step that raises emits nothing; the narrator then takes the number from attempt_failed itself."""
+def test_an_attempt_without_step_events_keeps_its_own_number():
+    """An attempt that ended before its first step has no step event; the narrator then takes the number from
+    attempt_failed itself."""
     narrator = RebalanceNarrator()
     base = {"consumer_id": "g_c1", "rebalance_id": 4, "level": "info", "timestamp": "2026-11-21T21:00:00.000000Z"}
     narrator.feed({**base, "event": "rebalance.started", "cause": "members_changed"})
     lines = narrator.feed({**base, "event": "rebalance.attempt_failed", "attempt": 3, "backoff_ms": 300,
                            "reason": "ConnectionLoss: "})
     assert lines[0] == "  g_c1: rebalance 4 (members_changed), attempt 3"
+
+
+def test_a_step_that_raised_says_so_and_a_failed_restart_does_not_end_the_gap():
+    """A failed step's event carries ``error``: the block says why, and a ``start_fetchers`` that raised did not
+    restart fetching, so the stop-the-world gap runs on to the attempt that did."""
+    narrator = RebalanceNarrator(explain=False)
+    base = {"consumer_id": "g_c1", "rebalance_id": 1, "level": "info"}
+
+    def at(ms: int) -> str:
+        return f"2026-11-21T21:00:00.{ms:03d}000Z"
+
+    def step(name: str, attempt: int, ms: int, **fields) -> dict:
+        from zkconsumer.consumer.rebalance_steps import BY_NAME
+        return {**base, "event": f"rebalance.{name}", "step": BY_NAME[name].number, "attempt": attempt,
+                "duration_ms": 1.0, "timestamp": at(ms), **fields}
+
+    lines = narrator.feed({**base, "event": "rebalance.started", "cause": "initial", "timestamp": at(0)})
+    lines += narrator.feed(step("stop_fetchers", 1, 10, chunks_dropped=0))
+    lines += narrator.feed(step("start_fetchers", 1, 20, level="warning", error="RuntimeError: boom"))
+    lines += narrator.feed({**base, "event": "rebalance.attempt_failed", "attempt": 1, "backoff_ms": 100,
+                            "reason": "RuntimeError: boom", "level": "warning", "timestamp": at(21)})
+    lines += narrator.feed(step("stop_fetchers", 2, 130, chunks_dropped=0))
+    lines += narrator.feed(step("start_fetchers", 2, 150, partitions=1))
+    lines += narrator.feed({**base, "event": "rebalance.completed", "attempts": 2, "duration_ms": 150.0,
+                            "owned": [], "timestamp": at(151)})
+    assert any(line.strip().startswith("9 ") and line.endswith("FAILED: RuntimeError: boom") for line in lines)
+    first_outcome = next(line for line in lines if line.startswith("    => attempt failed"))
+    assert "stop-the-world" not in first_outcome  # the failed restart ended nothing
+    done = next(line for line in lines if line.startswith("    => done"))
+    assert "stop-the-world 141 ms" in done  # from attempt 1's stop (9 ms) to attempt 2's restart (150 ms)

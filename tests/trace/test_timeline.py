@@ -308,6 +308,43 @@ def test_a_failed_rebalance_is_retried_and_its_gap_ends_at_the_next_restart():
     assert summary.stop_the_world_ms == pytest.approx(retry.gap.duration_ms)
 
 
+def test_a_step_that_raised_is_failed_and_a_failed_restart_does_not_end_the_gap():
+    lines = [
+        line("rebalance.started", 0, consumer_id="c1", rebalance_id=1, cause="initial"),
+        *full_attempt(0, "c1", 1, restart=False, claimed=[p(0, "c1-0")]),
+        step("start_fetchers", 0.1, "c1", 1, 1, level="warning", error="RuntimeError: boom"),
+        line("rebalance.attempt_failed", 0.11, consumer_id="c1", rebalance_id=1, attempt=1,
+             reason="RuntimeError: boom", backoff_ms=200, level="warning"),
+        *full_attempt(0.5, "c1", 1, attempt=2, claimed=[p(0, "c1-0")]),
+        line("rebalance.completed", 0.6, consumer_id="c1", rebalance_id=1, attempts=2, owned=[p(0, "c1-0")]),
+    ]
+    timeline = build(lines)
+    (rebalance,) = timeline.lane("c1").rebalances
+    restarts = [s for s in rebalance.steps if s.name == "start_fetchers"]
+    assert [(s.attempt, s.failed) for s in restarts] == [(1, True), (2, False)]
+    assert rebalance.gap is not None and rebalance.gap.finished
+    assert rebalance.gap.end == pytest.approx(restarts[1].end)  # attempt 2's restart, not the one that raised
+    assert any("FAILED: RuntimeError: boom" in text for text in render_text(timeline))
+
+
+def test_a_rebalance_whose_restart_raised_stays_stopped_until_a_later_restart():
+    lines = [
+        line("rebalance.started", 0, consumer_id="c1", rebalance_id=1, cause="initial"),
+        *full_attempt(0, "c1", 1, restart=False, claimed=[p(0, "c1-0")]),
+        step("start_fetchers", 0.1, "c1", 1, 1, level="warning", error="RuntimeError: boom"),
+        line("rebalance.attempt_failed", 0.11, consumer_id="c1", rebalance_id=1, attempt=1,
+             reason="RuntimeError: boom", backoff_ms=200, level="warning"),
+        line("rebalance.failed", 0.3, consumer_id="c1", rebalance_id=1, attempts=1, background=True,
+             duration_ms=300, failures_in_a_row=1, level="error"),
+        line("rebalance.started", 1.0, consumer_id="c1", rebalance_id=2, cause="retry_after_failure"),
+        *full_attempt(1.0, "c1", 2, claimed=[p(0, "c1-0")]),
+        line("rebalance.completed", 1.1, consumer_id="c1", rebalance_id=2, attempts=1, owned=[p(0, "c1-0")]),
+    ]
+    failed, retry = build(lines).lane("c1").rebalances
+    assert failed.gap is not None and failed.gap.ended_by == "later_restart"
+    assert failed.gap.end == pytest.approx(retry.gap.end)  # the retry's restart: the one that raised ended nothing
+
+
 def test_unknown_events_are_harmless():
     lines = [
         line("bridge.znode_written", 0, path="/brokers/ids/1"),  # no consumer: ignored

@@ -81,7 +81,8 @@ class RebalanceNarrator:
         steps = self._attempt_steps.pop(who, [])
         self._attempt_steps[who] = []
         cause = self._causes.get(who, "")
-        # A step that raised emitted nothing: the end event's own number is then the only one there is.
+        # An attempt that ended before its first step (registration gone) has no step: the end event's own number
+        # is then the only one there is.
         attempt = steps[0].get("attempt", 1) if steps else end.get("attempt", end.get("attempts", 1))
         lines = [f"  {who}: rebalance {end.get('rebalance_id')} ({cause}), attempt {attempt}"]
         for step in steps:
@@ -91,7 +92,7 @@ class RebalanceNarrator:
             if self.explain and info.name not in self._explained:
                 self._explained.add(info.name)
                 lines.append(f"      ({info.meaning})")
-        restart = next((s for s in steps if s["event"] == "rebalance.start_fetchers"), None)
+        restart = next((s for s in steps if s["event"] == "rebalance.start_fetchers" and "error" not in s), None)
         if restart is not None and who in self._stopped_at:
             gap = Gap(self._stopped_at.pop(who), parse_time(restart["timestamp"]), True, "restart")
             outcome += f"; {describe_gap(gap)}"

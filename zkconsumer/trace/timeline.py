@@ -163,6 +163,11 @@ class Step:
     def fields(self) -> Mapping[str, Any]:
         return self.event.fields
 
+    @property
+    def failed(self) -> bool:
+        """The step raised: its event carries ``error`` (``docs/events.md``), and what it was to do did not happen."""
+        return "error" in self.event.fields
+
 
 @dataclass(frozen=True, slots=True)
 class Mark:
@@ -732,7 +737,7 @@ def _apply(event: Event, time: float, lane: _LaneBuilder, ownership: _Ownerships
 
 def _finish_lane(lane: _LaneBuilder, end: float) -> Lane:
     lives = tuple(lane.lives)
-    restarts = sorted(s.end for r in lane.rebalances for s in r.steps if s.name == "start_fetchers")
+    restarts = sorted(s.end for r in lane.rebalances for s in r.steps if s.name == "start_fetchers" and not s.failed)
     rebalances = tuple(_finish_rebalance(r, lives, restarts) for r in lane.rebalances)
     return Lane(lane.consumer_id, lane.group, lives, rebalances, tuple(lane.marks), lane.fetcher_events)
 
@@ -768,7 +773,8 @@ def _gap(rebalance: _RebalanceBuilder, steps: tuple[Step, ...], lives: tuple[Lif
         return None
     start = min(s.start for s in stops)
     if rebalance.outcome == "completed":
-        restart = [s for s in steps if s.name == "start_fetchers" and s.attempt == rebalance.completed_attempt]
+        restart = [s for s in steps
+                   if s.name == "start_fetchers" and s.attempt == rebalance.completed_attempt and not s.failed]
         if restart:
             return Gap(start, max(s.end for s in restart), True, "restart")
         assert rebalance.ended_at is not None

@@ -101,6 +101,8 @@ def describe_step(step: Step) -> str:
 
 def describe_step_fields(name: str, fields: Mapping[str, Any]) -> str:
     """:func:`describe_step` from the step's name and its event's fields (the demo narrates raw events)."""
+    if "error" in fields:  # the step raised: what it did not do matters less than why
+        return f"FAILED: {fields['error']}"
     if name == "read_cluster":
         brokers = fields.get("brokers")
         if isinstance(brokers, list):
