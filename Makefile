@@ -11,7 +11,10 @@ demo: bootstrap
 	$(VENV)/bin/zkconsumer demo
 
 # The tests also need a headless browser (the timeline page is checked in chromium): `test` installs it.
+# Before the tests: ruff, the layers contract (import-linter, pyproject.toml) and mypy on the package.
 test:
 	@scripts/bootstrap.sh "$(VENV)" test
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest
