@@ -22,6 +22,7 @@ from zkconsumer import (
 )
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.zk.client import close_client, open_client
+from zkconsumer.zk.reads import children, value_or_none
 
 GROUP = "group1"
 
@@ -39,11 +40,11 @@ def config(zk_connect: str, consumer_id: str, **extra) -> ConsumerConfig:
 
 
 def owners(zk: KazooClient, topic: str, group: str = GROUP) -> list[tuple[str, str]]:
-    """The owner znodes as the Kafka tools list them: children sorted, data as a string."""
+    """The owner znodes as the Kafka tools list them: children sorted, data as a string. An owner of an expiring
+    session can vanish between the listing and its read: it is then no longer there."""
     base = f"/consumers/{group}/owners/{topic}"
-    if not zk.exists(base):
-        return []
-    return [(p, zk.get(f"{base}/{p}")[0].decode()) for p in sorted(zk.get_children(base))]
+    read = {p: value_or_none(zk.get_async(f"{base}/{p}")) for p in children(zk, base)}
+    return [(p, got[0].decode()) for p, got in read.items() if got is not None]
 
 
 def offsets(zk: KazooClient, topic: str, group: str = GROUP) -> dict[int, int]:
