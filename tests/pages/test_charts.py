@@ -100,3 +100,10 @@ def test_a_page_of_charts_opens_in_the_browser(tmp_path):
     widths = [int(w) for w in body["data-chart-widths"].split()]
     assert len(widths) == 3 and all(600 < w < 760 for w in widths), widths  # 504 pt laid out as ~672 px
     assert dom.count("<h2>") == 2 and ">moved</text>" in dom
+
+
+def test_a_histogram_counts_in_whole_numbers():
+    """Its y axis counts things: a tick at 0.5 would read as half a rebalance."""
+    svg = histogram([0.5, 1.5, 1.7, 9.0], bins=3, title="gaps").svg
+    ticks = re.findall(r'<g id="[^"]*ytick_\d+">.*?<text[^>]*>([^<]*)</text>', svg, re.S)
+    assert ticks and all(re.fullmatch(r"-?\d+", t) for t in ticks), ticks

@@ -110,7 +110,10 @@ def histogram(values: Sequence[float], *, title: str, bins: int | Sequence[float
     """How ``values`` spread: ``bins`` equal bins over their range, or the given bin edges."""
 
     def draw(ax: Axes) -> None:
+        from matplotlib.ticker import MaxNLocator
+
         ax.hist(values, bins=bins if isinstance(bins, int) else list(bins), edgecolor="#ffffff", linewidth=0.6)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts: no 0.5 of a rebalance on the axis
 
     return _chart(draw, title, xlabel, ylabel, False, size, chart_id)
 
