@@ -308,13 +308,20 @@ def test_a_failed_rebalance_is_retried_and_its_gap_ends_at_the_next_restart():
     assert summary.stop_the_world_ms == pytest.approx(retry.gap.duration_ms)
 
 
+def restart_raised(rid: int = 1) -> list[str]:
+    """Rebalance ``rid`` of c1, whose first attempt got as far as restarting the fetchers, and that raised."""
+    return [
+        line("rebalance.started", 0, consumer_id="c1", rebalance_id=rid, cause="initial"),
+        *full_attempt(0, "c1", rid, restart=False, claimed=[p(0, "c1-0")]),
+        step("start_fetchers", 0.1, "c1", rid, 1, level="warning", error="RuntimeError: boom"),
+        line("rebalance.attempt_failed", 0.11, consumer_id="c1", rebalance_id=rid, attempt=1,
+             reason="RuntimeError: boom", backoff_ms=200, level="warning"),
+    ]
+
+
 def test_a_step_that_raised_is_failed_and_a_failed_restart_does_not_end_the_gap():
     lines = [
-        line("rebalance.started", 0, consumer_id="c1", rebalance_id=1, cause="initial"),
-        *full_attempt(0, "c1", 1, restart=False, claimed=[p(0, "c1-0")]),
-        step("start_fetchers", 0.1, "c1", 1, 1, level="warning", error="RuntimeError: boom"),
-        line("rebalance.attempt_failed", 0.11, consumer_id="c1", rebalance_id=1, attempt=1,
-             reason="RuntimeError: boom", backoff_ms=200, level="warning"),
+        *restart_raised(),
         *full_attempt(0.5, "c1", 1, attempt=2, claimed=[p(0, "c1-0")]),
         line("rebalance.completed", 0.6, consumer_id="c1", rebalance_id=1, attempts=2, owned=[p(0, "c1-0")]),
     ]
@@ -329,11 +336,7 @@ def test_a_step_that_raised_is_failed_and_a_failed_restart_does_not_end_the_gap(
 
 def test_a_rebalance_whose_restart_raised_stays_stopped_until_a_later_restart():
     lines = [
-        line("rebalance.started", 0, consumer_id="c1", rebalance_id=1, cause="initial"),
-        *full_attempt(0, "c1", 1, restart=False, claimed=[p(0, "c1-0")]),
-        step("start_fetchers", 0.1, "c1", 1, 1, level="warning", error="RuntimeError: boom"),
-        line("rebalance.attempt_failed", 0.11, consumer_id="c1", rebalance_id=1, attempt=1,
-             reason="RuntimeError: boom", backoff_ms=200, level="warning"),
+        *restart_raised(),
         line("rebalance.failed", 0.3, consumer_id="c1", rebalance_id=1, attempts=1, background=True,
              duration_ms=300, failures_in_a_row=1, level="error"),
         line("rebalance.started", 1.0, consumer_id="c1", rebalance_id=2, cause="retry_after_failure"),
