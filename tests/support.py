@@ -36,8 +36,8 @@ def zkconsumer_cli(*args: str, env: dict[str, str] | None = None, timeout: float
 
 def produce(bootstrap: str, topic: str, values: list[bytes], partition: int | None = None,
             batch_each: bool = False, compression: str = "none") -> None:
-    """Send ``values`` and wait for them to be acknowledged. ``batch_each`` flushes after every message: Tansu
-    reports the latest offset as the start of the last batch + 1, so only one-message batches make it exact."""
+    """Send ``values`` and wait for them to be acknowledged; ``batch_each`` flushes after every message (one
+    message a batch)."""
     from confluent_kafka import Producer
 
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0 if compression == "none" else 50,
@@ -57,6 +57,18 @@ def produce(bootstrap: str, topic: str, values: list[bytes], partition: int | No
             producer.flush(10)
     assert producer.flush(10) == 0, "messages not delivered"
     assert not failures, failures
+
+
+def produce_batched(bootstrap: str, topic: str, partition: int, count: int, linger_ms: int = 5,
+                    batch_messages: int = 10_000) -> None:
+    """``count`` messages from an ordinary batching producer: they wait ``linger_ms`` and go in batches of up to
+    ``batch_messages`` (a long linger makes one batch of many, the case Tansu's ListOffsets answers with 1)."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": linger_ms, "batch.num.messages": batch_messages})
+    for i in range(count):
+        producer.produce(topic, value=f"m{i}".encode(), partition=partition)
+    assert producer.flush(15) == 0, "messages not delivered"
 
 
 def take(stream, count: int, timeout: float = 20.0) -> list:

