@@ -18,7 +18,7 @@ from contextlib import contextmanager
 import pytest
 from confluent_kafka import Producer
 from structlog.testing import capture_logs
-from support import wait_for
+from support import produce_batched, wait_for
 
 from zkconsumer.bridge.metadata_bridge import MetadataBridge
 from zkconsumer.config import ConsumerConfig, identity_decoder
@@ -207,6 +207,23 @@ def test_auto_offset_reset_for_a_partition_without_offset(kafka_zk, zk, bootstra
     assert reset["topic"] == topic_name and reset["partition"] == 0
     assert (reset["reason"], reset["policy"], reset["old_offset"], reset["new_offset"]) == \
         ("no_offset", policy, INVALID_OFFSET, expected)
+
+
+def test_largest_starts_after_the_whole_last_batch(kafka_zk, zk, bootstrap_servers, topic_name):
+    """``largest`` is the end of the log, even where the broker's ListOffsets answer trails it (Tansu says 1 after
+    one batch of 300): not one of the old messages is fetched."""
+    create_topic(bootstrap_servers, topic_name, 1)
+    produce_batched(bootstrap_servers, topic_name, 0, 300, linger_ms=200)
+    config = make_config(kafka_zk, **{"auto.offset.reset": "largest"})
+    chunks = ChunkQueue(100)
+    info = partition_info(topic_name, 0, chunks, INVALID_OFFSET, config)
+    resets: list[int] = []
+    with fetching(new_consumer_id(), config, zk, [info], lambda _pti, offset, _reason: resets.append(offset)):
+        wait_for(lambda: resets)
+        assert resets == [300]
+        produce(bootstrap_servers, topic_name, [b"new"])
+        got = take(chunks, 1)
+        assert [(m.offset, m.value) for m in got] == [(300, b"new")]
 
 
 def test_a_message_larger_than_the_fetch_size_fails_the_stream(kafka_zk, zk, bootstrap_servers, topic_name):

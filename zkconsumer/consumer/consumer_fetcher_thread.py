@@ -69,6 +69,7 @@ from zkconsumer.consumer.data_path_events import emit, partition_names
 from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo, RawMessage
 from zkconsumer.consumer.sliced_deadline import call_in_slices
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
+from zkconsumer.kafka.log_end_offsets import fetch_log_end_offsets
 from zkconsumer.kafka.metadata import BrokerMeta
 from zkconsumer.log import get_logger
 from zkconsumer.types import TopicPartition
@@ -414,22 +415,24 @@ class ConsumerFetcherThread(threading.Thread):
         self._fetch_from({tp: new_offset})
 
     def _log_end(self, tp: TopicPartition, earliest: bool) -> int | None:
-        """The low or high watermark from the leader, within socket.timeout.ms; ``None`` if stopped first."""
+        """The start (low watermark) or the end of the partition's log from its leader, within socket.timeout.ms;
+        ``None`` if stopped first. The end is :func:`~zkconsumer.kafka.log_end_offsets.fetch_log_end_offsets`'s, so
+        that ``largest`` starts after the whole log, also on a broker whose ListOffsets answer trails it."""
         partition = KafkaTopicPartition(tp.topic, tp.partition)
 
-        def ask(timeout_s: float) -> tuple[int, int] | None:
+        def ask(timeout_s: float) -> int | None:
+            if not earliest:
+                return fetch_log_end_offsets(self.broker.address, [tp], timeout=timeout_s, max_age_s=0).offsets.get(tp)
             try:
-                return self._consumer.get_watermark_offsets(partition, timeout=timeout_s, cached=False)
+                marks = self._consumer.get_watermark_offsets(partition, timeout=timeout_s, cached=False)
             except KafkaException as exc:
                 if exc.args[0].code() != KafkaError._TIMED_OUT:
                     raise
                 return None
+            return marks[0] if marks is not None else None
 
-        marks = call_in_slices(ask, self._socket_timeout_s, self._stopping, expired=lambda: TimeoutError(
+        return call_in_slices(ask, self._socket_timeout_s, self._stopping, expired=lambda: TimeoutError(
             f"no offsets for {tp} within socket.timeout.ms={self._config.socket_timeout_ms}"))
-        if marks is None:
-            return None
-        return marks[0] if earliest else marks[1]
 
     def _emit(self, level: str, event: str, **fields: Any) -> None:
         emit(_log, level, event, consumer_id=self.consumer_id, fetcher_id=self.fetcher_id, broker_id=self.broker.id,
