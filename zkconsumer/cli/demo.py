@@ -19,6 +19,7 @@ from pathlib import Path
 
 from zkconsumer.cli import COMMANDS, options
 from zkconsumer.demo.rebalance_demo import DemoResult, DemoSettings, play_against, play_in_own_chroot
+from zkconsumer.demo.topic_placement import placement_lines
 from zkconsumer.embedded.environment import LocalEnvironment
 from zkconsumer.errors import UsageError
 from zkconsumer.log import configure_logging
@@ -46,6 +47,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="zookeeper.session.timeout.ms of the members (default 6000, Kafka's)")
     parser.add_argument("--output-dir", type=Path, default=Path("demo-output"), metavar="DIR",
                         help="where events.jsonl, timeline.html and the members' logs go (default ./demo-output)")
+    parser.add_argument("--topic-placement", action="store_true",
+                        help="only show where the demo topic's partitions and leaders would sit on a 3-broker, "
+                        "2-rack ZooKeeper-mode cluster, and why (no servers needed)")
     parser.set_defaults(handler=run)
 
 
@@ -56,6 +60,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--pace must not be negative")
     if args.session_timeout_ms < 1000:
         raise UsageError("--session-timeout-ms must be at least 1000")
+    if args.topic_placement:
+        print("\n".join(placement_lines(args.topic, args.partitions, added=2)))
+        return 0
     if args.bootstrap_server and not args.zookeeper:
         # The embedded run brings its own broker: a broker given alone would be silently ignored.
         raise UsageError("--bootstrap-server needs --zookeeper (without them the demo uses the embedded environment)")
