@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 
 from confluent_kafka import KafkaError, KafkaException
@@ -10,8 +9,7 @@ from confluent_kafka.admin import NewPartitions, NewTopic
 
 from zkconsumer.errors import ServerUnavailableError, UsageError, ZkConsumerError
 from zkconsumer.kafka.metadata import admin_client, fetch_metadata
-
-_LEGAL = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+from zkconsumer.kafka.topic_names import validate_topic_name
 
 
 class TopicCommandError(ZkConsumerError):
@@ -19,8 +17,7 @@ class TopicCommandError(ZkConsumerError):
 
 
 def validate(name: str, partitions: int) -> None:
-    if not _LEGAL.match(name) or name in {".", ".."}:
-        raise UsageError(f"illegal topic name {name!r}: use 1 to 249 of the characters a-z A-Z 0-9 . _ -")
+    validate_topic_name(name)
     if partitions < 1:
         raise UsageError(f"--partitions must be at least 1, got {partitions}")
 
