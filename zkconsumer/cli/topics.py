@@ -22,7 +22,7 @@ from zkconsumer.admin.replica_placement import BrokerMetadata, RackAwareMode
 from zkconsumer.cli import COMMANDS, options
 from zkconsumer.errors import UsageError
 
-ZOOKEEPER_PATH_HELP = ("create through ZooKeeper as kafka-topics.sh --zookeeper did: the replicas placed here, "
+ZOOKEEPER_PATH_HELP = ("go through ZooKeeper as kafka-topics.sh --zookeeper did: the replicas placed here, "
                        "/brokers/topics/NAME written (without it: the broker's admin API)")
 REPLICA_ASSIGNMENT_HELP = ("partitions separated by commas, each partition's brokers by colons, the first the "
                            "preferred leader: 0:1,1:2 (with --zookeeper)")
