@@ -16,18 +16,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from zkconsumer.admin.replica_placement import (
-    AdminOperationError,
-    Assignment,
-    BrokerMetadata,
-    RackAwareMode,
-    assign_replicas_to_brokers,
-    broker_metadatas,
-    check_manual_assignment,
-    manual_partitions_to_add,
-    parse_replica_assignment,
-    partitions_to_add,
-)
+from zkconsumer.admin import replica_placement as placement
+from zkconsumer.admin.replica_placement import AdminOperationError, Assignment, BrokerMetadata, RackAwareMode
 from zkconsumer.errors import ZkConsumerError, ZnodeFormatError
 from zkconsumer.kafka.topic_names import colliding_topics, validate_topic_name
 from zkconsumer.zk import cluster, znode_json
@@ -159,7 +149,7 @@ def plan_creation(request: CreateRequest, brokers: Sequence[BrokerMetadata], exi
         raise TopicStateError(f'Topic "{topic}" collides with existing topics: {", ".join(colliding)}')
     _require_brokers(brokers)
     if request.replica_assignment is not None:
-        assignment = parse_replica_assignment(request.replica_assignment)
+        assignment = placement.parse_replica_assignment(request.replica_assignment)
         replication_factor = len(assignment[0])
         if request.partitions is not None and request.partitions != len(assignment):
             raise AdminOperationError(f"--partitions {request.partitions} disagrees with --replica-assignment, "
@@ -167,13 +157,14 @@ def plan_creation(request: CreateRequest, brokers: Sequence[BrokerMetadata], exi
         if request.replication_factor is not None and request.replication_factor != replication_factor:
             raise AdminOperationError(f"--replication-factor {request.replication_factor} disagrees with "
                                       f"--replica-assignment, which lists {replication_factor} replicas a partition")
-        check_manual_assignment(assignment, {b.id for b in brokers})
+        placement.check_manual_assignment(assignment, {b.id for b in brokers})
     else:
         if request.partitions is None or request.replication_factor is None:
             raise AdminOperationError("--partitions and --replication-factor are required without "
                                       "--replica-assignment")
-        placed_on = broker_metadatas(brokers, request.rack_aware_mode)
-        assignment = assign_replicas_to_brokers(placed_on, request.partitions, request.replication_factor, rng=rng)
+        placed_on = placement.broker_metadatas(brokers, request.rack_aware_mode)
+        assignment = placement.assign_replicas_to_brokers(placed_on, request.partitions, request.replication_factor,
+                                                          rng=rng)
     return TopicCreation(topic, assignment, dict(request.config))
 
 
@@ -187,13 +178,14 @@ def plan_addition(before: TopicAssignment, version: int, brokers: Sequence[Broke
     existing: Assignment = {p: list(r) for p, r in before.replicas.items()}
     _require_brokers(brokers)
     if replica_assignment is None:
-        added = partitions_to_add(existing, broker_metadatas(brokers, rack_aware_mode), partitions, rng)
+        placed_on = placement.broker_metadatas(brokers, rack_aware_mode)
+        added = placement.partitions_to_add(existing, placed_on, partitions, rng)
         return TopicAddition(before.topic, before, added, version)
     if 0 not in existing:
         raise AdminOperationError("the topic does not have partition with id 0, it should never happen")
     if partitions <= len(existing):
         raise AdminOperationError("The number of partitions for a topic can only be increased")
-    listed = parse_replica_assignment(replica_assignment)
+    listed = placement.parse_replica_assignment(replica_assignment)
     if len(listed) != partitions:
         raise AdminOperationError(f"--partitions {partitions} disagrees with --replica-assignment, which lists "
                                   f"{len(listed)} partitions (the existing ones included)")
@@ -203,8 +195,8 @@ def plan_addition(before: TopicAssignment, version: int, brokers: Sequence[Broke
         raise AdminOperationError(
             f"--replica-assignment lists partition {p} on {':'.join(map(str, listed.get(p, [])))}, but it is on "
             f"{':'.join(map(str, existing[p]))}; adding partitions cannot move existing ones")
-    added = manual_partitions_to_add(replica_assignment, len(existing))
-    check_manual_assignment(added, {b.id for b in brokers}, len(existing[0]))
+    added = placement.manual_partitions_to_add(replica_assignment, len(existing))
+    placement.check_manual_assignment(added, {b.id for b in brokers}, len(existing[0]))
     return TopicAddition(before.topic, before, added, version)
 
 
