@@ -24,7 +24,7 @@ from zkconsumer.log import configure_logging
 
 COMMANDS: dict[str, str] = {
     "local": "start, stop or inspect the embedded ZooKeeper + broker + bridge environment",
-    "topics": "create topics or add partitions through the broker's admin API",
+    "topics": "create, grow, describe or place topics (broker admin API, or ZooKeeper as kafka-topics.sh did)",
     "bridge": "mirror brokers, topics and leaders of any Kafka-protocol cluster into ZooKeeper",
     "demo": "watch the legacy rebalance: consumers join, die and a topic grows, narrated step by step",
     "assign": "assign partitions for a JSON scenario with one strategy",
