@@ -23,6 +23,7 @@ broker a legacy consumer's fetcher talks to for it. The rules, reproduced exactl
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -169,30 +170,67 @@ def _rack_aware(partitions: int, replication_factor: int, racks: Mapping[int, st
 def partitions_to_add(existing: Mapping[int, Sequence[int]], brokers: Sequence[BrokerMetadata],
                       total_partitions: int, rng: random.Random | None = None) -> Assignment:
     """The new partitions of a topic grown to ``total_partitions`` (Kafka's ``addPartitions`` without a manual
-    assignment): the walk continues from where partition 0's leader sits, with partition 0's replication factor."""
+    assignment): the walk continues from where partition 0's leader sits, with partition 0's replication factor.
+
+    Kafka looks the leader up among the brokers sorted by id, and uses that position as the start index even
+    for the rack-alternated list, so a rack-aware topic's new leaders need not continue the old round-robin; the
+    shift restarts from the start index too, so partitions added over several calls differ from the same ones
+    placed in one call as soon as the ids wrap the broker count. Both are kept: they are what the legacy tool
+    wrote, and what a cluster created with it holds."""
     if not existing:
-        raise AdminOperationError("the topic has no partitions")
+        raise AdminOperationError("The topic does not exist")
     if 0 not in existing:
         raise AdminOperationError("the topic does not have partition with id 0, it should never happen")
     to_add = total_partitions - len(existing)
     if to_add <= 0:
         raise AdminOperationError("The number of partitions for a topic can only be increased")
     leader = existing[0][0]
-    start = next((i for i, b in enumerate(brokers) if b.id >= leader), 0)
-    return assign_replicas_to_brokers(brokers, to_add, len(existing[0]), start, len(existing), rng)
+    by_id = sorted(brokers, key=lambda b: b.id)
+    start = next((i for i, b in enumerate(by_id) if b.id >= leader), 0)
+    return assign_replicas_to_brokers(by_id, to_add, len(existing[0]), start, len(existing), rng)
+
+
+_INT32 = range(-2**31, 2**31)
+_JAVA_TRIMMED = "".join(chr(code) for code in range(33))  # String.trim drops every character up to the space
+
+
+def _java_split(text: str, separator: str) -> list[str]:
+    """``String.split`` as Java does it: trailing empty pieces are dropped (``"0:1,"`` is one partition), except
+    that a text without the separator is returned whole (``""`` is one empty piece)."""
+    pieces = text.split(separator)
+    if len(pieces) == 1:
+        return pieces
+    while pieces and pieces[-1] == "":
+        pieces.pop()
+    return pieces
+
+
+def _broker_ids(entry: str, partition: int) -> list[int]:
+    """One partition's ``b1:b2:...``, each id as ``Integer.parseInt`` of the trimmed text accepts it (ASCII digits
+    with an optional sign, 32 bits; Python's ``int`` would also take ``1_0`` and other scripts' digits)."""
+    pieces = [piece.strip(_JAVA_TRIMMED) for piece in _java_split(entry, ":")]
+    if not pieces or not all(re.fullmatch(r"[+-]?[0-9]+", piece) for piece in pieces) \
+            or not all(int(piece) in _INT32 for piece in pieces):
+        raise AdminOperationError(f"--replica-assignment: partition {partition} ({entry.strip()!r}) is not a "
+                                  f"colon-separated list of broker ids")
+    return [int(piece) for piece in pieces]
+
+
+def _partition_entries(text: str) -> list[str]:
+    entries = _java_split(text, ",")
+    if not entries:
+        raise AdminOperationError(f"--replica-assignment {text!r} lists no partitions")
+    return entries
 
 
 def parse_replica_assignment(text: str) -> Assignment:
     """``--replica-assignment`` of ``topics create``: partitions separated by commas, each partition's brokers by
     colons (``0:1,1:2`` = partition 0 on brokers 0 and 1, partition 1 on 1 and 2). Kafka's
-    ``TopicCommand.parseReplicaAssignment``, with a readable error where it threw NumberFormatException."""
+    ``TopicCommand.parseReplicaAssignment``, with a readable error where it threw NumberFormatException (or
+    wrote a partition without replicas, for an entry of colons alone)."""
     result: Assignment = {}
-    for partition, entry in enumerate(text.split(",")):
-        try:
-            brokers = [int(part.strip()) for part in entry.split(":")]
-        except ValueError:
-            raise AdminOperationError(f"--replica-assignment: partition {partition} ({entry.strip()!r}) is not a "
-                                      f"colon-separated list of broker ids") from None
+    for partition, entry in enumerate(_partition_entries(text)):
+        brokers = _broker_ids(entry, partition)
         duplicates = sorted({b for b in brokers if brokers.count(b) > 1})
         if duplicates:
             raise AdminOperationError("Partition replica lists may not contain duplicate entries: "
@@ -206,25 +244,37 @@ def parse_replica_assignment(text: str) -> Assignment:
 def check_manual_assignment(assignment: Mapping[int, Sequence[int]], broker_ids: set[int],
                             replication_factor: int | None = None) -> None:
     """A manual assignment's brokers exist, none is listed twice for a partition, and every partition has the same
-    replication factor (the topic's own when it is given, as when partitions are added)."""
-    expected = replication_factor if replication_factor is not None else len(next(iter(assignment.values()), []))
+    replication factor: the checks of Kafka's ``getManualReplicaAssignment``, in its order (partition by
+    partition, each against the first), then, when ``replication_factor`` is given (partitions added to a
+    topic), ``addPartitions``' check against the topic's own."""
+    first: int | None = None
     for partition, replicas in sorted(assignment.items()):
+        if not replicas:
+            raise AdminOperationError("replication factor must be larger than 0")
         if len(set(replicas)) != len(replicas):
             raise AdminOperationError(f"duplicate brokers in replica assignment: {list(replicas)}")
-        unknown = sorted(set(replicas) - broker_ids)
-        if unknown:
+        if not set(replicas) <= broker_ids:
             raise AdminOperationError(f"some specified brokers not available. specified brokers: {list(replicas)} "
                                       f"available brokers: {sorted(broker_ids)}")
-        if len(replicas) != expected:
-            raise AdminOperationError(f"partition {partition} has replication factor {len(replicas)}, "
-                                      f"not {expected} as the others")
+        first = len(replicas) if first is None else first
+        if len(replicas) != first:
+            raise AdminOperationError(f"partition {partition} has different replication factor: {list(replicas)}")
+    if replication_factor is not None and first is not None and first != replication_factor:
+        raise AdminOperationError("The replication factor in manual replication assignment is not equal to the "
+                                  f"existing replication factor for the topic {replication_factor}")
 
 
 def manual_partitions_to_add(text: str, existing_count: int) -> Assignment:
     """``topics alter --replica-assignment``: the string lists every partition, old ones included; the new ones
-    are its tail, numbered from ``existing_count`` (Kafka's ``getManualReplicaAssignment``)."""
-    listed = parse_replica_assignment(text)
-    return {p: replicas for p, replicas in listed.items() if p >= existing_count}
+    are its tail, numbered from ``existing_count``. As Kafka's ``getManualReplicaAssignment``, the old entries
+    are skipped unread; the tail is only parsed here, :func:`check_manual_assignment` checks it. A string with no
+    tail is refused (Kafka 0.10 then added nothing and reported success)."""
+    entries = _partition_entries(text)[existing_count:]
+    if not entries:
+        raise AdminOperationError(f"--replica-assignment lists no partition after the {existing_count} the topic "
+                                  f"has")
+    return {partition: _broker_ids(entry, partition)
+            for partition, entry in enumerate(entries, start=existing_count)}
 
 
 def leader_counts(assignment: Mapping[int, Sequence[int]]) -> dict[int, tuple[int, int]]:
