@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -99,6 +99,19 @@ def _start(count: int, fixed_start_index: int, rng: random.Random) -> tuple[int,
     return start, rng.randrange(count)
 
 
+def _walk(partitions: int, count: int, fixed_start_index: int, start_partition_id: int,
+          rng: random.Random) -> Iterator[tuple[int, int, int]]:
+    """(partition id, index of its first replica, replica shift) for each new partition: the leaders go round the
+    ``count`` brokers from the start index, and the shift grows by one each time the partition id wraps them."""
+    start, shift = _start(count, fixed_start_index, rng)
+    partition = max(0, start_partition_id)
+    for _ in range(partitions):
+        if partition > 0 and partition % count == 0:
+            shift += 1
+        yield partition, (partition + start) % count, shift
+        partition += 1
+
+
 def _replica_index(first: int, shift: int, j: int, count: int) -> int:
     return (first + 1 + (shift + j) % (count - 1)) % count
 
@@ -106,17 +119,11 @@ def _replica_index(first: int, shift: int, j: int, count: int) -> int:
 def _rack_unaware(partitions: int, replication_factor: int, broker_ids: list[int], fixed_start_index: int,
                   start_partition_id: int, rng: random.Random) -> Assignment:
     n = len(broker_ids)
-    start, shift = _start(n, fixed_start_index, rng)
     result: Assignment = {}
-    partition = max(0, start_partition_id)
-    for _ in range(partitions):
-        if partition > 0 and partition % n == 0:
-            shift += 1
-        first = (partition + start) % n
+    for partition, first, shift in _walk(partitions, n, fixed_start_index, start_partition_id, rng):
         replicas = [broker_ids[first]]
         replicas += [broker_ids[_replica_index(first, shift, j, n)] for j in range(replication_factor - 1)]
         result[partition] = replicas
-        partition += 1
     return result
 
 
@@ -139,13 +146,8 @@ def _rack_aware(partitions: int, replication_factor: int, racks: Mapping[int, st
                 start_partition_id: int, rng: random.Random) -> Assignment:
     arranged = rack_alternated_brokers(racks)
     n, rack_count = len(arranged), len(set(racks.values()))
-    start, shift = _start(n, fixed_start_index, rng)
     result: Assignment = {}
-    partition = max(0, start_partition_id)
-    for _ in range(partitions):
-        if partition > 0 and partition % n == 0:
-            shift += 1
-        first = (partition + start) % n
+    for partition, first, shift in _walk(partitions, n, fixed_start_index, start_partition_id, rng):
         leader = arranged[first]
         replicas, racks_used, brokers_used = [leader], {racks[leader]}, {leader}
         k = 0
@@ -163,7 +165,6 @@ def _rack_aware(partitions: int, replication_factor: int, racks: Mapping[int, st
                     brokers_used.add(broker)
                     break
         result[partition] = replicas
-        partition += 1
     return result
 
 
