@@ -67,7 +67,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.consumer.data_path_events import emit, partition_names
 from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo, RawMessage
-from zkconsumer.consumer.sliced_deadline import call_in_slices
+from zkconsumer.consumer.sliced_deadline import NETWORK_SLICE_S, call_in_slices
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
 from zkconsumer.kafka.log_end_offsets import fetch_log_end_offsets
 from zkconsumer.kafka.metadata import BrokerMeta
@@ -284,10 +284,12 @@ class ConsumerFetcherThread(threading.Thread):
         ready = {tp: offset for tp, offset in pending.items() if offset >= 0}
         if ready:
             self._fetch_from(ready)
-        for tp in sorted(tp for tp, offset in pending.items() if offset < 0):
+        unresolved = sorted(tp for tp, offset in pending.items() if offset < 0)
+        ends = self._true_log_ends(unresolved)
+        for tp in unresolved:
             if self._stopping.is_set():
                 return
-            self._reset_offset(tp, RESET_NO_OFFSET)
+            self._reset_offset(tp, RESET_NO_OFFSET, ends.get(tp))
 
     def _fetch_from(self, offsets: Mapping[TopicPartition, int]) -> None:
         self._consumer.incremental_assign(
@@ -383,15 +385,25 @@ class ConsumerFetcherThread(threading.Thread):
         if self.remove_partitions([tp]):
             self._on_partitions_error([tp])
 
-    def _reset_offset(self, tp: TopicPartition, reason: str) -> None:
+    def _true_log_ends(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
+        """For ``largest``: the true end of these partitions' logs, read in one go (a broker's ListOffsets answer
+        can trail the log; :mod:`zkconsumer.kafka.log_end_offsets`). A partition it cannot tell within one network
+        slice is left out: :meth:`_reset_offset` then takes its leader's answer, as Kafka did."""
+        if not partitions or self._config.auto_offset_reset == "smallest":
+            return {}
+        found = fetch_log_end_offsets(self.broker.address, partitions, timeout=NETWORK_SLICE_S, max_age_s=0)
+        return dict(found.offsets)
+
+    def _reset_offset(self, tp: TopicPartition, reason: str, true_end: int | None = None) -> None:
         """Kafka's handleOffsetOutOfRange: ask the leader for the earliest or latest offset, move both offsets of the
-        partition there, then fetch from it. Used for a missing committed offset too."""
+        partition there, then fetch from it. Used for a missing committed offset too; ``true_end`` is the latest
+        offset when :meth:`_true_log_ends` already read it."""
         info = self._partition_map.get(tp)
         if info is None or self._current_offset(tp) is None:
             return
         policy = self._config.auto_offset_reset
         try:
-            new_offset = self._log_end(tp, earliest=policy == "smallest")
+            new_offset = true_end if true_end is not None else self._log_end(tp, earliest=policy == "smallest")
         except (KafkaException, TimeoutError) as exc:
             self._partition_failed(tp, *_describe(exc))
             return
@@ -415,21 +427,19 @@ class ConsumerFetcherThread(threading.Thread):
         self._fetch_from({tp: new_offset})
 
     def _log_end(self, tp: TopicPartition, earliest: bool) -> int | None:
-        """The start (low watermark) or the end of the partition's log from its leader, within socket.timeout.ms;
-        ``None`` if stopped first. The end is :func:`~zkconsumer.kafka.log_end_offsets.fetch_log_end_offsets`'s, so
-        that ``largest`` starts after the whole log, also on a broker whose ListOffsets answer trails it."""
+        """The low or high watermark from the leader, within socket.timeout.ms; ``None`` if stopped first."""
         partition = KafkaTopicPartition(tp.topic, tp.partition)
 
         def ask(timeout_s: float) -> int | None:
-            if not earliest:
-                return fetch_log_end_offsets(self.broker.address, [tp], timeout=timeout_s, max_age_s=0).offsets.get(tp)
             try:
                 marks = self._consumer.get_watermark_offsets(partition, timeout=timeout_s, cached=False)
             except KafkaException as exc:
                 if exc.args[0].code() != KafkaError._TIMED_OUT:
                     raise
                 return None
-            return marks[0] if marks is not None else None
+            if marks is None:
+                return None
+            return marks[0] if earliest else marks[1]
 
         return call_in_slices(ask, self._socket_timeout_s, self._stopping, expired=lambda: TimeoutError(
             f"no offsets for {tp} within socket.timeout.ms={self._config.socket_timeout_ms}"))

@@ -18,8 +18,9 @@ partitions at once, in one client:
    and process (at debug level: a report's reader needs the right numbers, not the story of how they were found).
 
 A partition whose end could not be found in time (its leader does not answer) is unknown, with the reason, never a
-guess: the caller shows the rest of what it knows. Answers are kept for ``max_age_s`` (half a second by default), so
-that a screen refreshed in a loop or several tables of one run do not read the same partitions again.
+guess: the caller shows the rest of what it knows. A leader that stops answering makes only the partitions it
+leads unknown. Answers are kept, and reused by a caller that asks for it with ``max_age_s``, so that a loop polling
+many partitions does not read them all again every time.
 
 Events (logger ``zkconsumer.log_end_offsets``):
 
@@ -45,11 +46,14 @@ from zkconsumer.log import get_logger
 from zkconsumer.types import TopicPartition
 
 DEFAULT_TIMEOUT = 5.0
-#: how long an answer is reused; 0 asks again every time
-DEFAULT_MAX_AGE_S = 0.5
+#: how long an answer is reused by default: never, since a report that reads committed offsets first and an end
+#: cached before them would show a lag too small; a caller that polls (a streaming source planning its batches) can
+#: pass a ``max_age_s`` of its own
+DEFAULT_MAX_AGE_S = 0.0
 #: never joins the group: the client only asks for offsets and reads, but librdkafka wants a group id for a consumer
 CLIENT_GROUP = "zkconsumer-offset-checker"
 _GIVE_UP = {KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN}
+_PAST_THE_END = {KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET}
 #: how long a fetch at the end of a partition may wait for data on the broker: the read-forward wants the end, fast
 _FETCH_WAIT_MS = 10
 _POLL_S = 0.05
@@ -146,6 +150,9 @@ def fetch_log_end_offsets(bootstrap: str, partitions: Iterable[TopicPartition], 
             "group.id": CLIENT_GROUP,
             "enable.auto.commit": False,
             "enable.partition.eof": True,
+            # An asked end past the log (a topic recreated, a log truncated since) is an error here, not a silent
+            # jump back to the real end that max(asked, read) would then hide.
+            "auto.offset.reset": "error",
             "fetch.wait.max.ms": _FETCH_WAIT_MS,
             "socket.connection.setup.timeout.ms": max(1000, int(timeout * 1000)),  # librdkafka's minimum
             "reconnect.backoff.max.ms": 1000,
@@ -181,11 +188,8 @@ def _ask(consumer: Consumer, metadata: Any, wanted: list[TopicPartition],
     """Step 1: the latest offset each leader reports (ListOffsets), or why there is none."""
     reported: dict[TopicPartition, int] = {}
     unknown: dict[TopicPartition, str] = {}
-    given_up: str | None = None
+    given_up: dict[int, str] = {}  # leader -> why it is not asked again: one dead broker costs one timeout
     for tp in wanted:
-        if given_up is not None:
-            unknown[tp] = given_up
-            continue
         topic = metadata.topics.get(tp.topic)
         if topic is None or topic.error is not None:
             unknown[tp] = f"the broker does not know topic {tp.topic}"
@@ -197,6 +201,9 @@ def _ask(consumer: Consumer, metadata: Any, wanted: list[TopicPartition],
         if meta.leader < 0:
             unknown[tp] = f"partition {tp} has no leader"
             continue
+        if meta.leader in given_up:
+            unknown[tp] = given_up[meta.leader]
+            continue
         try:
             marks = consumer.get_watermark_offsets(
                 KafkaTopicPartition(tp.topic, tp.partition), timeout=timeout, cached=False
@@ -204,7 +211,7 @@ def _ask(consumer: Consumer, metadata: Any, wanted: list[TopicPartition],
         except KafkaException as exc:
             unknown[tp] = _text(exc)
             if exc.args and isinstance(exc.args[0], KafkaError) and exc.args[0].code() in _GIVE_UP:
-                given_up = f"not asked after the broker stopped answering ({_text(exc)})"
+                given_up[meta.leader] = f"not asked after broker {meta.leader} stopped answering ({_text(exc)})"
             continue
         if marks is None:
             unknown[tp] = f"no answer within {timeout:g} s"
@@ -233,7 +240,10 @@ def _read_forward(consumer: Consumer, reported: Mapping[TopicPartition, int], ti
             tp = TopicPartition(topic, partition)
             if tp not in pending:
                 continue
-            if error is not None and error.code() != KafkaError._PARTITION_EOF:
+            if error is not None and error.code() in _PAST_THE_END:
+                errors[tp] = "the log ends before the offset its leader gave (truncated or recreated meanwhile)"
+                pending.discard(tp)
+            elif error is not None and error.code() != KafkaError._PARTITION_EOF:
                 errors[tp] = error.str()
             elif offset is None:
                 continue
