@@ -135,3 +135,14 @@ def test_describe_prints_kafka_topics_describe_lines(zk):
     assert len(describe(zk)) == 5
     with pytest.raises(TopicStateError, match="Topic c-topic does not exist"):
         describe(zk, "c-topic")
+
+
+def test_a_refusal_that_is_not_a_race_is_named_and_nothing_is_written(zk):
+    """A ZooKeeper that does not let us write /brokers/topics (an ACL) is not 'changed meanwhile, try again'."""
+    from kazoo.security import make_acl
+
+    register(zk, {0: None})
+    zk.create(paths.BROKER_TOPICS_PATH, b"", acl=[make_acl("world", "anyone", read=True)])
+    with pytest.raises(TopicStateError, match=r"ZooKeeper refused to create topic 'locked' \(NoAuthError"):
+        create(zk, CreateRequest("locked", partitions=1, replication_factor=1))
+    assert zk.exists("/config/topics/locked") is None and zk.get_children(paths.BROKER_TOPICS_PATH) == []

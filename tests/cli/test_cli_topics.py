@@ -186,6 +186,8 @@ CREATE_ERRORS = [
      "Unknown configuration `retention`."),
     (["t", "--partitions", "1", "--replication-factor", "1", "--config", "retention.ms"], 2,
      "Invalid topic config 'retention.ms'"),
+    (["t", "--partitions", "1", "--replication-factor", "1", "--config", "retention.ms=abc"], 2,
+     "Invalid value abc for configuration retention.ms: Not a number of type LONG"),
 ]
 
 

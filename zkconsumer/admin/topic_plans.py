@@ -25,13 +25,24 @@ from zkconsumer.zk.cluster import PartitionState, TopicAssignment
 
 #: the topic-level configurations a Kafka 0.10.0.1 broker knew (``LogConfig.configNames``); any other name was
 #: refused by ``LogConfig.validateNames``, so a misspelt override never reached ZooKeeper
-LOG_CONFIG_NAMES = frozenset({
-    "segment.bytes", "segment.ms", "segment.jitter.ms", "segment.index.bytes", "flush.messages", "flush.ms",
-    "retention.bytes", "retention.ms", "max.message.bytes", "index.interval.bytes", "delete.retention.ms",
-    "file.delete.delay.ms", "min.cleanable.dirty.ratio", "cleanup.policy", "unclean.leader.election.enable",
-    "min.insync.replicas", "compression.type", "preallocate", "message.format.version", "message.timestamp.type",
-    "message.timestamp.difference.max.ms",
-})
+#: Kafka 0.10.0.1's topic configs (``LogConfig.configDef``): name -> (type, lowest value or allowed values). A value
+#: is checked before anything is written, since a broker that cannot parse a topic's config fails to create its log.
+LOG_CONFIGS: dict[str, tuple[str, int | float | tuple[str, ...] | None]] = {
+    "segment.bytes": ("INT", 14), "segment.ms": ("LONG", 0), "segment.jitter.ms": ("LONG", 0),
+    "segment.index.bytes": ("INT", 0), "flush.messages": ("LONG", 0), "flush.ms": ("LONG", 0),
+    "retention.bytes": ("LONG", None), "retention.ms": ("LONG", None), "max.message.bytes": ("INT", 0),
+    "index.interval.bytes": ("INT", 0), "delete.retention.ms": ("LONG", 0), "file.delete.delay.ms": ("LONG", 0),
+    "min.cleanable.dirty.ratio": ("DOUBLE", 0.0), "cleanup.policy": ("STRING", ("compact", "delete")),
+    "unclean.leader.election.enable": ("BOOLEAN", None), "min.insync.replicas": ("INT", 1),
+    "compression.type": ("STRING", ("uncompressed", "snappy", "lz4", "gzip", "producer")),
+    "preallocate": ("BOOLEAN", None), "message.format.version": ("VERSION", None),
+    "message.timestamp.type": ("STRING", ("CreateTime", "LogAppendTime")),
+    "message.timestamp.difference.max.ms": ("LONG", 0),
+}
+LOG_CONFIG_NAMES = frozenset(LOG_CONFIGS)
+_INT_RANGES = {"INT": (-(2**31), 2**31 - 1), "LONG": (-(2**63), 2**63 - 1)}
+#: the message format versions a 0.10.0.1 broker knows (``ApiVersion``: the first three parts count)
+_FORMAT_VERSION = re.compile(r"0\.(8\.[0-2]|9\.0|10\.0)(-IV[01]|\.[0-9]+)?")
 
 COLLISION_WARNING = ("WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') "
                      "could collide. To avoid issues it is best to use either, but not both.")
@@ -125,7 +136,43 @@ def parse_config_options(items: Sequence[str]) -> dict[str, str]:
         if name not in LOG_CONFIG_NAMES:
             raise AdminOperationError(f"Unknown configuration `{name}`.")
         config[name] = parts[1].strip()
+        check_config_value(name, config[name])
     return config
+
+
+def check_config_value(name: str, value: str) -> None:
+    """A topic config value as Kafka's ``ConfigDef`` parsed and validated it, with its messages."""
+    kind, rule = LOG_CONFIGS[name]
+
+    def invalid(why: str) -> AdminOperationError:
+        return AdminOperationError(f"Invalid value {value} for configuration {name}: {why}")
+
+    number: float | None = None
+    if kind in _INT_RANGES:
+        low, high = _INT_RANGES[kind]
+        if not re.fullmatch(r"[+-]?[0-9]+", value) or not low <= int(value) <= high:
+            raise invalid(f"Not a number of type {kind}")
+        number = int(value)
+    elif kind == "DOUBLE":
+        try:
+            number = float(value)
+        except ValueError:
+            raise invalid("Not a number of type DOUBLE") from None
+        if not 0.0 <= number <= 1.0:  # min.cleanable.dirty.ratio, the one DOUBLE: between(0, 1)
+            raise invalid("Value must be no more than 1" if number > 1 else "Value must be at least 0")
+        return
+    elif kind == "BOOLEAN":
+        if value.lower() not in ("true", "false"):
+            raise invalid("Expected value to be either true or false")
+        return
+    elif kind == "VERSION":
+        if not _FORMAT_VERSION.fullmatch(value):
+            raise invalid(f"Version `{value}` is not a valid version")
+        return
+    if isinstance(rule, tuple) and value not in rule:
+        raise invalid(f"String must be one of: {', '.join(rule)}")
+    if isinstance(rule, (int, float)) and number is not None and number < rule:
+        raise invalid(f"Value must be at least {rule}")
 
 
 def _require_brokers(brokers: Sequence[BrokerMetadata]) -> None:

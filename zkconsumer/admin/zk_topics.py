@@ -86,8 +86,11 @@ def write_creation(zk: KazooClient, creation: TopicCreation) -> None:
     if isinstance(results[-1], NodeExistsError):
         raise TopicStateError(f'Topic "{creation.topic}" already exists.')
     first = next(f for f in failures if type(f).__name__ != "RolledBackError")
-    raise TopicStateError(f"ZooKeeper changed while topic {creation.topic!r} was being created "
-                          f"({type(first).__name__}); nothing was written, try again")
+    if isinstance(first, (NodeExistsError, BadVersionError, NoNodeError)):
+        raise TopicStateError(f"ZooKeeper changed while topic {creation.topic!r} was being created "
+                              f"({type(first).__name__}); nothing was written, try again")
+    raise TopicStateError(f"ZooKeeper refused to create topic {creation.topic!r} ({type(first).__name__}, e.g. no "
+                          f"permission on /brokers/topics or /config/topics); nothing was written")
 
 
 def prepare_addition(zk: KazooClient, topic: str, partitions: int, replica_assignment: str | None = None,
