@@ -1,18 +1,21 @@
 """A headless browser for tests: Debian's ``chromium``, run once per call with a throwaway profile and a timeout.
 
 A page test needs to know that a real browser parsed the page and ran its script without error, which only a
-browser can say. When no browser is installed the test fails (it does not skip): CI installs one through
-``scripts/bootstrap.sh .venv test``, and a silently skipped check proves nothing.
+browser can say (:func:`assert_offline` checks, without one, that a page names nothing outside itself). When no
+browser is installed the test fails (it does not skip): CI installs one through ``scripts/bootstrap.sh .venv
+test``, and a silently skipped check proves nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
 import tempfile
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -77,3 +80,37 @@ def screenshot(html_path: str | os.PathLike, png_path: str | os.PathLike, width:
     if not png.is_file():
         raise AssertionError(f"the browser wrote no screenshot to {png}")
     return png
+
+
+# --- a page opens with no network ------------------------------------------------------------------------
+
+URL_ATTRIBUTES = {"src", "href", "xlink:href", "action", "formaction", "data", "poster", "srcset", "background"}
+
+
+class _References(HTMLParser):
+    """Every attribute of the page that can make a browser fetch something, and every tag."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.references: list[tuple[str, str, str]] = []
+        self.tags: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        for name, value in attrs:
+            if name in URL_ATTRIBUTES:
+                self.references.append((tag, name, value or ""))
+
+
+def assert_offline(page: str) -> None:
+    """Nothing in the page leaves it: no http(s) URL anywhere, no src or href but to an anchor of the page, no
+    stylesheet or font fetched by CSS."""
+    assert not re.search(r"https?://", page, re.IGNORECASE), re.search(r".{40}https?://.{40}", page, re.I)
+    parser = _References()
+    parser.feed(page)
+    outside = [ref for ref in parser.references if not ref[2].startswith("#")]
+    assert not outside, outside
+    assert not parser.tags & {"link", "iframe", "img", "object", "embed", "base"}, parser.tags
+    assert "@import" not in page and "@font-face" not in page
+    assert set(re.findall(r"url\(\s*['\"]?(.)", page)) <= {"#"}
+    assert not re.search(r"<script[^>]*\ssrc=", page)

@@ -10,8 +10,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-from browser import dump_dom
-from test_pages import assert_offline
+from browser import assert_offline, dump_dom
 
 from zkconsumer.pages import Section, render_page
 from zkconsumer.pages.charts import Chart, bar_chart, histogram, line_chart

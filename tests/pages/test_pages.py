@@ -4,48 +4,16 @@ every value it is given, refuses a name it was not given, and ships with the pac
 from __future__ import annotations
 
 import fnmatch
-import re
-from html.parser import HTMLParser
 from importlib import resources
 
 import jinja2
 import pytest
+from browser import assert_offline
 from support import REPO, SAMPLE_EVENTS
 
 from zkconsumer.pages import Html, Section, render_page
 from zkconsumer.trace.timeline import build_timeline, read_events
 from zkconsumer.trace.timeline_html import render_html
-
-URL_ATTRIBUTES = {"src", "href", "xlink:href", "action", "formaction", "data", "poster", "srcset", "background"}
-
-
-class _References(HTMLParser):
-    """Every attribute of the page that can make a browser fetch something, and every tag."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.references: list[tuple[str, str, str]] = []
-        self.tags: set[str] = set()
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.add(tag)
-        for name, value in attrs:
-            if name in URL_ATTRIBUTES:
-                self.references.append((tag, name, value or ""))
-
-
-def assert_offline(page: str) -> None:
-    """Nothing in the page leaves it: no http(s) URL anywhere, no src or href but to an anchor of the page, no
-    stylesheet or font fetched by CSS."""
-    assert not re.search(r"https?://", page, re.IGNORECASE), re.search(r".{40}https?://.{40}", page, re.I)
-    parser = _References()
-    parser.feed(page)
-    outside = [ref for ref in parser.references if not ref[2].startswith("#")]
-    assert not outside, outside
-    assert not parser.tags & {"link", "iframe", "img", "object", "embed", "base"}, parser.tags
-    assert "@import" not in page and "@font-face" not in page
-    assert set(re.findall(r"url\(\s*['\"]?(.)", page)) <= {"#"}
-    assert not re.search(r"<script[^>]*\ssrc=", page)
 
 
 def test_the_skeleton_is_a_complete_page_that_names_no_url():
