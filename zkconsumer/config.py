@@ -4,10 +4,16 @@ Values may be strings, as read from a legacy ``consumer.properties`` file, or na
 value fails at construction with a message naming the key; an unknown key only warns (as Kafka's
 ``VerifiableProperties`` did), through the ``config.unknown_key`` event.
 
-zkconsumer's own keys, off by default so that a default zkconsumer behaves as the original:
+zkconsumer's own keys, off by default so that a default zkconsumer behaves as the original (or, for
+``zookeeper.multi.max.bytes``, on by default but changing only how znodes are written, never which):
 
 * ``rebalance.backoff.jitter.ms`` (0): a random extra 0..N ms added to each ``rebalance.backoff.ms`` sleep, so
   members that failed together do not all retry together (the rebalance storms kafka-node users hit with many members).
+* ``zookeeper.multi.max.bytes`` (524288): the most bytes one ZooKeeper multi-op may carry. Owner claims, releases
+  and offset commits of many partitions go in as few multi-ops as fit under it (a ZooKeeper server drops the
+  connection on a request above its ``jute.maxbuffer``, 1 MiB by default; the default leaves half of that as
+  margin). ``0`` writes one znode per request, as Kafka did. A value too small for one write fails when the connector
+  is constructed, naming the key.
 * ``key.decoder`` / ``value.decoder``: callables ``bytes | None -> object`` (default: the bytes unchanged).
 """
 
@@ -21,6 +27,9 @@ from typing import Any
 
 from zkconsumer.errors import UsageError
 from zkconsumer.log import get_logger
+
+#: ``zookeeper.multi.max.bytes``'s default: half of ZooKeeper's default ``jute.maxbuffer`` (0xfffff bytes).
+DEFAULT_ZOOKEEPER_MULTI_MAX_BYTES = 512 * 1024
 
 _ID_CHARS = re.compile(r"^[a-zA-Z0-9._-]*$")
 
@@ -70,6 +79,7 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("fetch.wait.max.ms", int, 100, minimum=0),
     ConfigKey("rebalance.backoff.ms", int, _derived("zookeeper_sync_time_ms"), minimum=0),
     ConfigKey("rebalance.backoff.jitter.ms", int, 0, minimum=0),
+    ConfigKey("zookeeper.multi.max.bytes", int, DEFAULT_ZOOKEEPER_MULTI_MAX_BYTES, minimum=0),
     ConfigKey("refresh.leader.backoff.ms", int, 200, minimum=0),
     ConfigKey("auto.offset.reset", str, "largest", choices=("smallest", "largest")),
     ConfigKey("consumer.timeout.ms", int, -1),
@@ -147,6 +157,7 @@ class ConsumerConfig:
     fetch_wait_max_ms: int
     rebalance_backoff_ms: int
     rebalance_backoff_jitter_ms: int
+    zookeeper_multi_max_bytes: int
     refresh_leader_backoff_ms: int
     auto_offset_reset: str
     consumer_timeout_ms: int

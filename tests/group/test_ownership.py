@@ -3,8 +3,16 @@ write only changes and never move an offset back over someone else's."""
 
 from __future__ import annotations
 
-from kazoo.client import KazooClient
+from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
+from kazoo.client import KazooClient
+from kazoo.exceptions import ConnectionLoss
+from support import wait_for
+
+from zkconsumer.embedded.zookeeper import LocalZooKeeper
+from zkconsumer.errors import EnvironmentSetupError
 from zkconsumer.group.offset_store import ZooKeeperOffsetStore
 from zkconsumer.group.ownership import claim_partitions, current_holders, release_partitions
 from zkconsumer.types import TopicPartition
@@ -13,8 +21,8 @@ from zkconsumer.zk.client import close_client, open_client
 T0, T1, T2 = (TopicPartition("t", p) for p in range(3))
 
 
-def owners(zk: KazooClient, group: str = "g") -> list[tuple[str, str]]:
-    base = "/consumers/g/owners/t"
+def owners(zk: KazooClient, group: str = "g", topic: str = "t") -> list[tuple[str, str]]:
+    base = f"/consumers/{group}/owners/{topic}"
     if not zk.exists(base):
         return []
     return [(p, zk.get(f"{base}/{p}")[0].decode()) for p in sorted(zk.get_children(base))]
@@ -64,7 +72,7 @@ def test_release_deletes_only_our_nodes(zk, zk_chroot):
     try:
         other.create("/consumers/g/owners/t/1", b"g_other-0", ephemeral=True, makepath=True)
         released = release_partitions(zk, "g", [T0, T1, T2])
-        assert released == (T0,)
+        assert released.released == (T0,) and released.batches == 1
         assert owners(zk) == [("1", "g_other-0")]
         assert current_holders(zk, "g", [T0, T1]) == {T1: "g_other-0"}
     finally:
@@ -106,3 +114,107 @@ def test_a_malformed_offset_is_reported_and_left_alone(zk):
     result = store.commit({T0: 4})
     assert T0 in result.malformed and result.written == {}
     assert zk.get("/consumers/g/offsets/t/0")[0] == b"not-a-number"
+
+
+# --- many partitions: batches under the byte budget -------------------------------------------------------------
+
+MANY = {TopicPartition("t", p): f"g_me-{p % 2}" for p in range(60)}
+SMALL_BUDGET = 1_500  # about 15 owner znodes a batch
+
+
+def test_a_claim_in_several_batches_owns_everything(zk):
+    result = claim_partitions(zk, "g", MANY, max_bytes=SMALL_BUDGET)
+    assert result.ok and set(result.claimed) == set(MANY)
+    assert 3 < result.batches < 10
+    assert owners(zk) == sorted((str(tp.partition), thread) for tp, thread in MANY.items())
+    released = release_partitions(zk, "g", MANY, max_bytes=SMALL_BUDGET)
+    assert set(released.released) == set(MANY)
+    assert 1 < released.batches < result.batches  # a delete is smaller than a create: more of them fit a batch
+    assert owners(zk) == []
+
+
+def test_a_conflict_in_a_later_batch_undoes_the_earlier_batches(zk, zk_chroot):
+    other = open_client(zk_chroot)
+    try:
+        other.create("/consumers/g/owners/t/57", b"g_other-0", ephemeral=True, makepath=True)
+        result = claim_partitions(zk, "g", MANY, max_bytes=SMALL_BUDGET)
+        assert not result.ok and dict(result.conflicts) == {TopicPartition("t", 57): "g_other-0"}
+        assert result.batches > 3  # the earlier batches went through, then were deleted again
+        assert owners(zk) == [("57", "g_other-0")]
+    finally:
+        close_client(other)
+    assert claim_partitions(zk, "g", MANY, max_bytes=SMALL_BUDGET).ok
+
+
+def test_kafkas_way_is_one_create_per_partition_and_undoes_on_conflict(zk, zk_chroot):
+    other = open_client(zk_chroot)
+    try:
+        other.create("/consumers/g/owners/t/5", b"g_other-0", ephemeral=True, makepath=True)
+        result = claim_partitions(zk, "g", MANY, max_bytes=0)
+        assert dict(result.conflicts) == {TopicPartition("t", 5): "g_other-0"}
+        assert result.batches == len(MANY) + len(MANY) - 1  # every partition tried, then the 59 created deleted
+        assert owners(zk) == [("5", "g_other-0")]
+    finally:
+        close_client(other)
+    result = claim_partitions(zk, "g", MANY, max_bytes=0)
+    assert result.ok and result.batches == len(MANY)
+    assert release_partitions(zk, "g", MANY, max_bytes=0).batches == len(MANY)
+
+
+def test_commits_in_batches_write_every_offset_and_keep_a_higher_foreign_one(zk):
+    store = ZooKeeperOffsetStore(zk, "g", max_bytes=SMALL_BUDGET)
+    store.fetch(MANY)
+    first = store.commit({tp: 10 for tp in MANY})
+    assert first.written == {tp: 10 for tp in MANY} and 3 < first.batches < 10
+    zk.set("/consumers/g/offsets/t/42", b"99")  # the next owner moved on
+    second = store.commit({tp: 20 for tp in MANY})
+    assert second.kept_higher == {TopicPartition("t", 42): 99}
+    assert second.written == {tp: 20 for tp in MANY if tp.partition != 42}
+    assert second.batches > first.batches  # the batch that met it was written again one znode at a time
+    assert ZooKeeperOffsetStore(zk, "g").fetch(MANY).offsets == {tp: 99 if tp.partition == 42 else 20 for tp in MANY}
+
+
+class SmallRequestZooKeeper(LocalZooKeeper):
+    """A server that refuses requests above 8 KiB (``jute.maxbuffer``), as one with a lowered limit does."""
+
+    what = "ZooKeeper server (jute.maxbuffer=8192)"
+
+    def argv(self) -> list[str]:
+        java, *rest = super().argv()
+        return [java, "-Djute.maxbuffer=8192", *rest]
+
+
+@pytest.fixture(scope="module")
+def small_zookeeper(tmp_path_factory) -> Iterator[str]:
+    try:
+        server = SmallRequestZooKeeper(Path(tmp_path_factory.mktemp("small-zookeeper")))
+        server.start()
+    except EnvironmentSetupError as exc:
+        pytest.skip(f"needs a local ZooKeeper distribution: {exc}")
+    try:
+        yield server.connect
+    finally:
+        server.stop()
+
+
+@pytest.mark.servers
+def test_a_connection_dropped_mid_claim_fails_that_attempt_only_and_leaves_nothing(small_zookeeper):
+    """The second batch is larger than the server takes: it closes the connection after the first was applied.
+    The attempt fails, its first batch is deleted again once the session is back, and the session carries on."""
+    zk = open_client(small_zookeeper, retry_forever=True)
+    try:
+        session = zk.client_id[0]
+        claims = {TopicPartition("a", p): "g_me-0" for p in range(30)}  # about 2 KiB: the first batch
+        claims[TopicPartition("b", 0)] = "g_" + "x" * 14_000  # alone in the second batch, above 8 KiB
+        with pytest.raises(ConnectionLoss):
+            claim_partitions(zk, "g", claims, max_bytes=16_000)
+        wait_for(lambda: zk.connected)
+        assert zk.client_id[0] == session
+        assert owners(zk, topic="a") == [] and owners(zk, topic="b") == []
+        assert zk.exists("/consumers/g/owners/a").cversion == 60  # the first batch's 30 were created, then deleted
+        fitting = {tp: "g_me-0" for tp in claims}
+        result = claim_partitions(zk, "g", fitting, max_bytes=16_000)
+        assert result.ok and set(result.claimed) == set(fitting) and result.batches == 1
+        assert len(owners(zk, topic="a")) == 30
+    finally:
+        close_client(zk)

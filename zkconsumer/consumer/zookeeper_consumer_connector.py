@@ -6,7 +6,9 @@ emits one event; ``docs/events.md`` is the contract for all of them.
 
 Where it does better than Kafka 0.10.0.1, without changing what other members or tools observe:
 
-* owner znodes of one attempt are claimed in one multi-op, and recognised as ours by session (see ``ownership``);
+* owner znodes of one attempt are claimed all or nothing, in as few multi-ops as fit ``zookeeper.multi.max.bytes``
+  (releases, commits and starting offsets too: a group of 10,000 partitions starts), and recognised as ours by
+  session (see ``ownership`` and ``offset_store``);
 * a committed offset is never written over a higher one another member wrote (see ``offset_store``);
 * a background rebalance that runs out of retries keeps retrying, loudly, instead of leaving a registered member
   that owns nothing until some unrelated event (KAFKA-4228); the first rebalance, inside stream creation, still
@@ -47,13 +49,14 @@ from zkconsumer.errors import (
     MessageStreamsExistException,
     UsageError,
 )
-from zkconsumer.group.offset_store import CommitResult, ZooKeeperOffsetStore
-from zkconsumer.group.ownership import claim_partitions, release_partitions
+from zkconsumer.group.offset_store import CommitResult, WriteBehind, ZooKeeperOffsetStore, largest_offset_op
+from zkconsumer.group.ownership import claim_partitions, largest_claim_op, release_partitions
 from zkconsumer.group.snapshot import MalformedZnode, read_group_snapshot
 from zkconsumer.group.topic_count import TopicCount, TopicFilter, consumer_id_string
 from zkconsumer.log import get_logger
 from zkconsumer.types import ConsumerThreadId, TopicPartition, thread_id
 from zkconsumer.zk import paths, reads
+from zkconsumer.zk.batched_transaction import check_budget, chroot_of
 from zkconsumer.zk.checked_ephemeral import create_checked_ephemeral
 from zkconsumer.zk.client import close_client, open_client
 
@@ -142,6 +145,8 @@ class ZookeeperConsumerConnector:
         self._failed_rebalances = 0
         self._consecutive_failures = 0
         self._step_log = self._log
+        for largest in (largest_claim_op(self.group, self.consumer_id), largest_offset_op(self.group)):
+            check_budget(config.zookeeper_multi_max_bytes, largest, chroot_of(config.zookeeper_connect))
         self.zk = open_client(
             config.zookeeper_connect,
             timeout=config.zookeeper_connection_timeout_ms / 1000,
@@ -149,7 +154,10 @@ class ZookeeperConsumerConnector:
             retry_forever=True,
         )
         self.zk.add_listener(self._on_zookeeper_state)
-        self._offsets = ZooKeeperOffsetStore(self.zk, self.group)
+        self._offsets = ZooKeeperOffsetStore(self.zk, self.group, config.zookeeper_multi_max_bytes)
+        # Starting offsets found by the fetchers one by one, written together (and off the fetchers' threads).
+        self._initial_offsets: WriteBehind[TopicPartition] = WriteBehind(
+            self._write_initial_offsets, name=f"{self.consumer_id}-initial-offsets")
         self._fetcher = ConsumerFetcherManager(self.consumer_id, config, self.zk, on_offset_reset=self._on_offset_reset)
         self._rebalancer = ZKRebalancerListener(f"{self.consumer_id}_watcher_executor", self._handle_triggers)
         self._auto_commit: threading.Thread | None = None
@@ -230,6 +238,7 @@ class ZookeeperConsumerConnector:
             if self._auto_commit is not None:
                 self._auto_commit.join(5)
             self._stop_fetching()
+            self._initial_offsets.close()
             for queue in self._all_queues():
                 queue.put_sentinel()
             if self.config.auto_commit_enable:
@@ -475,6 +484,7 @@ class ZookeeperConsumerConnector:
             if self.config.auto_commit_enable:
                 result = self._commit("rebalance", log_event=False)
                 fields["offsets"] = partition_list(result.written, offset=result.written)
+                fields["batches"] = result.batches
 
         # 3. Tell the application, which may commit its own offsets now.
         owned = self._owned()
@@ -488,10 +498,11 @@ class ZookeeperConsumerConnector:
         # 4. Give up every partition; the assignment is computed from scratch (eager, as in Kafka).
         with self._step("release") as fields:
             with self._commit_lock:
-                released = release_partitions(self.zk, self.group, set(owned) | self._unconfirmed_claims)
+                released = release_partitions(self.zk, self.group, set(owned) | self._unconfirmed_claims,
+                                              self.config.zookeeper_multi_max_bytes)
                 self._topic_registry, self._owner_threads = {}, {}
                 self._unconfirmed_claims.clear()
-            fields["released"] = partition_list(released)
+            fields.update(released=partition_list(released.released), batches=released.batches)
 
         # 5. Read the group and compute this consumer's share, as every other member does from its own reading.
         with self._step("assign") as fields:
@@ -527,11 +538,12 @@ class ZookeeperConsumerConnector:
         claims = {tp: plan.assignment[tp] for tp in fetched.offsets}
         with self._step("claim") as fields:
             self._unconfirmed_claims.update(claims)
-            claimed = claim_partitions(self.zk, self.group, claims)
+            claimed = claim_partitions(self.zk, self.group, claims, self.config.zookeeper_multi_max_bytes)
             self._unconfirmed_claims.difference_update(claims)
             fields.update(claimed=partition_list(claimed.claimed, thread=claims),
                           already_ours=partition_list(claimed.already_ours),
-                          conflicts=partition_list(claimed.conflicts, holder=claimed.conflicts))
+                          conflicts=partition_list(claimed.conflicts, holder=claimed.conflicts),
+                          batches=claimed.batches)
         if not claimed.ok:
             return AttemptOutcome(OWNERSHIP_CONFLICT)
 
@@ -600,7 +612,8 @@ class ZookeeperConsumerConnector:
             result = self._offsets.commit(offsets)
         if result.written and log_event:
             self._log.info("offsets.committed", reason=reason, offsets=partition_list(result.written,
-                                                                                       offset=result.written))
+                                                                                       offset=result.written),
+                           batches=result.batches)
         if result.kept_higher:
             self._log.warning("offsets.commit_skipped", reason=reason,
                               offsets=partition_list(result.kept_higher, theirs=result.kept_higher))
@@ -617,16 +630,23 @@ class ZookeeperConsumerConnector:
 
     def _on_offset_reset(self, info: PartitionTopicInfo, offset: int, reason: str) -> None:
         """The fetcher resolved ``auto.offset.reset``; a partition never committed gets its offset znode now."""
-        if reason != "no_offset":
+        if reason == "no_offset":
+            self._initial_offsets.put(TopicPartition(info.topic, info.partition), (info, offset))
+
+    def _write_initial_offsets(self, pending: dict[TopicPartition, tuple[PartitionTopicInfo, int]]) -> None:
+        """Every starting offset found since the last call, in one commit (a few batches)."""
+        try:
+            with self._commit_lock:
+                offsets = {tp: offset for tp, (info, offset) in pending.items()
+                           if self._topic_registry.get(tp.topic, {}).get(tp.partition) is info}  # else released
+                result = self._offsets.commit(offsets)
+        except Exception as exc:  # the next commit writes them (the consumed offset is the starting one)
+            self._log.warning("offsets.commit_failed", reason="initial", error=_error_text(exc))
             return
-        tp = TopicPartition(info.topic, info.partition)
-        with self._commit_lock:
-            if self._topic_registry.get(info.topic, {}).get(info.partition) is not info:
-                return  # released meanwhile
-            result = self._offsets.commit({tp: offset})
         if result.written:
             self._log.info("offsets.committed", reason="initial", offsets=partition_list(result.written,
-                                                                                         offset=result.written))
+                                                                                         offset=result.written),
+                           batches=result.batches)
 
     # --- helpers ----------------------------------------------------------------------------------------
 

@@ -7,19 +7,42 @@ last seen, so a commit can never silently move an offset backwards over a value 
 
 An offset znode holding something other than a decimal number (written by some other tool) is reported by path
 and left alone: the partition reads as malformed and is never overwritten by this store.
+
+Kafka wrote one znode per request; the writes of one commit go here in multi-ops sized under the byte budget
+``zookeeper.multi.max.bytes`` (:mod:`zkconsumer.zk.batched_transaction`), so a commit of 10,000 partitions is a few
+requests instead of 10,000, and never one request larger than ZooKeeper accepts. A batch is one transaction only
+for convenience, not for meaning: when one of its conditional writes meets a value someone else wrote, that batch
+is written again one znode at a time, each write deciding on its own as before. Budget 0 writes one znode per
+request. Reads of many offsets are pipelined (all requests sent, then all answers read).
+
+The starting offsets of partitions the group never committed are found by the fetchers one partition at a time;
+:class:`WriteBehind` collects them from those threads and hands them over together, so they too are written in a
+few batches, off the fetchers' threads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.protocol.states import ZnodeStat
 
 from zkconsumer.group.snapshot import MalformedZnode
 from zkconsumer.types import INVALID_OFFSET, TopicPartition
 from zkconsumer.zk import paths
+from zkconsumer.zk.batched_transaction import (
+    DEFAULT_MULTI_MAX_BYTES,
+    Create,
+    Op,
+    SetData,
+    commit_async,
+    failed,
+    plan_for,
+)
 
 _MALFORMED = -2  # checkpoint of a znode that holds something else: never written over
 
@@ -37,10 +60,17 @@ class CommitResult:
     kept_higher: dict[TopicPartition, int] = field(default_factory=dict)
     #: not written because the znode holds something that is not an offset
     malformed: dict[TopicPartition, MalformedZnode] = field(default_factory=dict)
+    batches: int = 0  # write requests sent: multi-ops, plus single writes where a batch met someone else's value
 
 
 def offset_path(group: str, tp: TopicPartition) -> str:
     return paths.GroupTopicDirs(group, tp.topic).offset_path(tp.partition)
+
+
+def largest_offset_op(group: str) -> Create:
+    """The largest write of this store for ``group`` (longest topic name, largest partition and offset): for a budget
+    check at construction."""
+    return Create(offset_path(group, TopicPartition("t" * 249, 2**31 - 1)), str(2**63 - 1).encode())
 
 
 def parse_offset(path: str, data: bytes | None) -> int | MalformedZnode:
@@ -52,9 +82,10 @@ def parse_offset(path: str, data: bytes | None) -> int | MalformedZnode:
 
 
 class ZooKeeperOffsetStore:
-    def __init__(self, zk: KazooClient, group: str) -> None:
+    def __init__(self, zk: KazooClient, group: str, max_bytes: int = DEFAULT_MULTI_MAX_BYTES) -> None:
         self.zk = zk
         self.group = group
+        self.max_bytes = max_bytes  # multi-op budget; 0: one write per request
         # partition -> (offset, znode version) last read or written by this process; version -1 = no znode
         self._checkpoints: dict[TopicPartition, tuple[int, int]] = {}
 
@@ -94,10 +125,52 @@ class ZooKeeperOffsetStore:
                 path = offset_path(self.group, tp)
                 result.malformed[tp] = MalformedZnode(path, "holds something other than an offset; not overwritten")
                 continue
-            pending[tp] = (offset, self._write_async(tp, offset, checkpoint))
-        for tp, (offset, call) in pending.items():
-            self._settle(tp, offset, call, result)
-        return result
+            pending[tp] = (offset, checkpoint)
+        if not pending:
+            return result
+        if self.max_bytes == 0:
+            calls = {tp: (offset, self._write_async(tp, offset, checkpoint))
+                     for tp, (offset, checkpoint) in pending.items()}
+            for tp, (offset, call) in calls.items():
+                self._settle(tp, offset, call, result)
+            return CommitResult(result.written, result.kept_higher, result.malformed, batches=len(calls))
+        return self._commit_batched(pending, result)
+
+    def _commit_batched(self, pending: dict[TopicPartition, tuple[int, tuple[int, int] | None]],
+                        result: CommitResult) -> CommitResult:
+        order = sorted(pending)
+        ops: list[Op] = []
+        for tp in order:
+            offset, checkpoint = pending[tp]
+            path, data = offset_path(self.group, tp), str(offset).encode()
+            if checkpoint is not None and checkpoint[1] < 0:
+                ops.append(Create(path, data))
+            else:
+                ops.append(SetData(path, data, checkpoint[1] if checkpoint else -1))
+        # A create in a multi-op cannot make its parents: /consumers/<g>/offsets/<t> must exist first.
+        for topic in sorted({tp.topic for tp, op in zip(order, ops, strict=True) if isinstance(op, Create)}):
+            self.zk.ensure_path(paths.GroupTopicDirs(self.group, topic).offset_dir)
+        batches = plan_for(self.zk, ops, self.max_bytes)
+        calls = [commit_async(self.zk, batch) for batch in batches]  # independent: sent together
+        sent = len(batches)
+        start = 0
+        for batch, call in zip(batches, calls, strict=True):
+            tps = order[start:start + len(batch)]
+            start += len(batch)
+            answers = call.get()
+            if not failed(answers):
+                for tp, answer in zip(tps, answers, strict=True):
+                    version = answer.version if isinstance(answer, ZnodeStat) else 0  # create answers its path
+                    self._checkpoints[tp] = (pending[tp][0], version)
+                    result.written[tp] = pending[tp][0]
+                continue
+            # Someone else wrote one of them (or one vanished) since we read it: each write of this batch on its
+            # own, deciding as a single commit does.
+            singles = {tp: self._write_async(tp, pending[tp][0], pending[tp][1]) for tp in tps}
+            sent += len(singles)
+            for tp, single in singles.items():
+                self._settle(tp, pending[tp][0], single, result)
+        return CommitResult(result.written, result.kept_higher, result.malformed, batches=sent)
 
     def _write_async(self, tp: TopicPartition, offset: int, checkpoint: tuple[int, int] | None):
         path = offset_path(self.group, tp)
@@ -137,3 +210,52 @@ class ZooKeeperOffsetStore:
     def checkpoint(self, tp: TopicPartition) -> int | None:
         entry = self._checkpoints.get(tp)
         return None if entry is None or entry[0] == _MALFORMED else entry[0]
+
+
+K = TypeVar("K")
+
+
+class WriteBehind(Generic[K]):
+    """Values put from any thread, handed to ``flush`` together on a thread of its own: whatever arrived while the
+    previous flush ran goes in the next one, so a burst of single puts becomes a few calls (a few batched writes)
+    and the putting threads never wait for ZooKeeper. ``flush`` must not raise (it reports its own failures)."""
+
+    def __init__(self, flush: Callable[[dict[K, Any]], None], name: str) -> None:
+        self._flush = flush
+        self._pending: dict[K, Any] = {}
+        self._cond = threading.Condition()
+        self._closed = False
+        self._busy = False
+        self._thread = threading.Thread(target=self._run, daemon=True, name=name)
+        self._thread.start()
+
+    def put(self, key: K, value: Any) -> None:
+        with self._cond:
+            self._pending[key] = value
+            self._cond.notify_all()
+
+    def drain(self, timeout: float = 10.0) -> bool:
+        """Wait until everything put so far has been flushed; ``False`` if that took longer than ``timeout``."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._pending and not self._busy, timeout)
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Flush what is pending, then stop the thread."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._pending or self._closed)
+                if not self._pending:
+                    return
+                batch, self._pending, self._busy = self._pending, {}, True
+            try:
+                self._flush(batch)
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()

@@ -4,15 +4,22 @@ Claiming and releasing are where earlier ports lost partitions or got stuck (own
 partitions left unowned, stale znodes after a fast restart), so both
 differ from Kafka in how, never in what other members observe:
 
-* **Claims are one multi-op.** Kafka created the owner znodes one by one and, on a conflict, deleted those it had
-  made; here all claims of an attempt are one ZooKeeper transaction, so a failed attempt leaves nothing behind
-  and a crash mid-claim cannot leave a partial claim for others to trip over.
+* **A claim is all or nothing, in few requests.** Kafka created the owner znodes one by one and, on a conflict,
+  deleted those it had made. Here the claims of an attempt go in multi-ops, as few as fit under the byte budget
+  ``zookeeper.multi.max.bytes`` (:mod:`zkconsumer.zk.batched_transaction`: one multi-op of 10,000 claims is larger
+  than ZooKeeper accepts, and the server drops the connection). A claim that fits one batch is one transaction, so
+  a failed attempt leaves nothing behind. When a later batch meets a conflict, or fails with an error (a dropped
+  connection: it may or may not have been applied), the batches of this attempt are deleted again, session-checked
+  as release does, and the attempt fails as one. Budget 0 claims Kafka's way, one create per partition (kept to
+  compare both in ``benchmarks/rebalance.py``).
 * **Our own node is recognised by session, not by data.** A node we created just before a connection loss comes
   back as NodeExists on retry; Kafka accepted any node holding our thread id string, which also accepted a stale
   node of a previous process with the same ``consumer.id`` (it vanishes later, silently un-owning the partition).
   Here a node is ours only if its ``ephemeralOwner`` is our session (the KAFKA-1387 lesson).
-* **Release deletes only what is ours**, checked by session and version in one transaction, so a slow member can
-  never delete the claim a faster member made after it.
+* **Release deletes only what is ours**, checked by session and version (each delete carries the version read), so
+  a slow member can never delete the claim a faster member made after it.
+
+Every result says how many requests it took (``batches``): the rebalance's ``claim`` and ``release`` events carry it.
 """
 
 from __future__ import annotations
@@ -23,73 +30,197 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError, RolledBackError
+from kazoo.exceptions import ConnectionLoss, NodeExistsError, NoNodeError
+from kazoo.protocol.states import KeeperState
+from kazoo.retry import KazooRetry
 
 from zkconsumer.types import TopicPartition
 from zkconsumer.zk import paths
+from zkconsumer.zk.batched_transaction import (
+    DEFAULT_MULTI_MAX_BYTES,
+    Create,
+    Delete,
+    SetData,
+    commit_async,
+    failed,
+    plan_for,
+)
+from zkconsumer.zk.reads import value_or_none
+
+#: The longest topic name Kafka allows and the largest partition id: bound the size of any owner znode's create.
+_LONGEST_TOPIC = "t" * 249
+_LARGEST_PARTITION = 2**31 - 1
+#: Thread ids are ``<consumer id>-<stream number>``; no one runs more streams than this has digits for.
+_LONGEST_STREAM_SUFFIX = "-" + "9" * 10
 
 
 @dataclass(frozen=True)
 class ClaimResult:
     claimed: tuple[TopicPartition, ...] = ()  # created by this claim
     already_ours: tuple[TopicPartition, ...] = ()  # held by our session already (e.g. before a connection loss)
-    conflicts: Mapping[TopicPartition, str] = field(default_factory=lambda: MappingProxyType({}))  # -> holder
+    #: partitions found held by another session -> holder (those of the batch that met them: not necessarily all)
+    conflicts: Mapping[TopicPartition, str] = field(default_factory=lambda: MappingProxyType({}))
+    batches: int = 0  # write requests sent: multi-ops, or creates when claiming one by one
 
     @property
     def ok(self) -> bool:
         return not self.conflicts
 
 
+@dataclass(frozen=True)
+class ReleaseResult:
+    released: tuple[TopicPartition, ...] = ()  # owner znodes of our session deleted
+    batches: int = 0  # write requests sent: multi-ops, or deletes when releasing one by one
+
+
 def owner_path(group: str, tp: TopicPartition) -> str:
     return paths.GroupTopicDirs(group, tp.topic).owner_path(tp.partition)
 
 
+def largest_claim_op(group: str, consumer_id: str) -> Create:
+    """The largest create a member of ``group`` named ``consumer_id`` can send: for a budget check at construction."""
+    tp = TopicPartition(_LONGEST_TOPIC, _LARGEST_PARTITION)
+    return Create(owner_path(group, tp), (consumer_id + _LONGEST_STREAM_SUFFIX).encode(), ephemeral=True)
+
+
 def _session(zk: KazooClient) -> int:
-    return zk.client_id[0]
+    client_id = zk.client_id  # None while (re)connecting
+    if client_id is None:
+        raise ConnectionLoss("not connected to ZooKeeper: the session is unknown")
+    return client_id[0]
 
 
-def claim_partitions(zk: KazooClient, group: str, claims: Mapping[TopicPartition, str]) -> ClaimResult:
-    """Create every owner znode of ``claims`` (partition -> thread id) in one transaction, or none of them."""
+def claim_partitions(zk: KazooClient, group: str, claims: Mapping[TopicPartition, str],
+                     max_bytes: int = DEFAULT_MULTI_MAX_BYTES) -> ClaimResult:
+    """Create every owner znode of ``claims`` (partition -> thread id), or leave none of this attempt's behind.
+
+    An error (typically ConnectionLoss) propagates after the attempt's znodes were deleted again, as far as the
+    connection allowed within the session timeout; callers release the partitions of a failed claim again anyway.
+    """
     if not claims:
         return ClaimResult()
     for topic in sorted({tp.topic for tp in claims}):
         zk.ensure_path(paths.GroupTopicDirs(group, topic).owner_dir)
-    todo = dict(claims)
-    ours: list[TopicPartition] = []
+    if max_bytes == 0:
+        return _claim_one_by_one(zk, group, claims)
+    order = sorted(claims)
+    batches = plan_for(zk, (Create(owner_path(group, tp), claims[tp].encode(), ephemeral=True) for tp in order),
+                       max_bytes)
     session = _session(zk)
-    # Each round either commits or learns about one existing node; a node of ours leaves the transaction
-    # (or has its data corrected in it), anyone else's node is a conflict and ends the attempt.
-    fixes: dict[TopicPartition, int] = {}
-    for _ in range(2 * len(claims) + 3):
-        txn = zk.transaction()
-        for tp, thread in todo.items():
-            if tp in fixes:
-                txn.set_data(owner_path(group, tp), thread.encode(), version=fixes[tp])
-            else:
-                txn.create(owner_path(group, tp), thread.encode(), ephemeral=True)
-        results = txn.commit() if todo else []
-        failed = [(tp, r) for tp, r in zip(todo, results, strict=True)
-                  if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
-        if not failed:
-            created = tuple(tp for tp in todo if tp not in fixes)
-            return ClaimResult(claimed=created, already_ours=tuple(ours) + tuple(fixes))
-        tp, error = failed[0]
+    created: list[TopicPartition] = []
+    ours: list[TopicPartition] = []
+    sent = 0
+    start = 0
+    for batch in batches:
+        todo = {tp: claims[tp] for tp in order[start:start + len(batch)]}
+        start += len(batch)
         try:
-            data, stat = zk.get(owner_path(group, tp))
-        except NoNodeError:
-            continue  # released meanwhile: try again
-        if not isinstance(error, NodeExistsError) or stat.ephemeralOwner != session:
-            holders = current_holders(zk, group, todo, session)
-            if not holders:
-                continue  # the holder let go while we looked: try again rather than report an empty conflict
-            return ClaimResult(conflicts=MappingProxyType(holders))
-        if data.decode("utf-8", "replace") == todo[tp]:
-            ours.append(tp)
-            del todo[tp]
-            fixes.pop(tp, None)
-        else:
-            fixes[tp] = stat.version
-    raise RuntimeError(f"owner znodes of group {group} kept changing while claiming {len(claims)} partitions")
+            outcome = _claim_batch(zk, group, todo, session)
+        except Exception:
+            # The failed batch may have been applied without its answer reaching us: undo it too.
+            _undo(zk, group, created + list(todo), max_bytes)
+            raise
+        sent += outcome.batches
+        if not outcome.ok:
+            sent += _undo(zk, group, created, max_bytes)
+            return ClaimResult(conflicts=outcome.conflicts, batches=sent)
+        created.extend(outcome.claimed)
+        ours.extend(outcome.already_ours)
+    return ClaimResult(claimed=tuple(created), already_ours=tuple(ours), batches=sent)
+
+
+def _claim_batch(zk: KazooClient, group: str, todo: dict[TopicPartition, str], session: int) -> ClaimResult:
+    """One batch, as one transaction: retried after reading every node of it when it fails, so that nodes of our
+    own session leave it (or get their data corrected in it) and anyone else's node ends the attempt."""
+    fixes: dict[TopicPartition, int] = {}  # our node with other data -> its version
+    ours: list[TopicPartition] = []
+    sent = 0
+    for _ in range(5):
+        if not todo:
+            return ClaimResult(already_ours=tuple(ours), batches=sent)
+        ops = [SetData(owner_path(group, tp), thread.encode(), fixes[tp]) if tp in fixes
+               else Create(owner_path(group, tp), thread.encode(), ephemeral=True) for tp, thread in todo.items()]
+        results = commit_async(zk, ops).get()
+        sent += 1
+        if not failed(results):
+            created = tuple(tp for tp in todo if tp not in fixes)
+            return ClaimResult(claimed=created, already_ours=tuple(ours) + tuple(fixes), batches=sent)
+        reads = {tp: zk.get_async(owner_path(group, tp)) for tp in todo}
+        conflicts: dict[TopicPartition, str] = {}
+        for tp, call in reads.items():
+            got = value_or_none(call)
+            if got is None:
+                fixes.pop(tp, None)  # absent (or released meanwhile): create it
+                continue
+            data, stat = got
+            holder = (data or b"").decode("utf-8", "replace")
+            if stat.ephemeralOwner != session:
+                conflicts[tp] = holder
+            elif holder == todo[tp]:
+                ours.append(tp)
+                fixes.pop(tp, None)
+                del todo[tp]
+            else:
+                fixes[tp] = stat.version
+        if conflicts:
+            return ClaimResult(conflicts=MappingProxyType(conflicts), batches=sent)
+    raise RuntimeError(f"owner znodes of group {group} kept changing while claiming {len(todo)} partitions")
+
+
+def _claim_one_by_one(zk: KazooClient, group: str, claims: Mapping[TopicPartition, str]) -> ClaimResult:
+    """Kafka's ``reflectPartitionOwnershipDecision``: one create per partition, every partition tried, those
+    created deleted again if any was held by someone else (here: by another session)."""
+    session = _session(zk)
+    created: list[TopicPartition] = []
+    ours: list[TopicPartition] = []
+    conflicts: dict[TopicPartition, str] = {}
+    sent = 0
+    try:
+        for tp in sorted(claims):
+            path, data = owner_path(group, tp), claims[tp].encode()
+            for _ in range(3):
+                sent += 1
+                try:
+                    zk.create(path, data, ephemeral=True)
+                    created.append(tp)
+                    break
+                except NodeExistsError:
+                    pass
+                got = value_or_none(zk.get_async(path))
+                if got is None:
+                    continue  # released while we looked: try again
+                if got[1].ephemeralOwner != session:
+                    conflicts[tp] = (got[0] or b"").decode("utf-8", "replace")
+                else:
+                    if got[0] != data:
+                        zk.set(path, data, version=got[1].version)
+                        sent += 1
+                    ours.append(tp)
+                break
+            else:
+                raise RuntimeError(f"owner znode {path} kept changing while claiming it")
+    except Exception:
+        _undo(zk, group, created, 0)
+        raise
+    if conflicts:
+        sent += _undo(zk, group, created, 0)
+        return ClaimResult(conflicts=MappingProxyType(conflicts), batches=sent)
+    return ClaimResult(claimed=tuple(created), already_ours=tuple(ours), batches=sent)
+
+
+def _undo(zk: KazooClient, group: str, partitions: list[TopicPartition], max_bytes: int) -> int:
+    """Delete what this attempt may have created, session-checked, waiting for the connection to come back for
+    at most a session timeout (past it the session, and with it every such znode, is gone anyway); returns the
+    write requests it took."""
+    if not partitions:
+        return 0
+    session_timeout_ms = getattr(zk, "_session_timeout", 10_000)  # kazoo keeps the asked timeout only there
+    retry = KazooRetry(max_tries=-1, delay=0.05, max_delay=0.5, deadline=session_timeout_ms / 1000,
+                       interrupt=lambda: zk.client_state == KeeperState.CLOSED)  # stopped: nothing comes back
+    try:
+        return retry(release_partitions, zk, group, partitions, max_bytes).batches
+    except Exception:  # best effort: the caller's error (or conflict) is the one to report
+        return 0
 
 
 def current_holders(zk: KazooClient, group: str, partitions: Iterable[TopicPartition],
@@ -107,8 +238,10 @@ def current_holders(zk: KazooClient, group: str, partitions: Iterable[TopicParti
     return holders
 
 
-def release_partitions(zk: KazooClient, group: str, partitions: Iterable[TopicPartition]) -> tuple[TopicPartition, ...]:
-    """Delete the owner znodes of ``partitions`` that our session holds; returns those deleted."""
+def release_partitions(zk: KazooClient, group: str, partitions: Iterable[TopicPartition],
+                       max_bytes: int = DEFAULT_MULTI_MAX_BYTES) -> ReleaseResult:
+    """Delete the owner znodes of ``partitions`` that our session holds, in batched multi-ops (budget 0: one
+    delete each, as Kafka did)."""
     session = _session(zk)
     calls = {tp: zk.exists_async(owner_path(group, tp)) for tp in partitions}
     mine: dict[TopicPartition, int] = {}
@@ -117,17 +250,32 @@ def release_partitions(zk: KazooClient, group: str, partitions: Iterable[TopicPa
         if stat is not None and stat.ephemeralOwner == session:
             mine[tp] = stat.version
     if not mine:
-        return ()
-    txn = zk.transaction()
-    for tp, version in mine.items():
-        txn.delete(owner_path(group, tp), version=version)
-    results = txn.commit()
-    if not any(isinstance(r, Exception) for r in results):
-        return tuple(mine)
-    # Something changed between the read and the delete (only our own session writes these nodes, so it can
-    # only have vanished): delete what is left one by one.
+        return ReleaseResult()
+    if max_bytes == 0:
+        return ReleaseResult(_delete_one_by_one(zk, group, mine), len(mine))
+    order = sorted(mine)
+    batches = plan_for(zk, (Delete(owner_path(group, tp), mine[tp]) for tp in order), max_bytes)
+    pending = [commit_async(zk, batch) for batch in batches]  # independent: sent together
+    released: list[TopicPartition] = []
+    sent = len(batches)
+    start = 0
+    for batch, call in zip(batches, pending, strict=True):
+        part = {tp: mine[tp] for tp in order[start:start + len(batch)]}
+        start += len(batch)
+        if not failed(call.get()):
+            released.extend(part)
+            continue
+        # Something changed between the read and the delete (only our own session writes these nodes, so it can
+        # only have vanished): delete what is left of this batch one by one.
+        released.extend(_delete_one_by_one(zk, group, part))
+        sent += len(part)
+    return ReleaseResult(tuple(released), sent)
+
+
+def _delete_one_by_one(zk: KazooClient, group: str,
+                       versions: Mapping[TopicPartition, int]) -> tuple[TopicPartition, ...]:
     released = []
-    for tp, version in mine.items():
+    for tp, version in versions.items():
         with contextlib.suppress(NoNodeError):
             zk.delete(owner_path(group, tp), version=version)
             released.append(tp)
