@@ -27,7 +27,7 @@ from kazoo.exceptions import NoNodeError
 
 from zkconsumer.errors import ZnodeFormatError, ZnodeMissingError
 from zkconsumer.zk import paths, znode_json
-from zkconsumer.zk.reads import children
+from zkconsumer.zk.reads import children, pipelined_get
 
 PLAINTEXT = "PLAINTEXT"
 _ENDPOINT_RE = re.compile(r"^(.+)://\[?([0-9a-zA-Z\-%._:]*?)\]?:(-?[0-9]+)$")
@@ -221,15 +221,13 @@ def read_broker(zk: KazooClient, broker_id: int) -> BrokerInfo:
 def read_brokers(zk: KazooClient) -> list[BrokerInfo]:
     """Every registered broker, ids in string order, skipping one that vanishes while read
     (``getAllBrokersInCluster``); a missing ``/brokers/ids`` is an empty cluster."""
-    brokers = []
+    ids = []
     for child in children(zk, paths.BROKER_IDS_PATH):
         if not child.lstrip("-").isdigit():
             raise ZnodeFormatError(f"{paths.BROKER_IDS_PATH}/{child}", "is not a numeric broker id")
-        try:
-            brokers.append(read_broker(zk, int(child)))
-        except ZnodeMissingError:
-            continue
-    return brokers
+        ids.append(int(child))
+    got = pipelined_get(zk, ((broker_id, paths.broker_path(broker_id)) for broker_id in ids))
+    return [parse_broker(broker_id, value[0]) for broker_id, value in got.items() if value is not None]
 
 
 def read_topic_names(zk: KazooClient) -> list[str]:
@@ -243,13 +241,8 @@ def read_topic(zk: KazooClient, topic: str) -> TopicAssignment:
 
 def read_partitions_for_topics(zk: KazooClient, topics: list[str]) -> dict[str, list[int]]:
     """``getPartitionsForTopics``: partition ids ascending; a missing topic maps to an empty list."""
-    result: dict[str, list[int]] = {}
-    for topic in topics:
-        try:
-            result[topic] = read_topic(zk, topic).partitions
-        except ZnodeMissingError:
-            result[topic] = []
-    return result
+    got = pipelined_get(zk, ((topic, paths.topic_path(topic)) for topic in topics))
+    return {topic: [] if value is None else parse_topic(topic, value[0]).partitions for topic, value in got.items()}
 
 
 def read_partition_state(zk: KazooClient, topic: str, partition: int) -> PartitionState:
