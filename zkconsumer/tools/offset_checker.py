@@ -3,7 +3,10 @@ and owner.
 
 Read from ZooKeeper (``read_group_offsets``), completed with the brokers' log sizes (``with_log_sizes``, fed by
 :mod:`zkconsumer.kafka.log_end_offsets`) and printed in the tool's format (``format_table``) or as plain data
-(``json_rows``). The last two are pure.
+(``json_rows``). Only the first does I/O, and what the znodes it read mean (``group_partitions``, ``group_offsets``)
+is pure. The Spark table of every group (:mod:`zkconsumer.spark.groups_source`) reads each group with
+``read_group_offsets``, asks ``read_log_sizes`` once for all its groups' partitions and completes the rows with
+``with_log_sizes``, so the table and ``groups describe`` agree.
 
 The topics are those the group's members subscribe to (wildcards expanded against ``/brokers/topics``) plus
 those it has offsets or owners for, so a group whose members all left still shows what it committed; 0.8.2's
@@ -17,8 +20,9 @@ Nothing a znode holds fails the report: a registration, topic or offset znode in
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from kazoo.client import KazooClient
@@ -28,8 +32,8 @@ from zkconsumer.errors import ZnodeFormatError
 from zkconsumer.group.offset_store import offset_path, parse_offset
 from zkconsumer.group.ownership import owner_path
 from zkconsumer.group.registry import require_group
-from zkconsumer.group.snapshot import MalformedZnode, read_group_snapshot
-from zkconsumer.kafka.log_end_offsets import DEFAULT_TIMEOUT, fetch_log_end_offsets
+from zkconsumer.group.snapshot import GroupSnapshot, MalformedZnode, read_group_snapshot
+from zkconsumer.kafka.log_end_offsets import DEFAULT_TIMEOUT, LogEndOffsets, fetch_log_end_offsets
 from zkconsumer.types import TopicPartition
 from zkconsumer.zk import paths
 from zkconsumer.zk.cluster import parse_broker
@@ -39,6 +43,8 @@ ROW_FORMAT = "%-15s %-30s %-3s %-15s %-15s %-15s %s"
 HEADER = ROW_FORMAT % ("Group", "Topic", "Pid", "Offset", "logSize", "Lag", "Owner")
 UNKNOWN = "unknown"
 NO_OWNER = "none"
+#: why no log size is known when neither a bootstrap server is given nor a broker registered in ZooKeeper
+NO_BROKER = "no broker is registered in ZooKeeper"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,48 +72,89 @@ class GroupOffsets:
     group: str
     rows: tuple[PartitionOffsetRow, ...]  # topics sorted, partitions ascending
     warnings: tuple[MalformedZnode, ...] = ()
+    #: the consumer ids registered in ``/consumers/<g>/ids`` when the group was read (a member whose registration
+    #: is malformed is still registered: its session is alive), sorted
+    members: tuple[str, ...] = ()
 
 
 # --- reading ----------------------------------------------------------------------------------------
 
 
 def read_group_offsets(zk: KazooClient, group: str) -> GroupOffsets:
-    """The group's partitions with offsets and owners (log sizes unknown); raises GroupNotFoundError."""
+    """The group's partitions with offsets and owners (log sizes unknown); raises GroupNotFoundError.
+
+    The reading is here; what the znodes mean is in :func:`group_partitions` and :func:`group_offsets` (pure), where
+    every case (a deleted topic, a malformed offset, a stranger owning a partition) is checked without a server."""
     require_group(zk, group)
     dirs = paths.GroupDirs(group)
     committed = children(zk, dirs.offsets_dir)
     owned = children(zk, dirs.owners_dir)
     snapshot = read_group_snapshot(zk, group, extra_topics=committed + owned)
-    warnings = list(snapshot.malformed)
-    malformed_topics = {m.path for m in snapshot.malformed}
+    seen = {topic: _partitions_seen(zk, dirs.topic_dirs(topic)) for topic in deleted_topics(snapshot)}
+    partitions, warnings = group_partitions(snapshot, seen)
+    offset_calls = {tp: zk.get_async(offset_path(group, tp)) for tp in partitions}
+    owner_calls = {tp: zk.get_async(owner_path(group, tp)) for tp in partitions}
+    offsets = {tp: _data(call) for tp, call in offset_calls.items()}
+    owners = {tp: _data(call) for tp, call in owner_calls.items()}
+    return group_offsets(snapshot, partitions, warnings, offsets, owners)
+
+
+def deleted_topics(snapshot: GroupSnapshot) -> list[str]:
+    """Topics the group has offsets or owners for that ``/brokers/topics`` no longer lists (a malformed topic
+    znode is not deleted: it is reported as malformed). Pure."""
+    malformed = {m.path for m in snapshot.malformed}
     present = set(snapshot.topics)
+    return [t for t in sorted(snapshot.partitions) if t not in present and paths.topic_path(t) not in malformed]
+
+
+def group_partitions(snapshot: GroupSnapshot, seen: Mapping[str, list[int]],
+                     ) -> tuple[list[TopicPartition], list[MalformedZnode]]:
+    """Every partition to report, topics sorted: from ``/brokers/topics``, or for a deleted topic from ``seen``
+    (the partitions of its offset and owner znodes), with a warning. Pure."""
+    warnings = list(snapshot.malformed)
     partitions: list[TopicPartition] = []
     for topic in sorted(snapshot.partitions):
-        ids: tuple[int, ...] | list[int] = snapshot.partitions[topic]
-        if topic not in present and paths.topic_path(topic) not in malformed_topics:
-            ids = _partitions_seen(zk, paths.GroupTopicDirs(group, topic))
+        ids: Sequence[int] = snapshot.partitions[topic]
+        if topic in seen:
+            ids = seen[topic]
             if ids:
                 warnings.append(MalformedZnode(
                     paths.topic_path(topic),
                     "does not exist (topic deleted?); partitions taken from the group's offset and owner znodes",
                 ))
         partitions.extend(TopicPartition(topic, p) for p in ids)
-    offset_calls = {tp: zk.get_async(offset_path(group, tp)) for tp in partitions}
-    owner_calls = {tp: zk.get_async(owner_path(group, tp)) for tp in partitions}
+    return partitions, warnings
+
+
+def group_offsets(snapshot: GroupSnapshot, partitions: Sequence[TopicPartition], warnings: Sequence[MalformedZnode],
+                  offsets: Mapping[TopicPartition, bytes | None],
+                  owners: Mapping[TopicPartition, bytes | None]) -> GroupOffsets:
+    """The rows from the offset and owner znodes' data (``None``: no znode); a malformed offset is unknown and
+    reported. Pure."""
+    group = snapshot.group
+    found = list(warnings)
     rows = []
     for tp in partitions:
         offset: int | None = None
-        data = _data(offset_calls[tp])
+        data = offsets.get(tp)
         if data is not None:
             value = parse_offset(offset_path(group, tp), data)
             if isinstance(value, MalformedZnode):
-                warnings.append(value)
+                found.append(value)
             else:
                 offset = value
-        owner_data = _data(owner_calls[tp])
+        owner_data = owners.get(tp)
         owner = owner_data.decode("utf-8", "replace") if owner_data else None
         rows.append(PartitionOffsetRow(group, tp.topic, tp.partition, offset, None, owner))
-    return GroupOffsets(group, tuple(rows), tuple(warnings))
+    return GroupOffsets(group, tuple(rows), tuple(found), registered_members(snapshot))
+
+
+def registered_members(snapshot: GroupSnapshot) -> tuple[str, ...]:
+    """The ids registered when the snapshot was read: those it parsed and those whose registration is malformed
+    (alive, just unreadable). Pure."""
+    prefix = paths.GroupDirs(snapshot.group).registry_dir + "/"
+    unreadable = {m.path[len(prefix):] for m in snapshot.malformed if m.path.startswith(prefix)}
+    return tuple(sorted(set(snapshot.members) | unreadable))
 
 
 def registered_bootstrap(zk: KazooClient) -> str | None:
@@ -152,17 +199,29 @@ def describe_group(zk: KazooClient, group: str, bootstrap: str | None = None,
     warnings = [f"znode {problem.path} {problem.problem}" for problem in offsets.warnings]
     if not offsets.rows:
         return GroupDescription(offsets, tuple(warnings))
-    bootstrap = bootstrap or registered_bootstrap(zk)
-    if bootstrap is None:
+    log_ends = read_log_sizes(zk, [r.topic_partition for r in offsets.rows], bootstrap, timeout)
+    if log_ends.unavailable == NO_BROKER:
         warnings.append("no broker is registered in ZooKeeper and no --bootstrap-server was given; logSize unknown")
-        return GroupDescription(offsets, tuple(warnings))
-    log_ends = fetch_log_end_offsets(bootstrap, [r.topic_partition for r in offsets.rows], timeout=timeout)
-    if log_ends.unavailable:
+    elif log_ends.unavailable:
         warnings.append(f"logSize unknown: {log_ends.unavailable}")
     else:
         warnings += [f"logSize of [{tp.topic},{tp.partition}] unknown: {reason}"
                      for tp, reason in sorted(log_ends.unknown.items())]
     return GroupDescription(with_log_sizes(offsets, log_ends.offsets), tuple(warnings))
+
+
+def read_log_sizes(zk: KazooClient, partitions: Iterable[TopicPartition], bootstrap: str | None = None,
+                   timeout: float = DEFAULT_TIMEOUT) -> LogEndOffsets:
+    """The log end of each partition, asked once however many groups' rows name it, of ``bootstrap`` or else the
+    brokers registered in ZooKeeper (read after the offsets: an end older than the offsets would hide lag). With
+    no broker at all, every partition is unknown and ``unavailable`` is :data:`NO_BROKER`."""
+    wanted = sorted(set(partitions))
+    if not wanted:
+        return LogEndOffsets()
+    bootstrap = bootstrap or registered_bootstrap(zk)
+    if bootstrap is None:
+        return LogEndOffsets(unknown=MappingProxyType(dict.fromkeys(wanted, NO_BROKER)), unavailable=NO_BROKER)
+    return fetch_log_end_offsets(bootstrap, wanted, timeout=timeout)
 
 
 # --- completing and showing (pure) ------------------------------------------------------------------
