@@ -10,7 +10,6 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-import structlog
 from kazoo.client import KazooClient
 from support import CHROOT_BASE
 
@@ -34,11 +33,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(autouse=True)
 def fresh_logging() -> Iterator[None]:
-    """The CLI tests run ``main()`` in-process, which binds structlog to pytest's captured stderr of that test;
-    once pytest closes it, every later event would fail. Each test starts from structlog's defaults."""
+    """The CLI tests run ``main()`` in-process, which binds the log handlers to pytest's captured stderr of that
+    test; once pytest closes it, every later event would fail. Each test starts unconfigured, as a fresh process."""
     yield
-    structlog.reset_defaults()
-    zkconsumer.log._configured = False
+    zkconsumer.log.reset_logging()
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,28 @@
-"""structlog, configured once for the whole process.
+"""Events: structlog on top of the standard library's ``logging``, so that the application decides what is shown.
 
-Every event zkconsumer emits goes through structlog with a stable event name (``bridge.znode_written``,
-``local.started``...) and typed fields; the modules that emit them list them in their docstrings.
-By default events are rendered for a person on stderr; with ``--log-json`` or ``ZKCONSUMER_LOG_JSON=1``
-each event is one JSON line, so a run can be collected and replayed (the trace tools read those lines).
+zkconsumer is a library first, and a library that prints is a library people wrap in ``contextlib.redirect_stdout``.
+So it never configures logging itself: importing it, or creating a connector, changes nothing in the process.
+Every event it emits has a stable name (``consumer.connected``, ``rebalance.completed``...) and typed fields, listed
+in the emitting module's docstring and in ``docs/events.md``, and goes:
+
+* when the application configured structlog (``structlog.configure``, or :func:`configure_logging`): through that
+  configuration, like the application's own events (its processors, its level filtering, its output);
+* otherwise to the standard library's logger named after the emitting module (``zkconsumer.connector``,
+  ``zkconsumer.fetcher``...), so ``logging``'s configuration decides: its levels, its handlers. With no
+  configuration at all, Python's last-resort handler shows warnings and errors on stderr and nothing else. The
+  message is ``<event> key=value ...``; the record also carries the event as a dict, ``record.event_dict``, for
+  handlers that want the fields.
+
+Either way the level is checked before the event is built: a debug event on the fetch path, with debug off, costs a
+method call and a level lookup (``benchmarks/log_filtered.py`` measures it against the standard library's own
+filtered ``logger.debug``). That is why :func:`get_logger` returns its own small logger instead of structlog's
+lazy proxy, which assembles a bound logger on every call and, unconfigured, prints everything to stdout.
+
+The command line, the demo and its member processes call :func:`configure_logging`: structlog feeding the standard
+library, and one ProcessorFormatter rendering zkconsumer's events and other libraries' lines (kazoo) alike, for a
+person or as JSON lines (``--log-json`` or ``ZKCONSUMER_LOG_JSON=1``; level ``--log-level`` or
+``ZKCONSUMER_LOG_LEVEL``). The JSON lines are what the demo collects and the trace tools read: ``event``, ``level``,
+``timestamp`` (ISO 8601, UTC) and the event's fields.
 """
 
 from __future__ import annotations
@@ -11,24 +30,129 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 import structlog
+from structlog._config import _CONFIG  # read on every event: the public get_config() builds a dict each time
+from structlog.stdlib import ProcessorFormatter
 
 LOG_JSON_ENV = "ZKCONSUMER_LOG_JSON"
 LOG_LEVEL_ENV = "ZKCONSUMER_LOG_LEVEL"
+#: the parent of every logger zkconsumer emits on
+PACKAGE_LOGGER = "zkconsumer"
 
 _configured = False
+#: what configure_logging changed, so that reset_logging can put it back
+_installed: list[tuple[logging.Logger, logging.Handler]] = []
+_saved_levels: dict[str, tuple[int, bool]] = {}
+
+_message_fields = structlog.processors.LogfmtRenderer(bool_as_flag=False)
 
 
 def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
+def _level_method(level: int, name: str) -> Any:
+    def emit(self: EventLogger, event: str, **fields: Any) -> Any:
+        if _CONFIG.is_configured:
+            if (_CONFIG.default_processors is not self._processors or _CONFIG.default_wrapper_class is not self._wrapper
+                    or _CONFIG.logger_factory is not self._factory):
+                self._resolve()
+            if level < self._min_level:
+                return None
+            return getattr(self._bound, name)(event, **fields)
+        if self._stdlib.isEnabledFor(level):
+            self._to_stdlib(level, event, fields)
+        return None
+
+    emit.__name__ = name
+    emit.__doc__ = f"Emit ``event`` at {logging.getLevelName(level).lower()} level with ``fields``."
+    return emit
+
+
+#: the levels of structlog's method names, lowest first
+_METHOD_LEVELS = (("debug", logging.DEBUG), ("info", logging.INFO), ("warning", logging.WARNING),
+                  ("error", logging.ERROR), ("critical", logging.CRITICAL))
+
+
+class EventLogger:
+    """What :func:`get_logger` returns: structlog's logging methods and ``bind``, routed as the module docstring
+    says, and decided again at every event, so a configuration made after the logger was created (an application
+    configuring at start-up, a test capturing events) is followed."""
+
+    __slots__ = ("name", "_context", "_stdlib", "_processors", "_wrapper", "_factory", "_bound", "_min_level")
+
+    def __init__(self, name: str, context: dict[str, Any] | None = None) -> None:
+        self.name = name
+        self._context: dict[str, Any] = context or {}
+        self._stdlib = logging.getLogger(name)
+        # The structlog configuration the bound logger below was assembled from (compared by identity per event).
+        self._processors: Any = None
+        self._wrapper: Any = None
+        self._factory: Any = None
+        self._bound: Any = None
+        self._min_level = logging.NOTSET
+
+    def bind(self, **values: Any) -> EventLogger:
+        """A logger whose events all carry ``values`` too."""
+        return EventLogger(self.name, {**self._context, **values})
+
+    debug = _level_method(logging.DEBUG, "debug")
+    info = _level_method(logging.INFO, "info")
+    warning = _level_method(logging.WARNING, "warning")
+    error = _level_method(logging.ERROR, "error")
+    critical = _level_method(logging.CRITICAL, "critical")
+
+    def exception(self, event: str, **fields: Any) -> Any:
+        """An error event with the exception being handled."""
+        fields.setdefault("exc_info", True)
+        return self.error(event, **fields)
+
+    def is_enabled_for(self, level: int) -> bool:
+        """Whether an event at ``level`` would be emitted, for a caller whose fields cost something to compute.
+        Under a structlog configuration that filters in a processor rather than in its wrapper class, ``True``."""
+        if not _CONFIG.is_configured:
+            return self._stdlib.isEnabledFor(level)
+        self._resolve()
+        return level >= self._min_level
+
+    def _resolve(self) -> None:
+        """Assemble the bound logger of the current structlog configuration. The processor list is kept by
+        reference, so ``capture_logs``, which edits it in place, is seen without assembling again. The level below
+        which the wrapper class's methods do nothing (``make_filtering_bound_logger``) is read once here, so that
+        such an event returns before its call."""
+        self._processors = _CONFIG.default_processors
+        self._wrapper = _CONFIG.default_wrapper_class
+        self._factory = _CONFIG.logger_factory
+        bound = structlog.get_logger(self.name).bind(**self._context)
+        self._min_level = next((number for method, number in _METHOD_LEVELS
+                                if getattr(getattr(bound, method, None), "__name__", "") != "_nop"), logging.CRITICAL)
+        self._bound = bound
+
+    def _to_stdlib(self, level: int, event: str, fields: dict[str, Any]) -> None:
+        event_dict = {**structlog.contextvars.get_contextvars(), **self._context, **fields}
+        exc_info = event_dict.pop("exc_info", None)
+        message = f"{event} {_message_fields(None, '', dict(event_dict))}" if event_dict else event
+        self._stdlib.log(level, message, exc_info=exc_info, stacklevel=3,
+                         extra={"event_dict": {"event": event, **event_dict}})
+
+    def __repr__(self) -> str:
+        return f"EventLogger({self.name!r}, {self._context!r})"
+
+
+def get_logger(name: str) -> EventLogger:
+    """The logger of a module, named ``zkconsumer.<something>``; cheap to keep at module level."""
+    return EventLogger(name)
+
+
 def configure_logging(
     json: bool | None = None, level: str | None = None, stream: TextIO | None = None, force: bool = False
 ) -> None:
-    """Configure structlog; later calls are ignored unless ``force`` (the first caller decides)."""
+    """For entry points only (the command line, the demo's member processes, benchmarks), never for the library:
+    zkconsumer's events rendered on ``stream`` (default stderr), for a person or as JSON lines, from ``level`` up;
+    other libraries' lines (kazoo) rendered alike on stderr, from warning up (or ``level`` if higher). Later calls
+    are ignored unless ``force`` (the first caller decides)."""
     global _configured
     if _configured and not force:
         return
@@ -40,25 +164,58 @@ def configure_logging(
         from zkconsumer.errors import UsageError
 
         raise UsageError(f"unknown log level {level_name!r} (use debug, info, warning or error)")
-    processors: list = [
-        structlog.contextvars.merge_contextvars,
-        structlog.processors.add_log_level,
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
-    ]
-    if json:
-        processors += [structlog.processors.dict_tracebacks, structlog.processors.JSONRenderer()]
-    else:
-        processors.append(structlog.dev.ConsoleRenderer(colors=False))
+    _remove_installed()
+    timestamper = structlog.processors.TimeStamper(fmt="iso", utc=True)
     structlog.configure(
-        processors=processors,
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            timestamper,
+            ProcessorFormatter.wrap_for_formatter,
+        ],
+        # Filters before the event is built: a debug call below the level is a no-op method.
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=stream or sys.stderr),
+        logger_factory=structlog.stdlib.LoggerFactory(),
         cache_logger_on_first_use=False,
     )
-    # kazoo and others log through the standard library; keep them quiet unless asked.
-    logging.basicConfig(level=max(numeric, logging.WARNING), stream=stream or sys.stderr)
+    renderer: list[Any] = (
+        [structlog.processors.dict_tracebacks, structlog.processors.JSONRenderer()] if json
+        else [structlog.dev.ConsoleRenderer(colors=False)]
+    )
+    formatter = ProcessorFormatter(
+        processors=[ProcessorFormatter.remove_processors_meta, *renderer],
+        # Lines of other libraries (kazoo) get the same shape, with the logger they came from.
+        foreign_pre_chain=[structlog.processors.add_log_level, structlog.stdlib.add_logger_name, timestamper],
+    )
+    package = logging.getLogger(PACKAGE_LOGGER)
+    root = logging.getLogger()
+    for logger in (package, root):
+        _saved_levels.setdefault(logger.name, (logger.level, logger.propagate))
+    package.setLevel(numeric)
+    package.propagate = False  # the root handler below is for other libraries' lines; ours are rendered once
+    root.setLevel(max(numeric, logging.WARNING))
+    for logger, target in ((package, stream or sys.stderr), (root, sys.stderr)):
+        handler = logging.StreamHandler(target)
+        handler.setFormatter(formatter)
+        logger.addHandler(handler)
+        _installed.append((logger, handler))
     _configured = True
 
 
-def get_logger(name: str) -> structlog.stdlib.BoundLogger:
-    return structlog.get_logger(name)
+def _remove_installed() -> None:
+    while _installed:
+        logger, handler = _installed.pop()
+        logger.removeHandler(handler)
+
+
+def reset_logging() -> None:
+    """Undo :func:`configure_logging` and any structlog configuration: the process is as a fresh one (tests)."""
+    global _configured
+    structlog.reset_defaults()
+    _remove_installed()
+    for name, (level, propagate) in _saved_levels.items():
+        logger = logging.getLogger(name) if name != "root" else logging.getLogger()
+        logger.setLevel(level)
+        logger.propagate = propagate
+    _saved_levels.clear()
+    _configured = False

@@ -2,20 +2,35 @@
 
 kazoo retries a dead ensemble forever by default; every command here instead gives up after the
 connection timeout with a message naming the ensemble and how to get one.
+
+An address that turns the connection down at once (nothing listens on the port, the host does not resolve or
+cannot be routed to) is not worth the timeout: kazoo would try it again and again until the timeout ends, so a
+mistyped port cost every command 6 s. Before kazoo starts, each host of the connect string gets one plain TCP
+connection attempt (:func:`refusals`); when every host refuses, the error comes at once. A host that accepts the
+connection, or does not answer within a second (a firewall dropping packets), is left to kazoo and its timeout:
+only a ZooKeeper handshake tells a live server from a silent one.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
+import socket
+import time
 from collections.abc import Iterator
 
 from kazoo.client import KazooClient
+from kazoo.hosts import collect_hosts
 from kazoo.retry import KazooRetry
 
 from zkconsumer.errors import ServerUnavailableError
 
 DEFAULT_CONNECT_TIMEOUT = 6.0
+#: how long the TCP attempt that looks for refusals may take in all, at most: a refusal comes within a round trip
+REFUSAL_PROBE_S = 1.0
+#: failures that come at once and would come again: no server on the port, no route to the host
+_REFUSED = {errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EADDRNOTAVAIL}
 
 
 _silent = logging.getLogger("zkconsumer.kazoo.probe")
@@ -30,11 +45,19 @@ def open_client(
     """A started client; ``retry_forever`` keeps reconnecting after a later loss (long-running services),
     ``quiet`` silences kazoo's own connection warnings (probes, where failing is an answer). ``timeout`` bounds
     the first connection; the session timeout asked of the server defaults to it."""
+    started = time.monotonic()
+    refused = refusals(connect, min(timeout, REFUSAL_PROBE_S))
+    if refused:
+        raise ServerUnavailableError(
+            f"ZooKeeper at {connect} did not answer: {'; '.join(refused)}; check the address, or start the "
+            f"embedded environment with `zkconsumer local up`"
+        )
+    remaining = max(timeout - (time.monotonic() - started), 0.1)
     retry = KazooRetry(max_tries=-1, max_delay=2.0) if retry_forever else KazooRetry(max_tries=0)
     extra = {"logger": _silent} if quiet else {}
     client = KazooClient(hosts=connect, timeout=session_timeout or timeout, connection_retry=retry, **extra)
     try:
-        client.start(timeout=timeout)
+        client.start(timeout=remaining)
     except Exception as exc:  # kazoo raises its timeout, or a socket error, for an unreachable ensemble
         with contextlib.suppress(Exception):
             client.stop()
@@ -44,6 +67,45 @@ def open_client(
             f"address, or start the embedded environment with `zkconsumer local up`"
         ) from None
     return client
+
+
+def refusals(connect: str, budget_s: float = REFUSAL_PROBE_S) -> list[str]:
+    """Why each host of ``connect`` turned a TCP connection down at once (``"127.0.0.1:2181 refused the
+    connection"``), or an empty list as soon as one did not: it accepted, or did not answer within what is left of
+    ``budget_s``. A connect string kazoo cannot parse is left for kazoo to report."""
+    try:
+        hosts, _chroot = collect_hosts(connect)
+    except ValueError:
+        return []
+    deadline = time.monotonic() + budget_s
+    reasons: list[str] = []
+    for host, port in hosts:
+        try:
+            addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except socket.gaierror as exc:
+            reasons.append(f"{host} does not resolve ({exc.strerror})")
+            continue
+        for family, kind, proto, _name, address in addresses:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return []
+            try:
+                with socket.socket(family, kind, proto) as probe:
+                    probe.settimeout(left)
+                    probe.connect(address)
+            except OSError as exc:
+                if exc.errno not in _REFUSED:
+                    return []  # timed out: maybe a server behind a slow link, kazoo decides
+                reasons.append(f"{host}:{port} {_why(exc)}")
+                continue
+            return []  # something listens: only the handshake tells whether it is ZooKeeper, and alive
+    return list(dict.fromkeys(reasons))  # a name with several addresses is one host
+
+
+def _why(exc: OSError) -> str:
+    if exc.errno == errno.ECONNREFUSED:
+        return "refused the connection (nothing listens there)"
+    return f"cannot be reached ({exc.strerror})"
 
 
 def close_client(client: KazooClient) -> None:
