@@ -113,10 +113,15 @@ def create_connector(config: ConsumerConfig | Mapping[str, Any],
 
 
 class ZookeeperConsumerConnector:
-    def __init__(self, config: ConsumerConfig, listener: ConsumerRebalanceListener | None = None) -> None:
+    def __init__(self, config: ConsumerConfig, listener: ConsumerRebalanceListener | None = None,
+                 fetch: bool = True) -> None:
+        """``fetch=False`` makes a member that owns partitions without fetching them: it registers, rebalances and
+        claims as any member, and its streams stay empty; something else reads what it owns (the Spark source,
+        :mod:`zkconsumer.spark.stream_source`, plans micro-batches over :attr:`topic_registry`)."""
         if config.offsets_storage != "zookeeper":
             raise InvalidConfigError("config offsets.storage=kafka is not supported by zkconsumer; use zookeeper")
         self.config = config
+        self.fetch = fetch
         self.group = config.group_id
         self.consumer_id = consumer_id_string(config.group_id, config.consumer_id)
         self._dirs = paths.GroupDirs(self.group)
@@ -558,8 +563,10 @@ class ZookeeperConsumerConnector:
                 self._listener.before_starting_fetchers(self.consumer_id, decision)
         with self._step("start_fetchers") as fields:
             infos = [info for ps in registry.values() for info in ps.values()]
-            self._fetcher.start_connections(infos)
+            if self.fetch:
+                self._fetcher.start_connections(infos)
             fields["partitions"] = len(infos)
+            fields["fetching"] = self.fetch
         self._unconfirmed_claims.difference_update(claims)
         return COMPLETED
 
