@@ -31,7 +31,9 @@ COMMANDS: dict[str, str] = {
     "compare": "compare strategies on a JSON scenario (spread, idle members, moves)",
     "consume": "the console consumer: join a group and print its messages",
     "groups": "list, describe (offsets, lag, owners) and verify consumer groups",
-    "offsets": "export or import groups' ZooKeeper offsets (ExportZkOffsets, ImportZkOffsets)",
+    "offsets": "export or import groups' ZooKeeper offsets (ExportZkOffsets, ImportZkOffsets), or move a group's "
+               "offsets between ZooKeeper and Kafka",
+    "coordinator": "a group's __consumer_offsets partition, its coordinator and the broker-side group",
     "trace": "draw the rebalance timeline of a run from its JSON-line events (HTML/SVG, or text)",
 }
 

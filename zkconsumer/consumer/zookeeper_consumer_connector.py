@@ -20,7 +20,11 @@ Where it does better than Kafka 0.10.0.1, without changing what other members or
 * ``/consumers/<group>/offsets`` and ``owners`` exist from registration, and a partition's offset znode from the
   moment its starting offset is known, so Burrow and kafka-manager see the group at once.
 
-Not supported: ``offsets.storage=kafka`` (construction fails, naming the key).
+Offsets go where ``offsets.storage`` says (ZooKeeper, or Kafka with ``dual.commit.enabled``), see
+``offset_storage``; every offset event names its ``store``. ``offsets.commit.max.retries`` applies to explicit
+commits only, as its documentation says (none for auto-commits, nor for the commits before a rebalance and at
+shutdown); an explicit commit that Kafka did not take raises :class:`OffsetsCommitFailedError` once the partitions
+it did take are committed (and written to ZooKeeper when dual).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from typing import Any
 from kazoo.client import KazooState
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
-from zkconsumer.config import ConsumerConfig, InvalidConfigError
+from zkconsumer.config import ConsumerConfig
 from zkconsumer.consumer.consumer_fetcher_manager import ConsumerFetcherManager
 from zkconsumer.consumer.kafka_stream import KafkaStream
 from zkconsumer.consumer.partition_topic_info import ChunkQueue, PartitionTopicInfo
@@ -49,7 +53,9 @@ from zkconsumer.errors import (
     MessageStreamsExistException,
     UsageError,
 )
-from zkconsumer.group.offset_store import CommitResult, WriteBehind, ZooKeeperOffsetStore, largest_offset_op
+from zkconsumer.group.kafka_offset_store import KafkaOffsetStore
+from zkconsumer.group.offset_storage import KAFKA, OffsetsCommitFailedError, OffsetStorage, StorageCommit
+from zkconsumer.group.offset_store import WriteBehind, ZooKeeperOffsetStore, largest_offset_op
 from zkconsumer.group.ownership import claim_partitions, largest_claim_op, release_partitions
 from zkconsumer.group.snapshot import MalformedZnode, read_group_snapshot
 from zkconsumer.group.topic_count import TopicCount, TopicFilter, consumer_id_string
@@ -118,8 +124,6 @@ class ZookeeperConsumerConnector:
         """``fetch=False`` makes a member that owns partitions without fetching them: it registers, rebalances and
         claims as any member, and its streams stay empty; something else reads what it owns (the Spark source,
         :mod:`zkconsumer.spark.stream_source`, plans micro-batches over :attr:`topic_registry`)."""
-        if config.offsets_storage != "zookeeper":
-            raise InvalidConfigError("config offsets.storage=kafka is not supported by zkconsumer; use zookeeper")
         self.config = config
         self.fetch = fetch
         self.group = config.group_id
@@ -159,7 +163,12 @@ class ZookeeperConsumerConnector:
             retry_forever=True,
         )
         self.zk.add_listener(self._on_zookeeper_state)
-        self._offsets = ZooKeeperOffsetStore(self.zk, self.group, config.zookeeper_multi_max_bytes)
+        self._offsets = OffsetStorage(
+            ZooKeeperOffsetStore(self.zk, self.group, config.zookeeper_multi_max_bytes),
+            None if config.offsets_storage != KAFKA else KafkaOffsetStore(
+                self.zk, self.group, client_id=config.client_id, backoff_ms=config.offsets_channel_backoff_ms,
+                socket_timeout_ms=config.offsets_channel_socket_timeout_ms, stop=self._shutdown),
+            dual_commit=config.dual_commit_enabled)
         # Starting offsets found by the fetchers one by one, written together (and off the fetchers' threads).
         self._initial_offsets: WriteBehind[TopicPartition] = WriteBehind(
             self._write_initial_offsets, name=f"{self.consumer_id}-initial-offsets")
@@ -224,8 +233,9 @@ class ZookeeperConsumerConnector:
         self._join(topic_count, set(), wildcard=True)
         return streams
 
-    def commit_offsets(self, offsets: Mapping[TopicPartition, int] | None = None) -> CommitResult:
-        """Commit the consumed offset of every owned partition (or the given ones); only changed values are written."""
+    def commit_offsets(self, offsets: Mapping[TopicPartition, int] | None = None) -> StorageCommit:
+        """Commit the consumed offset of every owned partition (or the given ones); ZooKeeper gets changed values
+        only. Raises OffsetsCommitFailedError when Kafka did not take some, after ``offsets.commit.max.retries``."""
         return self._commit("explicit", offsets)
 
     def shutdown(self) -> None:
@@ -490,6 +500,7 @@ class ZookeeperConsumerConnector:
                 result = self._commit("rebalance", log_event=False)
                 fields["offsets"] = partition_list(result.written, offset=result.written)
                 fields["batches"] = result.batches
+                fields["store"] = result.primary.store
 
         # 3. Tell the application, which may commit its own offsets now.
         owned = self._owned()
@@ -521,10 +532,17 @@ class ZookeeperConsumerConnector:
 
         # 6. Where each assigned partition's consumption resumes.
         with self._step("fetch_offsets") as fields:
+            fields["storage"] = self._offsets.storage
             fetched = self._offsets.fetch(plan.assignment)
             self._report_malformed(tuple(fetched.malformed.values()))
+            for tp, problem in sorted(fetched.kafka_malformed.items()):
+                self._step_log.warning("offsets.malformed", store=KAFKA, topic=tp.topic, partition=tp.partition,
+                                       problem=problem)
             fields["offsets"] = partition_list(fetched.offsets, offset=fetched.offsets)
-            fields["skipped"] = partition_list(fetched.malformed)
+            fields["skipped"] = partition_list(set(plan.assignment) - set(fetched.offsets))
+            if fetched.zookeeper is not None and fetched.kafka is not None:  # dual commit: the larger of the two
+                fields["zookeeper_offsets"] = partition_list(fetched.zookeeper, offset=fetched.zookeeper)
+                fields["kafka_offsets"] = partition_list(fetched.kafka, offset=fetched.kafka)
         if self._shutdown.is_set():
             return AttemptOutcome(SHUTDOWN)
 
@@ -611,21 +629,32 @@ class ZookeeperConsumerConnector:
         return dict(self._owner_threads)
 
     def _commit(self, reason: str, offsets: Mapping[TopicPartition, int] | None = None,
-                log_event: bool = True) -> CommitResult:
+                log_event: bool = True) -> StorageCommit:
+        """``log_event=False``: the caller's event carries what the first store took (the other stores' still log)."""
+        retries = self.config.offsets_commit_max_retries if reason == "explicit" else 0
         with self._commit_lock:
             if offsets is None:
                 offsets = {TopicPartition(t, p): info.consumed_offset
                            for t, ps in self._topic_registry.items() for p, info in ps.items()}
-            result = self._offsets.commit(offsets)
-        if result.written and log_event:
-            self._log.info("offsets.committed", reason=reason, offsets=partition_list(result.written,
-                                                                                       offset=result.written),
-                           batches=result.batches)
-        if result.kept_higher:
-            self._log.warning("offsets.commit_skipped", reason=reason,
-                              offsets=partition_list(result.kept_higher, theirs=result.kept_higher))
-        self._report_malformed(tuple(result.malformed.values()))
+            result = self._offsets.commit(offsets, retries)
+        self._log_commit(reason, result, log_event)
+        primary = result.primary
+        if primary.failed and reason == "explicit":
+            raise OffsetsCommitFailedError(f"group {self.group}: {primary.error}", result)
         return result
+
+    def _log_commit(self, reason: str, result: StorageCommit, log_event: bool = True) -> None:
+        for write in result.writes:
+            if write.written and (log_event or write is not result.primary):
+                self._log.info("offsets.committed", reason=reason, store=write.store,
+                               offsets=partition_list(write.written, offset=write.written), batches=write.batches)
+            if write.kept_higher:
+                self._log.warning("offsets.commit_skipped", reason=reason, store=write.store,
+                                  offsets=partition_list(write.kept_higher, theirs=write.kept_higher))
+            if write.failed:
+                self._log.warning("offsets.commit_failed", reason=reason, store=write.store, error=write.error,
+                                  offsets=partition_list(write.failed, error=write.failed))
+        self._report_malformed(tuple(result.malformed.values()))
 
     def _auto_commit_loop(self) -> None:
         interval = self.config.auto_commit_interval_ms / 1000
@@ -650,10 +679,7 @@ class ZookeeperConsumerConnector:
         except Exception as exc:  # the next commit writes them (the consumed offset is the starting one)
             self._log.warning("offsets.commit_failed", reason="initial", error=_error_text(exc))
             return
-        if result.written:
-            self._log.info("offsets.committed", reason="initial", offsets=partition_list(result.written,
-                                                                                         offset=result.written),
-                           batches=result.batches)
+        self._log_commit("initial", result)
 
     # --- helpers ----------------------------------------------------------------------------------------
 
