@@ -371,8 +371,8 @@ def test_a_malformed_member_is_skipped_and_left_alone(zk, kafka_zk, bootstrap_se
 def test_invalid_configuration_names_the_key(kafka_zk):
     with pytest.raises(InvalidConfigError, match="auto.offset.reset"):
         create_connector({"zookeeper.connect": kafka_zk, "group.id": "g", "auto.offset.reset": "earliest"})
-    with pytest.raises(InvalidConfigError, match="offsets.storage"):
-        create_connector({"zookeeper.connect": kafka_zk, "group.id": "g", "offsets.storage": "kafka"})
+    with pytest.raises(InvalidConfigError, match="offsets.storage='redis': must be one of zookeeper, kafka"):
+        create_connector({"zookeeper.connect": kafka_zk, "group.id": "g", "offsets.storage": "redis"})
 
 
 def test_a_wildcard_consumer_that_matches_nothing_yet_picks_up_the_first_topic(zk, kafka_zk, bootstrap_servers,

@@ -146,9 +146,11 @@ def _describe(entry: Entry, lookup: _Lookup) -> str | None:
     if name == "consumer.shutdown_error":
         return f"{ALERT} shutdown error: {f.get('error', '?')}"
     if name == "offsets.committed":
-        return f"committed offsets ({f.get('reason', '?')}): {fmt_offsets(f.get('offsets')) or 'none'}"
+        where = " to Kafka" if f.get("store") == "kafka" else ""
+        return f"committed offsets{where} ({f.get('reason', '?')}): {fmt_offsets(f.get('offsets')) or 'none'}"
     if name == "offsets.commit_skipped":
-        return f"{ALERT} commit skipped ({f.get('reason', '?')}): a higher offset is in ZooKeeper"
+        store = "Kafka" if f.get("store") == "kafka" else "ZooKeeper"
+        return f"{ALERT} commit skipped ({f.get('reason', '?')}): a higher offset is in {store}"
     if name == "offsets.commit_failed":
         return f"{ALERT} commit failed ({f.get('reason', '?')}): {f.get('error', '?')}"
     if name == "znode.malformed":
