@@ -8,6 +8,7 @@ the log end by a batch (:mod:`zkconsumer.kafka.log_end_offsets` reads forward to
 
 from __future__ import annotations
 
+import os
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from zkconsumer.kafka.metadata import broker_answers
 
 KAFKA_BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP"
 KAFKA_IMAGE = "confluentinc/cp-kafka:7.7.1"
+KAFKA_IMAGE_ENV = "ZKCONSUMER_KAFKA_IMAGE"  # another image for the Docker path
 
 
 def tansu_binary() -> str:
@@ -69,5 +71,10 @@ def _check_external(bootstrap: str) -> None:
 def provide_broker(workdir: Path) -> AbstractContextManager[str]:
     """A bootstrap address: ``KAFKA_BOOTSTRAP``, else a Kafka container, else a local Tansu."""
     return provide(
-        KAFKA_BOOTSTRAP_ENV, _check_external, lambda: docker.kafka_container(KAFKA_IMAGE), lambda: LocalTansu(workdir)
+        "kafka", KAFKA_BOOTSTRAP_ENV, _check_external, lambda: docker.kafka_container(kafka_image()),
+        lambda: LocalTansu(workdir),
     )
+
+
+def kafka_image() -> str:
+    return os.environ.get(KAFKA_IMAGE_ENV, "").strip() or KAFKA_IMAGE

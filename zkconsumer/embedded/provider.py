@@ -13,6 +13,7 @@ from zkconsumer.embedded.process import LocalServer
 
 @contextlib.contextmanager
 def provide(
+    server: str,
     env_var: str,
     check_external: Callable[[str], None],
     container: Callable[[], AbstractContextManager[str]],
@@ -23,9 +24,9 @@ def provide(
     if external:
         check_external(external)
         yield external
-    elif docker.available():
+    elif docker.available(server):
         with container() as address:
             yield address
     else:
-        with local_server() as server:
-            yield server.address
+        with local_server() as process:
+            yield process.address

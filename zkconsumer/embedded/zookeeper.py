@@ -1,5 +1,7 @@
 """A real ZooKeeper: the ensemble in ``ZK_CONNECT``, a Docker container, or a local server process.
 
+The container runs ``zookeeper:3.8`` unless ``ZKCONSUMER_ZOOKEEPER_IMAGE`` names another image.
+
 The local server is run from an installed distribution: the Debian package ``zookeeper``
 (``/usr/share/java/zookeeper.jar``, whose manifest carries its class path) or a tarball named by
 ``ZOOKEEPER_HOME``. It gets a free loopback port and its own data directory, and is ready when it
@@ -23,6 +25,9 @@ from zkconsumer.zk.client import zookeeper
 
 ZK_CONNECT_ENV = "ZK_CONNECT"
 ZOOKEEPER_IMAGE = "zookeeper:3.8"
+#: another image for the Docker path, such as the project's own ``zkconsumer/zookeeper:3.8-debian``
+#: (built by scripts/containers.sh where the official image cannot be pulled)
+ZOOKEEPER_IMAGE_ENV = "ZKCONSUMER_ZOOKEEPER_IMAGE"
 DEBIAN_JAR = Path("/usr/share/java/zookeeper.jar")
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 
@@ -124,9 +129,13 @@ def _check_external(connect: str) -> None:
         pass
 
 
+def zookeeper_image() -> str:
+    return os.environ.get(ZOOKEEPER_IMAGE_ENV, "").strip() or ZOOKEEPER_IMAGE
+
+
 def provide_zookeeper(workdir: Path) -> AbstractContextManager[str]:
     """A ZooKeeper connect string: ``ZK_CONNECT``, else a Docker container, else a local server."""
     return provide(
-        ZK_CONNECT_ENV, _check_external, lambda: docker.zookeeper_container(ZOOKEEPER_IMAGE),
+        "zookeeper", ZK_CONNECT_ENV, _check_external, lambda: docker.zookeeper_container(zookeeper_image()),
         lambda: LocalZooKeeper(workdir),
     )
