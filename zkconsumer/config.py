@@ -14,6 +14,10 @@ zkconsumer's own keys, off by default so that a default zkconsumer behaves as th
   connection on a request above its ``jute.maxbuffer``, 1 MiB by default; the default leaves half of that as
   margin). ``0`` writes one znode per request, as Kafka did. A value too small for one write fails when the connector
   is constructed, naming the key.
+* ``metrics.http.port`` (unset: off): serve the consumer's metrics, under the legacy MBeans' names, for Prometheus
+  at ``http://<metrics.http.host>:<port>/metrics`` (``0`` picks a free port); ``metrics.http.host`` (``0.0.0.0``)
+  is the address to listen on. A port that cannot be listened on fails at construction, naming the key
+  (``docs/metrics.md``).
 * ``key.decoder`` / ``value.decoder``: callables ``bytes | None -> object`` (default: the bytes unchanged).
 """
 
@@ -49,6 +53,7 @@ class ConfigKey:
     default: Any = None  # a value, or a callable of the parsed values so far (derived defaults)
     choices: tuple[str, ...] = ()
     minimum: int | None = None
+    maximum: int | None = None
     required: bool = False
 
     @property
@@ -91,6 +96,8 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("offsets.channel.backoff.ms", int, 1000, minimum=0),
     ConfigKey("offsets.channel.socket.timeout.ms", int, 10000, minimum=1),
     ConfigKey("offsets.commit.max.retries", int, 5, minimum=0),
+    ConfigKey("metrics.http.port", int, None, minimum=0, maximum=65535),
+    ConfigKey("metrics.http.host", str, "0.0.0.0"),
     ConfigKey("key.decoder", "callable", identity_decoder),
     ConfigKey("value.decoder", "callable", identity_decoder),
 )
@@ -124,6 +131,8 @@ def _parse(key: ConfigKey, raw: Any) -> Any:
             raise bad("expected a whole number")
         if key.minimum is not None and value < key.minimum:
             raise bad(f"must be at least {key.minimum}")
+        if key.maximum is not None and value > key.maximum:
+            raise bad(f"must be at most {key.maximum}")
         return value
     if not isinstance(raw, str):
         raise bad("expected a string")
@@ -169,6 +178,8 @@ class ConsumerConfig:
     offsets_channel_backoff_ms: int
     offsets_channel_socket_timeout_ms: int
     offsets_commit_max_retries: int
+    metrics_http_port: int | None
+    metrics_http_host: str
     key_decoder: Callable[[bytes | None], Any]
     value_decoder: Callable[[bytes | None], Any]
 
@@ -200,6 +211,8 @@ class ConsumerConfig:
             )
         if not values["zookeeper_connect"]:
             raise InvalidConfigError("config zookeeper.connect must not be empty")
+        if not values["metrics_http_host"]:
+            raise InvalidConfigError("config metrics.http.host must not be empty (0.0.0.0 listens on every address)")
         object.__setattr__(self, "_values", values)
 
     def __getattr__(self, attr: str) -> Any:

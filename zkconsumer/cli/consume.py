@@ -6,6 +6,9 @@ operators can watch it with the group tools. As in Kafka, without ``--group`` it
 for partitions the group has not committed yet (a named group resumes from its offsets, and we say so).
 Ctrl-C (or ``--max-messages``, or ``--timeout-ms`` without a message) leaves the group cleanly with the
 consumed offsets committed, and prints how many messages were processed, as Kafka's tool did.
+
+``--metrics-port`` serves the consumer's metrics for Prometheus while it runs (the ``metrics.http.port`` property;
+``docs/metrics.md``); the address is printed on stderr when it starts, which matters with ``--metrics-port 0``.
 """
 
 from __future__ import annotations
@@ -54,6 +57,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      "value alone, as text)")
     output.add_argument("--format", choices=("text", "json"), default=None,
                         help="the older spelling, kept as an alias: --format json is --json, text the default")
+    parser.add_argument("--metrics-port", type=int, metavar="PORT",
+                        help="serve Prometheus metrics on http://0.0.0.0:PORT/metrics (0: any free port; the "
+                        "metrics.http.port property)")
     parser.add_argument("--property", action="append", default=[], metavar="KEY=VALUE",
                         help="a consumer config property (repeatable), as in consumer.properties")
     parser.set_defaults(handler=run)
@@ -70,6 +76,8 @@ def _properties(args: argparse.Namespace) -> dict[str, Any]:
     props["group.id"] = args.group or f"console-consumer-{random.randint(0, 99999)}"
     if args.from_beginning:
         props["auto.offset.reset"] = "smallest"
+    if args.metrics_port is not None:
+        props["metrics.http.port"] = args.metrics_port
     props["consumer.timeout.ms"] = _POLL_MS
     return props
 
@@ -117,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
     if args.topic:
         _require_topic(config, parse_topic_streams(args.topic)[0])
     connector = ZookeeperConsumerConnector(config)
+    if connector.metrics_endpoint is not None:
+        print(f"metrics: {connector.metrics_endpoint.url}", file=sys.stderr, flush=True)
     # Ctrl-C and SIGTERM end the loop between two messages, never halfway through printing one (a message the
     # stream handed out is committed, so it must also have been printed and counted).
     stop = threading.Event()

@@ -43,6 +43,15 @@ from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.consumer.consumer_fetcher_manager import ConsumerFetcherManager
 from zkconsumer.consumer.kafka_stream import KafkaStream
+from zkconsumer.consumer.metrics import (
+    ConnectorMeters,
+    MeteredChunkQueue,
+    MetricsEndpoint,
+    MetricsSnapshot,
+    OwnedPartition,
+    QueueSize,
+    read_log_ends,
+)
 from zkconsumer.consumer.partition_topic_info import ChunkQueue, PartitionTopicInfo
 from zkconsumer.consumer.rebalance_listener import ConsumerRebalanceListener
 from zkconsumer.consumer.rebalance_plan import NotRegisteredError, plan_rebalance
@@ -156,12 +165,24 @@ class ZookeeperConsumerConnector:
         self._step_log = self._log
         for largest in (largest_claim_op(self.group, self.consumer_id), largest_offset_op(self.group)):
             check_budget(config.zookeeper_multi_max_bytes, largest, chroot_of(config.zookeeper_connect))
-        self.zk = open_client(
-            config.zookeeper_connect,
-            timeout=config.zookeeper_connection_timeout_ms / 1000,
-            session_timeout=config.zookeeper_session_timeout_ms / 1000,
-            retry_forever=True,
-        )
+        # Prometheus metrics (metrics.http.port): served from here on, so a port in use fails the construction.
+        self._meters: ConnectorMeters | None = None
+        self.metrics_endpoint: MetricsEndpoint | None = None
+        if config.metrics_http_port is not None:
+            self._meters = ConnectorMeters()
+            self.metrics_endpoint = MetricsEndpoint(self._metrics_snapshot, config.metrics_http_host,
+                                                    config.metrics_http_port)
+        try:
+            self.zk = open_client(
+                config.zookeeper_connect,
+                timeout=config.zookeeper_connection_timeout_ms / 1000,
+                session_timeout=config.zookeeper_session_timeout_ms / 1000,
+                retry_forever=True,
+            )
+        except BaseException:
+            if self.metrics_endpoint is not None:
+                self.metrics_endpoint.close()
+            raise
         self.zk.add_listener(self._on_zookeeper_state)
         self._offsets = OffsetStorage(
             ZooKeeperOffsetStore(self.zk, self.group, config.zookeeper_multi_max_bytes),
@@ -179,7 +200,8 @@ class ZookeeperConsumerConnector:
             self._auto_commit = threading.Thread(target=self._auto_commit_loop, daemon=True,
                                                  name=f"kafka-consumer-scheduler-{self.consumer_id}")
             self._auto_commit.start()
-        self._log.info("consumer.connected", zookeeper=config.zookeeper_connect, session_id=self._session_hex())
+        self._log.info("consumer.connected", zookeeper=config.zookeeper_connect, session_id=self._session_hex(),
+                       metrics=self.metrics_endpoint.url if self.metrics_endpoint is not None else None)
 
     # --- public API -------------------------------------------------------------------------------------
 
@@ -212,7 +234,7 @@ class ZookeeperConsumerConnector:
         for topic, count in topic_count.topic_streams:
             for n in range(count):
                 thread = thread_id(self.consumer_id, n)
-                queue = ChunkQueue(self.config.queued_max_message_chunks, f"{topic}/{thread}")
+                queue = self._chunk_queue(f"{topic}/{thread}")
                 self._queues[(topic, thread)] = queue
                 result.setdefault(topic, []).append(self._new_stream(queue, key_decoder, value_decoder))
         self._join(topic_count, {t for t, _ in topic_count.topic_streams})
@@ -227,7 +249,7 @@ class ZookeeperConsumerConnector:
         streams = []
         for n in range(num_streams):
             thread = thread_id(self.consumer_id, n)
-            queue = ChunkQueue(self.config.queued_max_message_chunks, thread)
+            queue = self._chunk_queue(thread)
             self._thread_queues[thread] = queue
             streams.append(self._new_stream(queue, key_decoder, value_decoder))
         self._join(topic_count, set(), wildcard=True)
@@ -267,6 +289,8 @@ class ZookeeperConsumerConnector:
             close_client(self.zk)
             if locked:
                 self._rebalance_lock.release()
+            if self.metrics_endpoint is not None:
+                self.metrics_endpoint.close()
         self._log.info("consumer.shutdown", duration_ms=_ms(started))
 
     def __enter__(self) -> ZookeeperConsumerConnector:
@@ -448,6 +472,8 @@ class ZookeeperConsumerConnector:
                     self._consecutive_failures = 0
                     log.info("rebalance.completed", attempts=attempt, duration_ms=_ms(started),
                              owned=partition_list(self._owned(), thread=self._owned()))
+                    if self._meters is not None:
+                        self._meters.rebalanced(time.monotonic() - started)
                     return
                 self._close_fetchers_for_queues()
                 backoff = self.config.rebalance_backoff_ms + random.randint(0, self.config.rebalance_backoff_jitter_ms)
@@ -458,6 +484,8 @@ class ZookeeperConsumerConnector:
             self._consecutive_failures += 1
             log.error("rebalance.failed", attempts=retries, background=background, duration_ms=_ms(started),
                       failures_in_a_row=self._consecutive_failures)
+            if self._meters is not None:
+                self._meters.rebalanced(time.monotonic() - started, failed=True)
             raise ConsumerRebalanceFailedException(f"{self.consumer_id} can't rebalance after {retries} retries")
 
     def _rebalance(self) -> AttemptOutcome:
@@ -645,6 +673,8 @@ class ZookeeperConsumerConnector:
 
     def _log_commit(self, reason: str, result: StorageCommit, log_event: bool = True) -> None:
         for write in result.writes:
+            if self._meters is not None and write.written:
+                self._meters.committed(write.store, len(write.written))
             if write.written and (log_event or write is not result.primary):
                 self._log.info("offsets.committed", reason=reason, store=write.store,
                                offsets=partition_list(write.written, offset=write.written), batches=write.batches)
@@ -682,6 +712,26 @@ class ZookeeperConsumerConnector:
         self._log_commit("initial", result)
 
     # --- helpers ----------------------------------------------------------------------------------------
+
+    def _chunk_queue(self, name: str) -> ChunkQueue:
+        if self._meters is None:
+            return ChunkQueue(self.config.queued_max_message_chunks, name)
+        return MeteredChunkQueue(self.config.queued_max_message_chunks, name, self._meters)
+
+    def _metrics_snapshot(self) -> MetricsSnapshot:
+        """What a Prometheus scrape shows (:mod:`zkconsumer.consumer.metrics`), read on the scraping thread."""
+        assert self._meters is not None
+        with self._commit_lock:
+            registry = [info for ps in self._topic_registry.values() for info in ps.values()]
+            threads = dict(self._owner_threads)
+        owned = tuple(OwnedPartition(info.topic, info.partition, threads.get(tp, ""), info.consumed_offset,
+                                     info.fetched_offset)
+                      for info, tp in ((info, TopicPartition(info.topic, info.partition)) for info in registry))
+        queues = [QueueSize(topic, thread, queue.qsize()) for (topic, thread), queue in list(self._queues.items())]
+        queues += [QueueSize(topic, thread, queue.qsize()) for thread, queue in list(self._thread_queues.items())
+                   for topic in sorted(self._wildcard_topics)]
+        log_ends = read_log_ends(self.zk, [TopicPartition(o.topic, o.partition) for o in owned]) if owned else {}
+        return MetricsSnapshot(self.config.client_id, self.group, owned, tuple(queues), self._meters.read(), log_ends)
 
     def _queue_for(self, topic: str, thread: str) -> ChunkQueue:
         return self._queues.get((topic, thread)) or self._thread_queues[thread]
