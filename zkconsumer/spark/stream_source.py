@@ -1,11 +1,531 @@
-"""``spark.readStream.format("zkconsumer")``: placeholder until the streaming source lands (issue 14)."""
+"""``spark.readStream.format("zkconsumer")``: a Structured Streaming source that is a member of a legacy ZooKeeper
+consumer group.
+
+Spark's own ZooKeeper-era integration (``KafkaUtils.createStream``) went with Spark 3.0, and with it the group: lag
+tools stopped seeing Spark jobs, and a fleet of legacy consumers could not hand partitions over to one. This source
+gives both back. Options: :mod:`zkconsumer.spark.options`. Rows: the layout of Spark's Kafka source (``key``,
+``value``, ``topic``, ``partition``, ``offset``, ``timestamp``, ``timestampType``), so downstream code moves over
+unchanged.
+
+**Where things run.** PySpark runs a Python stream source in pieces (``../shared/spec/pyspark-datasource.md`` §3):
+
+* ``schema()`` runs when the DataFrame is defined (``load()``): the options are parsed and ZooKeeper asked there, so
+  a bad option, an unreachable ensemble or a missing topic fails ``load()`` on the driver with one line naming the
+  cause (the last line of Spark's ``AnalysisException``).
+* ``initialOffset``, ``latestOffset``, ``partitions``, ``commit`` and ``stop`` run in one long-lived Python process
+  Spark starts on the driver for the query: :class:`StreamPlanner` lives there, created at the first of these
+  calls. With ``membership=member`` it is a member of the group: a
+  :class:`~zkconsumer.consumer.zookeeper_consumer_connector.ZookeeperConsumerConnector` made with ``fetch=False``,
+  registered in ``/consumers/<group>/ids`` exactly like a legacy member, rebalancing on the same triggers with the
+  same assignor, claiming owner znodes; it owns partitions and fetches nothing. Burrow, kafka-manager and
+  ``groups describe`` see one more member.
+* ``read()`` runs on the executors, from a pickled copy of the reader that never saw the planner: each task reads
+  one offset range (:mod:`zkconsumer.spark.partition_reader`).
+
+The stream reader's constructor never fails (Spark 4.2's runner would hide the error behind its own
+``UnboundLocalError``): an error is raised by the first call that needs the planner.
+
+**A micro-batch.** ``latestOffset`` reads what the member owns at that moment (with ``membership=none``: every
+partition of the subscription), finds the true end of each partition's log (read forward,
+:mod:`zkconsumer.kafka.log_end_offsets`: the embedded broker's high watermark is wrong), and plans the batch's end:
+each owned partition up to its log end, ``maxOffsetsPerTrigger`` shared out in proportion. Partitions it does not
+own keep their position. A partition seen for the first time starts at the group's committed offset, else at
+``auto.offset.reset`` (``startingOffsets`` applies to the partitions owned when a new query starts). A partition
+regained after a rebalance starts at the group's committed offset when that is ahead of the source's position: the
+legacy member that had it consumed that far (:mod:`zkconsumer.spark.offsets` has the reasoning). ``partitions``
+turns the batch into one task per partition range, large ranges split.
+
+**Offsets in ZooKeeper, and lag.** Spark calls ``commit(end)`` one batch late: right after it has written the *next*
+batch's offsets, so the end of the last batch reaches ``commit`` only once another batch is planned, never while
+the stream is idle, and not when the query stops. Committing there alone would leave the group's lag (as Burrow and
+``groups describe`` compute it) one whole batch too high, for as long as no new data comes. So the source also
+commits at planning: Spark 4.2 passes ``latestOffset`` the end of the previous batch as ``start``, and it does so
+only once that batch has been processed and recorded in the checkpoint's commit log (micro-batches run one after
+another). The group's offsets therefore trail the sink by at most the batch in flight plus one trigger interval;
+an idle query's lag drops to zero at its next trigger. ``commit(end)`` still commits (a no-op when planning already
+did). Both commit only partitions the source owns at that moment (another owner commits the rest), and only
+forward: never at or below what the group holds (a regained partition's stale position, a higher offset another
+member wrote). The ZooKeeper offsets are at least once (a batch in flight when its partition moves is read again by
+the new owner); the sink's exactly-once comes from Spark's checkpoint and the deterministic replay of ranges. On
+PySpark 4.0/4.1 ``latestOffset`` gets no ``start``: the source then commits in ``commit`` only, one batch late.
+
+When the query stops, ``stop`` leaves the group: the member's ephemeral znodes go with its session and the others
+rebalance. Nothing is committed then (whether the last batch reached the sink is not known there); a restarted query
+resumes from its checkpoint anyway.
+
+**Bad input.** A missing or invalid option: ``load()`` fails naming it. ``topics`` naming a topic that does not exist
+in ``/brokers/topics``: an error (at ``load()`` and when the query starts); with ``whitelist``/``blacklist`` the
+source waits for a matching topic (``spark.waiting_for_topics``). ZooKeeper unreachable: ``load()``, or the query's
+start, fails with one line. A malformed offset znode: the partition is skipped and ``znode.malformed`` reported, as
+the connector does (a member never owns such a partition; with ``membership=none`` the source skips it). While the
+ZooKeeper connection is down in mid-run, no batch is planned and nothing committed (``spark.zookeeper_unavailable``);
+planning resumes with the connection.
+
+Events (logger ``zkconsumer.spark``, in the driver's Python worker; the member's own ``consumer.*`` and
+``rebalance.*`` events too, see ``docs/events.md``). Partitions are lists of ``{"topic", "partition"}`` objects:
+
+* ``spark.source_started``: ``group``, ``membership``, ``consumer_id`` (``none`` without membership),
+  ``subscription``, ``bootstrap``, ``starting``, ``max_offsets_per_trigger``, ``duration_ms``.
+* ``spark.initial_offset``: ``starting``, ``offsets`` (with ``offset``).
+* ``spark.batch_planned``: ``ranges`` (with ``from``, ``to``), ``offsets`` (planned), ``available`` (waiting in the
+  partitions read), ``limited``, ``owned`` (how many partitions), ``duration_ms``.
+* ``spark.partition_resumed``: ``partitions`` (with ``position``, ``committed``): regained partitions that start at
+  the group's committed offset.
+* ``spark.log_behind`` (warning): ``partitions`` (with ``position``, ``log_end``): logs that end before the source's
+  position (a topic recreated); nothing is read there and the position is kept.
+* ``spark.log_end_unknown`` (warning): ``partitions`` (with ``reason``): not read in this batch.
+* ``spark.waiting_for_topics`` (warning): ``subscription``: no topic matches the filter yet (once until one does).
+* ``spark.partitions_planned``: ``tasks``, ``offsets``.
+* ``spark.offsets_committed``: ``reason`` (``processed``: at planning, the previous batch being done; ``commit``:
+  Spark's commit), ``offsets`` (with ``offset``), ``not_owned`` (positions left to their owner).
+* ``spark.commit_skipped`` (warning): ``offsets`` (with ``theirs``): the group holds a higher offset someone wrote.
+* ``spark.zookeeper_unavailable`` (warning): ``action`` (``plan`` or ``commit``): skipped while disconnected.
+* ``znode.malformed`` (warning): ``path``, ``problem``.
+* ``spark.source_stopped``: ``duration_ms`` (how long the source ran).
+* ``spark.range_read`` (executors): see :mod:`zkconsumer.spark.partition_reader`.
+"""
 
 from __future__ import annotations
 
-from pyspark.sql.datasource import DataSource
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaException
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from kazoo.client import KazooClient
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+
+from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
+from zkconsumer.errors import ServerUnavailableError, UsageError
+from zkconsumer.group.offset_store import ZooKeeperOffsetStore
+from zkconsumer.group.snapshot import MalformedZnode, read_partitions
+from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
+from zkconsumer.kafka.log_end_offsets import fetch_log_end_offsets
+from zkconsumer.log import configure_logging, get_logger
+from zkconsumer.spark.offsets import (
+    DEFAULT_MAX_RANGE,
+    SourceOffset,
+    batch_ranges,
+    plan_batch,
+    plan_commit,
+    split_ranges,
+)
+from zkconsumer.spark.options import (
+    EARLIEST,
+    EARLIEST_OFFSET,
+    GROUP,
+    LATEST,
+    LATEST_OFFSET,
+    MEMBER,
+    SPECIFIC,
+    SourceOptions,
+    StartingOffsets,
+    parse_options,
+)
+from zkconsumer.spark.partition_reader import READER_GROUP, SCHEMA_DDL, RangeTask, ReadSettings, read_range
+from zkconsumer.types import TopicPartition
+from zkconsumer.zk import paths
+from zkconsumer.zk.client import close_client, open_client, zookeeper
+from zkconsumer.zk.cluster import read_brokers
+from zkconsumer.zk.reads import children
+
+#: how long the planner waits for the brokers' answers (log ends, earliest offsets)
+BROKER_TIMEOUT_S = 10.0
+
+_log = get_logger("zkconsumer.spark")
+
+
+class UnknownTopicError(UsageError):
+    """A topic named in ``topics`` does not exist."""
 
 
 class ZkConsumerDataSource(DataSource):
+    """The ``zkconsumer`` format: a streaming source only."""
+
     @classmethod
     def name(cls) -> str:
         return "zkconsumer"
+
+    def schema(self) -> str:
+        options = parse_options(self.options)
+        check_source(options)
+        return SCHEMA_DDL
+
+    def streamReader(self, schema: Any) -> ZkConsumerStreamReader:  # noqa: N802 - PySpark's name
+        return ZkConsumerStreamReader(dict(self.options))
+
+
+class RangePartition(InputPartition):
+    """One Spark task: a range of one partition, and where to read it."""
+
+    def __init__(self, task: RangeTask) -> None:
+        super().__init__(task)
+        self.task = task
+
+    def __repr__(self) -> str:
+        r = self.task.range
+        return f"RangePartition({r.topic}-{r.partition} [{r.begin}, {r.end}))"
+
+
+class ZkConsumerStreamReader(DataSourceStreamReader):
+    """Spark's handle on the source. The driver's copy delegates to a :class:`StreamPlanner` made on first use;
+    the executors' copies only ``read``."""
+
+    def __init__(self, options: Mapping[str, str]) -> None:
+        self._raw = dict(options)
+        self._planner: StreamPlanner | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"_raw": self._raw, "_planner": None}  # the member stays on the driver
+
+    def _driver(self) -> StreamPlanner:
+        if self._planner is None:
+            configure_logging()  # Spark's worker process is ours: show the events (ZKCONSUMER_LOG_* apply)
+            self._planner = StreamPlanner(parse_options(self._raw))
+        return self._planner
+
+    def initialOffset(self) -> dict:  # noqa: N802 - PySpark's names, here and below
+        return self._driver().initial_offset()
+
+    def getDefaultReadLimit(self) -> Any:  # noqa: N802
+        from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows  # PySpark 4.2+
+
+        limit = parse_options(self._raw).max_offsets_per_trigger
+        return ReadAllAvailable() if limit is None else ReadMaxRows(limit)
+
+    def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:  # noqa: N802
+        return self._driver().latest_offset(start, limit)
+
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        return self._driver().partitions(start, end)
+
+    def commit(self, end: dict) -> None:
+        self._driver().commit(end)
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        configure_logging()
+        assert isinstance(partition, RangePartition)
+        return read_range(partition.task)
+
+    def stop(self) -> None:
+        if self._planner is not None:
+            self._planner.stop()
+
+
+def check_source(options: SourceOptions) -> None:
+    """What ``load()`` checks beyond the options: ZooKeeper answers, and every topic of ``topics`` exists."""
+    config = options.consumer_config()
+    with zookeeper(options.zookeeper_connect, timeout=config.zookeeper_connection_timeout_ms / 1000, quiet=True) as zk:
+        check_topics(zk, options)
+
+
+def check_topics(zk: KazooClient, options: SourceOptions) -> None:
+    existing = set(children(zk, paths.BROKER_TOPICS_PATH))
+    for topic in options.subscription.topics:
+        if topic not in existing:
+            raise UnknownTopicError(
+                f"option topics: topic {topic!r} does not exist (no {paths.topic_path(topic)} in ZooKeeper at "
+                f"{options.zookeeper_connect}); create it, or subscribe with whitelist to wait for it"
+            )
+
+
+class StreamPlanner:
+    """The driver's side of the source, in Spark's long-lived Python process for it: the group member (or a plain
+    ZooKeeper session), the planning of micro-batches, and the commits."""
+
+    def __init__(self, options: SourceOptions) -> None:
+        started = time.monotonic()
+        self.options = options
+        self.config = options.consumer_config()
+        self._connector: ZookeeperConsumerConnector | None = None
+        self.consumer_id: str | None = None
+        if options.membership == MEMBER:
+            self._connector = ZookeeperConsumerConnector(self.config, fetch=False)
+            self.zk = self._connector.zk
+            self.consumer_id = self._connector.consumer_id
+        else:
+            self.zk = open_client(options.zookeeper_connect, timeout=self.config.zookeeper_connection_timeout_ms / 1000,
+                                  session_timeout=self.config.zookeeper_session_timeout_ms / 1000, retry_forever=True)
+        self._log = _log.bind(group=options.group_id, consumer_id=self.consumer_id or "none")
+        self._bootstrap = ""
+        try:
+            check_topics(self.zk, options)
+            self._bootstrap = self._resolve_bootstrap(required=True)
+            if self._connector is not None:
+                self._join(self._connector)
+        except BaseException:
+            self._close()
+            raise
+        self._offsets = ZooKeeperOffsetStore(self.zk, options.group_id, self.config.zookeeper_multi_max_bytes)
+        self._owned_last: frozenset[TopicPartition] | None = None  # at the last planning; None before the first
+        self._last_end: SourceOffset | None = None  # for PySpark 4.0/4.1, which give latestOffset no start
+        self._reported_paths: set[str] = set()
+        self._warned: dict[str, object] = {}
+        self._started = started
+        self._log.info("spark.source_started", membership=options.membership,
+                       subscription=options.subscription.describe(),
+                       bootstrap=options.bootstrap_servers or f"registered: {self._bootstrap}",
+                       starting=options.starting.kind, max_offsets_per_trigger=options.max_offsets_per_trigger,
+                       duration_ms=_ms(started))
+
+    def _join(self, connector: ZookeeperConsumerConnector) -> None:
+        subscription = self.options.subscription
+        if subscription.filter is None:
+            connector.create_message_streams({t: self.options.streams for t in subscription.topics})
+        else:
+            connector.create_message_streams_by_filter(subscription.filter, self.options.streams)
+
+    # --- Spark's calls ---------------------------------------------------------------------------------
+
+    def initial_offset(self) -> dict:
+        owned = self.owned()
+        positions = self._first_positions(owned, self.options.starting)
+        offset = SourceOffset(dict(sorted(positions.items())))
+        self._last_end = offset
+        self._log.info("spark.initial_offset", starting=self.options.starting.kind,
+                       offsets=_partitions(positions, offset=positions))
+        return offset.to_json()
+
+    def latest_offset(self, start_json: dict | None, limit: Any) -> dict:
+        started = time.monotonic()
+        # PySpark 4.0/4.1 give no start: the source's own last end stands in for it
+        start = SourceOffset.from_json(start_json) if start_json is not None else self._last_end or SourceOffset()
+        unchanged = start_json if start_json is not None else start.to_json()
+        if not self.zk.connected:
+            self._warn_once("zk", True, "spark.zookeeper_unavailable", action="plan")
+            return unchanged
+        self._warned.pop("zk", None)
+        if start_json is not None:
+            self._commit(start.positions, "processed")  # Spark passes a start only once the batch ending there is done
+
+        owned = self.owned()
+        gained = owned - (self._owned_last or frozenset())
+        self._owned_last = owned
+        if not owned:
+            self._note_no_topics()
+            return unchanged
+        ends = self._log_ends(owned)
+        new = sorted(tp for tp in owned if tp in ends and tp not in start.positions)
+        first = self._first_positions(new, StartingOffsets(GROUP), ends)
+        regained = sorted(tp for tp in gained if tp in ends and tp in start.positions)
+        committed = self._committed(regained)
+        readable = {tp: end for tp, end in ends.items() if tp in start.positions or tp in first}
+        plan = plan_batch(start, readable, first, committed, self._max_offsets(limit))
+        if plan.behind:
+            self._log.warning("spark.log_behind", partitions=_partitions(
+                plan.behind, position={tp: p for tp, (p, _) in plan.behind.items()},
+                log_end={tp: e for tp, (_, e) in plan.behind.items()}))
+        if plan.end.same_positions(start):
+            return unchanged
+        self._last_end = plan.end
+        if plan.resumed:
+            self._log.info("spark.partition_resumed", partitions=_partitions(
+                plan.resumed, position={tp: p for tp, (p, _) in plan.resumed.items()},
+                committed={tp: c for tp, (_, c) in plan.resumed.items()}))
+        ranges = batch_ranges(start, plan.end)
+        self._log.info("spark.batch_planned", ranges=[_range(r) for r in ranges], offsets=plan.planned,
+                       available=plan.available, limited=plan.limited, owned=len(owned), duration_ms=_ms(started))
+        return plan.end.to_json()
+
+    def partitions(self, start_json: dict, end_json: dict) -> list[InputPartition]:
+        start, end = SourceOffset.from_json(start_json), SourceOffset.from_json(end_json)
+        if dict(start.positions) == dict(end.positions):
+            return []  # Spark asks for (x, x) when it restarts from x
+        pieces = split_ranges(batch_ranges(start, end), DEFAULT_MAX_RANGE, self.options.min_partitions)
+        bootstrap = self._resolve_bootstrap(required=False)
+        settings = ReadSettings(bootstrap, self.config.client_id, self.config.fetch_message_max_bytes,
+                                self.config.socket_timeout_ms, self.config.socket_receive_buffer_bytes)
+        self._log.info("spark.partitions_planned", tasks=len(pieces), offsets=sum(p.size for p in pieces))
+        return [RangePartition(RangeTask(piece, settings)) for piece in pieces]
+
+    def commit(self, end_json: dict) -> None:
+        if not self.zk.connected:
+            self._log.warning("spark.zookeeper_unavailable", action="commit")
+            return
+        self._commit(SourceOffset.from_json(end_json).positions, "commit")
+
+    def stop(self) -> None:
+        self._close()
+        self._log.info("spark.source_stopped", duration_ms=_ms(self._started))
+
+    # --- ownership, offsets, log ends ------------------------------------------------------------------
+
+    def owned(self) -> frozenset[TopicPartition]:
+        """A member's partitions at this moment; without membership, every partition of the subscription."""
+        if self._connector is not None:
+            return frozenset(TopicPartition(t, p) for t, ps in self._connector.topic_registry.items() for p in ps)
+        partitions, malformed = read_partitions(self.zk, self._subscribed_topics())
+        self._report(malformed)
+        return frozenset(TopicPartition(t, p) for t, ps in partitions.items() for p in ps)
+
+    def _subscribed_topics(self) -> list[str]:
+        subscription = self.options.subscription
+        if subscription.filter is None:
+            return list(subscription.topics)
+        exclude = self.config.exclude_internal_topics
+        return [t for t in children(self.zk, paths.BROKER_TOPICS_PATH) if subscription.allows(t, exclude)]
+
+    def _note_no_topics(self) -> None:
+        if self.options.subscription.filter is None:
+            return
+        matching = bool(self._subscribed_topics())
+        self._warn_once("topics", not matching, "spark.waiting_for_topics",
+                        subscription=self.options.subscription.describe())
+
+    def _first_positions(self, partitions: Iterable[TopicPartition], starting: StartingOffsets,
+                         ends: Mapping[TopicPartition, int] | None = None) -> dict[TopicPartition, int]:
+        """Where partitions without a position begin: ``startingOffsets``, or the group's offset, or the reset."""
+        wanted = sorted(partitions)
+        if not wanted:
+            return {}
+        if ends is None:
+            ends = self._log_ends(wanted)
+        wanted = [tp for tp in wanted if tp in ends]
+        fetched = self._offsets.fetch(wanted)
+        self._report(tuple(fetched.malformed.values()))
+        reset = EARLIEST if self.options.auto_offset_reset == "smallest" else LATEST
+        choices: dict[TopicPartition, int | str] = {}
+        for tp in wanted:
+            if tp in fetched.malformed:
+                continue
+            given = starting.positions.get(tp) if starting.kind == SPECIFIC else None
+            if given is not None:
+                choices[tp] = EARLIEST if given == EARLIEST_OFFSET else LATEST if given == LATEST_OFFSET else given
+            elif starting.kind in (EARLIEST, LATEST):
+                choices[tp] = starting.kind
+            else:
+                theirs = fetched.offsets.get(tp, -1)
+                choices[tp] = theirs if 0 <= theirs <= ends[tp] else reset
+        need_earliest = [tp for tp, c in choices.items() if c == EARLIEST]
+        earliest = self._earliest(need_earliest) if need_earliest else {}
+        positions: dict[TopicPartition, int] = {}
+        for tp, choice in choices.items():
+            if choice == LATEST:
+                positions[tp] = ends[tp]
+            elif choice == EARLIEST:
+                if tp in earliest:
+                    positions[tp] = earliest[tp]
+            else:
+                assert isinstance(choice, int)
+                positions[tp] = choice
+        return positions
+
+    def _committed(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
+        """The group's committed offsets of these partitions (those it has)."""
+        if not partitions:
+            return {}
+        fetched = self._offsets.fetch(partitions)
+        self._report(tuple(fetched.malformed.values()))
+        return {tp: offset for tp, offset in fetched.offsets.items() if offset >= 0}
+
+    def _commit(self, positions: Mapping[TopicPartition, int], reason: str) -> None:
+        if not positions:
+            return
+        owned = self.owned()
+        mine = sorted(tp for tp in positions if tp in owned)
+        fetched = self._offsets.fetch(mine)
+        self._report(tuple(fetched.malformed.values()))
+        plan = plan_commit({tp: positions[tp] for tp in mine if tp not in fetched.malformed}, owned, fetched.offsets)
+        if not plan.write:
+            return
+        result = self._offsets.commit(plan.write)
+        self._report(tuple(result.malformed.values()))
+        if result.written:
+            not_owned = [tp for tp in positions if tp not in owned]
+            self._log.info("spark.offsets_committed", reason=reason,
+                           offsets=_partitions(result.written, offset=result.written),
+                           not_owned=_partitions(not_owned))
+        if result.kept_higher:
+            self._log.warning("spark.commit_skipped", offsets=_partitions(result.kept_higher,
+                                                                          theirs=result.kept_higher))
+
+    def _log_ends(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        wanted = sorted(partitions)
+        found = fetch_log_end_offsets(self._resolve_bootstrap(required=False), wanted, timeout=BROKER_TIMEOUT_S)
+        unknown = dict(found.unknown)
+        self._warn_once("log_end", frozenset(unknown) or None, "spark.log_end_unknown",
+                        partitions=_partitions(unknown, reason=unknown))
+        return dict(found.offsets)
+
+    def _earliest(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
+        """The first offset of each partition's log (its low watermark); a partition whose leader does not answer
+        is left out, and positioned at a later planning."""
+        consumer = Consumer({"bootstrap.servers": self._resolve_bootstrap(required=False), "group.id": READER_GROUP,
+                             "enable.auto.commit": False, "logger": LIBRDKAFKA_LOGGER})
+        found: dict[TopicPartition, int] = {}
+        unknown: dict[TopicPartition, str] = {}
+        try:
+            for tp in partitions:
+                try:
+                    low, _high = consumer.get_watermark_offsets(KafkaTopicPartition(tp.topic, tp.partition),
+                                                                timeout=BROKER_TIMEOUT_S, cached=False)
+                    found[tp] = low
+                except KafkaException as exc:
+                    unknown[tp] = str(exc.args[0]) if exc.args else str(exc)
+        finally:
+            consumer.close()
+        if unknown:
+            self._log.warning("spark.log_end_unknown", partitions=_partitions(unknown, reason=unknown))
+        return found
+
+    def _max_offsets(self, limit: Any) -> int | None:
+        if limit is None:  # PySpark 4.0/4.1 pass no limit: the source applies its option itself
+            return self.options.max_offsets_per_trigger
+        max_rows = getattr(limit, "max_rows", None)
+        return max_rows if isinstance(max_rows, int) else None
+
+    def _resolve_bootstrap(self, required: bool) -> str:
+        """``bootstrap.servers``, else the brokers registered in ZooKeeper now (the last ones known if none are)."""
+        if self.options.bootstrap_servers:
+            return self.options.bootstrap_servers
+        brokers = sorted(b.address for b in read_brokers(self.zk)) if self.zk.connected else []
+        if brokers:
+            self._bootstrap = ",".join(brokers)
+        elif required:
+            raise ServerUnavailableError(
+                f"no broker is registered in {paths.BROKER_IDS_PATH} of ZooKeeper at {self.options.zookeeper_connect}; "
+                f"set the option bootstrap.servers"
+            )
+        return self._bootstrap
+
+    # --- helpers ----------------------------------------------------------------------------------------
+
+    def _report(self, malformed: tuple[MalformedZnode, ...] | list[MalformedZnode]) -> None:
+        for bad in malformed:
+            if bad.path not in self._reported_paths:
+                self._reported_paths.add(bad.path)
+                self._log.warning("znode.malformed", path=bad.path, problem=bad.problem)
+
+    def _warn_once(self, key: str, state: object, event: str, **fields: Any) -> None:
+        """A warning when ``state`` becomes set (or changes), not at every trigger while it lasts."""
+        if not state:
+            self._warned.pop(key, None)
+            return
+        if self._warned.get(key) != state:
+            self._warned[key] = state
+            self._log.warning(event, **fields)
+
+    def _close(self) -> None:
+        if self._connector is not None:
+            self._connector.shutdown()
+        else:
+            close_client(self.zk)
+
+
+def _partitions(partitions: Iterable[TopicPartition], **per_partition: Mapping[TopicPartition, Any]) -> list[dict]:
+    rows = []
+    for tp in sorted(partitions):
+        row: dict[str, Any] = {"topic": tp.topic, "partition": tp.partition}
+        for name, values in per_partition.items():
+            row[name] = values[tp]
+        rows.append(row)
+    return rows
+
+
+def _range(r: Any) -> dict[str, Any]:
+    return {"topic": r.topic, "partition": r.partition, "from": r.begin, "to": r.end}
+
+
+def _ms(started: float) -> float:
+    return round((time.monotonic() - started) * 1000, 3)
