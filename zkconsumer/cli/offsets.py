@@ -7,18 +7,24 @@
 * ``import``: checks every line of the file first (:mod:`zkconsumer.tools.zk_offsets_file`) and writes nothing if one
   is bad; then writes each group in one transaction (:mod:`zkconsumer.tools.import_zk_offsets`), warning about groups
   that have live members. ``--dry-run`` shows each write and the value it would replace, and writes nothing.
+* ``migrate``: copies one group's offsets from ZooKeeper to Kafka or back (:mod:`zkconsumer.tools.offsets_migration`),
+  printing the plan (``--json``: as data). Refuses while the group is consumed (members in ``/consumers/<g>/ids``,
+  or a broker-side group with members) unless ``--force``; a target already ahead is left alone unless ``--force``.
+  Exits 1 naming what a store did not take.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import sys
 
 from zkconsumer.cli import COMMANDS, options
 from zkconsumer.cli.input_file import read_text
 from zkconsumer.cli.output_file import written_whole
 from zkconsumer.cli.zookeeper_session import zookeeper_session
+from zkconsumer.errors import ServerUnavailableError
 from zkconsumer.group.registry import list_groups, live_members, require_group
 from zkconsumer.progress import Progress
 from zkconsumer.tools.export_zk_offsets import export_group
@@ -46,11 +52,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     imp.add_argument("--input", required=True, metavar="FILE", help="the offsets file ('-' for stdin)")
     imp.add_argument("--dry-run", action="store_true", help="show what would be written; write nothing")
-    for sub in (export, imp):
+    migrate = actions.add_parser(
+        "migrate", help="copy a group's offsets from ZooKeeper to Kafka, or from Kafka to ZooKeeper",
+        description="Copy the group's committed offsets to the other store and print the plan. Stop the group's "
+        "consumers first: it refuses while members are registered in /consumers/<group>/ids or the broker-side "
+        "group has members (--force to go on). A partition whose offset in the target is already higher is left "
+        "alone and reported (--force writes the source's offset over it).",
+    )
+    migrate.add_argument("--group", required=True)
+    migrate.add_argument("--to", required=True, metavar="STORE", help="kafka or zookeeper (the source is the other)")
+    migrate.add_argument("--dry-run", action="store_true", help="print the plan; write nothing")
+    migrate.add_argument("--force", action="store_true",
+                         help="go on although the group is consumed, and overwrite offsets the target has ahead")
+    migrate.add_argument("--socket-timeout-ms", type=int, default=10000, metavar="MS",
+                         help="how long to wait for each broker answer (default: %(default)s)")
+    options.add_bootstrap(migrate, help="a broker of the cluster (default: the brokers registered in ZooKeeper)")
+    options.add_json(migrate, help="the plan and the outcome as one JSON object")
+    for sub in (export, imp, migrate):
         options.add_zookeeper(sub)
         options.add_run_dir(sub)
     export.set_defaults(handler=run_export)
     imp.set_defaults(handler=run_import)
+    migrate.set_defaults(handler=run_migrate)
 
 
 def warn(message: str) -> None:
@@ -119,4 +142,58 @@ def run_import(args: argparse.Namespace) -> int:
         result = apply_import(zk, entries)
     print(f"imported {len(entries)} offsets of {len(groups)} group{plural} "
           f"({result.created} created, {result.updated} updated)")
+    return 0
+
+
+def run_migrate(args: argparse.Namespace) -> int:
+    from zkconsumer.group.kafka_offset_store import registered_addresses
+    from zkconsumer.kafka.group_offsets import GroupOffsetsClient
+    from zkconsumer.tools import offsets_migration as migration
+
+    target = migration.check_store(args.to)
+    source = migration.ZOOKEEPER if target == migration.KAFKA else migration.KAFKA
+    group = migration.check_legacy_group(args.group)
+    timeout = max(args.socket_timeout_ms, 1) / 1000
+    with zookeeper_session(args) as zk:
+        bootstrap = args.bootstrap_server or ",".join(registered_addresses(zk))
+        if not bootstrap:
+            raise ServerUnavailableError("no --bootstrap-server given and no broker is registered in ZooKeeper "
+                                         "(/brokers/ids)")
+        client = GroupOffsetsClient(bootstrap, timeout)
+        if source == migration.ZOOKEEPER:
+            require_group(zk, group)
+            from_store = migration.read_zookeeper_offsets(zk, group)
+            to_store = migration.read_kafka_offsets(client, group, sorted(from_store.offsets))
+        else:
+            from_store = migration.read_kafka_offsets(client, group)
+            to_store = migration.read_zookeeper_versions(zk, group, sorted(from_store.offsets))
+        rows = migration.plan_migration(from_store, to_store, force=args.force)
+        consumers = migration.live_consumers(zk, bootstrap, group, timeout)
+        refused = bool(consumers) and not args.force and not args.dry_run
+        for who in consumers:
+            verb = "would refuse" if args.dry_run and not args.force else ("refuses" if refused else "goes on")
+            warn(f"group {group} is being consumed: {who}; migrate {verb}"
+                 + ("" if args.force else " without --force"))
+        written = 0
+        if not refused and not args.dry_run:
+            if target == migration.KAFKA:
+                written = migration.write_kafka(client, group, rows)
+            else:
+                written = migration.write_zookeeper(zk, group, rows, to_store.versions)
+    kept = [r for r in rows if r.action == migration.KEEP]
+    if args.json:
+        print(json.dumps({"group": group, "from": source, "to": target, "dry_run": args.dry_run,
+                          "refused": refused, "rows": migration.rows_json(rows), "written": written}, indent=2))
+    else:
+        for line in migration.format_plan(rows, source, target):
+            print(line)
+        if not refused:
+            done = "dry run: nothing written" if args.dry_run else f"{written} offsets written to {target}"
+            print(f"{done}; {len(kept)} left alone (the target is ahead)" if kept else done)
+    if refused:
+        raise migration.MigrationRefusedError(
+            f"group {group} is being consumed ({'; '.join(consumers)}); stop its consumers or use --force; "
+            f"nothing written")
+    if not rows:
+        warn(f"group {group} has no offsets in {source}; nothing to migrate")
     return 0
