@@ -6,10 +6,12 @@ from __future__ import annotations
 import threading
 
 import pytest
+from confluent_kafka import Message
 
-from zkconsumer.consumer.consumer_iterator import IllegalStateError
+from zkconsumer.config import identity_decoder
+from zkconsumer.consumer.consumer_iterator import IllegalStateError, MessageAndMetadata
 from zkconsumer.consumer.kafka_stream import KafkaStream
-from zkconsumer.consumer.partition_topic_info import ChunkQueue, PartitionTopicInfo, RawMessage
+from zkconsumer.consumer.partition_topic_info import ChunkQueue, PartitionTopicInfo
 from zkconsumer.errors import ConsumerTimeoutException, MessageSizeTooLargeException
 
 
@@ -20,8 +22,9 @@ def setup(consumed: int = 5, fetched: int = 0, capacity: int = 4, timeout_ms: in
     return queue, info, stream
 
 
-def messages(offsets) -> list[RawMessage]:
-    return [RawMessage(o, None, str(o).encode()) for o in offsets]
+def messages(offsets) -> list[Message]:
+    """What a fetcher enqueues: librdkafka's records (confluent-kafka's Message, made by hand here)."""
+    return [Message(topic="topic", partition=0, offset=o, value=str(o).encode()) for o in offsets]
 
 
 def test_skips_messages_below_the_consumed_offset_then_ends_at_the_sentinel():
@@ -111,3 +114,111 @@ def test_a_blocked_enqueue_gives_up_when_stopped():
     worker.join(5)
     assert result == [False]
     assert info.fetched_offset == 1  # only the first chunk counted
+
+
+def test_each_message_a_for_loop_hands_out_moves_the_consumed_offset_and_nothing_else_does():
+    queue, info, stream = setup(consumed=0)
+    info.enqueue(messages([0, 1, 2]))
+    info.enqueue(messages([3, 4]))
+    seen = []
+    for m in stream:
+        seen.append((m.offset, info.consumed_offset))
+        if m.offset == 3:
+            break
+    assert seen == [(0, 1), (1, 2), (2, 3), (3, 4)]
+    assert info.consumed_offset == 4  # 4 is fetched, in the current chunk, not handed out
+    it = stream.iterator()
+    assert it.has_next() and info.consumed_offset == 4
+    assert next(iter(stream)).offset == 4  # a new loop goes on where the last one stopped
+    assert info.consumed_offset == 5
+
+
+def test_chunks_hand_out_the_rest_of_a_chunk_at_once_and_end_at_the_sentinel():
+    queue, info, stream = setup(consumed=2)
+    info.enqueue(messages(range(6)))
+    info.enqueue(messages([6, 7]))
+    queue.put_sentinel()
+    it = stream.iterator()
+    assert next(it).offset == 2
+    assert [m.offset for m in it.next_chunk(max_messages=2)] == [3, 4]
+    assert info.consumed_offset == 5  # the whole list counts as handed out
+    assert [[m.offset for m in batch] for batch in stream.chunks()] == [[5], [6, 7]]
+    assert info.consumed_offset == 8
+    assert not it.has_next()
+    with pytest.raises(StopIteration):
+        it.next_chunk()
+
+
+def test_chunks_time_out_like_next_and_go_on_afterwards():
+    queue, info, stream = setup(consumed=0)
+    with pytest.raises(ConsumerTimeoutException):
+        next(stream.chunks())
+    info.enqueue(messages([0, 1]))
+    assert [m.offset for m in next(stream.chunks())] == [0, 1]
+    with pytest.raises(ValueError, match="max_messages"):
+        stream.iterator().next_chunk(max_messages=0)
+
+
+def test_a_rebalance_clear_stops_a_running_loop_at_what_was_handed_out():
+    queue, info, stream = setup(consumed=0)
+    info.enqueue(messages([0, 1, 2, 3]))
+    loop = iter(stream)
+    assert next(loop).offset == 0
+    stream.clear()  # the rebalance thread: messages 1..3 go back to the next owner
+    assert info.consumed_offset == 1
+    info.enqueue(messages([7]))
+    assert next(loop).offset == 7  # not 1: the dropped chunk is not handed out by the loop either
+
+
+def test_a_message_has_next_promised_is_still_handed_out_after_a_clear():
+    """Kafka's IteratorTemplate kept the peeked item; it no longer moves the (released) partition's offset."""
+    queue, info, stream = setup(consumed=0)
+    info.enqueue(messages([0, 1, 2]))
+    it = stream.iterator()
+    assert next(it).offset == 0
+    assert it.has_next()
+    stream.clear()
+    assert next(iter(stream)).offset == 1
+    assert info.consumed_offset == 1
+    with pytest.raises(ConsumerTimeoutException):
+        next(it)
+
+
+def test_a_reset_of_the_consumed_offset_holds_until_the_next_hand_out():
+    queue, info, stream = setup(consumed=0)
+    info.enqueue(messages([0, 1, 2]))
+    loop = iter(stream)
+    assert next(loop).offset == 0
+    info.reset_consume_offset(42)  # the fetcher's auto.offset.reset, as Kafka's resetConsumeOffset
+    assert info.consumed_offset == 42
+    assert next(loop).offset == 1
+    assert info.consumed_offset == 2
+
+
+def test_message_and_metadata_fields_with_the_default_decoders():
+    queue = ChunkQueue(2, "t/0")
+    info = PartitionTopicInfo("t", 3, queue, 0, 0, 1024, "client")
+    stream = KafkaStream(queue, 200, identity_decoder, identity_decoder, "client", "s")
+    info.enqueue([Message(topic="t", partition=3, offset=0, key=b"k", value=b"v", timestamp=(1, 1_700_000_000_000))])
+    m = next(iter(stream))
+    assert (m.topic, m.partition, m.offset, m.key, m.message, m.raw_key, m.raw_message) == \
+        ("t", 3, 0, b"k", b"v", b"k", b"v")
+    assert (m.timestamp, m.timestamp_type) == (1_700_000_000_000, 1)
+    assert m.key_decoder is identity_decoder and m.value_decoder is identity_decoder
+    assert repr(m) == "MessageAndMetadata(topic='t', partition=3, offset=0, key=b'k', message=b'v')"
+    assert isinstance(m, MessageAndMetadata)
+
+
+def test_decoders_run_on_every_read():
+    calls = []
+
+    def marked(data):
+        calls.append(data)
+        return data + b"!"
+
+    queue, info, stream = setup(consumed=0, decoder=marked)
+    info.enqueue(messages([0]))
+    m = next(iter(stream))
+    assert calls == []
+    assert (m.message, m.message) == (b"0!", b"0!")
+    assert calls == [b"0", b"0"]

@@ -18,15 +18,23 @@ caller never waits for the network (the leader finder would otherwise stall behi
 on a full queue holds no lock for the same reason, and gives up when the thread is stopped: Kafka interrupted the
 thread instead.
 
+The hot path (every fetched message goes through it) runs no Python code per message: a ``consume()`` batch is cut
+into runs of one partition by C loops over the batch (``map`` of confluent-kafka's unbound methods, ``list.count``,
+``groupby``), a run within ``fetch.message.max.bytes`` (summed by ``sum(map(len, run))``) becomes a chunk as it is,
+and only the rare run above the limit or a batch with an error is walked message by message. The chunk is the list
+of librdkafka's ``Message`` objects themselves; the stream builds what the application gets, in one pass.
+
 Deliberate differences from Kafka:
 
 * librdkafka hands out a message bigger than ``fetch.message.max.bytes`` whole (its fetches always return at least
   one message). It is not handed on: the partition gets Kafka's "partial message" chunk once, which the iterator
   turns into MessageSizeTooLargeException, and then stays owned by this thread without being fetched (taken out of
   the librdkafka assignment). Kafka re-fetched and re-enqueued the same partial message until the queue was full.
-  Size here means key plus value bytes, so the limit is a few dozen bytes more lenient than Kafka's.
-* A chunk holds at most ``fetch.message.max.bytes`` of key and value bytes of one partition, so a stream still
-  buffers about ``queued.max.message.chunks`` times that per partition, whatever librdkafka batched together.
+  Size here means the value's bytes (keys are not counted: that would take a pass over every message's key), so the
+  limit is more lenient than Kafka's by the key and a few dozen bytes of framing.
+* A chunk holds at most ``fetch.message.max.bytes`` of value bytes of one partition, and at most one ``consume()``
+  batch of messages (``_CONSUME_BATCH``), so a stream buffers about ``queued.max.message.chunks`` times that,
+  whatever librdkafka batched together. librdkafka's own buffer is tied to the same size (:func:`librdkafka_config`).
 * A transport error is retried by librdkafka on the same thread, after ``refresh.leader.backoff.ms``, instead of
   sending every partition of the thread back to the leader finder. Errors of one partition still do that.
 * An unexpected error is logged and retried after the backoff; in Kafka it ended the thread, leaving its partitions
@@ -57,16 +65,17 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from itertools import groupby
+from typing import Any, cast
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.consumer.data_path_events import emit, partition_names
-from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo, RawMessage
+from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo
 from zkconsumer.consumer.sliced_deadline import NETWORK_SLICE_S, call_in_slices
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
 from zkconsumer.kafka.log_end_offsets import fetch_log_end_offsets
@@ -140,16 +149,18 @@ def _describe(exc: Exception) -> tuple[str, str]:
     return type(exc).__name__, str(exc)
 
 
-def _position(message: Message) -> tuple[TopicPartition, int]:
-    """Where a message without error was read (librdkafka always sets all three on those; the stubs allow None)."""
-    topic, partition, offset = message.topic(), message.partition(), message.offset()
-    assert topic is not None and partition is not None and offset is not None
-    return TopicPartition(topic, partition), offset
+def _offset(message: Message) -> int:
+    """The offset of a message without error (librdkafka always sets it on those; the stubs allow None)."""
+    offset = message.offset()
+    assert offset is not None
+    return offset
 
 
-def _raw(message: Message) -> RawMessage:
-    timestamp_type, timestamp = message.timestamp()
-    return RawMessage(_position(message)[1], message.key(), message.value(), timestamp, timestamp_type)
+# Unbound C methods: mapped over a whole batch, they read a field of every message without a Python call each.
+# (Topic and partition are set on every message without error; the stubs allow None.)
+_error_of = Message.error
+_partition_of = cast("Callable[[Message], int]", Message.partition)
+_topic_of = cast("Callable[[Message], str]", Message.topic)
 
 
 class ConsumerFetcherThread(threading.Thread):
@@ -184,6 +195,7 @@ class ConsumerFetcherThread(threading.Thread):
         self._dropped: set[TopicPartition] = set()
         # This thread only: what librdkafka is fetching.
         self._fetching: set[TopicPartition] = set()
+        self._single_topic = True  # every partition in _fetching is of one topic: runs are cut by partition alone
         self._consumer = Consumer(librdkafka_config(config, broker.address))
         self._closed = False
 
@@ -262,17 +274,50 @@ class ConsumerFetcherThread(threading.Thread):
             self._wakeup.clear()
             return
         messages = self._consumer.consume(num_messages=_CONSUME_BATCH, timeout=_CONSUME_TIMEOUT_S)
-        batches: dict[TopicPartition, list[Message]] = {}
-        for message in messages:
-            error = message.error()
-            if error is not None:
-                self._handle_error(message, error)
-            else:
-                batches.setdefault(_position(message)[0], []).append(message)
-        for tp, batch in batches.items():
+        if not messages:
+            return
+        if any(map(_error_of, messages)):
+            messages = self._handle_errors(messages)
+        for tp, run in self._runs(messages):
             if self._stopping.is_set():
                 return
-            self._process_partition_data(tp, batch)
+            self._process_partition_data(tp, run)
+
+    def _handle_errors(self, messages: list[Message]) -> list[Message]:
+        """Act on the errors librdkafka put among the messages; the messages without error, in their order."""
+        kept = []
+        for message in messages:
+            error = message.error()
+            if error is None:
+                kept.append(message)
+            else:
+                self._handle_error(message, error)
+        return kept
+
+    def _runs(self, messages: list[Message]) -> Iterator[tuple[TopicPartition, list[Message]]]:
+        """The messages cut into runs of one partition, in order (librdkafka returns each partition's share of a fetch
+        response together). Everything per message is done by C loops (``map``, ``count``, ``groupby``)."""
+        if not messages:
+            return
+        partitions = list(map(_partition_of, messages))
+        if self._single_topic:
+            topic = messages[0].topic()
+            assert topic is not None
+            first = partitions[0]
+            if partitions.count(first) == len(partitions):
+                yield TopicPartition(topic, first), messages
+                return
+            start = 0
+            for partition, group in groupby(partitions):
+                end = start + len(list(group))
+                yield TopicPartition(topic, partition), messages[start:end]
+                start = end
+            return
+        start = 0
+        for (name, number), same in groupby(zip(map(_topic_of, messages), partitions, strict=True)):
+            end = start + len(list(same))
+            yield TopicPartition(name, number), messages[start:end]
+            start = end
 
     def _apply_assignment_changes(self) -> None:
         with self._lock:
@@ -296,49 +341,56 @@ class ConsumerFetcherThread(threading.Thread):
             [KafkaTopicPartition(tp.topic, tp.partition, offset) for tp, offset in offsets.items()]
         )
         self._fetching.update(offsets)
+        self._single_topic = len({tp.topic for tp in self._fetching}) <= 1
 
     def _unfetch(self, partitions: Iterable[TopicPartition]) -> None:
         partitions = [tp for tp in partitions if tp in self._fetching]
         if partitions:
             self._consumer.incremental_unassign([KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions])
             self._fetching.difference_update(partitions)
+            self._single_topic = len({tp.topic for tp in self._fetching}) <= 1
 
     def _current_offset(self, tp: TopicPartition) -> int | None:
         with self._lock:
             return self._offsets.get(tp)
 
-    def _process_partition_data(self, tp: TopicPartition, batch: list[Message]) -> None:
+    def _process_partition_data(self, tp: TopicPartition, run: list[Message]) -> None:
         current = self._current_offset(tp)
         info = self._partition_map.get(tp)
         if current is None or info is None or tp not in self._fetching:
             return  # removed since librdkafka fetched it
+        if _offset(run[0]) < current:  # fetched before a reset moved the partition; the new position's copy follows
+            run = [message for message in run if _offset(message) >= current]
+            if not run:
+                return
         limit = self._config.fetch_message_max_bytes
-        chunk: list[RawMessage] = []
+        if sum(map(len, run)) <= limit:
+            self._enqueue(tp, info, run)
+            return
+        chunk: list[Message] = []
         chunk_bytes = 0
-        for message in batch:
-            raw = _raw(message)
-            if raw.offset < current:
-                continue  # fetched before a reset moved this partition; the new position's copy comes later
-            if raw.size > limit:
+        for message in run:
+            size = len(message)
+            if size > limit:
                 if not self._enqueue(tp, info, chunk):
                     return
-                self._message_too_large(tp, info, raw)
+                self._message_too_large(tp, info, message)
                 return
-            if chunk and chunk_bytes + raw.size > limit:
+            if chunk and chunk_bytes + size > limit:
                 if not self._enqueue(tp, info, chunk):
                     return
                 chunk, chunk_bytes = [], 0
-            chunk.append(raw)
-            chunk_bytes += raw.size
+            chunk.append(message)
+            chunk_bytes += size
         self._enqueue(tp, info, chunk)
 
-    def _enqueue(self, tp: TopicPartition, info: PartitionTopicInfo, chunk: list[RawMessage]) -> bool:
+    def _enqueue(self, tp: TopicPartition, info: PartitionTopicInfo, chunk: list[Message]) -> bool:
         """Hand ``chunk`` to the stream (blocking while its queue is full); ``False`` when it was not handed on
         and the rest of the batch must be dropped too (stopped, or the partition was removed or moved)."""
         if not chunk:
             return True
         expected = self._current_offset(tp)
-        if expected is None or chunk[0].offset < expected:
+        if expected is None or _offset(chunk[0]) < expected:
             return False
         fetch_offset = info.fetched_offset
         if not info.enqueue(chunk, stop=self._stopping):
@@ -346,14 +398,15 @@ class ConsumerFetcherThread(threading.Thread):
         with self._lock:
             if self._offsets.get(tp) != expected:
                 return False  # removed, or removed and added again, while the put was blocked
-            self._offsets[tp] = chunk[-1].next_offset
+            self._offsets[tp] = info.fetched_offset
         self._emit("debug", "fetcher.chunk_enqueued", topic=tp.topic, partition=tp.partition,
                    fetch_offset=fetch_offset, messages=len(chunk))
         return True
 
-    def _message_too_large(self, tp: TopicPartition, info: PartitionTopicInfo, raw: RawMessage) -> None:
-        self._emit("warning", "fetcher.message_too_large", topic=tp.topic, partition=tp.partition, offset=raw.offset,
-                   size=raw.size, fetch_message_max_bytes=self._config.fetch_message_max_bytes)
+    def _message_too_large(self, tp: TopicPartition, info: PartitionTopicInfo, message: Message) -> None:
+        self._emit("warning", "fetcher.message_too_large", topic=tp.topic, partition=tp.partition,
+                   offset=_offset(message), size=len(message),
+                   fetch_message_max_bytes=self._config.fetch_message_max_bytes)
         # Kafka's partial message: a chunk without messages, which the iterator reports. The partition stays owned
         # (so the leader finder does not hand it out again) but is not fetched until the next rebalance.
         self._unfetch([tp])

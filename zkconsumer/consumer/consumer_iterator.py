@@ -5,8 +5,26 @@ escapes while it looks for the next message leaves it failed for good (``Illegal
 timeout leaves it ready to be iterated again. Handing a message out is what advances the partition's consumed
 offset (to the message's offset + 1), so that offset is what a commit writes.
 
-One deliberate difference from Kafka: Kafka returned the last message of a chunk even when it was below the
-consumed offset (a duplicate); here every message below the consumed offset is skipped.
+Why it is shaped as it is: a Python ``__next__`` per message, a lock and an attribute write per message, and an
+object built by a Python ``__init__`` per message cost several times what librdkafka needs to fetch the message.
+So each chunk is turned into its MessageAndMetadata in one C-level pass when the stream reaches it, and handed out by
+a list iterator; the partition's consumed offset is read from that iterator's position
+(:class:`~zkconsumer.consumer.partition_topic_info.ChunkCursor`), so it moves at the very step that hands a
+message out. ``for message in stream`` (:meth:`ConsumerIterator.fast`) chains those list iterators, so no Python code
+runs between two messages of a chunk; ``has_next()``/``next()`` keep Kafka's explicit protocol on the same state.
+
+By chunks: :meth:`ConsumerIterator.next_chunk` returns the rest of the current chunk (one partition's messages, in
+offset order) as a list. Everything in the list counts as handed out when the call returns: the partition's consumed
+offset is then the last offset of the list + 1, so a commit from then on covers the whole list, processed or not,
+exactly as a commit covers a message ``next()`` returned.
+
+Deliberate differences from Kafka:
+
+* Kafka returned the last message of a chunk even when it was below the consumed offset (a duplicate); here every
+  message below the consumed offset is skipped.
+* ``key`` and ``message`` still run the decoders each time they are read, so a decoder failure surfaces there and
+  does not break the iteration (ConsumerIteratorTest); with the default (identity) decoders there is nothing to run,
+  and they read the bytes as they are.
 
 Events (logger ``zkconsumer.stream``):
 
@@ -19,12 +37,17 @@ Events (logger ``zkconsumer.stream``):
 from __future__ import annotations
 
 import queue
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from itertools import chain, islice, repeat
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
 
+from confluent_kafka import Message
+
+from zkconsumer.config import identity_decoder
 from zkconsumer.consumer.data_path_events import emit
-from zkconsumer.consumer.partition_topic_info import SHUTDOWN_CHUNK, ChunkQueue, PartitionTopicInfo, RawMessage
+from zkconsumer.consumer.partition_topic_info import SHUTDOWN_CHUNK, ChunkCursor, ChunkQueue, PartitionTopicInfo
 from zkconsumer.errors import ConsumerTimeoutException, MessageSizeTooLargeException
 from zkconsumer.log import get_logger
 
@@ -32,45 +55,102 @@ Decoder = Callable[[bytes | None], Any]
 
 _log = get_logger("zkconsumer.stream")
 
+_offset_of = Message.offset
+_value_of = Message.value
+
 
 class IllegalStateError(RuntimeError):
     """The iterator failed earlier (Kafka's IllegalStateException "Iterator is in failed state")."""
 
 
 @dataclass(frozen=True, slots=True)
-class MessageAndMetadata:
-    """A message as the application sees it. ``key`` and ``message`` run the decoders each time they are read,
-    so a decoder failure surfaces there and does not break the iteration (as in Kafka)."""
+class MessageOrigin:
+    """What the messages of one chunk share: where they come from and how the stream decodes them."""
 
     topic: str
     partition: int
-    offset: int
-    raw_key: bytes | None
-    raw_message: bytes | None
-    timestamp: int
-    timestamp_type: int
     key_decoder: Decoder
     value_decoder: Decoder
 
+
+class MessageAndMetadata(tuple[Any, ...]):
+    """A message as the application sees it: ``topic``, ``partition``, ``offset``, ``key``, ``message`` (the
+    decoded key and value), ``raw_key``, ``raw_message``, ``timestamp``, ``timestamp_type``.
+
+    A tuple underneath (offset, raw value, librdkafka's record, origin) because that is what CPython builds fastest
+    in bulk, with ``offset`` and ``raw_message`` read by C accessors; the rest is read from the record or the origin
+    when asked. ``key`` and ``message`` run the stream's decoders each time they are read, so a decoder failure
+    surfaces there and does not break the iteration (as in Kafka).
+    """
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:
+        offset: int
+        raw_message: bytes | None
+    else:
+        offset = property(itemgetter(0), doc="The message's offset in its partition.")
+        raw_message = property(itemgetter(1), doc="The value as fetched (bytes, or None for a null value).")
+
+    @property
+    def topic(self) -> str:
+        return self[3].topic
+
+    @property
+    def partition(self) -> int:
+        return self[3].partition
+
+    @property
+    def raw_key(self) -> bytes | None:
+        return self[2].key()
+
+    @property
+    def timestamp(self) -> int:
+        return self[2].timestamp()[1]
+
+    @property
+    def timestamp_type(self) -> int:
+        """0 none, 1 create time, 2 log append time (confluent-kafka's ``TIMESTAMP_*``)."""
+        return self[2].timestamp()[0]
+
+    @property
+    def key_decoder(self) -> Decoder:
+        return self[3].key_decoder
+
+    @property
+    def value_decoder(self) -> Decoder:
+        return self[3].value_decoder
+
     @property
     def key(self) -> Any:
-        return self.key_decoder(self.raw_key)
+        return self[3].key_decoder(self[2].key())
 
     @property
     def message(self) -> Any:
-        return self.value_decoder(self.raw_message)
+        return self[3].value_decoder(self[1])
+
+    def __repr__(self) -> str:
+        return (f"MessageAndMetadata(topic={self.topic!r}, partition={self.partition}, offset={self.offset}, "
+                f"key={self.raw_key!r}, message={self.raw_message!r})")
 
 
-class _Cursor:
-    __slots__ = ("info", "messages", "position")
+class _UndecodedMessageAndMetadata(MessageAndMetadata):
+    """Messages of a stream whose decoders are both the identity: ``message`` is read by the C accessor of
+    ``raw_message`` (one Python call less per message; an identity decoder cannot fail)."""
 
-    def __init__(self, info: PartitionTopicInfo, messages: tuple[RawMessage, ...]) -> None:
-        self.info = info
-        self.messages = messages
-        self.position = 0
+    __slots__ = ()
+
+    if not TYPE_CHECKING:
+        message = MessageAndMetadata.raw_message
+        key = MessageAndMetadata.raw_key
 
 
-_NOT_READY, _READY, _DONE, _FAILED = "not_ready", "ready", "done", "failed"
+#: A cursor with nothing left: the state before the first chunk, and after a rebalance dropped the current one.
+def _empty_cursor() -> ChunkCursor:
+    return ChunkCursor(None, [], -1)
+
+
+_NOT_READY, _DONE, _FAILED = "not_ready", "done", "failed"
 
 
 class ConsumerIterator(Iterator[MessageAndMetadata]):
@@ -81,12 +161,19 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         self._timeout_s = None if consumer_timeout_ms < 0 else consumer_timeout_ms / 1000
         self._key_decoder = key_decoder
         self._value_decoder = value_decoder
+        undecoded = key_decoder is identity_decoder and value_decoder is identity_decoder
+        self._make: type[MessageAndMetadata] = _UndecodedMessageAndMetadata if undecoded else MessageAndMetadata
         self._name = name
         self._state = _NOT_READY
-        self._next: tuple[MessageAndMetadata, PartitionTopicInfo] | None = None
-        # The chunk being iterated. Only replaced when a chunk is loaded, never written back, so that a
-        # clear_current_chunk from the rebalance thread cannot be undone by the application thread.
-        self._current: _Cursor | None = None
+        # Replaced only by the application's thread (a new chunk) or a rebalance (clear); never written back, so that
+        # a clear cannot be undone by a thread that read the old cursor.
+        self._current = _empty_cursor()
+        # has_next() answered True for this cursor with this many items left: if a rebalance drops the chunk before
+        # the next hand-out, the first dropped item is still due to the application (Kafka's peeked nextItem).
+        self._ready: tuple[ChunkCursor, int] | None = None
+        self._held: MessageAndMetadata | None = None
+
+    # --- the legacy protocol -------------------------------------------------------------------------------------
 
     def __iter__(self) -> ConsumerIterator:
         return self
@@ -96,75 +183,132 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
             raise IllegalStateError("Iterator is in failed state")
         if self._state == _DONE:
             return False
-        if self._state == _READY:
-            return True
-        self._state = _FAILED
-        try:
-            item = self._make_next()
-        except ConsumerTimeoutException:
-            self._state = _NOT_READY
-            raise
-        if item is None:
-            self._state = _DONE
-            return False
-        self._next = item
-        self._state = _READY
+        current = self._current
+        if self._held is None and not current.left():
+            if not self._advance():
+                return False
+            current = self._current
+        self._ready = (current, current.left())
         return True
 
     def __next__(self) -> MessageAndMetadata:
-        if not self.has_next():
-            raise StopIteration
-        self._state = _NOT_READY
-        assert self._next is not None
-        item, info = self._next
-        self._next = None
-        # Handing out is what moves the consumed offset, so a commit covers exactly what the application got.
-        info.reset_consume_offset(item.offset + 1)
-        return item
+        held = self._held
+        if held is not None:
+            self._held = None
+            return held
+        while True:
+            if self._state == _FAILED:
+                raise IllegalStateError("Iterator is in failed state")
+            if self._state == _DONE:
+                raise StopIteration
+            item = next(self._current.remaining, None)
+            if item is not None:
+                return item
+            self._advance()
 
     next = __next__
 
+    # --- the fast paths ------------------------------------------------------------------------------------------
+
+    def fast(self) -> Iterator[MessageAndMetadata]:
+        """An iterator over the same messages, in the same order, with the same offsets and exceptions, in which a
+        message of the current chunk is handed out without any Python code. Each call starts a new one from where
+        the stream is (an exception ends the one it went through); all of them share this iterator's state."""
+        return chain.from_iterable(self._segments())
+
+    def _segments(self) -> Iterator[Iterable[MessageAndMetadata]]:
+        while True:
+            held = self._held
+            if held is not None:
+                self._held = None
+                yield (held,)
+                continue
+            if self._state == _FAILED:
+                raise IllegalStateError("Iterator is in failed state")
+            if self._state == _DONE:
+                return
+            current = self._current
+            if current.left():
+                yield current.remaining
+            elif not self._advance():
+                return
+
+    def next_chunk(self, max_messages: int | None = None) -> list[MessageAndMetadata]:
+        """The rest of the current chunk (at most ``max_messages``), waiting for the next chunk as ``next()`` waits for
+        the next message; raises ``StopIteration`` at the end of the stream. All of it counts as handed out."""
+        if max_messages is not None and max_messages < 1:
+            raise ValueError(f"max_messages must be at least 1, not {max_messages}")
+        held = self._held
+        if held is not None:
+            self._held = None
+            return [held]
+        while True:
+            if self._state == _FAILED:
+                raise IllegalStateError("Iterator is in failed state")
+            if self._state == _DONE:
+                raise StopIteration
+            remaining = self._current.remaining
+            batch = list(remaining if max_messages is None else islice(remaining, max_messages))
+            if batch:
+                return batch
+            self._advance()
+
+    # --- chunks ----------------------------------------------------------------------------------------------------
+
     def clear_current_chunk(self) -> None:
         """Drop the chunk being iterated (rebalance): its remaining messages will be fetched again by the owner."""
-        self._current = None
+        current, self._current = self._current, _empty_cursor()
+        rest = current.drop_rest()
+        ready = self._ready
+        if rest and ready is not None and ready[0] is current and ready[1] == len(rest):
+            self._held = rest[0]  # has_next() promised it; it no longer moves any offset
+        current.detach()
 
-    def _take_chunk(self) -> bool:
-        """Load the next chunk; ``False`` at the end of the stream."""
+    def _advance(self) -> bool:
+        """Make the next chunk current (with at least one message to hand out); ``False`` at the end of the stream.
+        States as in Kafka's IteratorTemplate: failed while it runs, so that an unexpected error sticks."""
+        self._state = _FAILED
         try:
-            chunk = self._chunks.get(self._timeout_s)
+            while True:
+                chunk = self._chunks.get(self._timeout_s)
+                if chunk is SHUTDOWN_CHUNK:
+                    self._current.detach()
+                    emit(_log, "info", "stream.end", stream=self._name)
+                    self._state = _DONE
+                    return False
+                info = chunk.topic_info
+                assert info is not None
+                self._current.detach()
+                cursor = self._cursor_for(info, chunk.messages, chunk.fetch_offset)
+                if cursor is not None:
+                    self._current = cursor
+                    self._state = _NOT_READY
+                    return True
         except queue.Empty:
-            raise ConsumerTimeoutException(
-                f"no message within consumer.timeout.ms={self._timeout_ms}"
-            ) from None
-        if chunk is SHUTDOWN_CHUNK:
-            emit(_log, "info", "stream.end", stream=self._name)
-            return False
-        info = chunk.topic_info
-        assert info is not None
-        if info.consumed_offset < chunk.fetch_offset:
+            self._state = _NOT_READY
+            raise ConsumerTimeoutException(f"no message within consumer.timeout.ms={self._timeout_ms}") from None
+
+    def _cursor_for(self, info: PartitionTopicInfo, records: Any, fetch_offset: int) -> ChunkCursor | None:
+        """The chunk's messages as the application gets them, from the partition's consumed offset on; ``None`` when
+        every one of them was handed out already."""
+        consumed = info.consumed_offset
+        if consumed < fetch_offset:
             emit(_log, "warning", "stream.offset_gap", topic=info.topic, partition=info.partition,
-                 consumed_offset=info.consumed_offset, fetch_offset=chunk.fetch_offset)
-            info.reset_consume_offset(chunk.fetch_offset)
-        if not chunk.messages:
+                 consumed_offset=consumed, fetch_offset=fetch_offset)
+            info.reset_consume_offset(fetch_offset)
+            consumed = fetch_offset
+        if not records:
             raise MessageSizeTooLargeException(
                 f"Found a message larger than the maximum fetch size of this consumer on topic {info.topic} "
-                f"partition {info.partition} at fetch offset {chunk.fetch_offset}. Increase the fetch size, or "
+                f"partition {info.partition} at fetch offset {fetch_offset}. Increase the fetch size, or "
                 f"decrease the maximum message size the broker will allow."
             )
-        self._current = _Cursor(info, chunk.messages)
-        return True
-
-    def _make_next(self) -> tuple[MessageAndMetadata, PartitionTopicInfo] | None:
-        while True:
-            current = self._current
-            if current is None or current.position >= len(current.messages):
-                if not self._take_chunk():
-                    return None
-                continue
-            info, raw = current.info, current.messages[current.position]
-            current.position += 1
-            if raw.offset < info.consumed_offset:
-                continue  # re-fetched inside a compressed set, or already handed out
-            item = MessageAndMetadata(info.topic, info.partition, raw.offset, raw.key, raw.value, raw.timestamp,
-                                      raw.timestamp_type, self._key_decoder, self._value_decoder)
-            return item, info
+        if records[0].offset() < consumed:  # re-fetched, or already handed out: skip up to the consumed offset
+            records = [record for record in records if record.offset() >= consumed]
+            if not records:
+                return None
+        origin = MessageOrigin(info.topic, info.partition, self._key_decoder, self._value_decoder)
+        items = list(map(self._make, zip(map(_offset_of, records), map(_value_of, records), records, repeat(origin))))
+        cursor = ChunkCursor(info, items, consumed)
+        info.attach(cursor)
+        return cursor

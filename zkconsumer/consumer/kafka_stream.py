@@ -1,12 +1,22 @@
 """KafkaStream: what the application iterates; one per (topic, consumer thread), or per thread for a wildcard.
 
-The stream owns one chunk queue and always hands out the same iterator, so iterating again after a
-ConsumerTimeoutException continues where the last loop stopped. The rebalance clears its current chunk.
+The stream owns one chunk queue and one ConsumerIterator, whose state every way of reading shares, so iterating
+again after a ConsumerTimeoutException continues where the last loop stopped, whichever way it read. The rebalance
+clears its current chunk.
+
+Three ways to read, the same messages and offsets semantics (see :mod:`zkconsumer.consumer.consumer_iterator`):
+
+* ``for message in stream``: the fast one; no Python code runs between two messages of a chunk;
+* ``stream.iterator()``: Kafka's ConsumerIterator, with ``has_next()`` and ``next()``;
+* ``stream.chunks()``: lists of messages, each the rest of one fetched chunk (one partition, in offset order), all
+  handed out (so covered by the next commit) when the list is.
 """
 
 from __future__ import annotations
 
-from zkconsumer.consumer.consumer_iterator import ConsumerIterator, Decoder
+from collections.abc import Iterator
+
+from zkconsumer.consumer.consumer_iterator import ConsumerIterator, Decoder, MessageAndMetadata
 from zkconsumer.consumer.partition_topic_info import ChunkQueue
 
 
@@ -18,11 +28,22 @@ class KafkaStream:
         self.name = name
         self._iterator = ConsumerIterator(chunk_queue, consumer_timeout_ms, key_decoder, value_decoder, name)
 
-    def __iter__(self) -> ConsumerIterator:
-        return self._iterator
+    def __iter__(self) -> Iterator[MessageAndMetadata]:
+        return self._iterator.fast()
 
     def iterator(self) -> ConsumerIterator:
         return self._iterator
+
+    def chunks(self, max_messages: int | None = None) -> Iterator[list[MessageAndMetadata]]:
+        """Lists of at most ``max_messages`` messages of one partition each, until the end of the stream; a
+        ConsumerTimeoutException ends this generator (call ``chunks()`` again to go on)."""
+        iterator = self._iterator
+        while True:
+            try:
+                batch = iterator.next_chunk(max_messages)
+            except StopIteration:
+                return
+            yield batch
 
     def clear(self) -> None:
         self._iterator.clear_current_chunk()

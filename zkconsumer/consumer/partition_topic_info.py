@@ -5,11 +5,22 @@ assigned partition and the fetcher and the iterator share it. It carries the two
 delivery guarantees are made of:
 
 * ``fetched_offset``: the next offset the fetcher asks the broker for, advanced when a chunk is enqueued;
-* ``consumed_offset``: the next offset the application has not been handed yet, advanced by the iterator when it
-  hands a message out. This is the value committed to ZooKeeper, so a committed offset means "next to read".
+* ``consumed_offset``: the next offset the application has not been handed yet. This is the value committed to
+  ZooKeeper, so a committed offset means "next to read".
 
 Both start at the committed offset, or at ``INVALID_OFFSET`` when the group never committed one, in which case the
 fetcher applies ``auto.offset.reset`` before the first fetch.
+
+The consumed offset is not written once per message. While a stream hands out a chunk of this partition, the
+chunk's :class:`ChunkCursor` is attached here, and the consumed offset is read from how far the cursor's list
+iterator has gone: handing a message out is then nothing but the C-level step of that iterator, which is what lets a
+``for message in stream`` loop run close to librdkafka's own speed. The value read is exactly Kafka's (the offset of
+the last message handed out + 1) at every moment, because the step and the hand-out are one and the same. When the
+stream moves to its next chunk, or a rebalance drops the chunk, the cursor is detached and the value it had reached
+is kept as a plain attribute.
+
+A chunk holds confluent-kafka ``Message`` objects as librdkafka returned them (never copied): building the
+application's MessageAndMetadata is the stream's job, in one pass per chunk.
 """
 
 from __future__ import annotations
@@ -18,30 +29,14 @@ import queue
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import Message
 
 from zkconsumer.types import INVALID_OFFSET
 
 #: How often a blocked put or get wakes up to look at its stop flag.
 _POLL_S = 0.1
-
-
-@dataclass(frozen=True, slots=True)
-class RawMessage:
-    """One record as fetched: undecoded key and value, as the legacy ``Message`` kept them."""
-
-    offset: int
-    key: bytes | None
-    value: bytes | None
-    timestamp: int = -1
-    timestamp_type: int = 0  # 0 none, 1 create time, 2 log append time (confluent-kafka's TIMESTAMP_*)
-
-    @property
-    def next_offset(self) -> int:
-        return self.offset + 1
-
-    @property
-    def size(self) -> int:
-        return len(self.key or b"") + len(self.value or b"")
 
 
 class ChunkQueue:
@@ -53,7 +48,8 @@ class ChunkQueue:
 
     def __init__(self, capacity: int, name: str = "") -> None:
         self.name = name
-        self._queue: queue.Queue[FetchedDataChunk] = queue.Queue(maxsize=max(1, capacity))
+        self.capacity = max(1, capacity)
+        self._queue: queue.Queue[FetchedDataChunk] = queue.Queue(maxsize=self.capacity)
 
     def put(self, chunk: FetchedDataChunk, stop: threading.Event | None = None) -> bool:
         """Block until there is room; ``False`` if ``stop`` was set first (the chunk is dropped)."""
@@ -93,6 +89,60 @@ class ChunkQueue:
         return f"ChunkQueue({self.name!r}, {self.qsize()} chunks)"
 
 
+class ChunkCursor:
+    """The chunk a stream is handing out, and how far it has got.
+
+    ``remaining`` is a list iterator over ``items`` (the chunk's messages as the application gets them, each with its
+    offset at index 0): whatever pulls an item from it hands that message out. Several threads read the consumed
+    offset (auto-commit, the rebalance) while the application's thread steps the iterator without any lock; a step is
+    one C call under the GIL, so a reader sees either side of it. The lock only keeps :meth:`consumed_offset` and the
+    two writers below (a rebalance dropping the rest, a reset) from interleaving.
+    """
+
+    __slots__ = ("info", "items", "remaining", "_end", "_base", "_base_handed", "_lock")
+
+    def __init__(self, info: PartitionTopicInfo | None, items: list[Any], base: int) -> None:
+        self.info = info
+        self.items = items
+        self.remaining: Any = iter(items)  # a list iterator (its __length_hint__ is what was not handed out)
+        self._end = len(items)  # minus what a rebalance dropped unseen
+        self._base = base  # the consumed offset before the first item of this chunk is handed out (or a reset's)
+        self._base_handed = 0
+        self._lock = threading.Lock()
+
+    def left(self) -> int:
+        """Items not handed out yet."""
+        return self.remaining.__length_hint__()
+
+    def consumed_offset(self) -> int:
+        with self._lock:
+            handed = self._end - self.remaining.__length_hint__()
+            if handed <= self._base_handed:
+                return self._base
+            return self.items[handed - 1][0] + 1
+
+    def rebase(self, offset: int) -> None:
+        """A reset of the consumed offset: it holds until the next item is handed out, as Kafka's did."""
+        with self._lock:
+            self._base = offset
+            self._base_handed = self._end - self.remaining.__length_hint__()
+
+    def drop_rest(self) -> list[Any]:
+        """Take every item not handed out yet away from whoever iterates (``list()`` of a list iterator is one C call,
+        so no item is both dropped and handed out); they no longer count as handed out."""
+        with self._lock:
+            rest = list(self.remaining)
+            self._end -= len(rest)
+        return rest
+
+    def detach(self) -> None:
+        """Done with this chunk: its partition keeps the consumed offset reached as a plain value."""
+        info = self.info
+        if info is not None and info._cursor is self:
+            info._consumed = self.consumed_offset()
+            info._cursor = None
+
+
 class PartitionTopicInfo:
     def __init__(
         self,
@@ -109,53 +159,65 @@ class PartitionTopicInfo:
         self.chunk_queue = chunk_queue
         self.fetch_size = fetch_size
         self.client_id = client_id
-        self._lock = threading.Lock()
+        #: Written only by the fetcher thread that owns the partition (one int store, atomic in CPython).
+        self.fetched_offset = fetched_offset
         self._consumed = consumed_offset
-        self._fetched = fetched_offset
+        self._cursor: ChunkCursor | None = None
 
     @property
     def consumed_offset(self) -> int:
+        cursor = self._cursor
+        if cursor is not None:
+            return cursor.consumed_offset()
         return self._consumed
 
-    @property
-    def fetched_offset(self) -> int:
-        return self._fetched
-
     def reset_consume_offset(self, offset: int) -> None:
-        with self._lock:
-            self._consumed = offset
+        cursor = self._cursor
+        if cursor is not None:
+            cursor.rebase(offset)
+        self._consumed = offset
 
     def reset_fetch_offset(self, offset: int) -> None:
-        with self._lock:
-            self._fetched = offset
+        self.fetched_offset = offset
 
-    def enqueue(self, messages: Sequence[RawMessage], too_large: bool = False,
+    def attach(self, cursor: ChunkCursor) -> None:
+        """The stream starts handing out a chunk of this partition: the consumed offset is read from it now."""
+        previous = self._cursor
+        if previous is not None:
+            previous.detach()
+        self._cursor = cursor
+
+    def enqueue(self, messages: Sequence[Message], too_large: bool = False,
                 stop: threading.Event | None = None) -> bool:
         """Hand a fetched message set to the owning stream, then advance the fetch offset past it.
 
         ``too_large`` with no messages is Kafka's partial message (a record bigger than the fetch size): it is
         enqueued without advancing, and the iterator turns it into MessageSizeTooLargeException. An empty set is
-        dropped. Returns ``False`` when ``stop`` interrupted a blocked put (nothing changed).
+        dropped. Returns ``False`` when ``stop`` interrupted a blocked put (nothing changed). The sequence is kept as
+        it is: the caller must not change it afterwards.
         """
         if not messages and not too_large:
             return True
-        chunk = FetchedDataChunk(tuple(messages), self, self._fetched)
+        chunk = FetchedDataChunk(messages, self, self.fetched_offset)
         if not self.chunk_queue.put(chunk, stop):
             return False
         if messages:
-            self.reset_fetch_offset(messages[-1].next_offset)
+            last = messages[-1].offset()
+            assert last is not None
+            self.fetched_offset = last + 1
         return True
 
     def __repr__(self) -> str:
         # Kafka's toString, which its logs (and people used to them) read.
-        return f"{self.topic}:{self.partition}: fetched offset = {self._fetched}: consumed offset = {self._consumed}"
+        return (f"{self.topic}:{self.partition}: fetched offset = {self.fetched_offset}: "
+                f"consumed offset = {self.consumed_offset}")
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class FetchedDataChunk:
-    """One fetch response's messages for one partition, with the fetch offset they were asked for."""
+    """Messages of one partition fetched together, in offset order, with the fetch offset they were asked for."""
 
-    messages: tuple[RawMessage, ...]
+    messages: Sequence[Message]
     topic_info: PartitionTopicInfo | None
     fetch_offset: int
 

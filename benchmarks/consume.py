@@ -1,0 +1,321 @@
+"""How fast zkconsumer's streams hand out messages, next to raw confluent-kafka and kafka-python on the same data.
+
+Run: ``.venv/bin/python benchmarks/consume.py [--messages N] [--repeat N]``. One ZooKeeper, one broker and the
+metadata bridge are started with the project's launchers; 100,000 messages of 10 bytes are produced once on a topic
+of 4 partitions; then every consumer reads all of them from the start, each in a child process of its own, so that
+the peak RSS printed (``VmHWM``) is that consumer's alone:
+
+* ``confluent-kafka``: the peer. ``assign()`` of the 4 partitions at offset 0, ``consume(num_messages=1000)``;
+* ``kafka-python``: ``assign()`` at offset 0, then iterating the ``KafkaConsumer``, message by message;
+* ``zkconsumer 1 stream`` and ``4 streams`` (one application thread per stream, as the legacy API is used): the
+  legacy iteration, one MessageAndMetadata per message;
+* ``... by chunks``: the same streams read with ``KafkaStream.chunks()``, a list of MessageAndMetadata at a time.
+
+Every consumer reads each message's value (the application's minimum), and is timed from its first message to its
+last, so that joining the group (zkconsumer) or connecting (the peers) is left out; that start-up is printed apart.
+With ``--repeat N`` each consumer runs N times and its best run is kept. Ratios are against confluent-kafka and
+kafka-python of the same run. This is a benchmark, not a test: nothing here fails on slowness.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+
+VALUE_BYTES = 10
+KINDS = ("confluent-kafka", "kafka-python", "zkconsumer-1", "zkconsumer-4", "zkconsumer-1-chunks",
+         "zkconsumer-4-chunks")
+LABELS = {
+    "confluent-kafka": "raw confluent-kafka (assign + consume)",
+    "kafka-python": "kafka-python (assign + iterate)",
+    "zkconsumer-1": "zkconsumer, 1 stream",
+    "zkconsumer-4": "zkconsumer, 4 streams",
+    "zkconsumer-1-chunks": "zkconsumer, 1 stream, by chunks",
+    "zkconsumer-4-chunks": "zkconsumer, 4 streams, by chunks",
+}
+
+
+@dataclass(frozen=True)
+class Run:
+    """What a child reports: messages read, seconds from the first to the last, start-up seconds, peak RSS."""
+
+    kind: str
+    messages: int
+    seconds: float
+    startup: float
+    peak_rss_kib: int
+
+    @property
+    def rate(self) -> float:
+        return self.messages / self.seconds if self.seconds > 0 else float("inf")
+
+
+def peak_rss_kib() -> int:
+    """``VmHWM`` of this process: the most resident memory it ever had, in KiB (Linux)."""
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return -1
+
+
+def machine() -> str:
+    """CPU model and core count where Linux says them, else what ``platform`` knows."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
+
+
+# --- the servers and the data (parent) ----------------------------------------------------------------------------
+
+
+@contextmanager
+def servers(workdir: Path) -> Iterator[tuple[str, str]]:
+    """ZooKeeper (a chroot of this run), the broker and the bridge that registers the broker in ZooKeeper."""
+    from zkconsumer.bridge.metadata_bridge import MetadataBridge
+    from zkconsumer.embedded.broker import provide_broker
+    from zkconsumer.embedded.zookeeper import provide_zookeeper
+    from zkconsumer.zk.client import close_client, open_client
+
+    with ExitStack() as stack:
+        zookeeper = stack.enter_context(provide_zookeeper(workdir / "zookeeper"))
+        bootstrap = stack.enter_context(provide_broker(workdir / "broker"))
+        chroot = f"/zkconsumer-bench-{uuid.uuid4().hex[:8]}"
+        root = open_client(zookeeper)
+        root.ensure_path(chroot)
+        close_client(root)
+        connect = f"{zookeeper}{chroot}"
+        stop = threading.Event()
+        bridge = stack.enter_context(MetadataBridge(connect, bootstrap, interval_ms=250))
+        thread = threading.Thread(target=bridge.run, args=(stop,), daemon=True, name="bridge")
+        thread.start()
+        stack.callback(thread.join, 10)
+        stack.callback(stop.set)
+        yield connect, bootstrap
+
+
+def produce(bootstrap: str, topic: str, partitions: int, messages: int) -> None:
+    """``messages`` values of VALUE_BYTES bytes, spread evenly over the partitions, in large batches."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.num.messages": 10_000})
+    for i in range(messages):
+        producer.produce(topic, value=f"{i:0{VALUE_BYTES}d}".encode(), partition=i % partitions)
+        if i % 10_000 == 0:
+            producer.poll(0)
+    if producer.flush(60) != 0:
+        raise SystemExit("the broker did not take every message")
+
+
+def wait_for_topic(zookeeper: str, topic: str, partitions: int, timeout: float = 30.0) -> None:
+    """Until the bridge shows the topic with all its partitions in ZooKeeper (the consumer reads them there)."""
+    from zkconsumer.zk import paths
+    from zkconsumer.zk.client import zookeeper as zk_client
+    from zkconsumer.zk.reads import children
+
+    deadline = time.monotonic() + timeout
+    with zk_client(zookeeper) as client:
+        while len(children(client, f"{paths.BROKER_TOPICS_PATH}/{topic}/partitions")) < partitions:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"the bridge did not show {topic} in ZooKeeper within {timeout} s")
+            time.sleep(0.1)
+
+
+def run_child(kind: str, zookeeper: str, bootstrap: str, topic: str, partitions: int, messages: int) -> Run:
+    argv = [sys.executable, __file__, "--child", kind, "--zookeeper", zookeeper, "--bootstrap", bootstrap,
+            "--topic", topic, "--partitions", str(partitions), "--messages", str(messages)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        raise SystemExit(f"{kind} failed:\n{done.stderr[-3000:]}")
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    return Run(kind, report["messages"], report["seconds"], report["startup"], report["peak_rss_kib"])
+
+
+# --- the consumers (children) ---------------------------------------------------------------------------------------
+
+
+def child_confluent(bootstrap: str, topic: str, partitions: int, messages: int) -> dict:
+    from confluent_kafka import Consumer, TopicPartition
+
+    started = time.perf_counter()
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-raw-{uuid.uuid4().hex[:6]}",
+                         "enable.auto.commit": False, "enable.partition.eof": False})
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    count, first = 0, None
+    while count < messages:
+        batch = consumer.consume(num_messages=1000, timeout=1.0)
+        if batch and first is None:
+            first = time.perf_counter()
+        for message in batch:
+            if message.error() is None:
+                message.value()
+                count += 1
+    last = time.perf_counter()
+    consumer.close()
+    assert first is not None
+    return {"messages": count, "seconds": last - first, "startup": first - started}
+
+
+def child_kafka_python(bootstrap: str, topic: str, partitions: int, messages: int) -> dict:
+    from kafka import KafkaConsumer, TopicPartition
+
+    started = time.perf_counter()
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+                             auto_offset_reset="earliest")
+    assigned = [TopicPartition(topic, p) for p in range(partitions)]
+    consumer.assign(assigned)
+    for tp in assigned:
+        consumer.seek(tp, 0)
+    count, first = 0, None
+    for message in consumer:
+        if first is None:
+            first = time.perf_counter()
+        _ = message.value
+        count += 1
+        if count >= messages:
+            break
+    last = time.perf_counter()
+    consumer.close()
+    assert first is not None
+    return {"messages": count, "seconds": last - first, "startup": first - started}
+
+
+def child_zkconsumer(zookeeper: str, topic: str, partitions: int, messages: int, streams: int,
+                     by_chunks: bool) -> dict:
+    from zkconsumer.consumer.zookeeper_consumer_connector import create_connector
+    from zkconsumer.log import configure_logging
+
+    configure_logging(level="warning")  # as an application that wants no debug events would
+    started = time.perf_counter()
+    connector = create_connector({"zookeeper.connect": zookeeper, "group.id": f"bench-{uuid.uuid4().hex[:6]}",
+                                  "auto.offset.reset": "smallest", "auto.commit.enable": "false"})
+    created = connector.create_message_streams({topic: streams})[topic]
+    # Each stream reads a known share: the messages of the partitions its queue was given.
+    per_partition = messages // partitions
+    shares = {id(s.chunk_queue): 0 for s in created}
+    for info in connector.topic_registry[topic].values():
+        shares[id(info.chunk_queue)] += per_partition
+    firsts: list[float] = []
+    lasts: list[float] = []
+    counts: list[int] = []
+
+    def read(stream, share: int) -> None:
+        count = 0
+        if by_chunks:
+            chunks = stream.chunks()
+            batch = next(chunks)
+            firsts.append(time.perf_counter())
+            while True:
+                for message in batch:
+                    _ = message.message
+                count += len(batch)
+                if count >= share:
+                    break
+                batch = next(chunks)
+        else:
+            iterator = iter(stream)
+            message = next(iterator)
+            firsts.append(time.perf_counter())
+            _ = message.message
+            for message in islice(iterator, share - 1):
+                _ = message.message
+            count = share
+        lasts.append(time.perf_counter())
+        counts.append(count)
+
+    threads = [threading.Thread(target=read, args=(s, shares[id(s.chunk_queue)])) for s in created
+               if shares[id(s.chunk_queue)]]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    connector.shutdown()
+    first = min(firsts)
+    return {"messages": sum(counts), "seconds": max(lasts) - first, "startup": first - started}
+
+
+def child(args: argparse.Namespace) -> None:
+    kind = args.child
+    if kind == "confluent-kafka":
+        report = child_confluent(args.bootstrap, args.topic, args.partitions, args.messages)
+    elif kind == "kafka-python":
+        report = child_kafka_python(args.bootstrap, args.topic, args.partitions, args.messages)
+    else:
+        streams = int(kind.split("-")[1])
+        report = child_zkconsumer(args.zookeeper, args.topic, args.partitions, args.messages, streams,
+                                  kind.endswith("chunks"))
+    report["peak_rss_kib"] = peak_rss_kib()
+    print(json.dumps(report))
+
+
+# --- the report (parent) --------------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=100_000, help="messages produced and read (default 100,000)")
+    parser.add_argument("--partitions", type=int, default=4, help="partitions of the topic (default 4)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per consumer, best kept (default 1)")
+    parser.add_argument("--only", nargs="*", choices=KINDS, help="run only these consumers")
+    parser.add_argument("--child", choices=KINDS, help=argparse.SUPPRESS)
+    parser.add_argument("--zookeeper", help=argparse.SUPPRESS)
+    parser.add_argument("--bootstrap", help=argparse.SUPPRESS)
+    parser.add_argument("--topic", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args)
+        return
+
+    from zkconsumer.kafka.topics import create_topic
+    from zkconsumer.log import configure_logging
+
+    configure_logging(level="warning")
+    print(f"{platform.python_implementation()} {platform.python_version()} on {machine()}")
+    kinds = args.only or list(KINDS)
+    with tempfile.TemporaryDirectory(prefix="zkconsumer-bench-") as workdir, servers(Path(workdir)) as (zk, bootstrap):
+        topic = f"bench-consume-{uuid.uuid4().hex[:6]}"
+        create_topic(bootstrap, topic, args.partitions)
+        wait_for_topic(zk, topic, args.partitions)
+        started = time.perf_counter()
+        produce(bootstrap, topic, args.partitions, args.messages)
+        print(f"{args.messages:,} messages of {VALUE_BYTES} bytes on {args.partitions} partitions, produced in "
+              f"{time.perf_counter() - started:.1f} s; best of {args.repeat} run(s) per consumer")
+        runs: dict[str, Run] = {}
+        for _ in range(args.repeat):
+            for kind in kinds:
+                run = run_child(kind, zk, bootstrap, topic, args.partitions, args.messages)
+                if run.messages != args.messages:
+                    raise SystemExit(f"{kind} read {run.messages} messages, not {args.messages}")
+                if kind not in runs or run.rate > runs[kind].rate:
+                    runs[kind] = run
+    raw = runs.get("confluent-kafka")
+    kp = runs.get("kafka-python")
+    print(f"{'consumer':40} {'msg/s':>10} {'vs raw':>7} {'vs kafka-python':>16} {'start-up':>9} {'peak RSS':>10}")
+    for kind in kinds:
+        run = runs[kind]
+        vs_raw = f"{run.rate / raw.rate:6.2f}x" if raw else f"{'-':>7}"
+        vs_kp = f"{run.rate / kp.rate:15.2f}x" if kp else f"{'-':>16}"
+        print(f"{LABELS[kind]:40} {run.rate:10,.0f} {vs_raw} {vs_kp} {run.startup:8.2f}s "
+              f"{run.peak_rss_kib / 1024:7.1f} MiB")
+    print("targets: zkconsumer >= 0.8x raw confluent-kafka and >= 5x kafka-python")
+
+
+if __name__ == "__main__":
+    main()
