@@ -1,8 +1,10 @@
 """``zkconsumer groups list|describe|verify``: the legacy group tools, reading the group from ZooKeeper.
 
-* ``list``: the groups, children of ``/consumers``, one per line, sorted.
+* ``list``: the groups, children of ``/consumers``, one per line, sorted; with ``--bootstrap-server``, each followed by
+  where its offsets live (``zookeeper``, ``kafka``, ``both`` or ``none``; :mod:`zkconsumer.tools.offset_locations`).
 * ``describe``: ConsumerOffsetChecker (:mod:`zkconsumer.tools.offset_checker`): per partition the committed offset,
-  the log size from the brokers, the lag and the owner, in the tool's format or with ``--json`` as data.
+  the log size from the brokers, the lag and the owner, in the tool's format or with ``--json`` as data;
+  ``--offsets-storage kafka|both`` shows the group's offsets in Kafka instead, or beside ZooKeeper's.
 * ``verify``: VerifyConsumerRebalance (:mod:`zkconsumer.tools.verify_rebalance`): every partition owned by a current
   thread of the group; each problem on a line, then the verdict; exits 1 when it failed.
 
@@ -17,9 +19,10 @@ import sys
 
 from zkconsumer.cli import COMMANDS, options
 from zkconsumer.cli.zookeeper_session import zookeeper_session
+from zkconsumer.errors import UsageError
 from zkconsumer.group.registry import list_groups
 from zkconsumer.kafka.log_end_offsets import DEFAULT_TIMEOUT
-from zkconsumer.tools.offset_checker import describe_group, format_table, json_rows
+from zkconsumer.tools.offset_checker import OFFSETS_STORAGES, describe_group, format_table, json_rows
 from zkconsumer.tools.verify_rebalance import verify_rebalance
 
 
@@ -27,6 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("groups", help=COMMANDS["groups"])
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="the consumer groups in ZooKeeper, one per line")
+    options.add_bootstrap(listing, help="also show where each group's offsets live (zookeeper, kafka, both, none), "
+                          "asking this broker's cluster")
     describe = actions.add_parser(
         "describe", help="each partition's offset, log size, lag and owner (ConsumerOffsetChecker)",
         description="ConsumerOffsetChecker: for every partition of the topics the group subscribes to, has offsets "
@@ -37,6 +42,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     describe.add_argument(
         "--socket-timeout-ms", type=int, default=int(DEFAULT_TIMEOUT * 1000), metavar="MS",
         help="how long to wait for a broker's answer (default: %(default)s)",
+    )
+    describe.add_argument(
+        "--offsets-storage", default="zookeeper", metavar="STORE",
+        help="whose offsets to show: zookeeper (default), kafka (the group's offsets in __consumer_offsets) or both "
+        "(Kafka's offset and lag beside ZooKeeper's: kafka_offset, kafka_lag)",
     )
     options.add_json(describe, help="a JSON list of objects instead of the table")
     verify = actions.add_parser(
@@ -58,22 +68,33 @@ def warn(message: str) -> None:
 def run_list(args: argparse.Namespace) -> int:
     with zookeeper_session(args) as zk:
         groups = list_groups(zk)
+        if args.bootstrap_server:
+            from zkconsumer.tools.offset_locations import offset_locations
+
+            where = offset_locations(zk, args.bootstrap_server, groups)
+            width = max((len(g) for g in groups), default=0)
+            for group in groups:
+                print(f"{group:<{width}}  {where[group]}")
+            return 0
     for group in groups:
         print(group)
     return 0
 
 
 def run_describe(args: argparse.Namespace) -> int:
+    storage = args.offsets_storage
+    if storage not in OFFSETS_STORAGES:
+        raise UsageError(f"--offsets-storage {storage!r} is not one of {', '.join(OFFSETS_STORAGES)}")
     with zookeeper_session(args) as zk:
         described = describe_group(zk, args.group, args.bootstrap_server,
-                                   timeout=max(args.socket_timeout_ms, 1) / 1000)
+                                   timeout=max(args.socket_timeout_ms, 1) / 1000, offsets_storage=storage)
     for problem in described.warnings:
         warn(problem)
     rows = described.offsets.rows
     if args.json:
-        print(json.dumps(json_rows(rows), indent=2))
+        print(json.dumps(json_rows(rows, storage), indent=2))
     else:
-        for line in format_table(rows):
+        for line in format_table(rows, storage):
             print(line)
     return 0
 

@@ -15,6 +15,12 @@ for a topic missing there (deleted), from the group's own offset and owner znode
 
 Nothing a znode holds fails the report: a registration, topic or offset znode in the wrong format is returned in
 ``warnings`` by path and its value shown as unknown.
+
+``offsets_storage`` (``groups describe --offsets-storage``) says which store's offsets to show: ``zookeeper`` (the
+tool's own), ``kafka`` (the group's offsets in ``__consumer_offsets``, for a group on ``offsets.storage=kafka``),
+or ``both``, each row then carrying the Kafka offset and its lag beside ZooKeeper's (``kafka_offset``,
+``kafka_lag``), which is how a migration with dual commit is watched. Partitions Kafka has an offset for are
+reported even when ZooKeeper knows nothing of them.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from zkconsumer.group.offset_store import offset_path, parse_offset
 from zkconsumer.group.ownership import owner_path
 from zkconsumer.group.registry import require_group
 from zkconsumer.group.snapshot import GroupSnapshot, MalformedZnode, read_group_snapshot
+from zkconsumer.kafka.group_offsets import GroupOffsetsClient, OffsetsUnavailableError
 from zkconsumer.kafka.log_end_offsets import DEFAULT_TIMEOUT, LogEndOffsets, fetch_log_end_offsets
 from zkconsumer.types import TopicPartition
 from zkconsumer.zk import paths
@@ -41,6 +48,11 @@ from zkconsumer.zk.reads import children
 
 ROW_FORMAT = "%-15s %-30s %-3s %-15s %-15s %-15s %s"
 HEADER = ROW_FORMAT % ("Group", "Topic", "Pid", "Offset", "logSize", "Lag", "Owner")
+#: ``--offsets-storage both``: ZooKeeper's offset and lag, then Kafka's
+BOTH_ROW_FORMAT = "%-15s %-30s %-3s %-15s %-15s %-15s %-15s %-15s %s"
+BOTH_HEADER = BOTH_ROW_FORMAT % ("Group", "Topic", "Pid", "Offset", "KafkaOffset", "logSize", "Lag", "KafkaLag",
+                                 "Owner")
+OFFSETS_STORAGES = ("zookeeper", "kafka", "both")
 UNKNOWN = "unknown"
 NO_OWNER = "none"
 #: why no log size is known when neither a bootstrap server is given nor a broker registered in ZooKeeper
@@ -55,16 +67,25 @@ class PartitionOffsetRow:
     offset: int | None  # None: no offset znode, or one not holding a number; -1: "no offset" written by a tool
     log_size: int | None  # None: no broker told us
     owner: str | None  # the owner znode's data; None when nobody owns the partition
+    kafka_offset: int | None = None  # the group's offset in Kafka (offsets storage "both"); None: none there
 
     @property
     def lag(self) -> int | None:
-        if self.offset is None or self.offset < 0 or self.log_size is None:
-            return None
-        return self.log_size - self.offset
+        return _lag(self.offset, self.log_size)
+
+    @property
+    def kafka_lag(self) -> int | None:
+        return _lag(self.kafka_offset, self.log_size)
 
     @property
     def topic_partition(self) -> TopicPartition:
         return TopicPartition(self.topic, self.partition)
+
+
+def _lag(offset: int | None, log_size: int | None) -> int | None:
+    if offset is None or offset < 0 or log_size is None:
+        return None
+    return log_size - offset
 
 
 @dataclass(frozen=True)
@@ -193,10 +214,15 @@ class GroupDescription:
 
 
 def describe_group(zk: KazooClient, group: str, bootstrap: str | None = None,
-                   timeout: float = DEFAULT_TIMEOUT) -> GroupDescription:
-    """Offsets and owners from ZooKeeper, log sizes from ``bootstrap`` or else the brokers registered there."""
+                   timeout: float = DEFAULT_TIMEOUT, offsets_storage: str = "zookeeper") -> GroupDescription:
+    """Offsets and owners from ZooKeeper (and Kafka, per ``offsets_storage``), log sizes from ``bootstrap`` or else
+    the brokers registered there. Kafka that does not answer is an error: the offsets asked for are unknown."""
     offsets = read_group_offsets(zk, group)
     warnings = [f"znode {problem.path} {problem.problem}" for problem in offsets.warnings]
+    if offsets_storage != "zookeeper":
+        kafka, bad = read_kafka_offsets(group, bootstrap or registered_bootstrap(zk), timeout)
+        warnings += bad
+        offsets = with_kafka_offsets(offsets, kafka, replace=offsets_storage == "kafka")
     if not offsets.rows:
         return GroupDescription(offsets, tuple(warnings))
     log_ends = read_log_sizes(zk, [r.topic_partition for r in offsets.rows], bootstrap, timeout)
@@ -224,7 +250,38 @@ def read_log_sizes(zk: KazooClient, partitions: Iterable[TopicPartition], bootst
     return fetch_log_end_offsets(bootstrap, wanted, timeout=timeout)
 
 
+def read_kafka_offsets(group: str, bootstrap: str | None, timeout: float) -> tuple[dict[TopicPartition, int],
+                                                                                  list[str]]:
+    """Every offset the group has in Kafka, and a warning for each that cannot be one (left out)."""
+    if bootstrap is None:
+        raise OffsetsUnavailableError("no broker is registered in ZooKeeper and no --bootstrap-server was given: "
+                                      f"cannot read the offsets of group {group} in Kafka")
+    answer = GroupOffsetsClient(bootstrap, timeout).fetch(group)
+    offsets = {tp: o for tp, o in answer.offsets.items() if o >= 0}
+    warnings = [f"Kafka holds offset {o} for [{tp.topic},{tp.partition}]: not an offset; shown as unknown"
+                for tp, o in sorted(answer.offsets.items()) if o < -1]
+    warnings += [f"Kafka refused the offset of [{tp.topic},{tp.partition}]: {error}"
+                 for tp, error in sorted(answer.refused.items())]
+    return offsets, warnings
+
+
 # --- completing and showing (pure) ------------------------------------------------------------------
+
+
+def with_kafka_offsets(offsets: GroupOffsets, kafka: Mapping[TopicPartition, int],
+                       replace: bool = False) -> GroupOffsets:
+    """Each row with the group's Kafka offset (rows added, in order, for partitions only Kafka has); ``replace``
+    puts it in ``offset`` instead (the report of a group that stores its offsets in Kafka)."""
+    known = {r.topic_partition for r in offsets.rows}
+    extra = [PartitionOffsetRow(offsets.group, tp.topic, tp.partition, None, None, None)
+             for tp in sorted(set(kafka) - known)]
+    rows = sorted([*offsets.rows, *extra], key=lambda r: r.topic_partition)
+    if replace:
+        done = [dataclasses.replace(r, offset=kafka.get(r.topic_partition), kafka_offset=None) for r in rows]
+    else:
+        done = [dataclasses.replace(r, kafka_offset=kafka.get(r.topic_partition)) for r in rows]
+    return dataclasses.replace(offsets, rows=tuple(done))
+
 
 
 def with_log_sizes(offsets: GroupOffsets, log_sizes: Mapping[TopicPartition, int]) -> GroupOffsets:
@@ -241,14 +298,28 @@ def format_row(row: PartitionOffsetRow) -> str:
                          _shown(row.lag), NO_OWNER if row.owner is None else row.owner)
 
 
-def format_table(rows: tuple[PartitionOffsetRow, ...] | list[PartitionOffsetRow]) -> list[str]:
-    """The header and one line per partition, as ConsumerOffsetChecker printed them."""
+def format_both_row(row: PartitionOffsetRow) -> str:
+    return BOTH_ROW_FORMAT % (row.group, row.topic, row.partition, _shown(row.offset), _shown(row.kafka_offset),
+                              _shown(row.log_size), _shown(row.lag), _shown(row.kafka_lag),
+                              NO_OWNER if row.owner is None else row.owner)
+
+
+def format_table(rows: tuple[PartitionOffsetRow, ...] | list[PartitionOffsetRow],
+                 offsets_storage: str = "zookeeper") -> list[str]:
+    """The header and one line per partition, as ConsumerOffsetChecker printed them (with ``both``, Kafka's offset
+    and lag beside ZooKeeper's)."""
+    if offsets_storage == "both":
+        return [BOTH_HEADER, *(format_both_row(r) for r in rows)]
     return [HEADER, *(format_row(r) for r in rows)]
 
 
-def json_rows(rows: tuple[PartitionOffsetRow, ...] | list[PartitionOffsetRow]) -> list[dict[str, Any]]:
-    return [
-        {"group": r.group, "topic": r.topic, "partition": r.partition, "offset": r.offset,
-         "log_size": r.log_size, "lag": r.lag, "owner": r.owner}
-        for r in rows
-    ]
+def json_rows(rows: tuple[PartitionOffsetRow, ...] | list[PartitionOffsetRow],
+              offsets_storage: str = "zookeeper") -> list[dict[str, Any]]:
+    result = []
+    for r in rows:
+        row: dict[str, Any] = {"group": r.group, "topic": r.topic, "partition": r.partition, "offset": r.offset,
+                               "log_size": r.log_size, "lag": r.lag, "owner": r.owner}
+        if offsets_storage == "both":
+            row.update(kafka_offset=r.kafka_offset, kafka_lag=r.kafka_lag)
+        result.append(row)
+    return result
