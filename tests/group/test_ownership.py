@@ -218,3 +218,22 @@ def test_a_connection_dropped_mid_claim_fails_that_attempt_only_and_leaves_nothi
         assert len(owners(zk, topic="a")) == 30
     finally:
         close_client(zk)
+
+
+def test_release_of_what_a_claim_of_this_session_holds_needs_no_read_and_survives_a_node_gone(zk):
+    claimed = claim_partitions(zk, "g", MANY, max_bytes=SMALL_BUDGET)
+    assert claimed.held.session == zk.client_id[0] and set(claimed.held.versions) == set(MANY)
+    zk.delete("/consumers/g/owners/t/3")  # by hand: the batch holding it fails, and is released the checked way
+    released = release_partitions(zk, "g", MANY, max_bytes=SMALL_BUDGET, held=claimed.held)
+    assert set(released.released) == set(MANY) - {TopicPartition("t", 3)}
+    assert owners(zk) == []
+
+
+def test_what_another_session_held_is_never_trusted(zk, zk_chroot):
+    other = open_client(zk_chroot)
+    try:
+        theirs = claim_partitions(other, "g", {T0: "g_other-0"})
+        assert release_partitions(zk, "g", [T0], held=theirs.held) == release_partitions(zk, "g", [])
+        assert owners(zk) == [("0", "g_other-0")]
+    finally:
+        close_client(other)

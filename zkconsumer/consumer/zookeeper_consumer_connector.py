@@ -65,7 +65,7 @@ from zkconsumer.errors import (
 from zkconsumer.group.kafka_offset_store import KafkaOffsetStore
 from zkconsumer.group.offset_storage import KAFKA, OffsetsCommitFailedError, OffsetStorage, StorageCommit
 from zkconsumer.group.offset_store import WriteBehind, ZooKeeperOffsetStore, largest_offset_op
-from zkconsumer.group.ownership import claim_partitions, largest_claim_op, release_partitions
+from zkconsumer.group.ownership import HeldZnodes, claim_partitions, largest_claim_op, release_partitions
 from zkconsumer.group.snapshot import MalformedZnode, read_group_snapshot
 from zkconsumer.group.topic_count import TopicCount, TopicFilter, consumer_id_string
 from zkconsumer.log import get_logger
@@ -149,6 +149,9 @@ class ZookeeperConsumerConnector:
         # Claims of an attempt that failed with an error: the multi-op may have been applied without an answer
         # reaching us, so the next release covers them too (release only deletes what our session holds).
         self._unconfirmed_claims: set[TopicPartition] = set()
+        # The owner znodes (and versions) the last successful claim left: released without reading them first.
+        # Taken (set to None) before any release, so a release that fails half-way never trusts it again.
+        self._held: HeldZnodes | None = None
         self._members_seen = False
         self._topics_seen = False
         self._topic_count: TopicCount | None = None
@@ -542,8 +545,9 @@ class ZookeeperConsumerConnector:
         # 4. Give up every partition; the assignment is computed from scratch (eager, as in Kafka).
         with self._step("release") as fields:
             with self._commit_lock:
+                held, self._held = self._held, None
                 released = release_partitions(self.zk, self.group, set(owned) | self._unconfirmed_claims,
-                                              self.config.zookeeper_multi_max_bytes)
+                                              self.config.zookeeper_multi_max_bytes, held)
                 self._topic_registry, self._owner_threads = {}, {}
                 self._unconfirmed_claims.clear()
             fields.update(released=partition_list(released.released), batches=released.batches)
@@ -590,6 +594,7 @@ class ZookeeperConsumerConnector:
         with self._step("claim") as fields:
             self._unconfirmed_claims.update(claims)
             claimed = claim_partitions(self.zk, self.group, claims, self.config.zookeeper_multi_max_bytes)
+            self._held = claimed.held if claimed.ok else None
             self._unconfirmed_claims.difference_update(claims)
             fields.update(claimed=partition_list(claimed.claimed, thread=claims),
                           already_ours=partition_list(claimed.already_ours),

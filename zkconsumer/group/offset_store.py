@@ -43,6 +43,7 @@ from zkconsumer.zk.batched_transaction import (
     failed,
     plan_for,
 )
+from zkconsumer.zk.reads import value_or_none
 
 _MALFORMED = -2  # checkpoint of a znode that holds something else: never written over
 
@@ -90,17 +91,27 @@ class ZooKeeperOffsetStore:
         self._checkpoints: dict[TopicPartition, tuple[int, int]] = {}
 
     def fetch(self, partitions: Iterable[TopicPartition]) -> FetchResult:
-        """The committed offsets, read in one round trip; they become the checkpoints later commits compare with."""
-        calls = {tp: self.zk.get_async(offset_path(self.group, tp)) for tp in partitions}
+        """The committed offsets, read pipelined; they become the checkpoints later commits compare with.
+
+        Each topic's offset directory is listed first (one request), and only the znodes that exist are read: a
+        group that never committed costs one request per topic, not one per partition. A znode created between
+        the listing and now reads as never committed, as if read a moment earlier; a later commit over it then
+        meets it and keeps the higher value."""
+        partitions = list(partitions)
+        listings = {topic: self.zk.get_children_async(paths.GroupTopicDirs(self.group, topic).offset_dir)
+                    for topic in sorted({tp.topic for tp in partitions})}
+        present = {topic: set(value_or_none(call) or ()) for topic, call in listings.items()}
+        calls = {tp: self.zk.get_async(offset_path(self.group, tp)) for tp in partitions
+                 if str(tp.partition) in present[tp.topic]}
         offsets: dict[TopicPartition, int] = {}
         malformed: dict[TopicPartition, MalformedZnode] = {}
-        for tp, call in calls.items():
-            try:
-                data, stat = call.get()
-            except NoNodeError:
+        for tp in partitions:
+            got = value_or_none(calls[tp]) if tp in calls else None
+            if got is None:
                 offsets[tp] = INVALID_OFFSET
                 self._checkpoints[tp] = (INVALID_OFFSET, -1)
                 continue
+            data, stat = got
             value = parse_offset(offset_path(self.group, tp), data)
             if isinstance(value, MalformedZnode):
                 malformed[tp] = value

@@ -17,20 +17,22 @@ differ from Kafka in how, never in what other members observe:
   node of a previous process with the same ``consumer.id`` (it vanishes later, silently un-owning the partition).
   Here a node is ours only if its ``ephemeralOwner`` is our session (the KAFKA-1387 lesson).
 * **Release deletes only what is ours**, checked by session and version (each delete carries the version read), so
-  a slow member can never delete the claim a faster member made after it.
+  a slow member can never delete the claim a faster member made after it. What a claim of the same, still live
+  session left (:class:`HeldZnodes`: the version of each node it holds) is deleted without reading it first: our
+  ephemeral nodes cannot change hands while our session lives, and a batch whose delete fails anyway (someone
+  deleted a node by hand) is released the checked way. Reading 10,000 owner znodes first would cost seconds.
 
 Every result says how many requests it took (``batches``): the rebalance's ``claim`` and ``release`` events carry it.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import ConnectionLoss, NodeExistsError, NoNodeError
+from kazoo.exceptions import BadVersionError, ConnectionLoss, NodeExistsError, NoNodeError
 from kazoo.protocol.states import KeeperState
 from kazoo.retry import KazooRetry
 
@@ -55,12 +57,21 @@ _LONGEST_STREAM_SUFFIX = "-" + "9" * 10
 
 
 @dataclass(frozen=True)
+class HeldZnodes:
+    """The owner znodes one session holds after a claim: partition -> znode version."""
+
+    session: int = 0
+    versions: Mapping[TopicPartition, int] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True)
 class ClaimResult:
     claimed: tuple[TopicPartition, ...] = ()  # created by this claim
     already_ours: tuple[TopicPartition, ...] = ()  # held by our session already (e.g. before a connection loss)
     #: partitions found held by another session -> holder (those of the batch that met them: not necessarily all)
     conflicts: Mapping[TopicPartition, str] = field(default_factory=lambda: MappingProxyType({}))
     batches: int = 0  # write requests sent: multi-ops, or creates when claiming one by one
+    held: HeldZnodes = field(default_factory=HeldZnodes)  # of a claim that succeeded, for the next release
 
     @property
     def ok(self) -> bool:
@@ -109,6 +120,7 @@ def claim_partitions(zk: KazooClient, group: str, claims: Mapping[TopicPartition
     session = _session(zk)
     created: list[TopicPartition] = []
     ours: list[TopicPartition] = []
+    versions: dict[TopicPartition, int] = {}
     sent = 0
     start = 0
     for batch in batches:
@@ -126,25 +138,32 @@ def claim_partitions(zk: KazooClient, group: str, claims: Mapping[TopicPartition
             return ClaimResult(conflicts=outcome.conflicts, batches=sent)
         created.extend(outcome.claimed)
         ours.extend(outcome.already_ours)
-    return ClaimResult(claimed=tuple(created), already_ours=tuple(ours), batches=sent)
+        versions.update(outcome.held.versions)
+    return ClaimResult(claimed=tuple(created), already_ours=tuple(ours), batches=sent,
+                       held=HeldZnodes(session, MappingProxyType(versions)))
 
 
 def _claim_batch(zk: KazooClient, group: str, todo: dict[TopicPartition, str], session: int) -> ClaimResult:
     """One batch, as one transaction: retried after reading every node of it when it fails, so that nodes of our
     own session leave it (or get their data corrected in it) and anyone else's node ends the attempt."""
     fixes: dict[TopicPartition, int] = {}  # our node with other data -> its version
-    ours: list[TopicPartition] = []
+    versions: dict[TopicPartition, int] = {}  # our node with the right data already -> its version
     sent = 0
     for _ in range(5):
-        if not todo:
-            return ClaimResult(already_ours=tuple(ours), batches=sent)
-        ops = [SetData(owner_path(group, tp), thread.encode(), fixes[tp]) if tp in fixes
-               else Create(owner_path(group, tp), thread.encode(), ephemeral=True) for tp, thread in todo.items()]
-        results = commit_async(zk, ops).get()
-        sent += 1
+        if todo:
+            ops = [SetData(owner_path(group, tp), thread.encode(), fixes[tp]) if tp in fixes
+                   else Create(owner_path(group, tp), thread.encode(), ephemeral=True) for tp, thread in todo.items()]
+            results = commit_async(zk, ops).get()
+            sent += 1
+        else:
+            results = []
         if not failed(results):
+            for tp, answer in zip(todo, results, strict=True):
+                versions[tp] = answer.version if tp in fixes else 0  # set_data answers the stat, create a path
             created = tuple(tp for tp in todo if tp not in fixes)
-            return ClaimResult(claimed=created, already_ours=tuple(ours) + tuple(fixes), batches=sent)
+            ours = tuple(tp for tp in versions if tp not in todo) + tuple(fixes)
+            return ClaimResult(claimed=created, already_ours=ours, batches=sent,
+                               held=HeldZnodes(session, MappingProxyType(versions)))
         reads = {tp: zk.get_async(owner_path(group, tp)) for tp in todo}
         conflicts: dict[TopicPartition, str] = {}
         for tp, call in reads.items():
@@ -157,7 +176,7 @@ def _claim_batch(zk: KazooClient, group: str, todo: dict[TopicPartition, str], s
             if stat.ephemeralOwner != session:
                 conflicts[tp] = holder
             elif holder == todo[tp]:
-                ours.append(tp)
+                versions[tp] = stat.version
                 fixes.pop(tp, None)
                 del todo[tp]
             else:
@@ -173,6 +192,7 @@ def _claim_one_by_one(zk: KazooClient, group: str, claims: Mapping[TopicPartitio
     session = _session(zk)
     created: list[TopicPartition] = []
     ours: list[TopicPartition] = []
+    versions: dict[TopicPartition, int] = {}
     conflicts: dict[TopicPartition, str] = {}
     sent = 0
     try:
@@ -183,6 +203,7 @@ def _claim_one_by_one(zk: KazooClient, group: str, claims: Mapping[TopicPartitio
                 try:
                     zk.create(path, data, ephemeral=True)
                     created.append(tp)
+                    versions[tp] = 0
                     break
                 except NodeExistsError:
                     pass
@@ -192,8 +213,9 @@ def _claim_one_by_one(zk: KazooClient, group: str, claims: Mapping[TopicPartitio
                 if got[1].ephemeralOwner != session:
                     conflicts[tp] = (got[0] or b"").decode("utf-8", "replace")
                 else:
+                    versions[tp] = got[1].version
                     if got[0] != data:
-                        zk.set(path, data, version=got[1].version)
+                        versions[tp] = zk.set(path, data, version=got[1].version).version
                         sent += 1
                     ours.append(tp)
                 break
@@ -205,7 +227,8 @@ def _claim_one_by_one(zk: KazooClient, group: str, claims: Mapping[TopicPartitio
     if conflicts:
         sent += _undo(zk, group, created, 0)
         return ClaimResult(conflicts=MappingProxyType(conflicts), batches=sent)
-    return ClaimResult(claimed=tuple(created), already_ours=tuple(ours), batches=sent)
+    return ClaimResult(claimed=tuple(created), already_ours=tuple(ours), batches=sent,
+                       held=HeldZnodes(session, MappingProxyType(versions)))
 
 
 def _undo(zk: KazooClient, group: str, partitions: list[TopicPartition], max_bytes: int) -> int:
@@ -239,44 +262,78 @@ def current_holders(zk: KazooClient, group: str, partitions: Iterable[TopicParti
 
 
 def release_partitions(zk: KazooClient, group: str, partitions: Iterable[TopicPartition],
-                       max_bytes: int = DEFAULT_MULTI_MAX_BYTES) -> ReleaseResult:
+                       max_bytes: int = DEFAULT_MULTI_MAX_BYTES, held: HeldZnodes | None = None) -> ReleaseResult:
     """Delete the owner znodes of ``partitions`` that our session holds, in batched multi-ops (budget 0: one
-    delete each, as Kafka did)."""
+    delete each, as Kafka did). Those in ``held`` (what a claim of this same session left) are deleted at the
+    version it recorded, unread; the others are read first, and deleted only if our session holds them."""
     session = _session(zk)
+    known = held.versions if held is not None and held.session == session else {}
+    partitions = set(partitions)
+    unread = {tp: known[tp] for tp in partitions if tp in known}
+    released: list[TopicPartition] = []
+    sent = 0
+    if unread:
+        deleted, failures, sent = _delete_batched(zk, group, unread, max_bytes)
+        released.extend(deleted)
+        partitions = (partitions - unread.keys()) | failures  # a node that was not as recorded: read it
+    mine = _held_by(zk, group, partitions, session)
+    if mine:
+        deleted, failures, more = _delete_batched(zk, group, mine, max_bytes)
+        released.extend(deleted)
+        sent += more
+        # Something changed between the read and the delete (only our own session writes these nodes, so it can
+        # only have vanished): delete what is left one by one.
+        if failures:
+            released.extend(_delete_one_by_one(zk, group, {tp: mine[tp] for tp in sorted(failures)})[0])
+            sent += len(failures)
+    return ReleaseResult(tuple(sorted(released)), sent)
+
+
+def _held_by(zk: KazooClient, group: str, partitions: Iterable[TopicPartition],
+             session: int) -> dict[TopicPartition, int]:
+    """Those of ``partitions`` whose owner znode ``session`` holds -> its version (read pipelined)."""
     calls = {tp: zk.exists_async(owner_path(group, tp)) for tp in partitions}
     mine: dict[TopicPartition, int] = {}
     for tp, call in calls.items():
         stat = call.get()
         if stat is not None and stat.ephemeralOwner == session:
             mine[tp] = stat.version
-    if not mine:
-        return ReleaseResult()
+    return mine
+
+
+def _delete_batched(zk: KazooClient, group: str, versions: Mapping[TopicPartition, int],
+                    max_bytes: int) -> tuple[list[TopicPartition], set[TopicPartition], int]:
+    """Delete each owner znode at its version: (deleted, those of batches that failed, requests sent)."""
     if max_bytes == 0:
-        return ReleaseResult(_delete_one_by_one(zk, group, mine), len(mine))
-    order = sorted(mine)
-    batches = plan_for(zk, (Delete(owner_path(group, tp), mine[tp]) for tp in order), max_bytes)
+        deleted, failures = _delete_one_by_one(zk, group, versions)
+        return list(deleted), failures, len(versions)
+    order = sorted(versions)
+    batches = plan_for(zk, (Delete(owner_path(group, tp), versions[tp]) for tp in order), max_bytes)
     pending = [commit_async(zk, batch) for batch in batches]  # independent: sent together
-    released: list[TopicPartition] = []
-    sent = len(batches)
+    deleted: list[TopicPartition] = []
+    failures: set[TopicPartition] = set()
     start = 0
     for batch, call in zip(batches, pending, strict=True):
-        part = {tp: mine[tp] for tp in order[start:start + len(batch)]}
+        part = order[start:start + len(batch)]
         start += len(batch)
-        if not failed(call.get()):
-            released.extend(part)
-            continue
-        # Something changed between the read and the delete (only our own session writes these nodes, so it can
-        # only have vanished): delete what is left of this batch one by one.
-        released.extend(_delete_one_by_one(zk, group, part))
-        sent += len(part)
-    return ReleaseResult(tuple(released), sent)
+        if failed(call.get()):
+            failures.update(part)
+        else:
+            deleted.extend(part)
+    return deleted, failures, len(batches)
 
 
 def _delete_one_by_one(zk: KazooClient, group: str,
-                       versions: Mapping[TopicPartition, int]) -> tuple[TopicPartition, ...]:
-    released = []
+                       versions: Mapping[TopicPartition, int]) -> tuple[list[TopicPartition], set[TopicPartition]]:
+    """(deleted, those at another version than given); a node already gone is neither."""
+    released: list[TopicPartition] = []
+    changed: set[TopicPartition] = set()
     for tp, version in versions.items():
-        with contextlib.suppress(NoNodeError):
+        try:
             zk.delete(owner_path(group, tp), version=version)
             released.append(tp)
-    return tuple(released)
+        except NoNodeError:
+            continue
+        except BadVersionError:
+            changed.add(tp)
+    return released, changed

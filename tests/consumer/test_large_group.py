@@ -1,0 +1,113 @@
+"""A group on a 10,000-partition topic, against the real servers: one consumer starts, then 20 share the topic.
+
+Before claims were batched this group could not start: the one multi-op claiming 10,000 owner znodes is larger
+than ZooKeeper accepts, the server dropped the connection at every attempt, and stream creation failed after its
+retries. The topic is written to ZooKeeper the ZooKeeper way (``admin.zk_topics``), beside the broker the bridge
+registers: ownership is all ZooKeeper, and a broker-side topic of 10,000 partitions would only add fetching work
+unrelated to it (the partitions wait for a leader in the leader finder). Speeds are printed for the record, never
+asserted: ``benchmarks/rebalance.py`` measures them.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+from support import wait_for
+
+from zkconsumer import ConsumerConfig, InvalidConfigError, create_connector
+from zkconsumer.admin import zk_topics
+from zkconsumer.admin.topic_plans import CreateRequest
+from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
+from zkconsumer.types import TopicPartition
+from zkconsumer.zk import paths
+from zkconsumer.zk.batched_transaction import MAX_BYTES_KEY
+from zkconsumer.zk.reads import children, pipelined_get
+
+PARTITIONS = 10_000
+MEMBERS = 20
+GROUP = "large"
+
+
+def config(zk_connect: str, consumer_id: str, **extra) -> ConsumerConfig:
+    # Twenty members joining at once meet each other's claims for a while: enough retries to outlast that.
+    return ConsumerConfig({"zookeeper.connect": zk_connect, "group.id": GROUP, "consumer.id": consumer_id,
+                           "rebalance.backoff.ms": 200, "rebalance.max.retries": 50, **extra})
+
+
+def owned(connector: ZookeeperConsumerConnector) -> set[TopicPartition]:
+    return {TopicPartition(t, p) for t, ps in connector.topic_registry.items() for p in ps}
+
+
+def shutdown_all(connectors: list[ZookeeperConsumerConnector]) -> None:
+    """Together: one by one, each departure would rebalance all the others again."""
+    threads = [threading.Thread(target=c.shutdown) for c in connectors]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+
+
+def test_a_budget_too_small_for_one_write_fails_at_construction_naming_the_key(zookeeper_connect):
+    try:
+        create_connector(config(zookeeper_connect, "c", **{MAX_BYTES_KEY: 200}))
+    except InvalidConfigError as exc:
+        assert str(exc).startswith(f"config {MAX_BYTES_KEY}=200: too small for one ZooKeeper operation")
+    else:
+        raise AssertionError("a 200-byte budget was accepted")
+
+
+def test_ten_thousand_partitions_one_consumer_starts_then_twenty_share_them(zk, kafka_zk, topic_name):
+    wait_for(lambda: children(zk, paths.BROKER_IDS_PATH))  # the bridge registered the broker
+    zk_topics.write_creation(zk, zk_topics.prepare_creation(zk, CreateRequest(topic_name, PARTITIONS, 1)))
+    everything = {TopicPartition(topic_name, p) for p in range(PARTITIONS)}
+    owners_dir = paths.GroupTopicDirs(GROUP, topic_name).owner_dir
+    members: list[ZookeeperConsumerConnector] = []
+    try:
+        first = create_connector(config(kafka_zk, "c00"))
+        members.append(first)
+        started = time.monotonic()
+        first.create_message_streams({topic_name: 1})
+        alone_s = time.monotonic() - started
+        assert owned(first) == everything
+        assert len(children(zk, owners_dir)) == PARTITIONS
+
+        others = [create_connector(config(kafka_zk, f"c{n:02d}")) for n in range(1, MEMBERS)]
+        members.extend(others)
+        errors: list[BaseException] = []
+
+        def join(connector: ZookeeperConsumerConnector) -> None:
+            try:
+                connector.create_message_streams({topic_name: 1})
+            except BaseException as exc:  # reported below: no member may fail
+                errors.append(exc)
+
+        started = time.monotonic()
+        joining = [threading.Thread(target=join, args=(c,)) for c in others]
+        for thread in joining:
+            thread.start()
+        for thread in joining:
+            thread.join(120)
+        assert not errors
+
+        def shared() -> bool:
+            shares = [owned(m) for m in members]
+            return (sum(len(s) for s in shares) == PARTITIONS and set().union(*shares) == everything
+                    and all(len(s) == PARTITIONS // MEMBERS for s in shares)
+                    and len(children(zk, owners_dir)) == PARTITIONS)
+
+        wait_for(shared, timeout=120, interval=0.2)
+        together_s = time.monotonic() - started
+        assert all(m.metrics.failed_rebalances == 0 for m in members)
+
+        # Spot-check the znodes against the members' own view: each sampled owner znode names the thread of the
+        # member whose registry holds the partition (range: 500 consecutive partitions per member, in id order).
+        sample = random.Random(11).sample(sorted(everything), 300)
+        read = pipelined_get(zk, ((tp, f"{owners_dir}/{tp.partition}") for tp in sample))
+        holder = {tp: m.consumer_id for m in members for tp in owned(m)}
+        assert all(got is not None and got[0].decode() == f"{holder[tp]}-0" for tp, got in read.items())
+        print(f"\n{PARTITIONS} partitions: 1 consumer fetching after {alone_s:.2f} s; "
+              f"{MEMBERS} sharing them after {together_s:.2f} s")
+    finally:
+        shutdown_all(members)
