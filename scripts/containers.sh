@@ -40,13 +40,21 @@ MMDEBSTRAP_OPTS=(--quiet --variant=apt --aptopt='APT::Install-Recommends "false"
 # The container pass: the server tests that matter for this path, with ZooKeeper in a container (and the broker
 # still the local Tansu, as the Kafka image cannot be pulled here). tests/embedded/test_containers.py fails the
 # pass if the session's ZooKeeper is not the container, so it can never pass on the local server by mistake.
+# Left out, to keep the pass near a minute: tests of the broker alone, and of a ZooKeeper that does not answer.
 PASS_TESTS=(
-  tests/embedded/test_containers.py    # the session's ZooKeeper is the container; the compose file's service
-  tests/embedded/test_fixtures.py      # the launchers: ruok, chroots, ZK_CONNECT, the fallback to local servers
-  tests/consumer/test_connector.py     # the connector: registration, rebalances, offsets, session expiry
+  tests/embedded/test_containers.py       # the session's ZooKeeper is the container; the compose file's service
+  tests/embedded/test_fixtures.py         # the launchers: ruok, chroots, ZK_CONNECT, ZKCONSUMER_NO_DOCKER=1
+  tests/consumer/test_connector.py        # the connector: registration, rebalances, offsets, session expiry
   tests/consumer/test_group_processes.py  # members in their own processes, one killed with SIGKILL
-  tests/zk/test_checked_ephemeral.py   # ephemerals across a session's end
-  tests/cli/test_cli_groups.py         # the group tools
+  tests/zk/test_checked_ephemeral.py      # ephemerals across a session's end
+  tests/cli/test_cli_groups.py            # the group tools
+  tests/demo/test_demo.py::test_against_given_servers_a_broker_without_createpartitions_skips_scene_5  # the demo
+)
+PASS_DESELECT=(
+  tests/embedded/test_fixtures.py::test_broker_fixture_produces_and_fetches_with_assign
+  tests/embedded/test_fixtures.py::test_a_broker_in_kafka_bootstrap_is_used_as_it_is
+  tests/cli/test_cli_groups.py::test_missing_group_and_unreachable_zookeeper_are_one_line
+  tests/cli/test_cli_groups.py::test_describe_shows_the_true_log_size_and_lag_whatever_the_batching
 )
 
 say() { printf 'containers: %s\n' "$*" >&2; }
@@ -126,6 +134,8 @@ ensure_image() {
     # mmdebstrap writes the tar to stdout and podman imports it as it comes: no 400 MB file in between.
     if ! mmdebstrap "${MMDEBSTRAP_OPTS[@]}" --format=tar "$suite" - ${sources:+"$sources"} 2>"$log" \
          | podman import --quiet --change "LABEL $INPUTS_LABEL=$rootfs_key" - "$BASE_IMAGE" >/dev/null 2>>"$log"; then
+      # podman imports even a cut-off stream: what it made must not pass for a good base next time.
+      podman image rm "$BASE_IMAGE" >/dev/null 2>&1 || true
       unavailable "could not build the image's root file system (mmdebstrap $suite, then podman import): $(
         grep -m1 -E '^E:|Error' "$log" || tail -n1 "$log")"
     fi
@@ -165,7 +175,8 @@ prepare() {
     unavailable "ZKCONSUMER_NO_CONTAINERS is set"
   fi
   [ "$(uname -s)" = Linux ] || unavailable "not Linux (podman's API service is set up here for Linux only)"
-  [ "$(id -u)" -eq 0 ] || unavailable "not root (this sets up rootful podman: run as root, or give DOCKER_HOST a Docker engine)"
+  [ "$(id -u)" -eq 0 ] \
+    || unavailable "not root (it sets up rootful podman; where a Docker engine answers, the normal run used it already)"
   ensure_packages
   ensure_config
   ensure_image
@@ -193,7 +204,7 @@ run_pass() {
   REASON_FILE="$(mktemp)"
   "$0" prepare >/dev/null || rc=$?
   if [ "$rc" -eq 3 ]; then
-    echo "container pass skipped: $(cat "$REASON_FILE"); the tests ran on local servers only"
+    echo "container pass skipped: $(cat "$REASON_FILE"); the normal run above is the whole test"
     rm -f "$REASON_FILE"
     return 0
   fi
@@ -204,7 +215,8 @@ run_pass() {
   eval "$(pass_env)"
   export ZKCONSUMER_CONTAINER_PASS=1
   unset ZK_CONNECT
-  "$venv/bin/python" -m pytest -q -p no:cacheprovider "${PASS_TESTS[@]}" || rc=$?
+  "$venv/bin/python" -m pytest -q -p no:cacheprovider "${PASS_TESTS[@]}" \
+    $(printf -- '--deselect=%s ' "${PASS_DESELECT[@]}") || rc=$?
   echo "container pass: $((SECONDS - started)) s"
   return "$rc"
 }
