@@ -35,7 +35,8 @@ positional arguments:
     consume             the console consumer: join a group and print its messages
     groups              list, describe (offsets, lag, owners) and verify consumer groups
     offsets             export or import groups' ZooKeeper offsets (ExportZkOffsets,
-                        ImportZkOffsets)
+                        ImportZkOffsets), or move a group's offsets between ZooKeeper and Kafka
+    coordinator         the broker-side view of a group: offsets partition, coordinator, members
     trace               draw the rebalance timeline of a run from its JSON-line events (HTML/SVG,
                         or text)
 """

@@ -33,7 +33,7 @@ COMMANDS: dict[str, str] = {
     "groups": "list, describe (offsets, lag, owners) and verify consumer groups",
     "offsets": "export or import groups' ZooKeeper offsets (ExportZkOffsets, ImportZkOffsets), or move a group's "
                "offsets between ZooKeeper and Kafka",
-    "coordinator": "a group's __consumer_offsets partition, its coordinator and the broker-side group",
+    "coordinator": "the broker-side view of a group: offsets partition, coordinator, members",
     "trace": "draw the rebalance timeline of a run from its JSON-line events (HTML/SVG, or text)",
 }
 
