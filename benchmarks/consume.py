@@ -12,7 +12,9 @@ the peak RSS printed (``VmHWM``) is that consumer's alone:
 * ``... by chunks``: the same streams read with ``KafkaStream.chunks()``, a list of MessageAndMetadata at a time.
 
 Every consumer reads each message's value (the application's minimum), and is timed from its first message to its
-last, so that joining the group (zkconsumer) or connecting (the peers) is left out; that start-up is printed apart.
+last, so that joining the group (zkconsumer) or connecting (the peers) is left out; that start-up is printed apart,
+and so is the CPU time the process used per message meanwhile (all its threads, librdkafka's included), which
+other load on the machine disturbs less than the rate.
 With ``--repeat N`` each consumer runs N times and its best run is kept. Ratios are against confluent-kafka and
 kafka-python of the same run. This is a benchmark, not a test: nothing here fails on slowness.
 """
@@ -50,11 +52,13 @@ LABELS = {
 
 @dataclass(frozen=True)
 class Run:
-    """What a child reports: messages read, seconds from the first to the last, start-up seconds, peak RSS."""
+    """What a child reports: messages read, seconds from the first to the last (and the CPU seconds the process used
+    meanwhile, all its threads), start-up seconds, peak RSS."""
 
     kind: str
     messages: int
     seconds: float
+    cpu: float
     startup: float
     peak_rss_kib: int
 
@@ -145,7 +149,7 @@ def run_child(kind: str, zookeeper: str, bootstrap: str, topic: str, partitions:
     if done.returncode != 0:
         raise SystemExit(f"{kind} failed:\n{done.stderr[-3000:]}")
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    return Run(kind, report["messages"], report["seconds"], report["startup"], report["peak_rss_kib"])
+    return Run(kind, report["messages"], report["seconds"], report["cpu"], report["startup"], report["peak_rss_kib"])
 
 
 # --- the consumers (children) ---------------------------------------------------------------------------------------
@@ -162,15 +166,15 @@ def child_confluent(bootstrap: str, topic: str, partitions: int, messages: int) 
     while count < messages:
         batch = consumer.consume(num_messages=1000, timeout=1.0)
         if batch and first is None:
-            first = time.perf_counter()
+            first, first_cpu = time.perf_counter(), time.process_time()
         for message in batch:
             if message.error() is None:
                 message.value()
                 count += 1
-    last = time.perf_counter()
+    last, last_cpu = time.perf_counter(), time.process_time()
     consumer.close()
     assert first is not None
-    return {"messages": count, "seconds": last - first, "startup": first - started}
+    return {"messages": count, "seconds": last - first, "cpu": last_cpu - first_cpu, "startup": first - started}
 
 
 def child_kafka_python(bootstrap: str, topic: str, partitions: int, messages: int) -> dict:
@@ -186,15 +190,15 @@ def child_kafka_python(bootstrap: str, topic: str, partitions: int, messages: in
     count, first = 0, None
     for message in consumer:
         if first is None:
-            first = time.perf_counter()
+            first, first_cpu = time.perf_counter(), time.process_time()
         _ = message.value
         count += 1
         if count >= messages:
             break
-    last = time.perf_counter()
+    last, last_cpu = time.perf_counter(), time.process_time()
     consumer.close()
     assert first is not None
-    return {"messages": count, "seconds": last - first, "startup": first - started}
+    return {"messages": count, "seconds": last - first, "cpu": last_cpu - first_cpu, "startup": first - started}
 
 
 def child_zkconsumer(zookeeper: str, topic: str, partitions: int, messages: int, streams: int,
@@ -212,8 +216,8 @@ def child_zkconsumer(zookeeper: str, topic: str, partitions: int, messages: int,
     shares = {id(s.chunk_queue): 0 for s in created}
     for info in connector.topic_registry[topic].values():
         shares[id(info.chunk_queue)] += per_partition
-    firsts: list[float] = []
-    lasts: list[float] = []
+    firsts: list[tuple[float, float]] = []
+    lasts: list[tuple[float, float]] = []
     counts: list[int] = []
 
     def read(stream, share: int) -> None:
@@ -221,7 +225,7 @@ def child_zkconsumer(zookeeper: str, topic: str, partitions: int, messages: int,
         if by_chunks:
             chunks = stream.chunks()
             batch = next(chunks)
-            firsts.append(time.perf_counter())
+            firsts.append((time.perf_counter(), time.process_time()))
             while True:
                 for message in batch:
                     _ = message.message
@@ -232,12 +236,12 @@ def child_zkconsumer(zookeeper: str, topic: str, partitions: int, messages: int,
         else:
             iterator = iter(stream)
             message = next(iterator)
-            firsts.append(time.perf_counter())
+            firsts.append((time.perf_counter(), time.process_time()))
             _ = message.message
             for message in islice(iterator, share - 1):
                 _ = message.message
             count = share
-        lasts.append(time.perf_counter())
+        lasts.append((time.perf_counter(), time.process_time()))
         counts.append(count)
 
     threads = [threading.Thread(target=read, args=(s, shares[id(s.chunk_queue)])) for s in created
@@ -247,8 +251,9 @@ def child_zkconsumer(zookeeper: str, topic: str, partitions: int, messages: int,
     for thread in threads:
         thread.join()
     connector.shutdown()
-    first = min(firsts)
-    return {"messages": sum(counts), "seconds": max(lasts) - first, "startup": first - started}
+    first, last = min(firsts), max(lasts)
+    return {"messages": sum(counts), "seconds": last[0] - first[0], "cpu": last[1] - first[1],
+            "startup": first[0] - started}
 
 
 def child(args: argparse.Namespace) -> None:
@@ -307,13 +312,14 @@ def main() -> None:
                     runs[kind] = run
     raw = runs.get("confluent-kafka")
     kp = runs.get("kafka-python")
-    print(f"{'consumer':40} {'msg/s':>10} {'vs raw':>7} {'vs kafka-python':>16} {'start-up':>9} {'peak RSS':>10}")
+    print(f"{'consumer':40} {'msg/s':>10} {'vs raw':>7} {'vs kafka-python':>16} {'CPU/msg':>9} {'start-up':>9} "
+          f"{'peak RSS':>10}")
     for kind in kinds:
         run = runs[kind]
         vs_raw = f"{run.rate / raw.rate:6.2f}x" if raw else f"{'-':>7}"
         vs_kp = f"{run.rate / kp.rate:15.2f}x" if kp else f"{'-':>16}"
-        print(f"{LABELS[kind]:40} {run.rate:10,.0f} {vs_raw} {vs_kp} {run.startup:8.2f}s "
-              f"{run.peak_rss_kib / 1024:7.1f} MiB")
+        print(f"{LABELS[kind]:40} {run.rate:10,.0f} {vs_raw} {vs_kp} {run.cpu / run.messages * 1e6:6.2f} us "
+              f"{run.startup:8.2f}s {run.peak_rss_kib / 1024:7.1f} MiB")
     print("targets: zkconsumer >= 0.8x raw confluent-kafka and >= 5x kafka-python")
 
 

@@ -11,6 +11,7 @@ from confluent_kafka import Message
 from zkconsumer.config import identity_decoder
 from zkconsumer.consumer.consumer_iterator import IllegalStateError, MessageAndMetadata
 from zkconsumer.consumer.kafka_stream import KafkaStream
+from zkconsumer.consumer.message_and_metadata import fetched_records
 from zkconsumer.consumer.partition_topic_info import ChunkQueue, PartitionTopicInfo
 from zkconsumer.errors import ConsumerTimeoutException, MessageSizeTooLargeException
 
@@ -22,9 +23,10 @@ def setup(consumed: int = 5, fetched: int = 0, capacity: int = 4, timeout_ms: in
     return queue, info, stream
 
 
-def messages(offsets) -> list[Message]:
-    """What a fetcher enqueues: librdkafka's records (confluent-kafka's Message, made by hand here)."""
-    return [Message(topic="topic", partition=0, offset=o, value=str(o).encode()) for o in offsets]
+def messages(offsets, topic: str = "topic", partition: int = 0) -> list:
+    """What a fetcher enqueues: the records of librdkafka's messages (confluent-kafka's Message, made by hand here)."""
+    return fetched_records([Message(topic=topic, partition=partition, offset=o, value=str(o).encode())
+                            for o in offsets], topic, partition)
 
 
 def test_skips_messages_below_the_consumed_offset_then_ends_at_the_sentinel():
@@ -157,6 +159,8 @@ def test_chunks_time_out_like_next_and_go_on_afterwards():
     assert [m.offset for m in next(stream.chunks())] == [0, 1]
     with pytest.raises(ValueError, match="max_messages"):
         stream.iterator().next_chunk(max_messages=0)
+    with pytest.raises(ValueError, match="max_messages"):
+        stream.chunks(max_messages=-1)
 
 
 def test_a_rebalance_clear_stops_a_running_loop_at_what_was_handed_out():
@@ -199,7 +203,8 @@ def test_message_and_metadata_fields_with_the_default_decoders():
     queue = ChunkQueue(2, "t/0")
     info = PartitionTopicInfo("t", 3, queue, 0, 0, 1024, "client")
     stream = KafkaStream(queue, 200, identity_decoder, identity_decoder, "client", "s")
-    info.enqueue([Message(topic="t", partition=3, offset=0, key=b"k", value=b"v", timestamp=(1, 1_700_000_000_000))])
+    record = Message(topic="t", partition=3, offset=0, key=b"k", value=b"v", timestamp=(1, 1_700_000_000_000))
+    info.enqueue(fetched_records([record], "t", 3))
     m = next(iter(stream))
     assert (m.topic, m.partition, m.offset, m.key, m.message, m.raw_key, m.raw_message) == \
         ("t", 3, 0, b"k", b"v", b"k", b"v")

@@ -21,8 +21,9 @@ thread instead.
 The hot path (every fetched message goes through it) runs no Python code per message: a ``consume()`` batch is cut
 into runs of one partition by C loops over the batch (``map`` of confluent-kafka's unbound methods, ``list.count``,
 ``groupby``), a run within ``fetch.message.max.bytes`` (summed by ``sum(map(len, run))``) becomes a chunk as it is,
-and only the rare run above the limit or a batch with an error is walked message by message. The chunk is the list
-of librdkafka's ``Message`` objects themselves; the stream builds what the application gets, in one pass.
+and only the rare run above the limit or a batch with an error is walked message by message. A chunk holds fetched
+records (plain tuples made in one C pass, :func:`~zkconsumer.consumer.message_and_metadata.fetched_records`), not
+librdkafka's messages, which die here: what waits in a queue then costs the garbage collector nothing.
 
 Deliberate differences from Kafka:
 
@@ -75,6 +76,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.consumer.data_path_events import emit, partition_names
+from zkconsumer.consumer.message_and_metadata import fetched_records
 from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo
 from zkconsumer.consumer.sliced_deadline import NETWORK_SLICE_S, call_in_slices
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
@@ -364,36 +366,39 @@ class ConsumerFetcherThread(threading.Thread):
             if not run:
                 return
         limit = self._config.fetch_message_max_bytes
-        if sum(map(len, run)) <= limit:
-            self._enqueue(tp, info, run)
+        run_bytes = sum(map(len, run))
+        if run_bytes <= limit:
+            self._enqueue(tp, info, run, run_bytes)
             return
         chunk: list[Message] = []
         chunk_bytes = 0
         for message in run:
             size = len(message)
             if size > limit:
-                if not self._enqueue(tp, info, chunk):
+                if not self._enqueue(tp, info, chunk, chunk_bytes):
                     return
                 self._message_too_large(tp, info, message)
                 return
             if chunk and chunk_bytes + size > limit:
-                if not self._enqueue(tp, info, chunk):
+                if not self._enqueue(tp, info, chunk, chunk_bytes):
                     return
                 chunk, chunk_bytes = [], 0
             chunk.append(message)
             chunk_bytes += size
-        self._enqueue(tp, info, chunk)
+        self._enqueue(tp, info, chunk, chunk_bytes)
 
-    def _enqueue(self, tp: TopicPartition, info: PartitionTopicInfo, chunk: list[Message]) -> bool:
-        """Hand ``chunk`` to the stream (blocking while its queue is full); ``False`` when it was not handed on
-        and the rest of the batch must be dropped too (stopped, or the partition was removed or moved)."""
+    def _enqueue(self, tp: TopicPartition, info: PartitionTopicInfo, chunk: list[Message], value_bytes: int) -> bool:
+        """Hand ``chunk`` to the stream as fetched records (blocking while its queue is full); ``False`` when it was
+        not handed on and the rest of the batch must be dropped too (stopped, or the partition was removed or moved).
+        librdkafka's messages are dropped here, young, which is what the garbage collector likes best."""
         if not chunk:
             return True
         expected = self._current_offset(tp)
         if expected is None or _offset(chunk[0]) < expected:
             return False
         fetch_offset = info.fetched_offset
-        if not info.enqueue(chunk, stop=self._stopping):
+        if not info.enqueue(fetched_records(chunk, tp.topic, tp.partition), stop=self._stopping,
+                            value_bytes=value_bytes):
             return False
         with self._lock:
             if self._offsets.get(tp) != expected:

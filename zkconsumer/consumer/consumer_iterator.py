@@ -7,11 +7,12 @@ offset (to the message's offset + 1), so that offset is what a commit writes.
 
 Why it is shaped as it is: a Python ``__next__`` per message, a lock and an attribute write per message, and an
 object built by a Python ``__init__`` per message cost several times what librdkafka needs to fetch the message.
-So each chunk is turned into its MessageAndMetadata in one C-level pass when the stream reaches it, and handed out by
-a list iterator; the partition's consumed offset is read from that iterator's position
-(:class:`~zkconsumer.consumer.partition_topic_info.ChunkCursor`), so it moves at the very step that hands a
-message out. ``for message in stream`` (:meth:`ConsumerIterator.fast`) chains those list iterators, so no Python code
-runs between two messages of a chunk; ``has_next()``/``next()`` keep Kafka's explicit protocol on the same state.
+So a chunk's fetched records are handed out by a list iterator, each made into the stream's MessageAndMetadata by a
+C call as it goes (:mod:`~zkconsumer.consumer.message_and_metadata`); the partition's consumed offset is read from
+that iterator's position (:class:`~zkconsumer.consumer.partition_topic_info.ChunkCursor`), so it moves at the very
+step that hands a message out. ``for message in stream`` (:meth:`ConsumerIterator.fast`) chains those iterators, so
+no Python code runs between two messages of a chunk; ``has_next()``/``next()`` keep Kafka's explicit protocol on the
+same state.
 
 By chunks: :meth:`ConsumerIterator.next_chunk` returns the rest of the current chunk (one partition's messages, in
 offset order) as a list. Everything in the list counts as handed out when the call returns: the partition's consumed
@@ -37,112 +38,28 @@ Events (logger ``zkconsumer.stream``):
 from __future__ import annotations
 
 import queue
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from itertools import chain, islice, repeat
-from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain, islice
 
-from confluent_kafka import Message
-
-from zkconsumer.config import identity_decoder
 from zkconsumer.consumer.data_path_events import emit
+from zkconsumer.consumer.message_and_metadata import (
+    OFFSET,
+    Decoder,
+    FetchedRecord,
+    MessageAndMetadata,
+    message_class,
+)
 from zkconsumer.consumer.partition_topic_info import SHUTDOWN_CHUNK, ChunkCursor, ChunkQueue, PartitionTopicInfo
 from zkconsumer.errors import ConsumerTimeoutException, MessageSizeTooLargeException
 from zkconsumer.log import get_logger
 
-Decoder = Callable[[bytes | None], Any]
+__all__ = ["ConsumerIterator", "Decoder", "IllegalStateError", "MessageAndMetadata"]
 
 _log = get_logger("zkconsumer.stream")
-
-_offset_of = Message.offset
-_value_of = Message.value
 
 
 class IllegalStateError(RuntimeError):
     """The iterator failed earlier (Kafka's IllegalStateException "Iterator is in failed state")."""
-
-
-@dataclass(frozen=True, slots=True)
-class MessageOrigin:
-    """What the messages of one chunk share: where they come from and how the stream decodes them."""
-
-    topic: str
-    partition: int
-    key_decoder: Decoder
-    value_decoder: Decoder
-
-
-class MessageAndMetadata(tuple[Any, ...]):
-    """A message as the application sees it: ``topic``, ``partition``, ``offset``, ``key``, ``message`` (the
-    decoded key and value), ``raw_key``, ``raw_message``, ``timestamp``, ``timestamp_type``.
-
-    A tuple underneath (offset, raw value, librdkafka's record, origin) because that is what CPython builds fastest
-    in bulk, with ``offset`` and ``raw_message`` read by C accessors; the rest is read from the record or the origin
-    when asked. ``key`` and ``message`` run the stream's decoders each time they are read, so a decoder failure
-    surfaces there and does not break the iteration (as in Kafka).
-    """
-
-    __slots__ = ()
-
-    if TYPE_CHECKING:
-        offset: int
-        raw_message: bytes | None
-    else:
-        offset = property(itemgetter(0), doc="The message's offset in its partition.")
-        raw_message = property(itemgetter(1), doc="The value as fetched (bytes, or None for a null value).")
-
-    @property
-    def topic(self) -> str:
-        return self[3].topic
-
-    @property
-    def partition(self) -> int:
-        return self[3].partition
-
-    @property
-    def raw_key(self) -> bytes | None:
-        return self[2].key()
-
-    @property
-    def timestamp(self) -> int:
-        return self[2].timestamp()[1]
-
-    @property
-    def timestamp_type(self) -> int:
-        """0 none, 1 create time, 2 log append time (confluent-kafka's ``TIMESTAMP_*``)."""
-        return self[2].timestamp()[0]
-
-    @property
-    def key_decoder(self) -> Decoder:
-        return self[3].key_decoder
-
-    @property
-    def value_decoder(self) -> Decoder:
-        return self[3].value_decoder
-
-    @property
-    def key(self) -> Any:
-        return self[3].key_decoder(self[2].key())
-
-    @property
-    def message(self) -> Any:
-        return self[3].value_decoder(self[1])
-
-    def __repr__(self) -> str:
-        return (f"MessageAndMetadata(topic={self.topic!r}, partition={self.partition}, offset={self.offset}, "
-                f"key={self.raw_key!r}, message={self.raw_message!r})")
-
-
-class _UndecodedMessageAndMetadata(MessageAndMetadata):
-    """Messages of a stream whose decoders are both the identity: ``message`` is read by the C accessor of
-    ``raw_message`` (one Python call less per message; an identity decoder cannot fail)."""
-
-    __slots__ = ()
-
-    if not TYPE_CHECKING:
-        message = MessageAndMetadata.raw_message
-        key = MessageAndMetadata.raw_key
 
 
 #: A cursor with nothing left: the state before the first chunk, and after a rebalance dropped the current one.
@@ -161,8 +78,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         self._timeout_s = None if consumer_timeout_ms < 0 else consumer_timeout_ms / 1000
         self._key_decoder = key_decoder
         self._value_decoder = value_decoder
-        undecoded = key_decoder is identity_decoder and value_decoder is identity_decoder
-        self._make: type[MessageAndMetadata] = _UndecodedMessageAndMetadata if undecoded else MessageAndMetadata
+        self._make = message_class(key_decoder, value_decoder)
         self._name = name
         self._state = _NOT_READY
         # Replaced only by the application's thread (a new chunk) or a rebalance (clear); never written back, so that
@@ -171,7 +87,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         # has_next() answered True for this cursor with this many items left: if a rebalance drops the chunk before
         # the next hand-out, the first dropped item is still due to the application (Kafka's peeked nextItem).
         self._ready: tuple[ChunkCursor, int] | None = None
-        self._held: MessageAndMetadata | None = None
+        self._held: FetchedRecord | None = None
 
     # --- the legacy protocol -------------------------------------------------------------------------------------
 
@@ -195,15 +111,15 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         held = self._held
         if held is not None:
             self._held = None
-            return held
+            return self._make(held)
         while True:
             if self._state == _FAILED:
                 raise IllegalStateError("Iterator is in failed state")
             if self._state == _DONE:
                 raise StopIteration
-            item = next(self._current.remaining, None)
-            if item is not None:
-                return item
+            record = next(self._current.remaining, None)
+            if record is not None:
+                return self._make(record)
             self._advance()
 
     next = __next__
@@ -221,7 +137,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
             held = self._held
             if held is not None:
                 self._held = None
-                yield (held,)
+                yield (self._make(held),)
                 continue
             if self._state == _FAILED:
                 raise IllegalStateError("Iterator is in failed state")
@@ -229,7 +145,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
                 return
             current = self._current
             if current.left():
-                yield current.remaining
+                yield map(self._make, current.remaining)
             elif not self._advance():
                 return
 
@@ -241,14 +157,14 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         held = self._held
         if held is not None:
             self._held = None
-            return [held]
+            return [self._make(held)]
         while True:
             if self._state == _FAILED:
                 raise IllegalStateError("Iterator is in failed state")
             if self._state == _DONE:
                 raise StopIteration
             remaining = self._current.remaining
-            batch = list(remaining if max_messages is None else islice(remaining, max_messages))
+            batch = list(map(self._make, remaining if max_messages is None else islice(remaining, max_messages)))
             if batch:
                 return batch
             self._advance()
@@ -288,9 +204,10 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
             self._state = _NOT_READY
             raise ConsumerTimeoutException(f"no message within consumer.timeout.ms={self._timeout_ms}") from None
 
-    def _cursor_for(self, info: PartitionTopicInfo, records: Any, fetch_offset: int) -> ChunkCursor | None:
-        """The chunk's messages as the application gets them, from the partition's consumed offset on; ``None`` when
-        every one of them was handed out already."""
+    def _cursor_for(self, info: PartitionTopicInfo, records: Sequence[FetchedRecord],
+                    fetch_offset: int) -> ChunkCursor | None:
+        """A cursor over the chunk's records from the partition's consumed offset on; ``None`` when every one of them
+        was handed out already."""
         consumed = info.consumed_offset
         if consumed < fetch_offset:
             emit(_log, "warning", "stream.offset_gap", topic=info.topic, partition=info.partition,
@@ -303,12 +220,10 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
                 f"partition {info.partition} at fetch offset {fetch_offset}. Increase the fetch size, or "
                 f"decrease the maximum message size the broker will allow."
             )
-        if records[0].offset() < consumed:  # re-fetched, or already handed out: skip up to the consumed offset
-            records = [record for record in records if record.offset() >= consumed]
+        if records[0][OFFSET] < consumed:  # re-fetched, or already handed out: skip up to the consumed offset
+            records = [record for record in records if record[OFFSET] >= consumed]
             if not records:
                 return None
-        origin = MessageOrigin(info.topic, info.partition, self._key_decoder, self._value_decoder)
-        items = list(map(self._make, zip(map(_offset_of, records), map(_value_of, records), records, repeat(origin))))
-        cursor = ChunkCursor(info, items, consumed)
+        cursor = ChunkCursor(info, records, consumed)
         info.attach(cursor)
         return cursor

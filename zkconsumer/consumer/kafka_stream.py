@@ -37,6 +37,11 @@ class KafkaStream:
     def chunks(self, max_messages: int | None = None) -> Iterator[list[MessageAndMetadata]]:
         """Lists of at most ``max_messages`` messages of one partition each, until the end of the stream; a
         ConsumerTimeoutException ends this generator (call ``chunks()`` again to go on)."""
+        if max_messages is not None and max_messages < 1:
+            raise ValueError(f"max_messages must be at least 1, not {max_messages}")
+        return self._chunks(max_messages)
+
+    def _chunks(self, max_messages: int | None) -> Iterator[list[MessageAndMetadata]]:
         iterator = self._iterator
         while True:
             try:

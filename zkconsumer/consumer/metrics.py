@@ -160,7 +160,7 @@ class MeteredChunkQueue(ChunkQueue):
         if not super().put(chunk, stop):
             return False
         if chunk.topic_info is not None and chunk.messages:
-            self._meters.fetched(chunk.topic_info.topic, sum(map(len, chunk.messages)))
+            self._meters.fetched(chunk.topic_info.topic, chunk.value_bytes)
         return True
 
     def get(self, timeout_s: float | None) -> FetchedDataChunk:

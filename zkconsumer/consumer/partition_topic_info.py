@@ -19,8 +19,8 @@ the last message handed out + 1) at every moment, because the step and the hand-
 stream moves to its next chunk, or a rebalance drops the chunk, the cursor is detached and the value it had reached
 is kept as a plain attribute.
 
-A chunk holds confluent-kafka ``Message`` objects as librdkafka returned them (never copied): building the
-application's MessageAndMetadata is the stream's job, in one pass per chunk.
+A chunk holds fetched records (:mod:`~zkconsumer.consumer.message_and_metadata`): plain tuples, which the garbage
+collector stops tracking, so a full queue costs no collector time however long it waits.
 """
 
 from __future__ import annotations
@@ -29,14 +29,16 @@ import queue
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
-from confluent_kafka import Message
-
+from zkconsumer.consumer.message_and_metadata import OFFSET, VALUE, FetchedRecord
 from zkconsumer.types import INVALID_OFFSET
 
 #: How often a blocked put or get wakes up to look at its stop flag.
 _POLL_S = 0.1
+
+_value = itemgetter(VALUE)
 
 
 class ChunkQueue:
@@ -92,8 +94,8 @@ class ChunkQueue:
 class ChunkCursor:
     """The chunk a stream is handing out, and how far it has got.
 
-    ``remaining`` is a list iterator over ``items`` (the chunk's messages as the application gets them, each with its
-    offset at index 0): whatever pulls an item from it hands that message out. Several threads read the consumed
+    ``remaining`` is a list iterator over ``items`` (the chunk's fetched records): whatever pulls a record from it
+    hands that message out. Several threads read the consumed
     offset (auto-commit, the rebalance) while the application's thread steps the iterator without any lock; a step is
     one C call under the GIL, so a reader sees either side of it. The lock only keeps :meth:`consumed_offset` and the
     two writers below (a rebalance dropping the rest, a reset) from interleaving.
@@ -101,7 +103,7 @@ class ChunkCursor:
 
     __slots__ = ("info", "items", "remaining", "_end", "_base", "_base_handed", "_lock")
 
-    def __init__(self, info: PartitionTopicInfo | None, items: list[Any], base: int) -> None:
+    def __init__(self, info: PartitionTopicInfo | None, items: Sequence[FetchedRecord], base: int) -> None:
         self.info = info
         self.items = items
         self.remaining: Any = iter(items)  # a list iterator (its __length_hint__ is what was not handed out)
@@ -119,7 +121,7 @@ class ChunkCursor:
             handed = self._end - self.remaining.__length_hint__()
             if handed <= self._base_handed:
                 return self._base
-            return self.items[handed - 1][0] + 1
+            return self.items[handed - 1][OFFSET] + 1
 
     def rebase(self, offset: int) -> None:
         """A reset of the consumed offset: it holds until the next item is handed out, as Kafka's did."""
@@ -127,7 +129,7 @@ class ChunkCursor:
             self._base = offset
             self._base_handed = self._end - self.remaining.__length_hint__()
 
-    def drop_rest(self) -> list[Any]:
+    def drop_rest(self) -> list[FetchedRecord]:
         """Take every item not handed out yet away from whoever iterates (``list()`` of a list iterator is one C call,
         so no item is both dropped and handed out); they no longer count as handed out."""
         with self._lock:
@@ -187,24 +189,25 @@ class PartitionTopicInfo:
             previous.detach()
         self._cursor = cursor
 
-    def enqueue(self, messages: Sequence[Message], too_large: bool = False,
-                stop: threading.Event | None = None) -> bool:
-        """Hand a fetched message set to the owning stream, then advance the fetch offset past it.
+    def enqueue(self, messages: Sequence[FetchedRecord], too_large: bool = False,
+                stop: threading.Event | None = None, value_bytes: int | None = None) -> bool:
+        """Hand fetched records (in offset order) to the owning stream, then advance the fetch offset past them.
 
         ``too_large`` with no messages is Kafka's partial message (a record bigger than the fetch size): it is
         enqueued without advancing, and the iterator turns it into MessageSizeTooLargeException. An empty set is
         dropped. Returns ``False`` when ``stop`` interrupted a blocked put (nothing changed). The sequence is kept as
-        it is: the caller must not change it afterwards.
+        it is: the caller must not change it afterwards. ``value_bytes`` is their values' size when the caller knows
+        it already.
         """
         if not messages and not too_large:
             return True
-        chunk = FetchedDataChunk(messages, self, self.fetched_offset)
+        if value_bytes is None:
+            value_bytes = sum(map(len, filter(None, map(_value, messages))))
+        chunk = FetchedDataChunk(messages, self, self.fetched_offset, value_bytes)
         if not self.chunk_queue.put(chunk, stop):
             return False
         if messages:
-            last = messages[-1].offset()
-            assert last is not None
-            self.fetched_offset = last + 1
+            self.fetched_offset = messages[-1][OFFSET] + 1
         return True
 
     def __repr__(self) -> str:
@@ -215,11 +218,13 @@ class PartitionTopicInfo:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class FetchedDataChunk:
-    """Messages of one partition fetched together, in offset order, with the fetch offset they were asked for."""
+    """Records of one partition fetched together, in offset order, with the fetch offset they were asked for and the
+    size of their values."""
 
-    messages: Sequence[Message]
+    messages: Sequence[FetchedRecord]
     topic_info: PartitionTopicInfo | None
     fetch_offset: int
+    value_bytes: int = 0
 
 
 #: Put on every queue at shutdown; iterators compare by identity and then report the end of the stream.
