@@ -19,6 +19,9 @@ from zkconsumer.tools.offset_checker import GroupOffsets, PartitionOffsetRow, de
 from zkconsumer.types import TopicPartition
 from zkconsumer.zk.client import zookeeper
 
+#: the first Spark test of a run starts the session's JVM and Python workers: over a minute on a busy 2-core machine
+pytestmark = pytest.mark.timeout(300)
+
 REGISTRATION = b'{"version":1,"subscription":{"%s":1},"pattern":"static","timestamp":"1"}'
 
 

@@ -29,7 +29,10 @@ invalid ``groups`` regex or a non-number where a number goes fail ``load()``; an
 planning (the last line of Spark's error is ``ServerUnavailableError: ZooKeeper at ... did not answer ...``). A
 malformed znode (an offset, an owner, a registration) never fails a task: its value is null and the znode reported.
 
-Events (logger ``zkconsumer.spark.groups``):
+Events (logger ``zkconsumer.spark.groups``), emitted in Spark's Python worker processes: the planner's on the
+driver, the tasks' on the executors. Being a library there too, the source configures no logging: with none, the
+warnings reach the worker's stderr (Spark's executor log, the console in local mode) and the rest is silent; a
+structlog or ``logging`` configuration made in the workers (e.g. by an imported module) decides otherwise.
 
 * ``spark.groups_planned`` (info, driver): ``zookeeper``, ``listed`` (groups under ``/consumers``), ``groups``
   (matched by the filter), ``input_partitions``, ``duration_ms``.
@@ -58,7 +61,7 @@ from pyspark.sql.types import StructType
 from zkconsumer.errors import ServerUnavailableError, UsageError
 from zkconsumer.group.registry import GroupNotFoundError, list_groups
 from zkconsumer.kafka.log_end_offsets import DEFAULT_TIMEOUT
-from zkconsumer.log import configure_logging, get_logger
+from zkconsumer.log import get_logger
 from zkconsumer.spark.group_rows import (
     COLUMNS,
     SCHEMA_DDL,
@@ -158,7 +161,6 @@ class GroupsReader(DataSourceReader):
 
     def partitions(self) -> list[InputPartition]:
         """On the driver: one ZooKeeper call lists the groups; an unreachable ensemble fails the query here."""
-        configure_logging()
         started = time.monotonic()
         connect = self.options.zookeeper_connect
         try:
@@ -185,7 +187,6 @@ class GroupsReader(DataSourceReader):
         groups: tuple[str, ...] = tuple(partition.value) if partition is not None and partition.value else ()
         if not groups:  # no group matched: Spark still runs one task, with no partition
             return
-        configure_logging()
         rows = read_groups_table(self.options, groups)
         schema = _arrow_schema(pa)
         for start in range(0, len(rows), _ROWS_PER_BATCH):
