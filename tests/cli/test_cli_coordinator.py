@@ -5,18 +5,28 @@ from __future__ import annotations
 
 import json
 import uuid
+from types import SimpleNamespace
 
-from support import wait_for, zkconsumer_cli
+import pytest
+from support import wait_for
 
+from zkconsumer import cli
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.tools.coordinator import offsets_partition_for
 
 
-def coordinator(bootstrap: str, *args: str):
-    return zkconsumer_cli("coordinator", "--bootstrap-server", bootstrap, *args)
+@pytest.fixture
+def coordinator(capsys):
+    """``zkconsumer coordinator`` in this process, as the command runs (a child costs more to start than this takes)."""
+    def run(bootstrap: str, *args: str) -> SimpleNamespace:
+        capsys.readouterr()
+        status = cli.main(["coordinator", "--bootstrap-server", bootstrap, *args])
+        out, err = capsys.readouterr()
+        return SimpleNamespace(returncode=status, stdout=out, stderr=err)
+    return run
 
 
-def test_the_coordinator_of_an_empty_and_of_a_live_group(bootstrap_servers, topic_name):
+def test_the_coordinator_of_an_empty_and_of_a_live_group(bootstrap_servers, topic_name, coordinator):
     from confluent_kafka import Consumer
 
     group = f"coordinator-{uuid.uuid4().hex[:8]}"
@@ -57,7 +67,7 @@ def test_the_coordinator_of_an_empty_and_of_a_live_group(bootstrap_servers, topi
             member.close()
 
 
-def test_bad_input_is_one_line(bootstrap_servers):
+def test_bad_input_is_one_line(bootstrap_servers, coordinator):
     bad = coordinator(bootstrap_servers, "--group", "")
     assert (bad.returncode, bad.stdout) == (2, "")
     assert bad.stderr == ("zkconsumer coordinator: group id '' is not valid for the broker (INVALID_GROUP_ID): it "

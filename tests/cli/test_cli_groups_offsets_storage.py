@@ -7,21 +7,36 @@ from __future__ import annotations
 import json
 import uuid
 
-from support import produce, wait_for, zkconsumer_cli
+from support import produce, wait_for
 
+from zkconsumer import cli
 from zkconsumer.kafka.group_offsets import GroupOffsetsClient
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.tools.offset_checker import BOTH_HEADER
 from zkconsumer.types import TopicPartition
 
 
-def cli(zk_connect: str, *args: str):
-    return zkconsumer_cli(*args, "--zookeeper", zk_connect)
+class Ran:
+    """What a command did: its exit status and its output."""
+
+    def __init__(self, returncode: int, stdout: str, stderr: str) -> None:
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
 
 
-def test_describe_each_store_and_list_where_offsets_live(zk, kafka_zk, bootstrap_servers, topic_name):
-    run = uuid.uuid4().hex[:6]
-    both, zk_only, kafka_only, neither = (f"{name}-{run}" for name in ("both", "zk", "kafka", "none"))
+def in_process(capsys):
+    """The command run in this process, as ``zkconsumer`` runs it (a child process costs more to start)."""
+    def run(zk_connect: str, *args: str) -> Ran:
+        capsys.readouterr()
+        status = cli.main([*args, "--zookeeper", zk_connect])
+        out, err = capsys.readouterr()
+        return Ran(status, out, err)
+    return run
+
+
+def test_describe_each_store_and_list_where_offsets_live(zk, kafka_zk, bootstrap_servers, topic_name, capsys):
+    run = in_process(capsys)
+    suffix = uuid.uuid4().hex[:6]
+    both, zk_only, kafka_only, neither = (f"{name}-{suffix}" for name in ("both", "zk", "kafka", "none"))
     other = f"{topic_name}-b"
     for topic in (topic_name, other):
         create_topic(bootstrap_servers, topic, 1)
@@ -35,32 +50,32 @@ def test_describe_each_store_and_list_where_offsets_live(zk, kafka_zk, bootstrap
     for group in (both, kafka_only):
         assert kafka.commit(group, {TopicPartition(topic_name, 0): 3, TopicPartition(other, 0): 0}).refused == {}
 
-    default = json.loads(cli(kafka_zk, "groups", "describe", "--group", both, "--json").stdout)
+    default = json.loads(run(kafka_zk, "groups", "describe", "--group", both, "--json").stdout)
     assert [(r["topic"], r["offset"], r["lag"]) for r in default] == [(topic_name, 1, 3)]
     assert "kafka_offset" not in default[0]
 
-    got = cli(kafka_zk, "groups", "describe", "--group", both, "--json", "--offsets-storage", "both")
+    got = run(kafka_zk, "groups", "describe", "--group", both, "--json", "--offsets-storage", "both")
     assert (got.returncode, got.stderr) == (0, "")
     assert [(r["topic"], r["offset"], r["kafka_offset"], r["log_size"], r["lag"], r["kafka_lag"])
             for r in json.loads(got.stdout)] == [(topic_name, 1, 3, 4, 3, 1), (other, None, 0, 0, None, 0)]
-    table = cli(kafka_zk, "groups", "describe", "--group", both, "--offsets-storage", "both").stdout.splitlines()
+    table = run(kafka_zk, "groups", "describe", "--group", both, "--offsets-storage", "both").stdout.splitlines()
     assert table[0] == BOTH_HEADER
     assert table[1].split() == [both, topic_name, "0", "1", "3", "4", "3", "1", "none"]
 
-    kafka_view = json.loads(cli(kafka_zk, "groups", "describe", "--group", kafka_only, "--json",
+    kafka_view = json.loads(run(kafka_zk, "groups", "describe", "--group", kafka_only, "--json",
                                 "--offsets-storage", "kafka").stdout)
     assert [(r["topic"], r["offset"], r["lag"]) for r in kafka_view] == [(topic_name, 3, 1), (other, 0, 0)]
 
-    listed = cli(kafka_zk, "groups", "list", "--bootstrap-server", bootstrap_servers)
+    listed = run(kafka_zk, "groups", "list", "--bootstrap-server", bootstrap_servers)
     assert listed.returncode == 0, listed.stderr
     assert [line.split() for line in listed.stdout.splitlines()] == sorted(
         [[both, "both"], [zk_only, "zookeeper"], [kafka_only, "kafka"], [neither, "none"]])
-    assert cli(kafka_zk, "groups", "list").stdout.split() == sorted([both, zk_only, kafka_only, neither])
+    assert run(kafka_zk, "groups", "list").stdout.split() == sorted([both, zk_only, kafka_only, neither])
 
-    bad = cli(kafka_zk, "groups", "describe", "--group", both, "--offsets-storage", "mysql")
+    bad = run(kafka_zk, "groups", "describe", "--group", both, "--offsets-storage", "mysql")
     assert (bad.returncode, bad.stdout) == (2, "")
     assert bad.stderr == "zkconsumer groups: --offsets-storage 'mysql' is not one of zookeeper, kafka, both\n"
-    down = cli(kafka_zk, "groups", "describe", "--group", both, "--offsets-storage", "both",
+    down = run(kafka_zk, "groups", "describe", "--group", both, "--offsets-storage", "both",
                "--bootstrap-server", "127.0.0.1:1", "--socket-timeout-ms", "300")
     assert down.returncode == 1 and len(down.stderr.splitlines()) == 1, down.stderr
     assert down.stderr.startswith(f"zkconsumer groups: cannot fetch the offsets of group {both} at 127.0.0.1:1")

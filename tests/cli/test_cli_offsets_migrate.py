@@ -9,8 +9,9 @@ import socket
 import uuid
 
 import pytest
-from support import wait_for, zkconsumer_cli
+from support import wait_for
 
+from zkconsumer import cli
 from zkconsumer.kafka.group_offsets import GroupOffsetsClient
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.tools.offsets_migration import (
@@ -25,8 +26,23 @@ from zkconsumer.tools.offsets_migration import (
 from zkconsumer.types import TopicPartition
 
 
-def migrate(zk_connect: str, *args: str):
-    return zkconsumer_cli("offsets", "migrate", "--zookeeper", zk_connect, *args)
+class Ran:
+    """What a command did: its exit status and its output."""
+
+    def __init__(self, returncode: int, stdout: str, stderr: str) -> None:
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+@pytest.fixture
+def migrate(capsys):
+    """``zkconsumer offsets migrate`` run in this process, as the command runs (a child process costs more to start
+    than the command takes)."""
+    def run(zk_connect: str, *args: str) -> Ran:
+        capsys.readouterr()
+        status = cli.main(["offsets", "migrate", "--zookeeper", zk_connect, *args])
+        out, err = capsys.readouterr()
+        return Ran(status, out, err)
+    return run
 
 
 def test_the_plan_never_moves_an_offset_back_unless_forced():
@@ -40,7 +56,7 @@ def test_the_plan_never_moves_an_offset_back_unless_forced():
     assert forced == {0: COPY, 1: OVERWRITE, 2: UNCHANGED, 3: SKIP, 4: SKIP}
 
 
-def test_migrate_to_kafka_and_back(zk, kafka_zk, bootstrap_servers, topic_name):
+def test_migrate_to_kafka_and_back(zk, kafka_zk, bootstrap_servers, topic_name, migrate):
     group = f"migrate-{uuid.uuid4().hex[:8]}"
     create_topic(bootstrap_servers, topic_name, 3)
     wait_for(lambda: zk.exists(f"/brokers/topics/{topic_name}/partitions/2/state"))
@@ -84,7 +100,7 @@ def test_migrate_to_kafka_and_back(zk, kafka_zk, bootstrap_servers, topic_name):
     assert (zk.get(f"{base}/0")[0], zk.get(f"{base}/1")[0], zk.get(f"{base}/2")[0]) == (b"9", b"6", b"oops")
 
 
-def test_migrate_refuses_a_consumed_group_and_bad_input(zk, kafka_zk, bootstrap_servers, topic_name):
+def test_migrate_refuses_a_consumed_group_and_bad_input(zk, kafka_zk, bootstrap_servers, topic_name, migrate):
     group = f"migrate-{uuid.uuid4().hex[:8]}"
     create_topic(bootstrap_servers, topic_name, 1)
     wait_for(lambda: zk.exists(f"/brokers/topics/{topic_name}/partitions/0/state"))
@@ -123,7 +139,7 @@ def test_migrate_refuses_a_consumed_group_and_bad_input(zk, kafka_zk, bootstrap_
 
 
 @pytest.mark.parametrize("group", ["a b", ".."])
-def test_a_group_id_zookeeper_cannot_hold_is_refused_before_anything_is_read(group):
-    bad = zkconsumer_cli("offsets", "migrate", "--zookeeper", "127.0.0.1:1", "--group", group, "--to", "zookeeper")
+def test_a_group_id_zookeeper_cannot_hold_is_refused_before_anything_is_read(group, migrate):
+    bad = migrate("127.0.0.1:1", "--group", group, "--to", "zookeeper")
     assert bad.returncode == 2 and len(bad.stderr.splitlines()) == 1
     assert "is not valid for a ZooKeeper consumer group" in bad.stderr

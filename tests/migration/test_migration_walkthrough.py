@@ -20,9 +20,9 @@ import json
 import threading
 import uuid
 
-from support import produce, wait_for, zkconsumer_cli
+from support import produce, wait_for
 
-from zkconsumer import ConsumerConfig, ConsumerTimeoutException, create_connector
+from zkconsumer import ConsumerConfig, ConsumerTimeoutException, cli, create_connector
 from zkconsumer.kafka.group_offsets import GroupOffsetsClient
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.types import TopicPartition
@@ -84,11 +84,19 @@ class LegacyMember:
         self.thread.join(10)
 
 
-def describe_both(zk_connect: str, group: str) -> dict[int, dict]:
-    result = zkconsumer_cli("groups", "describe", "--group", group, "--offsets-storage", "both", "--json",
-                            "--zookeeper", zk_connect)
-    assert result.returncode == 0, result.stderr
-    return {row["partition"]: row for row in json.loads(result.stdout)}
+def run_cli(capsys, *args: str) -> str:
+    """The command in this process (a child process costs more to start than the command takes)."""
+    capsys.readouterr()
+    status = cli.main(list(args))
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    return out
+
+
+def describe_both(capsys, zk_connect: str, group: str) -> dict[int, dict]:
+    out = run_cli(capsys, "groups", "describe", "--group", group, "--offsets-storage", "both", "--json",
+                  "--zookeeper", zk_connect)
+    return {row["partition"]: row for row in json.loads(out)}
 
 
 def kafka_offsets(kafka: GroupOffsetsClient, group: str, topic: str) -> dict[int, int]:
@@ -100,7 +108,7 @@ def consumed_more(received: list, than: int, by: int = 10) -> bool:
     return len(received) >= than + by
 
 
-def test_zookeeper_to_kafka_to_the_java_consumer_and_back(zk, kafka_zk, bootstrap_servers, topic_name):
+def test_zookeeper_to_kafka_to_the_java_consumer_and_back(zk, kafka_zk, bootstrap_servers, topic_name, capsys):
     from confluent_kafka import Consumer, KafkaError, KafkaException
 
     group = f"walk-{uuid.uuid4().hex[:8]}"
@@ -116,7 +124,7 @@ def test_zookeeper_to_kafka_to_the_java_consumer_and_back(zk, kafka_zk, bootstra
         # 0. ZooKeeper storage: offsets in znodes only.
         members = [LegacyMember(kafka_zk, group, topic_name, f"c{i}", received) for i in (1, 2)]
         wait_for(lambda: consumed_more(received, 0, 30))
-        rows = wait_for(lambda: (r := describe_both(kafka_zk, group)) and all(
+        rows = wait_for(lambda: (r := describe_both(capsys, kafka_zk, group)) and all(
             r.get(p, {}).get("offset") is not None for p in range(PARTITIONS)) and r)
         assert all(rows[p]["kafka_offset"] is None for p in range(PARTITIONS))
 
@@ -127,7 +135,7 @@ def test_zookeeper_to_kafka_to_the_java_consumer_and_back(zk, kafka_zk, bootstra
             members[i] = LegacyMember(kafka_zk, group, topic_name, f"c{i + 1}", received,
                                       **{"offsets.storage": "kafka"})
             wait_for(lambda seen=seen: consumed_more(received, seen))
-        rows = wait_for(lambda: (r := describe_both(kafka_zk, group)) and all(
+        rows = wait_for(lambda: (r := describe_both(capsys, kafka_zk, group)) and all(
             r[p]["kafka_offset"] is not None for p in range(PARTITIONS)) and r)
         for p in range(PARTITIONS):  # ZooKeeper is written after Kafka, and read before it here
             assert rows[p]["offset"] is not None and rows[p]["kafka_offset"] >= rows[p]["offset"]
@@ -140,11 +148,11 @@ def test_zookeeper_to_kafka_to_the_java_consumer_and_back(zk, kafka_zk, bootstra
                                       **{"offsets.storage": "kafka", "dual.commit.enabled": "false"})
             wait_for(lambda seen=seen: consumed_more(received, seen))
         frozen = {p: int(zk.get(f"/consumers/{group}/offsets/{topic_name}/{p}")[0]) for p in range(PARTITIONS)}
-        rows = wait_for(lambda: (r := describe_both(kafka_zk, group)) and all(
+        rows = wait_for(lambda: (r := describe_both(capsys, kafka_zk, group)) and all(
             r[p]["kafka_offset"] > frozen[p] for p in range(PARTITIONS)) and r)
         assert {p: rows[p]["offset"] for p in range(PARTITIONS)} == frozen
-        listed = zkconsumer_cli("groups", "list", "--zookeeper", kafka_zk, "--bootstrap-server", bootstrap_servers)
-        assert listed.stdout.split() == [group, "both"]  # the znodes are still there: delete them when done
+        listed = run_cli(capsys, "groups", "list", "--zookeeper", kafka_zk, "--bootstrap-server", bootstrap_servers)
+        assert listed.split() == [group, "both"]  # the znodes are still there: delete them when done
 
         # 3. Stop the legacy group; the Java consumers continue from the offsets in Kafka.
         for member in members:
@@ -186,7 +194,7 @@ def test_zookeeper_to_kafka_to_the_java_consumer_and_back(zk, kafka_zk, bootstra
                 consumer.commit(asynchronous=False)
             except KafkaException as exc:  # nothing new since the last auto-commit
                 assert exc.args[0].code() == KafkaError._NO_OFFSET
-        rows = wait_for(lambda: (r := describe_both(kafka_zk, group)) and all(
+        rows = wait_for(lambda: (r := describe_both(capsys, kafka_zk, group)) and all(
             r[p]["kafka_lag"] == 0 for p in range(PARTITIONS)) and r)
         assert {p: rows[p]["offset"] for p in range(PARTITIONS)} == frozen
 
@@ -195,9 +203,8 @@ def test_zookeeper_to_kafka_to_the_java_consumer_and_back(zk, kafka_zk, bootstra
             consumer.close()
         modern = []
         ends = kafka_offsets(kafka, group, topic_name)
-        moved = zkconsumer_cli("offsets", "migrate", "--group", group, "--to", "zookeeper", "--zookeeper", kafka_zk)
-        assert moved.returncode == 0, moved.stderr
-        rows = describe_both(kafka_zk, group)
+        run_cli(capsys, "offsets", "migrate", "--group", group, "--to", "zookeeper", "--zookeeper", kafka_zk)
+        rows = describe_both(capsys, kafka_zk, group)
         assert {p: (rows[p]["offset"], rows[p]["kafka_offset"]) for p in range(PARTITIONS)} == \
             {p: (ends[p], ends[p]) for p in range(PARTITIONS)}
         produce(bootstrap_servers, topic_name, [b"after-0"], partition=0)
