@@ -44,6 +44,7 @@ def test_dual_max_is_kafkas_rule():
     assert dual_max({}, {a: -1}, [a]) == {a: -1}
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # kafka-python loads its schemas with importlib's old API
 def test_the_store_finds_the_coordinator_through_zookeeper_and_keeps_a_higher_foreign_offset(
         zk, kafka_zk, bootstrap_servers, topic_name):
     group = unique_group()

@@ -134,16 +134,16 @@ class KafkaOffsetStore:
             return KafkaFetchResult({})
         deadline = time.monotonic() + self.socket_timeout_ms / 1000
         while True:
-            problem: str
             try:
                 answer = self.client().fetch(self.group, asked)
+            except OffsetsUnavailableError as exc:
+                problem = str(exc)
+            else:
                 if not answer.refused:
                     break
                 problem = _refusals(answer.refused)
                 if not all(e.retriable for e in answer.refused.values()):
                     raise OffsetsUnavailableError(f"Kafka refused the offsets of group {self.group}: {problem}")
-            except OffsetsUnavailableError as exc:
-                problem = str(exc)
             if time.monotonic() + self.backoff_ms / 1000 >= deadline or not self._pause():
                 raise OffsetsUnavailableError(
                     f"cannot read the offsets of group {self.group} from Kafka within "
