@@ -149,12 +149,6 @@ class GroupOffsetsClient:
                 offsets[tp] = INVALID_OFFSET
         return FetchAnswer(dict(sorted(offsets.items())), refused)
 
-    def group_ids(self) -> list[str]:
-        """The groups the cluster knows (ListGroups to every broker), sorted."""
-        answer = self._wait("list the consumer groups", None, self._admin.list_consumer_groups(
-            request_timeout=self.timeout))
-        return sorted({g.group_id for g in answer.valid})
-
     def _result(self, what: str, group: str, send) -> Any:
         try:
             futures = send()
@@ -162,8 +156,8 @@ class GroupOffsetsClient:
             raise OffsetsUnavailableError(f"cannot {what} group {group}: {_request_error(exc)}") from None
         return self._wait(what, group, futures[group])
 
-    def _wait(self, what: str, group: str | None, future) -> Any:
-        target = f"{what} group {group}" if group is not None else what
+    def _wait(self, what: str, group: str, future) -> Any:
+        target = f"{what} group {group}"
         try:
             return future.result(timeout=self.timeout + 5)
         except KafkaException as exc:
