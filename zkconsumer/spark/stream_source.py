@@ -61,8 +61,11 @@ the connector does (a member never owns such a partition; with ``membership=none
 ZooKeeper connection is down in mid-run, no batch is planned and nothing committed (``spark.zookeeper_unavailable``);
 planning resumes with the connection.
 
-Events (logger ``zkconsumer.spark``, in the driver's Python worker; the member's own ``consumer.*`` and
-``rebalance.*`` events too, see ``docs/events.md``). Partitions are lists of ``{"topic", "partition"}`` objects:
+Events (logger ``zkconsumer.spark``), emitted in Spark's Python workers: the planner's in the driver's, with the
+member's own ``consumer.*`` and ``rebalance.*`` events (``docs/events.md``), the tasks' on the executors. A library
+there too, the source configures no logging: with none, the warnings reach the worker's stderr (the executor's log,
+the console in local mode) and the rest is silent; a structlog or ``logging`` configuration made in the workers
+decides otherwise. Partitions are lists of ``{"topic", "partition"}`` objects:
 
 * ``spark.source_started``: ``group``, ``membership``, ``consumer_id`` (``none`` without membership),
   ``subscription``, ``bootstrap``, ``starting``, ``max_offsets_per_trigger``, ``duration_ms``.
@@ -102,7 +105,7 @@ from zkconsumer.group.offset_store import ZooKeeperOffsetStore
 from zkconsumer.group.snapshot import MalformedZnode, read_partitions
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
 from zkconsumer.kafka.log_end_offsets import fetch_log_end_offsets
-from zkconsumer.log import configure_logging, get_logger
+from zkconsumer.log import get_logger
 from zkconsumer.spark.offsets import (
     DEFAULT_MAX_RANGE,
     SourceOffset,
@@ -181,7 +184,6 @@ class ZkConsumerStreamReader(DataSourceStreamReader):
 
     def _driver(self) -> StreamPlanner:
         if self._planner is None:
-            configure_logging()  # Spark's worker process is ours: show the events (ZKCONSUMER_LOG_* apply)
             self._planner = StreamPlanner(parse_options(self._raw))
         return self._planner
 
@@ -204,7 +206,6 @@ class ZkConsumerStreamReader(DataSourceStreamReader):
         self._driver().commit(end)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        configure_logging()
         assert isinstance(partition, RangePartition)
         return read_range(partition.task)
 
