@@ -106,6 +106,11 @@ def read_group_offsets(zk: KazooClient, group: str) -> GroupOffsets:
 
     The reading is here; what the znodes mean is in :func:`group_partitions` and :func:`group_offsets` (pure), where
     every case (a deleted topic, a malformed offset, a stranger owning a partition) is checked without a server."""
+    return read_group_state(zk, group)[1]
+
+
+def read_group_state(zk: KazooClient, group: str) -> tuple[GroupSnapshot, GroupOffsets]:
+    """:func:`read_group_offsets` with the registrations it read on the way (``zkconsumer snapshot`` keeps both)."""
     require_group(zk, group)
     dirs = paths.GroupDirs(group)
     committed = children(zk, dirs.offsets_dir)
@@ -117,7 +122,7 @@ def read_group_offsets(zk: KazooClient, group: str) -> GroupOffsets:
     owner_calls = {tp: zk.get_async(owner_path(group, tp)) for tp in partitions}
     offsets = {tp: _data(call) for tp, call in offset_calls.items()}
     owners = {tp: _data(call) for tp, call in owner_calls.items()}
-    return group_offsets(snapshot, partitions, warnings, offsets, owners)
+    return snapshot, group_offsets(snapshot, partitions, warnings, offsets, owners)
 
 
 def deleted_topics(snapshot: GroupSnapshot) -> list[str]:
