@@ -19,6 +19,12 @@ zkconsumer's own keys, off by default so that a default zkconsumer behaves as th
   is the address to listen on. A port that cannot be listened on fails at construction, naming the key
   (``docs/metrics.md``).
 * ``key.decoder`` / ``value.decoder``: callables ``bytes | None -> object`` (default: the bytes unchanged).
+* ``zookeeper.auth`` (unset): ``scheme:credentials`` added to the ZooKeeper session (``digest:alice:secret``). Read
+  back as a :class:`~zkconsumer.security.ZkAuth`, which never shows the credentials (nor does ``repr`` of the config
+  or any error about the key).
+* ``zookeeper.acl`` (unset): the ACL of every znode the consumer creates, in ZooKeeper's ``scheme:id:perms``
+  notation, comma separated, or ``open``. Unset, it is ``auth::cdrwa,world:anyone:r`` with ``zookeeper.auth`` set
+  (only the creator writes, everyone reads: monitoring tools still see the group), else open, as Kafka wrote them.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from typing import Any
 
 from zkconsumer.errors import UsageError
 from zkconsumer.log import get_logger
+from zkconsumer.security import ZkAuth, needs_auth, parse_acl, parse_auth
 
 #: ``zookeeper.multi.max.bytes``'s default: half of ZooKeeper's default ``jute.maxbuffer`` (0xfffff bytes).
 DEFAULT_ZOOKEEPER_MULTI_MAX_BYTES = 512 * 1024
@@ -55,6 +62,7 @@ class ConfigKey:
     minimum: int | None = None
     maximum: int | None = None
     required: bool = False
+    secret: bool = False  # never shown: not in errors, not in repr
 
     @property
     def attr(self) -> str:
@@ -98,6 +106,8 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("offsets.commit.max.retries", int, 5, minimum=0),
     ConfigKey("metrics.http.port", int, None, minimum=0, maximum=65535),
     ConfigKey("metrics.http.host", str, "0.0.0.0"),
+    ConfigKey("zookeeper.auth", str, None, secret=True),
+    ConfigKey("zookeeper.acl", str, None),
     ConfigKey("key.decoder", "callable", identity_decoder),
     ConfigKey("value.decoder", "callable", identity_decoder),
 )
@@ -106,9 +116,27 @@ _BY_NAME = {k.name: k for k in KEYS}
 _IGNORED = {"mirror.topics.whitelist", "mirror.topics.blacklist", "mirror.consumer.numthreads"}
 
 
+def _security(values: dict[str, Any]) -> None:
+    """``zookeeper.auth`` becomes a :class:`ZkAuth` (its errors never quote the value); ``zookeeper.acl`` is
+    checked whole, so a bad entry fails here rather than at the first znode created."""
+    if values["zookeeper_auth"] is not None:
+        try:
+            values["zookeeper_auth"] = parse_auth(values["zookeeper_auth"])
+        except ValueError as exc:
+            raise InvalidConfigError(f"config zookeeper.auth: {exc}") from None
+    if values["zookeeper_acl"] is not None:
+        try:
+            acl = parse_acl(values["zookeeper_acl"])
+        except ValueError as exc:
+            raise InvalidConfigError(f"config zookeeper.acl={values['zookeeper_acl']!r}: {exc}") from None
+        if needs_auth(acl) and values["zookeeper_auth"] is None:
+            raise InvalidConfigError("config zookeeper.acl: its auth:: entries name the creator's identity, "
+                                     "which needs zookeeper.auth")
+
+
 def _parse(key: ConfigKey, raw: Any) -> Any:
     def bad(why: str) -> InvalidConfigError:
-        return InvalidConfigError(f"config {key.name}={raw!r}: {why}")
+        return InvalidConfigError(f"config {key.name}{'' if key.secret else f'={raw!r}'}: {why}")
 
     if key.kind == "callable":
         if not callable(raw):
@@ -180,6 +208,8 @@ class ConsumerConfig:
     offsets_commit_max_retries: int
     metrics_http_port: int | None
     metrics_http_host: str
+    zookeeper_auth: ZkAuth | None
+    zookeeper_acl: str | None
     key_decoder: Callable[[bytes | None], Any]
     value_decoder: Callable[[bytes | None], Any]
 
@@ -213,6 +243,7 @@ class ConsumerConfig:
             raise InvalidConfigError("config zookeeper.connect must not be empty")
         if not values["metrics_http_host"]:
             raise InvalidConfigError("config metrics.http.host must not be empty (0.0.0.0 listens on every address)")
+        _security(values)
         object.__setattr__(self, "_values", values)
 
     def __getattr__(self, attr: str) -> Any:

@@ -40,6 +40,11 @@ class ServerUnavailableError(ZkConsumerError):
     """ZooKeeper or the broker could not be reached within the time allowed."""
 
 
+class AuthenticationError(ZkConsumerError):
+    """ZooKeeper turned our credentials down, or they do not give the permissions the consumer needs; the message
+    names the scheme and user, never the secret."""
+
+
 class EnvironmentSetupError(ZkConsumerError):
     """The embedded environment cannot be started here (no Java, no distribution, a busy port...)."""
 

@@ -65,6 +65,7 @@ from zkconsumer.bridge.plan import (
 from zkconsumer.errors import ServerUnavailableError, ZkConsumerError, ZnodeFormatError
 from zkconsumer.kafka.metadata import ClusterSnapshot, admin_client, fetch_metadata
 from zkconsumer.log import get_logger
+from zkconsumer.security import ZkAuth, default_acl
 from zkconsumer.zk import cluster, paths, znode_json
 from zkconsumer.zk.client import close_client, open_client
 from zkconsumer.zk.reads import children, value_or_none
@@ -225,8 +226,10 @@ class MetadataBridge:
         broker_timeout_ms: int = DEFAULT_BROKER_TIMEOUT_MS,
         connect_timeout: float = 6.0,
         partition_limits: Mapping[str, int] | None = None,
+        auth: ZkAuth | None = None,
     ) -> None:
         self.zookeeper = zookeeper
+        self.auth = auth  # a broker's credentials: what it writes gets the creator-writes, everyone-reads ACL
         self.bootstrap = bootstrap
         self.interval = interval_ms / 1000.0
         self.broker_timeout = broker_timeout_ms / 1000.0
@@ -248,7 +251,8 @@ class MetadataBridge:
 
     def start(self) -> None:
         """Connect both sides; an unreachable server fails here, clearly, rather than in the loop."""
-        self._zk = open_client(self.zookeeper, self.connect_timeout, retry_forever=True)
+        self._zk = open_client(self.zookeeper, self.connect_timeout, retry_forever=True, auth=self.auth,
+                               acl=default_acl(self.auth, None))
         try:
             fetch_metadata(self._admin, self.bootstrap, self.connect_timeout)
         except ServerUnavailableError:

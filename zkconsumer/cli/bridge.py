@@ -36,7 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.interval_ms <= 0 or args.broker_timeout_ms <= 0:
         raise UsageError("--interval-ms and --broker-timeout-ms must be positive")
-    bridge = MetadataBridge(options.zookeeper(args), options.bootstrap(args), args.interval_ms, args.broker_timeout_ms)
+    bridge = MetadataBridge(options.zookeeper(args), options.bootstrap(args), args.interval_ms, args.broker_timeout_ms,
+                            auth=options.zookeeper_auth(args))
     with bridge:
         if args.once:
             bridge.sync_once()

@@ -73,6 +73,9 @@ def _properties(args: argparse.Namespace) -> dict[str, Any]:
             raise UsageError(f"--property {item!r}: expected KEY=VALUE")
         props[key.strip()] = value.strip()
     props["zookeeper.connect"] = options.zookeeper(args)
+    auth = options.zookeeper_auth(args)
+    if auth is not None:
+        props["zookeeper.auth"] = f"{auth.scheme}:{auth.credentials}"
     props["group.id"] = args.group or f"console-consumer-{random.randint(0, 99999)}"
     if args.from_beginning:
         props["auto.offset.reset"] = "smallest"
@@ -108,7 +111,7 @@ class TopicNotFoundError(ZkConsumerError):
 def _require_topic(config: ConsumerConfig, topic: str) -> None:
     """A named topic must exist; only a filter waits for topics to appear (the old tool waited silently)."""
     timeout = config.zookeeper_connection_timeout_ms / 1000
-    with zookeeper(config.zookeeper_connect, timeout=timeout, quiet=True) as zk:
+    with zookeeper(config.zookeeper_connect, timeout=timeout, quiet=True, auth=config.zookeeper_auth) as zk:
         if not zk.exists(paths.topic_path(topic)):
             raise TopicNotFoundError(
                 f"topic {topic!r} does not exist (no znode {paths.topic_path(topic)} at "

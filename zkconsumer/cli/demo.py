@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Start real group members one by one, kill one, add partitions, and narrate every step of "
         "every rebalance; writes events.jsonl and timeline.html to --output-dir.",
     )
-    options.add_zookeeper(parser, help="run against this ZooKeeper instead of the embedded environment")
+    options.add_zookeeper(parser, help="run against this ZooKeeper instead of the embedded environment", auth=False)
     options.add_bootstrap(parser, help="with --zookeeper: the broker (default: the brokers registered in ZooKeeper)")
     options.add_run_dir(parser)
     parser.add_argument("--topic", default="demo")

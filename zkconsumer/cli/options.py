@@ -6,6 +6,11 @@ A command that resolves them otherwise (``demo`` plays in its own world unless g
 asks the brokers registered in ZooKeeper) passes its own help text, says so there, and does not call
 :func:`zookeeper` / :func:`bootstrap`.
 
+``--zookeeper-auth SCHEME:CREDENTIALS`` (default ``$ZK_AUTH``) comes with ``--zookeeper``: the credentials of the
+consumer's ``zookeeper.auth``, so that a tool can write where the group's ACL lets only its owner write (offsets
+import, migrate). Prefer the environment variable: a command line is visible to every user of the machine. What a
+tool creates gets the consumer's default ACL for credentials (the creator writes, everyone reads).
+
 Every command that can print data for scripts does so on ``--json``; an older spelling of the same request
 stays accepted as an alias (``consume --format json``).
 """
@@ -16,13 +21,19 @@ import argparse
 import os
 
 from zkconsumer.errors import UsageError
+from zkconsumer.security import ZkAuth, parse_auth
 
+ZK_AUTH_ENV = "ZK_AUTH"
 ZOOKEEPER_HELP = "ZooKeeper connect string (default: $ZK_CONNECT, else the running `zkconsumer local` environment)"
 BOOTSTRAP_HELP = "a broker of the cluster (default: $KAFKA_BOOTSTRAP, else the running `zkconsumer local` environment)"
 
 
-def add_zookeeper(parser: argparse.ArgumentParser, help: str = ZOOKEEPER_HELP) -> None:
+def add_zookeeper(parser: argparse.ArgumentParser, help: str = ZOOKEEPER_HELP, auth: bool = True) -> None:
     parser.add_argument("--zookeeper", metavar="HOST:PORT[/CHROOT]", help=help)
+    if auth:
+        parser.add_argument("--zookeeper-auth", metavar="SCHEME:CREDENTIALS", default=None,
+                            help=f"ZooKeeper credentials, e.g. digest:user:password (default: ${ZK_AUTH_ENV}; "
+                            "prefer it, a command line is visible to others)")
 
 
 def add_bootstrap(parser: argparse.ArgumentParser, help: str = BOOTSTRAP_HELP) -> None:
@@ -44,6 +55,20 @@ def add_run_dir(parser: argparse.ArgumentParser) -> None:
 
 def zookeeper(args: argparse.Namespace) -> str:
     return _resolve(args.zookeeper, "ZK_CONNECT", "zookeeper", "--zookeeper", args)
+
+
+def zookeeper_auth(args: argparse.Namespace) -> ZkAuth | None:
+    """``--zookeeper-auth``, else ``$ZK_AUTH``, else none; a malformed value is one line that does not repeat it."""
+    given = getattr(args, "zookeeper_auth", None)
+    flag = "--zookeeper-auth"
+    if not given and os.environ.get(ZK_AUTH_ENV):
+        given, flag = os.environ[ZK_AUTH_ENV], f"${ZK_AUTH_ENV}"
+    if not given:
+        return None
+    try:
+        return parse_auth(given)
+    except ValueError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
 
 
 def bootstrap(args: argparse.Namespace) -> str:

@@ -23,14 +23,16 @@ from kazoo.handlers.threading import KazooTimeoutError
 
 from zkconsumer.cli import options
 from zkconsumer.errors import ServerUnavailableError, ZkConsumerError
+from zkconsumer.security import default_acl
 from zkconsumer.zk import client as zkclient
 
 
 @contextlib.contextmanager
 def zookeeper_session(args: argparse.Namespace) -> Iterator[KazooClient]:
     connect = options.zookeeper(args)
+    auth = options.zookeeper_auth(args)
     try:
-        with zkclient.zookeeper(connect, quiet=True) as zk:
+        with zkclient.zookeeper(connect, quiet=True, auth=auth, acl=default_acl(auth, None)) as zk:
             yield zk
     except (ConnectionLoss, SessionExpiredError, OperationTimeoutError, KazooTimeoutError) as exc:
         raise ServerUnavailableError(

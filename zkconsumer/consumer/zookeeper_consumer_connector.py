@@ -69,8 +69,10 @@ from zkconsumer.group.ownership import HeldZnodes, claim_partitions, largest_cla
 from zkconsumer.group.snapshot import MalformedZnode, read_group_snapshot
 from zkconsumer.group.topic_count import TopicCount, TopicFilter, consumer_id_string
 from zkconsumer.log import get_logger
+from zkconsumer.security import default_acl, shared_acl
 from zkconsumer.types import ConsumerThreadId, TopicPartition, thread_id
 from zkconsumer.zk import paths, reads
+from zkconsumer.zk.acl_check import verify_group_writable
 from zkconsumer.zk.batched_transaction import check_budget, chroot_of
 from zkconsumer.zk.checked_ephemeral import create_checked_ephemeral
 from zkconsumer.zk.client import close_client, open_client
@@ -166,8 +168,11 @@ class ZookeeperConsumerConnector:
         self._failed_rebalances = 0
         self._consecutive_failures = 0
         self._step_log = self._log
+        # zookeeper.auth / zookeeper.acl: the ACL every znode we create gets (kazoo's default_acl), counted in
+        # the multi-op budget as it is sent.
+        self._acl = default_acl(config.zookeeper_auth, config.zookeeper_acl)
         for largest in (largest_claim_op(self.group, self.consumer_id), largest_offset_op(self.group)):
-            check_budget(config.zookeeper_multi_max_bytes, largest, chroot_of(config.zookeeper_connect))
+            check_budget(config.zookeeper_multi_max_bytes, largest, chroot_of(config.zookeeper_connect), self._acl)
         # Prometheus metrics (metrics.http.port): served from here on, so a port in use fails the construction.
         self._meters: ConnectorMeters | None = None
         self.metrics_endpoint: MetricsEndpoint | None = None
@@ -181,7 +186,14 @@ class ZookeeperConsumerConnector:
                 timeout=config.zookeeper_connection_timeout_ms / 1000,
                 session_timeout=config.zookeeper_session_timeout_ms / 1000,
                 retry_forever=True,
+                auth=config.zookeeper_auth,
+                acl=self._acl,
             )
+            try:
+                verify_group_writable(self.zk, self.group, config.zookeeper_auth, config.zookeeper_connect)
+            except BaseException:
+                close_client(self.zk)
+                raise
         except BaseException:
             if self.metrics_endpoint is not None:
                 self.metrics_endpoint.close()
@@ -317,12 +329,14 @@ class ZookeeperConsumerConnector:
         """Register, watch, then rebalance in the caller's thread, as Kafka's consume() did."""
         self._topic_count = topic_count
         self._session_lost.clear()  # a session lost before joining left nothing of ours behind
+        if self._acl is not None:  # /consumers is every group's parent: creatable by all, as Kafka left it
+            self.zk.ensure_path(paths.CONSUMERS_PATH, acl=shared_acl())
         self._register()
         for path in (self._dirs.offsets_dir, self._dirs.owners_dir):
             self.zk.ensure_path(path)
         ChildrenWatch(self.zk, self._dirs.registry_dir, self._on_members_changed)
         if wildcard:
-            self.zk.ensure_path(paths.BROKER_TOPICS_PATH)
+            self.zk.ensure_path(paths.BROKER_TOPICS_PATH, acl=shared_acl())  # the brokers' path, not ours
             ChildrenWatch(self.zk, paths.BROKER_TOPICS_PATH, self._on_topics_changed)
         else:
             self._watch_topics(topics)
@@ -517,7 +531,7 @@ class ZookeeperConsumerConnector:
             self._step_log.warning("rebalance.no_brokers")
             if not self._broker_watch_armed:
                 self._broker_watch_armed = True
-                self.zk.ensure_path(paths.BROKER_IDS_PATH)
+                self.zk.ensure_path(paths.BROKER_IDS_PATH, acl=shared_acl())  # the brokers' path, not ours
                 ChildrenWatch(self.zk, paths.BROKER_IDS_PATH, self._on_brokers_changed)
             return COMPLETED
 

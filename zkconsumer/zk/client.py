@@ -9,6 +9,11 @@ mistyped port cost every command 6 s. Before kazoo starts, each host of the conn
 connection attempt (:func:`refusals`); when every host refuses, the error comes at once. A host that accepts the
 connection, or does not answer within a second (a firewall dropping packets), is left to kazoo and its timeout:
 only a ZooKeeper handshake tells a live server from a silent one.
+
+Credentials (``auth``, a :class:`~zkconsumer.security.ZkAuth`) are sent with the session; ZooKeeper answers a scheme
+it does not know (or SASL it cannot verify) by failing every later request, so the client makes one round trip
+at once and turns that into an :class:`~zkconsumer.errors.AuthenticationError` naming the scheme. ``acl`` becomes
+kazoo's ``default_acl``: every ``create``, ``ensure_path`` and transaction create then uses it.
 """
 
 from __future__ import annotations
@@ -18,13 +23,16 @@ import errno
 import logging
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import AuthFailedError
 from kazoo.hosts import collect_hosts
 from kazoo.retry import KazooRetry
 
-from zkconsumer.errors import ServerUnavailableError
+from zkconsumer.errors import AuthenticationError, ServerUnavailableError
+from zkconsumer.security import ZkAuth
 
 DEFAULT_CONNECT_TIMEOUT = 6.0
 #: how long the TCP attempt that looks for refusals may take in all, at most: a refusal comes within a round trip
@@ -40,7 +48,7 @@ _silent.propagate = False
 
 def open_client(
     connect: str, timeout: float = DEFAULT_CONNECT_TIMEOUT, retry_forever: bool = False, quiet: bool = False,
-    session_timeout: float | None = None,
+    session_timeout: float | None = None, auth: ZkAuth | None = None, acl: Sequence[Any] | None = None,
 ) -> KazooClient:
     """A started client; ``retry_forever`` keeps reconnecting after a later loss (long-running services),
     ``quiet`` silences kazoo's own connection warnings (probes, where failing is an answer). ``timeout`` bounds
@@ -54,7 +62,11 @@ def open_client(
         )
     remaining = max(timeout - (time.monotonic() - started), 0.1)
     retry = KazooRetry(max_tries=-1, max_delay=2.0) if retry_forever else KazooRetry(max_tries=0)
-    extra = {"logger": _silent} if quiet else {}
+    extra: dict[str, Any] = {"logger": _silent} if quiet else {}
+    if auth is not None:
+        extra["auth_data"] = auth.auth_data()
+    if acl:
+        extra["default_acl"] = list(acl)
     client = KazooClient(hosts=connect, timeout=session_timeout or timeout, connection_retry=retry, **extra)
     try:
         client.start(timeout=remaining)
@@ -62,11 +74,26 @@ def open_client(
         with contextlib.suppress(Exception):
             client.stop()
             client.close()
+        if isinstance(exc, AuthFailedError) and auth is not None:
+            raise _refused(connect, auth) from None
         raise ServerUnavailableError(
             f"ZooKeeper at {connect} did not answer within {timeout:g} s ({type(exc).__name__}); check the "
             f"address, or start the embedded environment with `zkconsumer local up`"
         ) from None
+    if auth is not None:
+        try:
+            client.exists("/")
+        except AuthFailedError:
+            close_client(client)
+            raise _refused(connect, auth) from None
     return client
+
+
+def _refused(connect: str, auth: ZkAuth) -> AuthenticationError:
+    return AuthenticationError(
+        f"ZooKeeper at {connect} refused the credentials of zookeeper.auth ({auth.describe()}): is the scheme "
+        f"{auth.scheme!r} enabled on the server?"
+    )
 
 
 def refusals(connect: str, budget_s: float = REFUSAL_PROBE_S) -> list[str]:
@@ -116,8 +143,9 @@ def close_client(client: KazooClient) -> None:
 
 
 @contextlib.contextmanager
-def zookeeper(connect: str, timeout: float = DEFAULT_CONNECT_TIMEOUT, quiet: bool = False) -> Iterator[KazooClient]:
-    client = open_client(connect, timeout, quiet=quiet)
+def zookeeper(connect: str, timeout: float = DEFAULT_CONNECT_TIMEOUT, quiet: bool = False,
+              auth: ZkAuth | None = None, acl: Sequence[Any] | None = None) -> Iterator[KazooClient]:
+    client = open_client(connect, timeout, quiet=quiet, auth=auth, acl=acl)
     try:
         yield client
     finally:
