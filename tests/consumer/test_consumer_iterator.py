@@ -11,7 +11,7 @@ from confluent_kafka import Message
 from zkconsumer.config import identity_decoder
 from zkconsumer.consumer.consumer_iterator import IllegalStateError, MessageAndMetadata
 from zkconsumer.consumer.kafka_stream import KafkaStream
-from zkconsumer.consumer.message_and_metadata import fetched_records
+from zkconsumer.consumer.message_and_metadata import FetchedRecords
 from zkconsumer.consumer.partition_topic_info import ChunkQueue, PartitionTopicInfo
 from zkconsumer.errors import ConsumerTimeoutException, MessageSizeTooLargeException
 
@@ -23,10 +23,10 @@ def setup(consumed: int = 5, fetched: int = 0, capacity: int = 4, timeout_ms: in
     return queue, info, stream
 
 
-def messages(offsets, topic: str = "topic", partition: int = 0) -> list:
+def messages(offsets, topic: str = "topic", partition: int = 0) -> FetchedRecords:
     """What a fetcher enqueues: the records of librdkafka's messages (confluent-kafka's Message, made by hand here)."""
-    return fetched_records([Message(topic=topic, partition=partition, offset=o, value=str(o).encode())
-                            for o in offsets], topic, partition)
+    return FetchedRecords.of([Message(topic=topic, partition=partition, offset=o, value=str(o).encode())
+                              for o in offsets], topic, partition)
 
 
 def test_skips_messages_below_the_consumed_offset_then_ends_at_the_sentinel():
@@ -84,7 +84,7 @@ def test_a_chunk_beyond_the_consumed_offset_jumps_it_forward():
 
 def test_too_large_chunk_raises_and_the_iterator_stays_failed():
     queue, info, stream = setup(consumed=0)
-    info.enqueue([], too_large=True)
+    info.enqueue(None, too_large=True)
     it = stream.iterator()
     with pytest.raises(MessageSizeTooLargeException, match="topic topic partition 0 at fetch offset 0"):
         it.has_next()
@@ -204,7 +204,7 @@ def test_message_and_metadata_fields_with_the_default_decoders():
     info = PartitionTopicInfo("t", 3, queue, 0, 0, 1024, "client")
     stream = KafkaStream(queue, 200, identity_decoder, identity_decoder, "client", "s")
     record = Message(topic="t", partition=3, offset=0, key=b"k", value=b"v", timestamp=(1, 1_700_000_000_000))
-    info.enqueue(fetched_records([record], "t", 3))
+    info.enqueue(FetchedRecords.of([record], "t", 3))
     m = next(iter(stream))
     assert (m.topic, m.partition, m.offset, m.key, m.message, m.raw_key, m.raw_message) == \
         ("t", 3, 0, b"k", b"v", b"k", b"v")

@@ -26,7 +26,6 @@ from zkconsumer.config import ConsumerConfig, identity_decoder
 from zkconsumer.consumer.consumer_fetcher_manager import ConsumerFetcherManager, fetcher_id_for
 from zkconsumer.consumer.consumer_fetcher_thread import ConsumerFetcherThread
 from zkconsumer.consumer.kafka_stream import KafkaStream
-from zkconsumer.consumer.message_and_metadata import OFFSET, VALUE
 from zkconsumer.consumer.partition_topic_info import INVALID_OFFSET, ChunkQueue, PartitionTopicInfo
 from zkconsumer.errors import MessageSizeTooLargeException
 from zkconsumer.kafka.metadata import BrokerMeta, admin_client, fetch_metadata
@@ -83,7 +82,7 @@ def take(chunks: ChunkQueue, count: int, timeout: float = 15.0) -> list[Fetched]
             chunk = chunks.get(max(0.0, deadline - time.monotonic()))
         except queue.Empty:
             raise AssertionError(f"{len(messages)} of {count} messages within {timeout} s") from None
-        messages.extend(Fetched(m[OFFSET], m[VALUE]) for m in chunk.messages)
+        messages.extend(map(Fetched, chunk.messages.offsets, chunk.messages.values))
     assert len(messages) == count
     return messages
 
@@ -279,7 +278,7 @@ def test_stop_returns_while_a_fetcher_waits_on_a_full_queue(kafka_zk, zk, bootst
         elapsed = time.monotonic() - started
     assert elapsed < 5
     assert threads_of(consumer_id) == []
-    assert [m[OFFSET] for m in chunks.get(0).messages] == [0]
+    assert list(chunks.get(0).messages.offsets) == [0]
 
 
 def test_leader_finder_waits_for_a_registered_broker(zk_chroot, zk, bootstrap_servers, topic_name):

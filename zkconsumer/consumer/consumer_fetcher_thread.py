@@ -22,8 +22,9 @@ The hot path (every fetched message goes through it) runs no Python code per mes
 into runs of one partition by C loops over the batch (``map`` of confluent-kafka's unbound methods, ``list.count``,
 ``groupby``), a run within ``fetch.message.max.bytes`` (summed by ``sum(map(len, run))``) becomes a chunk as it is,
 and only the rare run above the limit or a batch with an error is walked message by message. A chunk holds fetched
-records (plain tuples made in one C pass, :func:`~zkconsumer.consumer.message_and_metadata.fetched_records`), not
-librdkafka's messages, which die here: what waits in a queue then costs the garbage collector nothing.
+records (lists of offsets, values, keys, timestamps made in one C pass,
+:class:`~zkconsumer.consumer.message_and_metadata.FetchedRecords`), not librdkafka's messages, which die here: what
+waits in a queue then costs the garbage collector nothing.
 
 Deliberate differences from Kafka:
 
@@ -76,7 +77,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.consumer.data_path_events import emit, partition_names
-from zkconsumer.consumer.message_and_metadata import fetched_records
+from zkconsumer.consumer.message_and_metadata import FetchedRecords
 from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo
 from zkconsumer.consumer.sliced_deadline import NETWORK_SLICE_S, call_in_slices
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
@@ -97,6 +98,25 @@ _CONSUME_BATCH = 500
 _OUT_OF_RANGE = frozenset({KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET})
 
 _log = get_logger("zkconsumer.fetcher")
+
+
+@dataclass(frozen=True, slots=True)
+class _Chunk:
+    """A chunk the fetcher is about to hand to a partition's stream."""
+
+    tp: TopicPartition
+    info: PartitionTopicInfo
+    records: FetchedRecords
+
+
+@dataclass(frozen=True, slots=True)
+class _TooLarge:
+    """A message larger than ``fetch.message.max.bytes`` alone: Kafka's partial message is due instead."""
+
+    tp: TopicPartition
+    info: PartitionTopicInfo
+    offset: int
+    size: int
 
 
 @dataclass(frozen=True)
@@ -280,10 +300,20 @@ class ConsumerFetcherThread(threading.Thread):
             return
         if any(map(_error_of, messages)):
             messages = self._handle_errors(messages)
-        for tp, run in self._runs(messages):
+        plans = [plan for tp, run in self._runs(messages) for plan in self._plan(tp, run)]
+        # librdkafka's objects die here, young, before a put can block on a full queue: kept through a blocked put,
+        # they would outlive two collections and fill the collector's oldest generation, which is walked whole.
+        del messages
+        given_up: set[TopicPartition] = set()
+        for plan in plans:
             if self._stopping.is_set():
                 return
-            self._process_partition_data(tp, run)
+            if plan.tp in given_up:
+                continue
+            if isinstance(plan, _TooLarge):
+                self._message_too_large(plan)
+            elif not self._enqueue(plan):
+                given_up.add(plan.tp)  # the rest of its batch goes too (stopped, or removed or moved meanwhile)
 
     def _handle_errors(self, messages: list[Message]) -> list[Message]:
         """Act on the errors librdkafka put among the messages; the messages without error, in their order."""
@@ -356,66 +386,63 @@ class ConsumerFetcherThread(threading.Thread):
         with self._lock:
             return self._offsets.get(tp)
 
-    def _process_partition_data(self, tp: TopicPartition, run: list[Message]) -> None:
+    def _plan(self, tp: TopicPartition, run: list[Message]) -> list[_Chunk | _TooLarge]:
+        """The chunks a run of one partition becomes: within ``fetch.message.max.bytes`` each, up to a message that
+        is larger alone (then Kafka's partial message, and nothing after it)."""
         current = self._current_offset(tp)
         info = self._partition_map.get(tp)
         if current is None or info is None or tp not in self._fetching:
-            return  # removed since librdkafka fetched it
+            return []  # removed since librdkafka fetched it
         if _offset(run[0]) < current:  # fetched before a reset moved the partition; the new position's copy follows
             run = [message for message in run if _offset(message) >= current]
             if not run:
-                return
+                return []
         limit = self._config.fetch_message_max_bytes
         run_bytes = sum(map(len, run))
         if run_bytes <= limit:
-            self._enqueue(tp, info, run, run_bytes)
-            return
+            return [_Chunk(tp, info, FetchedRecords.of(run, tp.topic, tp.partition, run_bytes))]
+        plans: list[_Chunk | _TooLarge] = []
         chunk: list[Message] = []
         chunk_bytes = 0
         for message in run:
             size = len(message)
-            if size > limit:
-                if not self._enqueue(tp, info, chunk, chunk_bytes):
-                    return
-                self._message_too_large(tp, info, message)
-                return
-            if chunk and chunk_bytes + size > limit:
-                if not self._enqueue(tp, info, chunk, chunk_bytes):
-                    return
+            if size > limit or (chunk and chunk_bytes + size > limit):
+                if chunk:
+                    plans.append(_Chunk(tp, info, FetchedRecords.of(chunk, tp.topic, tp.partition, chunk_bytes)))
                 chunk, chunk_bytes = [], 0
+                if size > limit:
+                    plans.append(_TooLarge(tp, info, _offset(message), size))
+                    return plans
             chunk.append(message)
             chunk_bytes += size
-        self._enqueue(tp, info, chunk, chunk_bytes)
+        plans.append(_Chunk(tp, info, FetchedRecords.of(chunk, tp.topic, tp.partition, chunk_bytes)))
+        return plans
 
-    def _enqueue(self, tp: TopicPartition, info: PartitionTopicInfo, chunk: list[Message], value_bytes: int) -> bool:
-        """Hand ``chunk`` to the stream as fetched records (blocking while its queue is full); ``False`` when it was
-        not handed on and the rest of the batch must be dropped too (stopped, or the partition was removed or moved).
-        librdkafka's messages are dropped here, young, which is what the garbage collector likes best."""
-        if not chunk:
-            return True
+    def _enqueue(self, plan: _Chunk) -> bool:
+        """Hand a chunk to the stream (blocking while its queue is full); ``False`` when it was not handed on."""
+        tp, info, records = plan.tp, plan.info, plan.records
         expected = self._current_offset(tp)
-        if expected is None or _offset(chunk[0]) < expected:
+        if expected is None or records.offsets[0] < expected:
             return False
         fetch_offset = info.fetched_offset
-        if not info.enqueue(fetched_records(chunk, tp.topic, tp.partition), stop=self._stopping,
-                            value_bytes=value_bytes):
+        if not info.enqueue(records, stop=self._stopping):
             return False
         with self._lock:
             if self._offsets.get(tp) != expected:
                 return False  # removed, or removed and added again, while the put was blocked
             self._offsets[tp] = info.fetched_offset
         self._emit("debug", "fetcher.chunk_enqueued", topic=tp.topic, partition=tp.partition,
-                   fetch_offset=fetch_offset, messages=len(chunk))
+                   fetch_offset=fetch_offset, messages=len(records))
         return True
 
-    def _message_too_large(self, tp: TopicPartition, info: PartitionTopicInfo, message: Message) -> None:
-        self._emit("warning", "fetcher.message_too_large", topic=tp.topic, partition=tp.partition,
-                   offset=_offset(message), size=len(message),
-                   fetch_message_max_bytes=self._config.fetch_message_max_bytes)
+    def _message_too_large(self, plan: _TooLarge) -> None:
+        tp = plan.tp
+        self._emit("warning", "fetcher.message_too_large", topic=tp.topic, partition=tp.partition, offset=plan.offset,
+                   size=plan.size, fetch_message_max_bytes=self._config.fetch_message_max_bytes)
         # Kafka's partial message: a chunk without messages, which the iterator reports. The partition stays owned
         # (so the leader finder does not hand it out again) but is not fetched until the next rebalance.
         self._unfetch([tp])
-        info.enqueue([], too_large=True, stop=self._stopping)
+        plan.info.enqueue(None, too_large=True, stop=self._stopping)
 
     def _handle_error(self, message: Message, error: KafkaError) -> None:
         topic, partition = message.topic(), message.partition()

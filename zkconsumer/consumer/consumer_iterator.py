@@ -7,12 +7,12 @@ offset (to the message's offset + 1), so that offset is what a commit writes.
 
 Why it is shaped as it is: a Python ``__next__`` per message, a lock and an attribute write per message, and an
 object built by a Python ``__init__`` per message cost several times what librdkafka needs to fetch the message.
-So a chunk's fetched records are handed out by a list iterator, each made into the stream's MessageAndMetadata by a
-C call as it goes (:mod:`~zkconsumer.consumer.message_and_metadata`); the partition's consumed offset is read from
-that iterator's position (:class:`~zkconsumer.consumer.partition_topic_info.ChunkCursor`), so it moves at the very
-step that hands a message out. ``for message in stream`` (:meth:`ConsumerIterator.fast`) chains those iterators, so
-no Python code runs between two messages of a chunk; ``has_next()``/``next()`` keep Kafka's explicit protocol on the
-same state.
+So a chunk's fetched records are handed out by C iterators (a ``zip`` over its columns), each row made into the
+stream's MessageAndMetadata by a C call as it goes (:mod:`~zkconsumer.consumer.message_and_metadata`); the
+partition's consumed offset is read from the position of the list iterator over its offsets
+(:class:`~zkconsumer.consumer.partition_topic_info.ChunkCursor`), so it moves at the very step that hands a message
+out. ``for message in stream`` (:meth:`ConsumerIterator.fast`) chains those iterators, so no Python code runs
+between two messages of a chunk; ``has_next()``/``next()`` keep Kafka's explicit protocol on the same state.
 
 By chunks: :meth:`ConsumerIterator.next_chunk` returns the rest of the current chunk (one partition's messages, in
 offset order) as a list. Everything in the list counts as handed out when the call returns: the partition's consumed
@@ -38,17 +38,12 @@ Events (logger ``zkconsumer.stream``):
 from __future__ import annotations
 
 import queue
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from itertools import chain, islice
+from typing import Any
 
 from zkconsumer.consumer.data_path_events import emit
-from zkconsumer.consumer.message_and_metadata import (
-    OFFSET,
-    Decoder,
-    FetchedRecord,
-    MessageAndMetadata,
-    message_class,
-)
+from zkconsumer.consumer.message_and_metadata import Decoder, FetchedRecords, MessageAndMetadata, message_class
 from zkconsumer.consumer.partition_topic_info import SHUTDOWN_CHUNK, ChunkCursor, ChunkQueue, PartitionTopicInfo
 from zkconsumer.errors import ConsumerTimeoutException, MessageSizeTooLargeException
 from zkconsumer.log import get_logger
@@ -62,9 +57,12 @@ class IllegalStateError(RuntimeError):
     """The iterator failed earlier (Kafka's IllegalStateException "Iterator is in failed state")."""
 
 
-#: A cursor with nothing left: the state before the first chunk, and after a rebalance dropped the current one.
+_NOTHING = FetchedRecords("", -1, (), (), (), (), (), 0)
+
+
 def _empty_cursor() -> ChunkCursor:
-    return ChunkCursor(None, [], -1)
+    """A cursor with nothing left: the state before the first chunk, and after a rebalance dropped the current one."""
+    return ChunkCursor(None, _NOTHING, -1)
 
 
 _NOT_READY, _DONE, _FAILED = "not_ready", "done", "failed"
@@ -87,7 +85,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         # has_next() answered True for this cursor with this many items left: if a rebalance drops the chunk before
         # the next hand-out, the first dropped item is still due to the application (Kafka's peeked nextItem).
         self._ready: tuple[ChunkCursor, int] | None = None
-        self._held: FetchedRecord | None = None
+        self._held: tuple[Any, ...] | None = None  # a row
 
     # --- the legacy protocol -------------------------------------------------------------------------------------
 
@@ -117,9 +115,9 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
                 raise IllegalStateError("Iterator is in failed state")
             if self._state == _DONE:
                 raise StopIteration
-            record = next(self._current.remaining, None)
-            if record is not None:
-                return self._make(record)
+            row = next(self._current.rows, None)
+            if row is not None:
+                return self._make(row)
             self._advance()
 
     next = __next__
@@ -145,7 +143,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
                 return
             current = self._current
             if current.left():
-                yield map(self._make, current.remaining)
+                yield map(self._make, current.rows)
             elif not self._advance():
                 return
 
@@ -163,8 +161,8 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
                 raise IllegalStateError("Iterator is in failed state")
             if self._state == _DONE:
                 raise StopIteration
-            remaining = self._current.remaining
-            batch = list(map(self._make, remaining if max_messages is None else islice(remaining, max_messages)))
+            rows = self._current.rows
+            batch = list(map(self._make, rows if max_messages is None else islice(rows, max_messages)))
             if batch:
                 return batch
             self._advance()
@@ -204,8 +202,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
             self._state = _NOT_READY
             raise ConsumerTimeoutException(f"no message within consumer.timeout.ms={self._timeout_ms}") from None
 
-    def _cursor_for(self, info: PartitionTopicInfo, records: Sequence[FetchedRecord],
-                    fetch_offset: int) -> ChunkCursor | None:
+    def _cursor_for(self, info: PartitionTopicInfo, records: FetchedRecords, fetch_offset: int) -> ChunkCursor | None:
         """A cursor over the chunk's records from the partition's consumed offset on; ``None`` when every one of them
         was handed out already."""
         consumed = info.consumed_offset
@@ -220,8 +217,8 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
                 f"partition {info.partition} at fetch offset {fetch_offset}. Increase the fetch size, or "
                 f"decrease the maximum message size the broker will allow."
             )
-        if records[0][OFFSET] < consumed:  # re-fetched, or already handed out: skip up to the consumed offset
-            records = [record for record in records if record[OFFSET] >= consumed]
+        if records.offsets[0] < consumed:  # re-fetched, or already handed out: skip up to the consumed offset
+            records = records.since(consumed)
             if not records:
                 return None
         cursor = ChunkCursor(info, records, consumed)

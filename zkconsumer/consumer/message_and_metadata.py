@@ -2,23 +2,21 @@
 
 Why two shapes for one message: the cost of a consumer written in Python is not in fetching but in the objects made
 per message, and in the cyclic garbage collector walking the ones that live a while. A fetched message waits in a
-stream's queue for a while, so what waits there is a *fetched record*, a plain tuple of atoms (ints, bytes, a str),
-which the collector stops tracking the first time it sees it and never walks again; librdkafka's ``Message`` objects
-are dropped by the fetcher right after they were read, young. The application's MessageAndMetadata is made from the
-record at the moment the stream hands it out, by a C call (a tuple subclass built from the record), and is as
-short-lived as the application keeps it.
-
-A fetched record is ``(offset, value, key, topic, partition, timestamp, timestamp_type)``
-(:data:`FetchedRecord`); :func:`fetched_records` makes them from a run of librdkafka's messages of one partition in
-one C-level pass.
+stream's queue for a while, so what waits there is not one object per message but :class:`FetchedRecords`: a chunk's
+offsets, values, keys and timestamps as lists (ints, bytes: objects the collector does not track), made by the
+fetcher from librdkafka's ``Message`` objects in one C-level pass, after which those die young. The application's
+MessageAndMetadata is made from a row of those lists at the moment the stream hands it out, by C calls (``zip`` and a
+tuple subclass), and is as short-lived as the application keeps it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from itertools import repeat
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, cast
 
 from confluent_kafka import Message
 
@@ -26,25 +24,60 @@ from zkconsumer.config import identity_decoder
 
 Decoder = Callable[[bytes | None], Any]
 
-#: ``(offset, value, key, topic, partition, timestamp, timestamp_type)``; the timestamp type is confluent-kafka's
-#: (0 none, 1 create time, 2 log append time).
-FetchedRecord = tuple[int, bytes | None, bytes | None, str, int, int, int]
-OFFSET: Final = 0
-VALUE: Final = 1
-
-_offset_of = Message.offset
+# Unbound C methods, mapped over a whole run (the offset is set on every message without error; the stubs allow None).
+_offset_of = cast("Callable[[Message], int]", Message.offset)
 _value_of = Message.value
 _key_of = Message.key
 _timestamp_of = Message.timestamp
+_first, _second = itemgetter(0), itemgetter(1)
 
 
-def fetched_records(messages: Sequence[Message], topic: str, partition: int) -> list[FetchedRecord]:
-    """Records of librdkafka's messages (without error) of one partition, in their order."""
-    if not messages:
-        return []
-    types, stamps = zip(*map(_timestamp_of, messages), strict=True)
-    return list(zip(map(_offset_of, messages), map(_value_of, messages), map(_key_of, messages), repeat(topic),
-                    repeat(partition), stamps, types, strict=False))
+@dataclass(frozen=True, eq=False)
+class FetchedRecords:
+    """Messages of one partition fetched together, in offset order, as columns. The timestamp types are
+    confluent-kafka's (0 none, 1 create time, 2 log append time)."""
+
+    topic: str
+    partition: int
+    offsets: Sequence[int]
+    values: Sequence[bytes | None]
+    keys: Sequence[bytes | None]
+    timestamps: Sequence[int]
+    timestamp_types: Sequence[int]
+    value_bytes: int
+
+    @staticmethod
+    def of(messages: Sequence[Message], topic: str, partition: int, value_bytes: int | None = None) -> FetchedRecords:
+        """The records of librdkafka's messages (without error) of one partition; ``value_bytes`` when the caller
+        summed their ``len()`` already."""
+        if not messages:
+            return FetchedRecords(topic, partition, (), (), (), (), (), 0)
+        if value_bytes is None:
+            value_bytes = sum(map(len, messages))
+        # Each (type, timestamp) pair is made and dropped at once: pairs kept alive for the whole run (``zip(*...)``)
+        # made the collector run while librdkafka's messages were still alive, and promote them.
+        return FetchedRecords(topic, partition, list(map(_offset_of, messages)), list(map(_value_of, messages)),
+                              list(map(_key_of, messages)), list(map(_second, map(_timestamp_of, messages))),
+                              list(map(_first, map(_timestamp_of, messages))), value_bytes)
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def since(self, offset: int) -> FetchedRecords:
+        """The records from ``offset`` on."""
+        start = bisect_left(self.offsets, offset)
+        if start == 0:
+            return self
+        values = self.values[start:]
+        return FetchedRecords(self.topic, self.partition, self.offsets[start:], values, self.keys[start:],
+                              self.timestamps[start:], self.timestamp_types[start:],
+                              sum(map(len, filter(None, values))))
+
+    def rows(self, offsets: Iterator[int]) -> Iterator[tuple[Any, ...]]:
+        """One tuple per record, in MessageAndMetadata's field order, pulled from ``offsets`` (an iterator over
+        :attr:`offsets`, which the caller keeps to know how far the rows went)."""
+        return zip(offsets, iter(self.values), iter(self.keys), repeat(self.topic), repeat(self.partition),
+                   iter(self.timestamps), iter(self.timestamp_types), strict=False)
 
 
 class MessageAndMetadata(tuple[Any, ...]):
@@ -52,7 +85,8 @@ class MessageAndMetadata(tuple[Any, ...]):
     value as the stream's decoders make them), ``raw_key``, ``raw_message``, ``timestamp``, ``timestamp_type``,
     ``key_decoder``, ``value_decoder``.
 
-    A tuple underneath (the :data:`FetchedRecord` it was made from), its fields read by C accessors. ``key`` and
+    A tuple underneath (offset, value, key, topic, partition, timestamp, timestamp type), its fields read by C
+    accessors. ``key`` and
     ``message`` run the stream's decoders each time they are read, so a decoder failure surfaces there and does not
     break the iteration (as in Kafka). Each stream has its own subclass, which carries its decoders
     (:func:`message_class`).

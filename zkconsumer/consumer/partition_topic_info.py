@@ -19,26 +19,23 @@ the last message handed out + 1) at every moment, because the step and the hand-
 stream moves to its next chunk, or a rebalance drops the chunk, the cursor is detached and the value it had reached
 is kept as a plain attribute.
 
-A chunk holds fetched records (:mod:`~zkconsumer.consumer.message_and_metadata`): plain tuples, which the garbage
-collector stops tracking, so a full queue costs no collector time however long it waits.
+A chunk holds :class:`~zkconsumer.consumer.message_and_metadata.FetchedRecords`: lists of ints and bytes, which the
+garbage collector does not track, so a full queue costs no collector time however long it waits.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Any
 
-from zkconsumer.consumer.message_and_metadata import OFFSET, VALUE, FetchedRecord
+from zkconsumer.consumer.message_and_metadata import FetchedRecords
 from zkconsumer.types import INVALID_OFFSET
 
 #: How often a blocked put or get wakes up to look at its stop flag.
 _POLL_S = 0.1
-
-_value = itemgetter(VALUE)
 
 
 class ChunkQueue:
@@ -94,26 +91,28 @@ class ChunkQueue:
 class ChunkCursor:
     """The chunk a stream is handing out, and how far it has got.
 
-    ``remaining`` is a list iterator over ``items`` (the chunk's fetched records): whatever pulls a record from it
-    hands that message out. Several threads read the consumed
-    offset (auto-commit, the rebalance) while the application's thread steps the iterator without any lock; a step is
-    one C call under the GIL, so a reader sees either side of it. The lock only keeps :meth:`consumed_offset` and the
-    two writers below (a rebalance dropping the rest, a reset) from interleaving.
+    ``rows`` yields the chunk's messages as tuples in MessageAndMetadata's field order, pulling each from
+    ``remaining``, a list iterator over the chunk's offsets: whatever pulls a row hands that message out. Several
+    threads read the consumed offset (auto-commit, the rebalance) while the application's thread pulls rows without
+    any lock; a pull is one C call under the GIL, so a reader sees either side of it. The lock only keeps
+    :meth:`consumed_offset` and the two writers below (a rebalance dropping the rest, a reset) from interleaving.
     """
 
-    __slots__ = ("info", "items", "remaining", "_end", "_base", "_base_handed", "_lock")
+    __slots__ = ("info", "records", "remaining", "rows", "_end", "_base", "_base_handed", "_lock")
 
-    def __init__(self, info: PartitionTopicInfo | None, items: Sequence[FetchedRecord], base: int) -> None:
+    def __init__(self, info: PartitionTopicInfo | None, records: FetchedRecords, base: int) -> None:
         self.info = info
-        self.items = items
-        self.remaining: Any = iter(items)  # a list iterator (its __length_hint__ is what was not handed out)
-        self._end = len(items)  # minus what a rebalance dropped unseen
-        self._base = base  # the consumed offset before the first item of this chunk is handed out (or a reset's)
+        self.records = records
+        # a list iterator: its __length_hint__ is what was not handed out
+        self.remaining: Any = iter(records.offsets)
+        self.rows: Iterator[tuple[Any, ...]] = records.rows(self.remaining)
+        self._end = len(records)  # minus what a rebalance dropped unseen
+        self._base = base  # the consumed offset before the first message of this chunk is handed out (or a reset's)
         self._base_handed = 0
         self._lock = threading.Lock()
 
     def left(self) -> int:
-        """Items not handed out yet."""
+        """Messages not handed out yet."""
         return self.remaining.__length_hint__()
 
     def consumed_offset(self) -> int:
@@ -121,19 +120,19 @@ class ChunkCursor:
             handed = self._end - self.remaining.__length_hint__()
             if handed <= self._base_handed:
                 return self._base
-            return self.items[handed - 1][OFFSET] + 1
+            return self.records.offsets[handed - 1] + 1
 
     def rebase(self, offset: int) -> None:
-        """A reset of the consumed offset: it holds until the next item is handed out, as Kafka's did."""
+        """A reset of the consumed offset: it holds until the next message is handed out, as Kafka's did."""
         with self._lock:
             self._base = offset
             self._base_handed = self._end - self.remaining.__length_hint__()
 
-    def drop_rest(self) -> list[FetchedRecord]:
-        """Take every item not handed out yet away from whoever iterates (``list()`` of a list iterator is one C call,
-        so no item is both dropped and handed out); they no longer count as handed out."""
+    def drop_rest(self) -> list[tuple[Any, ...]]:
+        """Take every row not handed out yet away from whoever iterates (``list()`` of the rows is one C call, so no
+        row is both dropped and handed out); they no longer count as handed out."""
         with self._lock:
-            rest = list(self.remaining)
+            rest = list(self.rows)
             self._end -= len(rest)
         return rest
 
@@ -189,25 +188,23 @@ class PartitionTopicInfo:
             previous.detach()
         self._cursor = cursor
 
-    def enqueue(self, messages: Sequence[FetchedRecord], too_large: bool = False,
-                stop: threading.Event | None = None, value_bytes: int | None = None) -> bool:
-        """Hand fetched records (in offset order) to the owning stream, then advance the fetch offset past them.
+    def enqueue(self, records: FetchedRecords | None, too_large: bool = False,
+                stop: threading.Event | None = None) -> bool:
+        """Hand fetched records to the owning stream, then advance the fetch offset past them.
 
-        ``too_large`` with no messages is Kafka's partial message (a record bigger than the fetch size): it is
-        enqueued without advancing, and the iterator turns it into MessageSizeTooLargeException. An empty set is
-        dropped. Returns ``False`` when ``stop`` interrupted a blocked put (nothing changed). The sequence is kept as
-        it is: the caller must not change it afterwards. ``value_bytes`` is their values' size when the caller knows
-        it already.
+        ``too_large`` with no records is Kafka's partial message (a record bigger than the fetch size): it is
+        enqueued without advancing, and the iterator turns it into MessageSizeTooLargeException. No records otherwise
+        is dropped. Returns ``False`` when ``stop`` interrupted a blocked put (nothing changed).
         """
-        if not messages and not too_large:
-            return True
-        if value_bytes is None:
-            value_bytes = sum(map(len, filter(None, map(_value, messages))))
-        chunk = FetchedDataChunk(messages, self, self.fetched_offset, value_bytes)
+        if not records:
+            if not too_large:
+                return True
+            records = FetchedRecords(self.topic, self.partition, (), (), (), (), (), 0)
+        chunk = FetchedDataChunk(records, self, self.fetched_offset)
         if not self.chunk_queue.put(chunk, stop):
             return False
-        if messages:
-            self.fetched_offset = messages[-1][OFFSET] + 1
+        if records:
+            self.fetched_offset = records.offsets[-1] + 1
         return True
 
     def __repr__(self) -> str:
@@ -218,14 +215,16 @@ class PartitionTopicInfo:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class FetchedDataChunk:
-    """Records of one partition fetched together, in offset order, with the fetch offset they were asked for and the
-    size of their values."""
+    """Records of one partition fetched together, with the fetch offset they were asked for."""
 
-    messages: Sequence[FetchedRecord]
+    messages: FetchedRecords
     topic_info: PartitionTopicInfo | None
     fetch_offset: int
-    value_bytes: int = 0
+
+    @property
+    def value_bytes(self) -> int:
+        return self.messages.value_bytes
 
 
 #: Put on every queue at shutdown; iterators compare by identity and then report the end of the stream.
-SHUTDOWN_CHUNK = FetchedDataChunk((), None, INVALID_OFFSET)
+SHUTDOWN_CHUNK = FetchedDataChunk(FetchedRecords("", INVALID_OFFSET, (), (), (), (), (), 0), None, INVALID_OFFSET)
