@@ -72,7 +72,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Any, cast
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Message
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from zkconsumer.config import ConsumerConfig
@@ -94,6 +94,9 @@ RESET_OUT_OF_RANGE = "out_of_range"
 
 #: How long one consume call may block: the longest a stop or an assignment change waits for the fetch loop.
 _CONSUME_TIMEOUT_S = 0.1
+#: Messages per consume() call, so also the most a chunk holds. Below the garbage collector's default threshold (700
+#: new objects): librdkafka's messages of one batch all die before the fetcher asks for the next, so in steady state
+#: the collector never runs while they are alive (which would promote them to older generations, walked whole).
 _CONSUME_BATCH = 500
 _OUT_OF_RANGE = frozenset({KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET})
 
@@ -362,11 +365,19 @@ class ConsumerFetcherThread(threading.Thread):
         if ready:
             self._fetch_from(ready)
         unresolved = sorted(tp for tp, offset in pending.items() if offset < 0)
-        ends = self._true_log_ends(unresolved)
-        for tp in unresolved:
-            if self._stopping.is_set():
-                return
-            self._reset_offset(tp, RESET_NO_OFFSET, ends.get(tp))
+        targets = self._log_starts(unresolved) if self._config.auto_offset_reset == "smallest" \
+            else self._true_log_ends(unresolved)
+        resolved: dict[TopicPartition, int] = {}
+        try:
+            for tp in unresolved:
+                if self._stopping.is_set():
+                    return
+                new_offset = self._reset_offset(tp, RESET_NO_OFFSET, targets.get(tp), fetch=False)
+                if new_offset is not None:
+                    resolved[tp] = new_offset
+        finally:
+            if resolved:
+                self._fetch_from(resolved)  # one librdkafka assignment for all of them
 
     def _fetch_from(self, offsets: Mapping[TopicPartition, int]) -> None:
         self._consumer.incremental_assign(
@@ -474,30 +485,46 @@ class ConsumerFetcherThread(threading.Thread):
         """For ``largest``: the true end of these partitions' logs, read in one go (a broker's ListOffsets answer
         can trail the log; :mod:`zkconsumer.kafka.log_end_offsets`). A partition it cannot tell within one network
         slice is left out: :meth:`_reset_offset` then takes its leader's answer, as Kafka did."""
-        if not partitions or self._config.auto_offset_reset == "smallest":
+        if not partitions:
             return {}
         found = fetch_log_end_offsets(self.broker.address, partitions, timeout=NETWORK_SLICE_S, max_age_s=0)
         return dict(found.offsets)
 
-    def _reset_offset(self, tp: TopicPartition, reason: str, true_end: int | None = None) -> None:
+    def _log_starts(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
+        """For ``smallest``: the first offset of these partitions' logs, in one ListOffsets request per leader
+        (``offsets_for_times`` with Kafka's "earliest" timestamp, -2; Kafka sent one request per partition, which
+        a fresh group of 10,000 partitions waits seconds for). A partition not answered within one network slice is
+        left out: :meth:`_reset_offset` then asks for it alone."""
+        if not partitions:
+            return {}
+        asked = [KafkaTopicPartition(tp.topic, tp.partition, OFFSET_BEGINNING) for tp in partitions]
+        try:
+            answers = self._consumer.offsets_for_times(asked, timeout=NETWORK_SLICE_S)
+        except KafkaException:
+            return {}
+        return {TopicPartition(a.topic, a.partition): a.offset for a in answers if a.error is None and a.offset >= 0}
+
+    def _reset_offset(self, tp: TopicPartition, reason: str, target: int | None = None,
+                      fetch: bool = True) -> int | None:
         """Kafka's handleOffsetOutOfRange: ask the leader for the earliest or latest offset, move both offsets of the
-        partition there, then fetch from it. Used for a missing committed offset too; ``true_end`` is the latest
-        offset when :meth:`_true_log_ends` already read it."""
+        partition there, then fetch from it (or leave that to the caller: ``fetch=False``). Used for a missing
+        committed offset too; ``target`` is that offset when :meth:`_log_starts` or :meth:`_true_log_ends` already
+        read it. Returns the new offset, ``None`` when the partition was not reset."""
         info = self._partition_map.get(tp)
         if info is None or self._current_offset(tp) is None:
-            return
+            return None
         policy = self._config.auto_offset_reset
         try:
-            new_offset = true_end if true_end is not None else self._log_end(tp, earliest=policy == "smallest")
+            new_offset = target if target is not None else self._log_end(tp, earliest=policy == "smallest")
         except (KafkaException, TimeoutError) as exc:
             self._partition_failed(tp, *_describe(exc))
-            return
+            return None
         if new_offset is None:
-            return  # stopping
+            return None  # stopping
         old_offset = info.fetched_offset
         with self._lock:
             if tp not in self._offsets:
-                return  # removed meanwhile
+                return None  # removed meanwhile
             self._offsets[tp] = new_offset
         info.reset_fetch_offset(new_offset)
         info.reset_consume_offset(new_offset)
@@ -509,7 +536,9 @@ class ConsumerFetcherThread(threading.Thread):
             except Exception as exc:  # the connector's bookkeeping must not stop the fetching
                 code, error = _describe(exc)
                 self._emit("warning", "fetcher.error", stage="on_offset_reset", code=code, error=error, exc_info=True)
-        self._fetch_from({tp: new_offset})
+        if fetch:
+            self._fetch_from({tp: new_offset})
+        return new_offset
 
     def _log_end(self, tp: TopicPartition, earliest: bool) -> int | None:
         """The low or high watermark from the leader, within socket.timeout.ms; ``None`` if stopped first."""
