@@ -274,6 +274,8 @@ class ConsumerConfig:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
             raise InvalidConfigError(f"cannot read consumer properties {path}: {exc.strerror}") from None
+        except UnicodeDecodeError as exc:
+            raise InvalidConfigError(f"cannot read consumer properties {path}: not UTF-8 (byte {exc.start})") from None
         properties: dict[str, Any] = {}
         pending = ""
         for line in text.splitlines():

@@ -51,8 +51,8 @@ class Scenario:
 def parse_scenario(text: str) -> Scenario:
     try:
         document = json.loads(text, object_pairs_hook=_unique_keys)
-    except json.JSONDecodeError as exc:
-        raise ScenarioError(f"not JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # also a number past Python's digit limit, deep nesting
+        raise ScenarioError(f"not JSON: {str(exc)[:100]}") from None
     return scenario_from_json(document)
 
 

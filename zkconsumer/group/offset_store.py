@@ -22,6 +22,7 @@ few batches, off the fetchers' threads.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -74,12 +75,16 @@ def largest_offset_op(group: str) -> Create:
     return Create(offset_path(group, TopicPartition("t" * 249, 2**31 - 1)), str(2**63 - 1).encode())
 
 
+#: what Java's Long.parseLong takes (Kafka's readers, Burrow's ParseInt): ASCII digits, an optional sign; Python's
+#: int() would also take "1_000", other scripts' digits and 5,000-digit numbers (which it refuses with a ValueError)
+_OFFSET_TEXT = re.compile(r"[+-]?[0-9]{1,19}")
+
+
 def parse_offset(path: str, data: bytes | None) -> int | MalformedZnode:
     text = (data or b"").decode("utf-8", "replace").strip()
-    try:
+    if _OFFSET_TEXT.fullmatch(text) and -(2**63) <= int(text) < 2**63:
         return int(text)
-    except ValueError:
-        return MalformedZnode(path, f"holds {text[:40]!r}, expected a decimal offset")
+    return MalformedZnode(path, f"holds {text[:40]!r}, expected a decimal offset")
 
 
 class ZooKeeperOffsetStore:

@@ -26,8 +26,8 @@ def decode_object(path: str, data: bytes | None) -> dict[str, Any]:
         raise ZnodeFormatError(path, "is empty, expected a JSON object", data)
     try:
         value = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ZnodeFormatError(path, f"is not valid JSON ({exc})", data) from None
+    except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON, a number past Python's digit limit, deep nesting
+        raise ZnodeFormatError(path, f"is not valid JSON ({str(exc)[:100]})", data) from None
     if not isinstance(value, dict):
         raise ZnodeFormatError(path, f"holds JSON {type(value).__name__}, expected an object", data)
     return value

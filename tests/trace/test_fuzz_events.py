@@ -1,0 +1,39 @@
+"""Event lines for the trace tools, fuzzed: any lines read to an EventLog (broken ones counted), and the timeline
+is built from whatever events they hold, whatever their fields' types."""
+
+from __future__ import annotations
+
+import json
+
+from fuzzing import FUZZ, JSON_VALUES, NASTY_TEXT
+from hypothesis import given
+from hypothesis import strategies as st
+from support import SAMPLE_EVENTS
+
+from zkconsumer.trace.timeline import build_timeline, read_events
+
+SAMPLE = [json.loads(line) for line in SAMPLE_EVENTS.read_text().splitlines()[:400] if line.strip()]
+
+
+def spoiled(index: int, key: str, value: object) -> str:
+    event = dict(SAMPLE[index % len(SAMPLE)])
+    fields = sorted(event)
+    event[fields[index % len(fields)] if key == "" else key] = value
+    return json.dumps(event)
+
+
+LINES = st.lists(st.one_of(
+    st.integers(0, 10_000).map(lambda i: json.dumps(SAMPLE[i % len(SAMPLE)])),
+    st.builds(spoiled, st.integers(0, 10_000),
+              st.sampled_from(["", "event", "timestamp", "consumer_id", "partitions", "owned", "rebalance_id",
+                               "duration_ms", "topic", "partition", "assignment", "step", "group"]), JSON_VALUES),
+    NASTY_TEXT, st.text(max_size=20),
+), max_size=12)
+
+
+@FUZZ
+@given(LINES)
+def test_event_lines(lines):
+    log = read_events(lines)
+    assert len(log.events) + log.broken <= len(lines)
+    build_timeline(log)
