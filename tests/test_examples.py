@@ -1,4 +1,5 @@
-"""The README's example runs as written: three consumers share a topic, a third of the partitions each."""
+"""The README's examples run as written: three consumers share a topic, a third of the partitions each; a Spark query
+streams a topic to Parquet as a member of a group whose lag it watches fall to zero."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 from support import REPO
 
 EXAMPLE = REPO / "examples" / "three_consumers.py"
@@ -22,3 +24,21 @@ def test_three_consumers_share_a_topic(kafka_zk, bootstrap_servers, topic_name):
     owned = {n: [int(p) for p in parts.split(", ")] for n, parts, _ in lines}
     assert owned == {"1": [0, 1], "2": [2, 3], "3": [4, 5]}  # range over consumer1-0, consumer2-0, consumer3-0
     assert sum(int(count) for _, _, count in lines) >= 60
+
+
+SPARK_EXAMPLE = REPO / "examples" / "spark_stream.py"
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(420)
+def test_spark_stream_writes_every_message_and_the_group_catches_up(kafka_zk, bootstrap_servers, topic_name, tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(SPARK_EXAMPLE), "--zookeeper", kafka_zk, "--bootstrap-server", bootstrap_servers,
+         "--topic", topic_name, "--messages", "300", "--out", str(tmp_path)], capture_output=True, text=True,
+        timeout=400,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    lags = re.findall(r"^\s*[\d.]+ s  lag (\d+|unknown)  \((.*); members (\d+)\)$", done.stdout, re.M)
+    assert lags, done.stdout
+    assert lags[-1][0] == "0" and lags[-1][1] == "p0 0, p1 0, p2 0" and lags[-1][2] == "1"  # one member: the query
+    assert f"wrote 300 rows to {tmp_path / 'data'}; the group caught up" in done.stdout

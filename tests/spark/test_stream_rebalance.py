@@ -14,6 +14,7 @@ from confluent_kafka import Producer
 from support import wait_for
 
 from zkconsumer import ConsumerTimeoutException, create_connector
+from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.zk.reads import children, value_or_none
 
@@ -27,7 +28,7 @@ class ContinuousProducer(threading.Thread):
     def __init__(self, bootstrap: str, topic: str) -> None:
         super().__init__(daemon=True, name="producer")
         self.topic = topic
-        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "logger": LIBRDKAFKA_LOGGER})
         self.sent: set[bytes] = set()
         self.failed: list[str] = []
         self.stopping = threading.Event()
