@@ -62,8 +62,8 @@ def produce(bootstrap: str, topic: str, messages: int, partitions: int, size: in
 
 def raw_read(bootstrap: str, topic: str, partitions: int, messages: int) -> float:
     """Seconds for one Consumer in this process to read every message, touching what the source's tasks touch."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "zkconsumer-bench-raw", "enable.auto.commit": False,
-                         "enable.partition.eof": True, "logger": LIBRDKAFKA_LOGGER})
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "zkconsumer-bench-raw",
+                         "enable.auto.commit": False, "enable.partition.eof": True, "logger": LIBRDKAFKA_LOGGER})
     per_partition = {p: len(range(p, messages, partitions)) for p in range(partitions)}
     started = time.perf_counter()
     consumer.assign([KafkaTopicPartition(topic, p, 0) for p in range(partitions)])
