@@ -41,9 +41,10 @@ the stream is idle, and not when the query stops. Committing there alone would l
 ``groups describe`` compute it) one whole batch too high, for as long as no new data comes. So the source also
 commits at planning: Spark 4.2 passes ``latestOffset`` the end of the previous batch as ``start``, and it does so
 only once that batch has been processed and recorded in the checkpoint's commit log (micro-batches run one after
-another). The group's offsets therefore trail the sink by at most the batch in flight plus one trigger interval;
-an idle query's lag drops to zero at its next trigger. ``commit(end)`` still commits (a no-op when planning already
-did). Both commit only partitions the source owns at that moment (another owner commits the rest), and only
+another); the query's initial offset is the exception (nothing is processed up to it, and Spark also plans from it
+out of turn, for ``Trigger.AvailableNow``), so it is never committed. The group's offsets therefore trail the sink
+by at most the batch in flight plus one trigger interval; an idle query's lag drops to zero at its next trigger.
+``commit(end)`` still commits (a no-op when planning already did). Both commit only partitions the source owns at that moment (another owner commits the rest), and only
 forward: never at or below what the group holds (a regained partition's stale position, a higher offset another
 member wrote). The ZooKeeper offsets are at least once (a batch in flight when its partition moves is read again by
 the new owner); the sink's exactly-once comes from Spark's checkpoint and the deterministic replay of ranges. On
@@ -261,6 +262,7 @@ class StreamPlanner:
         self._offsets = ZooKeeperOffsetStore(self.zk, options.group_id, self.config.zookeeper_multi_max_bytes)
         self._owned_last: frozenset[TopicPartition] | None = None  # at the last planning; None before the first
         self._last_end: SourceOffset | None = None  # for PySpark 4.0/4.1, which give latestOffset no start
+        self._initial: SourceOffset | None = None
         self._reported_paths: set[str] = set()
         self._warned: dict[str, object] = {}
         self._started = started
@@ -283,7 +285,7 @@ class StreamPlanner:
         owned = self.owned()
         positions = self._first_positions(owned, self.options.starting)
         offset = SourceOffset(dict(sorted(positions.items())))
-        self._last_end = offset
+        self._last_end = self._initial = offset
         self._log.info("spark.initial_offset", starting=self.options.starting.kind,
                        offsets=_partitions(positions, offset=positions))
         return offset.to_json()
@@ -297,8 +299,10 @@ class StreamPlanner:
             self._warn_once("zk", True, "spark.zookeeper_unavailable", action="plan")
             return unchanged
         self._warned.pop("zk", None)
-        if start_json is not None:
-            self._commit(start.positions, "processed")  # Spark passes a start only once the batch ending there is done
+        if start_json is not None and start != self._initial:
+            # Spark passes a start only once the batch ending there is done. Not the initial offset: nothing was
+            # processed up to it, and Spark also asks from it out of turn (Trigger.AvailableNow's target, on restart).
+            self._commit(start.positions, "processed")
 
         owned = self.owned()
         gained = owned - (self._owned_last or frozenset())
