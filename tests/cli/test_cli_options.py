@@ -39,6 +39,10 @@ positional arguments:
     coordinator         the broker-side view of a group: offsets partition, coordinator, members
     trace               draw the rebalance timeline of a run from its JSON-line events (HTML/SVG,
                         or text)
+    snapshot            read every consumer group into JSON lines (or make synthetic ones), for
+                        `analyze fleet`
+    analyze             Spark jobs over a fleet snapshot (fleet) or event logs (events): Parquet
+                        tables and a summary page
 """
 
 LOADS = """
