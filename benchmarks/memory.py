@@ -1,14 +1,15 @@
-"""Peak memory of a consumer far behind: bounded by its queues, not by the backlog.
+"""Memory of a consumer far behind: bounded by its queues, not by the backlog.
 
 Run: ``.venv/bin/python benchmarks/memory.py [--partitions N] [--messages N] [--seconds S]``. One ZooKeeper, one broker
 and the metadata bridge are started with the project's launchers; ``--messages`` messages (default 1,000,000, of 100
 bytes) are produced on a topic of ``--partitions`` partitions (default 10,000); then a consumer whose application
-reads slowly (one message per millisecond, for ``--seconds``) joins with one stream, so it stays about a million
-messages behind all along. It runs in a child process of its own, which samples its resident memory; printed are the
-resident memory before joining, the peak (``VmHWM``), and the bound the queues set:
-``queued.max.message.chunks`` chunks (plus the one being read and the fetcher's batch in hand) of at most one
-``consume()`` batch and ``fetch.message.max.bytes`` each, and librdkafka's prefetch, capped by
-``queued.max.messages.kbytes`` (see ``librdkafka_config``).
+reads slowly (one message per millisecond, for ``--seconds`` after the first) joins with one stream, so it stays
+about a million messages behind all along. It runs in a child process of its own, which samples its resident memory
+every 100 ms: printed are the memory before joining, at the first message (joined and fetching), the most while
+reading, at the end, and the process's peak (``VmHWM``, which also counts what joining a group of 10,000 partitions
+took for a moment), next to the bound the queues set: ``queued.max.message.chunks`` chunks (plus the one being read
+and the fetcher's batch in hand) of at most one ``consume()`` batch and ``fetch.message.max.bytes`` each, and
+librdkafka's prefetch, capped by ``queued.max.messages.kbytes`` (see ``librdkafka_config``).
 
 The peer is raw confluent-kafka, assigned the same partitions with its default settings and read as slowly: its
 prefetch is bounded only by librdkafka's defaults (64 MiB, 100,000 messages per partition). This is a benchmark, not a
@@ -45,7 +46,7 @@ def rss_kib() -> int:
 
 
 class Sampler(threading.Thread):
-    """The highest VmRSS seen, every 100 ms (VmHWM says the same at the end; this also shows when)."""
+    """VmRSS every 100 ms, with when (``time.monotonic()``)."""
 
     def __init__(self) -> None:
         super().__init__(daemon=True)
@@ -53,9 +54,32 @@ class Sampler(threading.Thread):
         self.stop = threading.Event()
 
     def run(self) -> None:
-        started = time.monotonic()
         while not self.stop.wait(0.1):
-            self.samples.append((time.monotonic() - started, rss_kib()))
+            self.samples.append((time.monotonic(), rss_kib()))
+
+    def since(self, moment: float) -> list[int]:
+        return [rss for at, rss in self.samples if at >= moment]
+
+
+def create_topic_both_ways(zookeeper: str, bootstrap: str, topic: str, partitions: int) -> None:
+    """In ZooKeeper first (the ZooKeeper way, ``admin.zk_topics``), then on the broker: the bridge then finds the
+    topic written and only adds the partition states, one by one (a new topic of 10,000 partitions is more than one
+    ZooKeeper transaction of the bridge can carry)."""
+    from zkconsumer.admin import zk_topics
+    from zkconsumer.admin.topic_plans import CreateRequest
+    from zkconsumer.kafka.topics import create_topic
+    from zkconsumer.zk import paths
+    from zkconsumer.zk.client import zookeeper as zk_client
+    from zkconsumer.zk.reads import children
+
+    with zk_client(zookeeper) as zk:
+        deadline = time.monotonic() + 30
+        while not children(zk, paths.BROKER_IDS_PATH):  # the bridge registers the broker first
+            if time.monotonic() > deadline:
+                raise SystemExit("the bridge registered no broker within 30 s")
+            time.sleep(0.1)
+        zk_topics.write_creation(zk, zk_topics.prepare_creation(zk, CreateRequest(topic, partitions, 1)))
+    create_topic(bootstrap, topic, partitions, timeout=120)
 
 
 def produce(bootstrap: str, topic: str, partitions: int, messages: int) -> None:
@@ -77,15 +101,24 @@ def produce(bootstrap: str, topic: str, partitions: int, messages: int) -> None:
         raise SystemExit("the broker did not take every message")
 
 
-def slow_read(next_message, seconds: float) -> int:
-    """One message per READ_EVERY_S, for ``seconds``: how many were read."""
-    deadline = time.monotonic() + seconds
-    count = 0
+def slow_read(next_message, seconds: float, sampler: Sampler, start_rss: int) -> dict:
+    """The first message, then one per READ_EVERY_S for ``seconds``: how many were read, and the memory: before
+    joining (``start``), at the first message (set up and fetching), the most while reading, at the end, and the
+    process's peak (VmHWM)."""
+    next_message()
+    first_at, first_rss = time.monotonic(), rss_kib()
+    deadline = first_at + seconds
+    count = 1
     while time.monotonic() < deadline:
         next_message()
         count += 1
         time.sleep(READ_EVERY_S)
-    return count
+    end_rss = rss_kib()
+    sampler.stop.set()
+    sampler.join()
+    reading = sampler.since(first_at) + [first_rss, end_rss]
+    return {"read": count, "start_rss_kib": start_rss, "first_rss_kib": first_rss, "reading_max_rss_kib": max(reading),
+            "end_rss_kib": end_rss, "peak_rss_kib": peak_rss_kib()}
 
 
 def child_zkconsumer(zookeeper: str, topic: str, seconds: float) -> dict:
@@ -104,18 +137,11 @@ def child_zkconsumer(zookeeper: str, topic: str, seconds: float) -> dict:
     joined = time.monotonic() - started
     owned = sum(len(ps) for ps in connector.topic_registry.values())
     loop = iter(stream)
-    count = slow_read(lambda: next(loop), seconds)
-    sampler.stop.set()
-    sampler.join()
+    report = slow_read(lambda: next(loop), seconds, sampler, start_rss)
     config = connector.config
-    rdkafka = librdkafka_config(config, "")
-    report = {
-        "owned": owned, "joined_s": joined, "read": count, "start_rss_kib": start_rss,
-        "max_rss_kib": max(rss for _, rss in sampler.samples), "peak_rss_kib": peak_rss_kib(),
-        "chunks": config.queued_max_message_chunks, "chunk_bytes": config.fetch_message_max_bytes,
-        "chunk_messages": _CONSUME_BATCH, "rdkafka_kbytes": rdkafka["queued.max.messages.kbytes"],
-        "rdkafka_min_messages": rdkafka.get("queued.min.messages", 100_000),
-    }
+    report.update(owned=owned, joined_s=joined, chunks=config.queued_max_message_chunks,
+                  chunk_bytes=config.fetch_message_max_bytes, chunk_messages=_CONSUME_BATCH,
+                  rdkafka_kbytes=librdkafka_config(config, "")["queued.max.messages.kbytes"])
     connector.shutdown()
     return report
 
@@ -136,11 +162,8 @@ def child_confluent(bootstrap: str, topic: str, partitions: int, seconds: float)
             if message is not None and message.error() is None:
                 return message
 
-    count = slow_read(next_message, seconds)
-    sampler.stop.set()
-    sampler.join()
-    report = {"owned": partitions, "read": count, "start_rss_kib": start_rss,
-              "max_rss_kib": max(rss for _, rss in sampler.samples), "peak_rss_kib": peak_rss_kib()}
+    report = slow_read(next_message, seconds, sampler, start_rss)
+    report["owned"] = partitions
     consumer.close()
     return report
 
@@ -169,15 +192,14 @@ def main() -> None:
         print(json.dumps(child_confluent(args.bootstrap, args.topic, args.partitions, args.seconds)))
         return
 
-    from zkconsumer.kafka.topics import create_topic
     from zkconsumer.log import configure_logging
 
     configure_logging(level="warning")
     print(f"{platform.python_implementation()} {platform.python_version()} on {machine()}")
     with tempfile.TemporaryDirectory(prefix="zkconsumer-bench-") as workdir, servers(Path(workdir)) as (zk, bootstrap):
         topic = f"bench-memory-{uuid.uuid4().hex[:6]}"
-        create_topic(bootstrap, topic, args.partitions, timeout=120)
-        wait_for_topic(zk, topic, args.partitions, timeout=120)
+        create_topic_both_ways(zk, bootstrap, topic, args.partitions)
+        wait_for_topic(zk, topic, args.partitions, timeout=300)
         started = time.perf_counter()
         produce(bootstrap, topic, args.partitions, args.messages)
         print(f"{args.messages:,} messages of {VALUE_BYTES} bytes on {args.partitions:,} partitions, produced in "
@@ -192,14 +214,17 @@ def main() -> None:
     queue_bound = in_hand * min(ours["chunk_bytes"], ours["chunk_messages"] * VALUE_BYTES)
     print(f"zkconsumer: owns {ours['owned']:,} partitions, joined in {ours['joined_s']:.1f} s, read {ours['read']:,} "
           f"messages, {args.messages - ours['read']:,} behind at the end")
-    print(f"  queues: {ours['chunks']} chunks + the one being read + the fetcher's batch, each at most "
-          f"{ours['chunk_messages']:,} messages and {ours['chunk_bytes']:,} value bytes: "
-          f"{queue_bound / mib / mib:.1f} MiB of values; librdkafka prefetch: {ours['rdkafka_kbytes']:,} KiB")
-    print(f"{'consumer':42} {'RSS before':>11} {'peak RSS':>10} {'growth':>10}")
+    print(f"  bound: {ours['chunks']} chunks in the queue + the one being read + the fetcher's batch, each at most "
+          f"{ours['chunk_messages']:,} messages and {ours['chunk_bytes'] / mib / mib:g} MiB of values "
+          f"({queue_bound / mib / mib:.1f} MiB of values here), and librdkafka's prefetch, "
+          f"{ours['rdkafka_kbytes'] / mib:g} MiB of values (queued.max.message.chunks x fetch.message.max.bytes)")
+    print(f"{'resident memory, MiB':40} {'before':>7} {'first msg':>10} {'max reading':>12} {'end':>7} "
+          f"{'growth reading':>15} {'peak (VmHWM)':>13}")
     for label, report in (("zkconsumer, 1 stream", ours), ("raw confluent-kafka (defaults), poll()", raw)):
-        growth = report["peak_rss_kib"] - report["start_rss_kib"]
-        print(f"{label:42} {report['start_rss_kib'] / mib:7.1f} MiB {report['peak_rss_kib'] / mib:6.1f} MiB "
-              f"{growth / mib:6.1f} MiB")
+        growth = report["reading_max_rss_kib"] - report["first_rss_kib"]
+        print(f"{label:40} {report['start_rss_kib'] / mib:7.1f} {report['first_rss_kib'] / mib:10.1f} "
+              f"{report['reading_max_rss_kib'] / mib:12.1f} {report['end_rss_kib'] / mib:7.1f} {growth / mib:15.1f} "
+              f"{report['peak_rss_kib'] / mib:13.1f}")
     print(f"backlog: {args.messages * VALUE_BYTES / mib / mib:.0f} MiB of values")
 
 

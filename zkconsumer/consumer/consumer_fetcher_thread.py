@@ -98,6 +98,9 @@ _CONSUME_TIMEOUT_S = 0.1
 #: new objects): librdkafka's messages of one batch all die before the fetcher asks for the next, so in steady state
 #: the collector never runs while they are alive (which would promote them to older generations, walked whole).
 _CONSUME_BATCH = 500
+#: Partitions whose reset offsets are looked up in one request (Tansu answers ListOffsets in about 0.6 ms per
+#: partition: 500 fit a network slice with room to spare).
+_LOOKUP_GROUP = 500
 _OUT_OF_RANGE = frozenset({KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET})
 
 _log = get_logger("zkconsumer.fetcher")
@@ -156,8 +159,12 @@ def librdkafka_config(config: ConsumerConfig, bootstrap: str) -> dict[str, Any]:
         "enable.partition.eof": False,
         # Out of range must come back to us: the legacy reset also moves the consumed offset and tells the connector.
         "auto.offset.reset": "error",
-        # librdkafka prefetches into its own queue; about one fetch's worth keeps the stream queue the real bound.
-        "queued.max.messages.kbytes": _clamp(math.ceil(max_bytes / 1024), 1, 2_097_151),
+        # librdkafka prefetches into its own queue, and sizes its fetch responses by it (fetch.max.bytes follows it
+        # unless larger than one message may be): as much as a legacy stream's queue held, queued.max.message.chunks
+        # fetches of fetch.message.max.bytes. A consumer far behind then buffers that, plus the stream's own queue,
+        # whatever its backlog.
+        "queued.max.messages.kbytes": _clamp(math.ceil(max_bytes * max(1, config.queued_max_message_chunks) / 1024),
+                                             1, 2_097_151),
         "logger": LIBRDKAFKA_LOGGER,
     }
     if max_bytes > 52_428_800:  # librdkafka's fetch.max.bytes default; a response must fit one partition's worth
@@ -365,8 +372,7 @@ class ConsumerFetcherThread(threading.Thread):
         if ready:
             self._fetch_from(ready)
         unresolved = sorted(tp for tp, offset in pending.items() if offset < 0)
-        targets = self._log_starts(unresolved) if self._config.auto_offset_reset == "smallest" \
-            else self._true_log_ends(unresolved)
+        targets = self._reset_targets(unresolved)
         resolved: dict[TopicPartition, int] = {}
         try:
             for tp in unresolved:
@@ -481,22 +487,29 @@ class ConsumerFetcherThread(threading.Thread):
         if self.remove_partitions([tp]):
             self._on_partitions_error([tp])
 
+    def _reset_targets(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
+        """Where ``auto.offset.reset`` puts these partitions, looked up together, in groups of
+        :data:`_LOOKUP_GROUP` (each answered within a network slice even by a slow broker, and a stop request is
+        looked at between groups). A partition without an answer is left out: :meth:`_reset_offset` then asks for it
+        alone, as Kafka did for every partition."""
+        lookup = self._log_starts if self._config.auto_offset_reset == "smallest" else self._true_log_ends
+        targets: dict[TopicPartition, int] = {}
+        for start in range(0, len(partitions), _LOOKUP_GROUP):
+            if self._stopping.is_set():
+                break
+            targets.update(lookup(partitions[start:start + _LOOKUP_GROUP]))
+        return targets
+
     def _true_log_ends(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
         """For ``largest``: the true end of these partitions' logs, read in one go (a broker's ListOffsets answer
-        can trail the log; :mod:`zkconsumer.kafka.log_end_offsets`). A partition it cannot tell within one network
-        slice is left out: :meth:`_reset_offset` then takes its leader's answer, as Kafka did."""
-        if not partitions:
-            return {}
+        can trail the log; :mod:`zkconsumer.kafka.log_end_offsets`)."""
         found = fetch_log_end_offsets(self.broker.address, partitions, timeout=NETWORK_SLICE_S, max_age_s=0)
         return dict(found.offsets)
 
     def _log_starts(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
         """For ``smallest``: the first offset of these partitions' logs, in one ListOffsets request per leader
         (``offsets_for_times`` with Kafka's "earliest" timestamp, -2; Kafka sent one request per partition, which
-        a fresh group of 10,000 partitions waits seconds for). A partition not answered within one network slice is
-        left out: :meth:`_reset_offset` then asks for it alone."""
-        if not partitions:
-            return {}
+        a fresh group of 10,000 partitions waited a minute for)."""
         asked = [KafkaTopicPartition(tp.topic, tp.partition, OFFSET_BEGINNING) for tp in partitions]
         try:
             answers = self._consumer.offsets_for_times(asked, timeout=NETWORK_SLICE_S)
