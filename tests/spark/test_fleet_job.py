@@ -59,6 +59,7 @@ def test_fleet_tables_and_page(spark, tmp_path):
     by_strategy = {s.strategy: s for s in summary.strategies}
     assert by_strategy["roundrobin"].moved_partitions == 2 + 0 + 2  # settled, broken (a keeps 0 and 3), crowded
     assert by_strategy["cooperative-sticky"].groups_with_idle == 1
+    assert list(by_strategy)[0] == "legacy (today)" and by_strategy["legacy (today)"].groups == 3
     # crowded: c owns both partitions that legacy range gives to a and b: owned twice, attention 2
     assert [(g.group, g.attention) for g in summary.attention] == [("broken", 3), ("crowded", 2)]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fleet.jsonl", "out"]  # no staging directory left

@@ -122,7 +122,7 @@ def events_page(summary: EventsSummary, title: str = "Rebalance analysis") -> st
     if summary.steps:
         figures.append(charts.bar_chart([s.step for s in summary.steps], {
             "median": [s.p50_ms for s in summary.steps], "95th percentile": [s.p95_ms for s in summary.steps],
-        }, title="Step durations", ylabel="ms", chart_id="steps"))
+        }, title="Step durations", ylabel="ms", size=(max(7.0, 1.2 * len(summary.steps)), 3.4), chart_id="steps"))
         figures.append(charts.bar_chart([label for label, _ in summary.durations],
                                         {"steps": [count for _, count in summary.durations]},
                                         title="How long steps take", ylabel="steps", chart_id="durations"))

@@ -26,6 +26,7 @@ from zkconsumer.spark.job_output import check_inputs, check_output, staged_direc
 from zkconsumer.spark.row_schema import arrow_fields, as_dicts, names, spark_ddl, spark_struct
 
 ATTENTION_ROWS = 25
+LEGACY_TODAY = "legacy (today)"
 TASKS_PER_CORE = 3  # tasks per core for a big snapshot: big groups are not spread evenly by line
 BYTES_PER_TASK = 2 << 20  # a small snapshot is not cut finer than this: a task costs tens of milliseconds
 
@@ -136,7 +137,9 @@ def _strategy_totals(analysed: Any) -> tuple[StrategyTotals, ...]:
     from pyspark.sql import functions as F  # noqa: N812
 
     ok = F.col("error").isNull()
-    rows = analysed.select(F.explode("strategies").alias("s")).select("s.*").groupBy("strategy").agg(
+    # the legacy strategy is each group's own (range or round-robin): one row for "today"
+    name = F.when(F.col("family") == "legacy", F.lit(LEGACY_TODAY)).otherwise(F.col("strategy")).alias("strategy")
+    rows = analysed.select(F.explode("strategies").alias("s")).select("s.*").groupBy(name).agg(
         F.sum(F.when(ok, 1).otherwise(0)).alias("groups"),
         F.sum(F.when(~ok, 1).otherwise(0)).alias("errors"),
         F.avg(F.when(ok, F.col("spread"))).alias("mean_spread"),
@@ -146,7 +149,7 @@ def _strategy_totals(analysed: Any) -> tuple[StrategyTotals, ...]:
         F.sum("moved_partitions").alias("moved_partitions"),
         F.sum("revoked_first").alias("revoked_first"),
     ).collect()
-    order = {name: i for i, name in enumerate(("legacy-range", "legacy-roundrobin", *MODERN_STRATEGIES))}
+    order = {name: i for i, name in enumerate((LEGACY_TODAY, *MODERN_STRATEGIES))}
     return tuple(sorted((
         StrategyTotals(r["strategy"], int(r["groups"]), int(r["errors"]), float(r["mean_spread"] or 0.0),
                        int(r["uneven_groups"]), int(r["groups_with_idle"]), int(r["idle_members"] or 0),

@@ -1,0 +1,74 @@
+"""``analyze events`` on Spark (the shared local[2] session): the recorded three-member run
+(tests/data/sample-events.jsonl) plus broken lines, its tables against figures read off the log by hand, the page in
+a browser, and a path with no events."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from browser import assert_offline, dump_dom
+
+from zkconsumer.errors import UsageError
+from zkconsumer.spark.events_job import run_events_job
+
+SAMPLE = Path(__file__).parent.parent / "data" / "sample-events.jsonl"
+
+
+@pytest.mark.browser
+def test_sample_run_tables_and_page(spark, tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    lines = SAMPLE.read_text().splitlines()
+    # the run split over two files, with a stray print, a truncated line and an event of no member
+    (logs / "a.jsonl").write_text("\n".join(lines[:100]) + "\nstarting up...\n")
+    (logs / "b.jsonl").write_text("\n".join(lines[100:]) + '\n{"event": "x", "timestamp": "2026-11-21T21:12:00Z"}'
+                                  + '\n{"consumer_id": "gs2_c1", "event": \n')
+    out = tmp_path / "out"
+
+    summary = run_events_job(spark, [str(logs)], str(out))
+
+    members = {r["consumer_id"]: r for r in spark.read.parquet(str(out / "members")).collect()}
+    assert sorted(members) == ["gs2_c1", "gs2_c2", "gs2_c3"]
+    # gs2_c2: two rebalances, the first took two attempts after an ownership conflict over 2 partitions
+    c2 = members["gs2_c2"]
+    assert (c2["rebalances"], c2["completed"], c2["attempts"], c2["failed_attempts"], c2["conflicts"]) == (
+        2, 2, 3, 1, 2)
+    assert (members["gs2_c1"]["rebalances"], members["gs2_c3"]["rebalances"]) == (4, 3)
+
+    rows = spark.read.parquet(str(out / "rebalances")).collect()
+    rebalances = {(r["consumer_id"], r["rebalance_id"]): r for r in rows}
+    assert len(rebalances) == 9
+    first = rebalances[("gs2_c2", 1)]
+    assert (first["attempts"], first["retries"], first["conflicts"], first["members"]) == (2, 1, 2, 2)
+    # stop-the-world: stop_fetchers of attempt 1 began at 21:12:03.xx, start_fetchers of attempt 2 ended 322 ms later
+    assert first["stop_the_world_ms"] == pytest.approx(322.434, abs=0.01)
+    # gs2_c1's first rebalance took all 4 partitions; its second gave 2 of them up
+    assert (rebalances[("gs2_c1", 1)]["partitions_moved"], rebalances[("gs2_c1", 2)]["partitions_released"]) == (4, 2)
+    last = rebalances[("gs2_c3", 3)]  # cut short by the shutdown: its stop is not counted
+    assert (last["outcome"], last["stop_the_world_ms"]) == ("unfinished", None)
+
+    steps = spark.read.parquet(str(out / "steps"))
+    assert steps.count() == 94
+    assert steps.where("consumer_id = 'gs2_c2' and rebalance_id = 1 and attempt = 2").count() == 9  # every step
+
+    t = summary.totals
+    assert (t.members, t.rebalances, t.completed, t.attempts, t.failed_attempts, t.conflicts) == (3, 9, 8, 11, 3, 4)
+    assert (t.events, t.broken_lines, t.ignored_events) == (200, 2, 1)
+    assert [s.step for s in summary.steps][:2] == ["read_cluster", "stop_fetchers"]
+    assert dict(summary.conflicts) == {"gs2_c2": 2, "gs2_c3": 2}
+    assert summary.longest[0].stop_the_world_ms == pytest.approx(324.57, abs=0.01)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["logs", "out"]
+
+    assert_offline((out / "summary.html").read_text())
+    body = re.search(r"<body[^>]*>", dump_dom(out / "summary.html"))[0]
+    assert 'data-rendered="ok"' in body and 'data-charts="4"' in body, body
+
+
+def test_a_path_with_no_events_leaves_nothing(spark, tmp_path):
+    path = tmp_path / "empty.jsonl"
+    path.write_text('not an event\n{"event": "startup", "timestamp": "2026-11-21T21:12:00Z"}\n')
+    with pytest.raises(UsageError, match=r"1 events, none of a consumer, 1 broken lines"):
+        run_events_job(spark, [str(path)], str(tmp_path / "out"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.jsonl"]
