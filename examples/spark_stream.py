@@ -73,6 +73,8 @@ def main() -> int:
              .option("checkpointLocation", str(out / "checkpoint"))
              .trigger(processingTime="1 second").start())
     print(f"streaming {topic} into {out / 'data'} as a member of group {group}", flush=True)
+    while query.isActive and query.lastProgress is None:  # started: its first trigger is done
+        time.sleep(0.2)
 
     producer = threading.Thread(target=produce, args=(bootstrap, topic, args.messages), daemon=True)
     producer.start()
