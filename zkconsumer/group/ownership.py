@@ -305,8 +305,7 @@ def _delete_batched(zk: KazooClient, group: str, versions: Mapping[TopicPartitio
                     max_bytes: int) -> tuple[list[TopicPartition], set[TopicPartition], int]:
     """Delete each owner znode at its version: (deleted, those of batches that failed, requests sent)."""
     if max_bytes == 0:
-        deleted, failures = _delete_one_by_one(zk, group, versions)
-        return list(deleted), failures, len(versions)
+        return (*_delete_one_by_one(zk, group, versions), len(versions))
     order = sorted(versions)
     batches = plan_for(zk, (Delete(owner_path(group, tp), versions[tp]) for tp in order), max_bytes)
     pending = [commit_async(zk, batch) for batch in batches]  # independent: sent together
