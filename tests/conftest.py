@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 from kazoo.client import KazooClient
-from support import CHROOT_BASE
+from support import CHROOT_BASE, delete_tree
 
 import zkconsumer.log
 from zkconsumer.bridge.metadata_bridge import MetadataBridge
@@ -61,7 +61,7 @@ def zk_chroot(zookeeper_connect, request) -> Iterator[str]:
         root.ensure_path(chroot)
         yield f"{zookeeper_connect}{chroot}"
     finally:
-        root.delete(chroot, recursive=True)
+        delete_tree(root, chroot)
         close_client(root)
 
 

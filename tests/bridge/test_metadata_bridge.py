@@ -275,3 +275,25 @@ def test_cli_unreachable_server_fails_clearly(side, zk_chroot, bootstrap_servers
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("zkconsumer bridge: ") and dead in last
     assert "ZooKeeper" in last if side == "zookeeper" else "broker" in last
+
+
+def test_a_topic_of_six_thousand_partitions_is_written_in_batches_zookeeper_accepts(zk):
+    """One transaction for 6,000 partition states (about 1.1 MB) is larger than a default server accepts (it drops the
+    connection); the bridge writes such a topic in batches, the topic znode first, as a controller would."""
+    from zkconsumer.bridge.metadata_bridge import apply_change
+    from zkconsumer.bridge.plan import WriteTopic
+
+    def data(count: int) -> bytes:
+        return json.dumps({"version": 1, "partitions": {str(p): [0] for p in range(count)}}).encode()
+
+    state = b'{"controller_epoch":1,"leader":0,"version":1,"leader_epoch":0,"isr":[0]}'
+    apply_change(zk, WriteTopic("bridge.topic_created", "wide", data(6_000), None,
+                                {p: state for p in range(6_000)}))
+    assert len(zk.get_children(paths.topic_partitions_path("wide"))) == 6_000
+    assert zk.get(paths.partition_state_path("wide", 5_999))[0] == state
+
+    version = zk.exists(paths.topic_path("wide")).version
+    apply_change(zk, WriteTopic("bridge.topic_changed", "wide", data(6_500), version,
+                                {p: state for p in range(6_000, 6_500)}))
+    assert len(json.loads(zk.get(paths.topic_path("wide"))[0])["partitions"]) == 6_500
+    assert zk.exists(paths.partition_state_path("wide", 6_499)) is not None

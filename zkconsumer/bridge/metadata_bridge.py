@@ -66,6 +66,7 @@ from zkconsumer.errors import ServerUnavailableError, ZkConsumerError, ZnodeForm
 from zkconsumer.kafka.metadata import ClusterSnapshot, admin_client, fetch_metadata
 from zkconsumer.log import get_logger
 from zkconsumer.security import ZkAuth, default_acl
+from zkconsumer.zk import batched_transaction as batched
 from zkconsumer.zk import cluster, paths, znode_json
 from zkconsumer.zk.client import close_client, open_client
 from zkconsumer.zk.reads import children, value_or_none
@@ -194,20 +195,28 @@ def apply_change(zk: KazooClient, change: Change) -> None:
 
 
 def _write_topic(zk: KazooClient, change: WriteTopic) -> None:
+    """A topic's znodes in as few multi-ops as fit ZooKeeper's request limit: one for an ordinary topic, several
+    for one of thousands of partitions (a single request would be dropped by the server). Across batches the order
+    is what a Kafka controller's writes show: a new topic's znode first (partitions without a leader yet), the
+    partition states of added partitions before the topic's new partition list."""
     topic = change.topic
-    txn = zk.transaction()
+    ops: list[batched.Op] = []
     if change.version is None:
         zk.ensure_path(paths.BROKER_TOPICS_PATH)
-        txn.create(paths.topic_path(topic), change.data)
-        txn.create(paths.topic_partitions_path(topic), b"")
+        ops += [batched.Create(paths.topic_path(topic), change.data),
+                batched.Create(paths.topic_partitions_path(topic))]
     else:
         zk.ensure_path(paths.topic_partitions_path(topic))
     for partition, state in sorted(change.new_states.items()):
-        txn.create(paths.partition_path(topic, partition), b"")
-        txn.create(paths.partition_state_path(topic, partition), state)
+        ops += [batched.Create(paths.partition_path(topic, partition)),
+                batched.Create(paths.partition_state_path(topic, partition), state)]
     if change.version is not None:
-        txn.set_data(paths.topic_path(topic), change.data, version=change.version)
-    _commit(txn, f"write topic {topic}")
+        ops.append(batched.SetData(paths.topic_path(topic), change.data, version=change.version))
+    for batch in batched.plan_for(zk, ops, batched.DEFAULT_MULTI_MAX_BYTES):
+        results = batched.commit_async(zk, batch).get()
+        failures = [r for r in results if isinstance(r, Exception)]
+        if failures:
+            raise TransactionFailed(f"write topic {topic}: {type(failures[0]).__name__}")
     if change.version is None:
         # What a 0.10 AdminUtils writes beside a new topic (kafka-manager reads it); kept if already there.
         zk.ensure_path(paths.TOPIC_CONFIG_PATH)
