@@ -44,8 +44,8 @@ only once that batch has been processed and recorded in the checkpoint's commit 
 another); the query's initial offset is the exception (nothing is processed up to it, and Spark also plans from it
 out of turn, for ``Trigger.AvailableNow``), so it is never committed. The group's offsets therefore trail the sink
 by at most the batch in flight plus one trigger interval; an idle query's lag drops to zero at its next trigger.
-``commit(end)`` still commits (a no-op when planning already did). Both commit only partitions the source owns at that moment (another owner commits the rest), and only
-forward: never at or below what the group holds (a regained partition's stale position, a higher offset another
+``commit(end)`` still commits (a no-op when planning already did). Both commit only partitions the source owns at
+that moment (another owner commits the rest), and only forward: never at or below what the group holds (a regained partition's stale position, a higher offset another
 member wrote). The ZooKeeper offsets are at least once (a batch in flight when its partition moves is read again by
 the new owner); the sink's exactly-once comes from Spark's checkpoint and the deterministic replay of ranges. On
 PySpark 4.0/4.1 ``latestOffset`` gets no ``start``: the source then commits in ``commit`` only, one batch late.
