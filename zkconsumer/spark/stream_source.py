@@ -36,8 +36,8 @@ legacy member that had it consumed that far (:mod:`zkconsumer.spark.offsets` has
 turns the batch into one task per partition range, large ranges split.
 
 **Offsets in ZooKeeper, and lag.** Spark calls ``commit(end)`` one batch late: right after it has written the *next*
-batch's offsets, so the end of the last batch reaches ``commit`` only once another batch is planned, never while
-the stream is idle, and not when the query stops. Committing there alone would leave the group's lag (as Burrow and
+batch's offsets, so the end of the last batch reaches ``commit`` only once another batch is planned, never while the
+stream is idle, and not when the query stops. Committing there alone would leave the group's lag (as Burrow and
 ``groups describe`` compute it) one whole batch too high, for as long as no new data comes. So the source also
 commits at planning: Spark 4.2 passes ``latestOffset`` the end of the previous batch as ``start``, and it does so
 only once that batch has been processed and recorded in the checkpoint's commit log (micro-batches run one after
@@ -45,10 +45,11 @@ another); the query's initial offset is the exception (nothing is processed up t
 out of turn, for ``Trigger.AvailableNow``), so it is never committed. The group's offsets therefore trail the sink
 by at most the batch in flight plus one trigger interval; an idle query's lag drops to zero at its next trigger.
 ``commit(end)`` still commits (a no-op when planning already did). Both commit only partitions the source owns at
-that moment (another owner commits the rest), and only forward: never at or below what the group holds (a regained partition's stale position, a higher offset another
-member wrote). The ZooKeeper offsets are at least once (a batch in flight when its partition moves is read again by
-the new owner); the sink's exactly-once comes from Spark's checkpoint and the deterministic replay of ranges. On
-PySpark 4.0/4.1 ``latestOffset`` gets no ``start``: the source then commits in ``commit`` only, one batch late.
+that moment (another owner commits the rest), and only forward: never at or below what the group holds (a regained
+partition's stale position, a higher offset another member wrote). The ZooKeeper offsets are at least once (a batch
+in flight when its partition moves is read again by the new owner); the sink's exactly-once comes from Spark's
+checkpoint and the deterministic replay of ranges. On PySpark 4.0/4.1 ``latestOffset`` gets no ``start``: the source
+then commits in ``commit`` only, one batch late.
 
 When the query stops, ``stop`` leaves the group: the member's ephemeral znodes go with its session and the others
 rebalance. Nothing is committed then (whether the last batch reached the sink is not known there); a restarted query
