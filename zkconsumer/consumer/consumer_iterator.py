@@ -57,7 +57,7 @@ class IllegalStateError(RuntimeError):
     """The iterator failed earlier (Kafka's IllegalStateException "Iterator is in failed state")."""
 
 
-_NOTHING = FetchedRecords("", -1, (), (), (), (), (), 0)
+_NOTHING = FetchedRecords("", -1, (), (), (), (), 0)
 
 
 def _empty_cursor() -> ChunkCursor:

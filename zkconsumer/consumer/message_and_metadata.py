@@ -22,6 +22,14 @@ from confluent_kafka import Message
 
 from zkconsumer.config import identity_decoder
 
+try:  # the C accessor namedtuple's fields use (CPython), faster to read than a property over itemgetter
+    from _collections import _tuplegetter as _field  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - other interpreters
+
+    def _field(index: int, doc: str) -> Any:
+        return property(itemgetter(index), doc=doc)
+
+
 Decoder = Callable[[bytes | None], Any]
 
 # Unbound C methods, mapped over a whole run (the offset is set on every message without error; the stubs allow None).
@@ -29,7 +37,6 @@ _offset_of = cast("Callable[[Message], int]", Message.offset)
 _value_of = Message.value
 _key_of = Message.key
 _timestamp_of = Message.timestamp
-_first, _second = itemgetter(0), itemgetter(1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,8 +49,7 @@ class FetchedRecords:
     offsets: Sequence[int]
     values: Sequence[bytes | None]
     keys: Sequence[bytes | None]
-    timestamps: Sequence[int]
-    timestamp_types: Sequence[int]
+    timestamps: Sequence[tuple[int, int]]  # (type, milliseconds), as confluent-kafka's Message.timestamp()
     value_bytes: int
 
     @staticmethod
@@ -51,14 +57,11 @@ class FetchedRecords:
         """The records of librdkafka's messages (without error) of one partition; ``value_bytes`` when the caller
         summed their ``len()`` already."""
         if not messages:
-            return FetchedRecords(topic, partition, (), (), (), (), (), 0)
+            return FetchedRecords(topic, partition, (), (), (), (), 0)
         if value_bytes is None:
             value_bytes = sum(map(len, messages))
-        # Each (type, timestamp) pair is made and dropped at once: pairs kept alive for the whole run (``zip(*...)``)
-        # made the collector run while librdkafka's messages were still alive, and promote them.
         return FetchedRecords(topic, partition, list(map(_offset_of, messages)), list(map(_value_of, messages)),
-                              list(map(_key_of, messages)), list(map(_second, map(_timestamp_of, messages))),
-                              list(map(_first, map(_timestamp_of, messages))), value_bytes)
+                              list(map(_key_of, messages)), list(map(_timestamp_of, messages)), value_bytes)
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -70,14 +73,13 @@ class FetchedRecords:
             return self
         values = self.values[start:]
         return FetchedRecords(self.topic, self.partition, self.offsets[start:], values, self.keys[start:],
-                              self.timestamps[start:], self.timestamp_types[start:],
-                              sum(map(len, filter(None, values))))
+                              self.timestamps[start:], sum(map(len, filter(None, values))))
 
     def rows(self, offsets: Iterator[int]) -> Iterator[tuple[Any, ...]]:
         """One tuple per record, in MessageAndMetadata's field order, pulled from ``offsets`` (an iterator over
         :attr:`offsets`, which the caller keeps to know how far the rows went)."""
         return zip(offsets, iter(self.values), iter(self.keys), repeat(self.topic), repeat(self.partition),
-                   iter(self.timestamps), iter(self.timestamp_types), strict=False)
+                   iter(self.timestamps), strict=False)
 
 
 class MessageAndMetadata(tuple[Any, ...]):
@@ -85,7 +87,7 @@ class MessageAndMetadata(tuple[Any, ...]):
     value as the stream's decoders make them), ``raw_key``, ``raw_message``, ``timestamp``, ``timestamp_type``,
     ``key_decoder``, ``value_decoder``.
 
-    A tuple underneath (offset, value, key, topic, partition, timestamp, timestamp type), its fields read by C
+    A tuple underneath (offset, value, key, topic, partition, (timestamp type, timestamp)), its fields read by C
     accessors. ``key`` and
     ``message`` run the stream's decoders each time they are read, so a decoder failure surfaces there and does not
     break the iteration (as in Kafka). Each stream has its own subclass, which carries its decoders
@@ -100,20 +102,26 @@ class MessageAndMetadata(tuple[Any, ...]):
         raw_key: bytes | None
         topic: str
         partition: int
-        timestamp: int
-        timestamp_type: int
         _key_decoder: Decoder
         _value_decoder: Decoder
     else:
-        offset = property(itemgetter(0), doc="The message's offset in its partition.")
-        raw_message = property(itemgetter(1), doc="The value as fetched (bytes, or None for a null value).")
-        raw_key = property(itemgetter(2), doc="The key as fetched (bytes, or None).")
-        topic = property(itemgetter(3))
-        partition = property(itemgetter(4))
-        timestamp = property(itemgetter(5), doc="Milliseconds since the epoch, as the broker gave it.")
-        timestamp_type = property(itemgetter(6), doc="0 none, 1 create time, 2 log append time.")
+        offset = _field(0, "The message's offset in its partition.")
+        raw_message = _field(1, "The value as fetched (bytes, or None for a null value).")
+        raw_key = _field(2, "The key as fetched (bytes, or None).")
+        topic = _field(3, "The topic.")
+        partition = _field(4, "The partition.")
         _key_decoder = staticmethod(identity_decoder)
         _value_decoder = staticmethod(identity_decoder)
+
+    @property
+    def timestamp(self) -> int:
+        """Milliseconds since the epoch, as the broker gave it."""
+        return self[5][1]
+
+    @property
+    def timestamp_type(self) -> int:
+        """0 none, 1 create time, 2 log append time (confluent-kafka's ``TIMESTAMP_*``)."""
+        return self[5][0]
 
     @property
     def key_decoder(self) -> Decoder:

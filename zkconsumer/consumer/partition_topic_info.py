@@ -199,7 +199,7 @@ class PartitionTopicInfo:
         if not records:
             if not too_large:
                 return True
-            records = FetchedRecords(self.topic, self.partition, (), (), (), (), (), 0)
+            records = FetchedRecords(self.topic, self.partition, (), (), (), (), 0)
         chunk = FetchedDataChunk(records, self, self.fetched_offset)
         if not self.chunk_queue.put(chunk, stop):
             return False
@@ -227,4 +227,4 @@ class FetchedDataChunk:
 
 
 #: Put on every queue at shutdown; iterators compare by identity and then report the end of the stream.
-SHUTDOWN_CHUNK = FetchedDataChunk(FetchedRecords("", INVALID_OFFSET, (), (), (), (), (), 0), None, INVALID_OFFSET)
+SHUTDOWN_CHUNK = FetchedDataChunk(FetchedRecords("", INVALID_OFFSET, (), (), (), (), 0), None, INVALID_OFFSET)
