@@ -9,7 +9,8 @@ the peak RSS printed (``VmHWM``) is that consumer's alone:
 * ``kafka-python``: ``assign()`` at offset 0, then iterating the ``KafkaConsumer``, message by message;
 * ``zkconsumer 1 stream`` and ``4 streams`` (one application thread per stream, as the legacy API is used): the
   legacy iteration, one MessageAndMetadata per message;
-* ``... by chunks``: the same streams read with ``KafkaStream.chunks()``, a list of MessageAndMetadata at a time.
+* ``... by chunks``: the same streams read with ``KafkaStream.chunks()``, a list of MessageAndMetadata at a time;
+* ``... record batches``: read with ``KafkaStream.record_batches()``, columns (offsets, values...) at a time.
 
 Every consumer reads each message's value (the application's minimum), and is timed from its first message to its
 last, so that joining the group (zkconsumer) or connecting (the peers) is left out; that start-up is printed apart,
@@ -39,7 +40,7 @@ from pathlib import Path
 
 VALUE_BYTES = 10
 KINDS = ("confluent-kafka", "kafka-python", "zkconsumer-1", "zkconsumer-4", "zkconsumer-1-chunks",
-         "zkconsumer-4-chunks")
+         "zkconsumer-4-chunks", "zkconsumer-1-records", "zkconsumer-4-records")
 LABELS = {
     "confluent-kafka": "raw confluent-kafka (assign + consume)",
     "kafka-python": "kafka-python (assign + iterate)",
@@ -47,6 +48,8 @@ LABELS = {
     "zkconsumer-4": "zkconsumer, 4 streams",
     "zkconsumer-1-chunks": "zkconsumer, 1 stream, by chunks",
     "zkconsumer-4-chunks": "zkconsumer, 4 streams, by chunks",
+    "zkconsumer-1-records": "zkconsumer, 1 stream, record batches",
+    "zkconsumer-4-records": "zkconsumer, 4 streams, record batches",
 }
 
 
@@ -202,11 +205,10 @@ def child_kafka_python(bootstrap: str, topic: str, partitions: int, messages: in
 
 
 def child_zkconsumer(zookeeper: str, topic: str, partitions: int, messages: int, streams: int,
-                     by_chunks: bool) -> dict:
+                     batches: str | None) -> dict:
     from zkconsumer.consumer.zookeeper_consumer_connector import create_connector
-    from zkconsumer.log import configure_logging
 
-    configure_logging(level="warning")  # as an application that wants no debug events would
+    # Logging left unconfigured, as in an application that configures nothing: only warnings show, on stderr.
     started = time.perf_counter()
     connector = create_connector({"zookeeper.connect": zookeeper, "group.id": f"bench-{uuid.uuid4().hex[:6]}",
                                   "auto.offset.reset": "smallest", "auto.commit.enable": "false"})
@@ -222,7 +224,7 @@ def child_zkconsumer(zookeeper: str, topic: str, partitions: int, messages: int,
 
     def read(stream, share: int) -> None:
         count = 0
-        if by_chunks:
+        if batches == "chunks":
             chunks = stream.chunks()
             batch = next(chunks)
             firsts.append((time.perf_counter(), time.process_time()))
@@ -233,6 +235,17 @@ def child_zkconsumer(zookeeper: str, topic: str, partitions: int, messages: int,
                 if count >= share:
                     break
                 batch = next(chunks)
+        elif batches == "records":
+            record_batches = stream.record_batches()
+            records = next(record_batches)
+            firsts.append((time.perf_counter(), time.process_time()))
+            while True:
+                for value in records.values:
+                    _ = value
+                count += len(records)
+                if count >= share:
+                    break
+                records = next(record_batches)
         else:
             iterator = iter(stream)
             message = next(iterator)
@@ -263,9 +276,9 @@ def child(args: argparse.Namespace) -> None:
     elif kind == "kafka-python":
         report = child_kafka_python(args.bootstrap, args.topic, args.partitions, args.messages)
     else:
-        streams = int(kind.split("-")[1])
-        report = child_zkconsumer(args.zookeeper, args.topic, args.partitions, args.messages, streams,
-                                  kind.endswith("chunks"))
+        parts = kind.split("-")
+        report = child_zkconsumer(args.zookeeper, args.topic, args.partitions, args.messages, int(parts[1]),
+                                  parts[2] if len(parts) > 2 else None)
     report["peak_rss_kib"] = peak_rss_kib()
     print(json.dumps(report))
 

@@ -124,9 +124,7 @@ def slow_read(next_message, seconds: float, sampler: Sampler, start_rss: int) ->
 def child_zkconsumer(zookeeper: str, topic: str, seconds: float) -> dict:
     from zkconsumer.consumer.consumer_fetcher_thread import _CONSUME_BATCH, librdkafka_config
     from zkconsumer.consumer.zookeeper_consumer_connector import create_connector
-    from zkconsumer.log import configure_logging
 
-    configure_logging(level="warning")
     connector = create_connector({"zookeeper.connect": zookeeper, "group.id": f"bench-mem-{uuid.uuid4().hex[:6]}",
                                   "auto.offset.reset": "smallest", "consumer.timeout.ms": 60_000})
     sampler = Sampler()

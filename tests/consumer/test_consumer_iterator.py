@@ -227,3 +227,32 @@ def test_decoders_run_on_every_read():
     assert calls == []
     assert (m.message, m.message) == (b"0!", b"0!")
     assert calls == [b"0", b"0"]
+
+
+def test_record_batches_hand_out_columns_and_move_the_consumed_offset_past_them():
+    queue, info, stream = setup(consumed=1)
+    info.enqueue(messages(range(5)))
+    info.enqueue(messages([5, 6]))
+    queue.put_sentinel()
+    it = stream.iterator()
+    assert next(it).offset == 1
+    first = it.next_records(max_messages=2)
+    assert (list(first.offsets), list(first.values), first.value_bytes) == ([2, 3], [b"2", b"3"], 2)
+    assert (first.topic, first.partition, info.consumed_offset) == ("topic", 0, 4)
+    batches = list(stream.record_batches())
+    assert [list(b.offsets) for b in batches] == [[4], [5, 6]]
+    assert info.consumed_offset == 7
+    with pytest.raises(StopIteration):
+        it.next_records()
+
+
+def test_a_clear_drops_exactly_what_a_record_batch_did_not_take():
+    queue, info, stream = setup(consumed=0)
+    info.enqueue(messages(range(4)))
+    it = stream.iterator()
+    assert list(it.next_records(max_messages=3).offsets) == [0, 1, 2]
+    stream.clear()
+    assert info.consumed_offset == 3  # message 3 goes to the next owner
+    info.enqueue(messages([9]))
+    assert list(it.next_records().offsets) == [9]  # not 3: the dropped chunk is not handed out either
+    assert info.consumed_offset == 10

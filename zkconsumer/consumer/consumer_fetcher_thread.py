@@ -92,7 +92,7 @@ OffsetResetCallback = Callable[[PartitionTopicInfo, int, str], None]
 RESET_NO_OFFSET = "no_offset"
 RESET_OUT_OF_RANGE = "out_of_range"
 
-#: How long one consume call may block: the longest a stop or an assignment change waits for the fetch loop.
+#: How long the fetch loop waits for a message: the longest a stop or an assignment change waits for it.
 _CONSUME_TIMEOUT_S = 0.1
 #: Messages per consume() call, so also the most a chunk holds. Below the garbage collector's default threshold (700
 #: new objects): librdkafka's messages of one batch all die before the fetcher asks for the next, so in steady state
@@ -305,9 +305,15 @@ class ConsumerFetcherThread(threading.Thread):
             self._wakeup.wait(self._backoff_s)
             self._wakeup.clear()
             return
-        messages = self._consumer.consume(num_messages=_CONSUME_BATCH, timeout=_CONSUME_TIMEOUT_S)
+        # What is there now; when nothing is, wait for the first message only, and take what came with it:
+        # consume() with a timeout waits for a full batch, which added up to that timeout to the latency of
+        # every message of a quiet partition, and to the last batch of a busy one.
+        messages = self._consumer.consume(num_messages=_CONSUME_BATCH, timeout=0)
         if not messages:
-            return
+            first = self._consumer.poll(_CONSUME_TIMEOUT_S)
+            if first is None:
+                return
+            messages = [first, *self._consumer.consume(num_messages=_CONSUME_BATCH - 1, timeout=0)]
         if any(map(_error_of, messages)):
             messages = self._handle_errors(messages)
         plans = [plan for tp, run in self._runs(messages) for plan in self._plan(tp, run)]
@@ -448,8 +454,14 @@ class ConsumerFetcherThread(threading.Thread):
             if self._offsets.get(tp) != expected:
                 return False  # removed, or removed and added again, while the put was blocked
             self._offsets[tp] = info.fetched_offset
-        self._emit("debug", "fetcher.chunk_enqueued", topic=tp.topic, partition=tp.partition,
-                   fetch_offset=fetch_offset, messages=len(records))
+        # Once per chunk, so called directly, and a failing sink dropped by try/except rather than emit()'s
+        # contextlib.suppress (which costs as much as the call): filtered out, it costs the call and a level check.
+        try:  # noqa: SIM105
+            _log.debug("fetcher.chunk_enqueued", consumer_id=self.consumer_id, fetcher_id=self.fetcher_id,
+                       broker_id=self.broker.id, topic=tp.topic, partition=tp.partition, fetch_offset=fetch_offset,
+                       messages=len(records))
+        except Exception:  # an event must never stop the fetching
+            pass
         return True
 
     def _message_too_large(self, plan: _TooLarge) -> None:

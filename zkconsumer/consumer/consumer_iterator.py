@@ -15,9 +15,10 @@ out. ``for message in stream`` (:meth:`ConsumerIterator.fast`) chains those iter
 between two messages of a chunk; ``has_next()``/``next()`` keep Kafka's explicit protocol on the same state.
 
 By chunks: :meth:`ConsumerIterator.next_chunk` returns the rest of the current chunk (one partition's messages, in
-offset order) as a list. Everything in the list counts as handed out when the call returns: the partition's consumed
-offset is then the last offset of the list + 1, so a commit from then on covers the whole list, processed or not,
-exactly as a commit covers a message ``next()`` returned.
+offset order) as a list, and :meth:`ConsumerIterator.next_records` the same as columns (offsets, values, keys,
+timestamps), undecoded, making nothing per message. Everything returned counts as handed out when the call returns:
+the partition's consumed offset is then the last offset returned + 1, so a commit from then on covers the whole
+batch, processed or not, exactly as a commit covers a message ``next()`` returned.
 
 Deliberate differences from Kafka:
 
@@ -165,6 +166,27 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
             batch = list(map(self._make, rows if max_messages is None else islice(rows, max_messages)))
             if batch:
                 return batch
+            self._advance()
+
+    def next_records(self, max_messages: int | None = None) -> FetchedRecords:
+        """As :meth:`next_chunk`, as columns (offsets, values, keys, timestamps) instead of one MessageAndMetadata per
+        message: for a reader that wants the values in bulk (an Arrow column, say), nothing is made per message. The
+        records are the stream's raw bytes: the decoders are not applied. All of them count as handed out."""
+        if max_messages is not None and max_messages < 1:
+            raise ValueError(f"max_messages must be at least 1, not {max_messages}")
+        held = self._held
+        if held is not None:
+            self._held = None
+            offset, value, key, topic, partition, timestamp = held
+            return FetchedRecords(topic, partition, [offset], [value], [key], [timestamp], len(value or b""))
+        while True:
+            if self._state == _FAILED:
+                raise IllegalStateError("Iterator is in failed state")
+            if self._state == _DONE:
+                raise StopIteration
+            records = self._current.take(max_messages)
+            if records:
+                return records
             self._advance()
 
     # --- chunks ----------------------------------------------------------------------------------------------------

@@ -9,7 +9,9 @@ Three ways to read, the same messages and offsets semantics (see :mod:`zkconsume
 * ``for message in stream``: the fast one; no Python code runs between two messages of a chunk;
 * ``stream.iterator()``: Kafka's ConsumerIterator, with ``has_next()`` and ``next()``;
 * ``stream.chunks()``: lists of messages, each the rest of one fetched chunk (one partition, in offset order), all
-  handed out (so covered by the next commit) when the list is.
+  handed out (so covered by the next commit) when the list is;
+* ``stream.record_batches()``: the same, as columns (offsets, values, keys, timestamps), undecoded, for a reader
+  that takes values in bulk (an Arrow column): nothing is made per message.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from zkconsumer.consumer.consumer_iterator import ConsumerIterator, Decoder, MessageAndMetadata
+from zkconsumer.consumer.message_and_metadata import FetchedRecords
 from zkconsumer.consumer.partition_topic_info import ChunkQueue
 
 
@@ -46,6 +49,22 @@ class KafkaStream:
         while True:
             try:
                 batch = iterator.next_chunk(max_messages)
+            except StopIteration:
+                return
+            yield batch
+
+    def record_batches(self, max_messages: int | None = None) -> Iterator[FetchedRecords]:
+        """As :meth:`chunks`, as columns (:class:`~zkconsumer.consumer.message_and_metadata.FetchedRecords`: offsets,
+        values, keys, timestamps of one partition), undecoded; nothing is made per message."""
+        if max_messages is not None and max_messages < 1:
+            raise ValueError(f"max_messages must be at least 1, not {max_messages}")
+        return self._record_batches(max_messages)
+
+    def _record_batches(self, max_messages: int | None) -> Iterator[FetchedRecords]:
+        iterator = self._iterator
+        while True:
+            try:
+                batch = iterator.next_records(max_messages)
             except StopIteration:
                 return
             yield batch

@@ -68,12 +68,15 @@ class FetchedRecords:
 
     def since(self, offset: int) -> FetchedRecords:
         """The records from ``offset`` on."""
-        start = bisect_left(self.offsets, offset)
-        if start == 0:
+        return self.slice(bisect_left(self.offsets, offset), len(self.offsets))
+
+    def slice(self, start: int, stop: int) -> FetchedRecords:
+        """The records from index ``start`` to ``stop`` (excluded)."""
+        if start == 0 and stop >= len(self.offsets):
             return self
-        values = self.values[start:]
-        return FetchedRecords(self.topic, self.partition, self.offsets[start:], values, self.keys[start:],
-                              self.timestamps[start:], sum(map(len, filter(None, values))))
+        values = self.values[start:stop]
+        return FetchedRecords(self.topic, self.partition, self.offsets[start:stop], values, self.keys[start:stop],
+                              self.timestamps[start:stop], sum(map(len, filter(None, values))))
 
     def rows(self, offsets: Iterator[int]) -> Iterator[tuple[Any, ...]]:
         """One tuple per record, in MessageAndMetadata's field order, pulled from ``offsets`` (an iterator over

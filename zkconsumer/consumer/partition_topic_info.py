@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from zkconsumer.consumer.message_and_metadata import FetchedRecords
@@ -127,6 +129,18 @@ class ChunkCursor:
         with self._lock:
             self._base = offset
             self._base_handed = self._end - self.remaining.__length_hint__()
+
+    def take(self, most: int | None) -> FetchedRecords | None:
+        """The next ``most`` records (all that are left when ``None``) as columns, handed out together; ``None`` when
+        nothing is left. Under the lock, like :meth:`drop_rest`, so that a rebalance drops exactly what is not taken."""
+        with self._lock:
+            left = self.remaining.__length_hint__()
+            if not left:
+                return None
+            count = left if most is None else min(left, most)
+            start = len(self.records) - left
+            deque(islice(self.rows, count), maxlen=0)  # every column's iterator moves on together, in one C call
+        return self.records.slice(start, start + count)
 
     def drop_rest(self) -> list[tuple[Any, ...]]:
         """Take every row not handed out yet away from whoever iterates (``list()`` of the rows is one C call, so no
