@@ -106,7 +106,7 @@ _OUT_OF_RANGE = frozenset({KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFS
 _log = get_logger("zkconsumer.fetcher")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: one per chunk on the fetch path, where frozen costs
 class _Chunk:
     """A chunk the fetcher is about to hand to a partition's stream."""
 

@@ -227,7 +227,7 @@ class PartitionTopicInfo:
                 f"consumed offset = {self.consumed_offset}")
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)  # not frozen: made once per chunk on the fetch path, where frozen costs
 class FetchedDataChunk:
     """Records of one partition fetched together, with the fetch offset they were asked for."""
 
