@@ -12,6 +12,7 @@ demo: bootstrap
 
 # The tests also need a headless browser (the timeline page is checked in chromium): `test` installs it.
 # Before the tests: ruff, the layers contract (import-linter, pyproject.toml) and mypy on the package.
+# The tests: scripts/run_tests.sh (the Spark tests beside the others, see there).
 # After them, the container pass: the server tests that matter for the Docker path once more, with ZooKeeper in a
 # container of the project's own image on podman (scripts/containers.sh sets it up); where containers are not
 # available it prints that it was skipped and why, and does not fail.
@@ -20,5 +21,5 @@ test:
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
-	$(VENV)/bin/python -m pytest
+	@scripts/run_tests.sh "$(VENV)"
 	@scripts/containers.sh test "$(VENV)"
