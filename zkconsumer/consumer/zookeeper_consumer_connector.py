@@ -722,8 +722,11 @@ class ZookeeperConsumerConnector:
         """Every starting offset found since the last call, in one commit (a few batches)."""
         try:
             with self._commit_lock:
+                # Only partitions still ours (else released) and not consumed past their start meanwhile: a
+                # commit since then wrote a later offset, which a late starting offset must not move back.
                 offsets = {tp: offset for tp, (info, offset) in pending.items()
-                           if self._topic_registry.get(tp.topic, {}).get(tp.partition) is info}  # else released
+                           if self._topic_registry.get(tp.topic, {}).get(tp.partition) is info
+                           and info.consumed_offset <= offset}
                 result = self._offsets.commit(offsets)
         except Exception as exc:  # the next commit writes them (the consumed offset is the starting one)
             self._log.warning("offsets.commit_failed", reason="initial", error=_error_text(exc))

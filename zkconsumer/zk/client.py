@@ -29,6 +29,7 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import AuthFailedError
 from kazoo.hosts import collect_hosts
+from kazoo.protocol.states import KeeperState
 from kazoo.retry import KazooRetry
 
 from zkconsumer.errors import AuthenticationError, ServerUnavailableError
@@ -71,10 +72,13 @@ def open_client(
     try:
         client.start(timeout=remaining)
     except Exception as exc:  # kazoo raises its timeout, or a socket error, for an unreachable ensemble
+        # A server refusing the credentials closes the session; start() then reports AuthFailedError or, when the
+        # refusal lands while it is still waiting, its own timeout: the client's state tells them apart.
+        auth_failed = isinstance(exc, AuthFailedError) or client.client_state == KeeperState.AUTH_FAILED
         with contextlib.suppress(Exception):
             client.stop()
             client.close()
-        if isinstance(exc, AuthFailedError) and auth is not None:
+        if auth_failed and auth is not None:
             raise _refused(connect, auth) from None
         raise ServerUnavailableError(
             f"ZooKeeper at {connect} did not answer within {timeout:g} s ({type(exc).__name__}); check the "
