@@ -66,13 +66,13 @@ def prepare_creation(zk: KazooClient, request: CreateRequest, rng: random.Random
 
 
 def write_creation(zk: KazooClient, creation: TopicCreation) -> None:
-    """Both znodes and any missing parent in one transaction. A leftover config znode of an earlier topic of this
-    name is overwritten, as ``AdminUtils.writeEntityConfig`` did."""
+    """Both znodes in one transaction. A leftover config znode of an earlier topic of this name is overwritten, as
+    ``AdminUtils.writeEntityConfig`` did. The empty parents come first, each created unless it exists: a broker or
+    bridge creating the same parent meanwhile is no conflict (in the transaction it failed the creation)."""
     topic_path, config_path = paths.topic_path(creation.topic), paths.topic_config_path(creation.topic)
-    txn = zk.transaction()
     for parent in _PARENTS:
-        if zk.exists(parent) is None:
-            txn.create(parent, b"")
+        zk.ensure_path(parent)
+    txn = zk.transaction()
     config_stat = zk.exists(config_path)
     if config_stat is None:
         txn.create(config_path, creation.config_data)

@@ -69,12 +69,19 @@ def open_client(
     if acl:
         extra["default_acl"] = list(acl)
     client = KazooClient(hosts=connect, timeout=session_timeout or timeout, connection_retry=retry, **extra)
+    # A server refusing the credentials closes the session, and start() then waits out its timeout and reports
+    # only that (its own stop() hides the state): note the refusal when it happens.
+    refused_auth: list[bool] = []
+
+    def watch_auth(_state: object) -> None:
+        if client.client_state == KeeperState.AUTH_FAILED:
+            refused_auth.append(True)
+
+    client.add_listener(watch_auth)
     try:
         client.start(timeout=remaining)
     except Exception as exc:  # kazoo raises its timeout, or a socket error, for an unreachable ensemble
-        # A server refusing the credentials closes the session; start() then reports AuthFailedError or, when the
-        # refusal lands while it is still waiting, its own timeout: the client's state tells them apart.
-        auth_failed = isinstance(exc, AuthFailedError) or client.client_state == KeeperState.AUTH_FAILED
+        auth_failed = isinstance(exc, AuthFailedError) or bool(refused_auth)
         with contextlib.suppress(Exception):
             client.stop()
             client.close()
@@ -84,6 +91,7 @@ def open_client(
             f"ZooKeeper at {connect} did not answer within {timeout:g} s ({type(exc).__name__}); check the "
             f"address, or start the embedded environment with `zkconsumer local up`"
         ) from None
+    client.remove_listener(watch_auth)
     if auth is not None:
         try:
             client.exists("/")
