@@ -56,9 +56,7 @@ def _env_flag(name: str) -> bool:
 def _level_method(level: int, name: str) -> Any:
     def emit(self: EventLogger, event: str, **fields: Any) -> Any:
         if _CONFIG.is_configured:
-            if (_CONFIG.default_processors is not self._processors or _CONFIG.default_wrapper_class is not self._wrapper
-                    or _CONFIG.logger_factory is not self._factory):
-                self._resolve()
+            self._follow_configuration()
             if level < self._min_level:
                 return None
             return getattr(self._bound, name)(event, **fields)
@@ -114,8 +112,15 @@ class EventLogger:
         Under a structlog configuration that filters in a processor rather than in its wrapper class, ``True``."""
         if not _CONFIG.is_configured:
             return self._stdlib.isEnabledFor(level)
-        self._resolve()
+        self._follow_configuration()
         return level >= self._min_level
+
+    def _follow_configuration(self) -> None:
+        """Assemble the bound logger again only when structlog's configuration is not the one it was made from
+        (compared by identity: a check per event, an assembly per configuration)."""
+        if (_CONFIG.default_processors is not self._processors or _CONFIG.default_wrapper_class is not self._wrapper
+                or _CONFIG.logger_factory is not self._factory):
+            self._resolve()
 
     def _resolve(self) -> None:
         """Assemble the bound logger of the current structlog configuration. The processor list is kept by

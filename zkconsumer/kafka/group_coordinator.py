@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from itertools import count
 
 from zkconsumer.errors import ServerUnavailableError, ZkConsumerError
+from zkconsumer.kafka.metadata import BrokerMeta
 from zkconsumer.types import TopicPartition
 
 FIND_COORDINATOR = 10
@@ -63,18 +64,8 @@ def error_name(code: int) -> str:
     return ERROR_NAMES.get(code, f"error {code}")
 
 
-@dataclass(frozen=True, slots=True)
-class Coordinator:
-    """The broker that coordinates the group (and holds its offsets partition's leadership)."""
-
-    id: int
-    host: str
-    port: int
-
-    @property
-    def address(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{host}:{self.port}"
+#: The broker that coordinates the group (and leads its offsets partition): a broker as the protocol names it.
+Coordinator = BrokerMeta
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from kazoo.client import KazooClient
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
-from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
+from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector, partition_list
 from zkconsumer.errors import ServerUnavailableError, UsageError
 from zkconsumer.group.offset_store import ZooKeeperOffsetStore
 from zkconsumer.group.snapshot import MalformedZnode, read_partitions
@@ -288,7 +288,7 @@ class StreamPlanner:
         offset = SourceOffset(dict(sorted(positions.items())))
         self._last_end = self._initial = offset
         self._log.info("spark.initial_offset", starting=self.options.starting.kind,
-                       offsets=_partitions(positions, offset=positions))
+                       offsets=partition_list(positions, offset=positions))
         return offset.to_json()
 
     def latest_offset(self, start_json: dict | None, limit: Any) -> dict:
@@ -319,14 +319,14 @@ class StreamPlanner:
         readable = {tp: end for tp, end in ends.items() if tp in start.positions or tp in first}
         plan = plan_batch(start, readable, first, committed, self._max_offsets(limit))
         if plan.behind:
-            self._log.warning("spark.log_behind", partitions=_partitions(
+            self._log.warning("spark.log_behind", partitions=partition_list(
                 plan.behind, position={tp: p for tp, (p, _) in plan.behind.items()},
                 log_end={tp: e for tp, (_, e) in plan.behind.items()}))
         if plan.end.same_positions(start):
             return unchanged
         self._last_end = plan.end
         if plan.resumed:
-            self._log.info("spark.partition_resumed", partitions=_partitions(
+            self._log.info("spark.partition_resumed", partitions=partition_list(
                 plan.resumed, position={tp: p for tp, (p, _) in plan.resumed.items()},
                 committed={tp: c for tp, (_, c) in plan.resumed.items()}))
         ranges = batch_ranges(start, plan.end)
@@ -440,10 +440,10 @@ class StreamPlanner:
         if result.written:
             not_owned = [tp for tp in positions if tp not in owned]
             self._log.info("spark.offsets_committed", reason=reason,
-                           offsets=_partitions(result.written, offset=result.written),
-                           not_owned=_partitions(not_owned))
+                           offsets=partition_list(result.written, offset=result.written),
+                           not_owned=partition_list(not_owned))
         if result.kept_higher:
-            self._log.warning("spark.commit_skipped", offsets=_partitions(result.kept_higher,
+            self._log.warning("spark.commit_skipped", offsets=partition_list(result.kept_higher,
                                                                           theirs=result.kept_higher))
 
     def _log_ends(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
@@ -451,7 +451,7 @@ class StreamPlanner:
         found = fetch_log_end_offsets(self._resolve_bootstrap(required=False), wanted, timeout=BROKER_TIMEOUT_S)
         unknown = dict(found.unknown)
         self._warn_once("log_end", frozenset(unknown) or None, "spark.log_end_unknown",
-                        partitions=_partitions(unknown, reason=unknown))
+                        partitions=partition_list(unknown, reason=unknown))
         return dict(found.offsets)
 
     def _earliest(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
@@ -472,7 +472,7 @@ class StreamPlanner:
         finally:
             consumer.close()
         if unknown:
-            self._log.warning("spark.log_end_unknown", partitions=_partitions(unknown, reason=unknown))
+            self._log.warning("spark.log_end_unknown", partitions=partition_list(unknown, reason=unknown))
         return found
 
     def _max_offsets(self, limit: Any) -> int | None:
@@ -517,16 +517,6 @@ class StreamPlanner:
             self._connector.shutdown()
         else:
             close_client(self.zk)
-
-
-def _partitions(partitions: Iterable[TopicPartition], **per_partition: Mapping[TopicPartition, Any]) -> list[dict]:
-    rows = []
-    for tp in sorted(partitions):
-        row: dict[str, Any] = {"topic": tp.topic, "partition": tp.partition}
-        for name, values in per_partition.items():
-            row[name] = values[tp]
-        rows.append(row)
-    return rows
 
 
 def _range(r: Any) -> dict[str, Any]:
