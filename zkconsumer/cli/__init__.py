@@ -37,6 +37,8 @@ COMMANDS: dict[str, str] = {
     "trace": "draw the rebalance timeline of a run from its JSON-line events (HTML/SVG, or text)",
     "snapshot": "read every consumer group into JSON lines (or make synthetic ones), for `analyze fleet`",
     "analyze": "Spark jobs over a fleet snapshot (fleet) or event logs (events): Parquet tables and a summary page",
+    "migration": "compare the legacy ZooKeeper group with modern broker-side groups on one membership script",
+    "simulate": "replay Kafka Connect's eager and incremental cooperative rebalancing on a simulated clock",
 }
 
 
