@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The test suite, in two pytest runs at once: the Spark tests (one local Spark session, CPU-bound in its JVM and
-# Python workers) beside all the others (mostly waiting on ZooKeeper sessions, rebalances and brokers), which on a
-# 2-core machine takes the time of the longer run instead of the sum. Each run starts its own servers.
-# The Spark run's output is kept in a file and shown after the other run's; the exit status is non-zero if
-# either run failed. Extra arguments go to both runs.
+# Python workers) and the migration comparison (member processes, mostly waiting on rebalances) beside all the
+# others (mostly waiting on ZooKeeper sessions, rebalances and brokers), which on a 2-core machine takes the time of
+# the longer run instead of the sum: the migration tests are in the second run because it is the shorter one.
+# Each run starts its own servers. The second run's output is kept in a file and shown after the first one's; the
+# exit status is non-zero if either run failed. Extra arguments go to both runs.
 # Usage: scripts/run_tests.sh [VENV] [pytest args...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -12,16 +13,16 @@ shift || true
 spark_log="$(mktemp -t zkconsumer-spark-tests.XXXXXX)"
 trap 'rm -f "$spark_log"' EXIT
 
-"$VENV/bin/python" -m pytest -m spark -p no:cacheprovider "$@" >"$spark_log" 2>&1 &
+"$VENV/bin/python" -m pytest -m "spark or migration" -p no:cacheprovider "$@" >"$spark_log" 2>&1 &
 spark_pid=$!
 trap 'kill "$spark_pid" 2>/dev/null; rm -f "$spark_log"' INT TERM
 
-"$VENV/bin/python" -m pytest -m "not spark" "$@"
+"$VENV/bin/python" -m pytest -m "not spark and not migration" "$@"
 rest=$?
 wait "$spark_pid"
 spark=$?
 
-printf '\n===== the Spark tests (run beside the others) =====\n'
+printf '\n===== the Spark and migration tests (run beside the others) =====\n'
 cat "$spark_log"
 if [ "$rest" -ne 0 ]; then exit "$rest"; fi
 if [ "$spark" -ne 0 ] && [ "$spark" -ne 5 ]; then exit "$spark"; fi
