@@ -1,0 +1,250 @@
+"""What one protocol's run cost, from what it recorded: its events (``docs/events.md``), the messages produced
+and the messages its members delivered.
+
+Pure: parsed events and records in, frozen dataclasses out.
+
+*Fetching* is read from the events with one rule for both families, since the modern member speaks the legacy
+steps' words (:mod:`zkconsumer.migration.modern_member`): ``rebalance.stop_fetchers`` stops everything the
+member fetched (from the moment the step began), ``rebalance.release`` stops the partitions it names,
+``rebalance.completed`` makes ``owned`` what the member fetches, ``session.expired`` drops what it names and
+``consumer.shutting_down``, ``demo.member_killed`` and ``demo.member_died`` stop everything. A partition is
+*paused* while nobody fetches it, from the moment its last fetcher stopped to the next start: a partition that
+was never fetched yet (the start of the run) is not paused, and what happens once the runner stops the script
+(``demo.draining``: production stopped, the last members about to leave) is not counted. A pause, a rebalance,
+an ownership change belong to the scene in which they began; a message to the scene in which it was produced.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from zkconsumer.trace.timeline import Event, build_timeline, partition_refs, rebalance_rounds
+
+SCENE = "demo.scene"
+DRAINING = "demo.draining"
+DIED = "demo.member_died"
+_STOP_ALL = ("consumer.shutting_down", "demo.member_killed", DIED)
+
+
+@dataclass(frozen=True, slots=True)
+class Produced:
+    """A message the broker acknowledged (its delivery report said so), and the scene it was produced in."""
+
+    value: str
+    partition: int
+    scene: int
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """A message a member handed to its application."""
+
+    member: str
+    partition: int
+    offset: int
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Pause:
+    """A partition fetched by nobody from ``start`` to ``end`` (seconds since the run began); ``end`` is None when
+    nobody fetched it again before the run stopped (``unfinished``: counted up to the last event)."""
+
+    partition: int
+    start: float
+    end: float | None
+    before: str  # the member that fetched it last
+    after: str | None  # the member that fetched it next
+    scene: int
+
+    def duration_s(self, last: float) -> float:
+        return (self.end if self.end is not None else last) - self.start
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """The figures of a whole run or of one scene."""
+
+    produced: int
+    delivered: int
+    lost: int
+    duplicates: int
+    rebalances: int
+    failed_attempts: int
+    partition_seconds_paused: float
+    max_pause_ms: float
+    paused_partitions: int
+    moved_partitions: int
+    settle_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class SceneFigures:
+    scene: int
+    title: str
+    start: float
+    figures: Figures
+
+
+@dataclass(frozen=True, slots=True)
+class MemberFailure:
+    """A member process that ended without being told to (``demo.member_died``)."""
+
+    member: str
+    time: float
+    returncode: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolMeasures:
+    protocol: str
+    total: Figures
+    scenes: tuple[SceneFigures, ...]
+    pauses: tuple[Pause, ...]
+    failures: tuple[MemberFailure, ...]
+    end: float  # the last event, seconds since the run began
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _duration_s(event: Event) -> float:
+    value = event.fields.get("duration_ms")
+    return max(float(value), 0.0) / 1000 if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+class _Fetching:
+    """Who fetches which partition; records pauses and changes of owner as they happen."""
+
+    def __init__(self, draining_at: float) -> None:
+        self.by_member: dict[str, set[int]] = defaultdict(set)
+        self.fetchers: dict[int, set[str]] = defaultdict(set)
+        self.last_fetcher: dict[int, str] = {}
+        self.open: dict[int, tuple[float, str, int]] = {}
+        self.pauses: list[Pause] = []
+        self.moves: list[tuple[float, int]] = []  # (time, scene)
+        self.draining_at = draining_at
+
+    def stop(self, member: str, partitions: Iterable[int], time: float, scene: int) -> None:
+        for p in list(partitions):
+            if p not in self.by_member[member]:
+                continue
+            self.by_member[member].discard(p)
+            self.fetchers[p].discard(member)
+            if not self.fetchers[p] and time < self.draining_at:
+                self.open[p] = (time, member, scene)
+
+    def start(self, member: str, partitions: Iterable[int], time: float, scene: int) -> None:
+        for p in partitions:
+            if p in self.by_member[member]:
+                continue
+            self.by_member[member].add(p)
+            self.fetchers[p].add(member)
+            previous = self.last_fetcher.get(p)
+            if previous is not None and previous != member:
+                self.moves.append((time, scene))
+            self.last_fetcher[p] = member
+            opened = self.open.pop(p, None)
+            if opened is not None:
+                self.pauses.append(Pause(p, opened[0], time, opened[1], member, opened[2]))
+
+    def finish(self) -> tuple[Pause, ...]:
+        unfinished = [Pause(p, start, None, before, None, scene) for p, (start, before, scene) in self.open.items()]
+        return tuple(sorted(self.pauses + unfinished, key=lambda pause: (pause.start, pause.partition)))
+
+
+def measure(protocol: str, events: Sequence[Event], produced: Sequence[Produced], deliveries: Sequence[Delivery],
+            topic: str) -> ProtocolMeasures:
+    """The figures of one protocol's run. ``topic`` is the run's topic (other topics' partitions are ignored)."""
+    ordered = sorted(events, key=lambda e: (e.timestamp, e.line))
+    if not ordered:
+        empty = _figures(produced, deliveries, 0, 0, (), 0.0, [], 0.0)
+        return ProtocolMeasures(protocol, empty, (), (), (), 0.0)
+    timeline = build_timeline(ordered)
+    origin: datetime = timeline.origin or ordered[0].timestamp
+
+    def at(event: Event) -> float:
+        return (event.timestamp - origin).total_seconds()
+
+    scenes = [(at(e), _int(e.fields.get("scene")) or 0, str(e.fields.get("title") or "")) for e in ordered
+              if e.name == SCENE]
+    draining_at = min((at(e) for e in ordered if e.name == DRAINING), default=float("inf"))
+
+    def scene_at(time: float) -> int:
+        current = 0
+        for start, number, _ in scenes:
+            if start <= time:
+                current = number
+        return current
+
+    fetching = _Fetching(draining_at)
+    failures = []
+    for event in ordered:
+        member = event.consumer_id
+        if member is None:
+            continue
+        time, name = at(event), event.name
+        scene = scene_at(time)
+        if name == "rebalance.stop_fetchers":
+            start = time - _duration_s(event)
+            fetching.stop(member, set(fetching.by_member[member]), start, scene_at(start))
+        elif name == "rebalance.release":
+            fetching.stop(member, _partitions(event.fields.get("released"), topic), time - _duration_s(event), scene)
+        elif name == "session.expired":
+            dropped = _partitions(event.fields.get("dropped"), topic)
+            fetching.stop(member, set(dropped) | set(fetching.by_member[member]), time, scene)
+        elif name in _STOP_ALL:
+            fetching.stop(member, set(fetching.by_member[member]), time, scene)
+            if name == DIED:
+                failures.append(MemberFailure(member, time, _int(event.fields.get("returncode"))))
+        elif name == "rebalance.completed":
+            owned = set(_partitions(event.fields.get("owned"), topic))
+            fetching.stop(member, fetching.by_member[member] - owned, time, scene)
+            fetching.start(member, sorted(owned), time, scene)
+    pauses = fetching.finish()
+    end = timeline.end
+    rounds = [(r.start, r.end, sum(x.failed_attempts for x in r.rebalances))
+              for r in rebalance_rounds(timeline) if r.start < draining_at]
+
+    scene_figures = []
+    for index, (start, number, title) in enumerate(scenes):
+        stop = scenes[index + 1][0] if index + 1 < len(scenes) else draining_at
+        in_scene = [r for r in rounds if start <= r[0] < stop]
+        scene_pauses = [p for p in pauses if p.scene == number]
+        settled = max([r[1] for r in in_scene] + [p.end if p.end is not None else end for p in scene_pauses],
+                      default=start)
+        scene_figures.append(SceneFigures(number, title, start, _figures(
+            [m for m in produced if m.scene == number], deliveries, len(in_scene), sum(r[2] for r in in_scene),
+            scene_pauses, end, [t for t, s in fetching.moves if s == number], (settled - start) * 1000)))
+    total = _figures(produced, deliveries, len(rounds), sum(r[2] for r in rounds), pauses, end,
+                     [t for t, _ in fetching.moves], sum(s.figures.settle_ms for s in scene_figures))
+    return ProtocolMeasures(protocol, total, tuple(scene_figures), pauses, tuple(failures), end)
+
+
+def _partitions(value: object, topic: str) -> list[int]:
+    return [ref.partition for ref in partition_refs(value) if ref.topic == topic]
+
+
+def _figures(produced: Sequence[Produced], deliveries: Sequence[Delivery], rebalances: int, failed_attempts: int,
+             pauses: Sequence[Pause], end: float, moves: Sequence[float], settle_ms: float) -> Figures:
+    """Deliveries count for the messages in ``produced`` only: per scene, the messages produced in that scene."""
+    wanted = {m.value for m in produced}
+    counts: Mapping[str, int] = Counter(d.value for d in deliveries if d.value in wanted)
+    durations = [p.duration_s(end) for p in pauses]
+    return Figures(
+        produced=len(wanted),
+        delivered=len(counts),
+        lost=len(wanted) - len(counts),
+        duplicates=sum(n - 1 for n in counts.values()),
+        rebalances=rebalances,
+        failed_attempts=failed_attempts,
+        partition_seconds_paused=round(sum(durations), 3),
+        max_pause_ms=round(max(durations, default=0.0) * 1000, 1),
+        paused_partitions=len({p.partition for p in pauses}),
+        moved_partitions=len(moves),
+        settle_ms=round(settle_ms, 1),
+    )

@@ -1,0 +1,197 @@
+"""One member of a modern, broker-side consumer group as its own process: the comparison's counterpart of
+:mod:`zkconsumer.demo.group_member`.
+
+``python -m zkconsumer.migration.modern_member --bootstrap B --group G --topic T --consumer-id ID --strategy S``
+
+A confluent-kafka ``Consumer`` that ``subscribe()``s with the named ``partition.assignment.strategy`` (``range``,
+``roundrobin``: eager; ``cooperative-sticky``: incremental cooperative, KIP-429) and lets the broker's group
+coordinator run the group. Its rebalance callbacks are written as the legacy connector's events
+(``docs/events.md``), so that the trace tools draw both kinds of member alike and the comparison measures them
+with one rule: ``rebalance.stop_fetchers`` stops everything the member fetched (eager), ``rebalance.release``
+stops the partitions it names (what a cooperative revocation gives up), ``rebalance.completed``'s ``owned`` is
+what the member fetches from then on. A rebalance here runs from the first callback of a generation to
+``on_assign`` (under cooperative-sticky possibly empty: the follow-up round completes it).
+
+Every message delivered is appended as ``partition offset value`` to ``--output`` (flushed at once, so a SIGKILL
+loses nothing written), the same format as the legacy member's; SIGTERM (or stdin closing, with
+``--stop-at-stdin-eof``) closes the consumer, which revokes and leaves the group.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+import time
+from typing import Any, TextIO
+
+from zkconsumer.log import configure_logging, get_logger
+
+STRATEGIES = ("range", "roundrobin", "cooperative-sticky")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m zkconsumer.migration.modern_member",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--bootstrap", required=True)
+    parser.add_argument("--group", required=True)
+    parser.add_argument("--topic", required=True)
+    parser.add_argument("--consumer-id", required=True)
+    parser.add_argument("--strategy", default="range", choices=STRATEGIES)
+    parser.add_argument("--session-timeout-ms", type=int, default=6000)
+    parser.add_argument("--output", help="append 'partition offset value' per message to this file")
+    parser.add_argument("--stop-at-stdin-eof", action="store_true",
+                        help="leave the group when stdin closes: the member cannot outlive the process that "
+                        "started it")
+    return parser
+
+
+def _refs(partitions: Any, consumer_id: str) -> list[dict[str, object]]:
+    return sorted(({"topic": p.topic, "partition": p.partition, "thread": consumer_id} for p in partitions),
+                  key=lambda r: (str(r["topic"]), int(r["partition"])))  # type: ignore[call-overload]
+
+
+class RebalanceEvents:
+    """The callbacks: each one does what the protocol asks (assign or unassign, all or incrementally) and says so
+    in the legacy rebalance steps' words, timed with a monotonic clock."""
+
+    def __init__(self, consumer_id: str, group: str, strategy: str) -> None:
+        self.base = get_logger("zkconsumer.migration.member").bind(consumer_id=consumer_id, group=group)
+        self.log = self.base
+        self.consumer_id = consumer_id
+        self.strategy = strategy
+        self.cooperative = strategy == "cooperative-sticky"
+        self.rebalance_id = 0
+        self.started_at: float | None = None
+        self.owned: set[tuple[str, int]] = set()
+        self.consumer: Any = None
+
+    def _start(self, cause: str) -> None:
+        if self.started_at is None:
+            self.rebalance_id += 1
+            self.started_at = time.monotonic()
+            self.log = self.base.bind(rebalance_id=self.rebalance_id)
+            self.log.info("rebalance.started", cause=cause, strategy=self.strategy)
+
+    def _commit(self) -> None:
+        from confluent_kafka import KafkaException
+
+        begun = time.monotonic()
+        error = None
+        try:
+            self.consumer.commit(asynchronous=False)
+        except KafkaException as exc:  # nothing consumed yet since the last commit: nothing to commit
+            error = str(exc)
+        self.log.info("rebalance.commit_offsets", step=2, attempt=1, auto_commit=True,
+                      duration_ms=(time.monotonic() - begun) * 1000, store="kafka",
+                      **({"note": error} if error else {}))
+
+    def on_revoke(self, consumer: Any, partitions: list) -> None:
+        self._start("revoke")
+        if not self.cooperative:
+            begun = time.monotonic()
+            self.log.info("rebalance.stop_fetchers", step=2, attempt=1, chunks_dropped=0,
+                          duration_ms=(time.monotonic() - begun) * 1000)
+        self._commit()
+        begun = time.monotonic()
+        if self.cooperative:
+            consumer.incremental_unassign(partitions)
+        else:
+            consumer.unassign()
+        gone = {(p.topic, p.partition) for p in partitions}
+        self.owned = set() if not self.cooperative else self.owned - gone
+        self.log.info("rebalance.release", step=4, attempt=1, released=_refs(partitions, self.consumer_id),
+                      batches=0, duration_ms=(time.monotonic() - begun) * 1000)
+
+    def on_lost(self, consumer: Any, partitions: list) -> None:
+        """The member's session ended without it: nothing to commit (the partitions may be someone else's)."""
+        self._start("lost")
+        self.log.warning("session.expired", dropped=_refs(partitions, self.consumer_id))
+        if self.cooperative:
+            consumer.incremental_unassign(partitions)
+        else:
+            consumer.unassign()
+        self.owned -= {(p.topic, p.partition) for p in partitions}
+
+    def on_assign(self, consumer: Any, partitions: list) -> None:
+        self._start("assign")
+        begun = time.monotonic()
+        added = _refs(partitions, self.consumer_id)
+        self.log.info("rebalance.assign", step=5, attempt=1, strategy=self.strategy, members=[], assignment=added,
+                      partitions={}, duration_ms=0.0)
+        if self.cooperative:
+            consumer.incremental_assign(partitions)
+        else:
+            consumer.assign(partitions)
+            self.owned = set()
+        self.owned |= {(p.topic, p.partition) for p in partitions}
+        self.log.info("rebalance.start_fetchers", step=9, attempt=1, partitions=len(self.owned), fetching=True,
+                      duration_ms=(time.monotonic() - begun) * 1000)
+        owned = [{"topic": t, "partition": p, "thread": self.consumer_id} for t, p in sorted(self.owned)]
+        assert self.started_at is not None
+        self.log.info("rebalance.completed", attempts=1, owned=owned,
+                      duration_ms=(time.monotonic() - self.started_at) * 1000)
+        self.started_at = None
+        self.log = self.base
+
+
+def consumer_config(args: argparse.Namespace) -> dict[str, object]:
+    """Short intervals, as the legacy member's, so that each change shows within a second or two."""
+    return {
+        "bootstrap.servers": args.bootstrap, "group.id": args.group, "client.id": args.consumer_id,
+        "partition.assignment.strategy": args.strategy, "auto.offset.reset": "earliest",
+        "enable.auto.commit": True, "auto.commit.interval.ms": 200, "session.timeout.ms": args.session_timeout_ms,
+        "heartbeat.interval.ms": max(100, args.session_timeout_ms // 6), "topic.metadata.refresh.interval.ms": 1000,
+        "log_level": 3,
+    }
+
+
+def consume(args: argparse.Namespace, stop: threading.Event, output: TextIO | None) -> None:
+    from confluent_kafka import Consumer
+
+    events = RebalanceEvents(args.consumer_id, args.group, args.strategy)
+    consumer = Consumer(consumer_config(args))
+    events.consumer = consumer
+    events.log.info("consumer.subscribed", topic=args.topic, strategy=args.strategy,
+                    protocol="cooperative" if events.cooperative else "eager")
+    consumer.subscribe([args.topic], on_assign=events.on_assign, on_revoke=events.on_revoke, on_lost=events.on_lost)
+    try:
+        while not stop.is_set():
+            message = consumer.poll(0.1)
+            if message is None or message.error() is not None:
+                continue
+            if output is not None:
+                output.write(f"{message.partition()} {message.offset()} {message.value().decode()}\n")
+    finally:
+        begun = time.monotonic()
+        events.log.info("consumer.shutting_down")
+        consumer.close()  # revokes (the callbacks run), commits, leaves the group
+        events.log.info("consumer.shutdown", duration_ms=(time.monotonic() - begun) * 1000)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    configure_logging(json=True, stream=sys.stdout, force=True)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)  # stdout carries events only
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    if args.stop_at_stdin_eof:
+        def stop_at_eof() -> None:
+            sys.stdin.read()
+            stop.set()
+
+        threading.Thread(target=stop_at_eof, name="stdin-eof", daemon=True).start()
+    output = open(args.output, "a", buffering=1) if args.output else None  # noqa: SIM115 - closed below
+    try:
+        consume(args, stop, output)
+    finally:
+        if output is not None:
+            output.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
