@@ -223,13 +223,16 @@ SVG_STYLE = (
 # --- the overview -----------------------------------------------------------------------------------------------
 
 
-def render_svg(timeline: Timeline, standalone: bool = True, links: bool = False) -> str:
+def render_svg(timeline: Timeline, standalone: bool = True, links: bool = False, axis_end: float | None = None,
+               prefix: str = "ov-") -> str:
     """The overview: axis, lanes, partition owners, markers and the legend, as one ``<svg>``. ``standalone``
     adds the XML namespace a ``.svg`` file needs (inline in HTML it is not needed, and the page names no URL);
-    ``links`` makes each rebalance a link to its round on the HTML page."""
-    prefix = "ov-"
+    ``links`` makes each rebalance a link to its round on the HTML page. ``axis_end`` (seconds) stretches the
+    axis beyond the trace's end, so that several overviews drawn one above the other share one time scale;
+    ``prefix`` keeps the ids of several overviews on one page apart."""
     colours = consumer_colours(timeline)
-    scale = _Scale(0.0, timeline.end if timeline.end > 0 else 1.0)
+    end = max(timeline.end, axis_end or 0.0)
+    scale = _Scale(0.0, end if end > 0 else 1.0)
     out: list[str] = []
 
     markers = [(m, *describe_marker(m)) for m in timeline.markers]
