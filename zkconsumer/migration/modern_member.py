@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _refs(partitions: Any, consumer_id: str) -> list[dict[str, object]]:
     return sorted(({"topic": p.topic, "partition": p.partition, "thread": consumer_id} for p in partitions),
-                  key=lambda r: (str(r["topic"]), int(r["partition"])))  # type: ignore[call-overload]
+                  key=lambda r: (str(r["topic"]), str(r["partition"]).zfill(10)))
 
 
 class RebalanceEvents:
@@ -163,7 +163,8 @@ def consume(args: argparse.Namespace, stop: threading.Event, output: TextIO | No
             if message is None or message.error() is not None:
                 continue
             if output is not None:
-                output.write(f"{message.partition()} {message.offset()} {message.value().decode()}\n")
+                value = message.value() or b""
+                output.write(f"{message.partition()} {message.offset()} {value.decode()}\n")
     finally:
         begun = time.monotonic()
         events.log.info("consumer.shutting_down")
