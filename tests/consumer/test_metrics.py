@@ -63,6 +63,9 @@ def test_a_snapshot_becomes_the_legacy_metrics() -> None:
     meters.committed("zookeeper", 2)
     meters.rebalanced(0.2)
     meters.rebalanced(70.0, failed=True)
+    meters.fetch_timed(("b1", 9092), 0.3)
+    meters.fetch_timed(("b1", 9092), 100.0)
+    meters.fetch_timed(("b1", 9092), 5000.0)
     snapshot = MetricsSnapshot(
         "c1", "g1",
         owned=(OwnedPartition("t", 0, "g1_a-0", 10, 12), OwnedPartition("t", 1, "g1_a-0", -1, -1),
@@ -88,6 +91,14 @@ def test_a_snapshot_becomes_the_legacy_metrics() -> None:
     assert value(samples, "kafka_consumer_failed_rebalances_total", client_id="c1") == 1
     assert value(samples, "kafka_consumer_zookeeper_commits_total", client_id="c1") == 2
     assert value(samples, "kafka_consumer_kafka_commits_total", client_id="c1") == 0
+    broker = {"client_id": "c1", "broker_host": "b1", "broker_port": "9092"}
+    assert value(samples, "kafka_consumer_fetch_request_time_ms_count", **broker) == 3
+    assert value(samples, "kafka_consumer_fetch_request_time_ms_sum", **broker) == pytest.approx(5100.3)
+    assert value(samples, "kafka_consumer_fetch_request_time_ms_bucket", le="0.25", **broker) == 0
+    assert value(samples, "kafka_consumer_fetch_request_time_ms_bucket", le="0.5", **broker) == 1
+    assert value(samples, "kafka_consumer_fetch_request_time_ms_bucket", le="100.0", **broker) == 2
+    assert value(samples, "kafka_consumer_fetch_request_time_ms_bucket", le="1000.0", **broker) == 2
+    assert value(samples, "kafka_consumer_fetch_request_time_ms_bucket", le="+Inf", **broker) == 3
 
 
 def test_an_empty_snapshot_still_shows_every_counter() -> None:
@@ -143,6 +154,19 @@ def test_two_consumers_in_one_process_are_scraped_over_http(zk, kafka_zk, bootst
                      thread_id="scraped_first-0") == 0
         assert {value(samples, "kafka_consumer_lag", client_id="scraped", topic=topic_name, partition=p)
                 for p in ("0", "1")} == {0}
+        # FetchRequestRateAndTimeMs: the fetches of the one fetcher thread (one broker), counted and timed
+        fetches = {labels: v for (name, labels), v in samples.items()
+                   if name == "kafka_consumer_fetch_request_time_ms_count"}
+        assert len(fetches) == 1
+        (labels, fetched), = fetches.items()
+        assert dict(labels)["client_id"] == "scraped" and int(dict(labels)["broker_port"]) > 0
+        assert fetched >= 1
+        assert samples[("kafka_consumer_fetch_request_time_ms_bucket", tuple(sorted({**dict(labels),
+                                                                                     "le": "+Inf"}.items())))] \
+            == fetched
+        assert samples[("kafka_consumer_fetch_request_time_ms_sum", labels)] > 0
+        # an idle fetcher keeps fetching (each wait for a first message is one fetch)
+        wait_for(lambda: scrape(first)[("kafka_consumer_fetch_request_time_ms_count", labels)] > fetched)
         # Produced, fetched perhaps, not handed out: the lag counts it.
         produce(bootstrap_servers, topic_name, [b"late", b"later"], partition=1)
         wait_for(lambda: value(scrape(first), "kafka_consumer_lag", client_id="scraped", topic=topic_name,

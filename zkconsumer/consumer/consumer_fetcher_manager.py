@@ -42,6 +42,7 @@ from zkconsumer.consumer.consumer_fetcher_thread import (
 )
 from zkconsumer.consumer.data_path_events import emit, partition_names
 from zkconsumer.consumer.leader_finder_thread import LeaderFinderThread
+from zkconsumer.consumer.metrics import ConnectorMeters, MeteredChunkQueue
 from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo
 from zkconsumer.kafka.metadata import BrokerMeta
 from zkconsumer.log import get_logger
@@ -82,6 +83,8 @@ class ConsumerFetcherManager:
         self._leader_finder: LeaderFinderThread | None = None
         self._fetchers_lock = threading.Lock()
         self._fetchers: dict[tuple[int, int], ConsumerFetcherThread] = {}
+        # The connector's meters when metrics are on, found on the streams' queues it hands over (start_connections).
+        self._meters: ConnectorMeters | None = None
 
     # --- the connector's side ---
 
@@ -90,6 +93,8 @@ class ConsumerFetcherManager:
             self._emit("warning", "fetcher_manager.restarted")
             self.stop_connections()
         partition_map = {TopicPartition(info.topic, info.partition): info for info in infos}
+        self._meters = next((info.chunk_queue.meters for info in partition_map.values()
+                             if isinstance(info.chunk_queue, MeteredChunkQueue)), self._meters)
         finder = LeaderFinderThread(self, self.consumer_id, self.config, self.zk)
         with self._cond:
             self._leader_finder = finder
@@ -187,7 +192,8 @@ class ConsumerFetcherManager:
                 if fetcher is None:
                     broker = next(iter(partitions.values())).broker
                     fetcher = ConsumerFetcherThread(self.consumer_id, key[1], broker, self.config, partition_map,
-                                                    self.add_partitions_with_error, self._on_offset_reset)
+                                                    self.add_partitions_with_error, self._on_offset_reset,
+                                                    self._meters)
                     self._fetchers[key] = fetcher
                     fetcher.start()
                 fetcher.add_partitions({tp: target.initial_offset for tp, target in partitions.items()})

@@ -70,6 +70,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import groupby
+from time import perf_counter
 from typing import Any, cast
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message
@@ -78,6 +79,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.consumer.data_path_events import emit, partition_names
 from zkconsumer.consumer.message_and_metadata import FetchedRecords
+from zkconsumer.consumer.metrics import ConnectorMeters
 from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo
 from zkconsumer.consumer.sliced_deadline import NETWORK_SLICE_S, call_in_slices
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
@@ -205,6 +207,7 @@ class ConsumerFetcherThread(threading.Thread):
         partition_map: Mapping[TopicPartition, PartitionTopicInfo],
         on_partitions_error: Callable[[Iterable[TopicPartition]], None],
         on_offset_reset: OffsetResetCallback | None = None,
+        meters: ConnectorMeters | None = None,
     ) -> None:
         super().__init__(name=f"ConsumerFetcherThread-{consumer_id}-{fetcher_id}-{broker.id}", daemon=True)
         self.consumer_id = consumer_id
@@ -214,6 +217,8 @@ class ConsumerFetcherThread(threading.Thread):
         self._partition_map = partition_map
         self._on_partitions_error = on_partitions_error
         self._on_offset_reset = on_offset_reset
+        self._meters = meters  # when metrics are on: each fetch is timed into them (FetchRequestRateAndTimeMs)
+        self._broker_key = (broker.host, broker.port)
         self._backoff_s = config.refresh_leader_backoff_ms / 1000
         self._socket_timeout_s = config.socket_timeout_ms / 1000
         # Not ``_stop``: threading.Thread has a method of that name.
@@ -305,15 +310,15 @@ class ConsumerFetcherThread(threading.Thread):
             self._wakeup.wait(self._backoff_s)
             self._wakeup.clear()
             return
-        # What is there now; when nothing is, wait for the first message only, and take what came with it:
-        # consume() with a timeout waits for a full batch, which added up to that timeout to the latency of
-        # every message of a quiet partition, and to the last batch of a busy one.
-        messages = self._consumer.consume(num_messages=_CONSUME_BATCH, timeout=0)
+        meters = self._meters
+        if meters is None:
+            messages = self._fetch()
+        else:
+            started = perf_counter()
+            messages = self._fetch()
+            meters.fetch_timed(self._broker_key, (perf_counter() - started) * 1000)
         if not messages:
-            first = self._consumer.poll(_CONSUME_TIMEOUT_S)
-            if first is None:
-                return
-            messages = [first, *self._consumer.consume(num_messages=_CONSUME_BATCH - 1, timeout=0)]
+            return
         if any(map(_error_of, messages)):
             messages = self._handle_errors(messages)
         plans = [plan for tp, run in self._runs(messages) for plan in self._plan(tp, run)]
@@ -330,6 +335,19 @@ class ConsumerFetcherThread(threading.Thread):
                 self._message_too_large(plan)
             elif not self._enqueue(plan):
                 given_up.add(plan.tp)  # the rest of its batch goes too (stopped, or removed or moved meanwhile)
+
+    def _fetch(self) -> list[Message]:
+        """What is there now; when nothing is, wait for the first message only, and take what came with it:
+        consume() with a timeout waits for a full batch, which added up to that timeout to the latency of every
+        message of a quiet partition, and to the last batch of a busy one. This is the thread's fetch request, as
+        FetchRequestRateAndTimeMs times it."""
+        messages = self._consumer.consume(num_messages=_CONSUME_BATCH, timeout=0)
+        if messages:
+            return messages
+        first = self._consumer.poll(_CONSUME_TIMEOUT_S)
+        if first is None:
+            return []
+        return [first, *self._consumer.consume(num_messages=_CONSUME_BATCH - 1, timeout=0)]
 
     def _handle_errors(self, messages: list[Message]) -> list[Message]:
         """Act on the errors librdkafka put among the messages; the messages without error, in their order."""

@@ -8,8 +8,10 @@ rates from counters (``rate(kafka_consumer_messages_total[1m])``), so a meter be
 histogram.
 
 Nothing here runs on the consumer's paths unless metrics are asked for (``metrics.http.port``): the connector then
-counts into a :class:`ConnectorMeters` (a chunk handed to a stream's queue, a chunk taken by a stream, a commit, a
-rebalance: each a few integer additions under a lock, per chunk, never per message), and everything else is read
+counts into a :class:`ConnectorMeters` (a chunk handed to a stream's queue, a chunk taken by a stream, a fetch, a
+commit, a rebalance: each a few integer additions under a lock, per chunk or per fetch, never per message). The
+fetcher threads find the meters on the streams' queues (:class:`MeteredChunkQueue`), the one thing of the
+connector's they are handed, so the connector has nothing more to pass them. Everything else is read
 when Prometheus scrapes: owned partitions and their offsets, queue sizes, and the end of each owned partition's log
 (asked of the brokers at that moment, :func:`read_log_ends`). The scrape turns a :class:`MetricsSnapshot` into metric
 families with a pure function (:func:`metric_families`).
@@ -44,6 +46,9 @@ PREFIX = "kafka_consumer"
 #: the upper bounds of the rebalance histogram's buckets, in seconds (a rebalance takes from tens of milliseconds, one
 #: member, to tens of seconds, many members backing off)
 REBALANCE_BUCKETS_S: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+#: the upper bounds of the fetch histogram's buckets, in milliseconds, as Kafka's FetchRequestRateAndTimeMs timed a
+#: fetch (a busy partition's fetch returns in well under a millisecond, a quiet one waits up to its poll timeout)
+FETCH_BUCKETS_MS: tuple[float, ...] = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 1000.0)
 #: how long a scrape may wait for the brokers to tell the ends of the logs; past it, lags are left out
 LOG_END_TIMEOUT_S = 3.0
 #: the offset stores, as the connector's commit results name them
@@ -68,6 +73,22 @@ class RebalanceTimes:
 
 
 @dataclass(frozen=True)
+class FetchTimes:
+    """Fetches of one fetcher broker and how long they took: Kafka's FetchRequestRateAndTimeMs timer as histogram
+    data, in milliseconds."""
+
+    broker_host: str
+    broker_port: int
+    counts: tuple[int, ...] = (0,) * len(FETCH_BUCKETS_MS)  # per bucket, not cumulative (the last is above all)
+    above: int = 0
+    sum_ms: float = 0.0
+
+    @property
+    def count(self) -> int:
+        return sum(self.counts) + self.above
+
+
+@dataclass(frozen=True)
 class MeterReadings:
     """What the connector counted since it was made."""
 
@@ -76,6 +97,7 @@ class MeterReadings:
     commits: Mapping[str, int] = field(default_factory=_frozen)  # store -> partition offsets committed there
     rebalances: RebalanceTimes = RebalanceTimes()
     failed_rebalances: int = 0
+    fetches: tuple[FetchTimes, ...] = ()  # per broker the fetcher threads fetch from, sorted
 
 
 @dataclass(frozen=True)
@@ -120,6 +142,9 @@ class ConnectorMeters:
         self._buckets = [0] * (len(REBALANCE_BUCKETS_S) + 1)
         self._rebalance_s = 0.0
         self._failed = 0
+        # (broker host, port) -> per bucket counts (the last above all), and the sum of milliseconds
+        self._fetch_buckets: dict[tuple[str, int], list[int]] = {}
+        self._fetch_ms: dict[tuple[str, int], float] = {}
 
     def fetched(self, topic: str, value_bytes: int) -> None:
         with self._lock:
@@ -140,11 +165,24 @@ class ConnectorMeters:
             self._rebalance_s += seconds
             self._failed += failed
 
+    def fetch_timed(self, broker: tuple[str, int], milliseconds: float) -> None:
+        """One fetch of a fetcher thread (its ``consume()``, and its wait for a first message when nothing was
+        there), as Kafka timed each FetchRequest; ``broker`` is the (host, port) the thread fetches from."""
+        with self._lock:
+            buckets = self._fetch_buckets.get(broker)
+            if buckets is None:
+                buckets = self._fetch_buckets[broker] = [0] * (len(FETCH_BUCKETS_MS) + 1)
+                self._fetch_ms[broker] = 0.0
+            buckets[bisect.bisect_left(FETCH_BUCKETS_MS, milliseconds)] += 1
+            self._fetch_ms[broker] += milliseconds
+
     def read(self) -> MeterReadings:
         with self._lock:
             times = RebalanceTimes(tuple(self._buckets[:-1]), self._buckets[-1], self._rebalance_s)
+            fetches = tuple(FetchTimes(host, port, tuple(buckets[:-1]), buckets[-1], self._fetch_ms[(host, port)])
+                            for (host, port), buckets in sorted(self._fetch_buckets.items()))
             return MeterReadings(_frozen(self._messages), _frozen(self._bytes), _frozen(self._commits), times,
-                                 self._failed)
+                                 self._failed, fetches)
 
 
 class MeteredChunkQueue(ChunkQueue):
@@ -155,6 +193,11 @@ class MeteredChunkQueue(ChunkQueue):
     def __init__(self, capacity: int, name: str, meters: ConnectorMeters) -> None:
         super().__init__(capacity, name)
         self._meters = meters
+
+    @property
+    def meters(self) -> ConnectorMeters:
+        """The connector's meters, which the fetcher threads feeding this queue count their fetches into."""
+        return self._meters
 
     def put(self, chunk: FetchedDataChunk, stop: threading.Event | None = None) -> bool:
         if not super().put(chunk, stop):
@@ -206,16 +249,17 @@ def metric_families(snapshot: MetricsSnapshot) -> list[Metric]:
         queue_size.add_metric([client, queue.topic, queue.thread_id], queue.chunks)
 
     times = readings.rebalances
-    buckets: list[tuple[str, float]] = []
-    running = 0
-    for bound, count in zip(REBALANCE_BUCKETS_S, times.counts, strict=True):
-        running += count
-        buckets.append((repr(bound), running))
-    buckets.append(("+Inf", running + times.above))
     rebalance = HistogramMetricFamily(
         f"{PREFIX}_rebalance_seconds", "Rebalances, each with all its attempts, and how long they took "
         "(RebalanceRateAndTime).", labels=["client_id"])
-    rebalance.add_metric([client], buckets, sum_value=times.sum_s)
+    rebalance.add_metric([client], _cumulative(REBALANCE_BUCKETS_S, times.counts, times.above),
+                         sum_value=times.sum_s)
+    fetch = HistogramMetricFamily(
+        f"{PREFIX}_fetch_request_time_ms", "Fetches of the fetcher threads, and how long each took, in milliseconds "
+        "(FetchRequestRateAndTimeMs).", labels=["client_id", "broker_host", "broker_port"])
+    for fetches in readings.fetches:
+        fetch.add_metric([client, fetches.broker_host, str(fetches.broker_port)],
+                         _cumulative(FETCH_BUCKETS_MS, fetches.counts, fetches.above), sum_value=fetches.sum_ms)
     failed = CounterMetricFamily(
         f"{PREFIX}_failed_rebalances", "Rebalances that ran out of rebalance.max.retries.", labels=["client_id"])
     failed.add_metric([client], readings.failed_rebalances)
@@ -228,7 +272,18 @@ def metric_families(snapshot: MetricsSnapshot) -> list[Metric]:
         f"{PREFIX}_kafka_commits", "Partition offsets committed to Kafka (KafkaCommitsPerSec).", labels=["client_id"])
     kafka_commits.add_metric([client], readings.commits.get(KAFKA_STORE, 0))
     return [messages, value_bytes, lag, owned_partitions, queue_size, rebalance, failed, zookeeper_commits,
-            kafka_commits]
+            kafka_commits, fetch]
+
+
+def _cumulative(bounds: Sequence[float], counts: Sequence[int], above: int) -> list[tuple[str, float]]:
+    """Per bucket counts as Prometheus' cumulative ``le`` buckets, ``+Inf`` last."""
+    buckets: list[tuple[str, float]] = []
+    running = 0
+    for bound, count in zip(bounds, counts, strict=True):
+        running += count
+        buckets.append((repr(bound), running))
+    buckets.append(("+Inf", running + above))
+    return buckets
 
 
 def read_log_ends(zk: KazooClient, partitions: Iterable[TopicPartition],
