@@ -45,8 +45,10 @@ from zkconsumer.demo.rebalance_demo import now_iso, wait_for_topic
 from zkconsumer.errors import ZkConsumerError
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.log import get_logger
-from zkconsumer.migration.measures import DIED, DRAINING, Delivery, Produced
+from zkconsumer.migration.measures import DIED, DRAINING, Delivery, Produced, measure
+from zkconsumer.migration.report import ProtocolResult
 from zkconsumer.migration.scenes import SCENES, Protocol, Scene
+from zkconsumer.trace.timeline import Event, build_timeline, read_events
 from zkconsumer.zk.client import zookeeper
 
 EVENTS_FILE = "events.jsonl"
@@ -473,3 +475,17 @@ def _cleanup(s: CompareSettings, runs: list[ProtocolRun], chroot: str | None, br
         for future in futures.values():
             with contextlib.suppress(Exception):
                 future.result(15)
+
+
+def collect(runs: list[ProtocolRun], output_dir: Path) -> list[ProtocolResult]:
+    """Each run's recorded files, measured, with its timeline for the page."""
+    results = []
+    for run in runs:
+        events: tuple[Event, ...] = ()
+        if run.events_path.exists():
+            with open(run.events_path, encoding="utf-8") as f:
+                events = read_events(f).events
+        measures = measure(run.protocol.name, events, run.produced, read_deliveries(run), run.topic)
+        results.append(ProtocolResult(run.protocol, run.topic, run.group, measures, build_timeline(events),
+                                      str(run.events_path.relative_to(output_dir)), run.error))
+    return results

@@ -1,0 +1,149 @@
+"""``zkconsumer migration compare``: the legacy ZooKeeper group and modern broker-side groups on one membership
+script (:mod:`zkconsumer.migration`), measured side by side.
+
+Without ``--zookeeper`` it runs on the embedded environment, started for the run and stopped after it (one that
+was already running is used and left running). Everything it creates (topics, groups, a ZooKeeper chroot) is
+named after the run and removed at the end, except the output directory, which must be new or empty.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+
+from zkconsumer.cli import COMMANDS, options
+from zkconsumer.errors import UsageError
+from zkconsumer.log import configure_logging
+from zkconsumer.migration.report import write_report
+from zkconsumer.migration.run import MAX_TOTAL_RATE, CompareSettings, collect, compare_protocols
+from zkconsumer.migration.scenes import PROTOCOLS, SCENES, Scene, parse_protocols
+
+MAX_PARTITIONS = 64  # the page draws a row per partition and per protocol
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("migration", help=COMMANDS["migration"],
+                                   description=COMMANDS["migration"])
+    commands = parser.add_subparsers(dest="migration_command", metavar="SUBCOMMAND", required=True)
+    compare = commands.add_parser(
+        "compare", help="play one membership script for every protocol and compare pauses, moves and deliveries",
+        description="For each protocol, real members join, one is SIGKILLed and one leaves, while a producer "
+        "writes keyed messages; writes report.json, report.html and every run's events to --output-dir.")
+    options.add_zookeeper(compare, help="run against this ZooKeeper instead of the embedded environment",
+                          auth=False)
+    options.add_bootstrap(compare, help="with --zookeeper: the broker (default: the brokers registered in it)")
+    options.add_run_dir(compare)
+    compare.add_argument("--protocols", default=",".join(PROTOCOLS),
+                         help=f"comma-separated, from {', '.join(PROTOCOLS)} (default: all)")
+    compare.add_argument("--partitions", type=int, default=4, help="partitions of every protocol's topic (default 4)")
+    compare.add_argument("--rate", type=float, default=50.0, metavar="MSG_PER_S",
+                         help="messages a second to every protocol's topic (default 50)")
+    compare.add_argument("--pace", type=float, default=2.0, metavar="SECONDS",
+                         help="steady production after each scene settled, before the next (default 2)")
+    compare.add_argument("--output-dir", type=Path, required=True, metavar="DIR",
+                         help="new or empty: report.json, report.html, <protocol>/events.jsonl, deliveries")
+    options.add_json(compare, help="print report.json on stdout instead of the table")
+    compare.set_defaults(handler=run)
+
+
+def validate(args: argparse.Namespace) -> CompareSettings:
+    """Every refusal, before anything starts."""
+    protocols = parse_protocols(args.protocols)
+    if not 1 <= args.partitions <= MAX_PARTITIONS:
+        raise UsageError(f"--partitions must be between 1 and {MAX_PARTITIONS}")
+    if not args.rate > 0:
+        raise UsageError("--rate must be more than 0 messages a second")
+    if args.rate * len(protocols) > MAX_TOTAL_RATE:
+        raise UsageError(f"--rate {args.rate:g} for {len(protocols)} protocols is {args.rate * len(protocols):g} "
+                         f"messages a second, more than the {MAX_TOTAL_RATE} the comparison produces and counts "
+                         f"reliably (every delivery report is kept)")
+    if args.pace < 0:
+        raise UsageError("--pace must not be negative")
+    if args.bootstrap_server and not args.zookeeper:
+        raise UsageError("--bootstrap-server needs --zookeeper (without them the embedded environment is used)")
+    out: Path = args.output_dir
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"--output-dir {out} exists and is not an empty directory; give a new one")
+    return CompareSettings("", "", protocols, out, partitions=args.partitions, rate=args.rate, pace=args.pace)
+
+
+def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    settings = validate(args)
+    signal.signal(signal.SIGTERM, _interrupt)  # as Ctrl-C: the members leave, the servers stop
+    if args.log_level is None:
+        configure_logging(json=args.log_json, level="warning", force=True)
+    if args.zookeeper:
+        bootstrap = args.bootstrap_server or _registered(args.zookeeper)
+        return _compare(replace(settings, zookeeper=args.zookeeper, bootstrap=bootstrap), args.json)
+    from zkconsumer.embedded.environment import LocalEnvironment
+
+    env = LocalEnvironment(args.run_dir)
+    started = env.endpoints() is None
+    endpoints = env.up()
+    try:
+        print(f"embedded environment: ZooKeeper {endpoints['zookeeper']}, broker {endpoints['bootstrap_servers']}"
+              + (" (started for this run)" if started else " (already running, left running)"), file=sys.stderr)
+        return _compare(replace(settings, zookeeper=endpoints["zookeeper"],
+                                bootstrap=endpoints["bootstrap_servers"]), args.json)
+    finally:
+        if started:
+            env.down()
+
+
+def _interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _registered(connect: str) -> str:
+    from zkconsumer.tools.offset_checker import registered_bootstrap
+    from zkconsumer.zk.client import zookeeper
+
+    with zookeeper(connect, quiet=True) as zk:
+        bootstrap = registered_bootstrap(zk)
+    if bootstrap is None:
+        raise UsageError(f"no broker is registered in ZooKeeper at {connect}; give --bootstrap-server")
+    return bootstrap
+
+
+def _progress(protocol: str, scene: Scene, settled: bool, seconds: float) -> None:
+    state = "settled" if settled else "did NOT settle"
+    print(f"  {protocol:<19} scene {scene.number} ({scene.title}): {state} in {seconds:.1f} s", file=sys.stderr)
+
+
+def _compare(settings: CompareSettings, as_json: bool) -> int:
+    settings.output_dir.mkdir(parents=True, exist_ok=True)
+    print(f"playing {len(SCENES)} scenes for {', '.join(p.name for p in settings.protocols)} "
+          f"({settings.partitions} partitions, {settings.rate:g} msg/s each, pace {settings.pace:g} s)",
+          file=sys.stderr)
+    runs = compare_protocols(settings, on_scene=_progress)
+    results = collect(runs, settings.output_dir)
+    meta = (f"run {settings.run_id}: {settings.partitions} partitions per topic, {settings.rate:g} messages a second "
+            f"to each, {settings.pace:g} s of steady production after each scene, member session timeout "
+            f"{settings.session_timeout_ms} ms")
+    json_path, html_path = write_report(settings.output_dir, results, {
+        "run_id": settings.run_id, "partitions": settings.partitions, "rate": settings.rate,
+        "pace": settings.pace, "session_timeout_ms": settings.session_timeout_ms}, meta)
+    if as_json:
+        print(json_path.read_text(encoding="utf-8"), end="")
+    else:
+        header = (f"{'protocol':<19} {'produced':>8} {'lost':>5} {'dup':>5} {'rebal':>5} {'paused p-s':>10} "
+                  f"{'max pause ms':>12} {'moved':>5}")
+        print(header)
+        for r in results:
+            t = r.measures.total
+            print(f"{r.protocol.name:<19} {t.produced:>8} {t.lost:>5} {t.duplicates:>5} {t.rebalances:>5} "
+                  f"{t.partition_seconds_paused:>10.2f} {t.max_pause_ms:>12.0f} {t.moved_partitions:>5}")
+        print(f"report: {json_path}  page: {html_path}")
+    problems = [f"{r.protocol.name}: {r.error}" for r in results if r.error]
+    problems += [f"{r.protocol.name}: member {f.member} exited on its own (status {f.returncode})"
+                 for r in results for f in r.measures.failures]
+    for problem in problems:
+        print(f"zkconsumer migration: {problem}", file=sys.stderr)
+    lost = sum(r.measures.total.lost for r in results)
+    if lost:
+        print(f"zkconsumer migration: {lost} messages produced were never delivered", file=sys.stderr)
+    return 1 if lost or any(r.error for r in results) else 0

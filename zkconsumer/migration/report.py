@@ -1,0 +1,141 @@
+"""The comparison's outputs: ``report.json`` (the figures, per protocol and per scene) and ``report.html`` (the
+figures as charts side by side, and each protocol's rebalance timeline, one above the other on one time axis,
+drawn by the trace tools' own overview).
+
+Pure: measures and timelines in, text out; writing the files is :func:`write_report`'s one job.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from zkconsumer.migration.measures import Figures, ProtocolMeasures
+from zkconsumer.migration.scenes import SCENES, Protocol
+from zkconsumer.pages import Html, render_page
+from zkconsumer.pages.charts import bar_chart
+from zkconsumer.trace.timeline import Timeline
+from zkconsumer.trace.timeline_html import render_svg
+
+REPORT_JSON = "report.json"
+REPORT_HTML = "report.html"
+NOTE = ("Each protocol runs in a group of its own: a legacy member registers in ZooKeeper and a modern one joins "
+        "the broker's group coordinator, and the two ignore each other. Legacy and modern members given the "
+        "same group.id would each be assigned every partition by their own protocol, and every message would be "
+        "consumed twice (KIP-125). A migration therefore moves a group over at once (stop the legacy members, "
+        "carry the offsets over with `zkconsumer offsets`, start the modern ones), never member by member.")
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolResult:
+    """One protocol's run for the report: what it is, its measures, its timeline, where its events are, and
+    what went wrong (``error``: the run stopped early)."""
+
+    protocol: Protocol
+    topic: str
+    group: str
+    measures: ProtocolMeasures
+    timeline: Timeline
+    events: str  # relative to the output directory
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRow:
+    protocol: str
+    rebalancing: str
+    produced: int
+    delivered: int
+    lost: int
+    duplicates: int
+    rebalances: int
+    failed_attempts: int
+    paused: str
+    max_pause_ms: str
+    paused_partitions: int
+    moved: int
+    settle_s: str
+
+
+def _figures_json(figures: Figures) -> dict[str, Any]:
+    return asdict(figures)
+
+
+def report_json(results: Sequence[ProtocolResult], settings: dict[str, Any]) -> dict[str, Any]:
+    protocols = {}
+    for r in results:
+        m = r.measures
+        protocols[r.protocol.name] = {
+            "family": r.protocol.family, "strategy": r.protocol.strategy, "rebalancing": r.protocol.rebalancing,
+            "topic": r.topic, "group": r.group, "events": r.events, "error": r.error,
+            **_figures_json(m.total),
+            "member_failures": [asdict(f) for f in m.failures],
+            "pauses": [asdict(p) for p in m.pauses],
+            "scenes": [{"scene": s.scene, "title": s.title, "start_s": round(s.start, 3), **_figures_json(s.figures)}
+                       for s in m.scenes],
+        }
+    return {"note": NOTE, **settings, "protocols": protocols}
+
+
+def failures(results: Sequence[ProtocolResult]) -> list[str]:
+    lines = []
+    for r in results:
+        if r.error:
+            lines.append(f"{r.protocol.name}: the run stopped early: {r.error}")
+        for f in r.measures.failures:
+            lines.append(f"{r.protocol.name}: member {f.member} exited on its own at +{f.time:.1f}s "
+                         f"(status {f.returncode})")
+    return lines
+
+
+def render_report(results: Sequence[ProtocolResult], meta: str) -> str:
+    names = [r.protocol.name for r in results]
+    totals = [r.measures.total for r in results]
+    rows = [SummaryRow(r.protocol.name, r.protocol.rebalancing, t.produced, t.delivered, t.lost, t.duplicates,
+                       t.rebalances, t.failed_attempts, f"{t.partition_seconds_paused:.2f}", f"{t.max_pause_ms:.0f}",
+                       t.paused_partitions, t.moved_partitions, f"{t.settle_ms / 1000:.1f}")
+            for r, t in zip(results, totals, strict=True)]
+    scene_labels = [f"{s.number}. {s.title}" if len(s.title) < 18 else f"scene {s.number}" for s in SCENES]
+
+    def per_scene(attribute: str, scale: float = 1.0) -> dict[str, list[float]]:
+        series = {}
+        for r in results:
+            by_number = {s.scene: getattr(s.figures, attribute) * scale for s in r.measures.scenes}
+            series[r.protocol.name] = [by_number.get(s.number, 0.0) for s in SCENES]
+        return series
+
+    small = (5.4, 3.0)
+    charts = [
+        bar_chart(names, {"partition-seconds": [t.partition_seconds_paused for t in totals]},
+                  title="Partition-seconds paused (nobody fetching)", ylabel="s", size=small),
+        bar_chart(names, {"ms": [t.max_pause_ms for t in totals]}, title="Longest pause of a partition",
+                  ylabel="ms", size=small),
+        bar_chart(names, {"paused": [float(t.paused_partitions) for t in totals],
+                          "moved": [float(t.moved_partitions) for t in totals]},
+                  title="Partitions paused at least once, and changes of owner", size=small),
+        bar_chart(names, {"rebalances": [float(t.rebalances) for t in totals],
+                          "duplicates": [float(t.duplicates) for t in totals]},
+                  title="Rebalance rounds, and duplicated messages", size=small),
+        bar_chart(scene_labels, per_scene("partition_seconds_paused"),
+                  title="Partition-seconds paused, per scene", ylabel="s", size=(11.0, 3.2)),
+        bar_chart(scene_labels, per_scene("settle_ms", 0.001),
+                  title="Time to settle, per scene", ylabel="s", size=(11.0, 3.2)),
+    ]
+    axis_end = max((r.timeline.end for r in results), default=0.0)
+    timelines = [(r.protocol.name, Html(render_svg(r.timeline, standalone=False, axis_end=axis_end,
+                                                   prefix=f"p{i}-")))
+                 for i, r in enumerate(results)]
+    return render_page("migration.html.j2", title="Migration comparison: legacy and modern groups on one script",
+                       meta=meta, note=NOTE, rows=rows, failures=failures(results), charts=charts,
+                       timelines=timelines)
+
+
+def write_report(output_dir: Path, results: Sequence[ProtocolResult], settings: dict[str, Any],
+                 meta: str) -> tuple[Path, Path]:
+    json_path, html_path = output_dir / REPORT_JSON, output_dir / REPORT_HTML
+    json_path.write_text(json.dumps(report_json(results, settings), indent=2) + "\n", encoding="utf-8")
+    html_path.write_text(render_report(results, meta), encoding="utf-8")
+    return json_path, html_path
