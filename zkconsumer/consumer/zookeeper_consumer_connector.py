@@ -33,7 +33,7 @@ import contextlib
 import random
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -614,6 +614,9 @@ class ZookeeperConsumerConnector:
                           already_ours=partition_list(claimed.already_ours),
                           conflicts=partition_list(claimed.conflicts, holder=claimed.conflicts),
                           batches=claimed.batches)
+            if claimed.ok and claimed.claimed:
+                moved = self._offsets_committed_since(registry, fetched.offsets, claimed.claimed)
+                fields["offsets_moved"] = partition_list(moved, offset=moved)
         if not claimed.ok:
             return AttemptOutcome(OWNERSHIP_CONFLICT)
 
@@ -634,6 +637,20 @@ class ZookeeperConsumerConnector:
             fields["fetching"] = self.fetch
         self._unconfirmed_claims.difference_update(claims)
         return COMPLETED
+
+    def _offsets_committed_since(self, registry: Registry, read: Mapping[TopicPartition, int],
+                                 claimed: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """Step 6 read the offsets before step 8 claimed (Kafka's order): an old owner that committed and released
+        in between left us resuming from before its commit, and what it consumed meanwhile was delivered twice.
+        Now that the partitions are ours, nobody else commits them: read them again, and resume from any that
+        moved forward. Returns those, with their new offset."""
+        again = self._offsets.fetch(claimed).offsets
+        moved = {tp: offset for tp, offset in again.items() if offset > read.get(tp, offset)}
+        for tp, offset in moved.items():
+            old = registry[tp.topic][tp.partition]
+            registry[tp.topic][tp.partition] = PartitionTopicInfo(
+                tp.topic, tp.partition, old.chunk_queue, offset, offset, old.fetch_size, old.client_id)
+        return moved
 
     def _close_fetchers_for_queues(self) -> None:
         """After a failed attempt: nothing may be fetched for partitions we might not own."""

@@ -1,0 +1,58 @@
+"""The offsets a rebalance reads (step 6) come before its claim (step 8), as in Kafka. An old owner that commits and
+releases between the two left the new owner starting from the offset it read before that commit: everything the
+old owner consumed since its last commit was delivered again, with no fault at all. The chaos run found it as
+duplicates while its ten members were forming the group (seed 2: 53 messages delivered twice 0.2 s apart, before
+any fault).
+
+The interleaving is forced here, against the real ZooKeeper and broker: the new member's read of the offsets is
+held (wrapped, the read itself untouched) until the old owner's owner znode is gone, which the old owner deletes
+only after committing."""
+
+from __future__ import annotations
+
+import threading
+
+from support import produce, take, wait_for
+from test_connector import config, mirrored_topic
+
+from zkconsumer import create_connector
+from zkconsumer.zk.reads import value_or_none
+
+
+def test_a_commit_between_the_new_owner_s_read_and_its_claim_is_not_consumed_again(zk, kafka_zk, bootstrap_servers,
+                                                                                      topic_name):
+    topic = mirrored_topic(zk, bootstrap_servers, topic_name, 1)
+    produce(bootstrap_servers, topic, [f"first-{i}".encode() for i in range(10)])
+    owner_path = f"/consumers/group1/owners/{topic}/0"
+    # Auto-commit on, but its timer far away: the only commit of the old owner is the one before it releases.
+    old = create_connector(config(kafka_zk, "zz-old", **{"auto.commit.interval.ms": 600_000}))
+    new = None
+    try:
+        old_stream = old.create_message_streams({topic: 1})[topic][0]
+        assert [m.offset for m in take(old_stream, 10)] == list(range(10))
+
+        # "aa-new" sorts first: the range assignor gives it the only partition once it registers.
+        new = create_connector(config(kafka_zk, "aa-new", **{"auto.commit.interval.ms": 600_000}))
+        real_fetch = new._offsets.fetch
+        held = threading.Event()
+
+        def fetch_then_wait_for_the_release(partitions):
+            result = real_fetch(partitions)
+            if not held.is_set():
+                held.set()
+                wait_for(lambda: value_or_none(zk.get_async(owner_path)) is None, timeout=30)
+            return result
+
+        new._offsets.fetch = fetch_then_wait_for_the_release
+        new_stream = new.create_message_streams({topic: 1})[topic][0]
+        assert held.is_set()
+        assert value_or_none(zk.get_async(owner_path))[0].decode() == "group1_aa-new-0"
+        assert zk.get(f"/consumers/group1/offsets/{topic}/0")[0] == b"10"  # the old owner's commit
+
+        produce(bootstrap_servers, topic, [f"second-{i}".encode() for i in range(3)])
+        got = take(new_stream, 3)
+        assert [(m.offset, m.message) for m in got] == [(10 + i, f"second-{i}".encode()) for i in range(3)]
+    finally:
+        if new is not None:
+            new.shutdown()
+        old.shutdown()
