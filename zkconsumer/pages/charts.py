@@ -69,12 +69,16 @@ class Chart:
 
 def bar_chart(categories: Sequence[str], series: Mapping[str, Sequence[float]], *, title: str, xlabel: str = "",
               ylabel: str = "", stacked: bool = False, size: tuple[float, float] = SIZE,
-              chart_id: str | None = None) -> Chart:
+              chart_id: str | None = None, integer: bool = False) -> Chart:
     """One bar per category and series: side by side, or ``stacked``. A legend when there is more than one
-    series."""
+    series. ``integer``: the values are counts, so the y-axis ticks are whole numbers (no 0.5 of a conflict)."""
     _check_lengths(len(categories), series)
 
     def draw(ax: Axes) -> None:
+        if integer:
+            from matplotlib.ticker import MaxNLocator
+
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         positions = list(range(len(categories)))
         count = max(len(series), 1)
         width = 0.8 if stacked else 0.8 / count
