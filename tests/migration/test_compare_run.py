@@ -1,0 +1,117 @@
+"""``zkconsumer migration compare`` on the real ZooKeeper and broker: one run of every protocol, shared by the tests
+(module scope), checked through what it wrote: report.json, the events, the page in headless chromium."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from browser import assert_offline, dump_dom
+from support import zkconsumer_cli
+
+from zkconsumer.migration.measures import measure
+from zkconsumer.migration.run import ProtocolRun, read_deliveries
+from zkconsumer.migration.scenes import PROTOCOLS
+from zkconsumer.trace.timeline import read_events
+
+pytestmark = pytest.mark.migration
+PARTITIONS = 4
+
+
+@pytest.fixture(scope="module")
+def comparison(zookeeper_connect, bootstrap_servers, tmp_path_factory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("migration") / "out"
+    result = zkconsumer_cli("migration", "compare", "--zookeeper", zookeeper_connect, "--bootstrap-server",
+                            bootstrap_servers, "--partitions", str(PARTITIONS), "--rate", "20", "--pace", "0.3",
+                            "--output-dir", str(out), "--json", timeout=240)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout)
+    assert report == json.loads((out / "report.json").read_text())
+    return out, report
+
+
+def pauses_by_scene(report: dict, protocol: str) -> dict[int, list[dict]]:
+    by_scene: dict[int, list[dict]] = {}
+    for pause in report["protocols"][protocol]["pauses"]:
+        by_scene.setdefault(pause["scene"], []).append(pause)
+    return by_scene
+
+
+def test_nothing_is_lost_by_any_protocol(comparison):
+    _, report = comparison
+    assert list(report["protocols"]) == list(PROTOCOLS)
+    for name, figures in report["protocols"].items():
+        assert figures["error"] is None and figures["member_failures"] == [], name
+        assert figures["produced"] > 0 and figures["lost"] == 0, name
+        assert figures["delivered"] == figures["produced"], name
+        assert [s["scene"] for s in figures["scenes"]] == [1, 2, 3, 4, 5], name
+        assert all(s["lost"] == 0 for s in figures["scenes"]), name
+        for key in ("duplicates", "rebalances", "partition_seconds_paused", "max_pause_ms", "moved_partitions"):
+            assert key in figures and all(key in s for s in figures["scenes"]), (name, key)
+        assert figures["rebalances"] >= 5, name  # at least one per scene
+
+
+def test_cooperative_sticky_revokes_only_what_moves(comparison):
+    """A member joining: the partitions that stay are fetched through the rebalance (never paused); the ones that
+    pause are exactly the ones that go to another member."""
+    out, report = comparison
+    scenes = {s["scene"]: s for s in report["protocols"]["cooperative-sticky"]["scenes"]}
+    by_scene = pauses_by_scene(report, "cooperative-sticky")
+    for scene in (2, 3):  # m2 joins, m3 joins
+        pauses = by_scene.get(scene, [])
+        assert pauses and all(p["before"] != p["after"] for p in pauses), pauses
+        assert scenes[scene]["paused_partitions"] == scenes[scene]["moved_partitions"] < PARTITIONS
+    # the same from the events: every release in a join scene gives up only partitions someone else then owns
+    events = read_events((out / "cooperative-sticky" / "events.jsonl").read_text().splitlines()).events
+    scene_of, current = {}, 0
+    for event in events:
+        if event.name == "demo.scene":
+            current = event.fields["scene"]
+        scene_of[event.line] = current
+    released = [e for e in events if e.name == "rebalance.release" and scene_of[e.line] in (2, 3)]
+    assert released and all(0 < len(e.fields["released"]) < PARTITIONS for e in released)
+    assert not [e for e in events if e.name == "rebalance.stop_fetchers"]  # cooperative never stops everything
+
+
+@pytest.mark.parametrize("protocol", ["legacy-range", "legacy-roundrobin"])
+def test_legacy_protocols_pause_every_partition_at_every_rebalance(comparison, protocol):
+    out, report = comparison
+    by_scene = pauses_by_scene(report, protocol)
+    for scene in (2, 3, 4, 5):
+        assert {p["partition"] for p in by_scene.get(scene, [])} == set(range(PARTITIONS)), (scene, by_scene)
+    # every member stops all its fetchers in every rebalance after its first
+    events = read_events((out / protocol / "events.jsonl").read_text().splitlines()).events
+    completed = [e for e in events if e.name == "rebalance.completed"]
+    stops = {(e.consumer_id, e.fields["rebalance_id"]) for e in events if e.name == "rebalance.stop_fetchers"}
+    later = [(e.consumer_id, e.fields["rebalance_id"]) for e in completed if e.fields["rebalance_id"] > 1]
+    assert later and all(key in stops for key in later)
+
+
+def test_the_measures_agree_with_the_files(comparison):
+    """report.json is the measures of what the run wrote: recomputed from the files, the figures are the same."""
+    out, report = comparison
+    figures = report["protocols"]["range"]
+    run = ProtocolRun(PROTOCOLS["range"], figures["topic"], figures["group"], out / "range", PARTITIONS)
+    from zkconsumer.migration.measures import Produced
+
+    produced = []
+    for row in (out / "range" / "produced.txt").read_text().splitlines():
+        partition, value, scene = row.split(" ")
+        produced.append(Produced(value, int(partition), int(scene)))
+    events = read_events((out / "range" / "events.jsonl").read_text().splitlines()).events
+    again = measure("range", events, produced, read_deliveries(run), figures["topic"])
+    assert again.total.produced == figures["produced"] and again.total.duplicates == figures["duplicates"]
+    assert again.total.partition_seconds_paused == figures["partition_seconds_paused"]
+
+
+def test_the_page_opens_in_headless_chromium(comparison):
+    out, _ = comparison
+    page = (out / "report.html").read_text()
+    assert_offline(page)
+    assert "KIP-125" in page and "ignore each other" in page
+    dom = dump_dom(out / "report.html")
+    body = dict(re.findall(r'(data-[a-z-]+)="([^"]*)"', re.search(r"<body[^>]*>", dom).group(0)))
+    assert body.get("data-rendered") == "ok" and "data-errors" not in body, body
+    assert body["data-charts"] == "6" and body["data-timelines"] == str(len(PROTOCOLS))
