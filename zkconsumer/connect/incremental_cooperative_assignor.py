@@ -125,8 +125,8 @@ class IncrementalCooperativeAssignor:
         # 2. lost work: reassigned at once, held back for the delay, or given to the workers that came back
         new, state = self._handle_lost(lost, new, loads, state, now_ms, frozenset(ids))
 
-        # 3. load-balancing revocation, only toward workers that joined empty, never while lost work is pending,
-        # and never in two rounds in a row
+        # 3. load-balancing revocation down to each worker's share, only toward workers that joined empty, never
+        # while lost work is pending, and never in two rounds in a row
         revoked_for_balance = False
         if state.delay_ms == 0 and not state.revoked_in_previous:
             for worker, work in _balance_revocations(configured, joined).items():
@@ -213,21 +213,40 @@ def shares(total: int, workers: int) -> tuple[int, int]:
 
 
 def _balance_revocations(configured: Work, loads: dict[str, _Load]) -> dict[str, Work]:
-    """What each loaded worker gives up so that the empty ones can be filled: everything above ``ceil``, computed
-    over all workers, for connectors and for tasks apart (the first in order, as Connect takes its iterator's
-    first). Nothing when no worker is empty or none is loaded."""
-    existing = [load for load in loads.values() if len(load)]
+    """What each loaded worker gives up so that the empty ones can be filled, for connectors and for tasks apart:
+    with ``floor`` and ``ceil`` computed over all workers, a worker above its share gives up the excess (the first
+    in order, as Connect takes its iterator's first); its share is ``ceil`` while some of the ``total % workers``
+    places at ``ceil`` are left (taken in worker order), else ``floor``. Revoking only down to ``ceil`` for everyone
+    (Kafka 2.3's rule) would leave a newcomer idle beside workers exactly at ``ceil`` (2 + 2 + 0 tasks); keeping
+    ``ceil`` for as many workers as the remainder allows (Kafka 3.x) never takes anyone below ``floor`` and leaves
+    every count within one. Nothing when no worker is empty or none is loaded."""
+    existing = [load for load in sorted(loads.values(), key=lambda load: load.worker) if len(load)]
     if not existing or len(existing) == len(loads):
         return {}
-    _, ceil_connectors = shares(len(configured.connectors), len(loads))
-    _, ceil_tasks = shares(len(configured.tasks), len(loads))
+    connectors = _excess(existing, len(configured.connectors), len(loads), _connectors)
+    tasks = _excess(existing, len(configured.tasks), len(loads), _tasks)
     revoked: dict[str, Work] = {}
     for load in existing:
-        connectors = load.connectors[:max(0, len(load.connectors) - ceil_connectors)]
-        tasks = load.tasks[:max(0, len(load.tasks) - ceil_tasks)]
-        if connectors or tasks:
-            revoked[load.worker] = Work.of(connectors, tasks)
+        if connectors.get(load.worker) or tasks.get(load.worker):
+            revoked[load.worker] = Work.of(connectors.get(load.worker, ()), tasks.get(load.worker, ()))
     return revoked
+
+
+def _excess(existing: list[_Load], total: int, workers: int,
+            pick: Callable[[_Load], list[_Item]]) -> dict[str, list[_Item]]:
+    floor, ceil = shares(total, workers)
+    at_ceil = total % workers  # how many workers may hold ceil
+    excess: dict[str, list[_Item]] = {}
+    for load in existing:
+        held = pick(load)
+        if len(held) <= floor:
+            continue
+        share = floor
+        if at_ceil:
+            share, at_ceil = ceil, at_ceil - 1
+        if len(held) > share:
+            excess[load.worker] = held[:len(held) - share]
+    return excess
 
 
 def _fill(loads: list[_Load], items: tuple[_Item, ...], pick: Callable[[_Load], list[_Item]]) -> None:
