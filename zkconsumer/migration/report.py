@@ -107,7 +107,7 @@ def render_report(results: Sequence[ProtocolResult], meta: str) -> str:
             series[r.protocol.name] = [by_number.get(s.number, 0.0) for s in SCENES]
         return series
 
-    small = (5.4, 3.0)
+    small = (6.6, 3.0)
     charts = [
         bar_chart(names, {"partition-seconds": [t.partition_seconds_paused for t in totals]},
                   title="Partition-seconds paused (nobody fetching)", ylabel="s", size=small),
