@@ -158,6 +158,8 @@ class _Player:
                 began = time.monotonic()
                 self.act(scene)
                 settled = self.settle(scene)
+                if self.stop.is_set():
+                    return
                 duration = time.monotonic() - began
                 log.info("migration.scene_settled", protocol=run.protocol.name, scene=scene.number, settled=settled,
                          duration_ms=duration * 1000)
@@ -471,7 +473,8 @@ def _cleanup(s: CompareSettings, runs: list[ProtocolRun], chroot: str | None, br
         with contextlib.suppress(Exception), zookeeper(s.zookeeper, quiet=True) as zk:
             zk.delete(chroot, recursive=True)
     with contextlib.suppress(Exception):
-        futures = admin_client(s.bootstrap).delete_topics([r.topic for r in runs], operation_timeout=10)
+        admin = admin_client(s.bootstrap)  # kept: the futures fail when the client is collected
+        futures = admin.delete_topics([r.topic for r in runs], operation_timeout=10)
         for future in futures.values():
             with contextlib.suppress(Exception):
                 future.result(15)
