@@ -121,3 +121,41 @@ def test_errors(scenario, options: list[str], message: str, capsys, monkeypatch)
     status, out, err = compare(scenario, *options, capsys=capsys, monkeypatch=monkeypatch)
     assert (status, out) == (2, "")
     assert err.startswith("zkconsumer compare: ") and err.count("\n") == 1 and message in err
+
+
+def test_the_same_membership_change_eager_and_cooperative(capsys, monkeypatch) -> None:
+    """A joining member under an eager protocol: everything consumer1 owned stops first, then the whole
+    assignment starts; under cooperative-sticky only the partition that moves stops, the two others are fetched
+    throughout, and the moved one is assigned in the follow-up rebalance."""
+    status, out, _ = compare(JOINING, "--json", "--strategies", "legacy-range,range,cooperative-sticky",
+                             capsys=capsys, monkeypatch=monkeypatch)
+    assert status == 0
+    report = json.loads(out)["strategies"]
+    for name in ("legacy-range", "range"):
+        assert report[name]["rebalance"] == {
+            "protocol": "eager", "rebalances": 1,
+            "revoked_first": [["topic", 0, "consumer1"], ["topic", 1, "consumer1"], ["topic", 2, "consumer1"]],
+            "assigned_after": [["topic", 0, "consumer1"], ["topic", 1, "consumer1"], ["topic", 2, "consumer2"]],
+            "kept_fetching": 0}
+    assert report["cooperative-sticky"]["rebalance"] == {
+        "protocol": "cooperative", "rebalances": 2, "revoked_first": [["topic", 2, "consumer1"]],
+        "assigned_after": [["topic", 2, "consumer2"]], "kept_fetching": 2}
+    # the older keys are all still there
+    assert set(report["range"]) == {"family", "members", "spread", "balance_score", "idle_members", "idle_threads",
+                                    "moved", "cooperative", "rebalance"}
+
+
+def test_the_table_ends_with_the_eager_and_cooperative_outcome(capsys, monkeypatch) -> None:
+    scenario = {"partitions": {"t": 6}, "members": {
+        "a": {"topics": ["t"], "owned": [["t", 0], ["t", 1], ["t", 2]], "generation": 2},
+        "b": {"topics": ["t"], "owned": [["t", 3], ["t", 4], ["t", 5]], "generation": 2},
+        "c": {"topics": ["t"]}}}
+    status, out, _ = compare(scenario, "--strategies", "roundrobin,cooperative-sticky", capsys=capsys,
+                             monkeypatch=monkeypatch)
+    assert status == 0
+    lines = out.splitlines()
+    start = lines.index(next(line for line in lines if line.startswith("the same membership change")))
+    assert lines[start + 1].split() == ["strategy", "protocol", "rebalances", "revoked", "first", "assigned",
+                                        "after", "kept", "fetching"]
+    assert lines[start + 2].split() == ["roundrobin", "eager", "1", "6", "6", "0"]
+    assert lines[start + 3].split() == ["cooperative-sticky", "cooperative", "2", "2", "2", "4"]

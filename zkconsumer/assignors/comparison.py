@@ -5,6 +5,13 @@ spread (per member, and per thread for the legacy assignors that hand out work b
 members or threads sit idle, and how many partitions change hands relative to what members own now,
 which is what a rebalance costs. For ``cooperative-sticky`` the rebalance is played out over its rounds,
 because which partitions wait for a second round is the point of choosing it.
+
+Every strategy also says how the members live through the same membership change (:class:`RebalanceOutcome`),
+which is the eager vs incremental cooperative lesson of Kafka Connect (KIP-415) and KIP-429 told for consumer
+groups: an eager protocol (the legacy ZooKeeper consumer, and ``range``, ``roundrobin``, ``sticky`` on the modern
+one) first revokes everything every member owns, so every partition pauses, then assigns everything; the
+cooperative one revokes first only the partitions that move and assigns them in a follow-up rebalance, the others
+being fetched throughout.
 """
 
 from __future__ import annotations
@@ -36,6 +43,21 @@ class CooperativePhases:
 
 
 @dataclass(frozen=True, slots=True)
+class RebalanceOutcome:
+    """The membership change from what members own to the strategy's assignment, as the members live it.
+
+    ``revoked_first``: (partition, member) pairs stopped before anything is assigned. ``assigned_after``: pairs
+    started once they were revoked (eager: the whole assignment, in the same rebalance; cooperative: what moves,
+    in the follow-up). ``kept_fetching``: partitions owned before and fetched throughout the rebalance."""
+
+    protocol: str  # "eager" or "cooperative"
+    rebalances: int
+    revoked_first: tuple[tuple[TopicPartition, str], ...]
+    assigned_after: tuple[tuple[TopicPartition, str], ...]
+    kept_fetching: int
+
+
+@dataclass(frozen=True, slots=True)
 class StrategyReport:
     """Metrics of one strategy; for modern strategies every member is a single consumer thread."""
 
@@ -50,6 +72,7 @@ class StrategyReport:
     moved: int = 0
     cooperative: CooperativePhases | None = None
     error: str | None = None
+    rebalance: RebalanceOutcome | None = None
 
 
 def compare(
@@ -95,6 +118,14 @@ def _report(request: AssignmentInput, result: AssignmentResult, phases: Cooperat
     moved = sum(
         1 for tp, owners in previous_owners.items() if tp in final_owner and final_owner[tp] not in owners
     )
+    owned = tuple(sorted({(tp, m.member_id) for m in request.members for tp in m.owned}))
+    if phases is None:
+        rebalance = RebalanceOutcome("eager", 1, owned, tuple(sorted(
+            (tp, member) for member, parts in by_member.items() for tp in parts)), 0)
+    else:
+        revoked = {tp for tp, _ in phases.revoked}
+        rebalance = RebalanceOutcome("cooperative", phases.rounds, phases.revoked, phases.assigned_later,
+                                     len({tp for tp, _ in owned} - revoked))
     return StrategyReport(
         strategy=result.strategy,
         family=result.family,
@@ -106,6 +137,7 @@ def _report(request: AssignmentInput, result: AssignmentResult, phases: Cooperat
         idle_threads=tuple(t for v in views for t, p in v.threads.items() if not p),
         moved=moved,
         cooperative=phases,
+        rebalance=rebalance,
     )
 
 

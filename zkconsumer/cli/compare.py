@@ -26,7 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run a JSON scenario (stdin or --input) under several strategies and compare per member "
         "partitions, spread, balance score, idle members and threads, and partitions moved relative to "
         "\"owned\"; for cooperative-sticky also the partitions revoked in the first rebalance and assigned "
-        "in the follow-up.",
+        "in the follow-up; and, for every strategy, the same membership change lived eagerly (everything owned "
+        "revoked first, then everything assigned) or cooperatively (only what moves revoked, then assigned in a "
+        "follow-up rebalance).",
     )
     add_scenario_arguments(parser)
     parser.add_argument(
@@ -82,6 +84,13 @@ def to_json(reports: tuple[StrategyReport, ...]) -> dict:
                 "revoked_first_phase": [[tp.topic, tp.partition, m] for tp, m in r.cooperative.revoked],
                 "assigned_second_phase": [[tp.topic, tp.partition, m] for tp, m in r.cooperative.assigned_later],
             },
+            "rebalance": None if r.rebalance is None else {
+                "protocol": r.rebalance.protocol,
+                "rebalances": r.rebalance.rebalances,
+                "revoked_first": [[tp.topic, tp.partition, m] for tp, m in r.rebalance.revoked_first],
+                "assigned_after": [[tp.topic, tp.partition, m] for tp, m in r.rebalance.assigned_after],
+                "kept_fetching": r.rebalance.kept_fetching,
+            },
         }
     return {"strategies": strategies}
 
@@ -118,6 +127,15 @@ def render_table(reports: tuple[StrategyReport, ...]) -> str:
             revoked = " ".join(f"{tp} ({m})" for tp, m in r.cooperative.revoked) or "none"
             later = " ".join(f"{tp} -> {m}" for tp, m in r.cooperative.assigned_later) or "none"
             lines += [f"  revoked in the first rebalance: {revoked}", f"  assigned in a follow-up rebalance: {later}"]
+    outcomes = [r for r in ok if r.rebalance is not None]
+    if outcomes:
+        lines += ["", "the same membership change, eager vs cooperative: what stops first, what is assigned after it "
+                  "stopped, what is fetched throughout"]
+        lines += _columns(
+            [["strategy", "protocol", "rebalances", "revoked first", "assigned after", "kept fetching"]]
+            + [[r.strategy, o.protocol, str(o.rebalances), str(len(o.revoked_first)), str(len(o.assigned_after)),
+                str(o.kept_fetching)] for r in outcomes for o in (r.rebalance,) if o is not None]
+        )
     return "\n".join(lines)
 
 
