@@ -22,9 +22,8 @@ The hot path (every fetched message goes through it) runs no Python code per mes
 into runs of one partition by C loops over the batch (``map`` of confluent-kafka's unbound methods, ``list.count``,
 ``groupby``), a run within ``fetch.message.max.bytes`` (summed by ``sum(map(len, run))``) becomes a chunk as it is,
 and only the rare run above the limit or a batch with an error is walked message by message. A chunk holds fetched
-records (lists of offsets, values, keys, timestamps made in one C pass,
-:class:`~zkconsumer.consumer.message_and_metadata.FetchedRecords`), not librdkafka's messages, which die here: what
-waits in a queue then costs the garbage collector nothing.
+records (lists of offsets, values, keys made in one C pass each, and librdkafka's messages for their timestamps,
+read only when asked for: :class:`~zkconsumer.consumer.message_and_metadata.FetchedRecords`).
 
 Deliberate differences from Kafka:
 
@@ -322,8 +321,7 @@ class ConsumerFetcherThread(threading.Thread):
         if any(map(_error_of, messages)):
             messages = self._handle_errors(messages)
         plans = [plan for tp, run in self._runs(messages) for plan in self._plan(tp, run)]
-        # librdkafka's objects die here, young, before a put can block on a full queue: kept through a blocked put,
-        # they would outlive two collections and fill the collector's oldest generation, which is walked whole.
+        # The batch's list goes now; its messages live on in the chunks (for their timestamps) until handed out.
         del messages
         given_up: set[TopicPartition] = set()
         for plan in plans:

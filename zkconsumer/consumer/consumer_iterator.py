@@ -15,10 +15,11 @@ out. ``for message in stream`` (:meth:`ConsumerIterator.fast`) chains those iter
 between two messages of a chunk; ``has_next()``/``next()`` keep Kafka's explicit protocol on the same state.
 
 By chunks: :meth:`ConsumerIterator.next_chunk` returns the rest of the current chunk (one partition's messages, in
-offset order) as a list, and :meth:`ConsumerIterator.next_records` the same as columns (offsets, values, keys,
-timestamps), undecoded, making nothing per message. Everything returned counts as handed out when the call returns:
-the partition's consumed offset is then the last offset returned + 1, so a commit from then on covers the whole
-batch, processed or not, exactly as a commit covers a message ``next()`` returned.
+offset order) as a list, and :meth:`ConsumerIterator.next_records` the same as columns (offsets, values, keys; the
+timestamps read from librdkafka's messages when asked for), undecoded, making nothing per message. Everything
+returned counts as handed out when the call returns: the partition's consumed offset is then the last offset
+returned + 1, so a commit from then on covers the whole batch, processed or not, exactly as a commit covers a
+message ``next()`` returned.
 
 Deliberate differences from Kafka:
 
@@ -177,8 +178,8 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         held = self._held
         if held is not None:
             self._held = None
-            offset, value, key, topic, partition, timestamp = held
-            return FetchedRecords(topic, partition, [offset], [value], [key], [timestamp], len(value or b""))
+            offset, value, key, topic, partition, source = held
+            return FetchedRecords(topic, partition, [offset], [value], [key], [source], len(value or b""))
         while True:
             if self._state == _FAILED:
                 raise IllegalStateError("Iterator is in failed state")

@@ -1,12 +1,18 @@
 """MessageAndMetadata, and the fetched records streams make them from.
 
-Why two shapes for one message: the cost of a consumer written in Python is not in fetching but in the objects made
-per message, and in the cyclic garbage collector walking the ones that live a while. A fetched message waits in a
-stream's queue for a while, so what waits there is not one object per message but :class:`FetchedRecords`: a chunk's
-offsets, values, keys and timestamps as lists (ints, bytes: objects the collector does not track), made by the
-fetcher from librdkafka's ``Message`` objects in one C-level pass, after which those die young. The application's
-MessageAndMetadata is made from a row of those lists at the moment the stream hands it out, by C calls (``zip`` and a
-tuple subclass), and is as short-lived as the application keeps it.
+Why two shapes for one message: the cost of a consumer written in Python is not in fetching but in what is done per
+message, in Python's own calls. So a fetched chunk is not one object per message but :class:`FetchedRecords`: a
+chunk's offsets, values and keys as lists, each made by the fetcher from librdkafka's ``Message`` objects in one
+C-level pass (``map`` of an unbound method). The application's MessageAndMetadata is made from a row of those lists
+at the moment the stream hands it out, by C calls (``zip`` and a tuple subclass), and is as short-lived as the
+application keeps it.
+
+The timestamp is the exception: librdkafka's ``Message.timestamp()`` builds a new tuple at every call, which made
+its column the dearest of all (as much as the offsets, values and keys together, measured with the garbage
+collection its tuples caused). So the chunk keeps the ``Message`` objects themselves (``sources``) and a timestamp is
+read from its message only when asked for. Keeping them costs the collector some walking while a chunk waits in a
+queue (they are tracked objects; bounded by ``queued.max.message.chunks`` chunks of at most 500), measured at well
+under what the column cost.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ Decoder = Callable[[bytes | None], Any]
 _offset_of = cast("Callable[[Message], int]", Message.offset)
 _value_of = Message.value
 _key_of = Message.key
-_timestamp_of = Message.timestamp
+_timestamp_of = cast("Callable[[Message], tuple[int, int]]", Message.timestamp)
 
 
 @dataclass(slots=True, eq=False)
@@ -49,8 +55,13 @@ class FetchedRecords:
     offsets: Sequence[int]
     values: Sequence[bytes | None]
     keys: Sequence[bytes | None]
-    timestamps: Sequence[tuple[int, int]]  # (type, milliseconds), as confluent-kafka's Message.timestamp()
+    sources: Sequence[Message]  # librdkafka's messages, read only for their timestamps (see the module docstring)
     value_bytes: int
+
+    @property
+    def timestamps(self) -> list[tuple[int, int]]:
+        """(type, milliseconds) of each record, as confluent-kafka's ``Message.timestamp()``; made at each call."""
+        return list(map(_timestamp_of, self.sources))
 
     @staticmethod
     def of(messages: Sequence[Message], topic: str, partition: int, value_bytes: int | None = None) -> FetchedRecords:
@@ -61,7 +72,7 @@ class FetchedRecords:
         if value_bytes is None:
             value_bytes = sum(map(len, messages))
         return FetchedRecords(topic, partition, list(map(_offset_of, messages)), list(map(_value_of, messages)),
-                              list(map(_key_of, messages)), list(map(_timestamp_of, messages)), value_bytes)
+                              list(map(_key_of, messages)), messages, value_bytes)
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -76,13 +87,13 @@ class FetchedRecords:
             return self
         values = self.values[start:stop]
         return FetchedRecords(self.topic, self.partition, self.offsets[start:stop], values, self.keys[start:stop],
-                              self.timestamps[start:stop], sum(map(len, filter(None, values))))
+                              self.sources[start:stop], sum(map(len, filter(None, values))))
 
     def rows(self, offsets: Iterator[int]) -> Iterator[tuple[Any, ...]]:
         """One tuple per record, in MessageAndMetadata's field order, pulled from ``offsets`` (an iterator over
         :attr:`offsets`, which the caller keeps to know how far the rows went)."""
         return zip(offsets, iter(self.values), iter(self.keys), repeat(self.topic), repeat(self.partition),
-                   iter(self.timestamps), strict=False)
+                   iter(self.sources), strict=False)
 
 
 class MessageAndMetadata(tuple[Any, ...]):
@@ -90,8 +101,8 @@ class MessageAndMetadata(tuple[Any, ...]):
     value as the stream's decoders make them), ``raw_key``, ``raw_message``, ``timestamp``, ``timestamp_type``,
     ``key_decoder``, ``value_decoder``.
 
-    A tuple underneath (offset, value, key, topic, partition, (timestamp type, timestamp)), its fields read by C
-    accessors. ``key`` and
+    A tuple underneath (offset, value, key, topic, partition, librdkafka's message), its fields read by C accessors
+    (the timestamp is read from the message when asked for). ``key`` and
     ``message`` run the stream's decoders each time they are read, so a decoder failure surfaces there and does not
     break the iteration (as in Kafka). Each stream has its own subclass, which carries its decoders
     (:func:`message_class`).
@@ -119,12 +130,12 @@ class MessageAndMetadata(tuple[Any, ...]):
     @property
     def timestamp(self) -> int:
         """Milliseconds since the epoch, as the broker gave it."""
-        return self[5][1]
+        return _timestamp_of(self[5])[1]
 
     @property
     def timestamp_type(self) -> int:
         """0 none, 1 create time, 2 log append time (confluent-kafka's ``TIMESTAMP_*``)."""
-        return self[5][0]
+        return _timestamp_of(self[5])[0]
 
     @property
     def key_decoder(self) -> Decoder:

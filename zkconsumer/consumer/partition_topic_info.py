@@ -19,8 +19,8 @@ the last message handed out + 1) at every moment, because the step and the hand-
 stream moves to its next chunk, or a rebalance drops the chunk, the cursor is detached and the value it had reached
 is kept as a plain attribute.
 
-A chunk holds :class:`~zkconsumer.consumer.message_and_metadata.FetchedRecords`: lists of ints and bytes, which the
-garbage collector does not track, so a full queue costs no collector time however long it waits.
+A chunk holds :class:`~zkconsumer.consumer.message_and_metadata.FetchedRecords`: lists of ints and bytes, and
+librdkafka's messages for their timestamps, at most ``queued.max.message.chunks`` chunks of at most 500 per stream.
 """
 
 from __future__ import annotations
