@@ -102,17 +102,18 @@ def fleet_page(summary: FleetSummary, title: str = "Fleet analysis") -> str:
     if names:
         figures.append(charts.bar_chart(names, {"partitions moved": [s.moved_partitions for s in summary.strategies]},
                                         title="Partitions that would change hands", ylabel="partitions",
-                                        chart_id="moved"))
+                                        chart_id="moved", integer=True))
         figures.append(charts.bar_chart(names, {
             "groups with idle members": [s.groups_with_idle for s in summary.strategies],
             "groups with spread > 1": [s.uneven_groups for s in summary.strategies],
-        }, title="Groups left uneven", ylabel="groups", chart_id="uneven"))
+        }, title="Groups left uneven", ylabel="groups", chart_id="uneven", integer=True))
     figures.append(charts.bar_chart([label for label, _ in summary.sizes],
                                     {"groups": [count for _, count in summary.sizes]},
-                                    title="Members per group", xlabel="members", ylabel="groups", chart_id="sizes"))
+                                    title="Members per group", xlabel="members", ylabel="groups", chart_id="sizes",
+                                    integer=True))
     figures.append(charts.bar_chart([name for name, _ in summary.storage] or ["none"],
                                     {"groups": [count for _, count in summary.storage] or [0]},
-                                    title="Where the offsets live", ylabel="groups", chart_id="storage"))
+                                    title="Where the offsets live", ylabel="groups", chart_id="storage", integer=True))
     return render_page("fleet.html.j2", title=title, summary=summary, figures=figures,
                        meta=f"{summary.totals.groups} groups from {', '.join(summary.inputs)}")
 
@@ -125,7 +126,8 @@ def events_page(summary: EventsSummary, title: str = "Rebalance analysis") -> st
         }, title="Step durations", ylabel="ms", size=(max(7.0, 1.2 * len(summary.steps)), 3.4), chart_id="steps"))
         figures.append(charts.bar_chart([label for label, _ in summary.durations],
                                         {"steps": [count for _, count in summary.durations]},
-                                        title="How long steps take", ylabel="steps", chart_id="durations"))
+                                        title="How long steps take", ylabel="steps", chart_id="durations",
+                                        integer=True))
     if summary.stop_the_world:
         xs = [x for x, _, _ in summary.stop_the_world]
         figures.append(charts.line_chart(xs, {"longest": [m for _, m, _ in summary.stop_the_world],
@@ -137,7 +139,8 @@ def events_page(summary: EventsSummary, title: str = "Rebalance analysis") -> st
         figures.append(charts.bar_chart([c for c, _ in summary.conflicts], {"conflicts": [n for _, n in
                                                                                           summary.conflicts]},
                                         title="Ownership conflicts per member", ylabel="conflicts",
-                                        size=(max(7.0, 0.35 * len(summary.conflicts)), 3.6), chart_id="conflicts"))
+                                        size=(max(7.0, 0.35 * len(summary.conflicts)), 3.6), chart_id="conflicts",
+                                        integer=True))
     return render_page("events.html.j2", title=title, summary=summary, figures=figures,
                        meta=f"{summary.totals.events} events from {', '.join(summary.inputs)}")
 

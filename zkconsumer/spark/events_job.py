@@ -15,11 +15,14 @@ nothing is left behind (:mod:`zkconsumer.spark.job_output`).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from zkconsumer.consumer.rebalance_steps import STEPS
 from zkconsumer.errors import UsageError
-from zkconsumer.fleet.events import MemberRow, RebalanceRow, StepRow, member_figures
+from zkconsumer.fleet.events import MemberFigures, MemberRow, RebalanceRow, StepRow, member_figures
 from zkconsumer.fleet.pages import (
     DURATION_BUCKETS,
     EventsSummary,
@@ -27,14 +30,16 @@ from zkconsumer.fleet.pages import (
     StepTotals,
     events_page,
 )
-from zkconsumer.spark.job_output import check_inputs, check_output, staged_directory
-from zkconsumer.spark.row_schema import arrow_fields, as_dicts, spark_struct
+from zkconsumer.spark.job_output import check_inputs, check_output, input_files, staged_directory
+from zkconsumer.spark.row_schema import arrow_fields, arrow_lists, arrow_structs, spark_struct
 
 #: the connector's order of the steps (two share number 2, two number 9)
 _STEP_ORDER = {step.name: index for index, step in enumerate(STEPS)}
 STOP_THE_WORLD_POINTS = 120  # time buckets of the stop-the-world chart
 CONFLICT_MEMBERS = 30
 LONGEST_ROWS = 15
+BYTES_PER_TASK = 64 << 20  # of event lines per task: a task holds its members' lines in memory at once
+MEMBERS_PER_BATCH = 256  # members per Arrow batch a task returns
 
 
 def output_ddl() -> str:
@@ -42,95 +47,136 @@ def output_ddl() -> str:
             f"`rebalances` array<{spark_struct(RebalanceRow)}>, `steps` array<{spark_struct(StepRow)}>")
 
 
-def _member_table(table: Any) -> Any:
-    """On an executor: one member's lines (an Arrow table: ``consumer_id``, ``seq``, ``value``) to its one row."""
+def member_rows(lines: list[tuple[str | None, int, str]]) -> list[MemberFigures]:
+    """The figures of every member among ``lines`` (consumer id, sequence number, line), each member's lines in
+    file order. Pure: what a task does with the lines the exchange brought it."""
+    by_member: dict[str | None, list[tuple[int, str]]] = {}
+    for key, seq, value in lines:
+        by_member.setdefault(key, []).append((seq, value))
+    return [member_figures(key, [value for _, value in sorted(found)]) for key, found in by_member.items()]
+
+
+def _member_batches(batches: Iterator[Any]) -> Iterator[Any]:
+    """On an executor: one partition of the exchange (every line of the members hashed to it: a member's lines are
+    all here) in, one row per member out, its rebalances and steps nested."""
     import pyarrow as pa
 
-    ordered = table.sort_by("seq")
-    key = ordered.column("consumer_id")[0].as_py() if ordered.num_rows else None
-    figures = member_figures(key, ordered.column("value").to_pylist())
-    schema = pa.schema([
+    lines: list[tuple[str | None, int, str]] = []
+    for batch in batches:
+        lines.extend(zip(batch.column("consumer_id").to_pylist(), batch.column("seq").to_pylist(),
+                         batch.column("value").to_pylist(), strict=True))
+    schema = _output_schema(pa)
+    figures = member_rows(lines)
+    del lines
+    for start in range(0, len(figures), MEMBERS_PER_BATCH):
+        chunk = figures[start:start + MEMBERS_PER_BATCH]
+        yield pa.RecordBatch.from_arrays([
+            pa.array([f.consumer_id for f in chunk], type=pa.string()),
+            pa.array([f.events for f in chunk], type=pa.int64()),
+            pa.array([f.broken for f in chunk], type=pa.int64()),
+            arrow_structs(pa, MemberRow, [f.member for f in chunk]),
+            arrow_lists(pa, RebalanceRow, [f.rebalances for f in chunk]),
+            arrow_lists(pa, StepRow, [f.steps for f in chunk]),
+        ], schema=schema)
+
+
+def _output_schema(pa: Any) -> Any:
+    return pa.schema([
         pa.field("key", pa.string()), pa.field("events", pa.int64()), pa.field("broken", pa.int64()),
         pa.field("member", pa.struct(arrow_fields(pa, MemberRow))),
         pa.field("rebalances", pa.list_(pa.struct(arrow_fields(pa, RebalanceRow)))),
         pa.field("steps", pa.list_(pa.struct(arrow_fields(pa, StepRow)))),
     ])
-    member = None if figures.member is None else as_dicts([figures.member])[0]
-    return pa.Table.from_pydict({
-        "key": [key], "events": [figures.events], "broken": [figures.broken], "member": [member],
-        "rebalances": [as_dicts(figures.rebalances)], "steps": [as_dicts(figures.steps)],
-    }, schema=schema)
 
 
 def run_events_job(spark: Any, paths: list[str], output: str) -> EventsSummary:
     """Analyse the event files ``paths`` into ``output`` (a directory that must not exist); the page's summary."""
     from pyspark import StorageLevel
+    from pyspark.sql import Observation
     from pyspark.sql import functions as F  # noqa: N812 - Spark's own spelling
 
     check_inputs(paths, "events path")
     check_output(output)
+    size = sum(p.stat().st_size for given in paths for p in input_files(Path(given)))
+    tasks = max(spark.sparkContext.defaultParallelism, math.ceil(size / BYTES_PER_TASK), 1)
     lines = (spark.read.text(paths).withColumn("seq", F.monotonically_increasing_id())
              .withColumn("consumer_id", F.get_json_object("value", "$.consumer_id")))
-    members = (lines.groupBy("consumer_id").applyInArrow(_member_table, output_ddl())
+    members = (lines.repartition(tasks, "consumer_id").mapInArrow(_member_batches, output_ddl())
                .persist(StorageLevel.MEMORY_AND_DISK))
     try:
-        counts = members.agg(F.sum("events").alias("events"), F.sum("broken").alias("broken"),
-                             F.count("member").alias("members"),
-                             F.sum(F.when(F.col("key").isNull(), F.col("events")).otherwise(0)).alias("ignored"),
-                             ).first()
-        if not counts["members"]:
-            seen = int(counts["events"] or 0)
-            what = f"{seen} events, none of a consumer" if seen else "no events"
-            broken = f", {int(counts['broken'])} broken lines" if counts["broken"] else ""
-            raise UsageError(f"{' '.join(paths)}: {what}{broken}")
         with staged_directory(output) as staging:
-            found = members.where(F.col("member").isNotNull())
-            member_rows = found.select("member.*")
-            rebalances = found.select(F.explode("rebalances").alias("r")).select("r.*")
-            steps = found.select(F.explode("steps").alias("s")).select("s.*")
-            member_rows.write.parquet(str(staging / "members"))
-            rebalances.write.parquet(str(staging / "rebalances"))
-            steps.write.parquet(str(staging / "steps"))
-            summary = events_summary(spark, staging, tuple(paths), int(counts["events"] or 0),
-                                     int(counts["broken"] or 0), int(counts["ignored"] or 0))
+            counts, durations, span = Observation("lines"), Observation("durations"), Observation("span")
+            member = F.col("member")
+            observed = members.observe(
+                counts, F.sum("events").alias("events"), F.sum("broken").alias("broken"),
+                F.count(member).alias("members"),
+                F.sum(F.when(F.col("key").isNull(), F.col("events")).otherwise(0)).alias("ignored"),
+                *[F.sum(f"member.{name}").alias(name) for name in _MEMBER_SUMS])
+            observed.where(member.isNotNull()).select("member.*").write.parquet(str(staging / "members"))
+            seen = counts.get
+            if not seen["members"]:
+                events = int(seen["events"] or 0)
+                what = f"{events} events, none of a consumer" if events else "no events"
+                broken = f", {int(seen['broken'])} broken lines" if seen["broken"] else ""
+                raise UsageError(f"{' '.join(paths)}: {what}{broken}")
+            found = members.where(member.isNotNull())
+            stopped = F.col("stop_the_world_ms").isNotNull() & F.col("started_at").isNotNull()
+            seconds = F.col("started_at").cast("double")
+            (found.select(F.explode("rebalances").alias("r")).select("r.*")
+             .observe(span, F.min(F.when(stopped, seconds)).alias("first"),
+                      F.max(F.when(stopped, seconds)).alias("last"))
+             .write.parquet(str(staging / "rebalances")))
+            (found.select(F.explode("steps").alias("s")).select("s.*")
+             .observe(durations, *_duration_buckets()).write.parquet(str(staging / "steps")))
+            summary = events_summary(spark, staging, tuple(paths), seen, durations.get, span.get)
             (staging / "summary.html").write_text(events_page(summary), encoding="utf-8")
     finally:
         members.unpersist()
     return summary
 
 
-def events_summary(spark: Any, tables: Any, inputs: tuple[str, ...], events: int, broken: int,
-                   ignored: int) -> EventsSummary:
-    """The page's figures, aggregated by Spark over the tables just written (small: a row per member, rebalance,
+_MEMBER_SUMS = ("rebalances", "completed", "attempts", "failed_attempts", "conflicts", "stop_the_world_ms")
+
+
+def _duration_buckets() -> list[Any]:
+    """Steps per DURATION_BUCKETS bucket (the first whose bound is above the duration, else the last), counted while
+    ``steps`` is written."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    def below(index: int) -> Any:
+        return F.coalesce(F.col("duration_ms") < DURATION_BUCKETS[index][1], F.lit(False))
+
+    last = len(DURATION_BUCKETS) - 1
+    inside = [below(0), *[below(i) & ~below(i - 1) for i in range(1, last)], ~below(last - 1)]
+    return [F.sum(F.when(condition, 1).otherwise(0)).alias(f"bucket_{i}") for i, condition in enumerate(inside)]
+
+
+def events_summary(spark: Any, tables: Any, inputs: tuple[str, ...], counts: dict[str, Any],
+                   durations: dict[str, Any], span: dict[str, Any]) -> EventsSummary:
+    """The page's figures: the totals, the duration buckets and the stop-the-world span observed while the tables
+    were written, the rest aggregated by Spark over the tables just written (small: a row per member, rebalance,
     step)."""
     from pyspark.sql import functions as F  # noqa: N812
 
     members = spark.read.parquet(str(tables / "members"))
     rebalances = spark.read.parquet(str(tables / "rebalances"))
     steps = spark.read.parquet(str(tables / "steps"))
-    m = members.agg(F.count("*").alias("members"), F.sum("rebalances").alias("rebalances"),
-                    F.sum("completed").alias("completed"), F.sum("attempts").alias("attempts"),
-                    F.sum("failed_attempts").alias("failed_attempts"), F.sum("conflicts").alias("conflicts"),
-                    F.sum("stop_the_world_ms").alias("stop_the_world_ms")).first()
-    totals = EventsTotals(int(m["members"]), int(m["rebalances"] or 0), int(m["completed"] or 0),
-                          int(m["attempts"] or 0), int(m["failed_attempts"] or 0), int(m["conflicts"] or 0),
-                          float(m["stop_the_world_ms"] or 0.0), events, broken, ignored)
+    totals = EventsTotals(int(counts["members"]), int(counts["rebalances"] or 0), int(counts["completed"] or 0),
+                          int(counts["attempts"] or 0), int(counts["failed_attempts"] or 0),
+                          int(counts["conflicts"] or 0), float(counts["stop_the_world_ms"] or 0.0),
+                          int(counts["events"] or 0), int(counts["broken"] or 0), int(counts["ignored"] or 0))
     duration = F.col("duration_ms")
     quantiles = F.percentile_approx(duration, [0.5, 0.95], 1000)
-    bucket = F.lit(DURATION_BUCKETS[-1][0])
-    for label, bound in reversed(DURATION_BUCKETS[:-1]):
-        bucket = F.when(duration < bound, F.lit(label)).otherwise(bucket)
     per_step = steps.groupBy("step").agg(F.min("step_number").alias("number"), F.count("*").alias("count"),
                                          quantiles.alias("q"), F.max(duration).alias("max")).collect()
     step_totals = tuple(sorted((StepTotals(r["step"], int(r["number"]), int(r["count"]), float(r["q"][0]),
                                            float(r["q"][1]), float(r["max"])) for r in per_step),
                                key=lambda s: (s.step_number, _STEP_ORDER.get(s.step, len(_STEP_ORDER)), s.step)))
-    found = {r["bucket"]: int(r["count"]) for r in steps.groupBy(bucket.alias("bucket")).count().collect()}
-    durations = tuple((label, found.get(label, 0)) for label, _ in DURATION_BUCKETS)
+    durations_found = tuple((label, int(durations[f"bucket_{i}"] or 0))
+                            for i, (label, _) in enumerate(DURATION_BUCKETS))
 
     stopped = rebalances.where(F.col("stop_the_world_ms").isNotNull() & F.col("started_at").isNotNull())
     seconds = F.col("started_at").cast("double")
-    span = stopped.agg(F.min(seconds).alias("first"), F.max(seconds).alias("last")).first()
     points: tuple[tuple[float, float, float], ...] = ()
     if span["first"] is not None:
         first, width = float(span["first"]), max((float(span["last"]) - float(span["first"])) / STOP_THE_WORLD_POINTS,
@@ -143,5 +189,5 @@ def events_summary(spark: Any, tables: Any, inputs: tuple[str, ...], events: int
                       .orderBy(F.desc("conflicts"), "consumer_id").limit(CONFLICT_MEMBERS).collect())
     longest = tuple(RebalanceRow(**r.asDict()) for r in stopped.orderBy(F.desc("stop_the_world_ms"))
                     .limit(LONGEST_ROWS).collect())
-    return EventsSummary(inputs, totals, step_totals, durations, points, conflicts, longest)
+    return EventsSummary(inputs, totals, step_totals, durations_found, points, conflicts, longest)
 

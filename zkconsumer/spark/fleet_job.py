@@ -22,8 +22,8 @@ from zkconsumer.errors import UsageError, ZkConsumerError
 from zkconsumer.fleet.analysis import MODERN_STRATEGIES, GroupAnalysis, GroupRow, StrategyRow, analyze_group
 from zkconsumer.fleet.pages import SIZE_BUCKETS, FleetSummary, FleetTotals, StrategyTotals, fleet_page
 from zkconsumer.fleet.snapshot import OFFSETS_STORAGES, decode
-from zkconsumer.spark.job_output import check_inputs, check_output, staged_directory
-from zkconsumer.spark.row_schema import arrow_fields, as_dicts, names, spark_ddl, spark_struct
+from zkconsumer.spark.job_output import check_inputs, check_output, input_files, staged_directory
+from zkconsumer.spark.row_schema import arrow_fields, arrow_lists, arrow_structs, names, spark_ddl, spark_struct
 
 ATTENTION_ROWS = 25
 LEGACY_TODAY = "legacy (today)"
@@ -55,111 +55,131 @@ def _analyze_batches(batches: Iterator[Any]) -> Iterator[Any]:
 
     schema = pa.schema([*arrow_fields(pa, GroupRow), pa.field("strategies", pa.list_(pa.struct(
         arrow_fields(pa, StrategyRow)))), pa.field("error", pa.string())])
-    group_names = names(GroupRow)
     for batch in batches:
         done, errors = analyze_lines(batch.column(0).to_pylist())
         if not done and not errors:
             continue
-        columns: dict[str, list[Any]] = {name: [getattr(a.group, name) for a in done] + [None] * len(errors)
-                                         for name in group_names}
-        columns["strategies"] = [as_dicts(a.strategies) for a in done] + [None] * len(errors)
-        columns["error"] = [None] * len(done) + errors
-        yield pa.RecordBatch.from_pydict(columns, schema=schema)
+        groups = arrow_structs(pa, GroupRow, [a.group for a in done] + [None] * len(errors))
+        yield pa.RecordBatch.from_arrays([
+            *groups.flatten(),
+            arrow_lists(pa, StrategyRow, [a.strategies for a in done] + [None] * len(errors)),
+            pa.array([None] * len(done) + errors, type=pa.string()),
+        ], schema=schema)
 
 
 def run_fleet_job(spark: Any, snapshots: list[str], output: str) -> FleetSummary:
     """Analyse ``snapshots`` into ``output`` (a directory that must not exist); the page's summary."""
     from pyspark import StorageLevel
+    from pyspark.sql import Observation
     from pyspark.sql import functions as F  # noqa: N812 - Spark's own spelling
 
     check_inputs(snapshots, "snapshot")
     check_output(output)
-    size = sum(p.stat().st_size for given in snapshots for p in _files(Path(given)))
+    size = sum(p.stat().st_size for given in snapshots for p in input_files(Path(given)))
     if size == 0:
         raise UsageError(f"snapshot {' '.join(snapshots)} is empty")
     parallelism = max(spark.sparkContext.defaultParallelism, 1)
-    tasks = min(max(math.ceil(size / BYTES_PER_TASK), parallelism), parallelism * TASKS_PER_CORE)
+    tasks = min(max(math.ceil(size / BYTES_PER_TASK), 1), parallelism)
     lines = spark.read.text(snapshots).repartition(tasks)
     analysed = lines.mapInArrow(_analyze_batches, output_ddl()).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        totals, storage, sizes = _totals(analysed)
-        if totals.groups == 0:
-            why = f" ({totals.broken_lines} lines, none a group record)" if totals.broken_lines else ""
-            raise UsageError(f"snapshot {' '.join(snapshots)} holds no group{why}")
         with staged_directory(output) as staging:
-            good = analysed.where(F.col("error").isNull())
-            groups = good.select(*[F.col(f"`{n}`") for n in names(GroupRow)])
-            groups.write.parquet(str(staging / "groups"))
-            good.select(F.explode("strategies").alias("s")).select("s.*").write.parquet(str(staging / "strategies"))
-            summary = FleetSummary(tuple(snapshots), totals, storage, sizes, _strategy_totals(good),
-                                   _attention(groups))
+            fleet, strategy_figures = Observation("fleet"), Observation("strategies")
+            observed = analysed.observe(fleet, *_totals_columns())
+            good = observed.where(F.col("error").isNull())
+            good.select(*[F.col(f"`{n}`") for n in names(GroupRow)]).write.parquet(str(staging / "groups"))
+            totals, storage, sizes = _totals(fleet.get)
+            if totals.groups == 0:
+                why = f" ({totals.broken_lines} lines, none a group record)" if totals.broken_lines else ""
+                raise UsageError(f"snapshot {' '.join(snapshots)} holds no group{why}")
+            cached = analysed.where(F.col("error").isNull())
+            (cached.select(F.explode("strategies").alias("s")).select("s.*")
+             .observe(strategy_figures, *_strategy_columns()).write.parquet(str(staging / "strategies")))
+            summary = FleetSummary(tuple(snapshots), totals, storage, sizes, _strategy_totals(strategy_figures.get),
+                                   _attention(cached))
             (staging / "summary.html").write_text(fleet_page(summary), encoding="utf-8")
     finally:
         analysed.unpersist()
     return summary
 
 
-def _files(path: Path) -> list[Path]:
-    if path.is_file():
-        return [path]
-    return [p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))]
-
-
-def _totals(analysed: Any) -> tuple[FleetTotals, tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
-    """Fleet totals, groups per offsets storage and per size bucket: one Spark aggregation, one row."""
+def _count_if(condition: Any, alias: str) -> Any:
     from pyspark.sql import functions as F  # noqa: N812
 
-    def count_if(condition: Any, alias: str) -> Any:
-        return F.sum(F.when(condition, 1).otherwise(0)).alias(alias)
+    return F.sum(F.when(condition, 1).otherwise(0)).alias(alias)
 
-    sums = ["members", "threads", "partitions", "unowned", "dead_owners", "owned_twice", "misassigned", "malformed"]
+
+_SUMS = ("members", "threads", "partitions", "unowned", "dead_owners", "owned_twice", "misassigned", "malformed")
+
+
+def _totals_columns() -> list[Any]:
+    """Fleet totals, groups per offsets storage and per size bucket, as aggregates observed while ``groups`` is
+    written (no pass of their own)."""
+    from pyspark.sql import functions as F  # noqa: N812
+
     members = F.col("members")
     buckets, lower = [], 0
     for index, (_label, bound) in enumerate(SIZE_BUCKETS):
-        buckets.append(count_if((members > lower) & (members <= bound), f"size_{index}"))
+        buckets.append(_count_if((members > lower) & (members <= bound), f"size_{index}"))
         lower = bound
-    row = analysed.agg(
+    return [
         F.count(F.col("group")).alias("groups"), F.count(F.col("error")).alias("broken"),
-        *[F.sum(c).alias(c) for c in sums],
-        count_if(~F.col("consistent"), "inconsistent"), count_if(F.col("attention") > 0, "needing_attention"),
-        *[count_if(F.col("offsets_storage") == name, f"storage_{name}") for name in OFFSETS_STORAGES],
+        *[F.sum(c).alias(c) for c in _SUMS],
+        _count_if(~F.col("consistent"), "inconsistent"), _count_if(F.col("attention") > 0, "needing_attention"),
+        *[_count_if(F.col("offsets_storage") == name, f"storage_{name}") for name in OFFSETS_STORAGES],
         *buckets,
-    ).first()
-    totals = FleetTotals(**{k: int(row[k] or 0) for k in ["groups", *sums, "inconsistent", "needing_attention"]},
-                         broken_lines=int(row["broken"]))
+    ]
+
+
+def _totals(row: dict[str, Any]) -> tuple[FleetTotals, tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
+    totals = FleetTotals(**{k: int(row[k] or 0) for k in ["groups", *_SUMS, "inconsistent", "needing_attention"]},
+                         broken_lines=int(row["broken"] or 0))
     storage = tuple(sorted(((name, int(row[f"storage_{name}"] or 0)) for name in OFFSETS_STORAGES),
                            key=lambda pair: -pair[1]))
     sizes = tuple((label, int(row[f"size_{i}"] or 0)) for i, (label, _) in enumerate(SIZE_BUCKETS))
     return totals, storage, sizes
 
 
-def _strategy_totals(analysed: Any) -> tuple[StrategyTotals, ...]:
+#: the rows of the strategies' table: each group's legacy strategy (range or round-robin) is one row, "today"
+_STRATEGY_NAMES = (LEGACY_TODAY, *MODERN_STRATEGIES)
+
+
+def _strategy_columns() -> list[Any]:
+    """Per strategy (a fixed few: the analysis runs the same ones on every group), its totals as conditional
+    aggregates observed while ``strategies`` is written."""
     from pyspark.sql import functions as F  # noqa: N812
 
     ok = F.col("error").isNull()
-    # the legacy strategy is each group's own (range or round-robin): one row for "today"
-    name = F.when(F.col("family") == "legacy", F.lit(LEGACY_TODAY)).otherwise(F.col("strategy")).alias("strategy")
-    rows = analysed.select(F.explode("strategies").alias("s")).select("s.*").groupBy(name).agg(
-        F.sum(F.when(ok, 1).otherwise(0)).alias("groups"),
-        F.sum(F.when(~ok, 1).otherwise(0)).alias("errors"),
-        F.avg(F.when(ok, F.col("spread"))).alias("mean_spread"),
-        F.sum(F.when(ok & (F.col("spread") > 1), 1).otherwise(0)).alias("uneven_groups"),
-        F.sum(F.when(ok & (F.col("idle_members") > 0), 1).otherwise(0)).alias("groups_with_idle"),
-        F.sum("idle_members").alias("idle_members"),
-        F.sum("moved_partitions").alias("moved_partitions"),
-        F.sum("revoked_first").alias("revoked_first"),
-    ).collect()
-    order = {name: i for i, name in enumerate((LEGACY_TODAY, *MODERN_STRATEGIES))}
-    return tuple(sorted((
-        StrategyTotals(r["strategy"], int(r["groups"]), int(r["errors"]), float(r["mean_spread"] or 0.0),
-                       int(r["uneven_groups"]), int(r["groups_with_idle"]), int(r["idle_members"] or 0),
-                       int(r["moved_partitions"] or 0),
-                       None if r["revoked_first"] is None else int(r["revoked_first"]))
-        for r in rows), key=lambda s: (order.get(s.strategy, len(order)), s.strategy)))
+    columns = []
+    for index, name in enumerate(_STRATEGY_NAMES):
+        mine = F.col("family") == "legacy" if name == LEGACY_TODAY else F.col("strategy") == name
+        good = mine & ok
+        columns += [
+            _count_if(mine, f"rows_{index}"),
+            _count_if(good, f"groups_{index}"),
+            _count_if(mine & ~ok, f"errors_{index}"),
+            F.avg(F.when(good, F.col("spread"))).alias(f"mean_spread_{index}"),
+            _count_if(good & (F.col("spread") > 1), f"uneven_groups_{index}"),
+            _count_if(good & (F.col("idle_members") > 0), f"groups_with_idle_{index}"),
+            F.sum(F.when(mine, F.col("idle_members"))).alias(f"idle_members_{index}"),
+            F.sum(F.when(mine, F.col("moved_partitions"))).alias(f"moved_partitions_{index}"),
+            F.sum(F.when(mine, F.col("revoked_first"))).alias(f"revoked_first_{index}"),
+        ]
+    return columns
+
+
+def _strategy_totals(row: dict[str, Any]) -> tuple[StrategyTotals, ...]:
+    return tuple(
+        StrategyTotals(name, int(row[f"groups_{i}"]), int(row[f"errors_{i}"]), float(row[f"mean_spread_{i}"] or 0.0),
+                       int(row[f"uneven_groups_{i}"]), int(row[f"groups_with_idle_{i}"]),
+                       int(row[f"idle_members_{i}"] or 0), int(row[f"moved_partitions_{i}"] or 0),
+                       None if row[f"revoked_first_{i}"] is None else int(row[f"revoked_first_{i}"]))
+        for i, name in enumerate(_STRATEGY_NAMES) if row[f"rows_{i}"])
 
 
 def _attention(groups: Any) -> tuple[GroupRow, ...]:
     from pyspark.sql import functions as F  # noqa: N812
 
-    return tuple(GroupRow(**r.asDict()) for r in groups.where(F.col("attention") > 0)
-                 .orderBy(F.desc("attention"), F.desc("partitions"), "group").limit(ATTENTION_ROWS).collect())
+    wanted = groups.where(F.col("attention") > 0).select(*[F.col(f"`{n}`") for n in names(GroupRow)])
+    return tuple(GroupRow(**r.asDict()) for r in wanted.orderBy(F.desc("attention"), F.desc("partitions"), "group")
+                 .limit(ATTENTION_ROWS).collect())

@@ -64,3 +64,10 @@ def check_inputs(paths: list[str], what: str) -> None:
                     f.read(1)
             except OSError as exc:
                 raise UsageError(f"{what} {given} cannot be read ({exc.strerror or exc})") from None
+
+
+def input_files(path: Path) -> list[Path]:
+    """The files Spark reads for ``path``: itself, or those under it that Hadoop does not skip as hidden."""
+    if path.is_file():
+        return [path]
+    return [p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))]
