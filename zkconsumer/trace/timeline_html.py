@@ -28,7 +28,7 @@ from __future__ import annotations
 import html
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from zkconsumer.pages import Html, render_page
@@ -224,25 +224,32 @@ SVG_STYLE = (
 
 
 def render_svg(timeline: Timeline, standalone: bool = True, links: bool = False, axis_end: float | None = None,
-               prefix: str = "ov-") -> str:
+               prefix: str = "ov-", short: Callable[[str], str] | None = None,
+               marker_label_rows: int = MARKER_ROWS_MAX) -> str:
     """The overview: axis, lanes, partition owners, markers and the legend, as one ``<svg>``. ``standalone``
     adds the XML namespace a ``.svg`` file needs (inline in HTML it is not needed, and the page names no URL);
     ``links`` makes each rebalance a link to its round on the HTML page. ``axis_end`` (seconds) stretches the
     axis beyond the trace's end, so that several overviews drawn one above the other share one time scale;
-    ``prefix`` keeps the ids of several overviews on one page apart."""
+    ``prefix`` keeps the ids of several overviews on one page apart. ``short`` shortens the consumer ids and
+    topics written on the drawing (lane, marker, partition and owner labels), when their common part would crowd
+    it: the full names stay in the tooltips; ``marker_label_rows`` is how many rows the markers' labels may take
+    before they overlap."""
     colours = consumer_colours(timeline)
     end = max(timeline.end, axis_end or 0.0)
     scale = _Scale(0.0, end if end > 0 else 1.0)
     out: list[str] = []
 
     markers = [(m, *describe_marker(m)) for m in timeline.markers]
+    if short is not None:
+        markers = [(m, label.replace(m.consumer_id, short(m.consumer_id)) if m.consumer_id else label, note)
+                   for m, label, note in markers]
     # A label starts right of its line, or ends left of it when it would run off the page.
     placements = []
     for marker, label, _ in markers:
         x, width = scale.x(marker.time), len(label) * CHAR_PX + 6
         placements.append((x + 3, width, "start") if x + 3 + width <= WIDTH - 2 else (x - 3 - width, width, "end"))
     order = sorted(range(len(placements)), key=lambda i: placements[i][0])
-    sorted_rows = _label_rows([placements[i][:2] for i in order], MARKER_ROWS_MAX)
+    sorted_rows = _label_rows([placements[i][:2] for i in order], marker_label_rows)
     marker_rows = [0] * len(placements)
     for i, row in zip(order, sorted_rows, strict=True):
         marker_rows[i] = row
@@ -270,9 +277,9 @@ def render_svg(timeline: Timeline, standalone: bool = True, links: bool = False,
     out.append("</g>")
 
     for index, lane in enumerate(timeline.lanes):
-        out.append(_lane_svg(lane, lanes_top + index * LANE_H, scale, colours[lane.consumer_id], prefix, links))
+        out.append(_lane_svg(lane, lanes_top + index * LANE_H, scale, colours[lane.consumer_id], prefix, links, short))
 
-    out.append(_owners_svg(timeline, owners_top, scale, colours, prefix))
+    out.append(_owners_svg(timeline, owners_top, scale, colours, prefix, short))
 
     bottom = owners_top + len(timeline.partitions) * OWNER_ROW_H
     for (marker, label, note), row, (_, _, anchor) in zip(markers, marker_rows, placements, strict=True):
@@ -295,11 +302,17 @@ def render_svg(timeline: Timeline, standalone: bool = True, links: bool = False,
             f"<style>{SVG_STYLE}</style>{_defs(prefix)}" + "".join(out) + "</svg>")
 
 
-def _lane_svg(lane: Lane, top: float, scale: _Scale, colour: str, prefix: str, links: bool) -> str:
+def _lane_svg(lane: Lane, top: float, scale: _Scale, colour: str, prefix: str, links: bool,
+              short: Callable[[str], str] | None = None) -> str:
     out = [f'<g class="lane" data-consumer="{esc(lane.consumer_id)}">']
     out.append(f'<rect x="12" y="{_n(top + 20)}" width="10" height="10" fill="{colour}"/>')
-    out.append(f'<text x="28" y="{_n(top + 29)}" class="lanelabel">{esc(lane.consumer_id)}</text>')
-    if lane.group:
+    if short is not None:
+        full = lane.consumer_id + (f" (group {lane.group})" if lane.group else "")
+        out.append(f'<text x="28" y="{_n(top + 29)}" class="lanelabel"><title>{esc(full)}</title>'
+                   f"{esc(short(lane.consumer_id))}</text>")
+    else:
+        out.append(f'<text x="28" y="{_n(top + 29)}" class="lanelabel">{esc(lane.consumer_id)}</text>')
+    if lane.group and short is None:
         out.append(f'<text x="28" y="{_n(top + 42)}" class="small">group {esc(lane.group)}</text>')
     bar_y, bar_h = top + 26, 18
     for life in lane.lives:
@@ -370,7 +383,8 @@ def rebalance_anchor(consumer_id: str, rebalance: Rebalance) -> str:
     return "r-" + _slug(consumer_id, rebalance.rebalance_id, f"{rebalance.start:.6f}")
 
 
-def _owners_svg(timeline: Timeline, top: float, scale: _Scale, colours: dict[str, str], prefix: str) -> str:
+def _owners_svg(timeline: Timeline, top: float, scale: _Scale, colours: dict[str, str], prefix: str,
+                short: Callable[[str], str] | None = None) -> str:
     out = ['<g class="owners">',
            f'<text x="12" y="{_n(top - 10)}" class="lanelabel">partition owners</text>',
            f'<text x="140" y="{_n(top - 10)}" class="small">colour: consumer; label: thread; hatched: the owner '
@@ -383,7 +397,12 @@ def _owners_svg(timeline: Timeline, top: float, scale: _Scale, colours: dict[str
     for index, (topic, partition) in enumerate(timeline.partitions):
         y = top + index * OWNER_ROW_H
         out.append(f'<g class="partition" data-topic="{esc(topic)}" data-partition="{partition}">')
-        out.append(f'<text x="{LEFT - 8}" y="{_n(y + 14)}" text-anchor="end">{esc(topic)}-{partition}</text>')
+        if short is None:
+            out.append(f'<text x="{LEFT - 8}" y="{_n(y + 14)}" text-anchor="end">{esc(topic)}-{partition}</text>')
+        else:
+            name = short(topic)
+            out.append(f'<text x="{LEFT - 8}" y="{_n(y + 14)}" text-anchor="end"><title>{esc(topic)}-{partition}'
+                       f'</title>{esc(f"{name}-{partition}" if name else f"partition {partition}")}</text>')
         out.append(f'<rect x="{LEFT}" y="{_n(y + 2)}" width="{WIDTH - RIGHT - LEFT}" height="{OWNER_ROW_H - 4}" '
                    f'fill="#fafafa" stroke="#eeeeee"/>')
         for owner in by_partition.get((topic, partition), []):
@@ -391,6 +410,7 @@ def _owners_svg(timeline: Timeline, top: float, scale: _Scale, colours: dict[str
             x, width = scale.span(owner.start, end, 1.5)
             colour = colours.get(owner.consumer_id, "#999999")
             label = owner.thread or owner.consumer_id
+            shown = short(label) if short is not None else label
             out.append(f'<g class="owner" data-consumer="{esc(owner.consumer_id)}" data-thread="{esc(label)}">'
                        f"<title>{esc(describe_ownership(owner))}</title>"
                        f'<rect x="{_n(x)}" y="{_n(y + 3)}" width="{_n(width)}" height="{OWNER_ROW_H - 6}" '
@@ -400,8 +420,8 @@ def _owners_svg(timeline: Timeline, top: float, scale: _Scale, colours: dict[str
                     kx = scale.x(k)
                     out.append(f'<rect x="{_n(kx)}" y="{_n(y + 3)}" width="{_n(max(x + width - kx, 1))}" '
                                f'height="{OWNER_ROW_H - 6}" fill="url(#{prefix}hatch)"/>')
-            if width >= len(label) * 5.6 + 6:
-                out.append(f'<text x="{_n(x + 3)}" y="{_n(y + 14)}" class="ownerlabel">{esc(label)}</text>')
+            if width >= len(shown) * 5.6 + 6:
+                out.append(f'<text x="{_n(x + 3)}" y="{_n(y + 14)}" class="ownerlabel">{esc(shown)}</text>')
             out.append("</g>")
         out.append("</g>")
     out.append("</g>")
