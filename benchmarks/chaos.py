@@ -8,27 +8,44 @@ Faults (``--faults``, default every one that can run here): ``kill`` (SIGKILL, r
 longer owns and rejoin), ``expire`` (a second client on the member's session id and password, closed: the session
 is gone), ``zk-short`` / ``zk-long`` (ZooKeeper killed and restarted on the same port and data directory, within and
 beyond the session timeout), ``rolling`` (every member restarted cleanly, one after another), ``leave`` (a member
-leaves cleanly, and comes back later), ``broker`` (the broker restarted; needs persistent storage, which the Tansu
-build here lacks: asking for it without ``--broker-storage`` is refused before anything starts).
+leaves cleanly, and comes back later), ``broker`` (the broker killed and restarted on the same port after 1-4 s; it
+needs storage that outlives it: the Tansu build here has memory and S3 storage only, so ``--broker-storage s3``
+runs an S3 server (moto's, ``python -m moto.server``, from whichever interpreter has it) beside it, and the broker
+fault joins the default faults; with memory storage, the default, asking for it is refused before anything starts).
+Tansu on that S3 server reads at 50-100 messages a second on a busy two-core machine (an object per batch, listed
+and read per fetch): give such a run ``--rate 30``, or the members trail the producer and the drain ends first.
 
-Invariants: no two live members delivering one partition beyond ``--overlap-limit-ms`` (the window in which an old
-owner is still stopping; its maximum is reported); committed offsets never move backwards; every produced message
+Invariants: no two members delivering one partition beyond ``--overlap-limit-ms`` (the window in which an old owner
+is still stopping; its maximum is reported as ``max_overlap_ms``), and no member delivering a partition later than
+that after its own ownership ended; committed offsets never move backwards; every produced message
 delivered at least once; every duplicate delivered after some fault (attributed to the latest one before it); no
 partition unowned for longer than ``--unowned-limit-s`` while a registered member owns nothing; at the end no member
 process and no znode of the group left. The report (``--report``) is JSON; the last line printed is the verdict;
 the exit status is 0 only when every invariant held (1 with the first violation explained, 2 for a refusal).
 
+Ownership is read from each member's own events (``<member>.events``, JSON lines at info): a tenure of a member on
+a partition runs from its ``rebalance.claim`` that took it to the first of its next ``rebalance.stop_fetchers``,
+``rebalance.attempt_failed``, ``session.expired``, ``consumer.shutdown`` or the death of its process. Two numbers
+come from them: ``max_overlap_ms``, from the deliveries, is how long an old owner still delivered after the new
+owner's first delivery inside the new owner's tenure; ``max_event_overlap_ms``, from the events alone, is how long
+an old owner's tenure outlasted the new owner's claim (only a member whose session died without it noticing,
+paused or cut off, can have one: otherwise the claim waits for the release, which follows the fetchers' stop).
+
 Each member is this file run as ``chaos.py member ...``: it writes ``time topic partition offset value`` per message
-delivered (flushed at once, so a SIGKILL loses nothing written) and its session id and password, for ``expire``.
+delivered (flushed at once, so a SIGKILL loses nothing written), its events, and its session id and password, for
+``expire``.
 Loopback only; bounded in time (the duration plus a drain of at most ``--drain-s``) and in count (ten members).
 """
 
 from __future__ import annotations
 
 import argparse
+import faulthandler
+import itertools
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -40,11 +57,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 ALL_FAULTS = ("kill", "pause", "expire", "zk-short", "zk-long", "rolling", "leave", "broker")
-RUNNABLE_HERE = tuple(f for f in ALL_FAULTS if f != "broker")
+WITHOUT_BROKER = tuple(f for f in ALL_FAULTS if f != "broker")
+S3_BUCKET = "tansu"
 TOPICS = {"chaos-a": 6, "chaos-b": 4}
 STREAMS = ["chaos-a:1,chaos-b:1", "chaos-a:2,chaos-b:1", "chaos-a:1,chaos-b:2"]
 GROUP = "chaos"
-INTERLEAVE_S = 2.0
+BURST_GAP_S = 2.0  # re-deliveries of one partition by one member this close together are one burst
 CHROOT = "/zkconsumer-chaos"
 
 
@@ -64,9 +82,15 @@ def member_main(argv: list[str]) -> int:
     from zkconsumer.consumer.zookeeper_consumer_connector import create_connector
     from zkconsumer.log import configure_logging
 
-    configure_logging(json=True, level="warning", force=True)
+    # Every event at info, as JSON lines: the run reads each member's fetcher starts and stops from them.
+    events = open(args.dir / f"{args.consumer_id}.events", "a", buffering=1)  # noqa: SIM115 - the process's life
+    configure_logging(json=True, level="info", stream=events, force=True)
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    # SIGTERM is taken by sigwait below, not by a handler: a handler calling stop.set() can deadlock on the
+    # event's lock when the signal lands while the main thread holds it (in the rolling restarts of one run a
+    # member never began its shutdown). Blocked here, before any thread starts, so every thread inherits it.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # the run asks for stacks before killing a hung member
     counts = {t: int(n) for t, n in (item.split(":") for item in args.topics.split(","))}
     connector = create_connector({
         "zookeeper.connect": args.zookeeper, "group.id": GROUP, "consumer.id": args.consumer_id,
@@ -105,7 +129,8 @@ def member_main(argv: list[str]) -> int:
         threads = [threading.Thread(target=consume, args=(s,), daemon=True) for ss in streams.values() for s in ss]
         for t in threads:
             t.start()
-        stop.wait()
+        signal.sigwait({signal.SIGTERM})
+        stop.set()
         for t in threads:
             t.join(2)
     finally:
@@ -137,26 +162,208 @@ class Report:
     lost: int = 0
     duplicates: int = 0
     duplicates_by_fault: dict[str, int] = field(default_factory=dict)
+    # re-deliveries of one partition by one member within 2 s of each other: where each came from
+    duplicate_bursts: list[dict] = field(default_factory=list)
     faults: list[dict] = field(default_factory=list)
-    max_overlap_ms: float = 0.0
+    broker_storage: str = "memory"
+    max_overlap_ms: float = 0.0  # from the deliveries: an old owner still delivering after the new one began
+    max_overlap_at: str = ""
+    max_event_overlap_ms: float = 0.0  # from the events: the new owner's claim to the old owner's fetcher stop
+    max_event_overlap_at: str = ""
+    handovers: int = 0  # a partition's tenure followed by another member's
+    max_late_ms: float = 0.0  # a delivery after the end of its member's own tenure of the partition
+    deliveries_outside_tenure: int = 0
     max_unowned_s: float = 0.0
     offsets_checked: int = 0
     watch_errors: int = 0
     last_watch_error: str = ""
     violations: list[str] = field(default_factory=list)
+    load_avg: dict[str, float] = field(default_factory=dict)  # 1-minute load average: start, max, end
+    workdir: str = ""  # kept when an invariant broke (deliveries, events, logs), removed otherwise
     wall_s: float = 0.0
+
+
+# --- ownership read from the members' events, and the overlaps measured against it (pure) ---------------------
+
+
+@dataclass(frozen=True)
+class Delivery:
+    at: float  # wall clock, seconds
+    topic: str
+    partition: int
+    offset: int
+    value: str
+    member: str
+
+
+@dataclass(frozen=True)
+class Tenure:
+    """A member owning a partition, from its claim to the first event (or death) that stopped its fetchers."""
+
+    member: str
+    topic: str
+    partition: int
+    start: float
+    end: float
+    ended_by: str
+
+
+@dataclass(frozen=True)
+class Overlap:
+    topic: str
+    partition: int
+    old: str
+    new: str
+    claimed_at: float  # the new owner's claim
+    event_ms: float  # the old tenure's end after the new claim
+    delivery_ms: float  # the old owner's last delivery in the new tenure after the new owner's first
+
+
+TENURE_ENDS = ("rebalance.stop_fetchers", "rebalance.attempt_failed", "session.expired", "consumer.shutdown")
+
+
+def tenures(member: str, events: list[dict], deaths: list[float], end_of_run: float) -> list[Tenure]:
+    """One member's tenures from its events, in order. A claim opens a tenure for each partition it took (claimed
+    or already ours) unless it met conflicts; the tenure ends at the next fetcher stop, failed attempt, session
+    expiry or shutdown, else at the death of its process (``deaths``: the times its processes were killed or
+    exited), else at the end of the run."""
+    out: list[Tenure] = []
+    open_since: dict[tuple[str, int], float] = {}
+    deaths = sorted(deaths)
+
+    def close(at: float, why: str) -> None:
+        for (topic, partition), start in open_since.items():
+            out.append(Tenure(member, topic, partition, start, max(at, start), why))
+        open_since.clear()
+
+    for event in events:
+        at, name = event["at"], event.get("event")
+        if open_since and deaths and deaths[0] < at:  # the previous process died with partitions open
+            close(deaths[0], "death")
+        while deaths and deaths[0] < at:
+            deaths.pop(0)
+        if name == "rebalance.claim" and not event.get("conflicts") and "error" not in event:
+            for row in event.get("claimed", []) + event.get("already_ours", []):
+                open_since.setdefault((row["topic"], int(row["partition"])), at)
+        elif name in TENURE_ENDS:
+            close(at, name)
+    if open_since:
+        close(deaths[0] if deaths else end_of_run, "death" if deaths else "end of run")
+    return out
+
+
+def overlaps(all_tenures: list[Tenure], deliveries: list[Delivery]) -> list[Overlap]:
+    """Every new tenure that began while another member's tenure of the partition had not ended, with how long
+    that lasted (events) and how long both delivered it (deliveries)."""
+    by_member_partition: dict[tuple[str, str, int], list[float]] = defaultdict(list)
+    for d in deliveries:
+        by_member_partition[(d.member, d.topic, d.partition)].append(d.at)
+    by_partition: dict[tuple[str, int], list[Tenure]] = defaultdict(list)
+    for t in all_tenures:
+        by_partition[(t.topic, t.partition)].append(t)
+    out = []
+    for (topic, partition), ts in by_partition.items():
+        ts.sort(key=lambda t: t.start)
+        for i, new in enumerate(ts):
+            for old in ts[:i]:
+                if old.member == new.member or old.end <= new.start:
+                    continue
+                window_end = min(old.end, new.end)
+                olds = [a for a in by_member_partition[(old.member, topic, partition)] if new.start <= a <= old.end]
+                news = [a for a in by_member_partition[(new.member, topic, partition)] if new.start <= a <= window_end]
+                both = max(0.0, max(olds) - min(news)) if olds and news else 0.0
+                out.append(Overlap(topic, partition, old.member, new.member, new.start,
+                                   (old.end - new.start) * 1000, both * 1000))
+    return out
+
+
+def handovers(all_tenures: list[Tenure]) -> int:
+    by_partition: dict[tuple[str, int], list[Tenure]] = defaultdict(list)
+    for t in all_tenures:
+        by_partition[(t.topic, t.partition)].append(t)
+    count = 0
+    for ts in by_partition.values():
+        ordered = sorted(ts, key=lambda t: t.start)
+        count += sum(1 for a, b in itertools.pairwise(ordered) if a.member != b.member)
+    return count
+
+
+def late_deliveries(all_tenures: list[Tenure], deliveries: list[Delivery]) -> list[tuple[Delivery, float]]:
+    """Deliveries outside every tenure of their member on their partition, each with how late it came after the
+    end of the member's last tenure before it (infinite when there was none)."""
+    by_key: dict[tuple[str, str, int], list[Tenure]] = defaultdict(list)
+    for t in all_tenures:
+        by_key[(t.member, t.topic, t.partition)].append(t)
+    out = []
+    for d in deliveries:
+        ts = by_key[(d.member, d.topic, d.partition)]
+        if any(t.start <= d.at <= t.end for t in ts):
+            continue
+        before = [t.end for t in ts if t.end < d.at]
+        out.append((d, (d.at - max(before)) * 1000 if before else float("inf")))
+    return out
 
 
 class Refused(Exception):
     pass
 
 
+def moto_python() -> str | None:
+    """An interpreter that can run moto's S3 server: this one, else the ``python3`` on the PATH."""
+    import importlib.util
+    import shutil
+
+    if importlib.util.find_spec("moto") is not None and importlib.util.find_spec("flask") is not None:
+        return sys.executable
+    other = shutil.which("python3")
+    if not other:
+        return None
+    # Its own sys.executable, not a shim's path (pyenv): the server is stopped by the command line it runs under.
+    found = subprocess.run([other, "-c", "import moto.server, sys; print(sys.executable)"], capture_output=True,
+                           text=True, timeout=60)
+    return found.stdout.strip() or None if found.returncode == 0 else None
+
+
+def local_s3_class():
+    """moto's S3 server as a LocalServer (imported late: the member processes never need it)."""
+    import urllib.request
+
+    from zkconsumer.embedded.process import LocalServer
+
+    class LocalS3(LocalServer):
+        what = "S3 server"
+
+        def __init__(self, workdir: Path, python: str) -> None:
+            super().__init__(workdir)
+            self.python = python
+
+        def argv(self) -> list[str]:
+            return [self.python, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)]
+
+        def ready(self) -> bool:
+            try:
+                with urllib.request.urlopen(f"http://{self.address}/", timeout=1):
+                    return True
+            except OSError:
+                return False
+
+        def create_bucket(self, name: str) -> None:
+            urllib.request.urlopen(urllib.request.Request(f"http://{self.address}/{name}", method="PUT"), timeout=10)
+
+    return LocalS3
+
+
 class Chaos:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.rng = random.Random(args.seed)
-        self.faults_allowed = tuple(args.faults.split(",")) if args.faults else RUNNABLE_HERE
-        self.report = Report(args.seed, args.duration_s, args.members, args.session_timeout_ms)
+        self.s3_python = moto_python() if args.broker_storage == "s3" else None
+        self.storage = args.broker_storage
+        default = ALL_FAULTS if self.storage == "s3" else WITHOUT_BROKER
+        self.faults_allowed = tuple(args.faults.split(",")) if args.faults else default
+        self.report = Report(args.seed, args.duration_s, args.members, args.session_timeout_ms,
+                             broker_storage=self.storage)
+        self.deaths: dict[str, list[float]] = defaultdict(list)  # wall times a member's process died
         self.workdir = Path(tempfile.mkdtemp(prefix="zkconsumer-chaos-"))
         self.members: dict[str, subprocess.Popen] = {}
         self.paused: set[str] = set()
@@ -167,6 +374,7 @@ class Chaos:
         self.t0 = time.monotonic()
         self.wall0 = time.time()
         self.committed: dict[str, int] = {}
+        self.load_samples: list[float] = []
 
     def now(self) -> float:
         return time.monotonic() - self.t0
@@ -181,9 +389,13 @@ class Chaos:
         unknown = [f for f in self.faults_allowed if f not in ALL_FAULTS]
         if unknown:
             raise Refused(f"unknown fault kinds {', '.join(unknown)} (known: {', '.join(ALL_FAULTS)})")
-        if "broker" in self.faults_allowed and not self.args.broker_storage:
-            raise Refused("fault 'broker' needs a broker with persistent storage (--broker-storage postgres://...): "
-                          "the Tansu here has memory storage only, a restart would lose every message")
+        if self.args.broker_storage == "s3" and not self.s3_python:
+            raise Refused("--broker-storage s3 needs moto's S3 server (pip install 'moto[server]'), "
+                          "importable here or by the python3 on the PATH")
+        if "broker" in self.faults_allowed and self.storage != "s3":
+            raise Refused("fault 'broker' needs a broker with persistent storage (--broker-storage s3, with moto's "
+                          "S3 server installed): the Tansu here has memory and S3 storage only, and a restart with "
+                          "memory storage would lose every message")
         from zkconsumer.embedded.broker import tansu_binary
         from zkconsumer.embedded.zookeeper import find_classpath, find_java
 
@@ -200,7 +412,17 @@ class Chaos:
 
         self.zk_server = LocalZooKeeper(self.workdir / "zookeeper")
         self.zk_server.start()
-        self.broker = LocalTansu(self.workdir / "broker")
+        storage = "memory://tansu/"
+        if self.storage == "s3":
+            assert self.s3_python is not None
+            self.s3 = local_s3_class()(self.workdir / "s3", self.s3_python)
+            self.s3.start()
+            self.s3.create_bucket(S3_BUCKET)
+            # Tansu's S3 client reads these from the environment it inherits (moto checks no signature).
+            os.environ.update(AWS_ENDPOINT=f"http://{self.s3.address}", AWS_ALLOW_HTTP="true",
+                              AWS_ACCESS_KEY_ID="chaos", AWS_SECRET_ACCESS_KEY="chaos", AWS_DEFAULT_REGION="us-east-1")
+            storage = f"s3://{S3_BUCKET}/"
+        self.broker = LocalTansu(self.workdir / "broker", storage=storage)
         self.broker.start()
         with zookeeper(self.zk_server.connect) as zk:
             zk.ensure_path(CHROOT)
@@ -253,6 +475,7 @@ class Chaos:
         zk = None
         unowned_since: dict[str, float] = {}
         while not self.stop.wait(0.5):
+            self.load_samples.append(os.getloadavg()[0])
             if self.zk_down.is_set():
                 unowned_since.clear()
                 continue
@@ -319,6 +542,7 @@ class Chaos:
         if kind == "kill" and member:
             self.members[member].send_signal(signal.SIGKILL)
             self.members[member].wait()
+            self.deaths[member].append(time.time())
             time.sleep(self.rng.uniform(1, 3))
             self.start_member(member)
         elif kind == "pause" and member:
@@ -348,17 +572,41 @@ class Chaos:
             for m in sorted(self.members):
                 if self.stop.is_set():
                     break
-                self.members[m].terminate()
-                self.members[m].wait(30)
+                self._terminate(m)
                 self.start_member(m)
                 time.sleep(0.3)
+        elif kind == "broker":
+            fault.member = None
+            self.broker.record and self.broker.record.stop(0.1)  # SIGTERM then SIGKILL, as for ZooKeeper
+            self.broker.record = None
+            time.sleep(self.rng.uniform(1, 4))
+            for _ in range(50):
+                try:
+                    self.broker.start()
+                    break
+                except Exception:
+                    time.sleep(0.2)
         elif kind == "leave" and member:
-            self.members[member].terminate()
-            self.members[member].wait(30)
+            self._terminate(member)
             time.sleep(self.rng.uniform(2, 5))
             self.start_member(member)
         fault.duration_s = round(time.monotonic() - started, 2)
         return fault
+
+    def _terminate(self, member: str) -> None:
+        """A clean leave: SIGTERM, and 30 s to go. One that hangs is a violation; its threads' stacks go to its log
+        (SIGUSR1, faulthandler) before it is killed."""
+        proc = self.members[member]
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGUSR1)
+            time.sleep(1)
+            proc.kill()
+            proc.wait()
+            self.violation(f"{member} did not leave within 30 s of SIGTERM (stacks in {member}.log)")
+        self.deaths[member].append(time.time())
 
     def _expire(self, member: str) -> None:
         from kazoo.client import KazooClient
@@ -380,9 +628,12 @@ class Chaos:
 
     def run(self) -> Report:
         self.check()
+        self.report.load_avg["start"] = os.getloadavg()[0]
         try:
             self.start_servers()
-            self.t0 = time.monotonic()
+            # Fault times count from here; wall0 must be the same instant, or a duplicate is attributed to a fault
+            # that came after it (the servers' start-up, seconds, lay between the two before).
+            self.t0, self.wall0 = time.monotonic(), time.time()
             for i in range(self.args.members):
                 self.start_member(f"m{i}")
             loops = [threading.Thread(target=self.produce, daemon=True),
@@ -401,7 +652,12 @@ class Chaos:
             self._leave_all()
         finally:
             self._teardown()
+        self.report.load_avg.update(max=max(self.load_samples, default=0.0), end=os.getloadavg()[0])
         self._analyse()
+        if self.report.violations or self.args.keep_workdir:
+            self.report.workdir = str(self.workdir)
+        else:
+            shutil.rmtree(self.workdir, ignore_errors=True)
         return self.report
 
     def _drain(self) -> None:
@@ -433,8 +689,12 @@ class Chaos:
             try:
                 proc.wait(30)
             except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGUSR1)
+                time.sleep(1)
                 proc.kill()
-                self.violation(f"{member} did not leave within 30 s of SIGTERM")
+                proc.wait()
+                self.violation(f"{member} did not leave within 30 s of SIGTERM (stacks in {member}.log)")
+            self.deaths[member].append(time.time())
         from zkconsumer.zk.client import zookeeper
 
         time.sleep(0.5)
@@ -469,7 +729,7 @@ class Chaos:
                     zk.delete(CHROOT, recursive=True)
             except Exception as exc:
                 self.violation(f"could not remove {CHROOT}: {exc}")
-        for server in ("broker", "zk_server"):
+        for server in ("broker", "s3", "zk_server"):
             if hasattr(self, server):
                 getattr(self, server).stop()
         self.report.wall_s = round(time.monotonic() - self.t0, 1)
@@ -482,47 +742,78 @@ class Chaos:
         report = self.report
         report.produced = len(self.produced)
         report.delivered = len(rows)
-        seen: dict[str, float] = {}
+        seen: dict[str, tuple[float, str]] = {}
         faults = [(self.wall0 + f["time_s"], f["kind"]) for f in report.faults]
         by_fault: dict[str, int] = defaultdict(int)
-        for t, _topic, _p, _off, value, member in rows:
+        bursts: dict[tuple[str, str, str], dict] = {}
+        for t, topic, p, off, value, member in rows:
             if value in seen:
                 report.duplicates += 1
-                before = [kind for at, kind in faults if at <= t]
+                before = [(at, kind) for at, kind in faults if at <= t]
                 if before:
-                    by_fault[before[-1]] += 1
+                    by_fault[before[-1][1]] += 1
                 else:
                     self.violation(f"{value} delivered again at {t - self.wall0:.1f}s by {member}, before any fault")
+                key = (topic, p, member)
+                burst = bursts.get(key)
+                if burst is None or t - burst["last"] > BURST_GAP_S:
+                    burst = bursts[key] = {
+                        "at_s": round(t - self.wall0, 2), "partition": f"{topic}/{p}", "member": member,
+                        "first_by": seen[value][1], "first_at_s": round(seen[value][0] - self.wall0, 2),
+                        "from_offset": off, "count": 0, "last": t,
+                        "fault": f"{before[-1][1]} at {before[-1][0] - self.wall0:.1f}s" if before else None}
+                    report.duplicate_bursts.append(burst)
+                burst["count"] += 1
+                burst["last"] = t
             else:
-                seen[value] = t
+                seen[value] = (t, member)
+        for burst in report.duplicate_bursts:
+            burst.pop("last")
         report.duplicates_by_fault = dict(by_fault)
         report.delivered_distinct = len(seen)
         lost = sorted(self.produced - set(seen), key=lambda v: int(v[1:]))
         report.lost = len(lost)
         if lost:
             self.violation(f"{len(lost)} produced messages never delivered (first: {lost[:5]})")
-        # Overlap, read from the deliveries: Y..X..Y on one partition within INTERLEAVE_S means X and Y were both
-        # delivering it (a hand-over is X's last delivery before Y's first; nothing of X comes after). The overlap
-        # is from X's first delivery inside Y's run to Y's delivery after it.
-        per_partition: dict[tuple[str, str], list[tuple[float, str]]] = defaultdict(list)
-        for t, topic, p, _off, _value, member in rows:
-            per_partition[(topic, p)].append((t, member))
-        for (topic, p), events in per_partition.items():
-            last_at: dict[str, int] = {}
-            for i, (t, member) in enumerate(events):
-                j = last_at.get(member)
-                if j is not None and j < i - 1 and t - events[j][0] <= INTERLEAVE_S:
-                    intruder_at, intruder = events[j + 1]
-                    if intruder != member:
-                        self._overlap(topic, p, intruder, member, intruder_at, (t - intruder_at) * 1000)
-                last_at[member] = i
-        report.max_overlap_ms = round(report.max_overlap_ms, 1)
+        self._ownership([Delivery(t, topic, int(p), off, value, member)
+                         for t, topic, p, off, value, member in rows])
 
-    def _overlap(self, topic: str, p: str, one: str, other: str, t: float, overlap_ms: float) -> None:
-        self.report.max_overlap_ms = max(self.report.max_overlap_ms, overlap_ms)
-        if overlap_ms > self.args.overlap_limit_ms:
-            self.violation(f"{topic}/{p}: {one} and {other} both delivered it for {overlap_ms:.0f} ms from "
-                           f"{t - self.wall0:.1f}s")
+    def _events(self, member: str) -> list[dict]:
+        from datetime import datetime
+
+        out = []
+        path = self.workdir / f"{member}.events"
+        for line in (path.read_text().splitlines() if path.exists() else []):
+            try:
+                event = json.loads(line)
+                event["at"] = datetime.fromisoformat(event["timestamp"]).timestamp()
+            except (ValueError, KeyError):
+                continue  # a line cut by SIGKILL
+            out.append(event)
+        return out
+
+    def _ownership(self, deliveries: list[Delivery]) -> None:
+        """Both overlap measures and late deliveries, against the tenures the members' events describe."""
+        report, limit = self.report, self.args.overlap_limit_ms
+        end_of_run = time.time()
+        all_tenures = [t for m in self.members for t in tenures(m, self._events(m), self.deaths[m], end_of_run)]
+        report.handovers = handovers(all_tenures)
+        for o in overlaps(all_tenures, deliveries):
+            where = f"{o.topic}/{o.partition} {o.old}->{o.new} claimed at {o.claimed_at - self.wall0:.1f}s"
+            if o.event_ms > report.max_event_overlap_ms:
+                report.max_event_overlap_ms, report.max_event_overlap_at = round(o.event_ms, 1), where
+            if o.delivery_ms > report.max_overlap_ms:
+                report.max_overlap_ms, report.max_overlap_at = round(o.delivery_ms, 1), where
+            if o.delivery_ms > limit:
+                self.violation(f"{o.topic}/{o.partition}: {o.old} still delivered it {o.delivery_ms:.0f} ms after "
+                               f"{o.new} began, from {o.claimed_at - self.wall0:.1f}s")
+        late = late_deliveries(all_tenures, deliveries)
+        report.deliveries_outside_tenure = len(late)
+        for d, late_ms in late:
+            report.max_late_ms = round(max(report.max_late_ms, late_ms), 1)
+            if late_ms > limit:
+                self.violation(f"{d.member} delivered {d.topic}/{d.partition} offset {d.offset} at "
+                               f"{d.at - self.wall0:.1f}s, {late_ms:.0f} ms after it last owned it")
 
 
 def verdict(report: Report) -> str:
@@ -530,7 +821,8 @@ def verdict(report: Report) -> str:
     head = "HELD" if held else f"BROKEN ({len(report.violations)} violations; first: {report.violations[0]})"
     return (f"chaos {head}: {report.produced} produced, {report.delivered_distinct} delivered, {report.lost} lost, "
             f"{report.duplicates} duplicates, {len(report.faults)} faults in {report.duration_s:g} s, max overlap "
-            f"{report.max_overlap_ms:g} ms, seed {report.seed}")
+            f"{report.max_overlap_ms:g} ms (events: {report.max_event_overlap_ms:g} ms), seed {report.seed}, load "
+            f"{report.load_avg.get('max', 0):.1f}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -542,12 +834,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--rate", type=float, default=100.0, help="messages a second (default 100)")
     parser.add_argument("--session-timeout-ms", type=int, default=4000)
     parser.add_argument("--faults", default="", help=f"comma separated, of {', '.join(ALL_FAULTS)} "
-                        f"(default: {', '.join(RUNNABLE_HERE)})")
+                        f"(default: all, without broker when the storage is memory)")
     parser.add_argument("--fault-gap-s", type=float, default=6.0, help="at most this long between faults")
     parser.add_argument("--overlap-limit-ms", type=float, default=1500.0)
     parser.add_argument("--unowned-limit-s", type=float, default=20.0)
     parser.add_argument("--drain-s", type=float, default=60.0)
-    parser.add_argument("--broker-storage", default="", help="a persistent Tansu storage URL (postgres://...)")
+    parser.add_argument("--keep-workdir", action="store_true",
+                        help="keep the members' deliveries, events and logs even when every invariant held")
+    parser.add_argument("--broker-storage", choices=("memory", "s3"), default="memory",
+                        help="the broker's storage: s3 runs moto's S3 server for it, which the broker fault needs "
+                        "(slower: give it --rate 30)")
     return parser
 
 

@@ -45,3 +45,64 @@ def test_a_fault_that_cannot_run_here_is_refused_before_anything_starts():
     unknown = subprocess.run([sys.executable, str(CHAOS), "--faults", "meteor"], capture_output=True, text=True,
                              timeout=60)
     assert unknown.returncode == 2 and "unknown fault kinds meteor" in unknown.stderr
+
+
+def _chaos_module():
+    """benchmarks/chaos.py as a module: its ownership analysis is pure, tested here on made-up timelines."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("chaos_under_test", CHAOS)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
+    spec.loader.exec_module(module)
+    return module
+
+
+def _claim(at, *partitions):
+    return {"event": "rebalance.claim", "at": at, "claimed": [{"topic": "t", "partition": p} for p in partitions],
+            "already_ours": [], "conflicts": []}
+
+
+def _end(at, name="rebalance.stop_fetchers"):
+    return {"event": name, "at": at}
+
+
+def test_a_quick_back_and_forth_of_ownership_is_no_overlap():
+    """m0 -> m1 -> m0 on one partition within two seconds, each delivering while it owned it: the old reading of
+    the deliveries alone (Y..X..Y within 2 s) called this a 1.5 s overlap in the rolling restart of seed 1."""
+    chaos = _chaos_module()
+    t0 = chaos.tenures("m0", [_claim(1.0, 0), _end(3.0), _claim(6.5, 0)], [], end_of_run=10.0)
+    t1 = chaos.tenures("m1", [_claim(3.5, 0), _end(6.0)], [], end_of_run=10.0)
+    deliveries = [chaos.Delivery(at, "t", 0, i, f"m{i}", member) for i, (at, member) in
+                  enumerate([(1.5, "m0"), (2.9, "m0"), (3.6, "m1"), (5.9, "m1"), (6.6, "m0")])]
+    assert [(t.start, t.end, t.ended_by) for t in t0] == [(1.0, 3.0, "rebalance.stop_fetchers"),
+                                                           (6.5, 10.0, "end of run")]
+    assert chaos.overlaps(t0 + t1, deliveries) == []
+    assert chaos.handovers(t0 + t1) == 2
+    assert chaos.late_deliveries(t0 + t1, deliveries) == []
+
+
+def test_a_paused_owner_overlaps_until_it_notices_its_session_is_gone():
+    chaos = _chaos_module()
+    paused = chaos.tenures("m0", [_claim(1.0, 0, 1), _end(20.0, "session.expired")], [], end_of_run=30.0)
+    taker = chaos.tenures("m1", [_claim(10.0, 0)], [], end_of_run=30.0)
+    deliveries = [chaos.Delivery(10.5, "t", 0, 5, "a", "m1"), chaos.Delivery(19.0, "t", 0, 3, "b", "m0"),
+                  chaos.Delivery(19.5, "t", 0, 4, "c", "m0"), chaos.Delivery(20.4, "t", 1, 9, "d", "m0")]
+    [overlap] = chaos.overlaps(paused + taker, deliveries)
+    assert (overlap.old, overlap.new, overlap.event_ms) == ("m0", "m1", 10000.0)
+    assert round(overlap.delivery_ms) == 9000  # m0's last delivery (19.5) after m1's first (10.5)
+    [(late, late_ms)] = chaos.late_deliveries(paused + taker, deliveries)
+    assert late.value == "d" and round(late_ms) == 400
+
+
+def test_a_killed_owner_s_tenure_ends_with_its_process():
+    chaos = _chaos_module()
+    killed = chaos.tenures("m0", [_claim(1.0, 0), {"event": "consumer.connected", "at": 6.0}, _claim(7.0, 1)],
+                           deaths=[4.0], end_of_run=9.0)
+    assert [(t.partition, t.start, t.end, t.ended_by) for t in killed] == [(0, 1.0, 4.0, "death"),
+                                                                          (1, 7.0, 9.0, "end of run")]
+    taker = chaos.tenures("m1", [_claim(4.5, 0)], [], end_of_run=9.0)
+    assert chaos.overlaps(killed + taker, []) == []
+    conflicted = {"event": "rebalance.claim", "at": 2.0, "claimed": [], "already_ours": [],
+                  "conflicts": [{"topic": "t", "partition": 0, "holder": "x"}]}
+    assert chaos.tenures("m2", [conflicted], [], end_of_run=9.0) == []

