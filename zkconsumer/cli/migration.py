@@ -4,6 +4,11 @@ script (:mod:`zkconsumer.migration`), measured side by side.
 Without ``--zookeeper`` it runs on the embedded environment, started for the run and stopped after it (one that
 was already running is used and left running). Everything it creates (topics, groups, a ZooKeeper chroot) is
 named after the run and removed at the end, except the output directory, which must be new or empty.
+
+Exit status: 0 when every protocol played the script to the end and delivered every message; 1 when a message was
+lost, a run stopped early or a member process exited without being told to (the report lists it under member
+failures: its partitions waited for a session expiry the script did not ask for); 2 for bad input; 130 after
+Ctrl-C or SIGTERM, with every member process stopped and everything the run created removed.
 """
 
 from __future__ import annotations
@@ -16,8 +21,8 @@ from pathlib import Path
 from zkconsumer.cli import COMMANDS, options
 from zkconsumer.errors import UsageError
 from zkconsumer.log import configure_logging
-from zkconsumer.migration.report import write_report
-from zkconsumer.migration.run import MAX_TOTAL_RATE, CompareSettings, collect, compare_protocols
+from zkconsumer.migration.report import problems, write_report
+from zkconsumer.migration.run import MAX_TOTAL_RATE, CompareSettings, collect, compare_protocols, member_settings
 from zkconsumer.migration.scenes import PROTOCOLS, SCENES, Scene, parse_protocols
 
 MAX_PARTITIONS = 64  # the page draws a row per partition and per protocol
@@ -78,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
         configure_logging(json=args.log_json, level="warning", force=True)
     if args.zookeeper:
         bootstrap = args.bootstrap_server or _registered(args.zookeeper)
-        return _compare(replace(settings, zookeeper=args.zookeeper, bootstrap=bootstrap), args.json)
+        return _compare(replace(settings, zookeeper=args.zookeeper, bootstrap=bootstrap), args.json,
+                        f"broker {bootstrap}")
     from zkconsumer.embedded.environment import LocalEnvironment
 
     env = LocalEnvironment(args.run_dir)
@@ -88,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"embedded environment: ZooKeeper {endpoints['zookeeper']}, broker {endpoints['bootstrap_servers']}"
               + (" (started for this run)" if started else " (already running, left running)"), file=sys.stderr)
         return _compare(replace(settings, zookeeper=endpoints["zookeeper"],
-                                bootstrap=endpoints["bootstrap_servers"]), args.json)
+                                bootstrap=endpoints["bootstrap_servers"]), args.json,
+                        f"embedded environment (Tansu broker {endpoints['bootstrap_servers']})")
     finally:
         if started:
             env.down()
@@ -111,22 +118,23 @@ def _registered(connect: str) -> str:
 
 def _progress(protocol: str, scene: Scene, settled: bool, seconds: float) -> None:
     state = "settled" if settled else "did NOT settle"
-    print(f"  {protocol:<19} scene {scene.number} ({scene.title}): {state} in {seconds:.1f} s", file=sys.stderr)
+    print(f"  {protocol:<19} scene {scene.label}: {state} in {seconds:.1f} s", file=sys.stderr)
 
 
-def _compare(settings: CompareSettings, as_json: bool) -> int:
+def _compare(settings: CompareSettings, as_json: bool, where: str) -> int:
     settings.output_dir.mkdir(parents=True, exist_ok=True)
     print(f"playing {len(SCENES)} scenes for {', '.join(p.name for p in settings.protocols)} "
           f"({settings.partitions} partitions, {settings.rate:g} msg/s each, pace {settings.pace:g} s)",
           file=sys.stderr)
     runs = compare_protocols(settings, on_scene=_progress)
     results = collect(runs, settings.output_dir)
-    meta = (f"run {settings.run_id}: {settings.partitions} partitions per topic, {settings.rate:g} messages a second "
-            f"to each, {settings.pace:g} s of steady production after each scene, member session timeout "
-            f"{settings.session_timeout_ms} ms")
+    meta = (f"run {settings.run_id} on the {where}: {settings.partitions} partitions per topic, "
+            f"{settings.rate:g} messages a second to each, {settings.pace:g} s of steady production after each "
+            f"scene, member session timeout {settings.session_timeout_ms} ms")
     json_path, html_path = write_report(settings.output_dir, results, {
         "run_id": settings.run_id, "partitions": settings.partitions, "rate": settings.rate,
-        "pace": settings.pace, "session_timeout_ms": settings.session_timeout_ms}, meta)
+        "pace": settings.pace, "session_timeout_ms": settings.session_timeout_ms}, meta,
+        member_settings(settings))
     if as_json:
         print(json_path.read_text(encoding="utf-8"), end="")
     else:
@@ -138,12 +146,7 @@ def _compare(settings: CompareSettings, as_json: bool) -> int:
             print(f"{r.protocol.name:<19} {t.produced:>8} {t.lost:>5} {t.duplicates:>5} {t.rebalances:>5} "
                   f"{t.partition_seconds_paused:>10.2f} {t.max_pause_ms:>12.0f} {t.moved_partitions:>5}")
         print(f"report: {json_path}  page: {html_path}")
-    problems = [f"{r.protocol.name}: {r.error}" for r in results if r.error]
-    problems += [f"{r.protocol.name}: member {f.member} exited on its own (status {f.returncode})"
-                 for r in results for f in r.measures.failures]
-    for problem in problems:
+    found = problems(results)  # a member that died on its own makes the figures not the script's: exit 1 too
+    for problem in found:
         print(f"zkconsumer migration: {problem}", file=sys.stderr)
-    lost = sum(r.measures.total.lost for r in results)
-    if lost:
-        print(f"zkconsumer migration: {lost} messages produced were never delivered", file=sys.stderr)
-    return 1 if lost or any(r.error for r in results) else 0
+    return 1 if found else 0

@@ -8,7 +8,8 @@ Pure: measures and timelines in, text out; writing the files is :func:`write_rep
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,41 @@ NOTE = ("Each protocol runs in a group of its own: a legacy member registers in 
         "same group.id would each be assigned every partition by their own protocol, and every message would be "
         "consumed twice (KIP-125). A migration therefore moves a group over at once (stop the legacy members, "
         "carry the offsets over with `zkconsumer offsets`, start the modern ones), never member by member.")
+
+
+def coordinator_note(session_timeout_ms: int) -> str:
+    """Where the modern groups' rebalance time goes on Tansu, in this run's numbers.
+
+    Read in Tansu 0.6.0's group coordinator (``tansu-broker/src/coordinator/group/administrator.rs``) and seen in
+    librdkafka's ``cgrp,protocol`` debug log of a member: a JoinGroup is answered once half the session timeout
+    has passed since it arrived (checked once a second), whoever has or has not rejoined; a follower's SyncGroup
+    is answered once the leader's assignment for its generation is there (checked once a second), else with
+    REBALANCE_IN_PROGRESS after 0.8 times the session timeout. Cooperative-sticky's follow-up round meets the
+    second rule: the leader rejoins at once after revoking, so the newcomer's first SyncGroup belongs to a
+    generation that is already over."""
+    join_s = math.ceil(session_timeout_ms / 2 / 1000)
+    sync_s = math.ceil(session_timeout_ms * 0.8 / 1000)
+    return (f"The modern groups' figures carry a cost of the broker, not of the protocols. On Tansu (the embedded "
+            f"environment's broker), the group coordinator answers every JoinGroup only once half the session "
+            f"timeout has passed ({join_s} s here, whoever has rejoined), and a newcomer's SyncGroup only once the "
+            f"leader's assignment for its generation is there, else with REBALANCE_IN_PROGRESS after 0.8 times "
+            f"the session timeout ({sync_s} s here). So an eager join stops every partition for at least {join_s} s; "
+            f"and cooperative-sticky's follow-up round (the leader rejoins at once after revoking what moves, "
+            f"while the newcomer still waits on its first SyncGroup, for a generation already over) keeps the "
+            f"moving partitions unfetched for about {sync_s} + {join_s} s. Apache Kafka's coordinator completes "
+            f"a join round as soon as every known member has rejoined and answers every SyncGroup when the "
+            f"leader's arrives, so there the same rounds take about a heartbeat interval (not measured here). "
+            f"The legacy groups rebalance through ZooKeeper and do not pay it.")
+
+
+@dataclass(frozen=True, slots=True)
+class MemberSettings:
+    """What one family's members are configured with, to be shown beside the figures: a comparison is only as
+    fair as the settings on both sides."""
+
+    family: str
+    member: str  # the member's program
+    settings: tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +100,8 @@ def _figures_json(figures: Figures) -> dict[str, Any]:
     return asdict(figures)
 
 
-def report_json(results: Sequence[ProtocolResult], settings: dict[str, Any]) -> dict[str, Any]:
+def report_json(results: Sequence[ProtocolResult], settings: dict[str, Any],
+                members: Sequence[MemberSettings] = ()) -> dict[str, Any]:
     protocols = {}
     for r in results:
         m = r.measures
@@ -74,10 +111,15 @@ def report_json(results: Sequence[ProtocolResult], settings: dict[str, Any]) -> 
             **_figures_json(m.total),
             "member_failures": [asdict(f) for f in m.failures],
             "pauses": [asdict(p) for p in m.pauses],
-            "scenes": [{"scene": s.scene, "title": s.title, "start_s": round(s.start, 3), **_figures_json(s.figures)}
-                       for s in m.scenes],
+            "scenes": [{"scene": s.scene, "title": s.title, "label": f"{s.scene}. {s.title}",
+                        "start_s": round(s.start, 3), **_figures_json(s.figures)} for s in m.scenes],
         }
-    return {"note": NOTE, **settings, "protocols": protocols}
+    modern = any(r.protocol.family == "modern" for r in results)
+    session_timeout_ms = settings.get("session_timeout_ms")
+    broker = (coordinator_note(session_timeout_ms) if modern and isinstance(session_timeout_ms, int) else None)
+    return {"note": NOTE, "broker_note": broker, **settings,
+            "member_settings": {m.family: {"member": m.member, **dict(m.settings)} for m in members},
+            "problems": problems(results), "protocols": protocols}
 
 
 def failures(results: Sequence[ProtocolResult]) -> list[str]:
@@ -91,14 +133,37 @@ def failures(results: Sequence[ProtocolResult]) -> list[str]:
     return lines
 
 
-def render_report(results: Sequence[ProtocolResult], meta: str) -> str:
+def problems(results: Sequence[ProtocolResult]) -> list[str]:
+    """Why the run's figures cannot be trusted as the script's (empty: they can): a run that stopped early, a
+    member that died on its own (its partitions waited for a session to expire that the script never asked
+    for), a message lost."""
+    lines = failures(results)
+    for r in results:
+        if r.measures.total.lost:
+            lines.append(f"{r.protocol.name}: {r.measures.total.lost} messages produced were never delivered")
+    return lines
+
+
+def short_names(result: ProtocolResult) -> Callable[[str], str]:
+    """``<group>_m2`` -> ``m2`` and the run's topic -> nothing, for the drawing; the full names stay in tooltips."""
+    prefix = result.group + "_"
+
+    def short(name: str) -> str:
+        if name == result.topic:
+            return ""
+        return name[len(prefix):] if name.startswith(prefix) else name
+    return short
+
+
+def render_report(results: Sequence[ProtocolResult], meta: str, members: Sequence[MemberSettings] = (),
+                  broker_note: str | None = None) -> str:
     names = [r.protocol.name for r in results]
     totals = [r.measures.total for r in results]
     rows = [SummaryRow(r.protocol.name, r.protocol.rebalancing, t.produced, t.delivered, t.lost, t.duplicates,
                        t.rebalances, t.failed_attempts, f"{t.partition_seconds_paused:.2f}", f"{t.max_pause_ms:.0f}",
                        t.paused_partitions, t.moved_partitions, f"{t.settle_ms / 1000:.1f}")
             for r, t in zip(results, totals, strict=True)]
-    scene_labels = [f"{s.number}. {s.title}" if len(s.title) < 18 else f"scene {s.number}" for s in SCENES]
+    scene_labels = [s.label for s in SCENES]
 
     def per_scene(attribute: str, scale: float = 1.0) -> dict[str, list[float]]:
         series = {}
@@ -126,16 +191,17 @@ def render_report(results: Sequence[ProtocolResult], meta: str) -> str:
     ]
     axis_end = max((r.timeline.end for r in results), default=0.0)
     timelines = [(r.protocol.name, Html(render_svg(r.timeline, standalone=False, axis_end=axis_end,
-                                                   prefix=f"p{i}-")))
+                                                   prefix=f"p{i}-", short=short_names(r), marker_label_rows=8)))
                  for i, r in enumerate(results)]
     return render_page("migration.html.j2", title="Migration comparison: legacy and modern groups on one script",
                        meta=meta, note=NOTE, rows=rows, failures=failures(results), charts=charts,
-                       timelines=timelines)
+                       timelines=timelines, members=members, broker_note=broker_note)
 
 
 def write_report(output_dir: Path, results: Sequence[ProtocolResult], settings: dict[str, Any],
-                 meta: str) -> tuple[Path, Path]:
+                 meta: str, members: Sequence[MemberSettings] = ()) -> tuple[Path, Path]:
     json_path, html_path = output_dir / REPORT_JSON, output_dir / REPORT_HTML
-    json_path.write_text(json.dumps(report_json(results, settings), indent=2) + "\n", encoding="utf-8")
-    html_path.write_text(render_report(results, meta), encoding="utf-8")
+    report = report_json(results, settings, members)
+    json_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    html_path.write_text(render_report(results, meta, members, report["broker_note"]), encoding="utf-8")
     return json_path, html_path

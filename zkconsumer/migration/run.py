@@ -46,7 +46,7 @@ from zkconsumer.errors import ZkConsumerError
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.log import get_logger
 from zkconsumer.migration.measures import DIED, DRAINING, Delivery, Produced, measure
-from zkconsumer.migration.report import ProtocolResult
+from zkconsumer.migration.report import MemberSettings, ProtocolResult
 from zkconsumer.migration.scenes import SCENES, Protocol, Scene
 from zkconsumer.trace.timeline import Event, build_timeline, read_events
 from zkconsumer.zk.client import zookeeper
@@ -110,6 +110,25 @@ class ProtocolRun:
     @property
     def events_path(self) -> Path:
         return self.directory / EVENTS_FILE
+
+
+def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
+    """The settings the members of each family run with, read from the members' own config functions with the
+    arguments :meth:`_Player.start_member` gives them, so that the page shows what actually ran."""
+    from argparse import Namespace
+
+    from zkconsumer.demo.group_member import member_config
+    from zkconsumer.migration.modern_member import POLL_TIMEOUT_S, consumer_config
+
+    args = Namespace(zookeeper="", bootstrap="", group="", consumer_id="", strategy="<protocol>",
+                     session_timeout_ms=settings.session_timeout_ms)
+    skip = {"zookeeper.connect", "bootstrap.servers", "group.id", "consumer.id", "client.id", "log_level"}
+    legacy = tuple((k, str(v)) for k, v in member_config(args).items() if k not in skip)
+    modern = tuple((k, str(v)) for k, v in consumer_config(args).items() if k not in skip)
+    modern += (("max.poll.interval.ms", "300000 (librdkafka default)"),
+               ("poll() timeout", f"{POLL_TIMEOUT_S * 1000:g} ms"))
+    return (MemberSettings("legacy", "zkconsumer.demo.group_member", legacy),
+            MemberSettings("modern", "zkconsumer.migration.modern_member", modern))
 
 
 def read_deliveries(run: ProtocolRun) -> list[Delivery]:
@@ -234,7 +253,7 @@ class _Player:
         reader = threading.Thread(target=self.read, args=(member,), name=f"read-{consumer_id}", daemon=True)
         reader.start()
         self.readers.append(reader)
-        self.marker("demo.member_started", consumer_id=consumer_id, pid=process.pid, streams=1)
+        self.marker("demo.member_started", consumer_id=consumer_id, pid=process.pid)
 
     def read(self, member: Member) -> None:
         assert member.process.stdout is not None

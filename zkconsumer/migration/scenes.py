@@ -55,23 +55,30 @@ class Action:
 
 @dataclass(frozen=True, slots=True)
 class Scene:
+    """``title`` is the scene's short name (what it does to whom); ``label`` numbers it, as the charts, the
+    timelines' markers and ``report.json`` show it."""
+
     number: int
     title: str
     action: Action
     note: str
 
+    @property
+    def label(self) -> str:
+        return f"{self.number}. {self.title}"
+
 
 SCENES = (
-    Scene(1, "One member takes everything", Action("start", "m1"),
+    Scene(1, "m1 starts", Action("start", "m1"),
           "m1 joins alone and is given every partition."),
-    Scene(2, "A second member joins", Action("start", "m2"),
+    Scene(2, "m2 joins", Action("start", "m2"),
           "Eager protocols stop every partition of every member; cooperative-sticky revokes only what moves to m2."),
-    Scene(3, "A third member joins", Action("start", "m3"),
+    Scene(3, "m3 joins", Action("start", "m3"),
           "The same again with three members: half of m1's and m2's partitions stay where they are under "
           "cooperative-sticky."),
-    Scene(4, "m2 is SIGKILLed", Action("kill", "m2"),
+    Scene(4, "m2 SIGKILLed", Action("kill", "m2"),
           "m2 cannot say goodbye: its partitions are fetched by nobody until its session expires (in ZooKeeper for "
           "the legacy group, at the group coordinator for the modern ones)."),
-    Scene(5, "m1 leaves cleanly", Action("stop", "m1"),
-          "SIGTERM: m1 releases its partitions and leaves; the group rebalances at once."),
+    Scene(5, "m1 leaves", Action("stop", "m1"),
+          "SIGTERM: m1 releases its partitions and leaves cleanly; the group rebalances at once."),
 )
