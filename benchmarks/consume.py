@@ -17,6 +17,12 @@ last, so that joining the group (zkconsumer) or connecting (the peers) is left o
 and so is the CPU time the process used per message meanwhile (all its threads, librdkafka's included), with its
 ratio to raw confluent-kafka's: other load on the machine disturbs it much less than the rate, which on a shared
 2-core machine moves by 2x from one minute to the next (raw confluent-kafka included).
+
+A second table splits the CPU of the threads that run Python, the ones that share the GIL and so bound the rate
+whatever the cores: the peers' one thread (``consume()`` making librdkafka's messages, and the loop), zkconsumer's
+fetcher thread (the same ``consume()``, and cutting the batch into chunks) and its stream readers (making each
+MessageAndMetadata and handing it out). Each thread's own CPU clock is read (``pthread_getcpuclockid``, Linux and
+most Unixes); where there is none, the table is left out.
 With ``--repeat N`` each consumer runs N times and its best run is kept. Ratios are against confluent-kafka and
 kafka-python of the same run. This is a benchmark, not a test: nothing here fails on slowness.
 """
@@ -65,6 +71,8 @@ class Run:
     cpu: float
     startup: float
     peak_rss_kib: int
+    fetcher_cpu: float = float("nan")  # CPU seconds of zkconsumer's fetcher threads over the same time
+    reader_cpu: float = float("nan")  # CPU seconds of the application's threads (zkconsumer's readers, a peer's one)
 
     @property
     def rate(self) -> float:
@@ -73,6 +81,11 @@ class Run:
     @property
     def cpu_per_message(self) -> float:
         return self.cpu / self.messages
+
+    @property
+    def python_cpu_per_message(self) -> float:
+        """CPU of the threads that run Python (they share the GIL) per message; NaN where not measured."""
+        return ((0.0 if self.fetcher_cpu != self.fetcher_cpu else self.fetcher_cpu) + self.reader_cpu) / self.messages
 
 
 def peak_rss_kib() -> int:
@@ -157,10 +170,24 @@ def run_child(kind: str, zookeeper: str, bootstrap: str, topic: str, partitions:
     if done.returncode != 0:
         raise SystemExit(f"{kind} failed:\n{done.stderr[-3000:]}")
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    return Run(kind, report["messages"], report["seconds"], report["cpu"], report["startup"], report["peak_rss_kib"])
+    return Run(kind, report["messages"], report["seconds"], report["cpu"], report["startup"], report["peak_rss_kib"],
+               report.get("fetcher_cpu", float("nan")), report.get("reader_cpu", float("nan")))
 
 
 # --- the consumers (children) ---------------------------------------------------------------------------------------
+
+
+def thread_cpu(thread: threading.Thread) -> float:
+    """CPU seconds ``thread`` used so far, from its own clock; NaN where the platform has none."""
+    try:
+        return time.clock_gettime(time.pthread_getcpuclockid(thread.ident or 0))
+    except (AttributeError, OSError):
+        return float("nan")
+
+
+def fetcher_threads_cpu() -> float:
+    """CPU seconds zkconsumer's fetcher threads used so far."""
+    return sum(thread_cpu(t) for t in threading.enumerate() if t.name.startswith("ConsumerFetcherThread"))
 
 
 def child_confluent(bootstrap: str, topic: str, partitions: int, messages: int) -> dict:
@@ -174,15 +201,16 @@ def child_confluent(bootstrap: str, topic: str, partitions: int, messages: int) 
     while count < messages:
         batch = consumer.consume(num_messages=1000, timeout=1.0)
         if batch and first is None:
-            first, first_cpu = time.perf_counter(), time.process_time()
+            first, first_cpu, first_own = time.perf_counter(), time.process_time(), time.thread_time()
         for message in batch:
             if message.error() is None:
                 message.value()
                 count += 1
-    last, last_cpu = time.perf_counter(), time.process_time()
+    last, last_cpu, last_own = time.perf_counter(), time.process_time(), time.thread_time()
     consumer.close()
     assert first is not None
-    return {"messages": count, "seconds": last - first, "cpu": last_cpu - first_cpu, "startup": first - started}
+    return {"messages": count, "seconds": last - first, "cpu": last_cpu - first_cpu, "startup": first - started,
+            "reader_cpu": last_own - first_own}
 
 
 def child_kafka_python(bootstrap: str, topic: str, partitions: int, messages: int) -> dict:
@@ -198,15 +226,16 @@ def child_kafka_python(bootstrap: str, topic: str, partitions: int, messages: in
     count, first = 0, None
     for message in consumer:
         if first is None:
-            first, first_cpu = time.perf_counter(), time.process_time()
+            first, first_cpu, first_own = time.perf_counter(), time.process_time(), time.thread_time()
         _ = message.value
         count += 1
         if count >= messages:
             break
-    last, last_cpu = time.perf_counter(), time.process_time()
+    last, last_cpu, last_own = time.perf_counter(), time.process_time(), time.thread_time()
     consumer.close()
     assert first is not None
-    return {"messages": count, "seconds": last - first, "cpu": last_cpu - first_cpu, "startup": first - started}
+    return {"messages": count, "seconds": last - first, "cpu": last_cpu - first_cpu, "startup": first - started,
+            "reader_cpu": last_own - first_own}
 
 
 def child_zkconsumer(zookeeper: str, topic: str, partitions: int, messages: int, streams: int,
@@ -226,13 +255,21 @@ def child_zkconsumer(zookeeper: str, topic: str, partitions: int, messages: int,
     firsts: list[tuple[float, float]] = []
     lasts: list[tuple[float, float]] = []
     counts: list[int] = []
+    readers_cpu: list[float] = []
+    fetchers_at_first: list[float] = []
+
+    def started_reading() -> None:
+        if not firsts:  # the first reader to get a message starts the clocks (a race between readers costs nothing)
+            fetchers_at_first.append(fetcher_threads_cpu())
+        firsts.append((time.perf_counter(), time.process_time()))
 
     def read(stream, share: int) -> None:
         count = 0
         if batches == "chunks":
             chunks = stream.chunks()
             batch = next(chunks)
-            firsts.append((time.perf_counter(), time.process_time()))
+            started_reading()
+            own = time.thread_time()
             while True:
                 for message in batch:
                     _ = message.message
@@ -243,7 +280,8 @@ def child_zkconsumer(zookeeper: str, topic: str, partitions: int, messages: int,
         elif batches == "records":
             record_batches = stream.record_batches()
             records = next(record_batches)
-            firsts.append((time.perf_counter(), time.process_time()))
+            started_reading()
+            own = time.thread_time()
             while True:
                 for value in records.values:
                     _ = value
@@ -254,11 +292,13 @@ def child_zkconsumer(zookeeper: str, topic: str, partitions: int, messages: int,
         else:
             iterator = iter(stream)
             message = next(iterator)
-            firsts.append((time.perf_counter(), time.process_time()))
+            started_reading()
+            own = time.thread_time()
             _ = message.message
             for message in islice(iterator, share - 1):
                 _ = message.message
             count = share
+        readers_cpu.append(time.thread_time() - own)
         lasts.append((time.perf_counter(), time.process_time()))
         counts.append(count)
 
@@ -268,10 +308,11 @@ def child_zkconsumer(zookeeper: str, topic: str, partitions: int, messages: int,
         thread.start()
     for thread in threads:
         thread.join()
+    fetchers_cpu = fetcher_threads_cpu() - fetchers_at_first[0]
     connector.shutdown()
     first, last = min(firsts), max(lasts)
     return {"messages": sum(counts), "seconds": last[0] - first[0], "cpu": last[1] - first[1],
-            "startup": first[0] - started}
+            "startup": first[0] - started, "fetcher_cpu": fetchers_cpu, "reader_cpu": sum(readers_cpu)}
 
 
 def child(args: argparse.Namespace) -> None:
@@ -339,6 +380,16 @@ def main() -> None:
         cpu_vs_raw = f"{raw.cpu_per_message / run.cpu_per_message:6.2f}x" if raw else f"{'-':>7}"
         print(f"{LABELS[kind]:40} {run.rate:10,.0f} {vs_raw} {vs_kp} {run.cpu_per_message * 1e6:6.2f} us {cpu_vs_raw} "
               f"{run.startup:8.2f}s {run.peak_rss_kib / 1024:7.1f} MiB")
+    if raw and raw.python_cpu_per_message == raw.python_cpu_per_message:
+        print(f"\n{'CPU of the threads running Python, a message':40} {'total':>9} {'vs raw':>7} {'fetcher':>9} "
+              f"{'readers':>9}")
+        for kind in kinds:
+            run = runs[kind]
+            fetcher = (f"{run.fetcher_cpu / run.messages * 1e6:6.2f} us" if run.fetcher_cpu == run.fetcher_cpu
+                       else f"{'-':>9}")
+            print(f"{LABELS[kind]:40} {run.python_cpu_per_message * 1e6:6.2f} us "
+                  f"{raw.python_cpu_per_message / run.python_cpu_per_message:6.2f}x {fetcher} "
+                  f"{run.reader_cpu / run.messages * 1e6:6.2f} us")
     print("targets: zkconsumer >= 0.8x raw confluent-kafka and >= 5x kafka-python (msg/s; the CPU ratio, raw's CPU per "
           "message over the consumer's, moves less with other load on the machine)")
 
