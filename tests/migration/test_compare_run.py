@@ -13,7 +13,7 @@ from support import zkconsumer_cli
 
 from zkconsumer.migration.measures import measure
 from zkconsumer.migration.run import ProtocolRun, read_deliveries
-from zkconsumer.migration.scenes import PROTOCOLS
+from zkconsumer.migration.scenes import PROTOCOLS, SCENES
 from zkconsumer.trace.timeline import read_events
 
 pytestmark = pytest.mark.migration
@@ -47,10 +47,20 @@ def test_nothing_is_lost_by_any_protocol(comparison):
         assert figures["produced"] > 0 and figures["lost"] == 0, name
         assert figures["delivered"] == figures["produced"], name
         assert [s["scene"] for s in figures["scenes"]] == [1, 2, 3, 4, 5], name
+        assert [s["label"] for s in figures["scenes"]] == [scene.label for scene in SCENES], name
         assert all(s["lost"] == 0 for s in figures["scenes"]), name
         for key in ("duplicates", "rebalances", "partition_seconds_paused", "max_pause_ms", "moved_partitions"):
             assert key in figures and all(key in s for s in figures["scenes"]), (name, key)
         assert figures["rebalances"] >= 5, name  # at least one per scene
+    assert report["problems"] == []
+
+
+def test_the_report_says_what_the_members_ran_with_and_what_the_broker_costs(comparison):
+    _, report = comparison
+    legacy, modern = report["member_settings"]["legacy"], report["member_settings"]["modern"]
+    assert legacy["zookeeper.session.timeout.ms"] == modern["session.timeout.ms"] == str(report["session_timeout_ms"])
+    assert modern["heartbeat.interval.ms"] == str(report["session_timeout_ms"] // 6)
+    assert "Tansu" in report["broker_note"] and "JoinGroup" in report["broker_note"]
 
 
 def test_cooperative_sticky_revokes_only_what_moves(comparison):
@@ -107,10 +117,16 @@ def test_the_measures_agree_with_the_files(comparison):
 
 
 def test_the_page_opens_in_headless_chromium(comparison):
-    out, _ = comparison
+    out, report = comparison
     page = (out / "report.html").read_text()
     assert_offline(page)
     assert "KIP-125" in page and "ignore each other" in page
+    assert "not of the protocols" in page and "session.timeout.ms=4000" in page
+    # lanes labelled with the member's name, the full consumer id in the tooltip; scenes named on the charts
+    group = report["protocols"]["range"]["group"]
+    for member in ("m1", "m2", "m3"):
+        assert f'class="lanelabel"><title>{group}_{member} (group {group})</title>{member}</text>' in page
+    assert all(scene.label in page for scene in SCENES)
     dom = dump_dom(out / "report.html")
     body = dict(re.findall(r'(data-[a-z-]+)="([^"]*)"', re.search(r"<body[^>]*>", dom).group(0)))
     assert body.get("data-rendered") == "ok" and "data-errors" not in body, body
