@@ -49,7 +49,7 @@ def coordinator_note(session_timeout_ms: int) -> str:
             f"the session timeout ({sync_s} s here). So an eager join stops every partition for at least {join_s} s; "
             f"and cooperative-sticky's follow-up round (the leader rejoins at once after revoking what moves, "
             f"while the newcomer still waits on its first SyncGroup, for a generation already over) keeps the "
-            f"moving partitions unfetched for about {sync_s} + {join_s} s. Apache Kafka's coordinator completes "
+            f"moving partitions unfetched for up to about {sync_s} + {join_s} s. Apache Kafka's coordinator completes "
             f"a join round as soon as every known member has rejoined and answers every SyncGroup when the "
             f"leader's arrives, so there the same rounds take about a heartbeat interval (not measured here). "
             f"The legacy groups rebalance through ZooKeeper and do not pay it.")
