@@ -8,7 +8,12 @@ rebalance. :func:`missing_permissions` compares the ACLs of the group's director
 the connector can refuse at construction, naming the znode and the permission.
 
 Secrets: :class:`ZkAuth` never shows its credentials (``repr``, ``str``, errors); only the scheme and, for
-``digest``, the user name.
+``digest`` and ``sasl``, the user name.
+
+SASL: ``sasl:user:password`` authenticates with DIGEST-MD5 when the session is set up (kazoo's ``sasl_options``,
+through the ``pure-sasl`` package), against a server whose JAAS ``Server`` section lists the user and whose
+``authProvider.1`` is ``org.apache.zookeeper.server.auth.SASLAuthenticationProvider``; the identity is then
+``sasl:user``. Unlike digest, the server checks the password: a wrong one fails the session's first request.
 """
 
 from __future__ import annotations
@@ -47,6 +52,11 @@ PERMISSION_NAMES = {Permissions.CREATE: "create", Permissions.DELETE: "delete", 
                     Permissions.WRITE: "write", Permissions.ADMIN: "admin"}
 
 
+#: schemes whose credentials are ``user:password`` (for sasl, DIGEST-MD5's; other SASL mechanisms, such as Kerberos,
+#: are not supported: :meth:`ZkAuth.sasl_options` is None for them and the client refuses them)
+USER_PASSWORD_SCHEMES = ("digest", "sasl")
+
+
 @dataclass(frozen=True)
 class ZkAuth:
     """``scheme:credentials`` as given; ``credentials`` never appears in ``repr``."""
@@ -56,12 +66,17 @@ class ZkAuth:
 
     @property
     def user(self) -> str | None:
-        """The digest user name (not secret: it is in every ACL), else None."""
-        return self.credentials.partition(":")[0] if self.scheme == "digest" else None
+        """The digest or SASL user name (not secret: it is in every ACL), else None."""
+        user, colon, _ = self.credentials.partition(":")
+        return user if self.scheme in USER_PASSWORD_SCHEMES and colon else None
 
     @property
     def identity(self) -> Id | None:
-        """The id ZooKeeper gives this session for the credentials, when we can compute it (digest only)."""
+        """The id ZooKeeper gives this session for the credentials, when we can compute it (digest, sasl)."""
+        if self.scheme == "sasl":
+            from kazoo.security import Id
+
+            return Id("sasl", self.user) if self.user is not None else None
         if self.scheme != "digest":
             return None
         user, _, password = self.credentials.partition(":")
@@ -81,8 +96,15 @@ class ZkAuth:
         return self.describe()
 
     def auth_data(self) -> list[tuple[str, str]]:
-        """For ``KazooClient(auth_data=...)``."""
-        return [(self.scheme, self.credentials)]
+        """For ``KazooClient(auth_data=...)``: empty for SASL, which is :meth:`sasl_options` instead."""
+        return [] if self.scheme == "sasl" else [(self.scheme, self.credentials)]
+
+    def sasl_options(self) -> dict[str, str] | None:
+        """For ``KazooClient(sasl_options=...)``: DIGEST-MD5 with the user and password, for ``sasl`` only."""
+        if self.scheme != "sasl" or self.user is None:
+            return None
+        user, _, password = self.credentials.partition(":")
+        return {"mechanism": "DIGEST-MD5", "username": user, "password": password}
 
 
 def parse_auth(text: str) -> ZkAuth:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib.util
 import logging
 import socket
 import time
@@ -32,7 +33,7 @@ from kazoo.hosts import collect_hosts
 from kazoo.protocol.states import KeeperState
 from kazoo.retry import KazooRetry
 
-from zkconsumer.errors import AuthenticationError, ServerUnavailableError
+from zkconsumer.errors import AuthenticationError, EnvironmentSetupError, ServerUnavailableError, UsageError
 from zkconsumer.security import ZkAuth
 
 DEFAULT_CONNECT_TIMEOUT = 6.0
@@ -54,6 +55,9 @@ def open_client(
     """A started client; ``retry_forever`` keeps reconnecting after a later loss (long-running services),
     ``quiet`` silences kazoo's own connection warnings (probes, where failing is an answer). ``timeout`` bounds
     the first connection; the session timeout asked of the server defaults to it."""
+    if auth is not None and auth.scheme == "sasl" and auth.sasl_options() is None:
+        raise UsageError(f"zookeeper.auth ({auth.describe()}): SASL credentials are user:password (DIGEST-MD5); "
+                         f"other mechanisms, such as Kerberos, are not supported")
     started = time.monotonic()
     refused = refusals(connect, min(timeout, REFUSAL_PROBE_S))
     if refused:
@@ -66,6 +70,12 @@ def open_client(
     extra: dict[str, Any] = {"logger": _silent} if quiet else {}
     if auth is not None:
         extra["auth_data"] = auth.auth_data()
+        if auth.sasl_options() is not None:
+            # Without pure-sasl kazoo retries its "Missing SASL support" for the whole timeout: say it at once.
+            if importlib.util.find_spec("puresasl") is None:
+                raise EnvironmentSetupError(
+                    f"zookeeper.auth ({auth.describe()}) needs the pure-sasl package for SASL: pip install pure-sasl")
+            extra["sasl_options"] = auth.sasl_options()
     if acl:
         extra["default_acl"] = list(acl)
     client = KazooClient(hosts=connect, timeout=session_timeout or timeout, connection_retry=retry, **extra)
