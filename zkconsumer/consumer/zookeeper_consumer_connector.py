@@ -16,6 +16,9 @@ Where it does better than Kafka 0.10.0.1, without changing what other members or
 * ``rebalance.backoff.jitter.ms`` (off by default) spreads retries of members that failed together;
 * when the ZooKeeper session is lost, fetching stops at once (Kafka kept fetching partitions it no longer owned
   until the new session was up), then the member re-registers and rebalances;
+* and a member cut off from ZooKeeper stops fetching once the server may have expired its session (a third of the
+  session timeout after the disconnection: see :meth:`ZookeeperConsumerConnector._suspended_too_long`), instead of
+  delivering what another member may own by then until it hears of the expiry, which may be never;
 * a stale registration left by a previous run with the same ``consumer.id`` is waited out with a watch;
 * ``/consumers/<group>/offsets`` and ``owners`` exist from registration, and a partition's offset znode from the
   moment its starting offset is known, so Burrow and kafka-manager see the group at once.
@@ -146,6 +149,8 @@ class ZookeeperConsumerConnector:
         self._commit_lock = threading.RLock()
         self._shutdown = threading.Event()
         self._session_lost = threading.Event()
+        self._suspension_timer: threading.Timer | None = None
+        self._fetching_suspended = False  # fetchers stopped by _suspended_too_long, until a rebalance restarts them
         self._topic_registry: Registry = {}
         self._owner_threads: dict[TopicPartition, str] = {}  # owned partition -> thread id, beside the registry
         # Claims of an attempt that failed with an error: the multi-op may have been applied without an answer
@@ -280,6 +285,7 @@ class ZookeeperConsumerConnector:
         if self._shutdown.is_set():
             return
         self._shutdown.set()
+        self._cancel_suspension_timer()
         started = time.monotonic()
         self._log.info("consumer.shutting_down")
         self._rebalancer.shutdown()
@@ -425,13 +431,50 @@ class ZookeeperConsumerConnector:
             if self._topic_count is not None:
                 self._rebalancer.trigger("session_expired")
         elif state == KazooState.SUSPENDED:
-            # Same session, maybe back in a moment: nothing is rebalanced (unlike kafka-node's rebalance per blip).
+            # Same session, maybe back in a moment: nothing is rebalanced (unlike kafka-node's rebalance per blip),
+            # unless it lasts long enough for the server to have expired the session meanwhile.
             self._log.warning("zookeeper.suspended")
+            if self._topic_count is not None:
+                self._arm_suspension_timer()
         elif state == KazooState.CONNECTED:
+            self._cancel_suspension_timer()
             self._log.info("zookeeper.connected", session_id=self._session_hex(),
                            new_session=self._session_lost.is_set())
             if self._session_lost.is_set() and self._topic_count is not None:
                 self._rebalancer.trigger("session_expired")
+            elif self._fetching_suspended and self._topic_count is not None:
+                self._rebalancer.trigger("session_resumed")  # same session: claim what is still ours, fetch again
+
+    def _arm_suspension_timer(self) -> None:
+        self._cancel_suspension_timer()
+        delay = self.config.zookeeper_session_timeout_ms / 3000
+        timer = threading.Timer(delay, self._suspended_too_long, args=(time.monotonic(),))
+        timer.daemon = True
+        timer.name = f"{self.consumer_id}-suspension"
+        self._suspension_timer = timer
+        timer.start()
+
+    def _cancel_suspension_timer(self) -> None:
+        timer, self._suspension_timer = self._suspension_timer, None
+        if timer is not None:
+            timer.cancel()
+
+    def _suspended_too_long(self, since: float) -> None:
+        """Still cut off from ZooKeeper a third of the session timeout after the disconnection: stop fetching.
+
+        The server expires the session a session timeout after it last heard from us, and another member may claim
+        our partitions a moment later; we learn of it only when we reach the server again, which may take much
+        longer (a chaos run saw a member cut off for 20 s deliver a partition twice with its new owner for 13 s).
+        kazoo reports the disconnection at most two thirds of the session timeout after the last answer (its read
+        timeout), so a third more is the latest moment that is still safe. Ownership is kept (the znodes may be
+        ours still): a reconnection on the same session rebalances to fetch again, an expiry re-registers."""
+        if self._shutdown.is_set() or self.zk.connected or self._suspension_timer is None:
+            return
+        self._fetching_suspended = True
+        dropped = self._stop_fetching()
+        owned = self._owned()
+        self._log.warning("zookeeper.suspended_too_long", suspended_ms=_ms(since), chunks_dropped=dropped,
+                          owned=partition_list(owned, thread=owned))
 
     # --- the rebalance thread ---------------------------------------------------------------------------
 
@@ -631,6 +674,9 @@ class ZookeeperConsumerConnector:
                 self._listener.before_starting_fetchers(self.consumer_id, decision)
         with self._step("start_fetchers") as fields:
             infos = [info for ps in registry.values() for info in ps.values()]
+            if not self.zk.connected:  # cut off since the claim: _suspended_too_long may have stopped us already
+                raise ConnectionError("ZooKeeper connection lost before the fetchers started")
+            self._fetching_suspended = False
             if self.fetch:
                 self._fetcher.start_connections(infos)
             fields["partitions"] = len(infos)

@@ -1,0 +1,149 @@
+"""A member cut off from ZooKeeper (and only from ZooKeeper: the broker still answers it) for longer than its session
+timeout. The server expires its session and another member takes its partition; the cut-off member hears of that
+only when it reaches the server again. It must stop delivering before the other member can start, not deliver the
+partition beside its new owner until it reconnects (the chaos run, seed 1: a member that could not reconnect through
+three ZooKeeper restarts delivered every message of its partition a second time, beside the new owner, for 13 s).
+
+The cut is a real one: the member reaches the real ZooKeeper through a TCP relay in this test, which is closed
+(connections reset, the port refusing) and later opened again on the same port."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+
+from structlog.testing import capture_logs
+from support import wait_for
+from test_connector import config, mirrored_topic
+
+from zkconsumer import ConsumerTimeoutException, create_connector
+
+SESSION_MS = 3000
+
+
+class Relay:
+    """Forwards loopback TCP connections to ``target``; :meth:`cut` resets them all and refuses new ones until
+    :meth:`restore`."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.port = 0
+        self._conns: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._listener: socket.socket | None = None
+        self.restore()
+
+    def restore(self) -> None:
+        listener = socket.create_server(("127.0.0.1", self.port))
+        self.port = listener.getsockname()[1]
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def cut(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            with contextlib.suppress(OSError):
+                listener.shutdown(socket.SHUT_RDWR)  # wakes the accept() blocked on it, which close() alone does not
+            listener.close()
+        with self._lock:
+            conns, self._conns = self._conns, []
+        for conn in conns:
+            with contextlib.suppress(OSError):  # its pipe may have closed it already
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+                conn.close()  # with linger 0: a reset, as a crashed peer would give
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self.target)
+            with self._lock:
+                self._conns += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        for sock in (src, dst):
+            with contextlib.suppress(OSError):
+                sock.close()
+
+
+def produce_steadily(bootstrap: str, topic: str, stop: threading.Event) -> None:
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    n = 0
+    while not stop.wait(0.05):
+        producer.produce(topic, value=f"m{n}".encode())
+        producer.poll(0)
+        n += 1
+    producer.flush(10)
+
+
+def consume_into(stream, got: list, stop: threading.Event) -> threading.Thread:
+    def run() -> None:
+        while not stop.is_set():
+            try:
+                for m in stream:
+                    got.append((time.monotonic(), m.offset))
+                    if stop.is_set():
+                        return
+            except ConsumerTimeoutException:
+                continue
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_member_cut_off_from_zookeeper_stops_delivering_before_another_takes_its_partition(
+        zk, kafka_zk, bootstrap_servers, topic_name):
+    topic = mirrored_topic(zk, bootstrap_servers, topic_name, 1)
+    address, _, chroot = kafka_zk.partition("/")
+    host, port = address.split(":")
+    relay = Relay((host, int(port)))
+    stop = threading.Event()
+    producing = threading.Thread(target=produce_steadily, args=(bootstrap_servers, topic, stop), daemon=True)
+    extra = {"zookeeper.session.timeout.ms": SESSION_MS, "zookeeper.connection.timeout.ms": 10_000}
+    cut_off = create_connector(config(f"127.0.0.1:{relay.port}/{chroot}", "aa-cut-off", **extra))
+    other = create_connector(config(kafka_zk, "zz-other", **extra))
+    cut_got: list = []
+    other_got: list = []
+    try:
+        # "aa-cut-off" sorts first: with both registered, the range assignor gives it the only partition.
+        consume_into(cut_off.create_message_streams({topic: 1})[topic][0], cut_got, stop)
+        consume_into(other.create_message_streams({topic: 1})[topic][0], other_got, stop)
+        producing.start()
+        wait_for(lambda: len(cut_got) > 5 and not other_got, timeout=30)
+
+        with capture_logs() as events:
+            relay.cut()
+            wait_for(lambda: other_got, timeout=6 * SESSION_MS / 1000)  # its session expired; the other took over
+            taken_at = other_got[0][0]
+            time.sleep(2 * SESSION_MS / 1000)  # both running, one of them still cut off
+            late = [(t - taken_at, offset) for t, offset in cut_got if t >= taken_at]
+            assert late == [], "the cut-off member kept delivering beside the partition's new owner"
+            assert len(other_got) > 5
+            stopped = [e for e in events if e["event"] == "zookeeper.suspended_too_long"]
+            owned = [{"topic": topic, "partition": 0, "thread": "group1_aa-cut-off-0"}]
+            assert stopped and stopped[0]["owned"] == owned
+
+            relay.restore()  # it reconnects, learns of the expiry, registers again and takes its partition back
+            wait_for(lambda: any(e["event"] == "session.expired" for e in events), timeout=30)
+            resumed = len(cut_got)
+            wait_for(lambda: len(cut_got) > resumed + 3, timeout=30)
+    finally:
+        stop.set()
+        other.shutdown()
+        cut_off.shutdown()
+        relay.cut()
