@@ -53,13 +53,16 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 ALL_FAULTS = ("kill", "pause", "expire", "zk-short", "zk-long", "rolling", "leave", "broker")
 WITHOUT_BROKER = tuple(f for f in ALL_FAULTS if f != "broker")
 S3_BUCKET = "tansu"
-TOPICS = {"chaos-a": 6, "chaos-b": 4}
+# Enough partitions for every member to own one (the range assignor gives chaos-a's 12 to 12 of its 13 threads): with
+# 6 and 4, half the members owned nothing, and a fault that hit one of them tested nothing.
+TOPICS = {"chaos-a": 12, "chaos-b": 8}
 STREAMS = ["chaos-a:1,chaos-b:1", "chaos-a:2,chaos-b:1", "chaos-a:1,chaos-b:2"]
 GROUP = "chaos"
 BURST_GAP_S = 2.0  # re-deliveries of one partition by one member this close together are one burst
@@ -173,11 +176,14 @@ class Report:
     handovers: int = 0  # a partition's tenure followed by another member's
     max_late_ms: float = 0.0  # a delivery after the end of its member's own tenure of the partition
     deliveries_outside_tenure: int = 0
+    # a member woken from a pause, delivering partitions others claimed meanwhile (see stale_wakes)
+    stale_after_pause: list[dict] = field(default_factory=list)
     max_unowned_s: float = 0.0
     offsets_checked: int = 0
     watch_errors: int = 0
     last_watch_error: str = ""
     violations: list[str] = field(default_factory=list)
+    started_at: float = 0.0  # wall clock of time 0 of the faults' times
     load_avg: dict[str, float] = field(default_factory=dict)  # 1-minute load average: start, max, end
     workdir: str = ""  # kept when an invariant broke (deliveries, events, logs), removed otherwise
     wall_s: float = 0.0
@@ -252,9 +258,29 @@ def tenures(member: str, events: list[dict], deaths: list[float], end_of_run: fl
     return out
 
 
-def overlaps(all_tenures: list[Tenure], deliveries: list[Delivery]) -> list[Overlap]:
+@dataclass(frozen=True)
+class Pause:
+    member: str
+    stopped: float  # SIGSTOP, wall clock
+    resumed: float  # SIGCONT
+
+
+@dataclass(frozen=True)
+class StaleWake:
+    """Deliveries of a member woken from a pause, of partitions another member had claimed meanwhile."""
+
+    member: str
+    resumed: float
+    deliveries: int
+    partitions: tuple[str, ...]
+    last_ms: float  # the last of them, after SIGCONT
+
+
+def overlaps(all_tenures: list[Tenure], deliveries: list[Delivery], pauses: Sequence[Pause] = ()) -> list[Overlap]:
     """Every new tenure that began while another member's tenure of the partition had not ended, with how long
-    that lasted (events) and how long both delivered it (deliveries)."""
+    that lasted (events) and how long both delivered it (deliveries). Both deliver only while both are live: an
+    old owner stopped (SIGSTOP) when the new one began counts from its SIGCONT (what it delivers then is
+    :func:`stale_wakes`' to report)."""
     by_member_partition: dict[tuple[str, str, int], list[float]] = defaultdict(list)
     for d in deliveries:
         by_member_partition[(d.member, d.topic, d.partition)].append(d.at)
@@ -271,9 +297,36 @@ def overlaps(all_tenures: list[Tenure], deliveries: list[Delivery]) -> list[Over
                 window_end = min(old.end, new.end)
                 olds = [a for a in by_member_partition[(old.member, topic, partition)] if new.start <= a <= old.end]
                 news = [a for a in by_member_partition[(new.member, topic, partition)] if new.start <= a <= window_end]
-                both = max(0.0, max(olds) - min(news)) if olds and news else 0.0
+                both = 0.0
+                if olds and news:
+                    since = min(news)
+                    for pause in pauses:
+                        if pause.member == old.member and pause.stopped <= since <= pause.resumed:
+                            since = pause.resumed
+                    both = max(0.0, max(olds) - since)
                 out.append(Overlap(topic, partition, old.member, new.member, new.start,
                                    (old.end - new.start) * 1000, both * 1000))
+    return out
+
+
+def stale_wakes(all_tenures: list[Tenure], deliveries: list[Delivery], pauses: Sequence[Pause]) -> list[StaleWake]:
+    """For each pause: what the member delivered after SIGCONT, of partitions it held across the pause, that another
+    member claimed while it was stopped. A member cannot notice a pause before it wakes; what it may not do is hand
+    out, on waking, what it fetched before it, as the owner it no longer is."""
+    out = []
+    for pause in pauses:
+        held = [t for t in all_tenures
+                if t.member == pause.member and t.start < pause.stopped and t.end > pause.resumed]
+        taken = {(t.topic, t.partition) for t in held for other in all_tenures
+                 if other.member != pause.member and (other.topic, other.partition) == (t.topic, t.partition)
+                 and pause.stopped <= other.start <= t.end}
+        stale = [d for d in deliveries if d.member == pause.member and (d.topic, d.partition) in taken
+                 and any(t.topic == d.topic and t.partition == d.partition and pause.resumed <= d.at <= t.end
+                         for t in held)]
+        if stale:
+            out.append(StaleWake(pause.member, pause.resumed, len(stale),
+                                 tuple(sorted({f"{d.topic}/{d.partition}" for d in stale})),
+                                 (max(d.at for d in stale) - pause.resumed) * 1000))
     return out
 
 
@@ -364,6 +417,7 @@ class Chaos:
         self.report = Report(args.seed, args.duration_s, args.members, args.session_timeout_ms,
                              broker_storage=self.storage)
         self.deaths: dict[str, list[float]] = defaultdict(list)  # wall times a member's process died
+        self.pauses: list[Pause] = []
         self.workdir = Path(tempfile.mkdtemp(prefix="zkconsumer-chaos-"))
         self.members: dict[str, subprocess.Popen] = {}
         self.paused: set[str] = set()
@@ -548,8 +602,11 @@ class Chaos:
         elif kind == "pause" and member:
             self.paused.add(member)
             self.members[member].send_signal(signal.SIGSTOP)
+            stopped = time.time()
             time.sleep(session_s + self.rng.uniform(2, 4))
+            resumed = time.time()  # just before: a delivery stamped after it came after the SIGCONT
             self.members[member].send_signal(signal.SIGCONT)
+            self.pauses.append(Pause(member, stopped, resumed))
             self.paused.discard(member)
         elif kind == "expire" and member:
             self._expire(member)
@@ -634,6 +691,7 @@ class Chaos:
             # Fault times count from here; wall0 must be the same instant, or a duplicate is attributed to a fault
             # that came after it (the servers' start-up, seconds, lay between the two before).
             self.t0, self.wall0 = time.monotonic(), time.time()
+            self.report.started_at = self.wall0
             for i in range(self.args.members):
                 self.start_member(f"m{i}")
             loops = [threading.Thread(target=self.produce, daemon=True),
@@ -798,7 +856,15 @@ class Chaos:
         end_of_run = time.time()
         all_tenures = [t for m in self.members for t in tenures(m, self._events(m), self.deaths[m], end_of_run)]
         report.handovers = handovers(all_tenures)
-        for o in overlaps(all_tenures, deliveries):
+        for wake in stale_wakes(all_tenures, deliveries, self.pauses):
+            report.stale_after_pause.append({
+                "member": wake.member, "resumed_at_s": round(wake.resumed - self.wall0, 2),
+                "deliveries": wake.deliveries, "partitions": list(wake.partitions),
+                "last_ms_after_resume": round(wake.last_ms, 1)})
+            self.violation(f"{wake.member}, woken from a pause at {wake.resumed - self.wall0:.1f}s, delivered "
+                           f"{wake.deliveries} messages of {', '.join(wake.partitions)} (claimed by another member "
+                           f"meanwhile) in the {wake.last_ms:.0f} ms before it noticed its session was gone")
+        for o in overlaps(all_tenures, deliveries, self.pauses):
             where = f"{o.topic}/{o.partition} {o.old}->{o.new} claimed at {o.claimed_at - self.wall0:.1f}s"
             if o.event_ms > report.max_event_overlap_ms:
                 report.max_event_overlap_ms, report.max_event_overlap_at = round(o.event_ms, 1), where
@@ -856,6 +922,9 @@ def main(argv: list[str] | None = None) -> int:
 
     logging.basicConfig(level=logging.ERROR)  # kazoo's reconnection lines while ZooKeeper is down are expected
     chaos = Chaos(args)
+    # SIGTERM (and SIGINT, which a shell ignores in background jobs) end the run through its teardown: members,
+    # servers and the chroot are removed as at its normal end.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         report = chaos.run()
     except Refused as exc:

@@ -106,3 +106,21 @@ def test_a_killed_owner_s_tenure_ends_with_its_process():
     conflicted = {"event": "rebalance.claim", "at": 2.0, "claimed": [], "already_ours": [],
                   "conflicts": [{"topic": "t", "partition": 0, "holder": "x"}]}
     assert chaos.tenures("m2", [conflicted], [], end_of_run=9.0) == []
+
+
+def test_a_member_woken_from_a_pause_is_live_again_only_from_its_sigcont_and_its_stale_deliveries_are_named():
+    """m0 owns t/0 and is stopped at 5 s; its session expires and m1 claims t/0 at 10 s; m0 wakes at 12 s and hands
+    out two messages it had fetched before the pause, then notices (session.expired at 12.05 s)."""
+    chaos = _chaos_module()
+    m0 = chaos.tenures("m0", [_claim(1.0, 0), _end(12.05, "session.expired")], [], end_of_run=20.0)
+    m1 = chaos.tenures("m1", [_claim(10.0, 0)], [], end_of_run=20.0)
+    deliveries = [chaos.Delivery(4.9, "t", 0, 9, "a", "m0"), chaos.Delivery(10.2, "t", 0, 10, "b", "m1"),
+                  chaos.Delivery(12.01, "t", 0, 10, "b", "m0"), chaos.Delivery(12.02, "t", 0, 11, "c", "m0")]
+    pauses = [chaos.Pause("m0", stopped=5.0, resumed=12.0)]
+    [overlap] = chaos.overlaps(m0 + m1, deliveries, pauses)
+    assert round(overlap.delivery_ms) == 20  # live from 12.0, last delivery at 12.02; not the 1.8 s since 10.2
+    [wake] = chaos.stale_wakes(m0 + m1, deliveries, pauses)
+    assert (wake.member, wake.deliveries, wake.partitions, round(wake.last_ms)) == ("m0", 2, ("t/0",), 20)
+    untouched = chaos.tenures("m2", [_claim(1.0, 1)], [], end_of_run=20.0)  # nobody claimed t/1 meanwhile
+    assert chaos.stale_wakes(untouched, [chaos.Delivery(12.01, "t", 1, 3, "x", "m2")],
+                             [chaos.Pause("m2", 5.0, 12.0)]) == []
