@@ -3,6 +3,7 @@ because nothing here talks to one (chunks are what a fetcher would enqueue)."""
 
 from __future__ import annotations
 
+import pickle
 import threading
 
 import pytest
@@ -212,6 +213,15 @@ def test_message_and_metadata_fields_with_the_default_decoders():
     assert m.key_decoder is identity_decoder and m.value_decoder is identity_decoder
     assert repr(m) == "MessageAndMetadata(topic='t', partition=3, offset=0, key=b'k', message=b'v')"
     assert isinstance(m, MessageAndMetadata)
+    # the same message fetched again (another librdkafka object) is equal; another timestamp is not
+    again = Message(topic="t", partition=3, offset=0, key=b"k", value=b"v", timestamp=(1, 1_700_000_000_000))
+    later = Message(topic="t", partition=3, offset=0, key=b"k", value=b"v", timestamp=(1, 1_700_000_000_001))
+    info.reset_fetch_offset(0)
+    info.reset_consume_offset(0)
+    info.enqueue(FetchedRecords.of([again], "t", 3))
+    assert next(iter(stream)) == m and hash(m) == hash(pickle.loads(pickle.dumps(m))) and m == pickle.loads(
+        pickle.dumps(m))
+    assert m != type(m)((0, b"v", b"k", "t", 3, later))
 
 
 def test_decoders_run_on_every_read():

@@ -153,6 +153,20 @@ class MessageAndMetadata(tuple[Any, ...]):
     def message(self) -> Any:
         return self._value_decoder(self[1])
 
+    def __eq__(self, other: object) -> bool:
+        """Equal when the same message (as Kafka's case class): librdkafka's message inside is compared by its
+        timestamp, not by identity, so a message fetched twice, or pickled and back, is equal to itself."""
+        if not isinstance(other, MessageAndMetadata):
+            return NotImplemented
+        return self[:5] == other[:5] and _timestamp_of(self[5]) == _timestamp_of(other[5])
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash(self[:5])
+
     def __repr__(self) -> str:
         return (f"MessageAndMetadata(topic={self.topic!r}, partition={self.partition}, offset={self.offset}, "
                 f"key={self.raw_key!r}, message={self.raw_message!r})")
