@@ -6,17 +6,24 @@ Run: ``.venv/bin/python benchmarks/fleet.py [--groups N] [--events N] [--repeat 
 are generated here (default 1,000,000 lines: members of groups of 3 to 6 going through complete rebalances, one in
 eight with an ownership conflict and a second attempt, and some fetcher events).
 
-* fleet loop: read the snapshot, ``analyze_group(decode(line))`` per line, keep the rows (what a script would do);
-* fleet Spark: ``run_fleet_job`` (the command's job: analysis on the executors, the two Parquet tables, the page's
-  aggregates and the page) on a session started and warmed beforehand (Spark's start-up is printed, not counted);
+* fleet loop: read the snapshot, ``analyze_group(decode(line))`` per line, keep the figures (what a script would do);
+* fleet Spark: what ``zkconsumer analyze fleet --master local[2]`` does, in a fresh process each time: the command's
+  session (:func:`zkconsumer.cli.analyze.spark_session`), ``run_fleet_job`` (the analysis on the executors, the two
+  Parquet tables, the page's aggregates and the page), the session stopped;
 * events loop: read the files, group the lines by ``consumer_id`` in a dict, ``member_figures`` per member;
-* events Spark: ``run_events_job``.
+* events Spark: the same for ``run_events_job``.
 
+Spark is timed end to end, session start-up included (a new JVM, as the command starts one), and also without the
+start-up (from the job's call to its return: reading, the Python workers' start, the analysis, the writes, the page).
 The Spark jobs do more than the loops (they also write Parquet and the page), so the ratio is, if anything, unfair
-to Spark. The results are checked to agree (groups, strategies' moved partitions; rebalances, steps) before the
-times are printed. Driver memory: the driver's Python RSS and the JVM's after the fleet job on a tenth of the groups
-and on all of them; the job collects only aggregates, so the Python driver's stays flat (in local mode the JVM is
-driver and executors at once, so its figure includes the executors' work). Best of ``--repeat`` runs.
+to Spark. The results are checked to agree (groups, partitions moved; rebalances) before the times are printed.
+
+The machine is shared: every figure is printed with the load average and the kernel's CPU pressure (the share of
+time something waited for a CPU, ``/proc/pressure/cpu``) around it, and with the CPU-seconds each side used (the
+loop's process; Spark's Python workers, JVM and driver), which the other users' load does not change much: with two
+free cores Spark's wall time can approach half its CPU-seconds, never less. Driver memory: the Python driver's peak
+RSS and the JVM's, for the fleet job on a tenth of the groups and on all of them (in local mode the JVM is driver and
+executors at once, so its figure includes the executors' work). Best of ``--repeat`` runs.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import os
 import platform
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -132,13 +140,109 @@ def events_loop(path: Path) -> tuple[int, int]:
     return rebalances, steps
 
 
-def best(repeat: int, run) -> tuple[float, object]:
-    times, result = [], None
-    for _ in range(repeat):
-        started = time.perf_counter()
-        result = run()
-        times.append(time.perf_counter() - started)
-    return min(times), result
+def best(repeat: int, run):
+    results = [run() for _ in range(repeat)]
+    return min(results, key=lambda r: r["wall"])
+
+
+def pressure() -> str:
+    load = "load {:.1f}/{:.1f}/{:.1f}".format(*os.getloadavg())
+    try:
+        some = Path("/proc/pressure/cpu").read_text().split()[1].split("=")[1]
+        return f"{load}, CPU pressure {some} %"
+    except (OSError, IndexError):
+        return load
+
+
+def tree_cpu() -> dict[str, float]:
+    """CPU-seconds of this process and its descendants (the JVM, the Python daemon and workers), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    procs = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        comm, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+        procs[int(entry)] = (int(rest[1]), comm, int(rest[11]) + int(rest[12]), int(rest[13]) + int(rest[14]))
+    me = os.getpid()
+
+    def mine(pid: int) -> bool:
+        while pid in procs and pid != me:
+            pid = procs[pid][0]
+        return pid == me
+
+    cpu = {"driver": procs[me][2] / tick, "jvm": 0.0, "python workers": 0.0}
+    for pid, (_parent, comm, own, reaped) in procs.items():
+        if pid != me and mine(pid):
+            kind = "jvm" if comm == "java" else "python workers"
+            cpu[kind] += (own + (reaped if kind != "jvm" else 0)) / tick
+    return cpu
+
+
+def child(job: str, path: str, output: str) -> int:
+    """One Spark measurement in this (fresh) process: session start, the job, the session stopped; JSON out."""
+    started, cpu0 = time.perf_counter(), tree_cpu()
+    from zkconsumer.cli.analyze import spark_session
+
+    spark = spark_session("local[2]", f"zkconsumer-bench-{job}", {"spark.ui.enabled": "false"})
+    session = time.perf_counter() - started
+    jvm_pid = spark.sparkContext._gateway.proc.pid
+    if job == "fleet":
+        from zkconsumer.spark.fleet_job import run_fleet_job
+
+        summary = run_fleet_job(spark, [path], output)
+        check = {"groups": summary.totals.groups, "moved": sum(s.moved_partitions for s in summary.strategies)}
+    else:
+        from zkconsumer.spark.events_job import run_events_job
+
+        esummary = run_events_job(spark, [path], output)
+        check = {"rebalances": esummary.totals.rebalances}
+    job_time = time.perf_counter() - started - session
+    jvm_rss = rss_kb(jvm_pid)
+    cpu = tree_cpu()
+    spark.stop()
+    print(json.dumps({"wall": time.perf_counter() - started, "session": session, "job": job_time, "check": check,
+                      "cpu": {k: round(cpu[k] - cpu0.get(k, 0.0), 1) for k in cpu},
+                      "driver_peak_kb": peak_kb(), "jvm_kb": jvm_rss}))
+    return 0
+
+
+def peak_kb() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+def spark_run(job: str, path: Path, output: Path) -> dict:
+    before = pressure()
+    done = subprocess.run([sys.executable, __file__, "--child", job, str(path), str(output)], check=True,
+                          capture_output=True, text=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result["pressure"] = f"{before} -> {pressure()}"
+    shutil.rmtree(output, ignore_errors=True)
+    return result
+
+
+def loop_run(run, path: Path) -> dict:
+    before = pressure()
+    started, cpu = time.perf_counter(), time.process_time()
+    check = run(path)
+    return {"wall": time.perf_counter() - started, "cpu": time.process_time() - cpu, "check": check,
+            "pressure": f"{before} -> {pressure()}"}
+
+
+def report(what: str, loop: dict, spark: dict) -> None:
+    cpu = spark["cpu"]
+    print(f"{what}:\n  loop {loop['wall']:.1f} s ({loop['cpu']:.1f} CPU-s; {loop['pressure']})\n"
+          f"  Spark local[2] {spark['wall']:.1f} s end to end = session start {spark['session']:.1f} s + job "
+          f"{spark['job']:.1f} s ({sum(cpu.values()):.1f} CPU-s: Python workers {cpu['python workers']:.1f}, JVM "
+          f"{cpu['jvm']:.1f}, driver {cpu['driver']:.1f}; {spark['pressure']})\n"
+          f"  loop / Spark: {loop['wall'] / spark['wall']:.2f}x end to end, {loop['wall'] / spark['job']:.2f}x "
+          f"without the session start")
 
 
 def main() -> int:
@@ -146,14 +250,11 @@ def main() -> int:
     parser.add_argument("--groups", type=int, default=10_000)
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--only", choices=("fleet", "events"))
+    parser.add_argument("--child", nargs=3, metavar=("JOB", "INPUT", "OUTPUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-    from pyspark.sql import functions as F  # noqa: N812
-
-    from zkconsumer.spark.events_job import run_events_job
-    from zkconsumer.spark.fleet_job import run_fleet_job
+    if args.child:
+        return child(*args.child)
 
     work = Path(tempfile.mkdtemp(prefix="zkconsumer-fleet-bench-"))
     try:
@@ -162,47 +263,28 @@ def main() -> int:
             out.writelines(encode(r) + "\n" for r in synthetic_groups(args.groups, seed=1))
         with open(big) as f, open(small, "w") as out:
             out.writelines(itertools.islice(f, max(args.groups // 10, 1)))
-        write_events(events, args.events)
+        if args.only != "fleet":
+            write_events(events, args.events)
         print(f"python {platform.python_version()}, {os.cpu_count()} cores; {args.groups} groups "
-              f"({big.stat().st_size / 1e6:.1f} MB), {args.events} events ({events.stat().st_size / 1e6:.1f} MB)")
+              f"({big.stat().st_size / 1e6:.1f} MB), {args.events} events"
+              + (f" ({events.stat().st_size / 1e6:.1f} MB)" if events.exists() else ""))
 
-        started = time.perf_counter()
-        spark = (SparkSession.builder.master("local[2]").appName("zkconsumer-fleet-bench")
-                 .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-                 .config("spark.sql.shuffle.partitions", "8").config("spark.local.dir", str(work / "spark"))
-                 .getOrCreate())
-        spark.sparkContext.setLogLevel("ERROR")
-        jvm_pid = spark.sparkContext._gateway.proc.pid
-        spark.read.text(str(small)).repartition(2).count()  # warm the Python workers
-        print(f"Spark session start-up {time.perf_counter() - started:.1f} s (not counted below)")
-
-        runs = iter(range(10**6))
-        def spark_fleet(path: Path):
-            return run_fleet_job(spark, [str(path)], str(work / f"fleet-out-{next(runs)}"))
-
-        spark_fleet(small)
-        rss_small, jvm_small = rss_kb(), rss_kb(jvm_pid)
-        spark_time, summary = best(args.repeat, lambda: spark_fleet(big))
-        rss_big, jvm_big = rss_kb(), rss_kb(jvm_pid)
-        out_dirs = sorted(work.glob("fleet-out-*"))
-        moved_spark = out_dirs and spark.read.parquet(str(out_dirs[-1] / "strategies")).agg(
-            F.sum("moved_partitions")).first()[0]
-        loop_time, (groups, moved) = best(args.repeat, lambda: fleet_loop(big))
-        assert summary.totals.groups == groups == args.groups and moved_spark == moved, (summary.totals, moved_spark)
-        print(f"analyze fleet, {groups} groups: loop {loop_time:.1f} s, Spark local[2] {spark_time:.1f} s: "
-              f"{loop_time / spark_time:.2f}x")
-        print(f"  driver RSS after {args.groups // 10} groups {rss_small / 1024:.0f} MB, after {args.groups} "
-              f"{rss_big / 1024:.0f} MB (JVM, driver and executors in local mode: {jvm_small / 1024:.0f} MB, "
-              f"{jvm_big / 1024:.0f} MB)")
-
-        runs_e = iter(range(10**6))
-        spark_e, esummary = best(args.repeat, lambda: run_events_job(spark, [str(events)],
-                                                                     str(work / f"events-out-{next(runs_e)}")))
-        loop_e, (rebalances, steps) = best(args.repeat, lambda: events_loop(events))
-        assert esummary.totals.rebalances == rebalances, (esummary.totals, rebalances)
-        print(f"analyze events, {args.events} events ({rebalances} rebalances, {steps} steps): loop {loop_e:.1f} s, "
-              f"Spark local[2] {spark_e:.1f} s: {loop_e / spark_e:.2f}x")
-        spark.stop()
+        if args.only != "events":
+            small_run = spark_run("fleet", small, work / "out")
+            spark = best(args.repeat, lambda: spark_run("fleet", big, work / "out"))
+            loop = best(args.repeat, lambda: loop_run(fleet_loop, big))
+            groups, moved = loop["check"]
+            assert spark["check"] == {"groups": groups, "moved": moved} and groups == args.groups, (spark, loop)
+            report(f"analyze fleet, {groups} groups", loop, spark)
+            print(f"  driver: Python peak RSS {small_run['driver_peak_kb'] / 1024:.0f} MB for {args.groups // 10} "
+                  f"groups, {spark['driver_peak_kb'] / 1024:.0f} MB for {args.groups}; JVM (driver and executors in "
+                  f"local mode) {small_run['jvm_kb'] / 1024:.0f} MB, {spark['jvm_kb'] / 1024:.0f} MB")
+        if args.only != "fleet":
+            spark = best(args.repeat, lambda: spark_run("events", events, work / "out"))
+            loop = best(args.repeat, lambda: loop_run(events_loop, events))
+            rebalances, steps = loop["check"]
+            assert spark["check"] == {"rebalances": rebalances}, (spark, loop)
+            report(f"analyze events, {args.events} events ({rebalances} rebalances, {steps} steps)", loop, spark)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from zkconsumer.cli import COMMANDS
@@ -92,20 +93,31 @@ def run_events(args: argparse.Namespace) -> int:
     return 0
 
 
-def spark_session(master: str, name: str) -> Any:
+#: JVM options of a local session: the job runs for seconds to minutes in a JVM started for it, most of its work is
+#: in the Python workers, and HotSpot's optimising compiler (C2) spent more CPU compiling Spark's code than it saved
+#: (12 of the JVM's 23 CPU-seconds on the fleet benchmark, 18 of 43 on the events one); C1 alone compiles quickly
+LOCAL_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
+
+
+def spark_session(master: str, name: str, config: Mapping[str, str] | None = None) -> Any:
     """A session for one command: Spark's console noise off, its workers on this interpreter (which has
-    zkconsumer); on a cluster, PYSPARK_PYTHON set by the operator wins."""
+    zkconsumer); on a cluster, PYSPARK_PYTHON set by the operator wins. ``config``: more Spark settings (the
+    benchmark's local directory)."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
         raise UsageError("analyze needs PySpark: pip install 'zkconsumer[spark]'") from None
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = (SparkSession.builder.master(master).appName(name)
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "8"))
+    if master.startswith("local"):
+        builder = builder.config("spark.driver.extraJavaOptions", LOCAL_JAVA_OPTIONS)
+    for key, value in (config or {}).items():
+        builder = builder.config(key, value)
     try:
-        session = (SparkSession.builder.master(master).appName(name)
-                   .config("spark.ui.showConsoleProgress", "false")
-                   .config("spark.sql.shuffle.partitions", "8")
-                   .getOrCreate())
+        session = builder.getOrCreate()
     except Exception as exc:  # a bad master URL, no Java: Spark's error is pages long
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UsageError(f"cannot start Spark with master {master!r}: {first}") from None
