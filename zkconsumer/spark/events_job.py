@@ -1,12 +1,15 @@
 """``zkconsumer analyze events``: the rebalance figures of JSON-line event files, computed by Spark per member.
 
-Spark reads the files as text; the JVM pulls each line's ``consumer_id`` (``get_json_object``: no Python per line),
-and the lines are grouped by it, so each member's events meet on one executor, in file order (a sequence number
-taken when the files were read breaks timestamp ties as the timeline does). There
-:func:`zkconsumer.fleet.events.member_figures` (the rebalance timeline's parsing, on one member's lines) makes the
-member's rows; ``applyInArrow`` returns them as one row per member with its rebalances and steps nested. That result
-is persisted once and written three times, as Parquet ``members``, ``rebalances`` and ``steps``; the page's figures
-are Spark aggregates over the tables, a few dozen rows collected.
+Spark reads the files as text; the JVM pulls each line's ``consumer_id`` (``get_json_object``: no Python per line)
+and numbers the lines in file order (``seq``: it breaks timestamp ties as the timeline does). One hash exchange on
+the consumer id brings each member's lines to one task (no sort in the JVM); the task (``mapInArrow``) orders its
+lines by member and ``seq`` with Arrow and runs :func:`zkconsumer.fleet.events.member_figures` (the rebalance
+timeline's parsing) on each member's run of lines: one row per member, its rebalances and steps nested. That result
+is persisted once and written three times, as Parquet ``members``, ``rebalances`` and ``steps``; the totals, the
+duration buckets and the stop-the-world span are observed while the tables are written (``Observation``: no pass of
+their own), and the rest of the page's figures are Spark aggregates over the small tables just written, a few dozen
+rows collected. A task holds its own members' lines at once, so the number of tasks grows with the input
+(:data:`BYTES_PER_TASK`), never below the cores.
 
 Lines that are not events are counted (on the page, and in the summary the command prints) and skipped; lines of
 events without a consumer id are grouped together and only counted. No event of any member at all is an error, and
@@ -15,6 +18,7 @@ nothing is left behind (:mod:`zkconsumer.spark.job_output`).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +26,7 @@ from typing import Any
 
 from zkconsumer.consumer.rebalance_steps import STEPS
 from zkconsumer.errors import UsageError
-from zkconsumer.fleet.events import MemberFigures, MemberRow, RebalanceRow, StepRow, member_figures
+from zkconsumer.fleet.events import MemberRow, RebalanceRow, StepRow, member_figures
 from zkconsumer.fleet.pages import (
     DURATION_BUCKETS,
     EventsSummary,
@@ -47,29 +51,31 @@ def output_ddl() -> str:
             f"`rebalances` array<{spark_struct(RebalanceRow)}>, `steps` array<{spark_struct(StepRow)}>")
 
 
-def member_rows(lines: list[tuple[str | None, int, str]]) -> list[MemberFigures]:
-    """The figures of every member among ``lines`` (consumer id, sequence number, line), each member's lines in
-    file order. Pure: what a task does with the lines the exchange brought it."""
-    by_member: dict[str | None, list[tuple[int, str]]] = {}
-    for key, seq, value in lines:
-        by_member.setdefault(key, []).append((seq, value))
-    return [member_figures(key, [value for _, value in sorted(found)]) for key, found in by_member.items()]
-
-
 def _member_batches(batches: Iterator[Any]) -> Iterator[Any]:
     """On an executor: one partition of the exchange (every line of the members hashed to it: a member's lines are
-    all here) in, one row per member out, its rebalances and steps nested."""
+    all here) in, one row per member out, its rebalances and steps nested. The lines are put in member and file
+    order by Arrow (no Python object per line but the line itself, which keeps Python's collector off a heap of
+    tuples) and each member's run of lines goes to :func:`member_figures`."""
     import pyarrow as pa
 
-    lines: list[tuple[str | None, int, str]] = []
-    for batch in batches:
-        lines.extend(zip(batch.column("consumer_id").to_pylist(), batch.column("seq").to_pylist(),
-                         batch.column("value").to_pylist(), strict=True))
+    table = _table(pa, batches)
+    if table.num_rows == 0:
+        return
+    ordered = table.sort_by([("consumer_id", "ascending"), ("seq", "ascending")])
+    del table
+    keys = ordered.column("consumer_id").to_pylist()
+    values = ordered.column("value").to_pylist()
+    del ordered
+    figures = []
+    start = 0
+    for key, run in itertools.groupby(keys):
+        count = sum(1 for _ in run)
+        figures.append(member_figures(key, values[start:start + count]))
+        start += count
+    del keys, values
     schema = _output_schema(pa)
-    figures = member_rows(lines)
-    del lines
-    for start in range(0, len(figures), MEMBERS_PER_BATCH):
-        chunk = figures[start:start + MEMBERS_PER_BATCH]
+    for first in range(0, len(figures), MEMBERS_PER_BATCH):
+        chunk = figures[first:first + MEMBERS_PER_BATCH]
         yield pa.RecordBatch.from_arrays([
             pa.array([f.consumer_id for f in chunk], type=pa.string()),
             pa.array([f.events for f in chunk], type=pa.int64()),
@@ -78,6 +84,14 @@ def _member_batches(batches: Iterator[Any]) -> Iterator[Any]:
             arrow_lists(pa, RebalanceRow, [f.rebalances for f in chunk]),
             arrow_lists(pa, StepRow, [f.steps for f in chunk]),
         ], schema=schema)
+
+
+def _table(pa: Any, batches: Iterator[Any]) -> Any:
+    collected = list(batches)
+    if not collected:
+        return pa.table({"value": pa.array([], pa.string()), "seq": pa.array([], pa.int64()),
+                         "consumer_id": pa.array([], pa.string())})
+    return pa.Table.from_batches(collected)
 
 
 def _output_schema(pa: Any) -> Any:

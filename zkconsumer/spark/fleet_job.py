@@ -1,11 +1,13 @@
 """``zkconsumer analyze fleet``: the per-group analysis of a fleet snapshot, run by Spark on its executors.
 
-Spark reads the snapshot's JSON lines as text and spreads them over its tasks (a round-robin repartition: a
-snapshot of 10,000 groups is one 20 MB file, which Spark would otherwise read as one task); each task decodes its
-lines and runs :func:`zkconsumer.fleet.analysis.analyze_group` on each (``mapInArrow``: Arrow batches in and out,
-the project's own assignors on the executors), one output row per group with its strategies nested. That result is
-persisted once and written twice, as Parquet ``groups`` and, exploded, ``strategies``; the page's figures are Spark
-aggregates over it, a few dozen rows collected. Nothing collects the fleet on the driver.
+Spark reads the snapshot's JSON lines as text and deals them round-robin to as many tasks as there are cores (a
+snapshot of 10,000 groups is one 18 MB file, which Spark would otherwise read as one task; more tasks than cores
+only add each task's start to the critical path, and thousands of groups per task even out their sizes); each task
+decodes its lines and runs :func:`zkconsumer.fleet.analysis.analyze_group` on each (``mapInArrow``: Arrow batches in
+and out, the project's own assignors on the executors), one output row per group with its strategies nested. That
+result is persisted once and written twice, as Parquet ``groups`` and, exploded, ``strategies``; the page's totals
+are observed while the tables are written (``Observation``: aggregates computed by the writing tasks, no pass of
+their own), and the groups needing attention are one more small query. Nothing collects the fleet on the driver.
 
 A line that is not a group record is counted (``broken_lines`` on the page) and left out; a snapshot with no group
 at all is an error, and nothing is left behind (:mod:`zkconsumer.spark.job_output`).
@@ -27,7 +29,6 @@ from zkconsumer.spark.row_schema import arrow_fields, arrow_lists, arrow_structs
 
 ATTENTION_ROWS = 25
 LEGACY_TODAY = "legacy (today)"
-TASKS_PER_CORE = 3  # tasks per core for a big snapshot: big groups are not spread evenly by line
 BYTES_PER_TASK = 2 << 20  # a small snapshot is not cut finer than this: a task costs tens of milliseconds
 
 
