@@ -330,6 +330,25 @@ def stale_wakes(all_tenures: list[Tenure], deliveries: list[Delivery], pauses: S
     return out
 
 
+@dataclass(frozen=True)
+class FaultSpan:
+    kind: str
+    start: float  # wall clock
+    end: float
+
+
+def blame(faults: Sequence[FaultSpan], first: float, again: float) -> FaultSpan | None:
+    """The fault a message delivered at ``first`` and again at ``again`` is charged to: the earliest under way
+    between a second before the first delivery (what was consumed but not yet committed, auto-commit being 0.5 s)
+    and the repeat; else the latest before the repeat; None when no fault came before it (a violation). The latest
+    fault before the repeat alone blamed a rolling restart for what a kill 4 s earlier left uncommitted."""
+    under_way = [f for f in faults if f.start <= again and f.end >= first - 1.0]
+    if under_way:
+        return min(under_way, key=lambda f: f.start)
+    before = [f for f in faults if f.start <= again]
+    return max(before, key=lambda f: f.start) if before else None
+
+
 def handovers(all_tenures: list[Tenure]) -> int:
     by_partition: dict[tuple[str, int], list[Tenure]] = defaultdict(list)
     for t in all_tenures:
@@ -801,15 +820,16 @@ class Chaos:
         report.produced = len(self.produced)
         report.delivered = len(rows)
         seen: dict[str, tuple[float, str]] = {}
-        faults = [(self.wall0 + f["time_s"], f["kind"]) for f in report.faults]
+        faults = [FaultSpan(f["kind"], self.wall0 + f["time_s"], self.wall0 + f["time_s"] + f["duration_s"])
+                  for f in report.faults]
         by_fault: dict[str, int] = defaultdict(int)
         bursts: dict[tuple[str, str, str], dict] = {}
         for t, topic, p, off, value, member in rows:
             if value in seen:
                 report.duplicates += 1
-                before = [(at, kind) for at, kind in faults if at <= t]
-                if before:
-                    by_fault[before[-1][1]] += 1
+                cause = blame(faults, seen[value][0], t)
+                if cause is not None:
+                    by_fault[cause.kind] += 1
                 else:
                     self.violation(f"{value} delivered again at {t - self.wall0:.1f}s by {member}, before any fault")
                 key = (topic, p, member)
@@ -819,7 +839,7 @@ class Chaos:
                         "at_s": round(t - self.wall0, 2), "partition": f"{topic}/{p}", "member": member,
                         "first_by": seen[value][1], "first_at_s": round(seen[value][0] - self.wall0, 2),
                         "from_offset": off, "count": 0, "last": t,
-                        "fault": f"{before[-1][1]} at {before[-1][0] - self.wall0:.1f}s" if before else None}
+                        "fault": f"{cause.kind} at {cause.start - self.wall0:.1f}s" if cause else None}
                     report.duplicate_bursts.append(burst)
                 burst["count"] += 1
                 burst["last"] = t

@@ -124,3 +124,15 @@ def test_a_member_woken_from_a_pause_is_live_again_only_from_its_sigcont_and_its
     untouched = chaos.tenures("m2", [_claim(1.0, 1)], [], end_of_run=20.0)  # nobody claimed t/1 meanwhile
     assert chaos.stale_wakes(untouched, [chaos.Delivery(12.01, "t", 1, 3, "x", "m2")],
                              [chaos.Pause("m2", 5.0, 12.0)]) == []
+
+
+def test_a_duplicate_is_charged_to_the_fault_that_interrupted_its_commit():
+    chaos = _chaos_module()
+    kill, rolling = chaos.FaultSpan("kill", 23.9, 25.4), chaos.FaultSpan("rolling", 27.6, 39.6)
+    pause = chaos.FaultSpan("pause", 10.5, 17.0)
+    # delivered at 23.5, killed before its commit at 23.9, delivered again at 29.3 during the rolling restart
+    assert chaos.blame([pause, kill, rolling], first=23.5, again=29.3) is kill
+    # delivered by the new owner at 14.9 while the old one was stopped; the old one repeats it on waking at 17.0
+    assert chaos.blame([pause, kill, rolling], first=14.9, again=17.0) is pause
+    assert chaos.blame([kill], first=40.0, again=41.0) is kill  # long after: the latest before the repeat
+    assert chaos.blame([kill], first=1.0, again=2.0) is None  # before any fault
