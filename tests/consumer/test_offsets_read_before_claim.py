@@ -56,3 +56,38 @@ def test_a_commit_between_the_new_owner_s_read_and_its_claim_is_not_consumed_aga
         if new is not None:
             new.shutdown()
         old.shutdown()
+
+
+def test_when_the_second_read_fails_the_claimed_znodes_are_released_by_the_next_attempt(zk, kafka_zk, bootstrap_servers,
+                                                                                         topic_name):
+    """The read after the claim can fail (ZooKeeper going away, as in the chaos run's short version): the attempt
+    fails with the owner znodes created, and the next attempt's release must delete them. It did not, when they
+    counted as confirmed before that read: with the assignment changed meanwhile, the partition stayed owned by a
+    znode of a member that did not fetch it, and no other member could claim it (40 messages never delivered)."""
+    from kazoo.exceptions import ConnectionLoss
+    from structlog.testing import capture_logs
+
+    topic = mirrored_topic(zk, bootstrap_servers, topic_name, 1)
+    consumer = create_connector(config(kafka_zk, "c1"))
+    real_fetch = consumer._offsets.fetch
+    calls: list[int] = []
+
+    def second_read_fails_once(partitions):
+        calls.append(1)
+        if len(calls) == 2:  # the first attempt's read after its claim
+            raise ConnectionLoss()
+        return real_fetch(partitions)
+
+    consumer._offsets.fetch = second_read_fails_once
+    try:
+        with capture_logs() as events:
+            consumer.create_message_streams({topic: 1})
+        mine = [{"topic": topic, "partition": 0}]
+        failed = [e for e in events if e["event"] == "rebalance.attempt_failed"]
+        assert [e["attempt"] for e in failed] == [1] and "ConnectionLoss" in failed[0]["reason"]
+        released = [e for e in events if e["event"] == "rebalance.release" and e["attempt"] == 2]
+        assert released and released[0]["released"] == mine
+        claims = [e for e in events if e["event"] == "rebalance.claim" and e["attempt"] == 2]
+        assert [c["partition"] for c in claims[0]["claimed"]] == [0] and claims[0]["already_ours"] == []
+    finally:
+        consumer.shutdown()
