@@ -65,6 +65,7 @@ S3_BUCKET = "tansu"
 TOPICS = {"chaos-a": 12, "chaos-b": 8}
 STREAMS = ["chaos-a:1,chaos-b:1", "chaos-a:2,chaos-b:1", "chaos-a:1,chaos-b:2"]
 GROUP = "chaos"
+FORMING_S = 5.0  # the group forms before the first fault
 BURST_GAP_S = 2.0  # re-deliveries of one partition by one member this close together are one burst
 CHROOT = "/zkconsumer-chaos"
 
@@ -179,6 +180,7 @@ class Report:
     # a member woken from a pause, delivering partitions others claimed meanwhile (see stale_wakes)
     stale_after_pause: list[dict] = field(default_factory=list)
     max_unowned_s: float = 0.0
+    max_unfetched_s: float = 0.0  # longest span a partition had no member fetching it (ZooKeeper down excepted)
     offsets_checked: int = 0
     watch_errors: int = 0
     last_watch_error: str = ""
@@ -349,6 +351,30 @@ def blame(faults: Sequence[FaultSpan], first: float, again: float) -> FaultSpan 
     return max(before, key=lambda f: f.start) if before else None
 
 
+def unfetched_spans(all_tenures: list[Tenure], partitions: Sequence[tuple[str, int]], start: float, end: float,
+                    excused: Sequence[FaultSpan]) -> list[tuple[str, int, float, float, float]]:
+    """Spans of [start, end] in which no member had a tenure of a partition: (topic, partition, from, to, seconds
+    not excused), where ``excused`` spans (ZooKeeper down: nobody can claim) do not count. The owner znodes alone
+    cannot tell: a znode left by a failed attempt names a member that does not fetch the partition."""
+    out = []
+    for topic, partition in partitions:
+        spans = sorted((t.start, t.end) for t in all_tenures if (t.topic, t.partition) == (topic, partition))
+        cursor = start
+        gaps = []
+        for s, e in spans:
+            if s > cursor:
+                gaps.append((cursor, min(s, end)))
+            cursor = max(cursor, e)
+        if cursor < end:
+            gaps.append((cursor, end))
+        for a, b in gaps:
+            if b <= a:
+                continue
+            excused_s = sum(max(0.0, min(b, f.end) - max(a, f.start)) for f in excused)
+            out.append((topic, partition, a, b, (b - a) - excused_s))
+    return out
+
+
 def handovers(all_tenures: list[Tenure]) -> int:
     by_partition: dict[tuple[str, int], list[Tenure]] = defaultdict(list)
     for t in all_tenures:
@@ -437,6 +463,7 @@ class Chaos:
                              broker_storage=self.storage)
         self.deaths: dict[str, list[float]] = defaultdict(list)  # wall times a member's process died
         self.pauses: list[Pause] = []
+        self.leaving_at = 0.0
         self.workdir = Path(tempfile.mkdtemp(prefix="zkconsumer-chaos-"))
         self.members: dict[str, subprocess.Popen] = {}
         self.paused: set[str] = set()
@@ -717,7 +744,7 @@ class Chaos:
                      threading.Thread(target=self.watch, daemon=True)]
             for t in loops:
                 t.start()
-            time.sleep(min(5.0, self.args.duration_s / 4))  # the group forms
+            time.sleep(min(FORMING_S, self.args.duration_s / 4))  # the group forms
             while self.now() < self.args.duration_s:
                 kind = self.rng.choice(self.faults_allowed)
                 self.report.faults.append(asdict(self.fault(kind)))
@@ -725,6 +752,7 @@ class Chaos:
             self.stop.set()
             loops[0].join(40)
             self._drain()
+            self.leaving_at = time.time()
             loops[1].join(5)
             self._leave_all()
         finally:
@@ -893,6 +921,16 @@ class Chaos:
             if o.delivery_ms > limit:
                 self.violation(f"{o.topic}/{o.partition}: {o.old} still delivered it {o.delivery_ms:.0f} ms after "
                                f"{o.new} began, from {o.claimed_at - self.wall0:.1f}s")
+        zk_down = [FaultSpan(f["kind"], self.wall0 + f["time_s"], self.wall0 + f["time_s"] + f["duration_s"])
+                   for f in report.faults if f["kind"] in ("zk-short", "zk-long")]
+        partitions = [(topic, p) for topic, n in TOPICS.items() for p in range(n)]
+        # From when the group has formed to when the members are told to leave.
+        for topic, p, a, b, counted in unfetched_spans(all_tenures, partitions, self.wall0 + FORMING_S,
+                                                       self.leaving_at, zk_down):
+            report.max_unfetched_s = round(max(report.max_unfetched_s, counted), 1)
+            if counted > self.args.unowned_limit_s:
+                self.violation(f"{topic}/{p} fetched by no member from {a - self.wall0:.1f}s to "
+                               f"{b - self.wall0:.1f}s ({counted:.0f} s with ZooKeeper up)")
         late = late_deliveries(all_tenures, deliveries)
         report.deliveries_outside_tenure = len(late)
         for d, late_ms in late:

@@ -136,3 +136,13 @@ def test_a_duplicate_is_charged_to_the_fault_that_interrupted_its_commit():
     assert chaos.blame([pause, kill, rolling], first=14.9, again=17.0) is pause
     assert chaos.blame([kill], first=40.0, again=41.0) is kill  # long after: the latest before the repeat
     assert chaos.blame([kill], first=1.0, again=2.0) is None  # before any fault
+
+
+def test_a_partition_nobody_fetches_is_found_whoever_holds_its_owner_znode():
+    chaos = _chaos_module()
+    ts = (chaos.tenures("m2", [_claim(1.0, 3), _end(18.4)], [], end_of_run=90.0)
+          + chaos.tenures("m3", [_claim(1.0, 4)], [], end_of_run=90.0))
+    zk_down = [chaos.FaultSpan("zk-long", 18.6, 24.3)]
+    spans = chaos.unfetched_spans(ts, [("t", 3), ("t", 4)], start=5.0, end=90.0, excused=zk_down)
+    assert [(topic, p, a, b) for topic, p, a, b, _ in spans] == [("t", 3, 18.4, 90.0)]
+    assert round(spans[0][4], 1) == round(90.0 - 18.4 - 5.7, 1)  # ZooKeeper's 5.7 s down are excused
