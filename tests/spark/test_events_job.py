@@ -5,12 +5,14 @@ a browser, and a path with no events."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from browser import assert_offline, dump_dom
 
 from zkconsumer.errors import UsageError
+from zkconsumer.fleet.pages import DURATION_BUCKETS, duration_bucket
 from zkconsumer.spark.events_job import run_events_job
 
 SAMPLE = Path(__file__).parent.parent / "data" / "sample-events.jsonl"
@@ -51,6 +53,9 @@ def test_sample_run_tables_and_page(spark, tmp_path):
 
     steps = spark.read.parquet(str(out / "steps"))
     assert steps.count() == 94
+    # the duration buckets are counted while the steps are written: the same as bucketing the table's rows
+    by_bucket = Counter(duration_bucket(r["duration_ms"]) for r in steps.collect())
+    assert dict(summary.durations) == {label: by_bucket.get(label, 0) for label, _ in DURATION_BUCKETS}
     assert steps.where("consumer_id = 'gs2_c2' and rebalance_id = 1 and attempt = 2").count() == 9  # every step
 
     t = summary.totals
