@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
 import threading
 from typing import TextIO
@@ -21,6 +20,7 @@ from typing import TextIO
 from zkconsumer.consumer.consumer_iterator import ConsumerTimeoutException
 from zkconsumer.consumer.kafka_stream import KafkaStream
 from zkconsumer.consumer.zookeeper_consumer_connector import create_connector
+from zkconsumer.demo.stop_signals import stop_event
 from zkconsumer.group.topic_count import parse_topic_streams
 from zkconsumer.log import configure_logging
 
@@ -73,15 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         # stdout is for events only: kazoo's and librdkafka's own log lines go to stderr.
         logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)
     topic, streams = parse_topic_streams(args.topic)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    if args.stop_at_stdin_eof:
-        def stop_at_eof() -> None:
-            sys.stdin.read()
-            stop.set()
-
-        threading.Thread(target=stop_at_eof, name="stdin-eof", daemon=True).start()
+    stop = stop_event(stop_at_stdin_eof=args.stop_at_stdin_eof)
     connector = create_connector(member_config(args))
     output = open(args.output, "a", buffering=1) if args.output else None  # noqa: SIM115 - closed below
     try:

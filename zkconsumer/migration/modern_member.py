@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
 import threading
 import time
 from typing import Any, TextIO
 
+from zkconsumer.demo.stop_signals import stop_event
 from zkconsumer.log import configure_logging, get_logger
 
 STRATEGIES = ("range", "roundrobin", "cooperative-sticky")
@@ -190,15 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(json=True, stream=sys.stdout, force=True)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)  # stdout carries events only
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    if args.stop_at_stdin_eof:
-        def stop_at_eof() -> None:
-            sys.stdin.read()
-            stop.set()
-
-        threading.Thread(target=stop_at_eof, name="stdin-eof", daemon=True).start()
+    stop = stop_event(stop_at_stdin_eof=args.stop_at_stdin_eof)
     output = open(args.output, "a", buffering=1) if args.output else None  # noqa: SIM115 - closed below
     try:
         consume(args, stop, output)

@@ -1,0 +1,39 @@
+"""How a member process learns it must leave: SIGTERM, SIGINT, or (if asked) its stdin closing.
+
+Shared by the demo's legacy member (:mod:`zkconsumer.demo.group_member`) and the migration comparison's modern
+member (:mod:`zkconsumer.migration.modern_member`), and light to import: a member that is not a legacy one need not
+load kazoo for it.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+
+STOP_SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT})
+
+
+def stop_event(*, stop_at_stdin_eof: bool) -> threading.Event:
+    """An event set on SIGTERM or SIGINT (and, if asked, when stdin closes): what a member process waits on.
+
+    Call it before any other thread starts. The signals are blocked in every thread and taken by ``sigwait`` in a
+    thread of their own, not by a handler: a handler calling ``stop.set()`` runs in the main thread between two
+    bytecodes and can deadlock on the event's lock when the signal lands while that thread holds it (the chaos run
+    saw a member never begin its shutdown that way). Shared by the legacy member and the migration comparison's
+    modern member."""
+    stop = threading.Event()
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+
+    def take_signal() -> None:
+        signal.sigwait(STOP_SIGNALS)
+        stop.set()
+
+    threading.Thread(target=take_signal, name="stop-signals", daemon=True).start()
+    if stop_at_stdin_eof:
+        def stop_at_eof() -> None:
+            sys.stdin.read()
+            stop.set()
+
+        threading.Thread(target=stop_at_eof, name="stdin-eof", daemon=True).start()
+    return stop
