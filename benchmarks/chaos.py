@@ -464,7 +464,7 @@ class Chaos:
         self.deaths: dict[str, list[float]] = defaultdict(list)  # wall times a member's process died
         self.pauses: list[Pause] = []
         self.leaving_at = 0.0
-        self.workdir = Path(tempfile.mkdtemp(prefix="zkconsumer-chaos-"))
+        self.workdir = Path()  # made by run(), once the checks passed: a refusal leaves nothing behind
         self.members: dict[str, subprocess.Popen] = {}
         self.paused: set[str] = set()
         self.produced: set[str] = set()
@@ -731,6 +731,7 @@ class Chaos:
 
     def run(self) -> Report:
         self.check()
+        self.workdir = Path(tempfile.mkdtemp(prefix="zkconsumer-chaos-"))
         self.report.load_avg["start"] = os.getloadavg()[0]
         try:
             self.start_servers()

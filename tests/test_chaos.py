@@ -5,6 +5,7 @@ run here is refused before anything starts."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -35,16 +36,18 @@ def test_the_short_chaos_run_holds_every_invariant(tmp_path):
     assert report["offsets_checked"] > 0 and report["violations"] == []
 
 
-def test_a_fault_that_cannot_run_here_is_refused_before_anything_starts():
+def test_a_fault_that_cannot_run_here_is_refused_before_anything_starts(tmp_path):
     started = time.monotonic()
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # where its working directory would go
     run = subprocess.run([sys.executable, str(CHAOS), "--duration-s", "5", "--faults", "kill,broker"],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=60, env=env)
     assert run.returncode == 2 and time.monotonic() - started < 20
     assert run.stderr.startswith("chaos refused: fault 'broker' needs a broker with persistent storage")
     assert "Traceback" not in run.stderr
     unknown = subprocess.run([sys.executable, str(CHAOS), "--faults", "meteor"], capture_output=True, text=True,
-                             timeout=60)
+                             timeout=60, env=env)
     assert unknown.returncode == 2 and "unknown fault kinds meteor" in unknown.stderr
+    assert list(tmp_path.iterdir()) == []  # no working directory left behind
 
 
 def _chaos_module():
