@@ -19,7 +19,9 @@ zkconsumer's own keys, off by default so that a default zkconsumer behaves as th
   is the address to listen on. A port that cannot be listened on fails at construction, naming the key
   (``docs/metrics.md``).
 * ``key.decoder`` / ``value.decoder``: callables ``bytes | None -> object`` (default: the bytes unchanged).
-* ``zookeeper.auth`` (unset): ``scheme:credentials`` added to the ZooKeeper session (``digest:alice:secret``). Read
+* ``zookeeper.auth`` (unset): ``scheme:credentials`` added to the ZooKeeper session (``digest:alice:secret``), or
+  ``sasl:user:password`` for a SASL DIGEST-MD5 session against a server set up for it (the identity is then
+  ``sasl:user``; see :mod:`zkconsumer.security`). Read
   back as a :class:`~zkconsumer.security.ZkAuth`, which never shows the credentials (nor does ``repr`` of the config
   or any error about the key).
 * ``zookeeper.acl`` (unset): the ACL of every znode the consumer creates, in ZooKeeper's ``scheme:id:perms``
