@@ -702,8 +702,12 @@ class Chaos:
     def _terminate(self, member: str) -> None:
         """A clean leave: SIGTERM, and 30 s to go. One that hangs is a violation; its threads' stacks go to its log
         (SIGUSR1, faulthandler) before it is killed."""
+        self.members[member].terminate()
+        self._await_leave(member)
+
+    def _await_leave(self, member: str) -> None:
+        """30 s for a member told to leave; one that hangs is a violation, its stacks dumped before it is killed."""
         proc = self.members[member]
-        proc.terminate()
         try:
             proc.wait(30)
         except subprocess.TimeoutExpired:
@@ -794,16 +798,8 @@ class Chaos:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGCONT)
                 proc.terminate()
-        for member, proc in self.members.items():
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.send_signal(signal.SIGUSR1)
-                time.sleep(1)
-                proc.kill()
-                proc.wait()
-                self.violation(f"{member} did not leave within 30 s of SIGTERM (stacks in {member}.log)")
-            self.deaths[member].append(time.time())
+        for member in self.members:
+            self._await_leave(member)
         from zkconsumer.zk.client import zookeeper
 
         time.sleep(0.5)
