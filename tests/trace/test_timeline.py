@@ -283,6 +283,21 @@ def test_session_expiry_drops_ownership_and_is_marked():
     assert [m.kind for m in timeline.lane("c1").marks] == ["session_lost", "session_expired"]
 
 
+def test_a_member_cut_off_too_long_is_marked_and_says_what_it_stopped_fetching():
+    lines = [
+        line("rebalance.started", 0, consumer_id="c1", rebalance_id=1, cause="initial"),
+        *full_attempt(0, "c1", 1, claimed=[p(0, "c1-0")]),
+        line("rebalance.completed", 0.1, consumer_id="c1", rebalance_id=1, attempts=1, owned=[p(0, "c1-0")]),
+        line("zookeeper.suspended", 5, consumer_id="c1", level="warning"),
+        line("zookeeper.suspended_too_long", 6.4, consumer_id="c1", suspended_ms=1400.0, chunks_dropped=2,
+             owned=[p(0, "c1-0")], level="warning"),
+    ]
+    timeline = build(lines)
+    assert [m.kind for m in timeline.lane("c1").marks] == ["suspended", "suspended_too_long"]
+    text = "\n".join(render_text(timeline))
+    assert "cut off from ZooKeeper for 1400 ms: stopped fetching c1-0: t-0" in text, text
+
+
 def test_a_failed_rebalance_is_retried_and_its_gap_ends_at_the_next_restart():
     lines = [
         line("rebalance.started", 0, consumer_id="c1", rebalance_id=1, cause="initial"),

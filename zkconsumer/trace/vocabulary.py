@@ -93,6 +93,8 @@ MARK_KINDS: tuple[MarkKind, ...] = (
     MarkKind("session_expired", "session.expired", "session expired", Symbol("cross", "#b10026")),
     MarkKind("session_lost", "zookeeper.session_lost", "ZooKeeper session lost", Symbol("cross", "#7a0177")),
     MarkKind("suspended", "zookeeper.suspended", "ZooKeeper connection suspended", Symbol("bar", "#7a0177")),
+    MarkKind("suspended_too_long", "zookeeper.suspended_too_long", "cut off too long: stopped fetching",
+             Symbol("bar", "#b10026")),
     # A demo event about one member rather than the whole run: a mark on its lane (a crash's traceback would
     # otherwise draw a line across the page for every line it printed).
     MarkKind("member_output", "demo.member_output", "member printed a non-event line", Symbol("square", "#000000")),

@@ -180,6 +180,11 @@ def describe_mark(mark: Mark) -> str:
         return f"printed: {f.get('line', '')}"
     if mark.kind == "session_expired":
         return f"session expired: dropped {fmt_partitions(partition_refs(f.get('dropped')))}"
+    if mark.kind == "suspended_too_long":
+        cut_off = f.get("suspended_ms")
+        cut_off = cut_off if isinstance(cut_off, (int, float)) else None
+        return (f"cut off from ZooKeeper for {fmt_ms(cut_off)}: stopped fetching "
+                f"{fmt_partitions(partition_refs(f.get('owned')))} (still owned, until the session answers again)")
     return mark_title(mark.kind)
 
 
