@@ -97,3 +97,31 @@ def test_a_wrong_sasl_password_is_refused_at_start_without_the_secret(sasl_zk):
 def test_sasl_credentials_other_than_user_and_password_are_refused_before_connecting(sasl_zk):
     with pytest.raises(UsageError, match=r"SASL credentials are user:password \(DIGEST-MD5\)"):
         open_client(sasl_zk, auth=parse_auth("sasl:zookeeper/host@REALM"))
+
+
+def test_the_tools_take_sasl_credentials_from_the_command_line_or_the_environment(sasl_zk, tmp_path, capsys,
+                                                                                   monkeypatch):
+    from zkconsumer.cli import main
+
+    offsets = tmp_path / "offsets.txt"
+    offsets.write_text(f"/consumers/{GROUP}/offsets/some-topic/0:5\n")
+    wrong = main(["offsets", "import", "--input", str(offsets), "--zookeeper", sasl_zk,
+                  "--zookeeper-auth", "sasl:alice:not-the-password"])
+    err = capsys.readouterr().err
+    assert wrong != 0 and "refused the credentials" in err, err
+    assert "not-the-password" not in err and "Traceback" not in err
+    monkeypatch.setenv("ZK_AUTH", ALICE)
+    anonymous = open_client(sasl_zk)
+    try:
+        assert main(["offsets", "import", "--input", str(offsets), "--zookeeper", sasl_zk]) == 0
+        path = f"/consumers/{GROUP}/offsets/some-topic/0"
+        assert anonymous.get(path)[0] == b"5"
+        acl = {(e.id.scheme, e.id.id, e.perms) for e in anonymous.get_acls(path)[0]}
+        assert acl == {("sasl", "alice", 31), ("world", "anyone", 1)}  # written as the group's identity
+        with pytest.raises(NoAuthError):
+            anonymous.set(path, b"0")
+    finally:
+        close_client(anonymous)
+        alice = open_client(sasl_zk, auth=parse_auth(ALICE))
+        alice.delete(f"/consumers/{GROUP}", recursive=True)
+        close_client(alice)
