@@ -154,15 +154,27 @@ ensure_image() {
 service_answers() {
   [ -S "$SOCKET" ] && podman --remote --url "unix://$SOCKET" version >/dev/null 2>&1
 }
+# A service this script started whose working directory is gone (started from a checkout since deleted): conmon
+# cannot start a container from it ("Failed to get working directory", the API answers "write child: broken pipe").
+stale_service() {
+  local pid
+  pid="$(cat "$SERVICE_PID" 2>/dev/null || true)"
+  [ -n "$pid" ] && readlink "/proc/$pid/cwd" 2>/dev/null | grep -q ' (deleted)$' && kill "$pid" 2>/dev/null
+}
 ensure_service() {
+  if stale_service; then
+    say "stopped podman's API service started from a directory that is gone"
+    sleep 0.5
+  fi
   service_answers && return 0
   say "starting podman's API service on $SOCKET (log: $SERVICE_LOG)"
   mkdir -p "$(dirname "$SOCKET")"
   rm -f "$SOCKET"
   # Its own session, no terminal and none of our file descriptors: it outlives this script (and `make test`),
-  # and a caller reading our output does not wait for it.
-  setsid podman system service --time=0 "unix://$SOCKET" </dev/null >"$SERVICE_LOG" 2>&1 &
-  echo $! > "$SERVICE_PID"
+  # and a caller reading our output does not wait for it. Started from / so that it does not depend on the
+  # checkout that started it still being there.
+  (cd / && setsid podman system service --time=0 "unix://$SOCKET" </dev/null >"$SERVICE_LOG" 2>&1 &
+   echo $! > "$SERVICE_PID")
   local i
   for i in $(seq 1 100); do
     service_answers && return 0
