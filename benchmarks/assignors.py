@@ -10,13 +10,14 @@ This is a benchmark, not a test: nothing here fails on slowness.
 from __future__ import annotations
 
 import argparse
-import os
 import platform
 import random
 import time
 from collections import namedtuple
 from collections.abc import Callable
 from dataclasses import replace
+
+from bench_support import machine
 
 from zkconsumer.assignors import AssignmentInput, AssignmentResult, Member, create
 from zkconsumer.assignors.sticky_general import balance_score
@@ -111,17 +112,6 @@ def one_leaves(request: AssignmentInput, strategy: str = "sticky") -> Assignment
     result = create(strategy).assign(request)
     return replace(request, members=tuple(
         replace(m, owned=result.assignment[m.member_id], generation=1) for m in request.members[1:]))
-
-
-def machine() -> str:
-    """CPU model and core count where Linux says them, else what ``platform`` knows."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
 
 
 def main() -> None:

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import subprocess
 import sys
@@ -39,11 +38,11 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
+
+from bench_support import machine, memory_kib, servers, wait_for_topic
 
 VALUE_BYTES = 10
 KINDS = ("confluent-kafka", "kafka-python", "zkconsumer-1", "zkconsumer-4", "zkconsumer-1-chunks",
@@ -88,52 +87,7 @@ class Run:
         return ((0.0 if self.fetcher_cpu != self.fetcher_cpu else self.fetcher_cpu) + self.reader_cpu) / self.messages
 
 
-def peak_rss_kib() -> int:
-    """``VmHWM`` of this process: the most resident memory it ever had, in KiB (Linux)."""
-    with open("/proc/self/status", encoding="ascii") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    return -1
-
-
-def machine() -> str:
-    """CPU model and core count where Linux says them, else what ``platform`` knows."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
-
-
 # --- the servers and the data (parent) ----------------------------------------------------------------------------
-
-
-@contextmanager
-def servers(workdir: Path) -> Iterator[tuple[str, str]]:
-    """ZooKeeper (a chroot of this run), the broker and the bridge that registers the broker in ZooKeeper."""
-    from zkconsumer.bridge.metadata_bridge import MetadataBridge
-    from zkconsumer.embedded.broker import provide_broker
-    from zkconsumer.embedded.zookeeper import provide_zookeeper
-    from zkconsumer.zk.client import close_client, open_client
-
-    with ExitStack() as stack:
-        zookeeper = stack.enter_context(provide_zookeeper(workdir / "zookeeper"))
-        bootstrap = stack.enter_context(provide_broker(workdir / "broker"))
-        chroot = f"/zkconsumer-bench-{uuid.uuid4().hex[:8]}"
-        root = open_client(zookeeper)
-        root.ensure_path(chroot)
-        close_client(root)
-        connect = f"{zookeeper}{chroot}"
-        stop = threading.Event()
-        bridge = stack.enter_context(MetadataBridge(connect, bootstrap, interval_ms=250))
-        thread = threading.Thread(target=bridge.run, args=(stop,), daemon=True, name="bridge")
-        thread.start()
-        stack.callback(thread.join, 10)
-        stack.callback(stop.set)
-        yield connect, bootstrap
 
 
 def produce(bootstrap: str, topic: str, partitions: int, messages: int) -> None:
@@ -147,20 +101,6 @@ def produce(bootstrap: str, topic: str, partitions: int, messages: int) -> None:
             producer.poll(0)
     if producer.flush(60) != 0:
         raise SystemExit("the broker did not take every message")
-
-
-def wait_for_topic(zookeeper: str, topic: str, partitions: int, timeout: float = 30.0) -> None:
-    """Until the bridge shows the topic with all its partitions in ZooKeeper (the consumer reads them there)."""
-    from zkconsumer.zk import paths
-    from zkconsumer.zk.client import zookeeper as zk_client
-    from zkconsumer.zk.reads import children
-
-    deadline = time.monotonic() + timeout
-    with zk_client(zookeeper) as client:
-        while len(children(client, f"{paths.BROKER_TOPICS_PATH}/{topic}/partitions")) < partitions:
-            if time.monotonic() > deadline:
-                raise SystemExit(f"the bridge did not show {topic} in ZooKeeper within {timeout} s")
-            time.sleep(0.1)
 
 
 def run_child(kind: str, zookeeper: str, bootstrap: str, topic: str, partitions: int, messages: int) -> Run:
@@ -325,7 +265,7 @@ def child(args: argparse.Namespace) -> None:
         parts = kind.split("-")
         report = child_zkconsumer(args.zookeeper, args.topic, args.partitions, args.messages, int(parts[1]),
                                   parts[2] if len(parts) > 2 else None)
-    report["peak_rss_kib"] = peak_rss_kib()
+    report["peak_rss_kib"] = memory_kib("VmHWM")
     print(json.dumps(report))
 
 
@@ -353,7 +293,8 @@ def main() -> None:
     configure_logging(level="warning")
     print(f"{platform.python_implementation()} {platform.python_version()} on {machine()}")
     kinds = args.only or list(KINDS)
-    with tempfile.TemporaryDirectory(prefix="zkconsumer-bench-") as workdir, servers(Path(workdir)) as (zk, bootstrap):
+    with tempfile.TemporaryDirectory(prefix="zkconsumer-bench-") as workdir, servers(Path(workdir)) as run_servers:
+        zk, bootstrap = run_servers.connect, run_servers.bootstrap
         topic = f"bench-consume-{uuid.uuid4().hex[:6]}"
         create_topic(bootstrap, topic, args.partitions)
         wait_for_topic(zk, topic, args.partitions)

@@ -43,6 +43,8 @@ from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from bench_support import memory_kib
+
 from zkconsumer.fleet.analysis import analyze_group
 from zkconsumer.fleet.events import member_figures
 from zkconsumer.fleet.snapshot import decode, encode
@@ -52,13 +54,6 @@ STEPS = ("read_cluster", "stop_fetchers", "commit_offsets", "release", "assign",
          "claim", "start_fetchers")
 NUMBERS = {"read_cluster": 1, "stop_fetchers": 2, "commit_offsets": 2, "release": 4, "assign": 5,
            "fetch_offsets": 6, "build_registry": 7, "claim": 8, "start_fetchers": 9}
-
-
-def rss_kb(pid: int | str = "self") -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
 
 
 def write_events(path: Path, count: int, seed: int = 1) -> None:
@@ -201,19 +196,12 @@ def child(job: str, path: str, output: str) -> int:
         esummary = run_events_job(spark, [path], output)
         check = {"rebalances": esummary.totals.rebalances}
     job_time = time.perf_counter() - started - session
-    jvm_rss = rss_kb(jvm_pid)
+    jvm_rss = memory_kib(pid=jvm_pid)
     cpu = tree_cpu()
     spark.stop()
     print(json.dumps({"wall": time.perf_counter() - started, "session": session, "job": job_time, "check": check,
                       "cpu": {k: round(cpu[k] - cpu0.get(k, 0.0), 1) for k in cpu},
-                      "driver_peak_kb": peak_kb(), "jvm_kb": jvm_rss}))
-    return 0
-
-
-def peak_kb() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
+                      "driver_peak_kb": memory_kib("VmHWM"), "jvm_kb": jvm_rss}))
     return 0
 
 

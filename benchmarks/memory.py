@@ -29,20 +29,10 @@ import time
 import uuid
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from consume import machine, peak_rss_kib, servers, wait_for_topic  # noqa: E402 - the shared set-up
+from bench_support import machine, memory_kib, servers, wait_for_topic
 
 VALUE_BYTES = 100
 READ_EVERY_S = 0.001
-
-
-def rss_kib() -> int:
-    with open("/proc/self/status", encoding="ascii") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return -1
 
 
 class Sampler(threading.Thread):
@@ -55,7 +45,7 @@ class Sampler(threading.Thread):
 
     def run(self) -> None:
         while not self.stop.wait(0.1):
-            self.samples.append((time.monotonic(), rss_kib()))
+            self.samples.append((time.monotonic(), memory_kib()))
 
     def since(self, moment: float) -> list[int]:
         return [rss for at, rss in self.samples if at >= moment]
@@ -106,19 +96,19 @@ def slow_read(next_message, seconds: float, sampler: Sampler, start_rss: int) ->
     joining (``start``), at the first message (set up and fetching), the most while reading, at the end, and the
     process's peak (VmHWM)."""
     next_message()
-    first_at, first_rss = time.monotonic(), rss_kib()
+    first_at, first_rss = time.monotonic(), memory_kib()
     deadline = first_at + seconds
     count = 1
     while time.monotonic() < deadline:
         next_message()
         count += 1
         time.sleep(READ_EVERY_S)
-    end_rss = rss_kib()
+    end_rss = memory_kib()
     sampler.stop.set()
     sampler.join()
     reading = sampler.since(first_at) + [first_rss, end_rss]
     return {"read": count, "start_rss_kib": start_rss, "first_rss_kib": first_rss, "reading_max_rss_kib": max(reading),
-            "end_rss_kib": end_rss, "peak_rss_kib": peak_rss_kib()}
+            "end_rss_kib": end_rss, "peak_rss_kib": memory_kib("VmHWM")}
 
 
 def child_zkconsumer(zookeeper: str, topic: str, seconds: float) -> dict:
@@ -129,7 +119,7 @@ def child_zkconsumer(zookeeper: str, topic: str, seconds: float) -> dict:
                                   "auto.offset.reset": "smallest", "consumer.timeout.ms": 60_000})
     sampler = Sampler()
     sampler.start()
-    start_rss = rss_kib()
+    start_rss = memory_kib()
     started = time.monotonic()
     (stream,) = connector.create_message_streams({topic: 1})[topic]
     joined = time.monotonic() - started
@@ -151,7 +141,7 @@ def child_confluent(bootstrap: str, topic: str, partitions: int, seconds: float)
                          "enable.auto.commit": False, "enable.partition.eof": False})
     sampler = Sampler()
     sampler.start()
-    start_rss = rss_kib()
+    start_rss = memory_kib()
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
 
     def next_message():
@@ -194,7 +184,8 @@ def main() -> None:
 
     configure_logging(level="warning")
     print(f"{platform.python_implementation()} {platform.python_version()} on {machine()}")
-    with tempfile.TemporaryDirectory(prefix="zkconsumer-bench-") as workdir, servers(Path(workdir)) as (zk, bootstrap):
+    with tempfile.TemporaryDirectory(prefix="zkconsumer-bench-") as workdir, servers(Path(workdir)) as run_servers:
+        zk, bootstrap = run_servers.connect, run_servers.bootstrap
         topic = f"bench-memory-{uuid.uuid4().hex[:6]}"
         create_topic_both_ways(zk, bootstrap, topic, args.partitions)
         wait_for_topic(zk, topic, args.partitions, timeout=300)

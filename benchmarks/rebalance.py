@@ -30,7 +30,6 @@ legacy runs of 10,000 partitions, the slow ones. This is a benchmark, not a test
 from __future__ import annotations
 
 import argparse
-import os
 import platform
 import signal
 import sys
@@ -38,20 +37,16 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import structlog
+from bench_support import machine, servers
 
 from zkconsumer import ConsumerConfig, create_connector
 from zkconsumer.admin import zk_topics
 from zkconsumer.admin.topic_plans import CreateRequest
-from zkconsumer.bridge.metadata_bridge import MetadataBridge
 from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
-from zkconsumer.embedded.broker import provide_broker
-from zkconsumer.embedded.zookeeper import provide_zookeeper
 from zkconsumer.types import TopicPartition
 from zkconsumer.zk import paths
 from zkconsumer.zk.client import close_client, open_client
@@ -99,25 +94,6 @@ class EventTally:
 def packets_received(zk) -> int:
     stats = dict(line.split("\t", 1) for line in zk.command(b"mntr").splitlines() if "\t" in line)
     return int(stats["zk_packets_received"])
-
-
-@contextmanager
-def servers(workdir: Path) -> Iterator[tuple[str, str]]:
-    """ZooKeeper (a chroot of this run) and the broker, registered in it by the bridge; yields (root, chroot'ed)."""
-    with ExitStack() as stack:
-        zookeeper = stack.enter_context(provide_zookeeper(workdir / "zookeeper"))
-        bootstrap = stack.enter_context(provide_broker(workdir / "broker"))
-        connect = f"{zookeeper}/zkconsumer-bench-{uuid.uuid4().hex[:8]}"
-        root = open_client(zookeeper)
-        stack.callback(close_client, root)
-        root.ensure_path(connect[len(zookeeper):])
-        stop = threading.Event()
-        bridge = stack.enter_context(MetadataBridge(connect, bootstrap, interval_ms=250))
-        thread = threading.Thread(target=bridge.run, args=(stop,), daemon=True, name="bridge")
-        thread.start()
-        stack.callback(thread.join, 10)
-        stack.callback(stop.set)
-        yield zookeeper, connect
 
 
 def owned(connector: ZookeeperConsumerConnector) -> set[TopicPartition]:
@@ -181,16 +157,6 @@ def join(connect: str, root, zk, topic: str, partitions: int, members: int, mode
     return Join(seconds, counts[0], counts[1], requests, counts[2], finished)
 
 
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
-
-
 def numbers(text: str) -> list[int]:
     return [int(part) for part in text.split(",") if part.strip()]
 
@@ -212,7 +178,8 @@ def main() -> None:
     print("join: from create_message_streams in every member at once until every partition is owned and shared")
     header = (f"{'partitions':>10} {'members':>13} {'mode':8} {'join':>8} {'attempts failed':>15} {'rebalances':>10} "
               f"{'ZK requests':>11} {'claim writes':>12} {'legacy/batched (join, requests, claim writes)':>46}")
-    with tempfile.TemporaryDirectory(prefix="zkconsumer-bench-") as tmp, servers(Path(tmp)) as (root_connect, connect):
+    with tempfile.TemporaryDirectory(prefix="zkconsumer-bench-") as tmp, servers(Path(tmp)) as run_servers:
+        root_connect, connect = run_servers.zookeeper, run_servers.connect
         root, zk = open_client(root_connect), open_client(connect)
         try:
             while not children(zk, paths.BROKER_IDS_PATH):

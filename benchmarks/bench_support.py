@@ -1,0 +1,78 @@
+"""What the benchmarks share: the servers of a run, the machine's description, the process's memory.
+
+Imported by the benchmark scripts as a sibling module (``python benchmarks/x.py`` puts this folder first on the
+path), never by the package.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import NamedTuple
+
+
+class Servers(NamedTuple):
+    zookeeper: str  # the server's root
+    connect: str  # this run's chroot under it, where the bridge registers the broker
+    bootstrap: str
+
+
+@contextmanager
+def servers(workdir: Path) -> Iterator[Servers]:
+    """ZooKeeper (a chroot of this run), the broker, and the bridge that registers the broker in that chroot."""
+    from zkconsumer.bridge.metadata_bridge import MetadataBridge
+    from zkconsumer.embedded.broker import provide_broker
+    from zkconsumer.embedded.zookeeper import provide_zookeeper
+    from zkconsumer.zk.client import zookeeper as zk_client
+
+    with ExitStack() as stack:
+        zookeeper = stack.enter_context(provide_zookeeper(workdir / "zookeeper"))
+        bootstrap = stack.enter_context(provide_broker(workdir / "broker"))
+        chroot = f"/zkconsumer-bench-{uuid.uuid4().hex[:8]}"
+        with zk_client(zookeeper) as root:
+            root.ensure_path(chroot)
+        connect = f"{zookeeper}{chroot}"
+        stop = threading.Event()
+        bridge = stack.enter_context(MetadataBridge(connect, bootstrap, interval_ms=250))
+        thread = threading.Thread(target=bridge.run, args=(stop,), daemon=True, name="bridge")
+        thread.start()
+        stack.callback(thread.join, 10)
+        stack.callback(stop.set)
+        yield Servers(zookeeper, connect, bootstrap)
+
+
+def wait_for_topic(connect: str, topic: str, partitions: int, timeout: float = 30.0) -> None:
+    """Until the bridge shows the topic with all its partitions in ZooKeeper (the consumer reads them there)."""
+    from zkconsumer.demo.rebalance_demo import wait_for_topic as wait
+    from zkconsumer.zk.client import zookeeper as zk_client
+
+    with zk_client(connect) as client:
+        wait(client, topic, partitions, timeout)
+
+
+def machine() -> str:
+    """CPU model and core count where Linux says them, else what ``platform`` knows."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
+
+
+def memory_kib(field: str = "VmRSS", pid: int | str = "self") -> int:
+    """A memory line of ``/proc/<pid>/status`` in KiB (Linux): ``VmRSS`` now, ``VmHWM`` the most it ever had; -1
+    where there is none."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text(encoding="ascii").splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return -1
