@@ -101,6 +101,17 @@ def test_a_page_of_charts_opens_in_the_browser(tmp_path):
     assert dom.count("<h2>") == 2 and ">moved</text>" in dom
 
 
+def test_category_labels_too_wide_for_their_bars_are_slanted_and_short_ones_are_not():
+    def tick_label(labels: list[str]) -> str:
+        svg = bar_chart(labels, {"n": [1, 2, 3]}, title="t").svg
+        end = svg.index(f">{labels[0]}<")
+        return svg[svg.rfind("<text", 0, end):end]
+
+    ids = [f"migration-legacy-roundrobin-f792e2_m{n}" for n in range(3)]  # consumer ids would run into each other
+    assert 'transform="rotate(-30 ' in tick_label(ids) and "text-anchor: end" in tick_label(ids)
+    assert 'transform="rotate(-0 ' in tick_label(["range", "sticky", "roundrobin"])
+
+
 def test_a_histogram_counts_in_whole_numbers():
     """Its y axis counts things: a tick at 0.5 would read as half a rebalance."""
     svg = histogram([0.5, 1.5, 1.7, 9.0], bins=3, title="gaps").svg

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 SIZE = (7.0, 3.2)  # inches; 504 x 230 pt, about 670 px wide in a browser
+LABEL_CHAR_INCHES = 0.085  # about the width of a character of a 10 pt tick label
 STYLE: dict[str, Any] = {
     "svg.fonttype": "none",  # text as <text>, not glyph paths
     "svg.hashsalt": "zkconsumer",  # clip-path ids the same from one run to the next
@@ -90,7 +91,14 @@ def bar_chart(categories: Sequence[str], series: Mapping[str, Sequence[float]], 
             else:
                 offset = (index - (count - 1) / 2) * width
                 ax.bar([p + offset for p in positions], values, width, label=_clean(name))
-        ax.set_xticks(positions, [_clean(c) for c in categories])
+        labels = [_clean(c) for c in categories]
+        ax.set_xticks(positions, labels)
+        # Labels wider than their bar's share of the axis would run into each other (long consumer ids): slanted.
+        if labels and max(map(len, labels)) * LABEL_CHAR_INCHES > size[0] * 0.85 / len(labels):
+            ax.tick_params(axis="x", labelrotation=30)
+            for label in ax.get_xticklabels():
+                label.set_horizontalalignment("right")
+                label.set_rotation_mode("anchor")
 
     return _chart(draw, title, xlabel, ylabel, len(series) > 1, size, chart_id)
 
