@@ -71,6 +71,14 @@ def dump_dom(html_path: str | os.PathLike, timeout: float = TIMEOUT) -> str:
     return _run(["--dump-dom", Path(html_path).resolve().as_uri()], timeout).stdout
 
 
+def body_attributes(dom: str) -> dict[str, str]:
+    """The attributes of the dumped page's ``<body>``: where a page's script reports what it rendered and any
+    errors (``data-rendered``, ``data-errors``, counts of what it drew)."""
+    match = re.search(r"<body([^>]*)>", dom)
+    assert match is not None, "no <body> in the dumped DOM"
+    return dict(re.findall(r'([\w-]+)="([^"]*)"', match.group(1)))
+
+
 def screenshot(html_path: str | os.PathLike, png_path: str | os.PathLike, width: int, height: int,
                timeout: float = TIMEOUT) -> Path:
     """A PNG of the page's first ``width`` x ``height`` pixels."""

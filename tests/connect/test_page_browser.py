@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser import assert_offline, dump_dom
+from browser import assert_offline, body_attributes, dump_dom
 
 from zkconsumer.connect.page import simulation_page
 from zkconsumer.connect.simulation import SimulationParameters, simulate
@@ -23,7 +23,7 @@ def test_the_page_opens_in_the_browser(tmp_path):
     path = tmp_path / "connect.html"
     path.write_text(page, encoding="utf-8")
     dom = dump_dom(path)
-    body = dict(re.findall(r'([\w-]+)="([^"]*)"', re.search(r"<body([^>]*)>", dom).group(1)))
+    body = body_attributes(dom)
     assert body.get("data-rendered") == "ok" and "data-errors" not in body, body
     assert body["data-charts"] == "6"
     assert body["data-phase-rows"] == "8"

@@ -4,11 +4,10 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
-from browser import assert_offline, dump_dom
+from browser import assert_offline, body_attributes, dump_dom
 from support import zkconsumer_cli
 
 from zkconsumer.migration.measures import measure
@@ -128,6 +127,6 @@ def test_the_page_opens_in_headless_chromium(comparison):
         assert f'class="lanelabel"><title>{group}_{member} (group {group})</title>{member}</text>' in page
     assert all(scene.label in page for scene in SCENES)
     dom = dump_dom(out / "report.html")
-    body = dict(re.findall(r'(data-[a-z-]+)="([^"]*)"', re.search(r"<body[^>]*>", dom).group(0)))
+    body = body_attributes(dom)
     assert body.get("data-rendered") == "ok" and "data-errors" not in body, body
     assert body["data-charts"] == "6" and body["data-timelines"] == str(len(PROTOCOLS))

@@ -10,7 +10,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-from browser import assert_offline, dump_dom
+from browser import assert_offline, body_attributes, dump_dom
 
 from zkconsumer.pages import Section, render_page
 from zkconsumer.pages.charts import Chart, bar_chart, histogram, line_chart
@@ -93,7 +93,7 @@ def test_a_page_of_charts_opens_in_the_browser(tmp_path):
     path = tmp_path / "charts.html"
     path.write_text(page, encoding="utf-8")
     dom = dump_dom(path)
-    body = dict(re.findall(r'([\w-]+)="([^"]*)"', re.search(r"<body([^>]*)>", dom).group(1)))
+    body = body_attributes(dom)
     assert body.get("data-rendered") == "ok" and "data-errors" not in body, body
     assert body["data-charts"] == "3"
     widths = [int(w) for w in body["data-chart-widths"].split()]
