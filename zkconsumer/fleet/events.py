@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from zkconsumer.trace.timeline import Lane, Rebalance, Timeline, build_timeline, read_events
+from zkconsumer.trace.timeline import EventLog, Lane, Rebalance, Timeline, build_timeline, read_events
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,17 +85,23 @@ class MemberFigures:
     member: MemberRow | None
     rebalances: tuple[RebalanceRow, ...] = ()
     steps: tuple[StepRow, ...] = ()
+    foreign: int = 0  # events among the lines that are another consumer's: the lines were grouped wrongly
+
+
+def foreign_events(consumer_id: str | None, log: EventLog) -> int:
+    return sum(1 for event in log.events if event.consumer_id != consumer_id)
 
 
 def member_figures(consumer_id: str | None, lines: Iterable[str]) -> MemberFigures:
     """The figures of ``consumer_id`` from its lines, in file order (ties of timestamps keep it)."""
     log = read_events(lines)
+    foreign = foreign_events(consumer_id, log)
     if consumer_id is None:
-        return MemberFigures(None, len(log.events), log.broken, None)
+        return MemberFigures(None, len(log.events), log.broken, None, foreign=foreign)
     timeline = build_timeline(log)
     lane = next((lane for lane in timeline.lanes if lane.consumer_id == consumer_id), None)
     if lane is None:
-        return MemberFigures(consumer_id, len(log.events), log.broken, None)
+        return MemberFigures(consumer_id, len(log.events), log.broken, None, foreign=foreign)
     rebalances = _rebalance_rows(timeline, lane)
     steps = tuple(
         StepRow(consumer_id, lane.group, r.rebalance_id, s.attempt, s.name, s.number, s.duration_ms, s.failed,
@@ -116,7 +122,7 @@ def member_figures(consumer_id: str | None, lines: Iterable[str]) -> MemberFigur
         partitions_moved=sum(r.partitions_moved or 0 for r in rebalances),
         events=len(log.events),
     )
-    return MemberFigures(consumer_id, len(log.events), log.broken, member, rebalances, steps)
+    return MemberFigures(consumer_id, len(log.events), log.broken, member, rebalances, steps, foreign)
 
 
 def _rebalance_rows(timeline: Timeline, lane: Lane) -> tuple[RebalanceRow, ...]:

@@ -1,41 +1,58 @@
 """``zkconsumer analyze events``: the rebalance figures of JSON-line event files, computed by Spark per member.
 
-Spark reads the files as text; the JVM pulls each line's ``consumer_id`` (``get_json_object``: no Python per line)
-and numbers the lines in file order (``seq``: it breaks timestamp ties as the timeline does). One hash exchange on
-the consumer id brings each member's lines to one task (no sort in the JVM); the task (``mapInArrow``) orders its
-lines by member and ``seq`` with Arrow and runs :func:`zkconsumer.fleet.events.member_figures` (the rebalance
-timeline's parsing) on each member's run of lines: one row per member, its rebalances and steps nested. That result
-is persisted once and written three times, as Parquet ``members``, ``rebalances`` and ``steps``; the totals, the
-duration buckets and the stop-the-world span are observed while the tables are written (``Observation``: no pass of
-their own), and the rest of the page's figures are Spark aggregates over the small tables just written, a few dozen
-rows collected. A task holds its own members' lines at once, so the number of tasks grows with the input
-(:data:`BYTES_PER_TASK`), never below the cores.
+Spark reads the files as text, numbers the lines in file order (``seq``: it breaks timestamp ties as the timeline
+does) and takes each line's consumer id with a regular expression (a tenth of the JVM's work of parsing the line as
+JSON, ``get_json_object``; see below for when it is wrong). One hash exchange on the consumer id brings each
+member's lines to one task (no sort in the JVM); the task (``mapInArrow``) orders its lines by member and ``seq``
+with Arrow, runs :func:`zkconsumer.fleet.events.member_figures` (the rebalance timeline's parsing) on each member's
+run of lines, and writes the rows itself, a member at a time, as its own Parquet file of each table ``members``,
+``rebalances`` and ``steps`` (pyarrow; a file per task, written under a hidden name and renamed, so a task run
+again replaces its file and a reader never sees half of one). Back to Spark comes one row per task: its totals,
+its steps per duration bucket and the span of its stop-the-world; the driver adds up those few rows. The rest of
+the page's figures are Spark aggregates over the tables just written, a few dozen rows collected.
+
+Writing from the task rather than through Spark's writer spares the JVM the rows' conversion, a cached copy of
+them and three passes over it: on two cores that was a third of the job's time. It asks the same of the output
+directory as the rest of the command does: the driver creates and renames it, so on a cluster it is on a file system
+every executor mounts.
+
+The regular expression takes the first ``"consumer_id": "..."`` of a line, which is the event's own except in a
+line that nests another object with that key before it. Every task checks each member's parsed events against the
+key it was grouped by; should any line be another consumer's, the tables are thrown away and the job runs again
+grouping by the parsed JSON (``get_json_object``), so the figures never depend on the shortcut.
 
 Lines that are not events are counted (on the page, and in the summary the command prints) and skipped; lines of
 events without a consumer id are grouped together and only counted. No event of any member at all is an error, and
-nothing is left behind (:mod:`zkconsumer.spark.job_output`).
+nothing is left behind (:mod:`zkconsumer.spark.job_output`). A task holds its own members' lines at once, so the
+number of tasks grows with the input (:data:`BYTES_PER_TASK`), never below the cores.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
-from collections.abc import Iterator
+import os
+import shutil
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from zkconsumer.consumer.rebalance_steps import STEPS
 from zkconsumer.errors import UsageError
-from zkconsumer.fleet.events import MemberRow, RebalanceRow, StepRow, member_figures
+from zkconsumer.fleet.events import MemberFigures, MemberRow, RebalanceRow, StepRow, member_figures
 from zkconsumer.fleet.pages import (
     DURATION_BUCKETS,
     EventsSummary,
     EventsTotals,
     StepTotals,
+    duration_bucket,
     events_page,
 )
 from zkconsumer.spark.job_output import check_inputs, check_output, input_files, staged_directory
-from zkconsumer.spark.row_schema import arrow_fields, arrow_lists, arrow_structs, spark_struct
+from zkconsumer.spark.row_schema import arrow_fields, arrow_structs
 
 #: the connector's order of the steps (two share number 2, two number 9)
 _STEP_ORDER = {step.name: index for index, step in enumerate(STEPS)}
@@ -43,47 +60,157 @@ STOP_THE_WORLD_POINTS = 120  # time buckets of the stop-the-world chart
 CONFLICT_MEMBERS = 30
 LONGEST_ROWS = 15
 BYTES_PER_TASK = 64 << 20  # of event lines per task: a task holds its members' lines in memory at once
-MEMBERS_PER_BATCH = 256  # members per Arrow batch a task returns
+MEMBERS_PER_WRITE = 256  # members whose rows a task writes at once
+#: the first consumer id of a line, quoted (a JSON string with no escapes: ids are group, host, time and a UUID)
+CONSUMER_ID_PATTERN = r'"consumer_id"\s*:\s*"([^"\\]*)"'
+TABLES: tuple[tuple[str, type], ...] = (("members", MemberRow), ("rebalances", RebalanceRow), ("steps", StepRow))
+_BUCKET_LABELS = [label for label, _ in DURATION_BUCKETS]
 
 
-def output_ddl() -> str:
-    return (f"`key` string, `events` bigint, `broken` bigint, `member` {spark_struct(MemberRow)}, "
-            f"`rebalances` array<{spark_struct(RebalanceRow)}>, `steps` array<{spark_struct(StepRow)}>")
+@dataclass(frozen=True, slots=True)
+class TaskTotals:
+    """What one task found, added up on the driver: a few rows whatever the size of the input."""
+
+    events: int = 0
+    broken: int = 0
+    ignored: int = 0  # events of no consumer
+    foreign: int = 0  # events grouped under another consumer's id
+    members: int = 0
+    rebalances: int = 0
+    completed: int = 0
+    attempts: int = 0
+    failed_attempts: int = 0
+    conflicts: int = 0
+    stop_the_world_ms: float = 0.0
+    buckets: tuple[int, ...] = (0,) * len(DURATION_BUCKETS)  # steps per DURATION_BUCKETS bucket
+    first_stop: float | None = None  # seconds since the epoch of the earliest rebalance with a finished gap
+    last_stop: float | None = None
+
+    def plus(self, other: TaskTotals) -> TaskTotals:
+        sums = {f.name: getattr(self, f.name) + getattr(other, f.name) for f in dataclasses.fields(self)
+                if f.name not in ("buckets", "first_stop", "last_stop")}
+        return TaskTotals(**sums, buckets=tuple(a + b for a, b in zip(self.buckets, other.buckets, strict=True)),
+                          first_stop=_extreme(min, self.first_stop, other.first_stop),
+                          last_stop=_extreme(max, self.last_stop, other.last_stop))
 
 
-def _member_batches(batches: Iterator[Any]) -> Iterator[Any]:
-    """On an executor: one partition of the exchange (every line of the members hashed to it: a member's lines are
-    all here) in, one row per member out, its rebalances and steps nested. The lines are put in member and file
-    order by Arrow (no Python object per line but the line itself, which keeps Python's collector off a heap of
-    tuples) and each member's run of lines goes to :func:`member_figures`."""
-    import pyarrow as pa
+def _extreme(pick: Callable[..., float], *values: float | None) -> float | None:
+    present = [v for v in values if v is not None]
+    return pick(present) if present else None
 
-    table = _table(pa, batches)
-    if table.num_rows == 0:
-        return
-    ordered = table.sort_by([("consumer_id", "ascending"), ("seq", "ascending")])
-    del table
-    keys = ordered.column("consumer_id").to_pylist()
-    values = ordered.column("value").to_pylist()
-    del ordered
-    figures = []
-    start = 0
-    for key, run in itertools.groupby(keys):
-        count = sum(1 for _ in run)
-        figures.append(member_figures(key, values[start:start + count]))
-        start += count
-    del keys, values
-    schema = _output_schema(pa)
-    for first in range(0, len(figures), MEMBERS_PER_BATCH):
-        chunk = figures[first:first + MEMBERS_PER_BATCH]
-        yield pa.RecordBatch.from_arrays([
-            pa.array([f.consumer_id for f in chunk], type=pa.string()),
-            pa.array([f.events for f in chunk], type=pa.int64()),
-            pa.array([f.broken for f in chunk], type=pa.int64()),
-            arrow_structs(pa, MemberRow, [f.member for f in chunk]),
-            arrow_lists(pa, RebalanceRow, [f.rebalances for f in chunk]),
-            arrow_lists(pa, StepRow, [f.steps for f in chunk]),
-        ], schema=schema)
+
+def figures_totals(figures: list[MemberFigures]) -> TaskTotals:
+    """The totals of some members' figures. Pure."""
+    total = TaskTotals()
+    for f in figures:
+        member = f.member
+        buckets = [0] * len(DURATION_BUCKETS)
+        for step in f.steps:
+            buckets[_bucket_index(step.duration_ms)] += 1
+        stopped = [r.started_at.timestamp() for r in f.rebalances
+                   if r.stop_the_world_ms is not None and r.started_at is not None]
+        total = total.plus(TaskTotals(
+            events=f.events, broken=f.broken, ignored=f.events if f.consumer_id is None else 0, foreign=f.foreign,
+            members=0 if member is None else 1,
+            **({} if member is None else {name: getattr(member, name) for name in _MEMBER_SUMS}),
+            buckets=tuple(buckets), first_stop=_extreme(min, *stopped), last_stop=_extreme(max, *stopped)))
+    return total
+
+
+_MEMBER_SUMS = ("rebalances", "completed", "attempts", "failed_attempts", "conflicts", "stop_the_world_ms")
+
+
+def _bucket_index(ms: float) -> int:
+    try:
+        return _BUCKET_LABELS.index(duration_bucket(ms))
+    except StopIteration:  # NaN is below no bound
+        return len(_BUCKET_LABELS) - 1
+
+
+def _totals_schema(pa: Any) -> Any:
+    fields = [pa.field(f.name, pa.float64() if f.name in ("stop_the_world_ms", "first_stop", "last_stop")
+                       else pa.list_(pa.int64()) if f.name == "buckets" else pa.int64())
+              for f in dataclasses.fields(TaskTotals)]
+    return pa.schema(fields)
+
+
+def totals_ddl() -> str:
+    kinds = {"stop_the_world_ms": "double", "first_stop": "double", "last_stop": "double", "buckets": "array<bigint>"}
+    return ", ".join(f"`{f.name}` {kinds.get(f.name, 'bigint')}" for f in dataclasses.fields(TaskTotals))
+
+
+def member_task(tables: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """The task of ``mapInArrow``: one partition of the exchange in (every line of the members hashed to it: a
+    member's lines are all here), its tables written under ``tables``, one row of totals out."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+        from pyspark import TaskContext
+
+        table = _table(pa, batches)
+        if table.num_rows == 0:
+            return
+        # the lines in member and file order by Arrow: no Python object per line but the line itself, which keeps
+        # Python's collector off a heap of tuples
+        ordered = table.sort_by([("consumer_id", "ascending"), ("seq", "ascending")])
+        del table
+        keys = ordered.column("consumer_id").to_pylist()
+        values = ordered.column("value").to_pylist()
+        del ordered
+        context = TaskContext.get()
+        partition = context.partitionId() if context is not None else 0
+        with _TaskFiles(pa, Path(tables), partition) as files:
+            totals, chunk, start = TaskTotals(), [], 0
+            for key, run_ in itertools.groupby(keys):
+                count = sum(1 for _ in run_)
+                chunk.append(member_figures(key or None, values[start:start + count]))
+                start += count
+                if len(chunk) == MEMBERS_PER_WRITE:
+                    files.write(chunk)
+                    totals, chunk = totals.plus(figures_totals(chunk)), []
+            files.write(chunk)
+            totals = totals.plus(figures_totals(chunk))
+        yield pa.RecordBatch.from_pylist([dataclasses.asdict(totals)], schema=_totals_schema(pa))
+
+    return run
+
+
+class _TaskFiles:
+    """A task's file of each table, written under a hidden name (a reader of the directory skips it) and renamed
+    to ``part-<partition>.parquet`` once complete: a task attempt run again replaces the file, never adds one."""
+
+    def __init__(self, pa: Any, tables: Path, partition: int) -> None:
+        import pyarrow.parquet as pq
+
+        self._pa = pa
+        self._final = {name: tables / name / f"part-{partition:05d}.parquet" for name, _ in TABLES}
+        self._hidden = {name: path.with_name(f".{path.stem}-{uuid.uuid4().hex[:8]}.tmp")
+                        for name, path in self._final.items()}
+        self._schemas = {name: pa.schema(arrow_fields(pa, cls)) for name, cls in TABLES}
+        for path in self._hidden.values():
+            path.parent.mkdir(exist_ok=True)
+        self._writers = {name: pq.ParquetWriter(str(self._hidden[name]), self._schemas[name]) for name, _ in TABLES}
+
+    def write(self, chunk: list[MemberFigures]) -> None:
+        rows: dict[str, list[Any]] = {"members": [f.member for f in chunk if f.member is not None],
+                "rebalances": [r for f in chunk for r in f.rebalances],
+                "steps": [s for f in chunk for s in f.steps]}
+        for name, cls in TABLES:
+            if rows[name]:
+                batch = self._pa.RecordBatch.from_struct_array(arrow_structs(self._pa, cls, rows[name]))
+                self._writers[name].write_batch(batch)
+
+    def __enter__(self) -> _TaskFiles:
+        return self
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        for writer in self._writers.values():
+            writer.close()
+        for name, hidden in self._hidden.items():
+            if kind is None:
+                os.replace(hidden, self._final[name])
+            else:
+                hidden.unlink(missing_ok=True)
 
 
 def _table(pa: Any, batches: Iterator[Any]) -> Any:
@@ -94,91 +221,53 @@ def _table(pa: Any, batches: Iterator[Any]) -> Any:
     return pa.Table.from_batches(collected)
 
 
-def _output_schema(pa: Any) -> Any:
-    return pa.schema([
-        pa.field("key", pa.string()), pa.field("events", pa.int64()), pa.field("broken", pa.int64()),
-        pa.field("member", pa.struct(arrow_fields(pa, MemberRow))),
-        pa.field("rebalances", pa.list_(pa.struct(arrow_fields(pa, RebalanceRow)))),
-        pa.field("steps", pa.list_(pa.struct(arrow_fields(pa, StepRow)))),
-    ])
-
-
 def run_events_job(spark: Any, paths: list[str], output: str) -> EventsSummary:
     """Analyse the event files ``paths`` into ``output`` (a directory that must not exist); the page's summary."""
-    from pyspark import StorageLevel
-    from pyspark.sql import Observation
     from pyspark.sql import functions as F  # noqa: N812 - Spark's own spelling
 
     check_inputs(paths, "events path")
     check_output(output)
     size = sum(p.stat().st_size for given in paths for p in input_files(Path(given)))
     tasks = max(spark.sparkContext.defaultParallelism, math.ceil(size / BYTES_PER_TASK), 1)
-    lines = (spark.read.text(paths).withColumn("seq", F.monotonically_increasing_id())
-             .withColumn("consumer_id", F.get_json_object("value", "$.consumer_id")))
-    members = (lines.repartition(tasks, "consumer_id").mapInArrow(_member_batches, output_ddl())
-               .persist(StorageLevel.MEMORY_AND_DISK))
-    try:
-        with staged_directory(output) as staging:
-            counts, durations, span = Observation("lines"), Observation("durations"), Observation("span")
-            member = F.col("member")
-            observed = members.observe(
-                counts, F.sum("events").alias("events"), F.sum("broken").alias("broken"),
-                F.count(member).alias("members"),
-                F.sum(F.when(F.col("key").isNull(), F.col("events")).otherwise(0)).alias("ignored"),
-                *[F.sum(f"member.{name}").alias(name) for name in _MEMBER_SUMS])
-            observed.where(member.isNotNull()).select("member.*").write.parquet(str(staging / "members"))
-            seen = counts.get
-            if not seen["members"]:
-                events = int(seen["events"] or 0)
-                what = f"{events} events, none of a consumer" if events else "no events"
-                broken = f", {int(seen['broken'])} broken lines" if seen["broken"] else ""
-                raise UsageError(f"{' '.join(paths)}: {what}{broken}")
-            found = members.where(member.isNotNull())
-            stopped = F.col("stop_the_world_ms").isNotNull() & F.col("started_at").isNotNull()
-            seconds = F.col("started_at").cast("double")
-            (found.select(F.explode("rebalances").alias("r")).select("r.*")
-             .observe(span, F.min(F.when(stopped, seconds)).alias("first"),
-                      F.max(F.when(stopped, seconds)).alias("last"))
-             .write.parquet(str(staging / "rebalances")))
-            (found.select(F.explode("steps").alias("s")).select("s.*")
-             .observe(durations, *_duration_buckets()).write.parquet(str(staging / "steps")))
-            summary = events_summary(spark, staging, tuple(paths), seen, durations.get, span.get)
-            (staging / "summary.html").write_text(events_page(summary), encoding="utf-8")
-    finally:
-        members.unpersist()
+    with staged_directory(output) as staging:
+        shortcut = F.regexp_extract("value", CONSUMER_ID_PATTERN, 1)
+        totals = _member_tables(spark, paths, tasks, shortcut, staging)
+        if totals.foreign:  # a line grouped under another consumer: group by the parsed JSON instead
+            for name, _ in TABLES:
+                shutil.rmtree(staging / name, ignore_errors=True)
+            totals = _member_tables(spark, paths, tasks, F.get_json_object("value", "$.consumer_id"), staging)
+        if not totals.members:
+            what = f"{totals.events} events, none of a consumer" if totals.events else "no events"
+            broken = f", {totals.broken} broken lines" if totals.broken else ""
+            raise UsageError(f"{' '.join(paths)}: {what}{broken}")
+        summary = events_summary(spark, staging, tuple(paths), totals)
+        (staging / "summary.html").write_text(events_page(summary), encoding="utf-8")
     return summary
 
 
-_MEMBER_SUMS = ("rebalances", "completed", "attempts", "failed_attempts", "conflicts", "stop_the_world_ms")
-
-
-def _duration_buckets() -> list[Any]:
-    """Steps per DURATION_BUCKETS bucket (the first whose bound is above the duration, else the last), counted while
-    ``steps`` is written."""
+def _member_tables(spark: Any, paths: list[str], tasks: int, key: Any, staging: Path) -> TaskTotals:
+    """The tables written under ``staging`` by the tasks, the lines grouped by ``key``; the tasks' totals added."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    def below(index: int) -> Any:
-        return F.coalesce(F.col("duration_ms") < DURATION_BUCKETS[index][1], F.lit(False))
+    lines = spark.read.text(paths).withColumn("seq", F.monotonically_increasing_id()).withColumn("consumer_id", key)
+    rows = lines.repartition(tasks, "consumer_id").mapInArrow(member_task(str(staging)), totals_ddl()).collect()
+    total = TaskTotals()
+    for row in rows:
+        found = row.asDict()
+        total = total.plus(TaskTotals(**{**found, "buckets": tuple(found["buckets"])}))
+    return total
 
-    last = len(DURATION_BUCKETS) - 1
-    inside = [below(0), *[below(i) & ~below(i - 1) for i in range(1, last)], ~below(last - 1)]
-    return [F.sum(F.when(condition, 1).otherwise(0)).alias(f"bucket_{i}") for i, condition in enumerate(inside)]
 
-
-def events_summary(spark: Any, tables: Any, inputs: tuple[str, ...], counts: dict[str, Any],
-                   durations: dict[str, Any], span: dict[str, Any]) -> EventsSummary:
-    """The page's figures: the totals, the duration buckets and the stop-the-world span observed while the tables
-    were written, the rest aggregated by Spark over the tables just written (small: a row per member, rebalance,
-    step)."""
+def events_summary(spark: Any, tables: Path, inputs: tuple[str, ...], found: TaskTotals) -> EventsSummary:
+    """The page's figures: the totals, the duration buckets and the stop-the-world span the tasks counted, the rest
+    aggregated by Spark over the tables just written (small: a row per member, rebalance, step)."""
     from pyspark.sql import functions as F  # noqa: N812
 
     members = spark.read.parquet(str(tables / "members"))
     rebalances = spark.read.parquet(str(tables / "rebalances"))
     steps = spark.read.parquet(str(tables / "steps"))
-    totals = EventsTotals(int(counts["members"]), int(counts["rebalances"] or 0), int(counts["completed"] or 0),
-                          int(counts["attempts"] or 0), int(counts["failed_attempts"] or 0),
-                          int(counts["conflicts"] or 0), float(counts["stop_the_world_ms"] or 0.0),
-                          int(counts["events"] or 0), int(counts["broken"] or 0), int(counts["ignored"] or 0))
+    totals = EventsTotals(found.members, found.rebalances, found.completed, found.attempts, found.failed_attempts,
+                          found.conflicts, found.stop_the_world_ms, found.events, found.broken, found.ignored)
     duration = F.col("duration_ms")
     quantiles = F.percentile_approx(duration, [0.5, 0.95], 1000)
     per_step = steps.groupBy("step").agg(F.min("step_number").alias("number"), F.count("*").alias("count"),
@@ -186,15 +275,14 @@ def events_summary(spark: Any, tables: Any, inputs: tuple[str, ...], counts: dic
     step_totals = tuple(sorted((StepTotals(r["step"], int(r["number"]), int(r["count"]), float(r["q"][0]),
                                            float(r["q"][1]), float(r["max"])) for r in per_step),
                                key=lambda s: (s.step_number, _STEP_ORDER.get(s.step, len(_STEP_ORDER)), s.step)))
-    durations_found = tuple((label, int(durations[f"bucket_{i}"] or 0))
-                            for i, (label, _) in enumerate(DURATION_BUCKETS))
+    durations_found = tuple(zip(_BUCKET_LABELS, found.buckets, strict=True))
 
     stopped = rebalances.where(F.col("stop_the_world_ms").isNotNull() & F.col("started_at").isNotNull())
     seconds = F.col("started_at").cast("double")
     points: tuple[tuple[float, float, float], ...] = ()
-    if span["first"] is not None:
-        first, width = float(span["first"]), max((float(span["last"]) - float(span["first"])) / STOP_THE_WORLD_POINTS,
-                                                 1e-3)
+    if found.first_stop is not None and found.last_stop is not None:
+        first = found.first_stop
+        width = max((found.last_stop - first) / STOP_THE_WORLD_POINTS, 1e-3)
         index = F.floor((seconds - F.lit(first)) / F.lit(width))
         rows = stopped.groupBy(index.alias("i")).agg(F.max("stop_the_world_ms").alias("max"),
                                                      F.avg("stop_the_world_ms").alias("mean")).orderBy("i").collect()
