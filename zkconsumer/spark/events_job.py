@@ -59,7 +59,8 @@ _STEP_ORDER = {step.name: index for index, step in enumerate(STEPS)}
 STOP_THE_WORLD_POINTS = 120  # time buckets of the stop-the-world chart
 CONFLICT_MEMBERS = 30
 LONGEST_ROWS = 15
-BYTES_PER_TASK = 64 << 20  # of event lines per task: a task holds its members' lines in memory at once
+BYTES_PER_TASK = 16 << 20  # of event lines per task: a task holds its members' lines in memory at once; smaller
+#: tasks even out the cores' shares (hashing deals members unevenly) and keep each heap small
 MEMBERS_PER_WRITE = 256  # members whose rows a task writes at once
 #: the first consumer id of a line, quoted (a JSON string with no escapes: ids are group, host, time and a UUID)
 CONSUMER_ID_PATTERN = r'"consumer_id"\s*:\s*"([^"\\]*)"'
