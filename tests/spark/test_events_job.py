@@ -4,6 +4,7 @@ a browser, and a path with no events."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -13,7 +14,7 @@ from browser import assert_offline, dump_dom
 
 from zkconsumer.errors import UsageError
 from zkconsumer.fleet.pages import DURATION_BUCKETS, duration_bucket
-from zkconsumer.spark.events_job import run_events_job
+from zkconsumer.spark.events_job import CONSUMER_ID_PATTERN, run_events_job
 
 SAMPLE = Path(__file__).parent.parent / "data" / "sample-events.jsonl"
 
@@ -69,6 +70,32 @@ def test_sample_run_tables_and_page(spark, tmp_path):
     assert_offline((out / "summary.html").read_text())
     body = re.search(r"<body[^>]*>", dump_dom(out / "summary.html"))[0]
     assert 'data-rendered="ok"' in body and 'data-charts="4"' in body, body
+
+
+def test_a_line_the_shortcut_would_misgroup_is_grouped_by_its_json(spark, tmp_path):
+    """The tasks group lines by a regular expression on the first consumer id of a line; a line nesting another
+    consumer's id before its own would go to that consumer. The job notices (a member's lines holding another's
+    event) and runs again on the parsed JSON: the figures are those of the plain log."""
+    lines = SAMPLE.read_text().splitlines()
+    tricky = []
+    for line in lines:
+        event = json.loads(line)
+        if event.get("event") == "rebalance.claim" and event.get("consumer_id") == "gs2_c2":
+            line = json.dumps({"peer": {"consumer_id": "gs2_c3"}, **event})
+            assert re.search(CONSUMER_ID_PATTERN, line)[1] == "gs2_c3"  # the shortcut is wrong on it
+        tricky.append(line)
+    assert tricky != lines
+    (tmp_path / "plain.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "tricky.jsonl").write_text("\n".join(tricky) + "\n")
+
+    plain = run_events_job(spark, [str(tmp_path / "plain.jsonl")], str(tmp_path / "plain"))
+    found = run_events_job(spark, [str(tmp_path / "tricky.jsonl")], str(tmp_path / "tricky"))
+
+    assert found.totals == plain.totals and found.steps == plain.steps and found.conflicts == plain.conflicts
+    for table in ("members", "rebalances", "steps"):
+        rows = [sorted(map(str, spark.read.parquet(str(tmp_path / name / table)).collect()))
+                for name in ("plain", "tricky")]
+        assert rows[0] == rows[1] and rows[0], table
 
 
 def test_a_path_with_no_events_leaves_nothing(spark, tmp_path):

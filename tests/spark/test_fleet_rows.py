@@ -1,14 +1,19 @@
-"""The Arrow columns the jobs' tasks build from row dataclasses, null rows and null lists included (an error line
-of a snapshot has no group row and no strategies). No Spark session: pyarrow only."""
+"""The Arrow columns the jobs' tasks build from row dataclasses, and the Parquet files a task writes of them. No
+Spark session: pyarrow only."""
 
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
 
-from zkconsumer.fleet.analysis import StrategyRow
-from zkconsumer.spark.row_schema import arrow_lists, arrow_structs
+from zkconsumer.fleet.analysis import GroupRow, StrategyRow
+from zkconsumer.spark.row_schema import arrow_structs
+from zkconsumer.spark.task_files import TaskFiles
 
 ROW = StrategyRow("g", "sticky", "modern", 1, 2, 0, 3, None, 1, None)
+OTHER = StrategyRow("h", "range", "modern", 0, 0, 1, 0, None, 1, None)
+TABLES = (("strategies", StrategyRow), ("groups", GroupRow))
 
 
 def test_structs_keep_values_and_null_rows():
@@ -19,7 +24,25 @@ def test_structs_keep_values_and_null_rows():
                                     "revoked_first": None, "rounds": 1, "error": None}
 
 
-def test_lists_keep_each_group_and_null_lists():
-    other = StrategyRow("h", "range", "modern", 0, 0, 1, 0, None, 1, None)
-    lists = arrow_lists(pa, StrategyRow, [[ROW, other], None, [], [other]]).to_pylist()
-    assert [None if x is None else [r["group"] for r in x] for x in lists] == [["g", "h"], None, [], ["h"]]
+def test_a_task_writes_a_file_per_table_once_complete(tmp_path):
+    with TaskFiles(TABLES, tmp_path, 3) as files:
+        files.write("strategies", [ROW])
+        files.write("strategies", [OTHER])
+        assert list((tmp_path / "strategies").iterdir())[0].name.startswith(".")  # hidden until complete
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["groups", "strategies"]
+    assert [p.name for p in (tmp_path / "strategies").iterdir()] == ["part-00003.parquet"]
+    assert pq.read_table(tmp_path / "strategies" / "part-00003.parquet").column("group").to_pylist() == ["g", "h"]
+    groups = pq.read_table(tmp_path / "groups" / "part-00003.parquet")  # no rows, the table's columns
+    assert (groups.num_rows, groups.column_names[:2]) == (0, ["group", "members"])
+
+    with TaskFiles(TABLES, tmp_path, 3) as files:  # the task run again: its file replaced, not a second one
+        files.write("strategies", [OTHER])
+    assert [p.name for p in (tmp_path / "strategies").iterdir()] == ["part-00003.parquet"]
+    assert pq.read_table(tmp_path / "strategies" / "part-00003.parquet").num_rows == 1
+
+
+def test_a_failed_task_leaves_no_file(tmp_path):
+    with pytest.raises(RuntimeError), TaskFiles(TABLES, tmp_path, 0) as files:
+        files.write("strategies", [ROW])
+        raise RuntimeError("the analysis failed")
+    assert [p for d in tmp_path.iterdir() for p in d.iterdir()] == []

@@ -32,9 +32,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-import os
 import shutil
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +50,7 @@ from zkconsumer.fleet.pages import (
     events_page,
 )
 from zkconsumer.spark.job_output import check_inputs, check_output, input_files, staged_directory
-from zkconsumer.spark.row_schema import arrow_fields, arrow_structs
+from zkconsumer.spark.task_files import TaskFiles, task_partition
 
 #: the connector's order of the steps (two share number 2, two number 9)
 _STEP_ORDER = {step.name: index for index, step in enumerate(STEPS)}
@@ -146,7 +144,6 @@ def member_task(tables: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
-        from pyspark import TaskContext
 
         table = _table(pa, batches)
         if table.num_rows == 0:
@@ -158,60 +155,26 @@ def member_task(tables: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
         keys = ordered.column("consumer_id").to_pylist()
         values = ordered.column("value").to_pylist()
         del ordered
-        context = TaskContext.get()
-        partition = context.partitionId() if context is not None else 0
-        with _TaskFiles(pa, Path(tables), partition) as files:
+        with TaskFiles(TABLES, Path(tables), task_partition()) as files:
             totals, chunk, start = TaskTotals(), [], 0
             for key, run_ in itertools.groupby(keys):
                 count = sum(1 for _ in run_)
                 chunk.append(member_figures(key or None, values[start:start + count]))
                 start += count
                 if len(chunk) == MEMBERS_PER_WRITE:
-                    files.write(chunk)
+                    _write(files, chunk)
                     totals, chunk = totals.plus(figures_totals(chunk)), []
-            files.write(chunk)
+            _write(files, chunk)
             totals = totals.plus(figures_totals(chunk))
         yield pa.RecordBatch.from_pylist([dataclasses.asdict(totals)], schema=_totals_schema(pa))
 
     return run
 
 
-class _TaskFiles:
-    """A task's file of each table, written under a hidden name (a reader of the directory skips it) and renamed
-    to ``part-<partition>.parquet`` once complete: a task attempt run again replaces the file, never adds one."""
-
-    def __init__(self, pa: Any, tables: Path, partition: int) -> None:
-        import pyarrow.parquet as pq
-
-        self._pa = pa
-        self._final = {name: tables / name / f"part-{partition:05d}.parquet" for name, _ in TABLES}
-        self._hidden = {name: path.with_name(f".{path.stem}-{uuid.uuid4().hex[:8]}.tmp")
-                        for name, path in self._final.items()}
-        self._schemas = {name: pa.schema(arrow_fields(pa, cls)) for name, cls in TABLES}
-        for path in self._hidden.values():
-            path.parent.mkdir(exist_ok=True)
-        self._writers = {name: pq.ParquetWriter(str(self._hidden[name]), self._schemas[name]) for name, _ in TABLES}
-
-    def write(self, chunk: list[MemberFigures]) -> None:
-        rows: dict[str, list[Any]] = {"members": [f.member for f in chunk if f.member is not None],
-                "rebalances": [r for f in chunk for r in f.rebalances],
-                "steps": [s for f in chunk for s in f.steps]}
-        for name, cls in TABLES:
-            if rows[name]:
-                batch = self._pa.RecordBatch.from_struct_array(arrow_structs(self._pa, cls, rows[name]))
-                self._writers[name].write_batch(batch)
-
-    def __enter__(self) -> _TaskFiles:
-        return self
-
-    def __exit__(self, kind: object, *_: object) -> None:
-        for writer in self._writers.values():
-            writer.close()
-        for name, hidden in self._hidden.items():
-            if kind is None:
-                os.replace(hidden, self._final[name])
-            else:
-                hidden.unlink(missing_ok=True)
+def _write(files: TaskFiles, chunk: list[MemberFigures]) -> None:
+    files.write("members", [f.member for f in chunk if f.member is not None])
+    files.write("rebalances", [r for f in chunk for r in f.rebalances])
+    files.write("steps", [s for f in chunk for s in f.steps])
 
 
 def _table(pa: Any, batches: Iterator[Any]) -> Any:

@@ -1,0 +1,64 @@
+"""A Spark task's own Parquet file of each table of a job, written from the Python worker with pyarrow.
+
+A job whose Python tasks compute the rows of several tables writes them here instead of returning them to the JVM:
+Spark's writer would convert every row, and several tables from one pass would need a cached copy and a pass per
+table. A file per task and table, ``part-<partition>.parquet``, written under a hidden name (Spark's reader skips
+names starting with ``.``) and renamed when complete: an attempt of the task run again replaces the file rather than
+adding one, and a reader never sees half of one. The tables' directory is the job's staged output
+(:mod:`zkconsumer.spark.job_output`), so on a cluster it is on a file system every executor mounts.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from zkconsumer.spark.row_schema import arrow_fields, arrow_structs
+
+
+class TaskFiles:
+    """The files of one task, one per ``(name, row dataclass)`` of ``tables``; a context manager that renames them
+    into place when its block ends without an exception and removes them otherwise."""
+
+    def __init__(self, tables: Sequence[tuple[str, type]], directory: Path, partition: int) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self._pa = pa
+        self._classes = dict(tables)
+        self._final = {name: directory / name / f"part-{partition:05d}.parquet" for name in self._classes}
+        self._hidden = {name: path.with_name(f".{path.stem}-{uuid.uuid4().hex[:8]}.tmp")
+                        for name, path in self._final.items()}
+        for path in self._hidden.values():
+            path.parent.mkdir(exist_ok=True)
+        self._writers = {name: pq.ParquetWriter(str(self._hidden[name]), pa.schema(arrow_fields(pa, cls)))
+                         for name, cls in self._classes.items()}
+
+    def write(self, name: str, rows: Sequence[Any]) -> None:
+        """Append ``rows`` (instances of the table's dataclass) to the table ``name``."""
+        if rows:
+            structs = arrow_structs(self._pa, self._classes[name], rows)
+            self._writers[name].write_batch(self._pa.RecordBatch.from_struct_array(structs))
+
+    def __enter__(self) -> TaskFiles:
+        return self
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        for writer in self._writers.values():
+            writer.close()
+        for name, hidden in self._hidden.items():
+            if kind is None:
+                os.replace(hidden, self._final[name])
+            else:
+                hidden.unlink(missing_ok=True)
+
+
+def task_partition() -> int:
+    """The partition of the running Spark task (0 outside one, as in a test calling the task's function)."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return context.partitionId() if context is not None else 0
