@@ -5,8 +5,9 @@ Spark reads the snapshot's JSON lines as text and deals them round-robin to a fe
 several smaller tasks even out the cores' shares). Each task (``mapInArrow``) decodes its lines, runs
 :func:`zkconsumer.fleet.analysis.analyze_group` on each (the project's own assignors on the executors), writes the
 rows itself as its own Parquet file of ``groups`` and of ``strategies`` (:mod:`zkconsumer.spark.task_files`), and
-returns one row: its counts for the page's totals, which the driver adds up. The groups needing attention are one
-small query over the table just written. Nothing collects the fleet on the driver.
+returns one row: its counts for the page's totals, which the driver adds up, and its own first groups needing
+attention, of which the driver keeps the first (the fleet's first are among the tasks' first). Nothing collects the
+fleet on the driver, and the JVM never handles a row of the tables.
 
 A line that is not a group record is counted (``broken_lines`` on the page) and left out; a snapshot with no group
 at all is an error, and nothing is left behind (:mod:`zkconsumer.spark.job_output`).
@@ -14,10 +15,12 @@ at all is an error, and nothing is left behind (:mod:`zkconsumer.spark.job_outpu
 
 from __future__ import annotations
 
+import dataclasses
+import heapq
 import json
 import math
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +84,12 @@ def group_counts(done: list[GroupAnalysis], broken: int = 0) -> Counter[str]:
     return counts
 
 
+def first_needing_attention(rows: Iterable[GroupRow]) -> list[GroupRow]:
+    """The groups to look at first among ``rows``: most attention, then most partitions, then by name. Pure."""
+    wanted = (row for row in rows if row.attention > 0)
+    return heapq.nsmallest(ATTENTION_ROWS, wanted, key=lambda row: (-row.attention, -row.partitions, row.group))
+
+
 def fleet_task(tables: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The task of ``mapInArrow``: Arrow batches of snapshot lines in, the tables written under ``tables``, one row
     out: the task's counts (JSON)."""
@@ -89,13 +98,17 @@ def fleet_task(tables: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
         import pyarrow as pa
 
         counts: Counter[str] = Counter()
+        attention: list[GroupRow] = []
         with TaskFiles(TABLES, Path(tables), task_partition()) as files:
             for batch in batches:
                 done, errors = analyze_lines(batch.column(0).to_pylist())
                 files.write("groups", [a.group for a in done])
                 files.write("strategies", [s for a in done for s in a.strategies])
                 counts.update(group_counts(done, len(errors)))
-        yield pa.RecordBatch.from_arrays([pa.array([json.dumps(counts)], type=pa.string())], names=["counts"])
+                attention = first_needing_attention([*attention, *(a.group for a in done)])
+        found = [json.dumps(counts), json.dumps([dataclasses.asdict(row) for row in attention])]
+        yield pa.RecordBatch.from_arrays([pa.array([text], type=pa.string()) for text in found],
+                                         names=["counts", "attention"])
 
     return run
 
@@ -111,9 +124,11 @@ def run_fleet_job(spark: Any, snapshots: list[str], output: str) -> FleetSummary
     tasks = min(max(math.ceil(size / BYTES_PER_TASK), cores), TASKS_PER_CORE * cores)
     with staged_directory(output) as staging:
         counts: Counter[str] = Counter()
+        attention: list[GroupRow] = []
         for row in (spark.read.text(snapshots).repartition(tasks)
-                    .mapInArrow(fleet_task(str(staging)), "`counts` string").collect()):
+                    .mapInArrow(fleet_task(str(staging)), "`counts` string, `attention` string").collect()):
             counts.update(json.loads(row["counts"]))
+            attention = first_needing_attention([*attention, *(GroupRow(**r) for r in json.loads(row["attention"]))])
         totals = FleetTotals(**{k: counts[k] for k in ["groups", *_SUMS, "inconsistent", "needing_attention"]},
                              broken_lines=counts["broken"])
         if totals.groups == 0:
@@ -122,8 +137,7 @@ def run_fleet_job(spark: Any, snapshots: list[str], output: str) -> FleetSummary
         storage = tuple(sorted(((name, counts[f"storage:{name}"]) for name in OFFSETS_STORAGES),
                                key=lambda pair: -pair[1]))
         sizes = tuple((label, counts[f"size:{i}"]) for i, (label, _) in enumerate(SIZE_BUCKETS))
-        summary = FleetSummary(tuple(snapshots), totals, storage, sizes, _strategy_totals(counts),
-                               _attention(spark, staging / "groups"))
+        summary = FleetSummary(tuple(snapshots), totals, storage, sizes, _strategy_totals(counts), tuple(attention))
         (staging / "summary.html").write_text(fleet_page(summary), encoding="utf-8")
     return summary
 
@@ -135,11 +149,3 @@ def _strategy_totals(counts: Counter[str]) -> tuple[StrategyTotals, ...]:
                        counts[f"{i}:uneven"], counts[f"{i}:with_idle"], counts[f"{i}:idle"], counts[f"{i}:moved"],
                        counts[f"{i}:revoked"] if counts[f"{i}:revoked_rows"] else None)
         for i, name in enumerate(_STRATEGY_NAMES) if counts[f"{i}:rows"])
-
-
-def _attention(spark: Any, groups: Path) -> tuple[GroupRow, ...]:
-    from pyspark.sql import functions as F  # noqa: N812 - Spark's own spelling
-
-    wanted = spark.read.parquet(str(groups)).where(F.col("attention") > 0)
-    return tuple(GroupRow(**r.asDict()) for r in wanted.orderBy(F.desc("attention"), F.desc("partitions"), "group")
-                 .limit(ATTENTION_ROWS).collect())
