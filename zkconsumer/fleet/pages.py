@@ -7,6 +7,7 @@ here knows Spark, so a page can be made and tested from hand-made figures.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,7 @@ SIZE_BUCKETS: tuple[tuple[str, int], ...] = (("1", 1), ("2", 2), ("3-4", 4), ("5
 #: bucket labels of the step-duration histogram (milliseconds), with their upper bounds
 DURATION_BUCKETS: tuple[tuple[str, float], ...] = (("<1 ms", 1.0), ("1-10 ms", 10.0), ("10-100 ms", 100.0),
                                                    ("0.1-1 s", 1000.0), ("1-10 s", 10_000.0), (">10 s", float("inf")))
+_DURATION_BOUNDS = [bound for _, bound in DURATION_BUCKETS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,4 +152,9 @@ def size_bucket(members: int) -> str:
 
 
 def duration_bucket(ms: float) -> str:
-    return next(label for label, bound in DURATION_BUCKETS if ms < bound)
+    return DURATION_BUCKETS[duration_bucket_index(ms)][0]
+
+
+def duration_bucket_index(ms: float) -> int:
+    """The first bucket whose bound is above ``ms``; the last for what is above none (NaN)."""
+    return min(bisect.bisect_right(_DURATION_BOUNDS, ms), len(_DURATION_BOUNDS) - 1)

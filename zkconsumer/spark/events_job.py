@@ -46,7 +46,7 @@ from zkconsumer.fleet.pages import (
     EventsSummary,
     EventsTotals,
     StepTotals,
-    duration_bucket,
+    duration_bucket_index,
     events_page,
 )
 from zkconsumer.spark.job_output import check_inputs, check_output, input_files, staged_directory
@@ -105,7 +105,7 @@ def figures_totals(figures: list[MemberFigures]) -> TaskTotals:
         member = f.member
         buckets = [0] * len(DURATION_BUCKETS)
         for step in f.steps:
-            buckets[_bucket_index(step.duration_ms)] += 1
+            buckets[duration_bucket_index(step.duration_ms)] += 1
         stopped = [r.started_at.timestamp() for r in f.rebalances
                    if r.stop_the_world_ms is not None and r.started_at is not None]
         total = total.plus(TaskTotals(
@@ -117,13 +117,6 @@ def figures_totals(figures: list[MemberFigures]) -> TaskTotals:
 
 
 _MEMBER_SUMS = ("rebalances", "completed", "attempts", "failed_attempts", "conflicts", "stop_the_world_ms")
-
-
-def _bucket_index(ms: float) -> int:
-    try:
-        return _BUCKET_LABELS.index(duration_bucket(ms))
-    except StopIteration:  # NaN is below no bound
-        return len(_BUCKET_LABELS) - 1
 
 
 def _totals_schema(pa: Any) -> Any:
