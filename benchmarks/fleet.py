@@ -18,7 +18,8 @@ start-up (from the job's call to its return: reading, the Python workers' start,
 the job needs, the analysis, the writes, the page); and in a running session, where the same process has first run
 the job on a tenth of the input, as a notebook, a long-lived driver or a cluster's executors have (classes loaded and
 compiled, Python workers up). The Spark jobs do more than the loops (they also write Parquet and the page), so the
-ratio is, if anything, unfair to Spark. The results are checked to agree (groups, partitions moved; rebalances) before the times are printed.
+ratio is, if anything, unfair to Spark. The results are checked to agree (groups, partitions moved; rebalances)
+before the times are printed.
 
 The machine is shared: every figure is printed with the load average and the kernel's CPU pressure (the share of
 time something waited for a CPU, ``/proc/pressure/cpu``) around it, and with the CPU-seconds each side used (the

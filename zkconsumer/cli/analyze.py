@@ -8,7 +8,8 @@
   ``DIR/steps``, ``DIR/members``, and ``DIR/summary.html``.
 
 ``--master URL`` is Spark's master: ``local[*]`` (the default: every core of this machine), ``local[2]``, or a
-cluster's (``spark://host:7077``, ``yarn``) to run the same job there; the executors need zkconsumer installed.
+cluster's (``spark://host:7077``, ``yarn``) to run the same job there; the executors need zkconsumer installed, and
+``DIR`` on a file system they all mount (each task writes its own Parquet files into it, the driver the page).
 ``DIR`` must not exist; it appears whole when the job succeeded and not at all otherwise.
 
 PySpark is the ``spark`` extra: without it the command says so in one line. This module imports nothing of Spark
