@@ -63,6 +63,8 @@ def test_fleet_tables_and_page(spark, tmp_path):
     # crowded: c owns both partitions that legacy range gives to a and b: owned twice, attention 2
     assert [(g.group, g.attention) for g in summary.attention] == [("broken", 3), ("crowded", 2)]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fleet.jsonl", "out"]  # no staging directory left
+    assert sorted(p.name for p in out.iterdir()) == ["groups", "strategies", "summary.html"]
+    assert sorted(p.name for p in (out / "groups").iterdir()) == ["part-00000.parquet", "part-00001.parquet"]
 
     page = (out / "summary.html").read_text()
     assert_offline(page)

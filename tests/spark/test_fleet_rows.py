@@ -9,7 +9,7 @@ import pytest
 
 from zkconsumer.fleet.analysis import GroupRow, StrategyRow
 from zkconsumer.spark.row_schema import arrow_structs
-from zkconsumer.spark.task_files import TaskFiles
+from zkconsumer.spark.task_files import TaskFiles, keep_tables, task_directory
 
 ROW = StrategyRow("g", "sticky", "modern", 1, 2, 0, 3, None, 1, None)
 OTHER = StrategyRow("h", "range", "modern", 0, 0, 1, 0, None, 1, None)
@@ -46,3 +46,23 @@ def test_a_failed_task_leaves_no_file(tmp_path):
         files.write("strategies", [ROW])
         raise RuntimeError("the analysis failed")
     assert [p for d in tmp_path.iterdir() for p in d.iterdir()] == []
+
+
+def test_a_pass_of_tasks_is_kept_whole_and_a_late_attempt_cannot_add_to_it(tmp_path):
+    tables = task_directory(tmp_path)
+    assert tables.name.startswith(".")
+    with TaskFiles(TABLES, tables, 0) as files:
+        files.write("strategies", [ROW])
+    (tables / "strategies" / ".part-00001-dead.tmp").write_bytes(b"an attempt that died")
+    keep_tables(tables, TABLES, tmp_path)
+
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["groups", "strategies"]
+    assert [p.name for p in (tmp_path / "strategies").iterdir()] == ["part-00000.parquet"]
+    with pytest.raises(FileNotFoundError):  # a speculative attempt still running: its directory is gone
+        TaskFiles(TABLES, tables, 0)
+
+
+def test_a_table_no_task_wrote_is_kept_empty(tmp_path):
+    keep_tables(task_directory(tmp_path), TABLES, tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["groups", "strategies"]
+    assert list((tmp_path / "groups").iterdir()) == []

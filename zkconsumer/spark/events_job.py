@@ -50,7 +50,7 @@ from zkconsumer.fleet.pages import (
     events_page,
 )
 from zkconsumer.spark.job_output import check_inputs, check_output, input_files, staged_directory
-from zkconsumer.spark.task_files import TaskFiles, task_partition
+from zkconsumer.spark.task_files import TaskFiles, keep_tables, task_directory, task_partition
 
 #: the connector's order of the steps (two share number 2, two number 9)
 _STEP_ORDER = {step.name: index for index, step in enumerate(STEPS)}
@@ -187,12 +187,13 @@ def run_events_job(spark: Any, paths: list[str], output: str) -> EventsSummary:
     size = sum(p.stat().st_size for given in paths for p in input_files(Path(given)))
     tasks = max(spark.sparkContext.defaultParallelism, math.ceil(size / BYTES_PER_TASK), 1)
     with staged_directory(output) as staging:
-        shortcut = F.regexp_extract("value", CONSUMER_ID_PATTERN, 1)
-        totals = _member_tables(spark, paths, tasks, shortcut, staging)
+        tables = task_directory(staging)
+        totals = _member_tables(spark, paths, tasks, F.regexp_extract("value", CONSUMER_ID_PATTERN, 1), tables)
         if totals.foreign:  # a line grouped under another consumer: group by the parsed JSON instead
-            for name, _ in TABLES:
-                shutil.rmtree(staging / name, ignore_errors=True)
-            totals = _member_tables(spark, paths, tasks, F.get_json_object("value", "$.consumer_id"), staging)
+            shutil.rmtree(tables)
+            tables = task_directory(staging)
+            totals = _member_tables(spark, paths, tasks, F.get_json_object("value", "$.consumer_id"), tables)
+        keep_tables(tables, TABLES, staging)
         if not totals.members:
             what = f"{totals.events} events, none of a consumer" if totals.events else "no events"
             broken = f", {totals.broken} broken lines" if totals.broken else ""
@@ -202,12 +203,12 @@ def run_events_job(spark: Any, paths: list[str], output: str) -> EventsSummary:
     return summary
 
 
-def _member_tables(spark: Any, paths: list[str], tasks: int, key: Any, staging: Path) -> TaskTotals:
-    """The tables written under ``staging`` by the tasks, the lines grouped by ``key``; the tasks' totals added."""
+def _member_tables(spark: Any, paths: list[str], tasks: int, key: Any, tables: Path) -> TaskTotals:
+    """The tables written under ``tables`` by the tasks, the lines grouped by ``key``; the tasks' totals added."""
     from pyspark.sql import functions as F  # noqa: N812
 
     lines = spark.read.text(paths).withColumn("seq", F.monotonically_increasing_id()).withColumn("consumer_id", key)
-    rows = lines.repartition(tasks, "consumer_id").mapInArrow(member_task(str(staging)), totals_ddl()).collect()
+    rows = lines.repartition(tasks, "consumer_id").mapInArrow(member_task(str(tables)), totals_ddl()).collect()
     total = TaskTotals()
     for row in rows:
         found = row.asDict()

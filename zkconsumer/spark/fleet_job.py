@@ -29,7 +29,7 @@ from zkconsumer.fleet.analysis import MODERN_STRATEGIES, GroupAnalysis, GroupRow
 from zkconsumer.fleet.pages import SIZE_BUCKETS, FleetSummary, FleetTotals, StrategyTotals, fleet_page
 from zkconsumer.fleet.snapshot import OFFSETS_STORAGES, decode
 from zkconsumer.spark.job_output import check_inputs, check_output, input_files, staged_directory
-from zkconsumer.spark.task_files import TaskFiles, task_partition
+from zkconsumer.spark.task_files import TaskFiles, keep_tables, task_directory, task_partition
 
 ATTENTION_ROWS = 25
 LEGACY_TODAY = "legacy (today)"
@@ -125,10 +125,12 @@ def run_fleet_job(spark: Any, snapshots: list[str], output: str) -> FleetSummary
     with staged_directory(output) as staging:
         counts: Counter[str] = Counter()
         attention: list[GroupRow] = []
+        tables = task_directory(staging)
         for row in (spark.read.text(snapshots).repartition(tasks)
-                    .mapInArrow(fleet_task(str(staging)), "`counts` string, `attention` string").collect()):
+                    .mapInArrow(fleet_task(str(tables)), "`counts` string, `attention` string").collect()):
             counts.update(json.loads(row["counts"]))
             attention = first_needing_attention([*attention, *(GroupRow(**r) for r in json.loads(row["attention"]))])
+        keep_tables(tables, TABLES, staging)
         totals = FleetTotals(**{k: counts[k] for k in ["groups", *_SUMS, "inconsistent", "needing_attention"]},
                              broken_lines=counts["broken"])
         if totals.groups == 0:

@@ -4,13 +4,20 @@ A job whose Python tasks compute the rows of several tables writes them here ins
 Spark's writer would convert every row, and several tables from one pass would need a cached copy and a pass per
 table. A file per task and table, ``part-<partition>.parquet``, written under a hidden name (Spark's reader skips
 names starting with ``.``) and renamed when complete: an attempt of the task run again replaces the file rather than
-adding one, and a reader never sees half of one. The tables' directory is the job's staged output
-(:mod:`zkconsumer.spark.job_output`), so on a cluster it is on a file system every executor mounts.
+adding one, and a reader never sees half of one.
+
+The tasks of one pass write into a directory of their own inside the job's staged output
+(:mod:`zkconsumer.spark.job_output`, so on a cluster it is on a file system every executor mounts), which the driver
+makes (:func:`task_directory`) and, once every task is done, empties into the output (:func:`keep_tables`) or throws
+away. An attempt still running after that (a speculative copy, say) finds its directory gone and fails, rather than
+adding or replacing a file of a table already kept; the hidden file of an attempt that died without cleaning up is
+removed, not kept.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -62,3 +69,22 @@ def task_partition() -> int:
 
     context = TaskContext.get()
     return context.partitionId() if context is not None else 0
+
+
+def task_directory(output: Path) -> Path:
+    """A new, hidden directory inside ``output`` for one pass of tasks to write their tables into."""
+    directory = output / f".tasks-{uuid.uuid4().hex[:8]}"
+    directory.mkdir()
+    return directory
+
+
+def keep_tables(directory: Path, tables: Sequence[tuple[str, type]], output: Path) -> None:
+    """Move the tables the tasks wrote into ``directory`` to ``output`` (without any attempt's leftover hidden file;
+    a table no task wrote is an empty directory), and remove ``directory``."""
+    for name, _ in tables:
+        table = directory / name
+        table.mkdir(exist_ok=True)
+        for leftover in table.glob(".*"):
+            leftover.unlink()
+        os.rename(table, output / name)
+    shutil.rmtree(directory)
