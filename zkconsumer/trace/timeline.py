@@ -577,7 +577,7 @@ def build_timeline(events: EventLog | Iterable[Event]) -> Timeline:
     if not relevant:
         return Timeline(None, 0.0, (), (), (), (), (), 0, ignored, skipped, skipped_numbers)
 
-    origin = min(e.timestamp - timedelta(milliseconds=_step_duration(e)) for e in relevant)
+    origin = min(_block_start(e) for e in relevant)
 
     def seconds(event: Event) -> float:
         return (event.timestamp - origin).total_seconds()
@@ -621,6 +621,14 @@ def build_timeline(events: EventLog | Iterable[Event]) -> Timeline:
     built = tuple(_finish_lane(lane, end) for lane in lanes.values())
     return Timeline(origin, end, built, owned, tuple(sorted(partitions)), tuple(markers), tuple(entries),
                     fetcher_events, ignored, skipped, skipped_numbers)
+
+
+def _block_start(event: Event) -> datetime:
+    """When an event's block starts; a duration reaching back before the year 1 (a corrupt figure) stops there."""
+    try:
+        return event.timestamp - timedelta(milliseconds=_step_duration(event))
+    except OverflowError:
+        return datetime.min.replace(tzinfo=event.timestamp.tzinfo)
 
 
 def _step_duration(event: Event) -> float:
