@@ -1,0 +1,76 @@
+"""``zkconsumer analyze`` on a cluster master, as the README promises: a Spark standalone master and a worker
+started from PySpark's own ``spark-class``, the command run as a user runs it with ``--master spark://...``. The
+executor is a JVM of its own, started by the worker, with Python workers of its own; the tasks write their files into
+the output directory on the file system they share with the driver. The tables are checked against the same
+hand-made fleet's figures as on ``local[2]`` (tests/spark/test_fleet_job.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support import wait_for, zkconsumer_cli
+from test_fleet_job import FLEET
+
+from zkconsumer.embedded.process import free_port
+from zkconsumer.fleet.snapshot import encode
+
+
+@pytest.fixture
+def master(tmp_path) -> Iterator[str]:
+    """A standalone master with one worker of 2 cores; its URL. Both are killed with their executors after."""
+    import pyspark
+
+    home = Path(pyspark.__file__).parent
+    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1"}
+    port = free_port()
+    url = f"spark://127.0.0.1:{port}"
+    logs = {name: tmp_path / f"{name}.log" for name in ("master", "worker")}
+    commands = {
+        "master": ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
+                   "--webui-port", str(free_port())],
+        "worker": ["org.apache.spark.deploy.worker.Worker", "--cores", "2", "--memory", "1g", "--webui-port",
+                   str(free_port()), "--work-dir", str(tmp_path / "work"), url],
+    }
+    started = []
+    try:
+        for name in ("master", "worker"):
+            with open(logs[name], "w") as log:
+                started.append(subprocess.Popen([str(home / "bin" / "spark-class"), *commands[name]], env=env,
+                                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+            if name == "master":
+                wait_for(lambda: "ALIVE" in logs["master"].read_text(), timeout=60, interval=0.2)
+        wait_for(lambda: "Registering worker" in logs["master"].read_text(), timeout=60, interval=0.2)
+        yield url
+    finally:
+        for process in reversed(started):  # the worker's process group holds its executors
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            process.wait(timeout=30)
+
+
+def test_analyze_fleet_on_a_standalone_master(master, tmp_path):
+    snapshot = tmp_path / "fleet.jsonl"
+    snapshot.write_text("".join(encode(g) + "\n" for g in FLEET) + "not a record\n")
+    out = tmp_path / "out"
+
+    done = zkconsumer_cli("analyze", "fleet", str(snapshot), "--output", str(out), "--master", master, timeout=240)
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "analysed 3 groups (2 needing attention, 1 broken lines skipped)" in done.stderr, done.stderr[-3000:]
+    import pyarrow.parquet as pq
+
+    groups = {r["group"]: r for r in pq.read_table(out / "groups").to_pylist()}
+    assert (groups["broken"]["unowned"], groups["broken"]["dead_owners"], groups["broken"]["owned_twice"]) == (1, 1, 1)
+    strategies = {(r["group"], r["strategy"]): r for r in pq.read_table(out / "strategies").to_pylist()}
+    assert len(strategies) == 15 and strategies[("settled", "roundrobin")]["moved_partitions"] == 2
+    assert sorted(p.name for p in out.iterdir()) == ["groups", "strategies", "summary.html"]
+    # the tasks ran in an executor the worker started, not in the command's own JVM
+    executors = [p for p in (tmp_path / "work").glob("app-*/*/stderr")]
+    assert executors and any("Running task" in p.read_text() for p in executors), executors
