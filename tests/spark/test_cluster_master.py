@@ -6,6 +6,7 @@ hand-made fleet's figures as on ``local[2]`` (tests/spark/test_fleet_job.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -48,10 +49,8 @@ def master(tmp_path) -> Iterator[str]:
         yield url
     finally:
         for process in reversed(started):  # the worker's process group holds its executors
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             process.wait(timeout=30)
 
 
