@@ -50,7 +50,14 @@ from zkconsumer.fleet.pages import (
     events_page,
 )
 from zkconsumer.spark.job_output import check_inputs, check_output, input_files, staged_directory
-from zkconsumer.spark.task_files import TaskFiles, keep_tables, task_directory, task_partition
+from zkconsumer.spark.task_files import (
+    TaskFiles,
+    collect_results,
+    keep_tables,
+    task_directory,
+    task_partition,
+    task_result,
+)
 
 #: the connector's order of the steps (two share number 2, two number 9)
 _STEP_ORDER = {step.name: index for index, step in enumerate(STEPS)}
@@ -119,18 +126,6 @@ def figures_totals(figures: list[MemberFigures]) -> TaskTotals:
 _MEMBER_SUMS = ("rebalances", "completed", "attempts", "failed_attempts", "conflicts", "stop_the_world_ms")
 
 
-def _totals_schema(pa: Any) -> Any:
-    fields = [pa.field(f.name, pa.float64() if f.name in ("stop_the_world_ms", "first_stop", "last_stop")
-                       else pa.list_(pa.int64()) if f.name == "buckets" else pa.int64())
-              for f in dataclasses.fields(TaskTotals)]
-    return pa.schema(fields)
-
-
-def totals_ddl() -> str:
-    kinds = {"stop_the_world_ms": "double", "first_stop": "double", "last_stop": "double", "buckets": "array<bigint>"}
-    return ", ".join(f"`{f.name}` {kinds.get(f.name, 'bigint')}" for f in dataclasses.fields(TaskTotals))
-
-
 def member_task(tables: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The task of ``mapInArrow``: one partition of the exchange in (every line of the members hashed to it: a
     member's lines are all here), its tables written under ``tables``, one row of totals out."""
@@ -159,7 +154,7 @@ def member_task(tables: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
                     totals, chunk = totals.plus(figures_totals(chunk)), []
             _write(files, chunk)
             totals = totals.plus(figures_totals(chunk))
-        yield pa.RecordBatch.from_pylist([dataclasses.asdict(totals)], schema=_totals_schema(pa))
+        yield task_result(dataclasses.asdict(totals))
 
     return run
 
@@ -208,10 +203,8 @@ def _member_tables(spark: Any, paths: list[str], tasks: int, key: Any, tables: P
     from pyspark.sql import functions as F  # noqa: N812
 
     lines = spark.read.text(paths).withColumn("seq", F.monotonically_increasing_id()).withColumn("consumer_id", key)
-    rows = lines.repartition(tasks, "consumer_id").mapInArrow(member_task(str(tables)), totals_ddl()).collect()
     total = TaskTotals()
-    for row in rows:
-        found = row.asDict()
+    for found in collect_results(lines.repartition(tasks, "consumer_id"), member_task(str(tables))):
         total = total.plus(TaskTotals(**{**found, "buckets": tuple(found["buckets"])}))
     return total
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-import json
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -26,10 +25,17 @@ from typing import Any
 
 from zkconsumer.errors import UsageError, ZkConsumerError
 from zkconsumer.fleet.analysis import MODERN_STRATEGIES, GroupAnalysis, GroupRow, StrategyRow, analyze_group
-from zkconsumer.fleet.pages import SIZE_BUCKETS, FleetSummary, FleetTotals, StrategyTotals, fleet_page
+from zkconsumer.fleet.pages import SIZE_BUCKETS, FleetSummary, FleetTotals, StrategyTotals, fleet_page, size_bucket
 from zkconsumer.fleet.snapshot import OFFSETS_STORAGES, decode
 from zkconsumer.spark.job_output import check_inputs, check_output, input_files, staged_directory
-from zkconsumer.spark.task_files import TaskFiles, keep_tables, task_directory, task_partition
+from zkconsumer.spark.task_files import (
+    TaskFiles,
+    collect_results,
+    keep_tables,
+    task_directory,
+    task_partition,
+    task_result,
+)
 
 ATTENTION_ROWS = 25
 LEGACY_TODAY = "legacy (today)"
@@ -58,7 +64,7 @@ def analyze_lines(lines: list[str | None]) -> tuple[list[GroupAnalysis], list[st
 def group_counts(done: list[GroupAnalysis], broken: int = 0) -> Counter[str]:
     """The page's counts of some analysed groups, as a flat counter (tasks' counters add up to the fleet's). Pure.
 
-    Keys: the fleet totals by name, ``storage:<name>``, ``size:<index>`` and ``<strategy index>:<figure>``."""
+    Keys: the fleet totals by name, ``storage:<name>``, ``size:<label>`` and ``<strategy index>:<figure>``."""
     counts: Counter[str] = Counter(broken=broken)
     for analysis in done:
         row = analysis.group
@@ -68,10 +74,8 @@ def group_counts(done: list[GroupAnalysis], broken: int = 0) -> Counter[str]:
         counts["inconsistent"] += not row.consistent
         counts["needing_attention"] += row.attention > 0
         counts[f"storage:{row.offsets_storage}"] += 1
-        lower = 0
-        for index, (_label, bound) in enumerate(SIZE_BUCKETS):
-            counts[f"size:{index}"] += lower < row.members <= bound
-            lower = bound
+        if row.members > 0:  # a group of no members (all registrations gone) is in no size bucket
+            counts[f"size:{size_bucket(row.members)}"] += 1
         for s in analysis.strategies:
             index = 0 if s.family == "legacy" else _STRATEGY_NAMES.index(s.strategy)
             good = s.error is None
@@ -92,11 +96,9 @@ def first_needing_attention(rows: Iterable[GroupRow]) -> list[GroupRow]:
 
 def fleet_task(tables: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The task of ``mapInArrow``: Arrow batches of snapshot lines in, the tables written under ``tables``, one row
-    out: the task's counts (JSON)."""
+    out: its counts and its first groups needing attention."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
         counts: Counter[str] = Counter()
         attention: list[GroupRow] = []
         with TaskFiles(TABLES, Path(tables), task_partition()) as files:
@@ -106,9 +108,7 @@ def fleet_task(tables: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
                 files.write("strategies", [s for a in done for s in a.strategies])
                 counts.update(group_counts(done, len(errors)))
                 attention = first_needing_attention([*attention, *(a.group for a in done)])
-        found = [json.dumps(counts), json.dumps([dataclasses.asdict(row) for row in attention])]
-        yield pa.RecordBatch.from_arrays([pa.array([text], type=pa.string()) for text in found],
-                                         names=["counts", "attention"])
+        yield task_result({"counts": counts, "attention": [dataclasses.asdict(row) for row in attention]})
 
     return run
 
@@ -126,10 +126,9 @@ def run_fleet_job(spark: Any, snapshots: list[str], output: str) -> FleetSummary
         counts: Counter[str] = Counter()
         attention: list[GroupRow] = []
         tables = task_directory(staging)
-        for row in (spark.read.text(snapshots).repartition(tasks)
-                    .mapInArrow(fleet_task(str(tables)), "`counts` string, `attention` string").collect()):
-            counts.update(json.loads(row["counts"]))
-            attention = first_needing_attention([*attention, *(GroupRow(**r) for r in json.loads(row["attention"]))])
+        for found in collect_results(spark.read.text(snapshots).repartition(tasks), fleet_task(str(tables))):
+            counts.update(found["counts"])
+            attention = first_needing_attention([*attention, *(GroupRow(**r) for r in found["attention"])])
         keep_tables(tables, TABLES, staging)
         totals = FleetTotals(**{k: counts[k] for k in ["groups", *_SUMS, "inconsistent", "needing_attention"]},
                              broken_lines=counts["broken"])
@@ -138,7 +137,7 @@ def run_fleet_job(spark: Any, snapshots: list[str], output: str) -> FleetSummary
             raise UsageError(f"snapshot {' '.join(snapshots)} holds no group{why}")
         storage = tuple(sorted(((name, counts[f"storage:{name}"]) for name in OFFSETS_STORAGES),
                                key=lambda pair: -pair[1]))
-        sizes = tuple((label, counts[f"size:{i}"]) for i, (label, _) in enumerate(SIZE_BUCKETS))
+        sizes = tuple((label, counts[f"size:{label}"]) for label, _ in SIZE_BUCKETS)
         summary = FleetSummary(tuple(snapshots), totals, storage, sizes, _strategy_totals(counts), tuple(attention))
         (staging / "summary.html").write_text(fleet_page(summary), encoding="utf-8")
     return summary

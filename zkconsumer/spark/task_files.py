@@ -16,14 +16,19 @@ removed, not kept.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from zkconsumer.spark.row_schema import arrow_fields, arrow_structs
+
+#: the Spark schema of what a task returns to the driver through ``mapInArrow``: one row, one JSON text (its counts
+#: and a few rows at most, never its tables)
+RESULT_DDL = "`result` string"
 
 
 class TaskFiles:
@@ -88,3 +93,15 @@ def keep_tables(directory: Path, tables: Sequence[tuple[str, type]], output: Pat
             leftover.unlink()
         os.rename(table, output / name)
     shutil.rmtree(directory)
+
+
+def task_result(value: Any) -> Any:
+    """A task's result (anything JSON can carry) as the one-row Arrow batch its ``mapInArrow`` function yields."""
+    import pyarrow as pa
+
+    return pa.RecordBatch.from_arrays([pa.array([json.dumps(value)], type=pa.string())], names=["result"])
+
+
+def collect_results(frame: Any, task: Callable[[Iterator[Any]], Iterator[Any]]) -> list[Any]:
+    """Run ``task`` on every partition of the DataFrame ``frame``; the tasks' results, on the driver."""
+    return [json.loads(row["result"]) for row in frame.mapInArrow(task, RESULT_DDL).collect()]
