@@ -139,6 +139,9 @@ def test_two_consumers_in_one_process_are_scraped_over_http(zk, kafka_zk, bootst
     second = None
     try:
         stream = first.create_message_streams({topic_name: 1})[topic_name][0]
+        # The starting offsets are written behind the fetchers, and one that lands after its partition was consumed
+        # past it is (rightly) skipped: wait for both before consuming, so that the count below is not a race.
+        wait_for(lambda: all(zk.exists(f"/consumers/scraped/offsets/{topic_name}/{p}") for p in (0, 1)))
         assert len(take(stream, 10)) == 10
         first.commit_offsets()
         samples = scrape(first)
