@@ -7,7 +7,7 @@ import json
 
 from support import SAMPLE_EVENTS
 
-from zkconsumer.consumer.rebalance_steps import STEPS
+from zkconsumer.events.rebalance_steps import STEPS
 from zkconsumer.demo.narration import RebalanceNarrator
 
 SAMPLE = SAMPLE_EVENTS
@@ -72,7 +72,7 @@ def test_a_step_that_raised_says_so_and_a_failed_restart_does_not_end_the_gap():
         return f"2026-11-21T21:00:00.{ms:03d}000Z"
 
     def step(name: str, attempt: int, ms: int, **fields) -> dict:
-        from zkconsumer.consumer.rebalance_steps import BY_NAME
+        from zkconsumer.events.rebalance_steps import BY_NAME
         return {**base, "event": f"rebalance.{name}", "step": BY_NAME[name].number, "attempt": attempt,
                 "duration_ms": 1.0, "timestamp": at(ms), **fields}
 

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from support import SAMPLE_EVENTS
 
-from zkconsumer.consumer.rebalance_steps import BY_EVENT, STEPS
+from zkconsumer.events.rebalance_steps import BY_EVENT, STEPS
 from zkconsumer.trace.timeline import (
     BROKEN_LINES_KEPT,
     build_timeline,

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 from support import REPO
 
-from zkconsumer.consumer import rebalance_steps
+from zkconsumer.events import rebalance_steps
 from zkconsumer.trace import vocabulary
 from zkconsumer.trace.timeline import build_timeline, read_events
 from zkconsumer.trace.timeline_html import _shape, render_html, render_svg

@@ -58,7 +58,8 @@ from zkconsumer.consumer.metrics import (
 from zkconsumer.consumer.partition_topic_info import ChunkQueue, PartitionTopicInfo
 from zkconsumer.consumer.rebalance_listener import ConsumerRebalanceListener
 from zkconsumer.consumer.rebalance_plan import NotRegisteredError, plan_rebalance
-from zkconsumer.consumer.rebalance_steps import BY_NAME
+from zkconsumer.events.fields import partition_list
+from zkconsumer.events.rebalance_steps import BY_NAME
 from zkconsumer.consumer.zk_rebalancer_listener import ZKRebalancerListener
 from zkconsumer.errors import (
     ConsumerRebalanceFailedException,
@@ -111,17 +112,6 @@ class ConnectorMetrics:
     failed_rebalances: int
     consecutive_failures: int
     owned_partitions: int
-
-
-def partition_list(partitions, **per_partition: Mapping[TopicPartition, Any]) -> list[dict[str, Any]]:
-    """Partitions as event fields: a list of objects, so timelines and Spark read them without parsing strings."""
-    rows = []
-    for tp in sorted(partitions):
-        row: dict[str, Any] = {"topic": tp.topic, "partition": tp.partition}
-        for name, values in per_partition.items():
-            row[name] = values[tp]
-        rows.append(row)
-    return rows
 
 
 def create_connector(config: ConsumerConfig | Mapping[str, Any],

@@ -4,7 +4,7 @@ Pure and stateful only in what it has seen: :class:`RebalanceNarrator` buffers t
 attempt and tells the attempt as one block when it ends (completed, failed, retried), so that three members
 rebalancing at once still read as three stories, not one interleaved log. Each step gets its number, title and
 plain-words meaning from the trace tools' vocabulary (:mod:`zkconsumer.trace.vocabulary`, the steps of
-:mod:`zkconsumer.consumer.rebalance_steps`); the meaning is added the first time that step is told, so a classroom
+:mod:`zkconsumer.events.rebalance_steps`); the meaning is added the first time that step is told, so a classroom
 reads each meaning once and then just watches the numbers. The per-step details, the partitions and the
 stop-the-world gap are the trace tools' sentences (:mod:`zkconsumer.trace.words`), so the live story and
 ``zkconsumer trace show`` agree.

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.consumer.rebalance_steps import STEPS
+from zkconsumer.events.rebalance_steps import STEPS
 from zkconsumer.errors import UsageError
 from zkconsumer.fleet.events import MemberFigures, MemberRow, RebalanceRow, StepRow, member_figures
 from zkconsumer.fleet.pages import (

@@ -101,7 +101,8 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from kazoo.client import KazooClient
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
-from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector, partition_list
+from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
+from zkconsumer.events.fields import partition_list
 from zkconsumer.errors import ServerUnavailableError, UsageError
 from zkconsumer.group.offset_store import ZooKeeperOffsetStore
 from zkconsumer.group.snapshot import MalformedZnode, read_partitions

@@ -146,7 +146,7 @@ class PartitionRef:
 class Step:
     """One step of one attempt. The connector logs a step when it ends, with its duration, so ``start`` is
     computed: ``end - duration_ms``. ``name`` is the event name without ``rebalance.``; ``number`` and ``title``
-    come from :mod:`zkconsumer.consumer.rebalance_steps`; a step this version does not know keeps the number its
+    come from :mod:`zkconsumer.events.rebalance_steps`; a step this version does not know keeps the number its
     event says (0 without one) and its name as title, and ``known`` is false."""
 
     name: str

@@ -2,7 +2,7 @@
 
 One table for every renderer (the terminal timeline, the live narration, the HTML page and its SVG), so that a
 step or a mark is named and drawn the same way everywhere. The steps themselves (number, event, title, meaning)
-stay in :mod:`zkconsumer.consumer.rebalance_steps`, which the connector emits from; this module adds what only a
+stay in :mod:`zkconsumer.events.rebalance_steps`, which the connector emits from; this module adds what only a
 reader needs: a colour per step, the kinds of marks, how a member's life, a stop-the-world gap and an ownership
 can end. ``tests/trace/test_vocabulary.py`` holds it to that: every step and every mark has a colour, every event
 name here is documented in ``docs/events.md``, every step documented there is known here, and every event name
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from zkconsumer.consumer.rebalance_steps import BY_EVENT, BY_NAME, STEPS, RebalanceStep
+from zkconsumer.events.rebalance_steps import BY_EVENT, BY_NAME, STEPS, RebalanceStep
 
 __all__ = [
     "BY_EVENT", "BY_NAME", "COLOUR", "CONFLICT", "EVENTS", "GAP_ENDS", "LIFE_ENDS", "MARKER_EVENTS", "MARKS",

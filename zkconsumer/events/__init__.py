@@ -1,0 +1,5 @@
+"""The events' contract, shared by whoever emits them and whoever reads them: the rebalance steps as data, and the
+helpers that give every event the same field shapes (durations, partition lists, timestamps).
+
+Pure and below every other layer, so the connector, the trace tools, the demo and the Spark jobs read one vocabulary.
+"""

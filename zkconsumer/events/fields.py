@@ -1,0 +1,40 @@
+"""Field values every event shares, made one way: ``duration_ms`` (milliseconds as a float, to the microsecond, from
+a monotonic clock), partition lists (objects, so timelines and Spark read them without parsing strings) and the
+ISO 8601 UTC timestamp the JSON lines carry.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from zkconsumer.types import TopicPartition
+
+
+def elapsed_ms(started: float) -> float:
+    """``duration_ms`` of something that began at ``started`` (a :func:`time.monotonic` reading)."""
+    return duration_ms(time.monotonic() - started)
+
+
+def duration_ms(seconds: float) -> float:
+    """A duration in seconds as the ``duration_ms`` field: milliseconds, rounded to the microsecond."""
+    return round(seconds * 1000, 3)
+
+
+def partition_list(partitions: Iterable[TopicPartition],
+                   **per_partition: Mapping[TopicPartition, Any]) -> list[dict[str, Any]]:
+    """Partitions as event fields, sorted: ``[{"topic": ..., "partition": ..., <name>: per_partition[name][tp]}]``."""
+    rows = []
+    for tp in sorted(partitions):
+        row: dict[str, Any] = {"topic": tp.topic, "partition": tp.partition}
+        for name, values in per_partition.items():
+            row[name] = values[tp]
+        rows.append(row)
+    return rows
+
+
+def now_iso() -> str:
+    """The current time as the events' ``timestamp``: ISO 8601, UTC, microseconds, ``Z``."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
