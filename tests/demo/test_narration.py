@@ -7,8 +7,8 @@ import json
 
 from support import SAMPLE_EVENTS
 
-from zkconsumer.events.rebalance_steps import STEPS
 from zkconsumer.demo.narration import RebalanceNarrator
+from zkconsumer.events.rebalance_steps import STEPS
 
 SAMPLE = SAMPLE_EVENTS
 

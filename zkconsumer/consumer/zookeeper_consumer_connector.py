@@ -58,14 +58,14 @@ from zkconsumer.consumer.metrics import (
 from zkconsumer.consumer.partition_topic_info import ChunkQueue, PartitionTopicInfo
 from zkconsumer.consumer.rebalance_listener import ConsumerRebalanceListener
 from zkconsumer.consumer.rebalance_plan import NotRegisteredError, plan_rebalance
-from zkconsumer.events.fields import partition_list
-from zkconsumer.events.rebalance_steps import BY_NAME
 from zkconsumer.consumer.zk_rebalancer_listener import ZKRebalancerListener
 from zkconsumer.errors import (
     ConsumerRebalanceFailedException,
     MessageStreamsExistException,
     UsageError,
 )
+from zkconsumer.events.fields import partition_list
+from zkconsumer.events.rebalance_steps import BY_NAME
 from zkconsumer.group.kafka_offset_store import KafkaOffsetStore
 from zkconsumer.group.offset_storage import KAFKA, OffsetsCommitFailedError, OffsetStorage, StorageCommit
 from zkconsumer.group.offset_store import WriteBehind, ZooKeeperOffsetStore, largest_offset_op

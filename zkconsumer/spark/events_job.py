@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.events.rebalance_steps import STEPS
 from zkconsumer.errors import UsageError
+from zkconsumer.events.rebalance_steps import STEPS
 from zkconsumer.fleet.events import MemberFigures, MemberRow, RebalanceRow, StepRow, member_figures
 from zkconsumer.fleet.pages import (
     DURATION_BUCKETS,

@@ -102,8 +102,8 @@ from kazoo.client import KazooClient
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
 from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
-from zkconsumer.events.fields import partition_list
 from zkconsumer.errors import ServerUnavailableError, UsageError
+from zkconsumer.events.fields import partition_list
 from zkconsumer.group.offset_store import ZooKeeperOffsetStore
 from zkconsumer.group.snapshot import MalformedZnode, read_partitions
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
