@@ -40,7 +40,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 
 from kazoo.client import KazooClient
@@ -283,6 +283,20 @@ class MetadataBridge:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @contextlib.contextmanager
+    def running(self, name: str = "bridge", join_timeout: float = 10.0) -> Iterator[MetadataBridge]:
+        """Connect, run :meth:`run` in a daemon thread, and on exit stop the loop, wait for it and close: the bridge
+        beside other work in one process (the demo, the migration comparison, the tests' servers)."""
+        stop = threading.Event()
+        with self:
+            thread = threading.Thread(target=self.run, args=(stop,), name=name, daemon=True)
+            thread.start()
+            try:
+                yield self
+            finally:
+                stop.set()
+                thread.join(join_timeout)
 
     def show_partitions(self, topic: str, count: int) -> list[Change]:
         """Raise (or set) the number of partitions of ``topic`` shown in ZooKeeper, and sync at once (an outage is
