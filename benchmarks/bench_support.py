@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import platform
-import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -37,12 +36,7 @@ def servers(workdir: Path) -> Iterator[Servers]:
         with zk_client(zookeeper) as root:
             root.ensure_path(chroot)
         connect = f"{zookeeper}{chroot}"
-        stop = threading.Event()
-        bridge = stack.enter_context(MetadataBridge(connect, bootstrap, interval_ms=250))
-        thread = threading.Thread(target=bridge.run, args=(stop,), daemon=True, name="bridge")
-        thread.start()
-        stack.callback(thread.join, 10)
-        stack.callback(stop.set)
+        stack.enter_context(MetadataBridge(connect, bootstrap, interval_ms=250).running())
         yield Servers(zookeeper, connect, bootstrap)
 
 

@@ -5,7 +5,6 @@ Tansu binary). Tests that write znodes get a chroot of their own, so they never 
 from __future__ import annotations
 
 import re
-import threading
 import uuid
 from collections.abc import Iterator
 
@@ -83,12 +82,5 @@ def topic_name(request) -> str:
 def kafka_zk(zk_chroot, bootstrap_servers) -> Iterator[str]:
     """A chroot that looks like a ZooKeeper-mode Kafka cluster: the bridge keeps mirroring the broker into it
     (``/brokers/ids``, ``/brokers/topics`` with partition states), as it does in the local environment."""
-    stop = threading.Event()
-    with MetadataBridge(zk_chroot, bootstrap_servers, interval_ms=250) as bridge:
-        thread = threading.Thread(target=bridge.run, args=(stop,), daemon=True, name="bridge")
-        thread.start()
-        try:
-            yield zk_chroot
-        finally:
-            stop.set()
-            thread.join(10)
+    with MetadataBridge(zk_chroot, bootstrap_servers, interval_ms=250).running():
+        yield zk_chroot

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
-from contextlib import contextmanager
 
 import pytest
 from confluent_kafka.admin import AdminClient
@@ -26,20 +24,6 @@ def broker_id_of(bootstrap: str) -> int:
     brokers = fetch_metadata(admin_client(bootstrap), bootstrap).brokers
     assert len(brokers) == 1
     return next(iter(brokers))
-
-
-@contextmanager
-def running(bridge: MetadataBridge):
-    """The bridge's long-running loop in a thread, as `zkconsumer bridge` runs it."""
-    stop = threading.Event()
-    with bridge:
-        thread = threading.Thread(target=bridge.run, args=(stop,), daemon=True)
-        thread.start()
-        try:
-            yield bridge
-        finally:
-            stop.set()
-            thread.join(10)
 
 
 def recreate_with_more_partitions(bootstrap: str, topic: str, partitions: int) -> None:
@@ -208,8 +192,8 @@ def test_survives_the_broker_going_away_and_coming_back(tmp_path, zk, zk_chroot)
     try:
         broker_id = broker_id_of(tansu.bootstrap)
         create_topic(tansu.bootstrap, "before-outage", 1)
-        with running(MetadataBridge(zk_chroot, tansu.bootstrap, interval_ms=100, broker_timeout_ms=1000,
-                                    connect_timeout=2.0)):
+        with MetadataBridge(zk_chroot, tansu.bootstrap, interval_ms=100, broker_timeout_ms=1000,
+                            connect_timeout=2.0).running():
             wait_for(lambda: zk.exists(paths.broker_path(broker_id)))
             wait_for(lambda: zk.exists(paths.topic_path("before-outage")))
             tansu.stop()
@@ -233,7 +217,7 @@ def test_survives_zookeeper_going_away_and_coming_back(tmp_path, bootstrap_serve
     server.start()
     broker_path = paths.broker_path(broker_id_of(bootstrap_servers))
     try:
-        with running(MetadataBridge(server.connect, bootstrap_servers, interval_ms=100, connect_timeout=2.0)):
+        with MetadataBridge(server.connect, bootstrap_servers, interval_ms=100, connect_timeout=2.0).running():
             with zookeeper(server.connect) as zk:
                 wait_for(lambda: zk.exists(broker_path))
             server.stop()

@@ -291,7 +291,6 @@ def test_leader_finder_waits_for_a_registered_broker(zk_chroot, zk, bootstrap_se
     info = partition_info(topic_name, 0, chunks, 0, config)
     tp = TopicPartition(topic_name, 0)
     consumer_id = new_consumer_id()
-    stop_bridge = threading.Event()
     with capture_logs() as events, fetching(consumer_id, config, zk, [info]) as manager:
         wait_for(lambda: events_named(events, "leader_finder.no_brokers"))
         assert events_named(events, "leader_finder.no_brokers")[0]["partitions"] == [f"{topic_name}-0"]
@@ -303,15 +302,9 @@ def test_leader_finder_waits_for_a_registered_broker(zk_chroot, zk, bootstrap_se
         wait_for(lambda: [e for e in events_named(events, "leader_finder.error") if e["stage"] == "zookeeper"])
         zk.delete("/brokers/ids/7")
         assert chunks.qsize() == 0
-        with MetadataBridge(zk_chroot, bootstrap_servers, interval_ms=250) as bridge:
-            thread = threading.Thread(target=bridge.run, args=(stop_bridge,), daemon=True, name="bridge")
-            thread.start()
-            try:
-                assert [m.value for m in take(chunks, 2)] == [b"m0", b"m1"]
-                assert manager.partitions_without_leader() == frozenset()
-            finally:
-                stop_bridge.set()
-                thread.join(10)
+        with MetadataBridge(zk_chroot, bootstrap_servers, interval_ms=250).running():
+            assert [m.value for m in take(chunks, 2)] == [b"m0", b"m1"]
+            assert manager.partitions_without_leader() == frozenset()
     assert threads_of(consumer_id) == []
 
 
