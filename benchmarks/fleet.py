@@ -185,8 +185,8 @@ def child(job: str, path: str, output: str, warm_up: str) -> int:
     unless it is ``-``: a running session), the session stopped; JSON out."""
     started, cpu0 = time.perf_counter(), tree_cpu()
     from zkconsumer.cli.analyze import spark_session
-    from zkconsumer.spark.events_job import run_events_job
-    from zkconsumer.spark.fleet_job import run_fleet_job
+    from zkconsumer.fleet.events_job import run_events_job
+    from zkconsumer.fleet.fleet_job import run_fleet_job
 
     spark = spark_session("local[2]", f"zkconsumer-bench-{job}", {"spark.ui.enabled": "false"})
     session = time.perf_counter() - started

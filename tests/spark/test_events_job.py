@@ -13,8 +13,8 @@ import pytest
 from browser import assert_offline, dump_dom
 
 from zkconsumer.errors import UsageError
+from zkconsumer.fleet.events_job import CONSUMER_ID_PATTERN, run_events_job
 from zkconsumer.fleet.pages import DURATION_BUCKETS, duration_bucket
-from zkconsumer.spark.events_job import CONSUMER_ID_PATTERN, run_events_job
 
 SAMPLE = Path(__file__).parent.parent / "data" / "sample-events.jsonl"
 

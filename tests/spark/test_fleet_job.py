@@ -9,8 +9,8 @@ import pytest
 from browser import assert_offline, dump_dom
 
 from zkconsumer.errors import UsageError
+from zkconsumer.fleet.fleet_job import run_fleet_job
 from zkconsumer.fleet.snapshot import GroupRecord, Owner, Registration, encode
-from zkconsumer.spark.fleet_job import run_fleet_job
 
 
 def group(name: str, members: dict[str, int], owners: list[tuple[int, str]], partitions: int = 4,

@@ -8,8 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from zkconsumer.fleet.analysis import GroupRow, StrategyRow
-from zkconsumer.spark.row_schema import arrow_structs
-from zkconsumer.spark.task_files import TaskFiles, keep_tables, task_directory
+from zkconsumer.fleet.row_schema import arrow_structs
+from zkconsumer.fleet.task_files import TaskFiles, keep_tables, task_directory
 
 ROW = StrategyRow("g", "sticky", "modern", 1, 2, 0, 3, None, 1, None)
 OTHER = StrategyRow("h", "range", "modern", 0, 0, 1, 0, None, 1, None)

@@ -1,10 +1,10 @@
 """``zkconsumer analyze fleet|events``: the Spark jobs over a fleet, as commands.
 
 * ``fleet SNAPSHOT... --output DIR``: per group of a ``zkconsumer snapshot``, the legacy assignment against the
-  owners found and what the modern strategies would change (:mod:`zkconsumer.spark.fleet_job`): Parquet
+  owners found and what the modern strategies would change (:mod:`zkconsumer.fleet.fleet_job`): Parquet
   ``DIR/groups`` and ``DIR/strategies``, and ``DIR/summary.html``.
 * ``events PATH... --output DIR``: per rebalance, step and member of JSON-line event files (any ``--log-json`` run,
-  the demo, the migration comparison; :mod:`zkconsumer.spark.events_job`): Parquet ``DIR/rebalances``,
+  the demo, the migration comparison; :mod:`zkconsumer.fleet.events_job`): Parquet ``DIR/rebalances``,
   ``DIR/steps``, ``DIR/members``, and ``DIR/summary.html``.
 
 ``--master URL`` is Spark's master: ``local[*]`` (the default: every core of this machine), ``local[2]``, or a
@@ -57,12 +57,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_fleet(args: argparse.Namespace) -> int:
-    from zkconsumer.spark.job_output import check_inputs, check_output
+    from zkconsumer.fleet.job_output import check_inputs, check_output
 
     check_inputs(args.inputs, "snapshot")
     check_output(args.output)
     spark = spark_session(args.master, "zkconsumer analyze fleet")
-    from zkconsumer.spark.fleet_job import run_fleet_job
+    from zkconsumer.fleet.fleet_job import run_fleet_job
 
     try:
         summary = run_fleet_job(spark, args.inputs, args.output)
@@ -76,12 +76,12 @@ def run_fleet(args: argparse.Namespace) -> int:
 
 
 def run_events(args: argparse.Namespace) -> int:
-    from zkconsumer.spark.job_output import check_inputs, check_output
+    from zkconsumer.fleet.job_output import check_inputs, check_output
 
     check_inputs(args.inputs, "events path")
     check_output(args.output)
     spark = spark_session(args.master, "zkconsumer analyze events")
-    from zkconsumer.spark.events_job import run_events_job
+    from zkconsumer.fleet.events_job import run_events_job
 
     try:
         summary = run_events_job(spark, args.inputs, args.output)

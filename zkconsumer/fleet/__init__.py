@@ -9,7 +9,11 @@
 * :mod:`.events`: per member, the figures of its rebalances from its JSON-line events (pure: what ``zkconsumer
   analyze events`` runs on the executors).
 * :mod:`.pages`: the summary pages, from the small aggregates the jobs collect.
+* :mod:`.fleet_job` and :mod:`.events_job`: the Spark jobs of ``zkconsumer analyze fleet|events``, which run the
+  pure functions above on Spark's executors; :mod:`.task_files` (each task's own Parquet files, their schemas read
+  off the row dataclasses by :mod:`.row_schema`) and :mod:`.job_output` (an output directory complete or absent)
+  serve both.
 
-Nothing here imports Spark: the Spark jobs (:mod:`zkconsumer.spark.fleet_job`, :mod:`zkconsumer.spark.events_job`)
-call these functions, and so do the plain loops the benchmark compares them with.
+Only the jobs need PySpark (the ``spark`` extra), and they import it inside the functions that run on Spark, so
+every module here imports without it: the plain loops the benchmark compares the jobs with call the same functions.
 """

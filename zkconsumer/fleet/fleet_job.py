@@ -4,13 +4,13 @@ Spark reads the snapshot's JSON lines as text and deals them round-robin to a fe
 10,000 groups is one 18 MB file, which Spark would otherwise cut into two uneven halves; groups differ in cost, and
 several smaller tasks even out the cores' shares). Each task (``mapInArrow``) decodes its lines, runs
 :func:`zkconsumer.fleet.analysis.analyze_group` on each (the project's own assignors on the executors), writes the
-rows itself as its own Parquet file of ``groups`` and of ``strategies`` (:mod:`zkconsumer.spark.task_files`), and
+rows itself as its own Parquet file of ``groups`` and of ``strategies`` (:mod:`zkconsumer.fleet.task_files`), and
 returns one row: its counts for the page's totals, which the driver adds up, and its own first groups needing
 attention, of which the driver keeps the first (the fleet's first are among the tasks' first). Nothing collects the
 fleet on the driver, and the JVM never handles a row of the tables.
 
 A line that is not a group record is counted (``broken_lines`` on the page) and left out; a snapshot with no group
-at all is an error, and nothing is left behind (:mod:`zkconsumer.spark.job_output`).
+at all is an error, and nothing is left behind (:mod:`zkconsumer.fleet.job_output`).
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from typing import Any
 
 from zkconsumer.errors import UsageError, ZkConsumerError
 from zkconsumer.fleet.analysis import MODERN_STRATEGIES, GroupAnalysis, GroupRow, StrategyRow, analyze_group
+from zkconsumer.fleet.job_output import check_inputs, check_output, input_files, staged_directory
 from zkconsumer.fleet.pages import SIZE_BUCKETS, FleetSummary, FleetTotals, StrategyTotals, fleet_page, size_bucket
 from zkconsumer.fleet.snapshot import OFFSETS_STORAGES, decode
-from zkconsumer.spark.job_output import check_inputs, check_output, input_files, staged_directory
-from zkconsumer.spark.task_files import (
+from zkconsumer.fleet.task_files import (
     TaskFiles,
     collect_results,
     keep_tables,

@@ -7,7 +7,7 @@ names starting with ``.``) and renamed when complete: an attempt of the task run
 adding one, and a reader never sees half of one.
 
 The tasks of one pass write into a directory of their own inside the job's staged output
-(:mod:`zkconsumer.spark.job_output`, so on a cluster it is on a file system every executor mounts), which the driver
+(:mod:`zkconsumer.fleet.job_output`, so on a cluster it is on a file system every executor mounts), which the driver
 makes (:func:`task_directory`) and, once every task is done, empties into the output (:func:`keep_tables`) or throws
 away. An attempt still running after that (a speculative copy, say) finds its directory gone and fails, rather than
 adding or replacing a file of a table already kept; the hidden file of an attempt that died without cleaning up is
@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.spark.row_schema import arrow_fields, arrow_structs
+from zkconsumer.fleet.row_schema import arrow_fields, arrow_structs
 
 #: the Spark schema of what a task returns to the driver through ``mapInArrow``: one row, one JSON text (its counts
 #: and a few rows at most, never its tables)

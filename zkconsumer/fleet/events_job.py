@@ -23,7 +23,7 @@ grouping by the parsed JSON (``get_json_object``), so the figures never depend o
 
 Lines that are not events are counted (on the page, and in the summary the command prints) and skipped; lines of
 events without a consumer id are grouped together and only counted. No event of any member at all is an error, and
-nothing is left behind (:mod:`zkconsumer.spark.job_output`). A task holds its own members' lines at once, so the
+nothing is left behind (:mod:`zkconsumer.fleet.job_output`). A task holds its own members' lines at once, so the
 number of tasks grows with the input (:data:`BYTES_PER_TASK`), never below the cores.
 """
 
@@ -41,6 +41,7 @@ from typing import Any
 from zkconsumer.errors import UsageError
 from zkconsumer.events.rebalance_steps import STEPS
 from zkconsumer.fleet.events import MemberFigures, MemberRow, RebalanceRow, StepRow, member_figures
+from zkconsumer.fleet.job_output import check_inputs, check_output, input_files, staged_directory
 from zkconsumer.fleet.pages import (
     DURATION_BUCKETS,
     EventsSummary,
@@ -49,8 +50,7 @@ from zkconsumer.fleet.pages import (
     duration_bucket_index,
     events_page,
 )
-from zkconsumer.spark.job_output import check_inputs, check_output, input_files, staged_directory
-from zkconsumer.spark.task_files import (
+from zkconsumer.fleet.task_files import (
     TaskFiles,
     collect_results,
     keep_tables,
