@@ -50,6 +50,7 @@ from bench_support import memory_kib
 
 from zkconsumer.fleet.analysis import analyze_group
 from zkconsumer.fleet.events import member_figures
+from zkconsumer.fleet.pages import FleetSummary
 from zkconsumer.fleet.snapshot import decode, encode
 from zkconsumer.fleet.synthetic import synthetic_groups
 
@@ -197,7 +198,7 @@ def child(job: str, path: str, output: str, warm_up: str) -> int:
         shutil.rmtree(output)
         session, cpu0 = time.perf_counter() - started, tree_cpu()
     summary = run(spark, [path], output)
-    if job == "fleet":
+    if isinstance(summary, FleetSummary):
         check = {"groups": summary.totals.groups, "moved": sum(s.moved_partitions for s in summary.strategies)}
     else:
         check = {"rebalances": summary.totals.rebalances}

@@ -77,10 +77,11 @@ def raw_read(bootstrap: str, topic: str, partitions: int, messages: int) -> floa
                 message.key()
                 message.value()
                 offset = message.offset()
+                partition = message.partition()
                 message.timestamp()
                 seen += 1
-                if offset == per_partition[message.partition()] - 1:
-                    done.add(message.partition())
+                if partition is not None and offset == per_partition[partition] - 1:
+                    done.add(partition)
     finally:
         consumer.close()
     elapsed = time.perf_counter() - started
