@@ -175,7 +175,7 @@ def _table(pa: Any, batches: Iterator[Any]) -> Any:
 
 def run_events_job(spark: Any, paths: list[str], output: str) -> EventsSummary:
     """Analyse the event files ``paths`` into ``output`` (a directory that must not exist); the page's summary."""
-    from pyspark.sql import functions as F  # noqa: N812 - Spark's own spelling
+    from pyspark.sql import functions as F
 
     check_inputs(paths, "events path")
     check_output(output)
@@ -200,7 +200,7 @@ def run_events_job(spark: Any, paths: list[str], output: str) -> EventsSummary:
 
 def _member_tables(spark: Any, paths: list[str], tasks: int, key: Any, tables: Path) -> TaskTotals:
     """The tables written under ``tables`` by the tasks, the lines grouped by ``key``; the tasks' totals added."""
-    from pyspark.sql import functions as F  # noqa: N812
+    from pyspark.sql import functions as F
 
     lines = spark.read.text(paths).withColumn("seq", F.monotonically_increasing_id()).withColumn("consumer_id", key)
     total = TaskTotals()
@@ -212,7 +212,7 @@ def _member_tables(spark: Any, paths: list[str], tasks: int, key: Any, tables: P
 def events_summary(spark: Any, tables: Path, inputs: tuple[str, ...], found: TaskTotals) -> EventsSummary:
     """The page's figures: the totals, the duration buckets and the stop-the-world span the tasks counted, the rest
     aggregated by Spark over the tables just written (small: a row per member, rebalance, step)."""
-    from pyspark.sql import functions as F  # noqa: N812
+    from pyspark.sql import functions as F
 
     members = spark.read.parquet(str(tables / "members"))
     rebalances = spark.read.parquet(str(tables / "rebalances"))

@@ -16,7 +16,7 @@ Options (names case-insensitive, values strings, as Spark passes them):
 * ``zookeeper.connection.timeout.ms`` (default 6000) and ``socket.timeout.ms`` (default 5000, the log ends): the
   legacy keys, so that an unreachable server fails the query in seconds.
 
-Where the work happens (the spec's process model): planning, on the driver, lists ``/consumers`` (one ZooKeeper
+Where the work happens: planning, on the driver, lists ``/consumers`` (one ZooKeeper
 call), keeps the groups the regex matches and splits them, in name order, into runs of ``groupsPerPartition`` (an
 ``InputPartition`` each). Each task opens its own ZooKeeper session, reads its groups with
 ``read_group_offsets`` (kazoo's async calls within a group, up to :data:`READS_IN_FLIGHT` groups at a time on the
@@ -59,6 +59,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from zkconsumer.errors import ServerUnavailableError, UsageError
+from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.group.registry import GroupNotFoundError, list_groups
 from zkconsumer.kafka.log_end_offsets import DEFAULT_TIMEOUT
 from zkconsumer.log import get_logger
@@ -177,7 +178,7 @@ class GroupsReader(DataSourceReader):
         groups = select_groups(listed, self.options.groups)
         chunks = split_groups(groups, self.options.groups_per_partition)
         _log.info("spark.groups_planned", zookeeper=connect, listed=len(listed), groups=len(groups),
-                  input_partitions=len(chunks), duration_ms=_ms_since(started))
+                  input_partitions=len(chunks), duration_ms=elapsed_ms(started))
         return [InputPartition(chunk) for chunk in chunks]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
@@ -217,7 +218,7 @@ def read_groups_table(options: GroupsOptions, groups: tuple[str, ...]) -> list[G
     rows = [row for offsets, read_at in read for row in table_rows(offsets, log_ends.offsets, read_at)]
     _log.info("spark.groups_read", groups=len(groups), vanished=len(groups) - len(read), rows=len(rows),
               partitions=len(log_ends.offsets) + len(log_ends.unknown), malformed=malformed,
-              log_sizes_unknown=len(log_ends.unknown), duration_ms=_ms_since(started))
+              log_sizes_unknown=len(log_ends.unknown), duration_ms=elapsed_ms(started))
     return rows
 
 
@@ -235,7 +236,3 @@ def _arrow_schema(pa: Any) -> Any:
         ("log_size", pa.int64()), ("lag", pa.int64()), ("owner", pa.string()), ("owner_alive", pa.bool_()),
         ("members", pa.int32()), ("read_at", pa.timestamp("us", tz="UTC")),
     ])
-
-
-def _ms_since(started: float) -> float:
-    return round((time.monotonic() - started) * 1000, 1)

@@ -41,6 +41,7 @@ from confluent_kafka import Consumer, KafkaError
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from zkconsumer.errors import ZkConsumerError
+from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
 from zkconsumer.log import get_logger
 from zkconsumer.spark.offsets import OffsetRange
@@ -156,7 +157,7 @@ def read_range(task: RangeTask, batch_rows: int = BATCH_ROWS) -> Iterator[pa.Rec
     finally:
         consumer.close()
     _log.info("spark.range_read", topic=r.topic, partition=r.partition, **{"from": r.begin}, to=r.end, rows=rows,
-              last_offset=last, stopped=stopped, duration_ms=round((time.monotonic() - started) * 1000, 3))
+              last_offset=last, stopped=stopped, duration_ms=elapsed_ms(started))
 
 
 def record_batch(topic: str, partition: int, messages: list[Any]) -> pa.RecordBatch:

@@ -7,7 +7,8 @@ gives both back. Options: :mod:`zkconsumer.spark.options`. Rows: the layout of S
 ``value``, ``topic``, ``partition``, ``offset``, ``timestamp``, ``timestampType``), so downstream code moves over
 unchanged.
 
-**Where things run.** PySpark runs a Python stream source in pieces (``../shared/spec/pyspark-datasource.md`` §3):
+**Where things run.** PySpark runs a Python stream source in three places, each a Python process that Spark starts,
+with its own copy of the source's objects (nothing one sets is seen by another):
 
 * ``schema()`` runs when the DataFrame is defined (``load()``): the options are parsed and ZooKeeper asked there, so
   a bad option, an unreachable ensemble or a missing topic fails ``load()`` on the driver with one line naming the
@@ -103,7 +104,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 
 from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
 from zkconsumer.errors import ServerUnavailableError, UsageError
-from zkconsumer.events.fields import partition_list
+from zkconsumer.events.fields import elapsed_ms, partition_list
 from zkconsumer.group.offset_store import ZooKeeperOffsetStore
 from zkconsumer.group.snapshot import MalformedZnode, read_partitions
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
@@ -158,7 +159,7 @@ class ZkConsumerDataSource(DataSource):
         check_source(options)
         return SCHEMA_DDL
 
-    def streamReader(self, schema: Any) -> ZkConsumerStreamReader:  # noqa: N802 - PySpark's name
+    def streamReader(self, schema: Any) -> ZkConsumerStreamReader:
         return ZkConsumerStreamReader(dict(self.options))
 
 
@@ -190,16 +191,16 @@ class ZkConsumerStreamReader(DataSourceStreamReader):
             self._planner = StreamPlanner(parse_options(self._raw))
         return self._planner
 
-    def initialOffset(self) -> dict:  # noqa: N802 - PySpark's names, here and below
+    def initialOffset(self) -> dict:
         return self._driver().initial_offset()
 
-    def getDefaultReadLimit(self) -> Any:  # noqa: N802
+    def getDefaultReadLimit(self) -> Any:
         from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows  # PySpark 4.2+
 
         limit = parse_options(self._raw).max_offsets_per_trigger
         return ReadAllAvailable() if limit is None else ReadMaxRows(limit)
 
-    def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:  # noqa: N802
+    def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
         return self._driver().latest_offset(start, limit)
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
@@ -272,7 +273,7 @@ class StreamPlanner:
                        subscription=options.subscription.describe(),
                        bootstrap=options.bootstrap_servers or f"registered: {self._bootstrap}",
                        starting=options.starting.kind, max_offsets_per_trigger=options.max_offsets_per_trigger,
-                       duration_ms=_ms(started))
+                       duration_ms=elapsed_ms(started))
 
     def _join(self, connector: ZookeeperConsumerConnector) -> None:
         subscription = self.options.subscription
@@ -332,7 +333,8 @@ class StreamPlanner:
                 committed={tp: c for tp, (_, c) in plan.resumed.items()}))
         ranges = batch_ranges(start, plan.end)
         self._log.info("spark.batch_planned", ranges=[_range(r) for r in ranges], offsets=plan.planned,
-                       available=plan.available, limited=plan.limited, owned=len(owned), duration_ms=_ms(started))
+                       available=plan.available, limited=plan.limited, owned=len(owned),
+                       duration_ms=elapsed_ms(started))
         return plan.end.to_json()
 
     def partitions(self, start_json: dict, end_json: dict) -> list[InputPartition]:
@@ -354,7 +356,7 @@ class StreamPlanner:
 
     def stop(self) -> None:
         self._close()
-        self._log.info("spark.source_stopped", duration_ms=_ms(self._started))
+        self._log.info("spark.source_stopped", duration_ms=elapsed_ms(self._started))
 
     # --- ownership, offsets, log ends ------------------------------------------------------------------
 
@@ -522,7 +524,3 @@ class StreamPlanner:
 
 def _range(r: Any) -> dict[str, Any]:
     return {"topic": r.topic, "partition": r.partition, "from": r.begin, "to": r.end}
-
-
-def _ms(started: float) -> float:
-    return round((time.monotonic() - started) * 1000, 3)
