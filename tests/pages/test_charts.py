@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from browser import assert_offline, body_attributes, dump_dom
 
-from zkconsumer.pages import Section, render_page
+from zkconsumer.pages import render_page
 from zkconsumer.pages.charts import Chart, bar_chart, histogram, line_chart
 
 FIRST, SECOND = "#1f77b4", "#ff7f0e"  # the first two colours of the series
@@ -82,13 +82,10 @@ def test_the_plotting_library_and_jinja2_load_only_when_used():
 
 @pytest.mark.browser
 def test_a_page_of_charts_opens_in_the_browser(tmp_path):
-    sections = [
-        Section("Partitions moved", "Per strategy.", (bar_chart(["range", "sticky"], {"moved": [4, 1]},
-                                                                title="moved"),)),
-        Section("Lag", "", (line_chart([0, 1, 2], {"c1": [5, 3, 0]}, title="lag"),
-                            histogram([0.5, 1.5, 1.7, 9.0], bins=3, title="gaps"))),
-    ]
-    page = render_page("report.html.j2", title="Charts", sections=sections)
+    figures = [bar_chart(["range", "sticky"], {"moved": [4, 1]}, title="moved"),
+               line_chart([0, 1, 2], {"c1": [5, 3, 0]}, title="lag"),
+               histogram([0.5, 1.5, 1.7, 9.0], bins=3, title="gaps")]
+    page = render_page("connect.html.j2", title="Charts", meta="", rows=[], figures=figures)  # a page of charts
     assert_offline(page)
     path = tmp_path / "charts.html"
     path.write_text(page, encoding="utf-8")
@@ -98,7 +95,7 @@ def test_a_page_of_charts_opens_in_the_browser(tmp_path):
     assert body["data-charts"] == "3"
     widths = [int(w) for w in body["data-chart-widths"].split()]
     assert len(widths) == 3 and all(600 < w < 760 for w in widths), widths  # 504 pt laid out as ~672 px
-    assert dom.count("<h2>") == 2 and ">moved</text>" in dom
+    assert dom.count("<h2>") == 2 and ">moved</text>" in dom  # the page's two sections, the charts in the first
 
 
 def test_category_labels_too_wide_for_their_bars_are_slanted_and_short_ones_are_not():

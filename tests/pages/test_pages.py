@@ -11,7 +11,8 @@ import pytest
 from browser import assert_offline
 from support import REPO, SAMPLE_EVENTS
 
-from zkconsumer.pages import Html, Section, render_page
+from zkconsumer.connect.page import PhaseRow
+from zkconsumer.pages import Html, render_page
 from zkconsumer.trace.timeline import build_timeline, read_events
 from zkconsumer.trace.timeline_html import render_html
 
@@ -35,11 +36,11 @@ def test_the_timeline_page_names_no_url():
 
 def test_values_are_escaped_and_only_our_own_markup_is_not():
     hostile = "<script>document.body.dataset.pwned = 1</script>"
-    page = render_page("report.html.j2", title=hostile, meta=hostile, sections=[
-        Section(hostile, hostile, (Html('<svg class="ours"><rect width="1" height="1"/></svg>'),)),
-    ])
-    # title (twice: <title> and <h1>), meta, heading, text
-    assert "<script>document" not in page and page.count("&lt;script&gt;document") == 5
+    row = PhaseRow(hostile, hostile, hostile, 1, 1, 0, 0, 0.0, hostile)
+    page = render_page("connect.html.j2", title=hostile, meta=hostile, rows=[row],
+                       figures=[Html('<svg class="ours"><rect width="1" height="1"/></svg>')])
+    # title (twice: <title> and <h1>), meta, and the row's phase, title, protocol and time until stable
+    assert "<script>document" not in page and page.count("&lt;script&gt;document") == 7
     assert '<div class="figure"><svg class="ours"><rect width="1" height="1"/></svg></div>' in page
     assert_offline(page)
 
@@ -48,7 +49,7 @@ def test_a_name_the_template_was_not_given_fails_the_render():
     with pytest.raises(jinja2.UndefinedError):
         render_page("base.html.j2")
     with pytest.raises(jinja2.UndefinedError):
-        render_page("report.html.j2", title="t", sections=[object()])
+        render_page("connect.html.j2", title="t", meta="m", rows=[object()], figures=[])
 
 
 def test_the_templates_are_package_data():
@@ -57,7 +58,8 @@ def test_the_templates_are_package_data():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+; the declaration is checked once, not per version
     templates = resources.files("zkconsumer.pages").joinpath("templates")
     names = sorted(entry.name for entry in templates.iterdir() if entry.is_file())
-    assert {"base.html.j2", "page.css", "macros.html.j2", "report.html.j2", "timeline.html.j2"} <= set(names)
+    assert {"base.html.j2", "page.css", "macros.html.j2", "timeline.html.j2", "migration.html.j2", "connect.html.j2",
+            "fleet.html.j2", "events.html.j2"} <= set(names)
     declared = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"].get("package-data", {})
     patterns = declared.get("zkconsumer.pages", [])
     missing = [name for name in names if not any(fnmatch.fnmatch(f"templates/{name}", p) for p in patterns)]

@@ -31,16 +31,6 @@ class Html:
         return self.text
 
 
-@dataclass(frozen=True, slots=True)
-class Section:
-    """One finding of a report page (``report.html.j2``): a heading, a paragraph saying what to look at, and its
-    figures (charts of :mod:`zkconsumer.pages.charts`, or :class:`Html` drawings)."""
-
-    heading: str
-    text: str = ""
-    figures: tuple[Any, ...] = ()
-
-
 def strip_control(text: str) -> str:
     """``text`` without the control characters XML does not allow (tab, newline and carriage return stay)."""
     return _CONTROL.sub("", text)
