@@ -18,6 +18,14 @@ method call and a level lookup (``benchmarks/log_filtered.py`` measures it again
 filtered ``logger.debug``). That is why :func:`get_logger` returns its own small logger instead of structlog's
 lazy proxy, which assembles a bound logger on every call and, unconfigured, prints everything to stdout.
 
+Only structlog's public API is read. Its one accessor of the configuration, ``structlog.get_config()``, builds a
+dict (about twice the cost of a whole filtered event), so a logger keeps the bound logger and level it assembled,
+and a filtered event checks only ``structlog.is_configured()`` and that cache. The cache is dropped for every logger
+when :func:`configure_logging` or :func:`reset_logging` runs, and when an emitted event (which pays for a
+processor chain anyway) finds ``get_config()`` changed. So an application that configures structlog itself is
+followed from its first event on; if it lowers the level later, a logger's filtered events follow once any
+zkconsumer event has been emitted.
+
 The command line, the demo and its member processes call :func:`configure_logging`: structlog feeding the standard
 library, and one ProcessorFormatter rendering zkconsumer's events and other libraries' lines (kazoo) alike, for a
 person or as JSON lines (``--log-json`` or ``ZKCONSUMER_LOG_JSON=1``; level ``--log-level`` or
@@ -33,7 +41,7 @@ import sys
 from typing import Any, TextIO
 
 import structlog
-from structlog._config import _CONFIG  # read on every event: the public get_config() builds a dict each time
+from structlog import is_configured
 from structlog.stdlib import ProcessorFormatter
 
 LOG_JSON_ENV = "ZKCONSUMER_LOG_JSON"
@@ -48,6 +56,36 @@ _saved_levels: dict[str, tuple[int, bool]] = {}
 
 _message_fields = structlog.processors.LogfmtRenderer(bool_as_flag=False)
 
+#: the levels of structlog's method names, lowest first
+_METHOD_LEVELS = (("debug", logging.DEBUG), ("info", logging.INFO), ("warning", logging.WARNING),
+                  ("error", logging.ERROR), ("critical", logging.CRITICAL))
+#: structlog's filtering wrapper classes and the level each lets through; their level is fixed once configured
+#: (``make_filtering_bound_logger``'s documentation), so it can be checked before any call. Another wrapper class
+#: (``structlog.stdlib.BoundLogger``, whose level the standard library may change at any time) filters by itself.
+_FILTERING_LEVELS: dict[Any, int] = {structlog.make_filtering_bound_logger(level): level
+                                     for level in (logging.NOTSET, *(number for _, number in _METHOD_LEVELS))}
+
+
+class _Resolved:
+    """The structlog configuration the loggers' caches were assembled from. A new ``epoch`` drops every cache."""
+
+    epoch: object = object()
+    seen: tuple[Any, ...] = ()
+
+    @classmethod
+    def invalidate(cls) -> None:
+        cls.epoch, cls.seen = object(), ()
+
+    @classmethod
+    def follow(cls) -> object:
+        """Compare structlog's configuration with the last one seen (by identity); a new one starts a new epoch.
+        Returns the current epoch."""
+        config = structlog.get_config()
+        current = (config["processors"], config["wrapper_class"], config["logger_factory"], config["context_class"])
+        if not cls.seen or any(now is not then for now, then in zip(current, cls.seen, strict=True)):
+            cls.epoch, cls.seen = object(), current
+        return cls.epoch
+
 
 def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
@@ -55,10 +93,15 @@ def _env_flag(name: str) -> bool:
 
 def _level_method(level: int, name: str) -> Any:
     def emit(self: EventLogger, event: str, **fields: Any) -> Any:
-        if _CONFIG.is_configured:
-            self._follow_configuration()
+        if is_configured():
+            if self._epoch is not _Resolved.epoch:
+                self._resolve()
             if level < self._min_level:
                 return None
+            if self._epoch is not _Resolved.follow():  # reconfigured since: this event goes where the new one says
+                self._resolve()
+                if level < self._min_level:
+                    return None
             return getattr(self._bound, name)(event, **fields)
         if self._stdlib.isEnabledFor(level):
             self._to_stdlib(level, event, fields)
@@ -69,26 +112,20 @@ def _level_method(level: int, name: str) -> Any:
     return emit
 
 
-#: the levels of structlog's method names, lowest first
-_METHOD_LEVELS = (("debug", logging.DEBUG), ("info", logging.INFO), ("warning", logging.WARNING),
-                  ("error", logging.ERROR), ("critical", logging.CRITICAL))
-
-
 class EventLogger:
     """What :func:`get_logger` returns: structlog's logging methods and ``bind``, routed as the module docstring
     says, and decided again at every event, so a configuration made after the logger was created (an application
     configuring at start-up, a test capturing events) is followed."""
 
-    __slots__ = ("name", "_context", "_stdlib", "_processors", "_wrapper", "_factory", "_bound", "_min_level")
+    __slots__ = ("name", "_context", "_stdlib", "_epoch", "_bound", "_min_level")
 
     def __init__(self, name: str, context: dict[str, Any] | None = None) -> None:
         self.name = name
         self._context: dict[str, Any] = context or {}
         self._stdlib = logging.getLogger(name)
-        # The structlog configuration the bound logger below was assembled from (compared by identity per event).
-        self._processors: Any = None
-        self._wrapper: Any = None
-        self._factory: Any = None
+        # The bound logger of structlog's configuration, and the level below which its methods do nothing, as of
+        # the epoch they were assembled in (see _Resolved).
+        self._epoch: object = None
         self._bound: Any = None
         self._min_level = logging.NOTSET
 
@@ -110,30 +147,20 @@ class EventLogger:
     def is_enabled_for(self, level: int) -> bool:
         """Whether an event at ``level`` would be emitted, for a caller whose fields cost something to compute.
         Under a structlog configuration that filters in a processor rather than in its wrapper class, ``True``."""
-        if not _CONFIG.is_configured:
+        if not is_configured():
             return self._stdlib.isEnabledFor(level)
-        self._follow_configuration()
-        return level >= self._min_level
-
-    def _follow_configuration(self) -> None:
-        """Assemble the bound logger again only when structlog's configuration is not the one it was made from
-        (compared by identity: a check per event, an assembly per configuration)."""
-        if (_CONFIG.default_processors is not self._processors or _CONFIG.default_wrapper_class is not self._wrapper
-                or _CONFIG.logger_factory is not self._factory):
+        if self._epoch is not _Resolved.follow():
             self._resolve()
+        return level >= self._min_level
 
     def _resolve(self) -> None:
         """Assemble the bound logger of the current structlog configuration. The processor list is kept by
-        reference, so ``capture_logs``, which edits it in place, is seen without assembling again. The level below
-        which the wrapper class's methods do nothing (``make_filtering_bound_logger``) is read once here, so that
-        such an event returns before its call."""
-        self._processors = _CONFIG.default_processors
-        self._wrapper = _CONFIG.default_wrapper_class
-        self._factory = _CONFIG.logger_factory
-        bound = structlog.get_logger(self.name).bind(**self._context)
-        self._min_level = next((number for method, number in _METHOD_LEVELS
-                                if getattr(getattr(bound, method, None), "__name__", "") != "_nop"), logging.CRITICAL)
-        self._bound = bound
+        reference, so ``capture_logs``, which edits it in place, is seen without assembling again. The level of a
+        filtering wrapper class (``make_filtering_bound_logger``) is looked up once here, so that an event below it
+        returns before its call."""
+        self._epoch = _Resolved.follow()
+        self._bound = structlog.get_logger(self.name).bind(**self._context)
+        self._min_level = _FILTERING_LEVELS.get(structlog.get_config()["wrapper_class"], logging.NOTSET)
 
     def _to_stdlib(self, level: int, event: str, fields: dict[str, Any]) -> None:
         event_dict = {**structlog.contextvars.get_contextvars(), **self._context, **fields}
@@ -183,6 +210,7 @@ def configure_logging(
         logger_factory=structlog.stdlib.LoggerFactory(),
         cache_logger_on_first_use=False,
     )
+    _Resolved.invalidate()
     renderer: list[Any] = (
         [structlog.processors.dict_tracebacks, structlog.processors.JSONRenderer()] if json
         else [structlog.dev.ConsoleRenderer(colors=False)]
@@ -217,6 +245,7 @@ def reset_logging() -> None:
     """Undo :func:`configure_logging` and any structlog configuration: the process is as a fresh one (tests)."""
     global _configured
     structlog.reset_defaults()
+    _Resolved.invalidate()
     _remove_installed()
     for name, (level, propagate) in _saved_levels.items():
         logger = logging.getLogger(name) if name != "root" else logging.getLogger()
