@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hand_made_fleet import FLEET
 from support import wait_for, zkconsumer_cli
-from test_fleet_job import FLEET
 
 from zkconsumer.embedded.process import free_port
 from zkconsumer.fleet.snapshot import encode

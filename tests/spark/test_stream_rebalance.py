@@ -127,7 +127,10 @@ def test_a_legacy_member_takes_its_share_and_gives_it_back_without_losing_a_mess
         # 3. It leaves (committing what it consumed): Spark takes everything back.
         legacy.leave()
         wait_for(lambda: owners(zk, topic) == {p: f"{spark_member}-0" for p in range(PARTITIONS)}, timeout=60)
-        time.sleep(2)
+        # production goes on until Spark streams the regained partitions past where the legacy member stopped
+        stopped_at = {p: max(offset for q, offset, _ in legacy.got if q == p) for p in (0, 1)}
+        wait_for(lambda: all(any(q == p and offset > stopped_at[p] for q, offset, _ in sink()) for p in (0, 1)),
+                 timeout=60)
     finally:
         producer.stopping.set()
         producer.join(30)
