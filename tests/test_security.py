@@ -10,7 +10,6 @@ from structlog.testing import capture_logs
 
 from zkconsumer.config import ConsumerConfig, InvalidConfigError
 from zkconsumer.security import (
-    acl_text,
     default_acl,
     grants,
     missing_permissions,
@@ -64,7 +63,6 @@ def test_acl_notation_and_defaults():
     assert acl == (ACL(Permissions.ALL, Id("auth", "")), ACL(Permissions.READ, Id("world", "anyone")),
                    ACL(Permissions.READ | Permissions.WRITE, Id("ip", "10.0.0.0/8")),
                    ACL(Permissions.CREATE | Permissions.DELETE, Id("digest", "bob:abc=")))
-    assert parse_acl(acl_text(acl)) == acl
     assert parse_acl("open") == tuple(OPEN_ACL_UNSAFE)
     auth = parse_auth("digest:a:b")
     assert default_acl(None, None) is None  # Kafka's: open

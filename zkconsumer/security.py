@@ -196,9 +196,3 @@ def missing_permissions(acls: Mapping[str, Sequence[ACL]], needed: Mapping[str, 
             if mask & perm and grants(acls[path], identity, perm) is False:
                 problems.append(f"{path}: {name}")
     return problems
-
-
-def acl_text(acl: Sequence[ACL]) -> str:
-    """``scheme:id:perms`` entries, as :func:`parse_acl` reads them (an ACL holds no secret)."""
-    letters = {v: k for k, v in _PERMS.items()}
-    return ",".join(f"{e.id.scheme}:{e.id.id}:" + "".join(letters[p] for p in letters if e.perms & p) for e in acl)

@@ -13,7 +13,7 @@ import pytest
 from browser import assert_offline, body_attributes, dump_dom
 
 from zkconsumer.pages import render_page
-from zkconsumer.pages.charts import Chart, bar_chart, histogram, line_chart
+from zkconsumer.pages.charts import Chart, bar_chart, line_chart
 
 FIRST, SECOND = "#1f77b4", "#ff7f0e"  # the first two colours of the series
 
@@ -47,10 +47,7 @@ def test_a_bar_chart_is_inline_markup_with_a_bar_per_value():
     assert_offline(svg)
 
 
-def test_a_histogram_has_its_bins_and_a_line_chart_its_points():
-    hist = histogram([1, 2, 2, 3, 3, 3, 4, 4, 4, 4], bins=4, title="gaps", xlabel="ms")
-    heights = bar_heights(hist, FIRST)
-    assert len(heights) == 4 and [round(h / heights[0], 2) for h in heights] == [1, 2, 3, 4]  # 1, 2, 3, 4 values
+def test_a_line_chart_joins_its_points_and_every_series_must_fit_the_positions():
     line = line_chart([1, 2, 3, 4, 5], {"c1": [1, 4, 2, 3, 5], "c2": [0, 1, 1, 2, 2]}, title="lag")
     curves = re.findall(r'<path d="([^"]*)"[^>]*style="fill: none; stroke: #1f77b4', line.svg)
     assert curves[0].count("L ") == 4  # five points joined by four segments (then the legend's sample line)
@@ -84,7 +81,7 @@ def test_the_plotting_library_and_jinja2_load_only_when_used():
 def test_a_page_of_charts_opens_in_the_browser(tmp_path):
     figures = [bar_chart(["range", "sticky"], {"moved": [4, 1]}, title="moved"),
                line_chart([0, 1, 2], {"c1": [5, 3, 0]}, title="lag"),
-               histogram([0.5, 1.5, 1.7, 9.0], bins=3, title="gaps")]
+               bar_chart(["a", "b", "c"], {"n": [1, 2, 1]}, title="gaps", integer=True)]
     page = render_page("connect.html.j2", title="Charts", meta="", rows=[], figures=figures)  # a page of charts
     assert_offline(page)
     path = tmp_path / "charts.html"
@@ -109,8 +106,8 @@ def test_category_labels_too_wide_for_their_bars_are_slanted_and_short_ones_are_
     assert 'transform="rotate(-0 ' in tick_label(["range", "sticky", "roundrobin"])
 
 
-def test_a_histogram_counts_in_whole_numbers():
+def test_a_chart_of_counts_has_whole_number_ticks():
     """Its y axis counts things: a tick at 0.5 would read as half a rebalance."""
-    svg = histogram([0.5, 1.5, 1.7, 9.0], bins=3, title="gaps").svg
+    svg = bar_chart(["a", "b", "c"], {"n": [1, 2, 1]}, title="gaps", integer=True).svg
     ticks = re.findall(r'<g id="[^"]*ytick_\d+">.*?<text[^>]*>([^<]*)</text>', svg, re.S)
     assert ticks and all(re.fullmatch(r"-?\d+", t) for t in ticks), ticks

@@ -69,7 +69,6 @@ def test_reads_topic_and_partition_state(zk):
     assert topic.partitions == [0, 1, 10]
     assert cluster.read_partition_state(zk, "t", 0) == PartitionState(1, 7, 3, (1, 2))
     assert cluster.read_topic_names(zk) == ["t"]
-    assert cluster.read_partitions_for_topics(zk, ["t", "absent"]) == {"t": [0, 1, 10], "absent": []}
 
 
 def test_encoders_round_trip_in_kafka_key_order():

@@ -118,13 +118,6 @@ class OffsetStorage:
     def storage(self) -> str:
         return ZOOKEEPER if self.kafka is None else KAFKA
 
-    @property
-    def stores(self) -> tuple[str, ...]:
-        """The stores a commit writes, in order."""
-        if self.kafka is None:
-            return (ZOOKEEPER,)
-        return (KAFKA, ZOOKEEPER) if self.dual_commit else (KAFKA,)
-
     def fetch(self, partitions: Iterable[TopicPartition]) -> StorageFetch:
         asked = sorted(set(partitions))
         if self.kafka is None:

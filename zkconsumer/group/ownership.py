@@ -246,21 +246,6 @@ def _undo(zk: KazooClient, group: str, partitions: list[TopicPartition], max_byt
         return 0
 
 
-def current_holders(zk: KazooClient, group: str, partitions: Iterable[TopicPartition],
-                    session: int | None = None) -> dict[TopicPartition, str]:
-    """Who holds each of ``partitions`` that is held by a session other than ``session``."""
-    calls = {tp: zk.get_async(owner_path(group, tp)) for tp in partitions}
-    holders: dict[TopicPartition, str] = {}
-    for tp, call in calls.items():
-        try:
-            data, stat = call.get()
-        except NoNodeError:
-            continue
-        if session is None or stat.ephemeralOwner != session:
-            holders[tp] = (data or b"").decode("utf-8", "replace")
-    return holders
-
-
 def release_partitions(zk: KazooClient, group: str, partitions: Iterable[TopicPartition],
                        max_bytes: int = DEFAULT_MULTI_MAX_BYTES, held: HeldZnodes | None = None) -> ReleaseResult:
     """Delete the owner znodes of ``partitions`` that our session holds, in batched multi-ops (budget 0: one

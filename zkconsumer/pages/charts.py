@@ -1,4 +1,4 @@
-"""Ordinary charts for the pages (bars, lines, histograms), drawn by matplotlib as SVG and inlined in the page.
+"""Ordinary charts for the pages (bars and lines), drawn by matplotlib as SVG and inlined in the page.
 
 Why matplotlib's SVG: the chart is static markup inside the HTML, so the page opens from a file with no network
 and no script, a chart costs 10 to 30 KB where plotly or bokeh inline 1 to 4 MB of JavaScript per page, and
@@ -115,19 +115,6 @@ def line_chart(x: Sequence[float], series: Mapping[str, Sequence[float]], *, tit
         ax.grid(True, axis="both")
 
     return _chart(draw, title, xlabel, ylabel, len(series) > 1, size, chart_id)
-
-
-def histogram(values: Sequence[float], *, title: str, bins: int | Sequence[float] = 20, xlabel: str = "",
-              ylabel: str = "count", size: tuple[float, float] = SIZE, chart_id: str | None = None) -> Chart:
-    """How ``values`` spread: ``bins`` equal bins over their range, or the given bin edges."""
-
-    def draw(ax: Axes) -> None:
-        from matplotlib.ticker import MaxNLocator
-
-        ax.hist(values, bins=bins if isinstance(bins, int) else list(bins), edgecolor="#ffffff", linewidth=0.6)
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts: no 0.5 of a rebalance on the axis
-
-    return _chart(draw, title, xlabel, ylabel, False, size, chart_id)
 
 
 def _check_lengths(expected: int, series: Mapping[str, Sequence[float]]) -> None:

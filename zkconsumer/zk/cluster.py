@@ -239,12 +239,6 @@ def read_topic(zk: KazooClient, topic: str) -> TopicAssignment:
     return parse_topic(topic, _get(zk, path), path)
 
 
-def read_partitions_for_topics(zk: KazooClient, topics: list[str]) -> dict[str, list[int]]:
-    """``getPartitionsForTopics``: partition ids ascending; a missing topic maps to an empty list."""
-    got = pipelined_get(zk, ((topic, paths.topic_path(topic)) for topic in topics))
-    return {topic: [] if value is None else parse_topic(topic, value[0]).partitions for topic, value in got.items()}
-
-
 def read_partition_state(zk: KazooClient, topic: str, partition: int) -> PartitionState:
     path = paths.partition_state_path(topic, partition)
     return parse_partition_state(topic, partition, _get(zk, path), path)
