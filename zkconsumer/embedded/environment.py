@@ -20,7 +20,7 @@ from pathlib import Path
 
 from kazoo.exceptions import KazooException
 
-from zkconsumer.embedded.broker import LocalTansu
+from zkconsumer.embedded.broker import LocalTansu, tansu_binary
 from zkconsumer.embedded.process import ProcessRecord, check_port_free, spawn, wait_until_ready
 from zkconsumer.embedded.zookeeper import LocalZooKeeper
 from zkconsumer.errors import EnvironmentSetupError, ZkConsumerError
@@ -130,6 +130,7 @@ class LocalEnvironment:
         for port, what in ((zookeeper_port, "ZooKeeper"), (broker_port, "the broker")):
             if port is not None:
                 check_port_free(port, what)
+        tansu_binary()  # a missing broker is reported before ZooKeeper starts, not after
         records: dict[str, ProcessRecord] = {}
         try:
             zk_server = LocalZooKeeper(self.run_dir / "zookeeper", zookeeper_port)
