@@ -102,17 +102,17 @@ def missing_extras(extras: Iterable[str]) -> list[str]:
 # --- the legacy consumer's own exceptions, under the names its users know (kafka.common / kafka.consumer) ---
 
 
-class ConsumerTimeoutException(ZkConsumerError):  # noqa: N818 - the legacy name
+class ConsumerTimeoutException(ZkConsumerError):  # the legacy API's name
     """No message arrived within ``consumer.timeout.ms``; the stream stays usable, iterate again."""
 
 
-class ConsumerRebalanceFailedException(ZkConsumerError):  # noqa: N818
+class ConsumerRebalanceFailedException(ZkConsumerError):  # the legacy API's name
     """A rebalance did not succeed within ``rebalance.max.retries`` attempts."""
 
 
-class MessageStreamsExistException(ZkConsumerError):  # noqa: N818
+class MessageStreamsExistException(ZkConsumerError):  # the legacy API's name
     """Streams were already created on this connector; a connector creates them once."""
 
 
-class MessageSizeTooLargeException(ZkConsumerError):  # noqa: N818
+class MessageSizeTooLargeException(ZkConsumerError):  # the legacy API's name
     """A message is larger than ``fetch.message.max.bytes``, so the consumer can never get past it."""

@@ -38,6 +38,8 @@ class Permissions:
 #: what ``zookeeper.acl`` defaults to once credentials are set: the creator may do anything, everyone may read
 #: (Burrow, kafka-manager, ``groups describe`` keep working without credentials); Kafka's secure default too
 DEFAULT_SECURE_ACL = "auth::cdrwa,world:anyone:r"
+
+
 def shared_acl() -> list[Any]:
     """The ACL of parents every group shares (``/consumers``) and of the brokers' paths when we happen to create
     them: open, so that other groups and the brokers can still add their children (Kafka 0.10 left them open)."""
@@ -157,9 +159,7 @@ def default_acl(auth: ZkAuth | None, acl: str | None) -> tuple[ACL, ...] | None:
     if acl:
         return parse_acl(acl)
     if auth is not None:
-        from kazoo.security import CREATOR_ALL_ACL, READ_ACL_UNSAFE
-
-        return tuple(CREATOR_ALL_ACL) + tuple(READ_ACL_UNSAFE)
+        return parse_acl(DEFAULT_SECURE_ACL)
     return None
 
 

@@ -80,11 +80,11 @@ class TopicFilter:
         return matches if self.pattern == WHITELIST else not matches
 
 
-def Whitelist(raw: str) -> TopicFilter:  # noqa: N802 - the legacy API's class names
+def Whitelist(raw: str) -> TopicFilter:  # named as the legacy API's class
     return TopicFilter(raw, WHITELIST)
 
 
-def Blacklist(raw: str) -> TopicFilter:  # noqa: N802
+def Blacklist(raw: str) -> TopicFilter:  # named as the legacy API's class
     return TopicFilter(raw, BLACKLIST)
 
 
