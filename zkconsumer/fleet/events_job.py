@@ -50,14 +50,7 @@ from zkconsumer.fleet.pages import (
     duration_bucket_index,
     events_page,
 )
-from zkconsumer.fleet.task_files import (
-    TaskFiles,
-    collect_results,
-    keep_tables,
-    task_directory,
-    task_partition,
-    task_result,
-)
+from zkconsumer.fleet.task_files import TaskFiles, collect_results, keep_tables, task_directory, task_result
 
 #: the connector's order of the steps (two share number 2, two number 9)
 _STEP_ORDER = {step.name: index for index, step in enumerate(STEPS)}
@@ -143,7 +136,7 @@ def member_task(tables: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
         keys = ordered.column("consumer_id").to_pylist()
         values = ordered.column("value").to_pylist()
         del ordered
-        with TaskFiles(TABLES, Path(tables), task_partition()) as files:
+        with TaskFiles(TABLES, Path(tables)) as files:
             totals, chunk, start = TaskTotals(), [], 0
             for key, run_ in itertools.groupby(keys):
                 count = sum(1 for _ in run_)

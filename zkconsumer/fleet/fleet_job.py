@@ -28,14 +28,7 @@ from zkconsumer.fleet.analysis import MODERN_STRATEGIES, GroupAnalysis, GroupRow
 from zkconsumer.fleet.job_output import check_inputs, check_output, input_files, staged_directory
 from zkconsumer.fleet.pages import SIZE_BUCKETS, FleetSummary, FleetTotals, StrategyTotals, fleet_page, size_bucket
 from zkconsumer.fleet.snapshot import OFFSETS_STORAGES, decode
-from zkconsumer.fleet.task_files import (
-    TaskFiles,
-    collect_results,
-    keep_tables,
-    task_directory,
-    task_partition,
-    task_result,
-)
+from zkconsumer.fleet.task_files import TaskFiles, collect_results, keep_tables, task_directory, task_result
 
 ATTENTION_ROWS = 25
 LEGACY_TODAY = "legacy (today)"
@@ -101,7 +94,7 @@ def fleet_task(tables: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         counts: Counter[str] = Counter()
         attention: list[GroupRow] = []
-        with TaskFiles(TABLES, Path(tables), task_partition()) as files:
+        with TaskFiles(TABLES, Path(tables)) as files:
             for batch in batches:
                 done, errors = analyze_lines(batch.column(0).to_pylist())
                 files.write("groups", [a.group for a in done])

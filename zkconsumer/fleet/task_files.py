@@ -33,12 +33,15 @@ RESULT_DDL = "`result` string"
 
 class TaskFiles:
     """The files of one task, one per ``(name, row dataclass)`` of ``tables``; a context manager that renames them
-    into place when its block ends without an exception and removes them otherwise."""
+    into place when its block ends without an exception and removes them otherwise. ``partition`` names the files:
+    the running task's by default."""
 
-    def __init__(self, tables: Sequence[tuple[str, type]], directory: Path, partition: int) -> None:
+    def __init__(self, tables: Sequence[tuple[str, type]], directory: Path, partition: int | None = None) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        if partition is None:
+            partition = task_partition()
         self._pa = pa
         self._classes = dict(tables)
         self._final = {name: directory / name / f"part-{partition:05d}.parquet" for name in self._classes}
