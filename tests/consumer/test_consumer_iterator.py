@@ -176,7 +176,8 @@ def test_a_rebalance_clear_stops_a_running_loop_at_what_was_handed_out():
 
 
 def test_a_message_has_next_promised_is_still_handed_out_after_a_clear():
-    """Kafka's IteratorTemplate kept the peeked item; it no longer moves the (released) partition's offset."""
+    """Kafka's IteratorTemplate kept the peeked item; handed out after a clear, it does not move the (released)
+    partition's offset."""
     queue, info, stream = setup(consumed=0)
     info.enqueue(messages([0, 1, 2]))
     it = stream.iterator()

@@ -1,8 +1,7 @@
 """The offsets a rebalance reads (step 6) come before its claim (step 8), as in Kafka. An old owner that commits and
-releases between the two left the new owner starting from the offset it read before that commit: everything the
-old owner consumed since its last commit was delivered again, with no fault at all. The chaos run found it as
-duplicates while its ten members were forming the group (seed 2: 53 messages delivered twice 0.2 s apart, before
-any fault).
+releases between the two must not leave the new owner starting from the offset it read before that commit: that
+would deliver again everything the old owner consumed since its last commit, with no fault at all, and it happens
+whenever members join a group together (each one's claim waits for others' releases).
 
 The interleaving is forced here, against the real ZooKeeper and broker: the new member's read of the offsets is
 held (wrapped, the read itself untouched) until the old owner's owner znode is gone, which the old owner deletes
@@ -60,10 +59,10 @@ def test_a_commit_between_the_new_owner_s_read_and_its_claim_is_not_consumed_aga
 
 def test_when_the_second_read_fails_the_claimed_znodes_are_released_by_the_next_attempt(zk, kafka_zk, bootstrap_servers,
                                                                                          topic_name):
-    """The read after the claim can fail (ZooKeeper going away, as in the chaos run's short version): the attempt
-    fails with the owner znodes created, and the next attempt's release must delete them. It did not, when they
-    counted as confirmed before that read: with the assignment changed meanwhile, the partition stayed owned by a
-    znode of a member that did not fetch it, and no other member could claim it (40 messages never delivered)."""
+    """The read after the claim can fail (ZooKeeper going away): the attempt fails with the owner znodes created,
+    and the next attempt's release must delete them, so they do not count as confirmed before that read. Left
+    behind, with the assignment changed meanwhile, they would keep the partition owned by a member that does not
+    fetch it, and no other member could claim it: its messages would never be delivered."""
     from kazoo.exceptions import ConnectionLoss
     from structlog.testing import capture_logs
 

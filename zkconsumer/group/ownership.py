@@ -1,8 +1,8 @@
 """Partition ownership znodes (``/consumers/<g>/owners/<t>/<p>``, ephemeral, data = owning thread id).
 
-Claiming and releasing are where earlier ports lost partitions or got stuck (ownership conflicts at rolling restarts,
-partitions left unowned, stale znodes after a fast restart), so both
-differ from Kafka in how, never in what other members observe:
+Claiming and releasing are where a group can lose partitions or get stuck (ownership conflicts at rolling restarts,
+partitions left unowned, stale znodes after a fast restart), so both differ from Kafka in how, never in what other
+members observe:
 
 * **A claim is all or nothing, in few requests.** Kafka created the owner znodes one by one and, on a conflict,
   deleted those it had made. Here the claims of an attempt go in multi-ops, as few as fit under the byte budget
