@@ -62,7 +62,7 @@ def test_three_processes_survive_a_sigkill_with_at_least_once_delivery(tmp_path,
     wait_for(lambda: zk.exists(f"/brokers/topics/{topic_name}/partitions/{PARTITIONS - 1}/state"))
     outputs = [tmp_path / f"m{i}.txt" for i in range(3)]
     members = [
-        subprocess.Popen([sys.executable, "-m", "zkconsumer.demo.group_member", "--zookeeper", kafka_zk,
+        subprocess.Popen([sys.executable, "-m", "zkconsumer.members.legacy_member", "--zookeeper", kafka_zk,
                           "--group", GROUP,
                           "--topic", topic_name, "--consumer-id", f"m{i}", "--output", str(outputs[i]),
                           "--session-timeout-ms", str(SESSION_MS), "--events", "none"],

@@ -69,7 +69,7 @@ def running(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     state = next((line.split()[1] for line in status.splitlines() if line.startswith("State:")), "?")
-    return state != "Z" and b"zkconsumer.demo.group_member" in cmdline
+    return state != "Z" and b"zkconsumer.members.legacy_member" in cmdline
 
 
 @pytest.fixture

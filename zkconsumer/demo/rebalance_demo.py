@@ -10,10 +10,11 @@ Five scenes, each one action and the rebalance it causes (see :data:`SCENES`):
    partitions are consumed by nobody;
 5. partitions are added to the topic: the topic watch fires and everyone rebalances.
 
-Members are separate processes (:mod:`zkconsumer.demo.group_member`) writing their events as JSON lines; the demo reads
-them, narrates each attempt (:mod:`zkconsumer.demo.narration`), records them, with its own ``demo.*``
-events, in ``events.jsonl``, and after each scene prints the ConsumerOffsetChecker table and the
-VerifyConsumerRebalance verdict read from ZooKeeper, as an operator would see them. At the end the recorded events
+Members are separate processes (:mod:`zkconsumer.members.legacy_member`, started and followed through
+:mod:`zkconsumer.members.group`) writing their events as JSON lines; the demo reads them, narrates each attempt
+(:mod:`zkconsumer.demo.narration`), records them, with its own ``demo.*`` events, in ``events.jsonl``, and after
+each scene prints the ConsumerOffsetChecker table and the VerifyConsumerRebalance verdict read from ZooKeeper, as an
+operator would see them. At the end the recorded events
 become the HTML timeline (:mod:`zkconsumer.trace.timeline_html`).
 
 How partitions are added depends on the broker: with CreatePartitions when it has it; on the embedded Tansu,
@@ -30,16 +31,10 @@ with ``thread``, ``valid``).
 
 from __future__ import annotations
 
-import json
-import queue
-import signal
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -52,15 +47,19 @@ from zkconsumer.assignors.comparison import compare, format_partitions
 from zkconsumer.assignors.model import AssignmentInput, Member
 from zkconsumer.bridge.metadata_bridge import MetadataBridge
 from zkconsumer.demo.narration import RebalanceNarrator, parse_time
-from zkconsumer.errors import ServerUnavailableError, UsageError, ZkConsumerError, ZnodeMissingError
+from zkconsumer.errors import UsageError, ZkConsumerError
 from zkconsumer.group.snapshot import read_group_snapshot
 from zkconsumer.kafka.metadata import admin_client, fetch_metadata
 from zkconsumer.kafka.topics import TopicCommandError, alter_partitions, create_topic
+from zkconsumer.members import legacy_member
+from zkconsumer.members.group import MemberGroup, MemberProcess
+from zkconsumer.members.recorder import EventRecorder
+from zkconsumer.members.topic_wait import wait_for_topic
 from zkconsumer.progress import Waiting
 from zkconsumer.tools.offset_checker import GroupDescription, describe_group, format_table, registered_bootstrap
 from zkconsumer.tools.verify_rebalance import RebalanceCheck, verify_rebalance
 from zkconsumer.types import TopicPartition
-from zkconsumer.zk import cluster, paths
+from zkconsumer.zk import paths
 from zkconsumer.zk.client import close_client, open_client, zookeeper
 from zkconsumer.zk.reads import children
 
@@ -122,18 +121,6 @@ SCENES = (
 )
 
 
-@dataclass
-class MemberProcess:
-    name: str  # c1, c2, ...
-    consumer_id: str  # <group>_<name>
-    streams: int
-    process: subprocess.Popen
-    alive: bool = True
-    rebalancing: bool = False
-    last_completed: float = 0.0  # wall-clock time of the last rebalance.completed
-    owned: tuple[dict[str, Any], ...] = ()
-
-
 @dataclass(frozen=True)
 class SceneResult:
     """What the group looked like once the scene settled, from the events and from ZooKeeper, for tests."""
@@ -152,10 +139,6 @@ class DemoResult:
     scenes: list[SceneResult] = field(default_factory=list)
 
 
-def now_iso() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 class RebalanceDemo:
     """Plays :data:`SCENES`; ``grow(total)`` adds partitions and returns None, or why it cannot."""
 
@@ -168,13 +151,10 @@ class RebalanceDemo:
         self.status = status
         self.on_action = on_action
         self.on_settled = on_settled
-        self.members: dict[str, MemberProcess] = {}
+        self.group = MemberGroup(settings.output_dir / "members")
+        self.streams: dict[str, int] = {}  # member name -> its streams
         self.narrator = RebalanceNarrator(explain=settings.explain)
-        self._inbox: queue.Queue[dict[str, Any]] = queue.Queue()
-        self._events_lock = threading.Lock()
-        self._events: TextIO | None = None
-        self._readers: list[threading.Thread] = []
-        self._last_rebalance_event = 0.0
+        self._recorder: EventRecorder | None = None
         self._last_told = 0.0  # time of the last narrated event, to show the quiet stretches
         self._waiting: Waiting | None = None  # the wait indicator while a scene settles
         self._check: RebalanceCheck | None = None  # the verdict that let the scene settle, reported as is
@@ -188,7 +168,7 @@ class RebalanceDemo:
         (s.output_dir / "members").mkdir(exist_ok=True)
         result = DemoResult(s, s.output_dir / EVENTS_FILE, None)
         (s.output_dir / TIMELINE_FILE).unlink(missing_ok=True)  # never leave an older run's page beside these events
-        self._events = open(result.events_path, "w", encoding="utf-8")  # noqa: SIM115 - closed in finally
+        self._recorder = EventRecorder(result.events_path)
         self._zk = open_client(s.zookeeper)
         try:
             self._say(f"Group {s.group!r} on topic {s.topic!r} ({s.partitions} partitions), strategy {s.strategy}, "
@@ -232,28 +212,18 @@ class RebalanceDemo:
     def _start(self, name: str, streams: int) -> None:
         s = self.settings
         consumer_id = f"{s.group}_{name}"
-        log = open(s.output_dir / "members" / f"{name}.log", "w")  # noqa: SIM115 - the child owns it
-        process = subprocess.Popen(
-            [sys.executable, "-m", "zkconsumer.demo.group_member", "--zookeeper", s.zookeeper, "--group", s.group,
-             "--topic", f"{s.topic}:{streams}", "--consumer-id", name, "--strategy", s.strategy,
-             "--session-timeout-ms", str(s.session_timeout_ms), "--stop-at-stdin-eof"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1,
-        )
-        log.close()
-        member = MemberProcess(name, consumer_id, streams, process)
-        self.members[name] = member
-        reader = threading.Thread(target=self._read_member, args=(member,), name=f"demo-reader-{name}", daemon=True)
-        reader.start()
-        self._readers.append(reader)
-        self._record({"event": "demo.member_started", "consumer_id": consumer_id, "pid": process.pid,
+        argv = legacy_member.command(zookeeper=s.zookeeper, group=s.group, topic=f"{s.topic}:{streams}",
+                                     consumer_id=name, strategy=s.strategy, session_timeout_ms=s.session_timeout_ms,
+                                     stop_at_stdin_eof=True)
+        member = self.group.start(name, consumer_id, argv)
+        self.streams[name] = streams
+        self._record({"event": "demo.member_started", "consumer_id": consumer_id, "pid": member.pid,
                       "streams": streams})
-        self._say(f"-> started {name} ({consumer_id}, {streams} stream{'s' if streams > 1 else ''}, pid {process.pid})")
+        self._say(f"-> started {name} ({consumer_id}, {streams} stream{'s' if streams > 1 else ''}, pid {member.pid})")
 
     def _kill(self, name: str) -> None:
-        member = self.members[name]
-        member.process.send_signal(signal.SIGKILL)
-        member.process.wait()
-        member.alive = False
+        member = self.group.members[name]
+        self.group.kill(member)
         self._record({"event": "demo.member_killed", "consumer_id": member.consumer_id, "pid": member.process.pid,
                       "signal": "SIGKILL"})
         self._say(f"-> killed {name} with SIGKILL; its znodes stay until its session expires "
@@ -276,83 +246,43 @@ class RebalanceDemo:
         """One at a time, so that each departure is a rebalance of those who stay, and the last one leaves alone."""
         self._say("")
         self._say("== The end: the members leave one by one (SIGTERM: a clean shutdown) ==")
-        live = [m for m in self.members.values() if m.alive]
+        live = self.group.live()
         for i, member in enumerate(live):
             started = time.time()
             self._stop(member)
             if i < len(live) - 1:
                 self._settle(started, f"the others to take over from {member.name}")
-        for reader in self._readers:
-            reader.join(5)
-        self._drain(0.2)
+        for event in self.group.close():
+            self._take(event)
 
     def _stop(self, member: MemberProcess) -> None:
-        member.process.send_signal(signal.SIGTERM)
         waiting = Waiting(self.status, f"{member.name} to shut down")
+
+        def take_events() -> None:
+            self._drain(0.1)
+            waiting.tick()
+
         try:
-            while member.process.poll() is None:
-                if waiting.elapsed > 20:
-                    member.process.kill()
-                    break
-                self._drain(0.1)
-                waiting.tick()
+            self.group.stop(member, timeout=20.0, while_waiting=take_events)
         finally:
             waiting.finish()
-        member.process.wait()
-        member.alive = False
         self._record({"event": "demo.member_stopped", "consumer_id": member.consumer_id})
         self._say(f"-> stopped {member.name}")
 
     # --- events ---------------------------------------------------------------------------------------
 
-    def _read_member(self, member: MemberProcess) -> None:
-        """One thread per member: its stdout is JSON events; anything else (a crash) is kept as a note."""
-        assert member.process.stdout is not None
-        for line in member.process.stdout:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                event = json.loads(line)
-            except ValueError:
-                event = {"event": "demo.member_output", "consumer_id": member.consumer_id, "line": line,
-                         "timestamp": now_iso()}
-            if isinstance(event, dict):
-                self._inbox.put(event)
-
     def _record(self, event: dict[str, Any]) -> None:
-        event.setdefault("level", "info")
-        event.setdefault("timestamp", now_iso())
-        with self._events_lock:
-            if self._events is not None:
-                self._events.write(json.dumps(event) + "\n")
-                self._events.flush()
+        if self._recorder is not None:
+            self._recorder.write(event)
 
     def _drain(self, wait: float) -> None:
         """Record and narrate whatever the members said, waiting up to ``wait`` for the first event."""
-        try:
-            event = self._inbox.get(timeout=wait)
-        except queue.Empty:
-            return
-        while True:
+        for event in self.group.receive(wait):
             self._take(event)
-            try:
-                event = self._inbox.get_nowait()
-            except queue.Empty:
-                return
 
     def _take(self, event: dict[str, Any]) -> None:
+        """Record and narrate one event; :meth:`MemberGroup.receive` has applied it to its member's state."""
         self._record(event)
-        name = str(event.get("event", ""))
-        member = next((m for m in self.members.values() if m.consumer_id == event.get("consumer_id")), None)
-        if member is not None and name.startswith("rebalance."):
-            self._last_rebalance_event = time.monotonic()
-            if name == "rebalance.started":
-                member.rebalancing = True
-            elif name == "rebalance.completed":
-                member.rebalancing = False
-                member.last_completed = parse_time(event["timestamp"])
-                member.owned = tuple(event.get("owned") or ())
         lines = self.narrator.feed(event)
         if lines:
             if self._waiting is not None:  # the narration takes the line the wait indicator was drawing on
@@ -368,13 +298,9 @@ class RebalanceDemo:
     # --- settling and reporting -----------------------------------------------------------------------
 
     def _settled(self, since: float) -> bool:
-        live = [m for m in self.members.values() if m.alive]
-        if any(m.rebalancing or m.last_completed < since for m in live):
-            return False
-        if time.monotonic() - self._last_rebalance_event < _QUIET_S:
-            return False
-        owned = {(p["topic"], p["partition"]) for m in live for p in m.owned}
-        if live and len(owned) != self._partitions:  # every partition has an owner among the living
+        """The members' events say every live member rebalanced since ``since`` and together they own every
+        partition, and ZooKeeper agrees (groups verify)."""
+        if not self.group.settled(self._partitions, quiet_s=_QUIET_S, completed_after=since):
             return False
         try:
             self._check = verify_rebalance(self._zk, self.settings.group)
@@ -390,8 +316,8 @@ class RebalanceDemo:
                     raise DemoError(
                         f"the group did not settle within {self.settings.settle_limit_s:g} s; the members' logs "
                         f"are in {self.settings.output_dir / 'members'}")
-                for member in self.members.values():
-                    if member.alive and member.process.poll() is not None:
+                for member in self.group.live():
+                    if member.process.poll() is not None:
                         raise DemoError(f"member {member.name} exited with status {member.process.returncode}; "
                                         f"see {self.settings.output_dir / 'members' / (member.name + '.log')}")
                 self._drain(0.1)
@@ -402,8 +328,7 @@ class RebalanceDemo:
 
     def _report(self, scene: Scene) -> SceneResult:
         s = self.settings
-        owners = {TopicPartition(p["topic"], p["partition"]): p["thread"]
-                  for m in self.members.values() if m.alive for p in m.owned}
+        owners = {tp: thread for m in self.group.live() for tp, thread in m.state.owned.items()}
         description = describe_group(self._zk, s.group)
         check = self._check  # read by _settled just now; nothing has happened since
         assert check is not None
@@ -416,7 +341,7 @@ class RebalanceDemo:
             self._say(f"     {line}")
         for warning in description.warnings:
             self._say(f"     warning: {warning}")
-        idle = [f"{m.consumer_id}-{n}" for m in self.members.values() if m.alive for n in range(m.streams)
+        idle = [f"{m.consumer_id}-{n}" for m in self.group.live() for n in range(self.streams[m.name])
                 if f"{m.consumer_id}-{n}" not in owners.values()]
         if idle:
             self._say(f"   Idle threads (nothing assigned): {', '.join(idle)}")
@@ -434,10 +359,7 @@ class RebalanceDemo:
     def _compare(self) -> None:
         """What every assignor, legacy and modern, would do with the same members at this moment."""
         snapshot = read_group_snapshot(self._zk, self.settings.group)
-        owned: dict[str, list[TopicPartition]] = {}
-        for m in self.members.values():
-            if m.alive:
-                owned[m.consumer_id] = [TopicPartition(p["topic"], p["partition"]) for p in m.owned]
+        owned = {m.consumer_id: list(m.state.owned) for m in self.group.live()}
         members = tuple(
             Member(cid, streams=streams, owned=tuple(sorted(owned.get(cid, []))))
             for cid, streams in snapshot.streams_per_member(exclude_internal=True).items()
@@ -484,21 +406,12 @@ class RebalanceDemo:
 
     def _cleanup(self) -> None:
         """After an error or Ctrl-C: ask every member still running to leave, then make sure it did."""
-        running = [m for m in self.members.values() if m.process.poll() is None]
-        for member in running:
-            member.process.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        for member in running:
-            try:
-                member.process.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                member.process.kill()
-                member.process.wait()
+        self.group.stop_all(timeout=10.0)
+        self.group.close()
         close_client(self._zk)
-        with self._events_lock:
-            if self._events is not None:
-                self._events.close()
-                self._events = None
+        if self._recorder is not None:
+            self._recorder.close()
+            self._recorder = None
 
     def _write_timeline(self, events_path: Path) -> Path | None:
         from zkconsumer.trace.timeline import build_timeline, read_events
@@ -533,11 +446,7 @@ def play_in_own_chroot(root: str, bootstrap: str, settings: DemoSettings, **hook
         fresh_chroot(zk)
     connect = root.rstrip("/") + CHROOT
     bridge = MetadataBridge(connect, bootstrap, interval_ms=250, partition_limits={settings.topic: settings.partitions})
-    bridge.start()
-    stop = threading.Event()
-    thread = threading.Thread(target=bridge.run, args=(stop,), name="demo-bridge", daemon=True)
-    thread.start()
-    try:
+    with bridge.running(name="demo-bridge", join_timeout=5.0):
         with zookeeper(connect) as zk:
             wait_for_topic(zk, settings.topic, settings.partitions)
 
@@ -548,10 +457,6 @@ def play_in_own_chroot(root: str, bootstrap: str, settings: DemoSettings, **hook
             return None
 
         return RebalanceDemo(replace(settings, zookeeper=connect, bootstrap=bootstrap), grow, **hooks).run()
-    finally:
-        stop.set()
-        thread.join(5)
-        bridge.close()
 
 
 def play_against(connect: str, bootstrap: str | None, settings: DemoSettings, **hooks: Any) -> DemoResult:
@@ -613,18 +518,3 @@ def fresh_chroot(zk: KazooClient) -> None:
                                  f"wait for it to end")
         zk.delete(CHROOT, recursive=True)
     zk.create(CHROOT, CHROOT_MARKER)
-
-
-
-def wait_for_topic(zk: KazooClient, topic: str, partitions: int, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            if len(cluster.read_topic(zk, topic).partitions) >= partitions:
-                return
-        except ZnodeMissingError:
-            pass
-        if time.monotonic() > deadline:
-            raise ServerUnavailableError(
-                f"topic {topic} did not show {partitions} partitions in ZooKeeper within {timeout:g} s")
-        time.sleep(0.1)

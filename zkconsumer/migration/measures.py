@@ -4,7 +4,7 @@ and the messages its members delivered.
 Pure: parsed events and records in, frozen dataclasses out.
 
 *Fetching* is read from the events with one rule for both families, since the modern member speaks the legacy
-steps' words (:mod:`zkconsumer.migration.modern_member`): ``rebalance.stop_fetchers`` stops everything the
+steps' words (:mod:`zkconsumer.members.modern_member`): ``rebalance.stop_fetchers`` stops everything the
 member fetched (from the moment the step began), ``rebalance.release`` stops the partitions it names,
 ``rebalance.completed`` makes ``owned`` what the member fetches, ``session.expired`` drops what it names and
 ``consumer.shutting_down``, ``demo.member_killed`` and ``demo.member_died`` stop everything. A partition is

@@ -8,12 +8,14 @@ protocol's topic, each keyed and valued ``<protocol>:<sequence>`` so that every 
 the delivery report that counts it (Tansu's high watermark is not the log end: nothing here reads it) to the
 member that delivered it.
 
-The legacy members (:mod:`zkconsumer.demo.group_member`) need brokers and topics in ZooKeeper: the run mirrors
-the broker into a chroot of its own with a :class:`~zkconsumer.bridge.metadata_bridge.MetadataBridge`, and
-deletes the chroot at the end. Members are started with ``--stop-at-stdin-eof``: whatever way this process ends,
-they leave. After the script, production stops, the run waits for the members to deliver what was produced,
-then stops them (consumers first: Tansu crashes a consumer whose assigned topic is deleted) and deletes the
-topics. A member that exits on its own is recorded (``demo.member_died``) and the script goes on without it.
+Members are processes of their own (:mod:`zkconsumer.members.legacy_member`,
+:mod:`zkconsumer.members.modern_member`), started, followed and stopped through :mod:`zkconsumer.members.group`.
+The legacy members need brokers and topics in ZooKeeper: the run mirrors the broker into a chroot of its own with a
+:class:`~zkconsumer.bridge.metadata_bridge.MetadataBridge`, and deletes the chroot at the end. Members are started
+with ``--stop-at-stdin-eof``: whatever way this process ends, they leave. After the script, production stops, the run
+waits for the members to deliver what was produced, then stops them (consumers first: Tansu crashes a consumer whose
+assigned topic is deleted) and deletes the topics. A member that exits on its own is recorded (``demo.member_died``)
+and the script goes on without it.
 
 Per protocol, under ``output_dir/<protocol>/``: ``events.jsonl`` (the members' events and the runner's
 ``demo.*`` markers), ``produced.txt`` (``partition value scene`` per acknowledged message),
@@ -28,23 +30,21 @@ limit, ``duration_ms``), ``migration.member_died`` (``protocol``, ``consumer_id`
 from __future__ import annotations
 
 import contextlib
-import json
-import queue
-import signal
-import subprocess
-import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from zkconsumer.demo.rebalance_demo import now_iso, wait_for_topic
-from zkconsumer.errors import ZkConsumerError
+from zkconsumer.events.fields import duration_ms, elapsed_ms
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.log import get_logger
+from zkconsumer.members import legacy_member, modern_member
+from zkconsumer.members.group import MemberGroup
+from zkconsumer.members.recorder import EventRecorder
+from zkconsumer.members.topic_wait import wait_for_topic
 from zkconsumer.migration.measures import DIED, DRAINING, Delivery, Produced, measure
 from zkconsumer.migration.report import MemberSettings, ProtocolResult
 from zkconsumer.migration.scenes import SCENES, Protocol, Scene
@@ -56,10 +56,6 @@ PRODUCED_FILE = "produced.txt"
 QUIET_S = 1.0  # no rebalance event for this long, every partition fetched: the scene has settled
 MAX_TOTAL_RATE = 2000  # messages a second over all protocols: one producer, every delivery report counted
 log = get_logger("zkconsumer.migration")
-
-
-class MigrationError(ZkConsumerError):
-    pass
 
 
 @dataclass(frozen=True)
@@ -78,19 +74,6 @@ class CompareSettings:
 
     def name(self, protocol: Protocol) -> str:
         return f"migration-{protocol.name}-{self.run_id}"
-
-
-@dataclass
-class Member:
-    name: str  # m1, m2, m3
-    consumer_id: str
-    process: subprocess.Popen
-    deliveries: Path
-    alive: bool = True
-    ended_by_us: bool = False
-    rebalancing: bool = False
-    completed: int = 0
-    owned: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -115,20 +98,17 @@ class ProtocolRun:
 def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
     """The settings the members of each family run with, read from the members' own config functions with the
     arguments :meth:`_Player.start_member` gives them, so that the page shows what actually ran."""
-    from argparse import Namespace
-
-    from zkconsumer.demo.group_member import member_config
-    from zkconsumer.migration.modern_member import POLL_TIMEOUT_S, consumer_config
-
-    args = Namespace(zookeeper="", bootstrap="", group="", consumer_id="", strategy="<protocol>",
-                     session_timeout_ms=settings.session_timeout_ms)
     skip = {"zookeeper.connect", "bootstrap.servers", "group.id", "consumer.id", "client.id", "log_level"}
-    legacy = tuple((k, str(v)) for k, v in member_config(args).items() if k not in skip)
-    modern = tuple((k, str(v)) for k, v in consumer_config(args).items() if k not in skip)
+    legacy_config = legacy_member.member_config(zookeeper="", group="", consumer_id="", strategy="<protocol>",
+                                                session_timeout_ms=settings.session_timeout_ms)
+    modern_config = modern_member.consumer_config(bootstrap="", group="", consumer_id="", strategy="<protocol>",
+                                                  session_timeout_ms=settings.session_timeout_ms)
+    legacy = tuple((k, str(v)) for k, v in legacy_config.items() if k not in skip)
+    modern = tuple((k, str(v)) for k, v in modern_config.items() if k not in skip)
     modern += (("max.poll.interval.ms", "300000 (librdkafka default)"),
-               ("poll() timeout", f"{POLL_TIMEOUT_S * 1000:g} ms"))
-    return (MemberSettings("legacy", "zkconsumer.demo.group_member", legacy),
-            MemberSettings("modern", "zkconsumer.migration.modern_member", modern))
+               ("poll() timeout", f"{modern_member.POLL_TIMEOUT_S * 1000:g} ms"))
+    return (MemberSettings("legacy", legacy_member.MODULE, legacy),
+            MemberSettings("modern", modern_member.MODULE, modern))
 
 
 def read_deliveries(run: ProtocolRun) -> list[Delivery]:
@@ -153,19 +133,15 @@ class _Player:
         self.zk_connect = zk_connect
         self.stop = stop
         self.on_scene = on_scene
-        self.members: dict[str, Member] = {}
-        self.inbox: queue.Queue[dict[str, Any]] = queue.Queue()
-        self.lock = threading.Lock()
-        self.events: TextIO | None = None
-        self.readers: list[threading.Thread] = []
-        self.last_rebalance_event = 0.0
+        self.group = MemberGroup(run.directory / "members")
+        self.recorder: EventRecorder | None = None
 
     # --- the script -----------------------------------------------------------------------------------
 
     def play(self) -> None:
         run = self.run
         (run.directory / "members").mkdir(parents=True, exist_ok=True)
-        self.events = open(run.events_path, "w", encoding="utf-8")  # noqa: SIM115 - closed in finally
+        self.recorder = EventRecorder(run.events_path)
         try:
             log.info("migration.protocol_started", protocol=run.protocol.name, topic=run.topic, group=run.group)
             for scene in SCENES:
@@ -181,7 +157,7 @@ class _Player:
                     return
                 duration = time.monotonic() - began
                 log.info("migration.scene_settled", protocol=run.protocol.name, scene=scene.number, settled=settled,
-                         duration_ms=duration * 1000)
+                         duration_ms=duration_ms(duration))
                 if self.on_scene is not None:
                     self.on_scene(run.protocol.name, scene, settled, duration)
                 self.wait(self.settings.pace)
@@ -197,20 +173,15 @@ class _Player:
         if action.kind == "start":
             self.start_member(action.member)
             return
-        member = self.members[action.member]
+        member = self.group.members[action.member]
         if not member.alive:
             return
-        member.ended_by_us = True
         if action.kind == "kill":
-            member.process.send_signal(signal.SIGKILL)
-            member.process.wait()
-            member.alive = False
-            self.marker("demo.member_killed", consumer_id=member.consumer_id, pid=member.process.pid,
-                        signal="SIGKILL")
+            self.group.kill(member)
+            self.marker("demo.member_killed", consumer_id=member.consumer_id, pid=member.pid, signal="SIGKILL")
         else:
             self.marker("demo.member_stopping", consumer_id=member.consumer_id)
-            member.process.send_signal(signal.SIGTERM)
-            self.wait_for_exit(member)
+            self.group.stop(member, timeout=20.0, while_waiting=lambda: self.pump(0.1))
             self.marker("demo.member_stopped", consumer_id=member.consumer_id)
 
     def drain(self) -> None:
@@ -226,8 +197,7 @@ class _Player:
                 break
             self.pump(0.3)
         log.info("migration.drained", protocol=self.run.protocol.name, produced=len(self.run.produced),
-                 delivered=len({d.value for d in read_deliveries(self.run)}),
-                 duration_ms=(time.monotonic() - began) * 1000)
+                 delivered=len({d.value for d in read_deliveries(self.run)}), duration_ms=elapsed_ms(began))
 
     # --- members --------------------------------------------------------------------------------------
 
@@ -235,48 +205,19 @@ class _Player:
         s, run = self.settings, self.run
         consumer_id = f"{run.group}_{name}"
         deliveries = run.directory / "members" / f"{name}.deliveries"
+        argv: list[str]
         if run.protocol.family == "legacy":
-            argv = [sys.executable, "-m", "zkconsumer.demo.group_member", "--zookeeper", self.zk_connect,
-                    "--group", run.group, "--topic", f"{run.topic}:1", "--consumer-id", name,
-                    "--strategy", run.protocol.strategy]
+            argv = legacy_member.command(zookeeper=self.zk_connect, group=run.group, topic=f"{run.topic}:1",
+                                         consumer_id=name, strategy=run.protocol.strategy,
+                                         session_timeout_ms=s.session_timeout_ms, output=deliveries,
+                                         stop_at_stdin_eof=True)
         else:
-            argv = [sys.executable, "-m", "zkconsumer.migration.modern_member", "--bootstrap", s.bootstrap,
-                    "--group", run.group, "--topic", run.topic, "--consumer-id", consumer_id,
-                    "--strategy", run.protocol.strategy]
-        argv += ["--session-timeout-ms", str(s.session_timeout_ms), "--output", str(deliveries),
-                 "--stop-at-stdin-eof"]
-        with open(run.directory / "members" / f"{name}.log", "wb") as stderr:
-            process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                                       text=True, bufsize=1)
-        member = Member(name, consumer_id, process, deliveries)
-        self.members[name] = member
-        reader = threading.Thread(target=self.read, args=(member,), name=f"read-{consumer_id}", daemon=True)
-        reader.start()
-        self.readers.append(reader)
-        self.marker("demo.member_started", consumer_id=consumer_id, pid=process.pid)
-
-    def read(self, member: Member) -> None:
-        assert member.process.stdout is not None
-        for line in member.process.stdout:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                event = None
-            if not isinstance(event, dict):
-                if line.strip():
-                    self.inbox.put({"event": "demo.member_output", "level": "warning", "timestamp": now_iso(),
-                                    "consumer_id": member.consumer_id, "line": line.rstrip()[:500]})
-                continue
-            self.inbox.put(event)
-
-    def wait_for_exit(self, member: Member, timeout: float = 20.0) -> None:
-        deadline = time.monotonic() + timeout
-        while member.process.poll() is None and time.monotonic() < deadline:
-            self.pump(0.1)
-        if member.process.poll() is None:
-            member.process.kill()
-            member.process.wait()
-        member.alive = False
+            argv = modern_member.command(bootstrap=s.bootstrap, group=run.group, topic=run.topic,
+                                         consumer_id=consumer_id, strategy=run.protocol.strategy,
+                                         session_timeout_ms=s.session_timeout_ms, output=deliveries,
+                                         stop_at_stdin_eof=True)
+        member = self.group.start(name, consumer_id, argv)
+        self.marker("demo.member_started", consumer_id=consumer_id, pid=member.pid)
 
     # --- settling -------------------------------------------------------------------------------------
 
@@ -293,53 +234,24 @@ class _Player:
         return False
 
     def settled(self, scene: Scene, began: float) -> bool:
-        live = [m for m in self.members.values() if m.alive]
-        if not live or any(m.rebalancing or m.completed == 0 for m in live):
-            return False
-        if time.monotonic() - max(self.last_rebalance_event, began) < QUIET_S:
-            return False
-        owned: set[int] = set().union(*(m.owned for m in live))
-        return len(owned) == self.settings.partitions
+        return self.group.settled(self.settings.partitions, quiet_s=QUIET_S, began=began)
 
     def pump(self, wait: float) -> None:
-        """Record what the members said, and notice a member that exited on its own."""
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                event = self.inbox.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            self.take(event)
-        for member in self.members.values():
-            if member.alive and not member.ended_by_us and member.process.poll() is not None:
-                member.alive = False
-                log.warning("migration.member_died", protocol=self.run.protocol.name,
-                            consumer_id=member.consumer_id, returncode=member.process.returncode)
-                self.marker(DIED, consumer_id=member.consumer_id, returncode=member.process.returncode)
-
-    def take(self, event: dict[str, Any]) -> None:
-        self.record(event)
-        name = str(event.get("event", ""))
-        member = next((m for m in self.members.values() if m.consumer_id == event.get("consumer_id")), None)
-        if member is None or not name.startswith("rebalance."):
-            return
-        self.last_rebalance_event = time.monotonic()
-        if name == "rebalance.started":
-            member.rebalancing = True
-        elif name == "rebalance.completed":
-            member.rebalancing = False
-            member.completed += 1
-            member.owned = frozenset(p["partition"] for p in event.get("owned") or () if isinstance(p, dict))
+        """Record what the members said (waiting up to ``wait`` for it), and notice a member that exited on its
+        own."""
+        for event in self.group.receive(wait):
+            self.record(event)
+        for member in self.group.died():
+            log.warning("migration.member_died", protocol=self.run.protocol.name,
+                        consumer_id=member.consumer_id, returncode=member.process.returncode)
+            self.marker(DIED, consumer_id=member.consumer_id, returncode=member.process.returncode)
 
     def marker(self, name: str, **fields: Any) -> None:
-        self.record({"event": name, "level": "info", "timestamp": now_iso(), "protocol": self.run.protocol.name,
-                     **fields})
+        self.record({"event": name, "protocol": self.run.protocol.name, **fields})
 
     def record(self, event: dict[str, Any]) -> None:
-        with self.lock:
-            if self.events is not None:
-                self.events.write(json.dumps(event, default=str) + "\n")
-                self.events.flush()
+        if self.recorder is not None:
+            self.recorder.write(event)
 
     def wait(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
@@ -350,32 +262,13 @@ class _Player:
 
     def finish(self) -> None:
         """Every member still running leaves (SIGTERM, then SIGKILL after 15 s); their last events recorded."""
-        running = [m for m in self.members.values() if m.process.poll() is None]
-        for member in running:
-            member.ended_by_us = True
-            with contextlib.suppress(OSError):
-                member.process.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 15
-        for member in running:
-            while member.process.poll() is None and time.monotonic() < deadline:
-                self.pump(0.1)
-            if member.process.poll() is None:
-                member.process.kill()
-                member.process.wait()
-            if member.alive:
-                member.alive = False
-                self.marker("demo.member_stopped", consumer_id=member.consumer_id)
-        for reader in self.readers:
-            reader.join(5)
-        self.pump(0.0)
-        for member in self.members.values():
-            if member.process.stdin is not None:
-                with contextlib.suppress(OSError):
-                    member.process.stdin.close()
-        with self.lock:
-            if self.events is not None:
-                self.events.close()
-                self.events = None
+        for member in self.group.stop_all(timeout=15.0, while_waiting=lambda: self.pump(0.1)):
+            self.marker("demo.member_stopped", consumer_id=member.consumer_id)
+        for event in self.group.close():
+            self.record(event)
+        if self.recorder is not None:
+            self.recorder.close()
+            self.recorder = None
 
 
 def _produce(runs: list[ProtocolRun], bootstrap: str, rate: float, stop: threading.Event,
@@ -427,8 +320,7 @@ def compare_protocols(settings: CompareSettings,
     chroot = f"/zkconsumer-migration-{s.run_id}"
     legacy = any(r.protocol.family == "legacy" for r in runs)
     stop, done = threading.Event(), threading.Event()
-    bridge_stop = threading.Event()
-    bridge = bridge_thread = None
+    bridge = contextlib.ExitStack()
     players: list[_Player] = []
     threads: list[threading.Thread] = []
     producer = threading.Thread(target=_produce, args=(runs, s.bootstrap, s.rate, stop, done), name="producer",
@@ -438,11 +330,7 @@ def compare_protocols(settings: CompareSettings,
             with zookeeper(s.zookeeper) as zk:
                 zk.ensure_path(chroot)
             connect = s.zookeeper.rstrip("/") + chroot
-            bridge = MetadataBridge(connect, s.bootstrap, interval_ms=250)
-            bridge.start()
-            bridge_thread = threading.Thread(target=bridge.run, args=(bridge_stop,), name="migration-bridge",
-                                             daemon=True)
-            bridge_thread.start()
+            bridge.enter_context(MetadataBridge(connect, s.bootstrap, interval_ms=250).running("migration-bridge"))
             with zookeeper(connect) as zk:
                 for run in runs:
                     wait_for_topic(zk, run.topic, s.partitions)
@@ -470,24 +358,19 @@ def compare_protocols(settings: CompareSettings,
         for run in runs:
             write_produced(run)
         for player in players:  # a player that never ran (or failed early) leaves no member behind either
-            for member in player.members.values():
+            for member in player.group.members.values():
                 if member.process.poll() is None:
                     member.process.kill()
                     member.process.wait()
-        _cleanup(s, runs, chroot if legacy else None, bridge, bridge_thread, bridge_stop)
+        bridge.close()
+        _cleanup(s, runs, chroot if legacy else None)
     return runs
 
 
-def _cleanup(s: CompareSettings, runs: list[ProtocolRun], chroot: str | None, bridge: Any,
-             bridge_thread: threading.Thread | None, bridge_stop: threading.Event) -> None:
-    """The bridge, the chroot and the topics go; the members are gone by now (Tansu and deleted topics)."""
+def _cleanup(s: CompareSettings, runs: list[ProtocolRun], chroot: str | None) -> None:
+    """The chroot and the topics go; the members and the bridge are gone by now (Tansu and deleted topics)."""
     from zkconsumer.kafka.metadata import admin_client
 
-    bridge_stop.set()
-    if bridge_thread is not None:
-        bridge_thread.join(10)
-    if bridge is not None:
-        bridge.close()
     if chroot is not None:
         with contextlib.suppress(Exception), zookeeper(s.zookeeper, quiet=True) as zk:
             zk.delete(chroot, recursive=True)

@@ -1,8 +1,7 @@
 """How a member process learns it must leave: SIGTERM, SIGINT, or (if asked) its stdin closing.
 
-Shared by the demo's legacy member (:mod:`zkconsumer.demo.group_member`) and the migration comparison's modern
-member (:mod:`zkconsumer.migration.modern_member`), and light to import: a member that is not a legacy one need not
-load kazoo for it.
+Used by both member processes (:mod:`zkconsumer.members.legacy_member`, :mod:`zkconsumer.members.modern_member`),
+and light to import: a member that is not a legacy one need not load kazoo for it.
 """
 
 from __future__ import annotations
@@ -17,11 +16,9 @@ STOP_SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT})
 def stop_event(*, stop_at_stdin_eof: bool) -> threading.Event:
     """An event set on SIGTERM or SIGINT (and, if asked, when stdin closes): what a member process waits on.
 
-    Call it before any other thread starts. The signals are blocked in every thread and taken by ``sigwait`` in a
-    thread of their own, not by a handler: a handler calling ``stop.set()`` runs in the main thread between two
-    bytecodes and can deadlock on the event's lock when the signal lands while that thread holds it (the chaos run
-    saw a member never begin its shutdown that way). Shared by the legacy member and the migration comparison's
-    modern member."""
+    Call it before any other thread starts, so that every thread inherits the blocked signals. They are taken by
+    ``sigwait`` in a thread of their own, not by a handler: a handler calling ``stop.set()`` runs in the main thread
+    between two bytecodes and deadlocks on the event's lock when the signal lands while that thread holds it."""
     stop = threading.Event()
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
 

@@ -1,7 +1,7 @@
-"""One member of a modern, broker-side consumer group as its own process: the comparison's counterpart of
-:mod:`zkconsumer.demo.group_member`.
+"""One member of a modern, broker-side consumer group as its own process: the migration comparison's counterpart of
+:mod:`zkconsumer.members.legacy_member`.
 
-``python -m zkconsumer.migration.modern_member --bootstrap B --group G --topic T --consumer-id ID --strategy S``
+``python -m zkconsumer.members.modern_member --bootstrap B --group G --topic T --consumer-id ID --strategy S``
 
 A confluent-kafka ``Consumer`` that ``subscribe()``s with the named ``partition.assignment.strategy`` (``range``,
 ``roundrobin``: eager; ``cooperative-sticky``: incremental cooperative, KIP-429) and lets the broker's group
@@ -16,7 +16,7 @@ Every message delivered is appended as ``partition offset value`` to ``--output`
 loses nothing written), the same format as the legacy member's; SIGTERM (or stdin closing, with
 ``--stop-at-stdin-eof``) closes the consumer, which revokes and leaves the group.
 
-Settings (:func:`consumer_config`), chosen to match the legacy member's (:func:`zkconsumer.demo.group_member.
+Settings (:func:`consumer_config`), chosen to match the legacy member's (:func:`zkconsumer.members.legacy_member.
 member_config`: ZooKeeper session timeout, ``rebalance.backoff.ms`` 300, ``consumer.timeout.ms`` 200, auto-commit
 every 200 ms), so that neither side waits on a setting the other does not have: the same ``session.timeout.ms``
 (4 s in the comparison) bounds how long a SIGKILLed member's partitions wait; a heartbeat every sixth of it
@@ -36,18 +36,20 @@ import logging
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any, TextIO
 
-from zkconsumer.demo.stop_signals import stop_event
+from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.log import configure_logging, get_logger
+from zkconsumer.members.stop_signals import stop_event
 
+MODULE = "zkconsumer.members.modern_member"
 STRATEGIES = ("range", "roundrobin", "cooperative-sticky")
 POLL_TIMEOUT_S = 0.1
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m zkconsumer.migration.modern_member",
-                                     description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {MODULE}", description=__doc__.splitlines()[0])
     parser.add_argument("--bootstrap", required=True)
     parser.add_argument("--group", required=True)
     parser.add_argument("--topic", required=True)
@@ -59,6 +61,18 @@ def build_parser() -> argparse.ArgumentParser:
                         help="leave the group when stdin closes: the member cannot outlive the process that "
                         "started it")
     return parser
+
+
+def command(*, bootstrap: str, group: str, topic: str, consumer_id: str, strategy: str = "range",
+            session_timeout_ms: int = 6000, output: Path | None = None, stop_at_stdin_eof: bool = False) -> list[str]:
+    """The command line that starts this member process with these settings (see :func:`build_parser`)."""
+    argv = [sys.executable, "-m", MODULE, "--bootstrap", bootstrap, "--group", group, "--topic", topic,
+            "--consumer-id", consumer_id, "--strategy", strategy, "--session-timeout-ms", str(session_timeout_ms)]
+    if output is not None:
+        argv += ["--output", str(output)]
+    if stop_at_stdin_eof:
+        argv.append("--stop-at-stdin-eof")
+    return argv
 
 
 def _refs(partitions: Any, consumer_id: str) -> list[dict[str, object]]:
@@ -97,16 +111,15 @@ class RebalanceEvents:
             self.consumer.commit(asynchronous=False)
         except KafkaException as exc:  # nothing consumed yet since the last commit: nothing to commit
             error = str(exc)
-        self.log.info("rebalance.commit_offsets", step=2, attempt=1, auto_commit=True,
-                      duration_ms=(time.monotonic() - begun) * 1000, store="kafka",
+        self.log.info("rebalance.commit_offsets", step=2, attempt=1, auto_commit=True, duration_ms=elapsed_ms(begun),
+                      store="kafka",
                       **({"note": error} if error else {}))
 
     def on_revoke(self, consumer: Any, partitions: list) -> None:
         self._start("revoke")
         if not self.cooperative:
             begun = time.monotonic()
-            self.log.info("rebalance.stop_fetchers", step=2, attempt=1, chunks_dropped=0,
-                          duration_ms=(time.monotonic() - begun) * 1000)
+            self.log.info("rebalance.stop_fetchers", step=2, attempt=1, chunks_dropped=0, duration_ms=elapsed_ms(begun))
         self._commit()
         begun = time.monotonic()
         if self.cooperative:
@@ -116,7 +129,7 @@ class RebalanceEvents:
         gone = {(p.topic, p.partition) for p in partitions}
         self.owned = set() if not self.cooperative else self.owned - gone
         self.log.info("rebalance.release", step=4, attempt=1, released=_refs(partitions, self.consumer_id),
-                      batches=0, duration_ms=(time.monotonic() - begun) * 1000)
+                      batches=0, duration_ms=elapsed_ms(begun))
 
     def on_lost(self, consumer: Any, partitions: list) -> None:
         """The member's session ended without it: nothing to commit (the partitions may be someone else's)."""
@@ -141,23 +154,23 @@ class RebalanceEvents:
             self.owned = set()
         self.owned |= {(p.topic, p.partition) for p in partitions}
         self.log.info("rebalance.start_fetchers", step=9, attempt=1, partitions=len(self.owned), fetching=True,
-                      duration_ms=(time.monotonic() - begun) * 1000)
+                      duration_ms=elapsed_ms(begun))
         owned = [{"topic": t, "partition": p, "thread": self.consumer_id} for t, p in sorted(self.owned)]
         assert self.started_at is not None
-        self.log.info("rebalance.completed", attempts=1, owned=owned,
-                      duration_ms=(time.monotonic() - self.started_at) * 1000)
+        self.log.info("rebalance.completed", attempts=1, owned=owned, duration_ms=elapsed_ms(self.started_at))
         self.started_at = None
         self.log = self.base
 
 
-def consumer_config(args: argparse.Namespace) -> dict[str, object]:
+def consumer_config(*, bootstrap: str, group: str, consumer_id: str, strategy: str = "range",
+                    session_timeout_ms: int = 6000) -> dict[str, object]:
     """Short intervals, as the legacy member's, so that each change shows within a second or two (the module's
     docstring says why each)."""
     return {
-        "bootstrap.servers": args.bootstrap, "group.id": args.group, "client.id": args.consumer_id,
-        "partition.assignment.strategy": args.strategy, "auto.offset.reset": "earliest",
-        "enable.auto.commit": True, "auto.commit.interval.ms": 200, "session.timeout.ms": args.session_timeout_ms,
-        "heartbeat.interval.ms": max(100, args.session_timeout_ms // 6), "topic.metadata.refresh.interval.ms": 1000,
+        "bootstrap.servers": bootstrap, "group.id": group, "client.id": consumer_id,
+        "partition.assignment.strategy": strategy, "auto.offset.reset": "earliest",
+        "enable.auto.commit": True, "auto.commit.interval.ms": 200, "session.timeout.ms": session_timeout_ms,
+        "heartbeat.interval.ms": max(100, session_timeout_ms // 6), "topic.metadata.refresh.interval.ms": 1000,
         "log_level": 3,
     }
 
@@ -166,7 +179,8 @@ def consume(args: argparse.Namespace, stop: threading.Event, output: TextIO | No
     from confluent_kafka import Consumer
 
     events = RebalanceEvents(args.consumer_id, args.group, args.strategy)
-    consumer = Consumer(consumer_config(args))
+    consumer = Consumer(consumer_config(bootstrap=args.bootstrap, group=args.group, consumer_id=args.consumer_id,
+                                        strategy=args.strategy, session_timeout_ms=args.session_timeout_ms))
     events.consumer = consumer
     events.log.info("consumer.subscribed", topic=args.topic, strategy=args.strategy,
                     protocol="cooperative" if events.cooperative else "eager")
@@ -183,7 +197,7 @@ def consume(args: argparse.Namespace, stop: threading.Event, output: TextIO | No
         begun = time.monotonic()
         events.log.info("consumer.shutting_down")
         consumer.close()  # revokes (the callbacks run), commits, leaves the group
-        events.log.info("consumer.shutdown", duration_ms=(time.monotonic() - begun) * 1000)
+        events.log.info("consumer.shutdown", duration_ms=elapsed_ms(begun))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,186 @@
+"""One member of a legacy (ZooKeeper) consumer group as its own process: what the demo, the migration comparison and
+the chaos run start, kill and watch.
+
+``python -m zkconsumer.members.legacy_member --zookeeper Z --group G --topic T[:STREAMS][,...] --consumer-id ID``
+
+A real process is the point: SIGKILL leaves its ephemeral znodes behind until ZooKeeper expires the session,
+exactly the failure the legacy consumer had to survive, which a thread in the caller's own process cannot show.
+The member consumes every stream (one thread each) and writes its events as JSON lines on stdout (or appended to
+``--events-file``). With ``--output`` it appends one line per message delivered, ``partition offset value`` (or, with
+``--delivery-format timed``, ``time topic partition offset value``), flushed at once, so a SIGKILL loses nothing
+already written. ``--session-file`` keeps its ZooKeeper session id and password there (``<id> <password hex>``), for
+a caller that expires the session from outside. It leaves the group cleanly on SIGTERM or SIGINT
+(:mod:`zkconsumer.members.stop_signals`), and dumps its threads' stacks to stderr on SIGUSR1, for a caller that is
+about to kill it because it hangs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import logging
+import signal
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TextIO
+
+from zkconsumer.consumer.consumer_iterator import ConsumerTimeoutException
+from zkconsumer.consumer.kafka_stream import KafkaStream
+from zkconsumer.consumer.message_and_metadata import MessageAndMetadata
+from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector, create_connector
+from zkconsumer.errors import UsageError
+from zkconsumer.group.topic_count import parse_topic_streams
+from zkconsumer.log import configure_logging
+from zkconsumer.members.stop_signals import stop_event
+
+MODULE = "zkconsumer.members.legacy_member"
+DELIVERY_FORMATS = ("plain", "timed")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=f"python -m {MODULE}", description=__doc__.splitlines()[0])
+    parser.add_argument("--zookeeper", required=True, help="HOST:PORT[/chroot]")
+    parser.add_argument("--group", required=True)
+    parser.add_argument("--topic", required=True, metavar="TOPIC[:STREAMS][,TOPIC[:STREAMS]...]")
+    parser.add_argument("--consumer-id", required=True)
+    parser.add_argument("--strategy", default="range", choices=("range", "roundrobin"))
+    parser.add_argument("--session-timeout-ms", type=int, default=6000)
+    parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
+                        help="a consumer setting over the member's own (repeatable)")
+    parser.add_argument("--output", help="append one line per message delivered to this file")
+    parser.add_argument("--delivery-format", choices=DELIVERY_FORMATS, default="plain",
+                        help="plain: 'partition offset value'; timed: 'time topic partition offset value'")
+    parser.add_argument("--events", choices=("json", "none"), default="json",
+                        help="json: the connector's events as JSON lines, on stdout or in --events-file (default)")
+    parser.add_argument("--events-file", help="append the events to this file instead of writing them on stdout")
+    parser.add_argument("--session-file", help="keep the ZooKeeper session's id and password in this file")
+    parser.add_argument("--stop-at-stdin-eof", action="store_true",
+                        help="leave the group when stdin closes: the member cannot outlive the process that "
+                        "started it, whatever way that one ended")
+    return parser
+
+
+def command(*, zookeeper: str, group: str, topic: str, consumer_id: str, strategy: str = "range",
+            session_timeout_ms: int = 6000, config: Mapping[str, object] | None = None, output: Path | None = None,
+            delivery_format: str = "plain", events_file: Path | None = None, session_file: Path | None = None,
+            stop_at_stdin_eof: bool = False) -> list[str]:
+    """The command line that starts this member process with these settings (see :func:`build_parser`)."""
+    argv = [sys.executable, "-m", MODULE, "--zookeeper", zookeeper, "--group", group, "--topic", topic,
+            "--consumer-id", consumer_id, "--strategy", strategy, "--session-timeout-ms", str(session_timeout_ms)]
+    for key, value in (config or {}).items():
+        argv += ["--config", f"{key}={value}"]
+    if output is not None:
+        argv += ["--output", str(output), "--delivery-format", delivery_format]
+    if events_file is not None:
+        argv += ["--events-file", str(events_file)]
+    if session_file is not None:
+        argv += ["--session-file", str(session_file)]
+    if stop_at_stdin_eof:
+        argv.append("--stop-at-stdin-eof")
+    return argv
+
+
+def member_config(*, zookeeper: str, group: str, consumer_id: str, strategy: str = "range",
+                  session_timeout_ms: int = 6000, overrides: Mapping[str, object] | None = None) -> dict[str, object]:
+    """Short intervals, so that a demo or a test sees each change within a second or two."""
+    return {
+        "zookeeper.connect": zookeeper, "group.id": group, "consumer.id": consumer_id,
+        "partition.assignment.strategy": strategy, "auto.offset.reset": "smallest",
+        "consumer.timeout.ms": 200, "auto.commit.interval.ms": 200,
+        "zookeeper.session.timeout.ms": session_timeout_ms, "rebalance.backoff.ms": 300,
+        "rebalance.max.retries": 10, "refresh.leader.backoff.ms": 100,
+        **(overrides or {}),
+    }
+
+
+def parse_settings(items: list[str]) -> dict[str, str]:
+    """``KEY=VALUE`` items (``--config``) as a mapping; the connector parses the values as its own settings."""
+    settings = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--config {item!r}: expected KEY=VALUE")
+        settings[key.strip()] = value.strip()
+    return settings
+
+
+def parse_topics(spec: str) -> dict[str, int]:
+    """``TOPIC[:STREAMS],...``: streams per topic, one each when not given."""
+    return dict(parse_topic_streams(item) for item in spec.split(","))
+
+
+def delivery_line(message: MessageAndMetadata, delivery_format: str) -> str:
+    value = message.message.decode()
+    if delivery_format == "timed":
+        return f"{time.time():.3f} {message.topic} {message.partition} {message.offset} {value}\n"
+    return f"{message.partition} {message.offset} {value}\n"
+
+
+def consume(stream: KafkaStream, stop: threading.Event, output: TextIO | None, delivery_format: str,
+            lock: threading.Lock) -> None:
+    while not stop.is_set():
+        try:
+            for message in stream:
+                if output is not None:
+                    with lock:
+                        output.write(delivery_line(message, delivery_format))
+                if stop.is_set():
+                    return
+        except ConsumerTimeoutException:
+            continue
+
+
+def keep_session(connector: ZookeeperConsumerConnector, path: Path, stop: threading.Event) -> None:
+    """Write the session's id and password whenever they change (a new session after an expiry), atomically."""
+    last = None
+    while not stop.is_set():
+        sid, password = connector.zk.client_id or (0, b"")
+        if sid and (sid, password) != last:
+            temporary = path.with_suffix(".tmp")
+            temporary.write_text(f"{sid} {password.hex()}")
+            temporary.replace(path)
+            last = (sid, password)
+        stop.wait(0.2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.events == "json":
+        # An events file stays open for the process's life: the log handlers write to it until the last event.
+        events = open(args.events_file, "a", buffering=1) if args.events_file else sys.stdout  # noqa: SIM115
+        configure_logging(json=True, stream=events, force=True)
+        # The events' stream carries events only: kazoo's and librdkafka's own log lines go to stderr.
+        logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)
+    topics = parse_topics(args.topic)
+    stop = stop_event(stop_at_stdin_eof=args.stop_at_stdin_eof)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    connector = create_connector(member_config(
+        zookeeper=args.zookeeper, group=args.group, consumer_id=args.consumer_id, strategy=args.strategy,
+        session_timeout_ms=args.session_timeout_ms, overrides=parse_settings(args.config)))
+    output = open(args.output, "a", buffering=1) if args.output else None  # noqa: SIM115 - closed below
+    try:
+        if args.session_file:
+            threading.Thread(target=keep_session, args=(connector, Path(args.session_file), stop),
+                             name="session-file", daemon=True).start()
+        lock = threading.Lock()
+        threads = [
+            threading.Thread(target=consume, args=(stream, stop, output, args.delivery_format, lock), daemon=True)
+            for streams in connector.create_message_streams(topics).values() for stream in streams
+        ]
+        for thread in threads:
+            thread.start()
+        stop.wait()
+        for thread in threads:
+            thread.join(2)
+    finally:
+        connector.shutdown()
+        if output is not None:
+            output.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
