@@ -44,6 +44,7 @@ from zkconsumer.consumer.data_path_events import emit, partition_names
 from zkconsumer.consumer.leader_finder_thread import LeaderFinderThread
 from zkconsumer.consumer.metrics import ConnectorMeters, MeteredChunkQueue
 from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo
+from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.kafka.metadata import BrokerMeta
 from zkconsumer.log import get_logger
 from zkconsumer.types import TopicPartition
@@ -123,7 +124,7 @@ class ConsumerFetcherManager:
             self._no_leader.clear()
         if finder is not None or fetchers:
             self._emit("info", "fetcher_manager.connections_stopped", fetchers=len(fetchers),
-                       duration_ms=round((time.monotonic() - started) * 1000))
+                       duration_ms=elapsed_ms(started))
 
     def add_partitions_with_error(self, partitions: Iterable[TopicPartition]) -> None:
         partitions = list(partitions)

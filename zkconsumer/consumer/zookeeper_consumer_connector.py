@@ -1,8 +1,8 @@
 """ZookeeperConsumerConnector: a member of a legacy ZooKeeper-coordinated consumer group.
 
 It registers in ``/consumers/<group>/ids``, watches the group and its topics, and on every change runs the legacy
-rebalance, whose steps :meth:`ZookeeperConsumerConnector._rebalance_steps` lists in their order. Every step
-emits one event; ``docs/events.md`` is the contract for all of them.
+rebalance: :meth:`ZookeeperConsumerConnector._attempt` runs its numbered steps in their order, one method each.
+Every step emits one event; ``docs/events.md`` is the contract for all of them.
 
 Where it does better than Kafka 0.10.0.1, without changing what other members or tools observe:
 
@@ -40,7 +40,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kazoo.client import KazooState
+from kazoo.client import KazooClient, KazooState
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from zkconsumer.config import ConsumerConfig
@@ -57,14 +57,14 @@ from zkconsumer.consumer.metrics import (
 )
 from zkconsumer.consumer.partition_topic_info import ChunkQueue, PartitionTopicInfo
 from zkconsumer.consumer.rebalance_listener import ConsumerRebalanceListener
-from zkconsumer.consumer.rebalance_plan import NotRegisteredError, plan_rebalance
+from zkconsumer.consumer.rebalance_plan import NotRegisteredError, RebalancePlan, plan_rebalance
 from zkconsumer.consumer.zk_rebalancer_listener import ZKRebalancerListener
 from zkconsumer.errors import (
     ConsumerRebalanceFailedException,
     MessageStreamsExistException,
     UsageError,
 )
-from zkconsumer.events.fields import partition_list
+from zkconsumer.events.fields import elapsed_ms, partition_list
 from zkconsumer.events.rebalance_steps import BY_NAME
 from zkconsumer.group.kafka_offset_store import KafkaOffsetStore
 from zkconsumer.group.offset_storage import KAFKA, OffsetsCommitFailedError, OffsetStorage, StorageCommit
@@ -72,7 +72,7 @@ from zkconsumer.group.offset_store import WriteBehind, ZooKeeperOffsetStore, lar
 from zkconsumer.group.ownership import HeldZnodes, claim_partitions, largest_claim_op, release_partitions
 from zkconsumer.group.snapshot import MalformedZnode, read_group_snapshot
 from zkconsumer.group.topic_count import TopicCount, TopicFilter, consumer_id_string
-from zkconsumer.log import get_logger
+from zkconsumer.log import EventLogger, get_logger
 from zkconsumer.security import default_acl, shared_acl
 from zkconsumer.types import ConsumerThreadId, TopicPartition, thread_id
 from zkconsumer.zk import paths, reads
@@ -80,6 +80,7 @@ from zkconsumer.zk.acl_check import verify_group_writable
 from zkconsumer.zk.batched_transaction import check_budget, chroot_of
 from zkconsumer.zk.checked_ephemeral import create_checked_ephemeral
 from zkconsumer.zk.client import close_client, open_client
+from zkconsumer.zk.persistent import ensure_path
 
 Registry = dict[str, dict[int, PartitionTopicInfo]]
 
@@ -162,44 +163,15 @@ class ZookeeperConsumerConnector:
         self._rebalances = 0
         self._failed_rebalances = 0
         self._consecutive_failures = 0
-        self._step_log = self._log
         # zookeeper.auth / zookeeper.acl: the ACL every znode we create gets (kazoo's default_acl), counted in
         # the multi-op budget as it is sent.
         self._acl = default_acl(config.zookeeper_auth, config.zookeeper_acl)
         for largest in (largest_claim_op(self.group, self.consumer_id), largest_offset_op(self.group)):
             check_budget(config.zookeeper_multi_max_bytes, largest, chroot_of(config.zookeeper_connect), self._acl)
-        # Prometheus metrics (metrics.http.port): served from here on, so a port in use fails the construction.
         self._meters: ConnectorMeters | None = None
         self.metrics_endpoint: MetricsEndpoint | None = None
-        if config.metrics_http_port is not None:
-            self._meters = ConnectorMeters()
-            self.metrics_endpoint = MetricsEndpoint(self._metrics_snapshot, config.metrics_http_host,
-                                                    config.metrics_http_port)
-        try:
-            self.zk = open_client(
-                config.zookeeper_connect,
-                timeout=config.zookeeper_connection_timeout_ms / 1000,
-                session_timeout=config.zookeeper_session_timeout_ms / 1000,
-                retry_forever=True,
-                auth=config.zookeeper_auth,
-                acl=self._acl,
-            )
-            try:
-                verify_group_writable(self.zk, self.group, config.zookeeper_auth, config.zookeeper_connect)
-            except BaseException:
-                close_client(self.zk)
-                raise
-        except BaseException:
-            if self.metrics_endpoint is not None:
-                self.metrics_endpoint.close()
-            raise
-        self.zk.add_listener(self._on_zookeeper_state)
-        self._offsets = OffsetStorage(
-            ZooKeeperOffsetStore(self.zk, self.group, config.zookeeper_multi_max_bytes),
-            None if config.offsets_storage != KAFKA else KafkaOffsetStore(
-                self.zk, self.group, client_id=config.client_id, backoff_ms=config.offsets_channel_backoff_ms,
-                socket_timeout_ms=config.offsets_channel_socket_timeout_ms, stop=self._shutdown),
-            dual_commit=config.dual_commit_enabled)
+        self.zk = self._connect()
+        self._offsets = self._offset_storage()
         # Starting offsets found by the fetchers one by one, written together (and off the fetchers' threads).
         self._initial_offsets: WriteBehind[TopicPartition] = WriteBehind(
             self._write_initial_offsets, name=f"{self.consumer_id}-initial-offsets")
@@ -212,6 +184,41 @@ class ZookeeperConsumerConnector:
             self._auto_commit.start()
         self._log.info("consumer.connected", zookeeper=config.zookeeper_connect, session_id=self._session_hex(),
                        metrics=self.metrics_endpoint.url if self.metrics_endpoint is not None else None)
+
+    def _connect(self) -> KazooClient:
+        """Serve the Prometheus metrics (``metrics.http.port``), then open the ZooKeeper session and check that it
+        may write the group's znodes. A port in use, an unreachable ZooKeeper or a group we may not write fails the
+        construction, and whatever was opened by then is closed again, the session first."""
+        config = self.config
+        with contextlib.ExitStack() as opened:
+            if config.metrics_http_port is not None:
+                self._meters = ConnectorMeters()
+                self.metrics_endpoint = MetricsEndpoint(self._metrics_snapshot, config.metrics_http_host,
+                                                        config.metrics_http_port)
+                opened.callback(self.metrics_endpoint.close)
+            zk = open_client(
+                config.zookeeper_connect,
+                timeout=config.zookeeper_connection_timeout_ms / 1000,
+                session_timeout=config.zookeeper_session_timeout_ms / 1000,
+                retry_forever=True,
+                auth=config.zookeeper_auth,
+                acl=self._acl,
+            )
+            opened.callback(close_client, zk)
+            verify_group_writable(zk, self.group, config.zookeeper_auth, config.zookeeper_connect)
+            zk.add_listener(self._on_zookeeper_state)
+            opened.pop_all()  # connected: from here on, shutdown() closes both
+        return zk
+
+    def _offset_storage(self) -> OffsetStorage:
+        """Where offsets are read and committed: ZooKeeper, or Kafka with ``offsets.storage=kafka`` (and ZooKeeper
+        too with ``dual.commit.enabled``)."""
+        config = self.config
+        kafka = None if config.offsets_storage != KAFKA else KafkaOffsetStore(
+            self.zk, self.group, client_id=config.client_id, backoff_ms=config.offsets_channel_backoff_ms,
+            socket_timeout_ms=config.offsets_channel_socket_timeout_ms, stop=self._shutdown)
+        return OffsetStorage(ZooKeeperOffsetStore(self.zk, self.group, config.zookeeper_multi_max_bytes), kafka,
+                             dual_commit=config.dual_commit_enabled)
 
     # --- public API -------------------------------------------------------------------------------------
 
@@ -302,7 +309,7 @@ class ZookeeperConsumerConnector:
                 self._rebalance_lock.release()
             if self.metrics_endpoint is not None:
                 self.metrics_endpoint.close()
-        self._log.info("consumer.shutdown", duration_ms=_ms(started))
+        self._log.info("consumer.shutdown", duration_ms=elapsed_ms(started))
 
     def __enter__(self) -> ZookeeperConsumerConnector:
         return self
@@ -326,13 +333,13 @@ class ZookeeperConsumerConnector:
         self._topic_count = topic_count
         self._session_lost.clear()  # a session lost before joining left nothing of ours behind
         if self._acl is not None:  # /consumers is every group's parent: creatable by all, as Kafka left it
-            self.zk.ensure_path(paths.CONSUMERS_PATH, acl=shared_acl())
+            ensure_path(self.zk, paths.CONSUMERS_PATH, acl=shared_acl())
         self._register()
         for path in (self._dirs.offsets_dir, self._dirs.owners_dir):
-            self.zk.ensure_path(path)
+            ensure_path(self.zk, path)
         ChildrenWatch(self.zk, self._dirs.registry_dir, self._on_members_changed)
         if wildcard:
-            self.zk.ensure_path(paths.BROKER_TOPICS_PATH, acl=shared_acl())  # the brokers' path, not ours
+            ensure_path(self.zk, paths.BROKER_TOPICS_PATH, acl=shared_acl())  # the brokers' path, not ours
             ChildrenWatch(self.zk, paths.BROKER_TOPICS_PATH, self._on_topics_changed)
         else:
             self._watch_topics(topics)
@@ -454,16 +461,16 @@ class ZookeeperConsumerConnector:
 
         The server expires the session a session timeout after it last heard from us, and another member may claim
         our partitions a moment later; we learn of it only when we reach the server again, which may take much
-        longer (a chaos run saw a member cut off for 20 s deliver a partition twice with its new owner for 13 s).
-        kazoo reports the disconnection at most two thirds of the session timeout after the last answer (its read
-        timeout), so a third more is the latest moment that is still safe. Ownership is kept (the znodes may be
-        ours still): a reconnection on the same session rebalances to fetch again, an expiry re-registers."""
+        longer, and meanwhile both would deliver the same partition. kazoo reports the disconnection at most two
+        thirds of the session timeout after the last answer (its read timeout), so a third more is the latest moment
+        that is still safe. Ownership is kept (the znodes may be ours still): a reconnection on the same session
+        rebalances to fetch again, an expiry re-registers."""
         if self._shutdown.is_set() or self.zk.connected or self._suspension_timer is None:
             return
         self._fetching_suspended = True
         dropped = self._stop_fetching()
         owned = self._owned()
-        self._log.warning("zookeeper.suspended_too_long", suspended_ms=_ms(since), chunks_dropped=dropped,
+        self._log.warning("zookeeper.suspended_too_long", suspended_ms=elapsed_ms(since), chunks_dropped=dropped,
                           owned=partition_list(owned, thread=owned))
 
     # --- the rebalance thread ---------------------------------------------------------------------------
@@ -515,12 +522,11 @@ class ZookeeperConsumerConnector:
             for attempt in range(1, retries + 1):
                 if self._shutdown.is_set():
                     return
-                self._step_log = log.bind(attempt=attempt)
-                outcome = self._rebalance()
+                outcome = self._rebalance(log.bind(attempt=attempt))
                 if outcome.completed:
                     self._rebalances += 1
                     self._consecutive_failures = 0
-                    log.info("rebalance.completed", attempts=attempt, duration_ms=_ms(started),
+                    log.info("rebalance.completed", attempts=attempt, duration_ms=elapsed_ms(started),
                              owned=partition_list(self._owned(), thread=self._owned()))
                     if self._meters is not None:
                         self._meters.rebalanced(time.monotonic() - started)
@@ -532,17 +538,18 @@ class ZookeeperConsumerConnector:
                     return
             self._failed_rebalances += 1
             self._consecutive_failures += 1
-            log.error("rebalance.failed", attempts=retries, background=background, duration_ms=_ms(started),
+            log.error("rebalance.failed", attempts=retries, background=background, duration_ms=elapsed_ms(started),
                       failures_in_a_row=self._consecutive_failures)
             if self._meters is not None:
                 self._meters.rebalanced(time.monotonic() - started, failed=True)
             raise ConsumerRebalanceFailedException(f"{self.consumer_id} can't rebalance after {retries} retries")
 
-    def _rebalance(self) -> AttemptOutcome:
+    def _rebalance(self, log: EventLogger) -> AttemptOutcome:
         """One attempt, and why it failed if it did: a step that raised has emitted its event with the error
-        already, and the attempt fails with that error (Kafka retried on any exception too)."""
+        already, and the attempt fails with that error (Kafka retried on any exception too). ``log`` carries the
+        rebalance and attempt numbers every event of the attempt gives."""
         try:
-            outcome = self._rebalance_steps()
+            outcome = self._attempt(log)
         except NotRegisteredError as exc:
             # Our registration is gone (an expired session, or someone deleted it): register again.
             self._session_lost.set()
@@ -553,26 +560,58 @@ class ZookeeperConsumerConnector:
             return AttemptOutcome(SHUTDOWN)  # cut short by shutdown() (which closes the client), whatever it raised
         return outcome
 
-    def _rebalance_steps(self) -> AttemptOutcome:
-        """The steps of one attempt, in Kafka's order; each emits its event (see :meth:`_step`)."""
-        # 1. Is there a cluster at all? Without brokers nothing can be fetched: succeed owning nothing new, and
-        #    watch /brokers/ids so that the first broker's arrival rebalances.
-        with self._step("read_cluster") as fields:
+    def _attempt(self, log: EventLogger) -> AttemptOutcome:
+        """The steps of one attempt, numbered and in the order of Kafka's ``ZKRebalancerListener.rebalance``
+        (:mod:`zkconsumer.events.rebalance_steps`); each emits its event when it ends (see :func:`_step`)."""
+        if not self._read_cluster(log):  # 1
+            return COMPLETED
+        self._stop_fetchers(log)  # 2
+        self._commit_before_release(log)  # 2
+        owned = self._owned()
+        self._listener_before_release(log, owned)  # 3
+        self._release(log, owned)  # 4
+        plan = self._assign(log)  # 5
+        offsets = self._fetch_offsets(log, plan)  # 6
+        if self._shutdown.is_set():
+            return AttemptOutcome(SHUTDOWN)
+        registry = self._build_registry(log, plan, offsets)  # 7
+        claims = {tp: plan.assignment[tp] for tp in offsets}
+        if not self._claim(log, claims, registry, offsets):  # 8
+            return AttemptOutcome(OWNERSHIP_CONFLICT)
+        # 9. Own it: publish the registry; the claims count as unconfirmed (as after an error) until the listener
+        #    and the fetchers have started.
+        with self._commit_lock:
+            self._topic_registry, self._owner_threads = registry, claims
+        self._unconfirmed_claims.update(claims)
+        self._listener_before_start(log, plan)  # 9
+        self._start_fetchers(log, registry)  # 9
+        self._unconfirmed_claims.difference_update(claims)
+        return COMPLETED
+
+    def _read_cluster(self, log: EventLogger) -> bool:
+        """Step 1: is there a cluster at all? Without brokers nothing can be fetched: the attempt succeeds owning
+        nothing new (``False``), and a watch on /brokers/ids rebalances at the first broker's arrival."""
+        with _step(log, "read_cluster") as fields:
             brokers = reads.children(self.zk, paths.BROKER_IDS_PATH)
             fields["brokers"] = brokers
-        if not brokers:
-            self._step_log.warning("rebalance.no_brokers")
-            if not self._broker_watch_armed:
-                self._broker_watch_armed = True
-                self.zk.ensure_path(paths.BROKER_IDS_PATH, acl=shared_acl())  # the brokers' path, not ours
-                ChildrenWatch(self.zk, paths.BROKER_IDS_PATH, self._on_brokers_changed)
-            return COMPLETED
+        if brokers:
+            return True
+        log.warning("rebalance.no_brokers")
+        if not self._broker_watch_armed:
+            self._broker_watch_armed = True
+            ensure_path(self.zk, paths.BROKER_IDS_PATH, acl=shared_acl())  # the brokers' path, not ours
+            ChildrenWatch(self.zk, paths.BROKER_IDS_PATH, self._on_brokers_changed)
+        return False
 
-        # 2. Stop fetching and empty the buffers, so nothing fetched under the old ownership is handed out later;
-        #    then commit what the application consumed, while we still own it.
-        with self._step("stop_fetchers") as fields:
+    def _stop_fetchers(self, log: EventLogger) -> None:
+        """Step 2: stop fetching and empty the buffers, so nothing fetched under the old ownership is handed out
+        later."""
+        with _step(log, "stop_fetchers") as fields:
             fields["chunks_dropped"] = self._stop_fetching()
-        with self._step("commit_offsets") as fields:
+
+    def _commit_before_release(self, log: EventLogger) -> None:
+        """Step 2, then: commit what the application consumed (with auto-commit), while we still own it."""
+        with _step(log, "commit_offsets") as fields:
             fields["auto_commit"] = self.config.auto_commit_enable
             if self.config.auto_commit_enable:
                 result = self._commit("rebalance", log_event=False)
@@ -580,17 +619,19 @@ class ZookeeperConsumerConnector:
                 fields["batches"] = result.batches
                 fields["store"] = result.primary.store
 
-        # 3. Tell the application, which may commit its own offsets now.
-        owned = self._owned()
-        if self._listener is not None:
-            with self._step("listener_before_release"):
-                ownership: dict[str, set[int]] = {}
-                for tp in owned:
-                    ownership.setdefault(tp.topic, set()).add(tp.partition)
-                self._listener.before_releasing_partitions(ownership)
+    def _listener_before_release(self, log: EventLogger, owned: Iterable[TopicPartition]) -> None:
+        """Step 3: tell the application, which may commit its own offsets now."""
+        if self._listener is None:
+            return
+        with _step(log, "listener_before_release"):
+            ownership: dict[str, set[int]] = {}
+            for tp in owned:
+                ownership.setdefault(tp.topic, set()).add(tp.partition)
+            self._listener.before_releasing_partitions(ownership)
 
-        # 4. Give up every partition; the assignment is computed from scratch (eager, as in Kafka).
-        with self._step("release") as fields:
+    def _release(self, log: EventLogger, owned: Iterable[TopicPartition]) -> None:
+        """Step 4: give up every partition; the assignment is computed from scratch (eager, as in Kafka)."""
+        with _step(log, "release") as fields:
             with self._commit_lock:
                 held, self._held = self._held, None
                 released = release_partitions(self.zk, self.group, set(owned) | self._unconfirmed_claims,
@@ -599,8 +640,10 @@ class ZookeeperConsumerConnector:
                 self._unconfirmed_claims.clear()
             fields.update(released=partition_list(released.released), batches=released.batches)
 
-        # 5. Read the group and compute this consumer's share, as every other member does from its own reading.
-        with self._step("assign") as fields:
+    def _assign(self, log: EventLogger) -> RebalancePlan:
+        """Step 5: read the group and compute this consumer's share, as every other member does from its own
+        reading."""
+        with _step(log, "assign") as fields:
             snapshot = read_group_snapshot(self.zk, self.group, self.config.exclude_internal_topics)
             self._report_malformed(snapshot.malformed)
             plan = plan_rebalance(snapshot, self.consumer_id, self.config.partition_assignment_strategy,
@@ -608,37 +651,42 @@ class ZookeeperConsumerConnector:
             fields.update(strategy=plan.strategy, members=list(plan.members),
                           assignment=partition_list(plan.assignment, thread=plan.assignment),
                           partitions={t: len(ps) for t, ps in snapshot.partitions.items() if t in plan.my_threads})
+        return plan
 
-        # 6. Where each assigned partition's consumption resumes.
-        with self._step("fetch_offsets") as fields:
+    def _fetch_offsets(self, log: EventLogger, plan: RebalancePlan) -> dict[TopicPartition, int]:
+        """Step 6: where each assigned partition's consumption resumes (a partition whose offset cannot be read
+        is left out, and so not claimed)."""
+        with _step(log, "fetch_offsets") as fields:
             fields["storage"] = self._offsets.storage
             fetched = self._offsets.fetch(plan.assignment)
             self._report_malformed(tuple(fetched.malformed.values()))
             for tp, problem in sorted(fetched.kafka_malformed.items()):
-                self._step_log.warning("offsets.malformed", store=KAFKA, topic=tp.topic, partition=tp.partition,
-                                       problem=problem)
+                log.warning("offsets.malformed", store=KAFKA, topic=tp.topic, partition=tp.partition, problem=problem)
             fields["offsets"] = partition_list(fetched.offsets, offset=fetched.offsets)
             fields["skipped"] = partition_list(set(plan.assignment) - set(fetched.offsets))
             if fetched.zookeeper is not None and fetched.kafka is not None:  # dual commit: the larger of the two
                 fields["zookeeper_offsets"] = partition_list(fetched.zookeeper, offset=fetched.zookeeper)
                 fields["kafka_offsets"] = partition_list(fetched.kafka, offset=fetched.kafka)
-        if self._shutdown.is_set():
-            return AttemptOutcome(SHUTDOWN)
+        return fetched.offsets
 
-        # 7. The new topicRegistry: each partition bound to the queue of the stream of its thread.
-        with self._step("build_registry") as fields:
+    def _build_registry(self, log: EventLogger, plan: RebalancePlan, offsets: Mapping[TopicPartition, int]) -> Registry:
+        """Step 7: the new topicRegistry, each partition bound to the queue of the stream of its thread."""
+        with _step(log, "build_registry") as fields:
             registry: Registry = {}
-            for tp, offset in fetched.offsets.items():
+            for tp, offset in offsets.items():
                 thread = plan.assignment[tp]
                 registry.setdefault(tp.topic, {})[tp.partition] = PartitionTopicInfo(
                     tp.topic, tp.partition, self._queue_for(tp.topic, thread), offset, offset,
                     self.config.fetch_message_max_bytes, self.config.client_id)
             fields["partitions"] = sum(len(ps) for ps in registry.values())
+        return registry
 
-        # 8. Claim ownership, all or nothing. A conflict means another member has not released yet, or read the
-        #    group differently: back off and retry.
-        claims = {tp: plan.assignment[tp] for tp in fetched.offsets}
-        with self._step("claim") as fields:
+    def _claim(self, log: EventLogger, claims: Mapping[TopicPartition, str], registry: Registry,
+               offsets: Mapping[TopicPartition, int]) -> bool:
+        """Step 8: claim ownership, all or nothing. ``False`` on a conflict: another member has not released yet,
+        or read the group differently, and the attempt backs off and retries. The claims stay unconfirmed until
+        the claim and the read after it are through, so that the next release covers znodes an error left."""
+        with _step(log, "claim") as fields:
             self._unconfirmed_claims.update(claims)
             claimed = claim_partitions(self.zk, self.group, claims, self.config.zookeeper_multi_max_bytes)
             self._held = claimed.held if claimed.ok else None
@@ -647,24 +695,25 @@ class ZookeeperConsumerConnector:
                           conflicts=partition_list(claimed.conflicts, holder=claimed.conflicts),
                           batches=claimed.batches)
             if claimed.ok and claimed.claimed:
-                # A read that fails here fails the attempt with the znodes created: they stay unconfirmed, so the
-                # next release deletes them (confirmed too early, a chaos run left one owned by nobody's registry).
-                moved = self._offsets_committed_since(registry, fetched.offsets, claimed.claimed)
+                # A read that fails here fails the attempt with the znodes created and still unconfirmed, so that
+                # the next release deletes them rather than leaving them owned by no member's registry.
+                moved = self._offsets_committed_since(registry, offsets, claimed.claimed)
                 fields["offsets_moved"] = partition_list(moved, offset=moved)
             self._unconfirmed_claims.difference_update(claims)
-        if not claimed.ok:
-            return AttemptOutcome(OWNERSHIP_CONFLICT)
+        return claimed.ok
 
-        # 9. Own it: publish the registry, tell the listener the group's decision, start fetching.
-        with self._commit_lock:
-            self._topic_registry, self._owner_threads = registry, claims
-        self._unconfirmed_claims.update(claims)  # until the listener and fetchers are started, as in an error
-        if self._listener is not None:
-            with self._step("listener_before_start"):
-                decision = {t: {p: ConsumerThreadId(th) for p, th in ps.items()}
-                            for t, ps in plan.global_assignment.items()}
-                self._listener.before_starting_fetchers(self.consumer_id, decision)
-        with self._step("start_fetchers") as fields:
+    def _listener_before_start(self, log: EventLogger, plan: RebalancePlan) -> None:
+        """Step 9: tell the application the group's decision before fetching resumes."""
+        if self._listener is None:
+            return
+        with _step(log, "listener_before_start"):
+            decision = {t: {p: ConsumerThreadId(th) for p, th in ps.items()}
+                        for t, ps in plan.global_assignment.items()}
+            self._listener.before_starting_fetchers(self.consumer_id, decision)
+
+    def _start_fetchers(self, log: EventLogger, registry: Registry) -> None:
+        """Step 9, then: hand the new registry to the fetcher manager (unless this member does not fetch)."""
+        with _step(log, "start_fetchers") as fields:
             infos = [info for ps in registry.values() for info in ps.values()]
             if not self.zk.connected:  # cut off since the claim: _suspended_too_long may have stopped us already
                 raise ConnectionError("ZooKeeper connection lost before the fetchers started")
@@ -673,8 +722,6 @@ class ZookeeperConsumerConnector:
                 self._fetcher.start_connections(infos)
             fields["partitions"] = len(infos)
             fields["fetching"] = self.fetch
-        self._unconfirmed_claims.difference_update(claims)
-        return COMPLETED
 
     def _offsets_committed_since(self, registry: Registry, read: Mapping[TopicPartition, int],
                                  claimed: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
@@ -707,22 +754,6 @@ class ZookeeperConsumerConnector:
         for stream in self._streams:
             stream.clear()
         return dropped
-
-    @contextlib.contextmanager
-    def _step(self, name: str) -> Iterator[dict[str, Any]]:
-        """One step of an attempt: its event (numbered as in :mod:`rebalance_steps`) when the step is done. A step
-        that raises still emits it, as a warning with what it gathered so far and the ``error``, so that a timeline
-        shows where the attempt broke; the exception then fails the attempt."""
-        step = BY_NAME[name]
-        started = time.monotonic()
-        fields: dict[str, Any] = {}
-        try:
-            yield fields
-        except Exception as exc:
-            self._step_log.warning(step.event, step=step.number, duration_ms=_ms(started),
-                                   **{**fields, "error": _error_text(exc)})
-            raise
-        self._step_log.info(step.event, step=step.number, duration_ms=_ms(started), **fields)
 
     # --- offsets ----------------------------------------------------------------------------------------
 
@@ -823,8 +854,22 @@ class ZookeeperConsumerConnector:
         return "none"
 
 
-def _ms(started: float) -> float:
-    return round((time.monotonic() - started) * 1000, 3)
+@contextlib.contextmanager
+def _step(log: EventLogger, name: str) -> Iterator[dict[str, Any]]:
+    """One step of an attempt: its event (numbered as in :mod:`zkconsumer.events.rebalance_steps`) on ``log`` when
+    the step is done, with the fields the step puts in the dict it is given. A step that raises still emits it, as a
+    warning with what it gathered so far and the ``error``, so that a timeline shows where the attempt broke; the
+    exception then fails the attempt."""
+    step = BY_NAME[name]
+    started = time.monotonic()
+    fields: dict[str, Any] = {}
+    try:
+        yield fields
+    except Exception as exc:
+        log.warning(step.event, step=step.number, duration_ms=elapsed_ms(started),
+                    **{**fields, "error": _error_text(exc)})
+        raise
+    log.info(step.event, step=step.number, duration_ms=elapsed_ms(started), **fields)
 
 
 def _error_text(exc: BaseException) -> str:
