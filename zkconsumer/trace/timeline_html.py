@@ -34,8 +34,10 @@ from dataclasses import dataclass
 from zkconsumer.pages import Html, render_page
 from zkconsumer.pages.render import strip_control
 from zkconsumer.trace.timeline import (
+    Gap,
     Lane,
     Mark,
+    Ownership,
     Rebalance,
     Round,
     Step,
@@ -56,18 +58,115 @@ from zkconsumer.trace.words import (
     plural,
 )
 
-WIDTH = 1360
-LEFT = 170  # the label column
-RIGHT = 24
+# --- layout, in pixels ------------------------------------------------------------------------------------------
+
+WIDTH = 1360  # every drawing's width
+LEFT = 170  # the time axis starts right of the label column
+RIGHT = 24  # and ends this far from the right edge
+EDGE = 2  # how close to the right edge a label may come
 MIN_BLOCK_PX = 2.0
 MIN_GAP_PX = 4.0
-LANE_H = 64
-OWNER_ROW_H = 20
-ROUND_ROW_H = 60
-CHAR_PX = 6.3  # rough width of a character of the 11 px sans-serif labels, to decide whether a label fits
-MARKER_ROWS_MAX = 6
 BURST_PX = 3.0  # marks of one kind closer than this on a lane are drawn as one symbol
 BURST_SHOWN = 12  # lines of a merged symbol's tooltip
+MARK_SPACING_PX = 11  # symbols on one row pushed apart to at least this, so that none hides another
+LABEL_PAD = 3  # between a label and the line or the edge of the bar it is written beside
+LABEL_SPACING_PX = 4  # between two labels on one row
+
+# Rough widths of one character, to decide whether a label fits and where the next one may start (a pure function
+# has no font metrics): one for each size of text that is measured. The two 10 px ones differ because they were
+# fitted to their own labels; one value for both would move some attempt labels and hide some thread names.
+CHAR_PX = 6.3  # the 11 px labels (marker labels, legend entries) and the 10.5 px bold gap lengths
+OWNER_CHAR_PX = 5.6  # the 10 px thread names written on the partition owners' bars
+ATTEMPT_CHAR_PX = 5.4  # the 10 px attempt labels under a round's bars
+
+# The label column of a lane or a round's row: the consumer's colour square, its name beside it, one more line.
+SWATCH_X = 12
+SWATCH_PX = 10
+NAME_X = 28
+NAME_BASELINE = 9  # below the square's top: the 12 px name level with the square
+LINE_PX = 13  # from the name's baseline to the next line's (the group, the rebalance)
+BAR_H = 18  # the bar of step blocks
+GAP_OVERHANG = 4  # a stop-the-world band reaches this far above and below the bar
+
+
+@dataclass(frozen=True, slots=True)
+class _RowLayout:
+    """Where the parts of a row sit, in pixels below its top."""
+
+    swatch: float  # the top of the colour square
+    bar: float  # the top of the bar of step blocks
+    gap_label: float  # the baseline of a gap's length (in the lane, the first of its two rows)
+    marks: float  # the middle of the mark symbols
+
+    @property
+    def name(self) -> float:
+        return self.swatch + NAME_BASELINE
+
+    @property
+    def second_line(self) -> float:
+        return self.name + LINE_PX
+
+    @property
+    def bar_middle(self) -> float:
+        return self.bar + BAR_H / 2
+
+
+# The overview, top to bottom: rows of marker labels, the time axis (its tick labels above it), a lane per
+# consumer, the partition owners under their heading, the legend.
+TOP_PAD = 8  # above the first row of marker labels, and under the legend
+MARKER_ROW_H = 15  # a row of marker labels
+MARKER_ROWS_MAX = 6
+MARKER_BASELINE = 11  # a marker label's baseline below the top of its row
+MARKER_LINE_TOP = 1  # a marker's line starts this far below the top of its label's row
+AXIS_BELOW_MARKERS = 16  # room for the tick labels, between the marker labels and the axis
+TICK_LABEL_ABOVE = 4  # a tick label's baseline above the axis
+LANES_BELOW_AXIS = 10
+LANE_H = 64
+LANE_ROW = _RowLayout(swatch=20, bar=26, gap_label=11, marks=54)  # marks: a row of their own under the bar
+LIFE_INSET = 4  # the band of a member's life, this far inside its lane at the top and the bottom
+GAP_LABEL_ROWS = 2  # close gaps' lengths alternate between rows, this many
+GAP_LABEL_ROW_H = 11
+OWNERS_BELOW_LANES = 30  # room for the owners' heading
+OWNERS_HEADING_ABOVE = 10  # the heading's baseline above the first partition
+OWNERS_NOTE_X = 140  # where the sentence explaining the owners' colours starts
+OWNER_ROW_H = 20
+OWNER_ROW_INSET = 2  # the partition's grey track, inside its row
+OWNER_BAR_INSET = 3  # an owner's bar, inside its row, over the track
+OWNER_BASELINE = 14  # a partition's name and an owner's label, below the top of the row
+PARTITION_NAME_END = LEFT - 8  # a partition's name ends here, left of the axis
+LEGEND_BELOW_OWNERS = 24
+
+# The legend: the steps in columns, then the gap and the marks in a row that wraps.
+LEGEND_ROW_H = 18
+LEGEND_COLUMN_W = 196
+LEGEND_COLUMNS = 6
+LEGEND_HEADING_BASELINE = 12
+LEGEND_SWATCH_TOP = 3  # a step's colour square (12 px) or the gap's (14 by 12), below the top of its row
+LEGEND_SWATCH_PX = 12
+LEGEND_BASELINE = 13  # an entry's text, below the top of its row
+LEGEND_MARKS_BELOW_STEPS = 6
+LEGEND_GAP_W = 14  # the gap's swatch, wider than a step's
+LEGEND_STEP_TEXT_X = 17  # a step's title, right of its swatch's left edge
+LEGEND_MARK_TEXT_X = 18  # a mark's title, right of its symbol's (or the gap swatch's) left edge
+LEGEND_MARK_W = 24  # a mark entry's symbol and space, before its title
+
+# A round: its axis in milliseconds, then a row per rebalance, marks on the top edge of its bar, the attempts under.
+ROUND_AXIS_Y = 18
+ROUND_TICK_LABEL_ABOVE = 5
+ROUND_ROWS_BELOW_AXIS = 8
+ROUND_ROW_H = 60
+ROUND_ROW = _RowLayout(swatch=14, bar=14, gap_label=8, marks=12)
+ROUND_BOTTOM_PAD = 4
+ROUND_PAD = 0.02  # of the round's length, in seconds, on each side (at least ROUND_MIN_PAD_S)
+ROUND_MIN_PAD_S = 0.0002
+STEP_NUMBER_MIN_W = 10  # a block narrower than this is not numbered
+STEP_NUMBER_BASELINE = 12.5  # below the bar's top: the 9 px number in the middle of the bar
+ATTEMPT_BELOW_BAR = 7  # an attempt's bracket: its line under the bar, its ends 3 px up
+ATTEMPT_TICK = 3
+ATTEMPT_BASELINE = 11  # the attempt's label, under its bracket
+ATTEMPT_LABEL_AFTER = 14  # a short attempt's label starts this far right of it
+ATTEMPT_LABEL_MARGIN = 4  # or, kept this far from the right edge, ends this far left of it
+MARK_OFFSET = 6  # a round's marks, right of their time: the moment stays visible on the bar
 
 CONSUMER_COLOURS = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f", "#e377c2",
                     "#ff7f0e", "#d62728")
@@ -75,15 +174,48 @@ GAP_FILL = "#d62728"
 MARKER_COLOUR = "#333333"
 
 
+# --- SVG --------------------------------------------------------------------------------------------------------
+
+
 def esc(value: object) -> str:
     """Escaped for HTML and XML text and attributes; control characters (not allowed in XML) dropped."""
     return html.escape(strip_control(str(value)), quote=True)
+
+
+class Svg(str):
+    """Markup made by :func:`el`, every string in it escaped: another element takes it in as it is."""
+
+    __slots__ = ()
+
+
+def el(tag: str, *content: str, **attributes: object) -> Svg:
+    """One element: ``<tag name="value" ...>content</tag>``, or ``<tag .../>`` without content.
+
+    Attributes are given in Python's spelling of their names: ``_`` for ``-`` (``stroke_width``), and a trailing
+    ``_`` dropped (``class_``); one that is ``None`` is left out. A ``float`` is written short (:func:`_n`), anything
+    else as ``str``. Every value is escaped here, and every piece of ``content`` that is not already :class:`Svg`
+    (text: a label, a tooltip), so nothing is escaped twice or forgotten."""
+    attrs = "".join(f' {name.rstrip("_").replace("_", "-")}="{esc(_n(value) if isinstance(value, float) else value)}"'
+                    for name, value in attributes.items() if value is not None)
+    if not content:
+        return Svg(f"<{tag}{attrs}/>")
+    body = "".join(part if isinstance(part, Svg) else esc(part) for part in content)
+    return Svg(f"<{tag}{attrs}>{body}</{tag}>")
+
+
+def _join(parts: Iterable[Svg]) -> Svg:
+    return Svg("".join(parts))
 
 
 def _n(value: float) -> str:
     """A coordinate, short."""
     text = f"{value:.2f}".rstrip("0").rstrip(".")
     return "0" if text == "-0" else text
+
+
+def _xy(x: float, y: float) -> str:
+    """A point of a path's ``d``."""
+    return f"{_n(x)} {_n(y)}"
 
 
 def _slug(*parts: object) -> str:
@@ -127,35 +259,33 @@ def _nice_step(span: float, target: int) -> float:
     return 10 * power
 
 
-def _shape(kind: str, x: float, y: float, colour: str, size: float = 5.0) -> str:
+def _shape(kind: str, x: float, y: float, colour: str, size: float = 5.0) -> Svg:
+    """A mark's symbol centred on (x, y), ``size`` from the centre to a tip; the round ones are drawn a little
+    smaller and the square's side is 1.6 ``size``, so that every shape looks about as big as the others."""
     s = size
     if kind == "triangle":
-        return (f'<path d="M{_n(x)} {_n(y - s)} L{_n(x + s)} {_n(y + s * 0.8)} L{_n(x - s)} {_n(y + s * 0.8)} Z" '
-                f'fill="{colour}"/>')
+        return el("path", d=f"M{_xy(x, y - s)} L{_xy(x + s, y + s * 0.8)} L{_xy(x - s, y + s * 0.8)} Z", fill=colour)
     if kind == "circle":
-        return f'<circle cx="{_n(x)}" cy="{_n(y)}" r="{_n(s * 0.85)}" fill="{colour}"/>'
+        return el("circle", cx=x, cy=y, r=s * 0.85, fill=colour)
     if kind == "ring":
-        return f'<circle cx="{_n(x)}" cy="{_n(y)}" r="{_n(s * 0.8)}" fill="none" stroke="{colour}" stroke-width="2"/>'
+        return el("circle", cx=x, cy=y, r=s * 0.8, fill="none", stroke=colour, stroke_width=2)
     if kind == "square":
-        return f'<rect x="{_n(x - s * 0.8)}" y="{_n(y - s * 0.8)}" width="{_n(s * 1.6)}" height="{_n(s * 1.6)}" ' \
-               f'fill="{colour}"/>'
+        return el("rect", x=x - s * 0.8, y=y - s * 0.8, width=s * 1.6, height=s * 1.6, fill=colour)
     if kind == "diamond":
-        return f'<path d="M{_n(x)} {_n(y - s)} L{_n(x + s)} {_n(y)} L{_n(x)} {_n(y + s)} L{_n(x - s)} {_n(y)} Z" ' \
-               f'fill="{colour}"/>'
+        return el("path", d=f"M{_xy(x, y - s)} L{_xy(x + s, y)} L{_xy(x, y + s)} L{_xy(x - s, y)} Z", fill=colour)
     if kind == "cross":
-        return (f'<path d="M{_n(x - s)} {_n(y - s)} L{_n(x + s)} {_n(y + s)} M{_n(x + s)} {_n(y - s)} '
-                f'L{_n(x - s)} {_n(y + s)}" stroke="{colour}" stroke-width="2.4" fill="none"/>')
-    return f'<rect x="{_n(x - 1.5)}" y="{_n(y - s)}" width="3" height="{_n(2 * s)}" fill="{colour}"/>'  # bar
+        return el("path", d=f"M{_xy(x - s, y - s)} L{_xy(x + s, y + s)} M{_xy(x + s, y - s)} L{_xy(x - s, y + s)}",
+                  stroke=colour, stroke_width="2.4", fill="none")
+    return el("rect", x=x - 1.5, y=y - s, width=3, height=2 * s, fill=colour)  # bar
 
 
-def _mark_svg(mark: Mark, x: float, y: float, where: str, more: Sequence[Mark] = ()) -> str:
+def _mark_svg(mark: Mark, x: float, y: float, where: str, more: Sequence[Mark] = ()) -> Svg:
     symbol = mark_symbol(mark.kind)
     lines = [f"{where} {fmt_offset(m.time)}: {describe_mark(m)}" for m in (mark, *more)]
     if len(lines) > BURST_SHOWN:
         lines = lines[:BURST_SHOWN] + [f"... (+{len(lines) - BURST_SHOWN} more)"]
-    count = f' data-count="{1 + len(more)}"' if more else ""
-    return (f'<g class="mark" data-kind="{esc(mark.kind)}"{count}><title>{esc(chr(10).join(lines))}</title>'
-            f"{_shape(symbol.shape, x, y, symbol.colour)}</g>")
+    return el("g", el("title", "\n".join(lines)), _shape(symbol.shape, x, y, symbol.colour),
+              class_="mark", data_kind=mark.kind, data_count=1 + len(more) if more else None)
 
 
 def _bursts(marks: Sequence[Mark], scale: _Scale) -> list[list[Mark]]:
@@ -169,6 +299,13 @@ def _bursts(marks: Sequence[Mark], scale: _Scale) -> list[list[Mark]]:
         else:
             groups.append([mark])
     return groups
+
+
+def _marks_row(marks: Sequence[Mark], scale: _Scale, y: float, where: str, shift: float = 0.0) -> list[Svg]:
+    """The marks of a lane or a rebalance on one row: bursts merged, symbols spread apart."""
+    bursts = _bursts(marks, scale)
+    xs = _spread((scale.x(burst[0].time) for burst in bursts), MARK_SPACING_PX)
+    return [_mark_svg(burst[0], x + shift, y, where, burst[1:]) for burst, x in zip(bursts, xs, strict=True)]
 
 
 def _spread(xs: Iterable[float], gap: float) -> list[float]:
@@ -185,7 +322,7 @@ def _label_rows(items: Sequence[tuple[float, float]], max_rows: int) -> list[int
     rows = []
     for x, width in items:
         for row, end in enumerate(ends):
-            if x >= end + 4:
+            if x >= end + LABEL_SPACING_PX:
                 ends[row] = x + width
                 rows.append(row)
                 break
@@ -200,24 +337,52 @@ def _label_rows(items: Sequence[tuple[float, float]], max_rows: int) -> list[int
     return rows
 
 
-def _defs(prefix: str) -> str:
-    return (
-        f'<defs><pattern id="{prefix}hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
-        f'patternTransform="rotate(45)"><rect width="6" height="6" fill="#ffffff" fill-opacity="0.25"/>'
-        f'<line x1="0" y1="0" x2="0" y2="6" stroke="#000000" stroke-opacity="0.45" stroke-width="2"/></pattern>'
-        f'<pattern id="{prefix}gaphatch" width="6" height="6" patternUnits="userSpaceOnUse" '
-        f'patternTransform="rotate(45)"><rect width="6" height="6" fill="{GAP_FILL}" fill-opacity="0.10"/>'
-        f'<line x1="0" y1="0" x2="0" y2="6" stroke="{GAP_FILL}" stroke-opacity="0.35" stroke-width="2"/></pattern>'
-        f"</defs>"
-    )
+HATCH_PX = 6
 
 
-SVG_STYLE = (
+def _hatch(id_: str, fill: str, fill_opacity: str, stroke: str, stroke_opacity: str) -> Svg:
+    """A fill of diagonal stripes: a tinted square crossed by one line, repeated and turned 45 degrees."""
+    return el("pattern",
+              el("rect", width=HATCH_PX, height=HATCH_PX, fill=fill, fill_opacity=fill_opacity),
+              el("line", x1=0, y1=0, x2=0, y2=HATCH_PX, stroke=stroke, stroke_opacity=stroke_opacity, stroke_width=2),
+              id=id_, width=HATCH_PX, height=HATCH_PX, patternUnits="userSpaceOnUse", patternTransform="rotate(45)")
+
+
+def _defs(prefix: str) -> Svg:
+    """The hatches: ``hatch`` over an owner that was killed, ``gaphatch`` for a gap this rebalance did not close."""
+    return el("defs", _hatch(f"{prefix}hatch", "#ffffff", "0.25", "#000000", "0.45"),
+              _hatch(f"{prefix}gaphatch", GAP_FILL, "0.10", GAP_FILL, "0.35"))
+
+
+# Markup, not text: inline in HTML, a <style> is not unescaped, so it goes in as it is.
+SVG_STYLE = Svg(
     "text{font-family:sans-serif;font-size:11px;fill:#222}"
     ".small{font-size:10px;fill:#555}.lanelabel{font-size:12px;font-weight:bold}"
     ".gaplabel{font-size:10.5px;font-weight:bold;fill:#a50f15}.ownerlabel{font-size:10px;fill:#ffffff}"
     ".markerlabel{font-size:11px;font-weight:bold;fill:#333}.steplabel{font-size:9px;fill:#ffffff}"
 )
+
+
+def _drawing(class_: str, height: float, prefix: str, parts: Iterable[Svg], standalone: bool = False) -> str:
+    """The ``<svg>`` around a drawing, with its styles and hatches. ``standalone`` adds the XML namespace a ``.svg``
+    file needs (inline in HTML it is not needed, and the page names no URL)."""
+    return el("svg", el("style", SVG_STYLE), _defs(prefix), *parts,
+              xmlns="http://www.w3.org/2000/svg" if standalone else None, class_=class_, width=WIDTH, height=height,
+              viewBox=f"0 0 {WIDTH} {_n(height)}", role="img")
+
+
+def _swatch_and_name(row: _RowLayout, top: float, colour: str, *name: str) -> list[Svg]:
+    """The label column's first line: the consumer's colour and its name (the name, or a tooltip and a name)."""
+    return [el("rect", x=SWATCH_X, y=top + row.swatch, width=SWATCH_PX, height=SWATCH_PX, fill=colour),
+            el("text", *name, x=NAME_X, y=top + row.name, class_="lanelabel")]
+
+
+def _gap_band(gap: Gap, x: float, width: float, top: float, opacity: str, prefix: str, **stroke: object) -> Svg:
+    """A stop-the-world band over a row's bar: red when this rebalance closed it, hatched when it did not."""
+    fill_attrs: dict[str, object] = ({"fill": GAP_FILL, "fill_opacity": opacity} if gap.finished
+                                     else {"fill": f"url(#{prefix}gaphatch)"})
+    return el("rect", x=x, y=top - GAP_OVERHANG, width=width, height=BAR_H + 2 * GAP_OVERHANG, **fill_attrs,
+              stroke=GAP_FILL, **stroke)
 
 
 # --- the overview -----------------------------------------------------------------------------------------------
@@ -237,7 +402,7 @@ def render_svg(timeline: Timeline, standalone: bool = True, links: bool = False,
     colours = consumer_colours(timeline)
     end = max(timeline.end, axis_end or 0.0)
     scale = _Scale(0.0, end if end > 0 else 1.0)
-    out: list[str] = []
+    out: list[Svg] = []
 
     markers = [(m, *describe_marker(m)) for m in timeline.markers]
     if short is not None:
@@ -246,131 +411,110 @@ def render_svg(timeline: Timeline, standalone: bool = True, links: bool = False,
     # A label starts right of its line, or ends left of it when it would run off the page.
     placements = []
     for marker, label, _ in markers:
-        x, width = scale.x(marker.time), len(label) * CHAR_PX + 6
-        placements.append((x + 3, width, "start") if x + 3 + width <= WIDTH - 2 else (x - 3 - width, width, "end"))
+        x, width = scale.x(marker.time), len(label) * CHAR_PX + 2 * LABEL_PAD
+        placements.append((x + LABEL_PAD, width, "start") if x + LABEL_PAD + width <= WIDTH - EDGE
+                          else (x - LABEL_PAD - width, width, "end"))
     order = sorted(range(len(placements)), key=lambda i: placements[i][0])
     sorted_rows = _label_rows([placements[i][:2] for i in order], marker_label_rows)
     marker_rows = [0] * len(placements)
     for i, row in zip(order, sorted_rows, strict=True):
         marker_rows[i] = row
     rows_used = max(marker_rows, default=-1) + 1
-    y = 8 + rows_used * 15
-    axis_y = y + 16
-    lanes_top = axis_y + 10
-    owners_top = lanes_top + len(timeline.lanes) * LANE_H + 30
-    legend_top = owners_top + len(timeline.partitions) * OWNER_ROW_H + 24
-    legend, legend_h = _legend(prefix, legend_top)
-    height = legend_top + legend_h + 8
+    axis_y = TOP_PAD + rows_used * MARKER_ROW_H + AXIS_BELOW_MARKERS
+    lanes_top = axis_y + LANES_BELOW_AXIS
+    owners_top = lanes_top + len(timeline.lanes) * LANE_H + OWNERS_BELOW_LANES
+    bottom = owners_top + len(timeline.partitions) * OWNER_ROW_H
+    legend_top = bottom + LEGEND_BELOW_OWNERS
+    legend, legend_h = _legend(legend_top)
+    height = legend_top + legend_h + TOP_PAD
 
     # axis and grid
     tick = _nice_step(scale.end - scale.start, 10)
     decimals = max(0, -math.floor(math.log10(tick))) if tick < 1 else 0
-    out.append('<g class="axis">')
-    out.append(f'<line x1="{LEFT}" y1="{axis_y}" x2="{WIDTH - RIGHT}" y2="{axis_y}" stroke="#888"/>')
-    grid_bottom = owners_top + len(timeline.partitions) * OWNER_ROW_H
+    axis = [el("line", x1=LEFT, y1=axis_y, x2=WIDTH - RIGHT, y2=axis_y, stroke="#888")]
     t = 0.0
     while t <= scale.end + 1e-9:
         x = scale.x(t)
-        out.append(f'<line x1="{_n(x)}" y1="{axis_y}" x2="{_n(x)}" y2="{grid_bottom}" stroke="#e4e4e4"/>')
-        out.append(f'<text x="{_n(x)}" y="{axis_y - 4}" text-anchor="middle" class="small">+{t:.{decimals}f}s</text>')
+        axis.append(el("line", x1=x, y1=axis_y, x2=x, y2=bottom, stroke="#e4e4e4"))
+        axis.append(el("text", f"+{t:.{decimals}f}s", x=x, y=axis_y - TICK_LABEL_ABOVE, text_anchor="middle",
+                       class_="small"))
         t += tick
-    out.append("</g>")
+    out.append(el("g", *axis, class_="axis"))
 
     for index, lane in enumerate(timeline.lanes):
         out.append(_lane_svg(lane, lanes_top + index * LANE_H, scale, colours[lane.consumer_id], prefix, links, short))
 
     out.append(_owners_svg(timeline, owners_top, scale, colours, prefix, short))
 
-    bottom = owners_top + len(timeline.partitions) * OWNER_ROW_H
     for (marker, label, note), row, (_, _, anchor) in zip(markers, marker_rows, placements, strict=True):
         x = scale.x(marker.time)
-        label_x = x + 3 if anchor == "start" else x - 3
-        label_y = 8 + row * 15 + 11
+        row_top = TOP_PAD + row * MARKER_ROW_H
         tooltip = f"{fmt_offset(marker.time)} {label}" + (f": {note}" if note else "")
-        out.append(
-            f'<g class="marker" data-kind="{esc(marker.kind)}"><title>{esc(tooltip)}</title>'
-            f'<line x1="{_n(x)}" y1="{label_y - 10}" x2="{_n(x)}" y2="{bottom}" stroke="{MARKER_COLOUR}" '
-            f'stroke-width="1.2" stroke-dasharray="5 3"/>'
-            f'<text x="{_n(label_x)}" y="{label_y}" text-anchor="{anchor}" class="markerlabel">{esc(label)}</text>'
-            "</g>"
-        )
+        out.append(el("g", el("title", tooltip),
+                      el("line", x1=x, y1=row_top + MARKER_LINE_TOP, x2=x, y2=bottom, stroke=MARKER_COLOUR,
+                         stroke_width="1.2", stroke_dasharray="5 3"),
+                      el("text", label, x=x + LABEL_PAD if anchor == "start" else x - LABEL_PAD,
+                         y=row_top + MARKER_BASELINE, text_anchor=anchor, class_="markerlabel"),
+                      class_="marker", data_kind=marker.kind))
     out.append(legend)
-
-    namespace = ' xmlns="http://www.w3.org/2000/svg"' if standalone else ""
-    return (f'<svg{namespace} class="overview" width="{WIDTH}" height="{_n(height)}" '
-            f'viewBox="0 0 {WIDTH} {_n(height)}" role="img">'
-            f"<style>{SVG_STYLE}</style>{_defs(prefix)}" + "".join(out) + "</svg>")
+    return _drawing("overview", height, prefix, out, standalone)
 
 
 def _lane_svg(lane: Lane, top: float, scale: _Scale, colour: str, prefix: str, links: bool,
-              short: Callable[[str], str] | None = None) -> str:
-    out = [f'<g class="lane" data-consumer="{esc(lane.consumer_id)}">']
-    out.append(f'<rect x="12" y="{_n(top + 20)}" width="10" height="10" fill="{colour}"/>')
+              short: Callable[[str], str] | None = None) -> Svg:
+    row = LANE_ROW
     if short is not None:
         full = lane.consumer_id + (f" (group {lane.group})" if lane.group else "")
-        out.append(f'<text x="28" y="{_n(top + 29)}" class="lanelabel"><title>{esc(full)}</title>'
-                   f"{esc(short(lane.consumer_id))}</text>")
+        out = _swatch_and_name(row, top, colour, el("title", full), short(lane.consumer_id))
     else:
-        out.append(f'<text x="28" y="{_n(top + 29)}" class="lanelabel">{esc(lane.consumer_id)}</text>')
+        out = _swatch_and_name(row, top, colour, lane.consumer_id)
     if lane.group and short is None:
-        out.append(f'<text x="28" y="{_n(top + 42)}" class="small">group {esc(lane.group)}</text>')
-    bar_y, bar_h = top + 26, 18
+        out.append(el("text", f"group {lane.group}", x=NAME_X, y=top + row.second_line, class_="small"))
+    bar_y = top + row.bar
     for life in lane.lives:
         x, width = scale.span(life.start, life.end, 1)
-        out.append(f'<rect class="life" x="{_n(x)}" y="{_n(top + 4)}" width="{_n(width)}" height="{LANE_H - 8}" '
-                   f'fill="#f3f5f8"/>')
-        out.append(f'<line x1="{_n(x)}" y1="{_n(bar_y + bar_h / 2)}" x2="{_n(x + width)}" y2="{_n(bar_y + bar_h / 2)}" '
-                   f'stroke="#c8ccd2"/>')
+        out.append(el("rect", class_="life", x=x, y=top + LIFE_INSET, width=width, height=LANE_H - 2 * LIFE_INSET,
+                      fill="#f3f5f8"))
+        out.append(el("line", x1=x, y1=top + row.bar_middle, x2=x + width, y2=top + row.bar_middle, stroke="#c8ccd2"))
     # gaps first (behind the steps), with their length; labels in two rows when close
-    gaps = [r for r in lane.rebalances if r.gap is not None]
-    labels = [fmt_ms(r.gap.duration_ms) for r in gaps]  # type: ignore[union-attr]
+    gaps = [(r, r.gap) for r in lane.rebalances if r.gap is not None]
+    labels = [fmt_ms(gap.duration_ms) for _, gap in gaps]
     widths = [len(text) * CHAR_PX for text in labels]
-    label_x = [min(max(scale.x((r.gap.start + r.gap.end) / 2), LEFT + w / 2), WIDTH - 2 - w / 2)  # type: ignore
-               for r, w in zip(gaps, widths, strict=True)]
-    rows = _label_rows([(x - w / 2, w) for x, w in zip(label_x, widths, strict=True)], 2)
-    for rebalance, text, x_mid, row in zip(gaps, labels, label_x, rows, strict=True):
-        gap = rebalance.gap
-        assert gap is not None
+    label_x = [min(max(scale.x((gap.start + gap.end) / 2), LEFT + w / 2), WIDTH - EDGE - w / 2)
+               for (_, gap), w in zip(gaps, widths, strict=True)]
+    rows = _label_rows([(x - w / 2, w) for x, w in zip(label_x, widths, strict=True)], GAP_LABEL_ROWS)
+    for (rebalance, gap), text, x_mid, label_row in zip(gaps, labels, label_x, rows, strict=True):
         x, width = scale.span(gap.start, gap.end, MIN_GAP_PX)
-        fill = f'fill="{GAP_FILL}" fill-opacity="0.22"' if gap.finished else f'fill="url(#{prefix}gaphatch)"'
-        dashed = "" if gap.finished else ' stroke-dasharray="3 2"'
         tooltip = f"{lane.consumer_id} rebalance {rebalance.rebalance_id}: {describe_gap(gap)}, " \
                   f"{fmt_offset(gap.start)} to {fmt_offset(gap.end)}"
-        out.append(f'<g class="gap" data-rebalance="{rebalance.rebalance_id}" data-ms="{gap.duration_ms:.3f}">'
-                   f"<title>{esc(tooltip)}</title>"
-                   f'<rect x="{_n(x)}" y="{_n(bar_y - 4)}" width="{_n(width)}" height="{bar_h + 8}" {fill} '
-                   f'stroke="{GAP_FILL}" stroke-width="1"{dashed}/>'
-                   f'<text x="{_n(x_mid)}" y="{_n(top + 11 + row * 11)}" text-anchor="middle" '
-                   f'class="gaplabel">{esc(text)}</text></g>')
+        out.append(el("g", el("title", tooltip),
+                      _gap_band(gap, x, width, bar_y, "0.22", prefix, stroke_width=1,
+                                stroke_dasharray=None if gap.finished else "3 2"),
+                      el("text", text, x=x_mid, y=top + row.gap_label + label_row * GAP_LABEL_ROW_H,
+                         text_anchor="middle", class_="gaplabel"),
+                      class_="gap", data_rebalance=rebalance.rebalance_id, data_ms=f"{gap.duration_ms:.3f}"))
     for rebalance in lane.rebalances:
-        out.append(_rebalance_blocks(lane, rebalance, scale, bar_y, bar_h, links))
-    bursts = _bursts(lane.marks, scale)
-    ends = [life for life in lane.lives if life.ended_by in LIFE_ENDS]
-    for burst, x in zip(bursts, _spread((scale.x(b[0].time) for b in bursts), 11), strict=True):
-        out.append(_mark_svg(burst[0], x, top + 54, lane.consumer_id, burst[1:]))
-    for life in ends:
-        symbol = LIFE_ENDS[life.ended_by or ""].symbol
-        x = scale.x(life.end)
-        out.append(f'<g class="mark" data-kind="{esc(life.ended_by)}"><title>{esc(lane.consumer_id)} '
-                   f'{esc(life.ended_by)} at {fmt_offset(life.end)}</title>'
-                   f"{_shape(symbol.shape, x, bar_y + bar_h / 2, symbol.colour, 6)}</g>")
-    out.append("</g>")
-    return "".join(out)
+        out.append(_rebalance_blocks(lane, rebalance, scale, bar_y, links))
+    out += _marks_row(lane.marks, scale, top + row.marks, lane.consumer_id)
+    for life in lane.lives:
+        ending = LIFE_ENDS.get(life.ended_by or "")
+        if ending is not None:
+            symbol = ending.symbol
+            out.append(el("g", el("title", f"{lane.consumer_id} {life.ended_by} at {fmt_offset(life.end)}"),
+                          _shape(symbol.shape, scale.x(life.end), top + row.bar_middle, symbol.colour, 6),
+                          class_="mark", data_kind=life.ended_by))
+    return el("g", *out, class_="lane", data_consumer=lane.consumer_id)
 
 
-def _rebalance_blocks(lane: Lane, rebalance: Rebalance, scale: _Scale, y: float, h: float, links: bool) -> str:
-    summary = f"{lane.consumer_id} {describe_rebalance(rebalance)}"
-    blocks = [f"<title>{esc(summary)}</title>"]
+def _rebalance_blocks(lane: Lane, rebalance: Rebalance, scale: _Scale, y: float, links: bool) -> Svg:
+    blocks = [el("title", f"{lane.consumer_id} {describe_rebalance(rebalance)}")]
     for step in rebalance.steps:
         x, width = scale.span(step.start, step.end, MIN_BLOCK_PX)
-        blocks.append(f'<rect class="step" data-step="{esc(step.name)}" x="{_n(x)}" y="{_n(y)}" width="{_n(width)}" '
-                      f'height="{_n(h)}" fill="{step_colour(step)}"><title>{esc(_step_tooltip(lane, rebalance, step))}'
-                      f"</title></rect>")
-    body = "".join(blocks)
-    if links:
-        body = f'<a href="#{esc(rebalance_anchor(lane.consumer_id, rebalance))}">{body}</a>'
-    return (f'<g class="rebalance" data-consumer="{esc(lane.consumer_id)}" data-rebalance="{rebalance.rebalance_id}" '
-            f'data-outcome="{esc(rebalance.outcome)}">{body}</g>')
+        blocks.append(el("rect", el("title", _step_tooltip(lane, rebalance, step)), class_="step",
+                         data_step=step.name, x=x, y=y, width=width, height=BAR_H, fill=step_colour(step)))
+    body = el("a", *blocks, href="#" + rebalance_anchor(lane.consumer_id, rebalance)) if links else _join(blocks)
+    return el("g", body, class_="rebalance", data_consumer=lane.consumer_id, data_rebalance=rebalance.rebalance_id,
+              data_outcome=rebalance.outcome)
 
 
 def _step_tooltip(lane: Lane, rebalance: Rebalance, step: Step) -> str:
@@ -384,79 +528,76 @@ def rebalance_anchor(consumer_id: str, rebalance: Rebalance) -> str:
 
 
 def _owners_svg(timeline: Timeline, top: float, scale: _Scale, colours: dict[str, str], prefix: str,
-                short: Callable[[str], str] | None = None) -> str:
-    out = ['<g class="owners">',
-           f'<text x="12" y="{_n(top - 10)}" class="lanelabel">partition owners</text>',
-           f'<text x="140" y="{_n(top - 10)}" class="small">colour: consumer; label: thread; hatched: the owner '
-           f"was killed, its owner znode lives until its session expires</text>"]
+                short: Callable[[str], str] | None = None) -> Svg:
+    heading_y = top - OWNERS_HEADING_ABOVE
+    out = [el("text", "partition owners", x=SWATCH_X, y=heading_y, class_="lanelabel"),
+           el("text", "colour: consumer; label: thread; hatched: the owner was killed, its owner znode lives until "
+                      "its session expires", x=OWNERS_NOTE_X, y=heading_y, class_="small")]
     killed = {lane.consumer_id: [life.end for life in lane.lives if life.ended_by == "killed"]
               for lane in timeline.lanes}
-    by_partition: dict[tuple[str, int], list] = {}
+    by_partition: dict[tuple[str, int], list[Ownership]] = {}
     for owner in timeline.ownership:
         by_partition.setdefault((owner.topic, owner.partition), []).append(owner)
     for index, (topic, partition) in enumerate(timeline.partitions):
         y = top + index * OWNER_ROW_H
-        out.append(f'<g class="partition" data-topic="{esc(topic)}" data-partition="{partition}">')
-        if short is None:
-            out.append(f'<text x="{LEFT - 8}" y="{_n(y + 14)}" text-anchor="end">{esc(topic)}-{partition}</text>')
-        else:
-            name = short(topic)
-            out.append(f'<text x="{LEFT - 8}" y="{_n(y + 14)}" text-anchor="end"><title>{esc(topic)}-{partition}'
-                       f'</title>{esc(f"{name}-{partition}" if name else f"partition {partition}")}</text>')
-        out.append(f'<rect x="{LEFT}" y="{_n(y + 2)}" width="{WIDTH - RIGHT - LEFT}" height="{OWNER_ROW_H - 4}" '
-                   f'fill="#fafafa" stroke="#eeeeee"/>')
+        name: list[str] = [f"{topic}-{partition}"]
+        if short is not None:
+            shown_topic = short(topic)
+            name = [el("title", name[0]), f"{shown_topic}-{partition}" if shown_topic else f"partition {partition}"]
+        row = [el("text", *name, x=PARTITION_NAME_END, y=y + OWNER_BASELINE, text_anchor="end"),
+               el("rect", x=LEFT, y=y + OWNER_ROW_INSET, width=WIDTH - RIGHT - LEFT,
+                  height=OWNER_ROW_H - 2 * OWNER_ROW_INSET, fill="#fafafa", stroke="#eeeeee")]
         for owner in by_partition.get((topic, partition), []):
             end = owner.end if owner.end is not None else timeline.end
             x, width = scale.span(owner.start, end, 1.5)
-            colour = colours.get(owner.consumer_id, "#999999")
             label = owner.thread or owner.consumer_id
             shown = short(label) if short is not None else label
-            out.append(f'<g class="owner" data-consumer="{esc(owner.consumer_id)}" data-thread="{esc(label)}">'
-                       f"<title>{esc(describe_ownership(owner))}</title>"
-                       f'<rect x="{_n(x)}" y="{_n(y + 3)}" width="{_n(width)}" height="{OWNER_ROW_H - 6}" '
-                       f'fill="{colour}"/>')
+            bar_h = OWNER_ROW_H - 2 * OWNER_BAR_INSET
+            parts = [el("title", describe_ownership(owner)),
+                     el("rect", x=x, y=y + OWNER_BAR_INSET, width=width, height=bar_h,
+                        fill=colours.get(owner.consumer_id, "#999999"))]
             for k in killed.get(owner.consumer_id, []):
                 if owner.start < k < end:
                     kx = scale.x(k)
-                    out.append(f'<rect x="{_n(kx)}" y="{_n(y + 3)}" width="{_n(max(x + width - kx, 1))}" '
-                               f'height="{OWNER_ROW_H - 6}" fill="url(#{prefix}hatch)"/>')
-            if width >= len(shown) * 5.6 + 6:
-                out.append(f'<text x="{_n(x + 3)}" y="{_n(y + 14)}" class="ownerlabel">{esc(shown)}</text>')
-            out.append("</g>")
-        out.append("</g>")
-    out.append("</g>")
-    return "".join(out)
+                    parts.append(el("rect", x=kx, y=y + OWNER_BAR_INSET, width=max(x + width - kx, 1), height=bar_h,
+                                    fill=f"url(#{prefix}hatch)"))
+            if width >= len(shown) * OWNER_CHAR_PX + 2 * LABEL_PAD:
+                parts.append(el("text", shown, x=x + LABEL_PAD, y=y + OWNER_BASELINE, class_="ownerlabel"))
+            row.append(el("g", *parts, class_="owner", data_consumer=owner.consumer_id, data_thread=label))
+        out.append(el("g", *row, class_="partition", data_topic=topic, data_partition=partition))
+    return el("g", *out, class_="owners")
 
 
-def _legend(prefix: str, top: float) -> tuple[str, float]:
+def _legend(top: float) -> tuple[Svg, float]:
     """The steps' colours with their numbers and titles, the mark symbols, the gap; returns (svg, height)."""
-    out = [f'<g class="legend"><text x="12" y="{_n(top + 12)}" class="lanelabel">legend</text>']
-    column_w, per_row = 196, 6
+    out = [el("text", "legend", x=SWATCH_X, y=top + LEGEND_HEADING_BASELINE, class_="lanelabel")]
     for i, step in enumerate(STEPS):
-        x = LEFT + (i % per_row) * column_w
-        y = top + (i // per_row) * 18
-        out.append(f'<g class="legend-step" data-step="{esc(step.name)}"><title>{esc(step.meaning)}</title>'
-                   f'<rect x="{x}" y="{_n(y + 3)}" width="12" height="12" fill="{_step_colour(step.name)}"/>'
-                   f'<text x="{x + 17}" y="{_n(y + 13)}">{step.number} {esc(step.title)}</text></g>')
-    y = top + math.ceil(len(STEPS) / per_row) * 18 + 6
+        x = LEFT + (i % LEGEND_COLUMNS) * LEGEND_COLUMN_W
+        y = top + (i // LEGEND_COLUMNS) * LEGEND_ROW_H
+        out.append(el("g", el("title", step.meaning),
+                      el("rect", x=x, y=y + LEGEND_SWATCH_TOP, width=LEGEND_SWATCH_PX, height=LEGEND_SWATCH_PX,
+                         fill=_step_colour(step.name)),
+                      el("text", f"{step.number} {step.title}", x=x + LEGEND_STEP_TEXT_X, y=y + LEGEND_BASELINE),
+                      class_="legend-step", data_step=step.name))
+    y = top + math.ceil(len(STEPS) / LEGEND_COLUMNS) * LEGEND_ROW_H + LEGEND_MARKS_BELOW_STEPS
     items: list[tuple[str, str, Symbol | None]] = [("gap", "stop-the-world gap (ms)", None)]
     items += [(mark.kind, mark.title, mark.symbol) for mark in MARK_KINDS]
     items += [(end.kind, end.title, end.symbol) for end in LIFE_ENDS.values() if end.in_legend]
-    left: float = LEFT  # an int until the first item's width is added: printed as it is
+    left: float = LEFT
     for kind, title, symbol in items:
-        width = 24 + len(title) * CHAR_PX
+        width = LEGEND_MARK_W + len(title) * CHAR_PX
         if left + width > WIDTH - RIGHT:
-            left, y = LEFT, y + 18
+            left, y = LEFT, y + LEGEND_ROW_H
         if symbol is None:  # the gap
-            drawn = (f'<rect x="{left}" y="{_n(y + 3)}" width="14" height="12" fill="{GAP_FILL}" fill-opacity="0.22" '
-                     f'stroke="{GAP_FILL}"/>')
+            drawn = el("rect", x=left, y=y + LEGEND_SWATCH_TOP, width=LEGEND_GAP_W, height=LEGEND_SWATCH_PX,
+                       fill=GAP_FILL, fill_opacity="0.22", stroke=GAP_FILL)
         else:
-            drawn = _shape(symbol.shape, left + 7, y + 9, symbol.colour)
-        out.append(f'<g class="legend-mark" data-kind="{kind}">{drawn}'
-                   f'<text x="{left + 18}" y="{_n(y + 13)}">{esc(title)}</text></g>')
+            drawn = _shape(symbol.shape, left + LEGEND_GAP_W / 2, y + LEGEND_SWATCH_TOP + LEGEND_SWATCH_PX / 2,
+                           symbol.colour)
+        out.append(el("g", drawn, el("text", title, x=left + LEGEND_MARK_TEXT_X, y=y + LEGEND_BASELINE),
+                      class_="legend-mark", data_kind=kind))
         left += width
-    out.append("</g>")
-    return "".join(out), y + 18 - top
+    return el("g", *out, class_="legend"), y + LEGEND_ROW_H - top
 
 
 # --- rounds: the zoomed strips ----------------------------------------------------------------------------------
@@ -465,27 +606,24 @@ def _legend(prefix: str, top: float) -> tuple[str, float]:
 def render_round_svg(timeline: Timeline, rnd: Round) -> str:
     """One round zoomed to the page's width: a row per rebalance, steps as labelled blocks, gaps, attempts."""
     colours = consumer_colours(timeline)
-    pad = max((rnd.end - rnd.start) * 0.02, 0.0002)
+    pad = max((rnd.end - rnd.start) * ROUND_PAD, ROUND_MIN_PAD_S)
     scale = _Scale(rnd.start - pad, rnd.end + pad)
     rows = sorted(rnd.rebalances, key=lambda r: (_lane_index(timeline, r.consumer_id), r.start))
-    axis_y = 18
-    height = axis_y + 8 + len(rows) * ROUND_ROW_H + 4
-    out = [f'<svg class="round" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" role="img">'
-           f"<style>{SVG_STYLE}</style>{_defs(f'rd{rnd.index}-')}"]
-    span_ms = (scale.end - scale.start) * 1000
-    tick = _nice_step(span_ms, 10)
-    out.append(f'<line x1="{LEFT}" y1="{axis_y}" x2="{WIDTH - RIGHT}" y2="{axis_y}" stroke="#888"/>')
+    rows_top = ROUND_AXIS_Y + ROUND_ROWS_BELOW_AXIS
+    height = rows_top + len(rows) * ROUND_ROW_H + ROUND_BOTTOM_PAD
+    prefix = f"rd{rnd.index}-"
+    out = [el("line", x1=LEFT, y1=ROUND_AXIS_Y, x2=WIDTH - RIGHT, y2=ROUND_AXIS_Y, stroke="#888")]
+    tick = _nice_step((scale.end - scale.start) * 1000, 10)
     ms = math.ceil(-pad * 1000 / tick) * tick
     while ms <= (rnd.end - rnd.start + pad) * 1000 + 1e-9:
         x = scale.x(rnd.start + ms / 1000)
-        out.append(f'<line x1="{_n(x)}" y1="{axis_y}" x2="{_n(x)}" y2="{height - 4}" stroke="#eeeeee"/>'
-                   f'<text x="{_n(x)}" y="{axis_y - 5}" text-anchor="middle" class="small">'
-                   f"+{ms:g} ms</text>")
+        out.append(el("line", x1=x, y1=ROUND_AXIS_Y, x2=x, y2=height - ROUND_BOTTOM_PAD, stroke="#eeeeee"))
+        out.append(el("text", f"+{ms:g} ms", x=x, y=ROUND_AXIS_Y - ROUND_TICK_LABEL_ABOVE, text_anchor="middle",
+                      class_="small"))
         ms += tick
     for index, rebalance in enumerate(rows):
-        out.append(_round_row(rebalance, axis_y + 8 + index * ROUND_ROW_H, scale, colours, f"rd{rnd.index}-"))
-    out.append("</svg>")
-    return "".join(out)
+        out.append(_round_row(rebalance, rows_top + index * ROUND_ROW_H, scale, colours, prefix))
+    return _drawing("round", height, prefix, out)
 
 
 def _lane_index(timeline: Timeline, consumer_id: str) -> int:
@@ -495,63 +633,55 @@ def _lane_index(timeline: Timeline, consumer_id: str) -> int:
     return len(timeline.lanes)
 
 
-def _round_row(rebalance: Rebalance, top: float, scale: _Scale, colours: dict[str, str], prefix: str) -> str:
+def _round_row(rebalance: Rebalance, top: float, scale: _Scale, colours: dict[str, str], prefix: str) -> Svg:
+    row = ROUND_ROW
     consumer = rebalance.consumer_id
-    out = [f'<g class="round-row" data-consumer="{esc(consumer)}" data-rebalance="{rebalance.rebalance_id}">']
-    out.append(f'<rect x="12" y="{_n(top + 14)}" width="10" height="10" fill="{colours.get(consumer, "#999")}"/>')
-    out.append(f'<text x="28" y="{_n(top + 23)}" class="lanelabel">{esc(consumer)}</text>')
-    out.append(f'<text x="28" y="{_n(top + 36)}" class="small">rebalance {rebalance.rebalance_id}'
-               f"{' (' + esc(rebalance.cause) + ')' if rebalance.cause else ''}</text>")
-    bar_y, bar_h = top + 14, 18
+    out = _swatch_and_name(row, top, colours.get(consumer, "#999"), consumer)
+    out.append(el("text", f"rebalance {rebalance.rebalance_id}" + (f" ({rebalance.cause})" if rebalance.cause else ""),
+                  x=NAME_X, y=top + row.second_line, class_="small"))
+    bar_y, bar_middle = top + row.bar, top + row.bar_middle
     x0, x1 = scale.x(rebalance.start), scale.x(rebalance.end)
-    out.append(f'<line x1="{_n(x0)}" y1="{_n(bar_y + bar_h / 2)}" x2="{_n(x1)}" y2="{_n(bar_y + bar_h / 2)}" '
-               f'stroke="#999" stroke-dasharray="2 2"/>')
+    out.append(el("line", x1=x0, y1=bar_middle, x2=x1, y2=bar_middle, stroke="#999", stroke_dasharray="2 2"))
     gap = rebalance.gap
     if gap is not None:
         x, width = scale.span(gap.start, min(gap.end, scale.end), MIN_GAP_PX)
-        fill = f'fill="{GAP_FILL}" fill-opacity="0.16"' if gap.finished else f'fill="url(#{prefix}gaphatch)"'
-        out.append(f'<g class="gap" data-ms="{gap.duration_ms:.3f}"><title>{esc(describe_gap(gap))}</title>'
-                   f'<rect x="{_n(x)}" y="{_n(bar_y - 4)}" width="{_n(width)}" height="{bar_h + 8}" {fill} '
-                   f'stroke="{GAP_FILL}"/>'
-                   f'<text x="{_n(x + width / 2)}" y="{_n(top + 8)}" text-anchor="middle" class="gaplabel">'
-                   f"{esc(describe_gap(gap))}</text></g>")
+        out.append(el("g", el("title", describe_gap(gap)), _gap_band(gap, x, width, bar_y, "0.16", prefix),
+                      el("text", describe_gap(gap), x=x + width / 2, y=top + row.gap_label, text_anchor="middle",
+                         class_="gaplabel"),
+                      class_="gap", data_ms=f"{gap.duration_ms:.3f}"))
     for step in rebalance.steps:
         x, width = scale.span(step.start, step.end, MIN_BLOCK_PX)
-        out.append(f'<g class="step" data-step="{esc(step.name)}"><title>{esc(_step_tooltip_round(step))}</title>'
-                   f'<rect x="{_n(x)}" y="{_n(bar_y)}" width="{_n(width)}" height="{bar_h}" fill="{step_colour(step)}" '
-                   f'stroke="#ffffff" stroke-width="0.5"/>')
-        if width >= 10:
-            out.append(f'<text x="{_n(x + width / 2)}" y="{_n(bar_y + 12.5)}" text-anchor="middle" '
-                       f'class="steplabel">{step.number}</text>')
-        out.append("</g>")
+        block = [el("title", _step_tooltip_round(step)),
+                 el("rect", x=x, y=bar_y, width=width, height=BAR_H, fill=step_colour(step), stroke="#ffffff",
+                    stroke_width="0.5")]
+        if width >= STEP_NUMBER_MIN_W:
+            block.append(el("text", str(step.number), x=x + width / 2, y=bar_y + STEP_NUMBER_BASELINE,
+                            text_anchor="middle", class_="steplabel"))
+        out.append(el("g", *block, class_="step", data_step=step.name))
     for attempt in rebalance.attempts:
         if attempt.start is None or attempt.end is None:
             continue
         ax0, ax1 = scale.x(attempt.start), scale.x(attempt.end)
-        y = bar_y + bar_h + 7
+        y = bar_y + BAR_H + ATTEMPT_BELOW_BAR
         label = f"attempt {attempt.number}: {attempt.outcome}" + (f" ({attempt.reason})" if attempt.reason else "")
-        out.append(f'<g class="attempt" data-attempt="{attempt.number}" data-outcome="{esc(attempt.outcome)}">'
-                   f"<title>{esc(label)}</title>"
-                   f'<path d="M{_n(ax0)} {_n(y - 3)} V{_n(y)} H{_n(max(ax1, ax0 + 2))} V{_n(y - 3)}" '
-                   f'stroke="#666" fill="none"/>')
-        text_x, anchor, label_w = ax0, "start", len(label) * 5.4
+        text_x, anchor, label_w = ax0, "start", len(label) * ATTEMPT_CHAR_PX
         if ax1 - ax0 < label_w:  # a short attempt: its label after it, or before it at the right edge
-            text_x = ax1 + 14
-            if text_x + label_w > WIDTH - 4:
-                text_x, anchor = ax0 - 4, "end"
-        out.append(f'<text x="{_n(text_x)}" y="{_n(y + 11)}" text-anchor="{anchor}" class="small">{esc(label)}'
-                   "</text></g>")
+            text_x = ax1 + ATTEMPT_LABEL_AFTER
+            if text_x + label_w > WIDTH - ATTEMPT_LABEL_MARGIN:
+                text_x, anchor = ax0 - ATTEMPT_LABEL_MARGIN, "end"
+        bracket = f"M{_xy(ax0, y - ATTEMPT_TICK)} V{_n(y)} H{_n(max(ax1, ax0 + 2))} V{_n(y - ATTEMPT_TICK)}"
+        out.append(el("g", el("title", label), el("path", d=bracket, stroke="#666", fill="none"),
+                      el("text", label, x=text_x, y=y + ATTEMPT_BASELINE, text_anchor=anchor, class_="small"),
+                      class_="attempt", data_attempt=attempt.number, data_outcome=attempt.outcome))
         if attempt.outcome == "failed" and attempt.backoff_ms:
             bx1 = scale.x(attempt.end + attempt.backoff_ms / 1000)
-            out.append(f'<g class="backoff"><title>backoff {esc(fmt_ms(attempt.backoff_ms))} before the next attempt'
-                       f'</title><line x1="{_n(ax1)}" y1="{_n(bar_y + bar_h / 2)}" x2="{_n(bx1)}" '
-                       f'y2="{_n(bar_y + bar_h / 2)}" stroke="#e6550d" stroke-width="1.5" stroke-dasharray="6 3"/>'
-                       f"</g>")
-    bursts = _bursts(rebalance.marks, scale)
-    for burst, x in zip(bursts, _spread((scale.x(b[0].time) for b in bursts), 11), strict=True):
-        out.append(_mark_svg(burst[0], x + 6, bar_y - 2, f"{consumer} rebalance {rebalance.rebalance_id}", burst[1:]))
-    out.append("</g>")
-    return "".join(out)
+            out.append(el("g", el("title", f"backoff {fmt_ms(attempt.backoff_ms)} before the next attempt"),
+                          el("line", x1=ax1, y1=bar_middle, x2=bx1, y2=bar_middle, stroke="#e6550d",
+                             stroke_width="1.5", stroke_dasharray="6 3"),
+                          class_="backoff"))
+    out += _marks_row(rebalance.marks, scale, top + row.marks, f"{consumer} rebalance {rebalance.rebalance_id}",
+                      shift=MARK_OFFSET)
+    return el("g", *out, class_="round-row", data_consumer=consumer, data_rebalance=rebalance.rebalance_id)
 
 
 def _step_tooltip_round(step: Step) -> str:
