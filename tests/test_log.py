@@ -65,6 +65,25 @@ def test_a_filtered_event_is_never_built() -> None:
     assert log.is_enabled_for(logging.INFO) and not log.is_enabled_for(logging.DEBUG)
 
 
+def test_a_logger_follows_a_new_structlog_configuration() -> None:
+    """A logger keeps what it assembled from structlog's configuration: configure_logging drops that at once, and a
+    configuration the application makes itself is followed from the next event emitted."""
+    first = io.StringIO()
+    configure_logging(json=True, level="info", stream=first)
+    log = get_logger("zkconsumer.test_log")
+    log.debug("test.filtered")
+    second = io.StringIO()
+    configure_logging(json=True, level="debug", stream=second, force=True)
+    log.debug("test.shown")
+    assert first.getvalue() == ""
+    assert [json.loads(line)["event"] for line in second.getvalue().splitlines()] == ["test.shown"]
+    captured = structlog.testing.LogCapture()
+    structlog.configure(processors=[captured])
+    log.info("test.captured", n=1)
+    assert captured.entries == [{"event": "test.captured", "n": 1, "log_level": "info"}]
+    assert second.getvalue().count("\n") == 1
+
+
 def test_capture_logs_sees_events_of_loggers_made_before_it() -> None:
     log = get_logger("zkconsumer.test_log").bind(consumer_id="c")
     log.warning("test.before")  # resolved unconfigured first
