@@ -26,7 +26,7 @@ from zkconsumer.config import ConsumerConfig, identity_decoder
 from zkconsumer.consumer.consumer_fetcher_manager import ConsumerFetcherManager, fetcher_id_for
 from zkconsumer.consumer.consumer_fetcher_thread import ConsumerFetcherThread
 from zkconsumer.consumer.kafka_stream import KafkaStream
-from zkconsumer.consumer.partition_topic_info import INVALID_OFFSET, ChunkQueue, PartitionTopicInfo
+from zkconsumer.consumer.partition_topic_info import INVALID_OFFSET, ChunkQueue, FetchedDataChunk, PartitionTopicInfo
 from zkconsumer.errors import MessageSizeTooLargeException
 from zkconsumer.kafka.metadata import BrokerMeta, admin_client, fetch_metadata
 from zkconsumer.kafka.topics import create_topic
@@ -85,6 +85,31 @@ def take(chunks: ChunkQueue, count: int, timeout: float = 15.0) -> list[Fetched]
         messages.extend(map(Fetched, chunk.messages.offsets, chunk.messages.values))
     assert len(messages) == count
     return messages
+
+
+def markers_arrive(bootstrap: str, topic: str, partition: int, chunks: ChunkQueue, rounds: int = 2) -> None:
+    """Produce a marker to ``partition`` (fetched into ``chunks``) and take it, ``rounds`` times, each produced once the
+    previous one arrived. A message already in the log of any partition the fetcher fetches comes in the same fetch
+    response as the first marker or an earlier one, so in an earlier response than the last marker: a fetcher hands
+    out what it fetched in order, so such a message has reached its queue before the last marker arrives, and a
+    message that has not is one the fetcher did not fetch."""
+    for number in range(rounds):
+        marker = f"marker-{number}".encode()
+        produce(bootstrap, topic, [marker], partition=partition)
+        assert [m.value for m in take(chunks, 1)] == [marker]
+
+
+class WatchedChunkQueue(ChunkQueue):
+    """A stream's queue that says when a put found it full (and so waits for room: the fetcher's back-pressure)."""
+
+    def __init__(self, capacity: int) -> None:
+        super().__init__(capacity)
+        self.put_found_it_full = threading.Event()
+
+    def put(self, chunk: FetchedDataChunk, stop: threading.Event | None = None) -> bool:
+        if self.qsize() >= self.capacity:
+            self.put_found_it_full.set()
+        return super().put(chunk, stop)
 
 
 @contextmanager
@@ -172,9 +197,9 @@ def test_a_fetcher_thread_adds_only_new_partitions_and_stops_fetching_removed_on
         produce(bootstrap_servers, topic_name, [b"c"], partition=1)
         produce(bootstrap_servers, topic_name, [b"d"], partition=0)
         assert [m.value for m in take(chunks, 1)] == [b"d"]
-        time.sleep(0.3)
+        markers_arrive(bootstrap_servers, topic_name, 0, chunks)  # "c" would have come before them
         assert chunks.qsize() == 0
-        assert (infos[tp1].fetched_offset, infos[tp0].fetched_offset) == (1, 2)
+        assert (infos[tp1].fetched_offset, infos[tp0].fetched_offset) == (1, 4)
     finally:
         started = time.monotonic()
         thread.shutdown()
@@ -234,22 +259,28 @@ def test_largest_starts_after_the_whole_last_batch(kafka_zk, zk, bootstrap_serve
 
 
 def test_a_message_larger_than_the_fetch_size_fails_the_stream(kafka_zk, zk, bootstrap_servers, topic_name):
-    create_topic(bootstrap_servers, topic_name, 1)
+    """Partition 1, fetched by the same fetcher into a queue of its own, carries the markers that show what
+    partition 0 would have received."""
+    create_topic(bootstrap_servers, topic_name, 2)
     produce(bootstrap_servers, topic_name, [b"small", b"x" * 4096, b"after"])
     config = make_config(kafka_zk, **{"fetch.message.max.bytes": 1024})
-    chunks = ChunkQueue(config.queued_max_message_chunks)
+    chunks, marker_chunks = ChunkQueue(config.queued_max_message_chunks), ChunkQueue(100)
     info = partition_info(topic_name, 0, chunks, 0, config)
+    marker_info = partition_info(topic_name, 1, marker_chunks, 0, config)
     stream = KafkaStream(chunks, 10_000, identity_decoder, identity_decoder, config.client_id)
-    with capture_logs() as events, fetching(new_consumer_id(), config, zk, [info]) as manager:
+    with capture_logs() as events, fetching(new_consumer_id(), config, zk, [info, marker_info]) as manager:
         iterator = iter(stream)
         assert next(iterator).message == b"small"
         with pytest.raises(MessageSizeTooLargeException, match="partition 0 at fetch offset 1"):
             next(iterator)
-        # The partition is not fetched any more (no refetch of the same message), but still owned by its fetcher.
-        time.sleep(0.5)
+        # The partition is not fetched any more (no refetch of the same message, nor of a new one), but still owned
+        # by its fetcher.
+        produce(bootstrap_servers, topic_name, [b"later"])
+        markers_arrive(bootstrap_servers, topic_name, 1, marker_chunks)
         assert chunks.qsize() == 0
         assert info.fetched_offset == 1
-        assert manager.fetcher_assignment() == {(broker_id(bootstrap_servers), 0): (TopicPartition(topic_name, 0),)}
+        assert manager.fetcher_assignment() == {
+            (broker_id(bootstrap_servers), 0): (TopicPartition(topic_name, 0), TopicPartition(topic_name, 1))}
     (too_large,) = events_named(events, "fetcher.message_too_large")
     assert (too_large["offset"], too_large["size"], too_large["fetch_message_max_bytes"]) == (1, 4096, 1024)
 
@@ -263,14 +294,14 @@ def test_stop_returns_while_a_fetcher_waits_on_a_full_queue(kafka_zk, zk, bootst
         producer.produce(topic_name, value=b"%02d" % i + b"." * 58, partition=0)
     assert producer.flush(10) == 0
     config = make_config(kafka_zk, **{"fetch.message.max.bytes": 100, "queued.max.message.chunks": 1})
-    chunks = ChunkQueue(config.queued_max_message_chunks)
+    chunks = WatchedChunkQueue(config.queued_max_message_chunks)
     info = partition_info(topic_name, 0, chunks, 0, config)
     consumer_id = new_consumer_id()
     manager = ConsumerFetcherManager(consumer_id, config, zk)
     manager.start_connections([info])
     try:
         wait_for(lambda: chunks.qsize() == 1 and info.fetched_offset == 1)
-        time.sleep(0.3)
+        wait_for(chunks.put_found_it_full.is_set)
         assert info.fetched_offset == 1  # the second put is waiting
     finally:
         started = time.monotonic()
