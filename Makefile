@@ -20,7 +20,8 @@ docs: bootstrap
 
 # The tests also need a headless browser (the timeline page is checked in chromium): `test` installs it.
 # Before the tests: ruff, the layers contract (import-linter, pyproject.toml), mypy on the package, and the docs site
-# built strictly (mkdocs.yml: a broken link, a page left out of the nav or an unreadable docstring fails).
+# built strictly (mkdocs.yml: a broken link, a page left out of the nav or an unreadable docstring fails; not with
+# --quiet, which hides the warnings that --strict counts).
 # The tests: scripts/run_tests.sh (the Spark tests beside the others, see there).
 # After them, the container pass: the server tests that matter for the Docker path once more, with ZooKeeper in a
 # container of the project's own image on podman (scripts/containers.sh sets it up); where containers are not
@@ -30,6 +31,6 @@ test:
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
-	$(MKDOCS) build --strict --quiet
+	$(MKDOCS) build --strict
 	@scripts/run_tests.sh "$(VENV)"
 	@scripts/containers.sh test "$(VENV)"
