@@ -281,3 +281,26 @@ def test_a_topic_of_six_thousand_partitions_is_written_in_batches_zookeeper_acce
                                 {p: state for p in range(6_000, 6_500)}))
     assert len(json.loads(zk.get(paths.topic_path("wide"))[0])["partitions"]) == 6_500
     assert zk.exists(paths.partition_state_path("wide", 6_499)) is not None
+
+
+def test_creates_a_brokers_persistent_paths_with_null_parents_and_keeps_the_content(zk, zk_chroot, bootstrap_servers,
+                                                                                    topic_name):
+    create_topic(bootstrap_servers, topic_name, 2)
+    broker_id = broker_id_of(bootstrap_servers)
+    with MetadataBridge(zk_chroot, bootstrap_servers) as bridge, capture_logs() as events:
+        bridge.sync_once()
+        parents = {*paths.BROKER_PERSISTENT_PATHS, "/brokers", "/config", "/admin",
+                   paths.topic_partitions_path(topic_name),
+                   *(paths.partition_path(topic_name, p) for p in range(2))}
+        for path in sorted(parents):
+            data, stat = zk.get(path)
+            assert data is None and stat.dataLength == 0, path  # what ZkClient's createParents left
+        # Znodes with content hold what a ZooKeeper-mode cluster writes there.
+        assert cluster.parse_broker(broker_id, zk.get(paths.broker_path(broker_id))[0]).id == broker_id
+        assert zk.get(paths.topic_path(topic_name))[0] == (
+            f'{{"version":1,"partitions":{{"0":[{broker_id}],"1":[{broker_id}]}}}}').encode()
+        assert cluster.read_partition_state(zk, topic_name, 1).leader == broker_id
+        assert zk.get(paths.topic_config_path(topic_name))[0] == b'{"version":1,"config":{}}'
+        bridge.sync_once()
+    created = [e["paths"] for e in events if e["event"] == "bridge.paths_created"]
+    assert created == [list(paths.BROKER_PERSISTENT_PATHS)]  # once, all of them: the chroot was empty

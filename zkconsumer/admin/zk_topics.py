@@ -38,6 +38,7 @@ from zkconsumer.admin.topic_plans import (
 )
 from zkconsumer.zk import cluster, paths
 from zkconsumer.zk.cluster import PartitionState
+from zkconsumer.zk.persistent import ensure_path
 from zkconsumer.zk.reads import value_or_none
 
 # Created by the transaction when absent, parents first (Kafka's ZkClient created parents too).
@@ -71,7 +72,7 @@ def write_creation(zk: KazooClient, creation: TopicCreation) -> None:
     bridge creating the same parent meanwhile is no conflict (in the transaction it failed the creation)."""
     topic_path, config_path = paths.topic_path(creation.topic), paths.topic_config_path(creation.topic)
     for parent in _PARENTS:
-        zk.ensure_path(parent)
+        ensure_path(zk, parent)
     txn = zk.transaction()
     config_stat = zk.exists(config_path)
     if config_stat is None:

@@ -2,7 +2,9 @@
 
 The legacy consumer finds brokers, topics and partition counts in ZooKeeper. Brokers that never register
 there (Tansu, a KRaft-mode Kafka) are made visible by this bridge: every interval it reads the Metadata API,
-reads the matching znodes, and applies the pure plan of :mod:`zkconsumer.bridge.plan`. It survives either
+reads the matching znodes, and applies the pure plan of :mod:`zkconsumer.bridge.plan`. Its first pass creates
+the persistent paths a broker creates when it starts (``/consumers``, ``/config/changes``...: Kafka's
+``ZkUtils.persistentZkPaths``), so that clients which assume them find them. It survives either
 side going away: a broker outage longer than ``broker_timeout_ms`` unregisters the brokers (as their
 ZooKeeper sessions would have expired), a lost ZooKeeper session re-creates the ephemeral registrations on
 the next pass, and nothing is retried in a tight loop.
@@ -11,6 +13,7 @@ Events (structlog, logger ``zkconsumer.bridge.metadata_bridge``; every one carri
 
 =================================  ===================================================================
 ``bridge.started``                 ``interval_ms``, ``session_id``
+``bridge.paths_created``           ``paths``: a broker's persistent paths that were missing (``/consumers``...)
 ``bridge.broker_registered``       ``broker_id``, ``registration`` (the JSON written)
 ``bridge.broker_reregistered``     same; our own registration replaced with new content
 ``bridge.broker_unregistered``     ``broker_id``
@@ -69,6 +72,7 @@ from zkconsumer.security import ZkAuth, default_acl
 from zkconsumer.zk import batched_transaction as batched
 from zkconsumer.zk import cluster, paths, znode_json
 from zkconsumer.zk.client import close_client, open_client
+from zkconsumer.zk.persistent import ensure_broker_paths, ensure_path
 from zkconsumer.zk.reads import children, value_or_none
 
 DEFAULT_INTERVAL_MS = 1000
@@ -158,7 +162,7 @@ def apply_change(zk: KazooClient, change: Change) -> None:
     """Write one planned change; several znodes of one change go in one transaction."""
     if isinstance(change, RegisterBroker):
         path = paths.broker_path(change.broker_id)
-        zk.ensure_path(paths.BROKER_IDS_PATH)
+        ensure_path(zk, paths.BROKER_IDS_PATH)
         if change.replace:
             txn = zk.transaction()
             txn.delete(path)
@@ -174,7 +178,7 @@ def apply_change(zk: KazooClient, change: Change) -> None:
     elif isinstance(change, SetPartitionState):
         path = paths.partition_state_path(change.topic, change.partition)
         if change.version is None:
-            zk.ensure_path(paths.partition_path(change.topic, change.partition))
+            ensure_path(zk, paths.partition_path(change.topic, change.partition))
             zk.create(path, change.data)
         else:
             zk.set(path, change.data, version=change.version)
@@ -198,15 +202,16 @@ def _write_topic(zk: KazooClient, change: WriteTopic) -> None:
     """A topic's znodes in as few multi-ops as fit ZooKeeper's request limit: one for an ordinary topic, several
     for one of thousands of partitions (a single request would be dropped by the server). Across batches the order
     is what a Kafka controller's writes show: a new topic's znode first (partitions without a leader yet), the
-    partition states of added partitions before the topic's new partition list."""
+    partition states of added partitions before the topic's new partition list. The ``partitions`` directories hold
+    null data, as the controller's parents did."""
     topic = change.topic
     ops: list[batched.Op] = []
     if change.version is None:
-        zk.ensure_path(paths.BROKER_TOPICS_PATH)
+        ensure_path(zk, paths.BROKER_TOPICS_PATH)
         ops += [batched.Create(paths.topic_path(topic), change.data),
                 batched.Create(paths.topic_partitions_path(topic))]
     else:
-        zk.ensure_path(paths.topic_partitions_path(topic))
+        ensure_path(zk, paths.topic_partitions_path(topic))
     for partition, state in sorted(change.new_states.items()):
         ops += [batched.Create(paths.partition_path(topic, partition)),
                 batched.Create(paths.partition_state_path(topic, partition), state)]
@@ -219,7 +224,7 @@ def _write_topic(zk: KazooClient, change: WriteTopic) -> None:
             raise TransactionFailed(f"write topic {topic}: {type(failures[0]).__name__}")
     if change.version is None:
         # What a 0.10 AdminUtils writes beside a new topic (kafka-manager reads it); kept if already there.
-        zk.ensure_path(paths.TOPIC_CONFIG_PATH)
+        ensure_path(zk, paths.TOPIC_CONFIG_PATH)
         with contextlib.suppress(NodeExistsError):
             zk.create(paths.topic_config_path(topic), znode_json.encode({"version": 1, "config": {}}))
 
@@ -251,6 +256,7 @@ class MetadataBridge:
         self._last_snapshot: ClusterSnapshot | None = None
         self._broker_down_since: float | None = None
         self._zk_down = False
+        self._broker_paths_ensured = False  # a broker's persistent paths, made sure of once per ZooKeeper outage
         #: Topics shown with fewer partitions than the broker has (bridge_plan.hold_partitions); the demo
         #: raises a limit with :meth:`show_partitions` to replay "partitions added" on Tansu.
         self.partition_limits: dict[str, int] = dict(partition_limits or {})
@@ -343,6 +349,7 @@ class MetadataBridge:
             return []
         if self._zk_down:
             self._zk_down = False
+            self._broker_paths_ensured = False  # the ensemble may have come back without them
             session = self._zk.client_id if self._zk is not None else None  # closed meanwhile, or dropped again
             self.log.info("bridge.zookeeper_recovered", session_id=hex(session[0]) if session else None)
         return changes
@@ -367,6 +374,11 @@ class MetadataBridge:
         if self._zk is None:  # not started, or closed while run() was between two passes
             return []
         started = time.monotonic()
+        if not self._broker_paths_ensured:
+            created = ensure_broker_paths(self._zk)
+            if created:
+                self.log.info("bridge.paths_created", paths=created)
+            self._broker_paths_ensured = True
         snapshot = bridge_plan.hold_partitions(snapshot, self.partition_limits)
         self._known_topics |= set(snapshot.topics)
         view = read_view(self._zk, self._known_topics)

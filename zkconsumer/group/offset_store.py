@@ -44,6 +44,7 @@ from zkconsumer.zk.batched_transaction import (
     failed,
     plan_for,
 )
+from zkconsumer.zk.persistent import ensure_path
 from zkconsumer.zk.reads import value_or_none
 
 _MALFORMED = -2  # checkpoint of a znode that holds something else: never written over
@@ -165,7 +166,7 @@ class ZooKeeperOffsetStore:
                 ops.append(SetData(path, data, checkpoint[1] if checkpoint else -1))
         # A create in a multi-op cannot make its parents: /consumers/<g>/offsets/<t> must exist first.
         for topic in sorted({tp.topic for tp, op in zip(order, ops, strict=True) if isinstance(op, Create)}):
-            self.zk.ensure_path(paths.GroupTopicDirs(self.group, topic).offset_dir)
+            ensure_path(self.zk, paths.GroupTopicDirs(self.group, topic).offset_dir)
         batches = plan_for(self.zk, ops, self.max_bytes)
         calls = [commit_async(self.zk, batch) for batch in batches]  # independent: sent together
         sent = len(batches)
@@ -191,7 +192,7 @@ class ZooKeeperOffsetStore:
     def _write_async(self, tp: TopicPartition, offset: int, checkpoint: tuple[int, int] | None):
         path = offset_path(self.group, tp)
         if checkpoint is not None and checkpoint[1] < 0:
-            return self.zk.create_async(path, str(offset).encode(), makepath=True)
+            return self.zk.create_async(path, str(offset).encode())  # a missing parent: _settle creates it
         return self.zk.set_async(path, str(offset).encode(), version=checkpoint[1] if checkpoint else -1)
 
     def _settle(self, tp: TopicPartition, offset: int, call, result: CommitResult) -> None:
@@ -204,13 +205,14 @@ class ZooKeeperOffsetStore:
                 result.written[tp] = offset
                 return
             except NoNodeError:
-                call = self.zk.create_async(path, str(offset).encode(), makepath=True)
+                ensure_path(self.zk, paths.GroupTopicDirs(self.group, tp.topic).offset_dir)
+                call = self.zk.create_async(path, str(offset).encode())
             except (NodeExistsError, BadVersionError):
                 # Someone else wrote it since we last looked: keep theirs if it is ahead of ours.
                 try:
                     data, stat = self.zk.get(path)
                 except NoNodeError:
-                    call = self.zk.create_async(path, str(offset).encode(), makepath=True)
+                    call = self.zk.create_async(path, str(offset).encode())
                     continue
                 theirs = parse_offset(path, data)
                 if isinstance(theirs, MalformedZnode):

@@ -47,6 +47,7 @@ from zkconsumer.zk.batched_transaction import (
     failed,
     plan_for,
 )
+from zkconsumer.zk.persistent import ensure_path
 from zkconsumer.zk.reads import value_or_none
 
 #: The longest topic name Kafka allows and the largest partition id: bound the size of any owner znode's create.
@@ -111,7 +112,7 @@ def claim_partitions(zk: KazooClient, group: str, claims: Mapping[TopicPartition
     if not claims:
         return ClaimResult()
     for topic in sorted({tp.topic for tp in claims}):
-        zk.ensure_path(paths.GroupTopicDirs(group, topic).owner_dir)
+        ensure_path(zk, paths.GroupTopicDirs(group, topic).owner_dir)
     if max_bytes == 0:
         return _claim_one_by_one(zk, group, claims)
     order = sorted(claims)

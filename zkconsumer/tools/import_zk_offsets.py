@@ -23,6 +23,7 @@ from kazoo.exceptions import NoNodeError, RolledBackError
 from zkconsumer.errors import ZkConsumerError
 from zkconsumer.tools.zk_offsets_file import OffsetEntry
 from zkconsumer.zk import paths
+from zkconsumer.zk.persistent import ensure_path
 
 DEFAULT_MAX_OPS = 1000
 _ATTEMPTS = 5
@@ -87,7 +88,7 @@ def _write_chunk(zk: KazooClient, entries: list[OffsetEntry]) -> tuple[int, int]
     last_error: Exception | None = None
     for _ in range(_ATTEMPTS):
         for offset_dir in sorted({paths.GroupTopicDirs(e.group, e.topic).offset_dir for e in entries}):
-            zk.ensure_path(offset_dir)  # the parents a transaction cannot create (again, if removed meanwhile)
+            ensure_path(zk, offset_dir)  # the parents a transaction cannot create (again, if removed meanwhile)
         exists = [(e, zk.exists_async(e.path)) for e in entries]
         txn = zk.transaction()
         created = 0

@@ -34,6 +34,7 @@ from zkconsumer.tools.export_zk_offsets import export_group
 from zkconsumer.types import INVALID_OFFSET, TopicPartition
 from zkconsumer.zk import paths
 from zkconsumer.zk.batched_transaction import DEFAULT_MULTI_MAX_BYTES, Create, Op, SetData, commit_async, plan_for
+from zkconsumer.zk.persistent import ensure_path
 
 ZOOKEEPER = "zookeeper"
 KAFKA = "kafka"
@@ -234,7 +235,7 @@ def write_zookeeper(zk: KazooClient, group: str, rows: list[MigrationRow], versi
         value = str(r.source).encode()
         ops.append(Create(path, value) if version < 0 else SetData(path, value, version))
     for topic in sorted({r.topic for r in rows if r.action in WRITES}):
-        zk.ensure_path(paths.GroupTopicDirs(group, topic).offset_dir)  # parents a transaction cannot create
+        ensure_path(zk, paths.GroupTopicDirs(group, topic).offset_dir)  # parents a transaction cannot create
     written = 0
     for batch in plan_for(zk, ops, max_bytes):
         results = commit_async(zk, batch).get()

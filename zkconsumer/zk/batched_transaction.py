@@ -46,8 +46,11 @@ _INT = 4
 
 @dataclass(frozen=True, slots=True)
 class Create:
+    """Create a znode; without ``data``, a parent directory with null data, as Kafka's parents hold
+    (:mod:`zkconsumer.zk.persistent`)."""
+
     path: str
-    data: bytes = b""
+    data: bytes | None = None
     ephemeral: bool = False
 
 
@@ -92,8 +95,8 @@ def acl_bytes(acl: Sequence[Any] | None = None) -> int:
 def op_bytes(op: Op, chroot: str = "", acl: Sequence[Any] | None = None) -> int:
     """The bytes ``op`` adds to a multi-op request: its header and its record, path with ``chroot``."""
     path = _string(chroot + op.path if chroot else op.path)
-    if isinstance(op, Create):
-        return _OP_HEADER + path + _INT + len(op.data) + acl_bytes(acl) + _INT
+    if isinstance(op, Create):  # null data is its length alone (-1)
+        return _OP_HEADER + path + _INT + len(op.data or b"") + acl_bytes(acl) + _INT
     if isinstance(op, SetData):
         return _OP_HEADER + path + _INT + len(op.data) + _INT
     return _OP_HEADER + path + _INT
@@ -148,7 +151,10 @@ def commit_async(zk: KazooClient, batch: Sequence[Op]) -> Any:
     txn = zk.transaction()
     for op in batch:
         if isinstance(op, Create):
-            txn.create(op.path, op.data, ephemeral=op.ephemeral)
+            txn.create(op.path, op.data or b"", ephemeral=op.ephemeral)
+            if op.data is None:
+                # kazoo's transaction takes bytes only; the request it queues writes None as ZooKeeper's null data
+                txn.operations[-1] = txn.operations[-1]._replace(data=None)
         elif isinstance(op, SetData):
             txn.set_data(op.path, op.data, version=op.version)
         else:

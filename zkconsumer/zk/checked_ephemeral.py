@@ -18,6 +18,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError
 
 from zkconsumer.errors import ZkConsumerError
+from zkconsumer.zk.persistent import create_with_parents
 
 
 class NodeHeldElsewhereError(ZkConsumerError):
@@ -42,7 +43,7 @@ def create_checked_ephemeral(zk: KazooClient, path: str, data: bytes, wait_s: fl
     warned = False
     while True:
         try:
-            zk.create(path, data, ephemeral=True, makepath=True)
+            create_with_parents(zk, path, data, ephemeral=True)
             return False
         except NodeExistsError:
             pass

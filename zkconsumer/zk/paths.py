@@ -15,6 +15,25 @@ BROKER_TOPICS_PATH = "/brokers/topics"
 CONTROLLER_PATH = "/controller"
 CONTROLLER_EPOCH_PATH = "/controller_epoch"
 TOPIC_CONFIG_PATH = "/config/topics"
+CLIENT_CONFIG_PATH = "/config/clients"
+CONFIG_CHANGES_PATH = "/config/changes"
+DELETE_TOPICS_PATH = "/admin/delete_topics"
+BROKER_SEQUENCE_ID_PATH = "/brokers/seqid"
+ISR_CHANGE_NOTIFICATION_PATH = "/isr_change_notification"
+
+#: Kafka 0.10's ``ZkUtils.persistentZkPaths``: what every broker makes sure exists when it starts, so that clients
+#: may assume them (kafka-node's consumer registers under ``/consumers`` without creating it).
+BROKER_PERSISTENT_PATHS = (
+    CONSUMERS_PATH,
+    BROKER_IDS_PATH,
+    BROKER_TOPICS_PATH,
+    CONFIG_CHANGES_PATH,
+    TOPIC_CONFIG_PATH,
+    CLIENT_CONFIG_PATH,
+    DELETE_TOPICS_PATH,
+    BROKER_SEQUENCE_ID_PATH,
+    ISR_CHANGE_NOTIFICATION_PATH,
+)
 
 
 def broker_path(broker_id: int) -> str:

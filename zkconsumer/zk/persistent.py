@@ -1,0 +1,59 @@
+"""Persistent parent znodes as Kafka's ZooKeeper client left them: null data.
+
+Kafka created every parent directory through ZkClient's ``createPersistent(path, createParents = true)``, which
+sends null data (length -1 on the wire, no bytes at all); a reader of such a node gets null back, and tools
+written against Kafka's layout (kafka-node, kafka-manager, zkCli) see exactly that. kazoo's ``ensure_path`` and
+``create(makepath=True)`` write empty bytes instead, which reads back as ``b""``. Every parent this package
+creates goes through :func:`ensure_path` (or :func:`create_with_parents`, or a :class:`~zkconsumer.zk.
+batched_transaction.Create` without data in a multi-op), so ZooKeeper holds what a Kafka cluster would have left.
+Znodes with content (registrations, offsets, topic JSON) are written by their owners as before.
+
+:func:`ensure_broker_paths` is a ZooKeeper-mode broker's first act at start-up (``ZkUtils.setupCommonPaths``):
+the persistent paths other clients expect to find, ``/consumers`` among them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import posixpath
+from collections.abc import Sequence
+from typing import Any
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NodeExistsError, NoNodeError
+
+from zkconsumer.security import shared_acl
+from zkconsumer.zk import paths
+
+
+def ensure_path(zk: KazooClient, path: str, acl: Sequence[Any] | None = None) -> None:
+    """Create ``path`` and every missing ancestor as persistent znodes with null data; existing ones are left as
+    they are (a node another client creates meanwhile is no error). ``acl`` applies to each node created (the
+    client's default ACL when ``None``), as ZkClient gave the parents the ACL of the path asked for."""
+    if path in ("", "/") or zk.exists(path) is not None:
+        return
+    ensure_path(zk, posixpath.dirname(path), acl)
+    with contextlib.suppress(NodeExistsError):
+        zk.create(path, None, acl=acl)
+
+
+def create_with_parents(zk: KazooClient, path: str, value: bytes, ephemeral: bool = False,
+                        acl: Sequence[Any] | None = None) -> str:
+    """``zk.create(path, value)``, first creating the missing parents with null data when there are any."""
+    try:
+        return zk.create(path, value, acl=acl, ephemeral=ephemeral)
+    except NoNodeError:
+        ensure_path(zk, posixpath.dirname(path), acl)
+        return zk.create(path, value, acl=acl, ephemeral=ephemeral)
+
+
+def ensure_broker_paths(zk: KazooClient) -> list[str]:
+    """Create what of :data:`~zkconsumer.zk.paths.BROKER_PERSISTENT_PATHS` is missing, as a broker does when it
+    starts; the paths created, in order. ``/consumers`` is open to everyone (every group creates its directory
+    under it), the others get the client's default ACL, as Kafka's ``makeSurePersistentPathExists`` gave them."""
+    created = []
+    for path in paths.BROKER_PERSISTENT_PATHS:
+        if zk.exists(path) is None:
+            ensure_path(zk, path, shared_acl() if path == paths.CONSUMERS_PATH else None)
+            created.append(path)
+    return created
