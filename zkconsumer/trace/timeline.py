@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from types import MappingProxyType
@@ -30,6 +30,9 @@ BROKEN_LINES_KEPT = 5  # how many numbers of broken lines an EventLog keeps, to 
 FETCHER_PREFIXES = ("fetcher.", "fetcher_manager.", "leader_finder.")  # counted, never drawn
 MARKER_PREFIX = "demo."
 ROUND_JOIN_S = 0.5  # rebalances this close in time belong to one round (the group reacting to one change)
+# More partitions than a topic can have: a partition count in an event above it is corrupt, and is cut to it
+# rather than listing millions of partitions.
+PARTITION_COUNT_MAX = 100_000
 
 
 # --- reading ----------------------------------------------------------------------------------------------------
@@ -428,7 +431,7 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _list(value: object) -> list:
+def _list(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
@@ -444,6 +447,15 @@ def partition_refs(value: object) -> tuple[PartitionRef, ...]:
     return tuple(refs)
 
 
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    """An attempt's ``rebalance.attempt_failed``."""
+
+    time: float
+    reason: str | None
+    backoff_ms: float | None
+
+
 class _RebalanceBuilder:
     def __init__(self, consumer_id: str, rebalance_id: int, time: float, cause: str | None, started: bool) -> None:
         self.consumer_id = consumer_id
@@ -453,7 +465,7 @@ class _RebalanceBuilder:
         self.last = time
         self.steps: list[Step] = []
         self.marks: list[Mark] = []
-        self.failed: dict[int, tuple[float, str | None, float | None]] = {}
+        self.failed: dict[int, _Failure] = {}  # by attempt number
         self.outcome = "unfinished"
         self.ended_at: float | None = None
         self.duration_ms: float | None = None
@@ -474,10 +486,10 @@ class _RebalanceBuilder:
             steps = [s for s in self.steps if s.attempt == number]
             start = min((s.start for s in steps), default=None)
             end = max((s.end for s in steps), default=None)
-            if number in self.failed:
-                failed_at, reason, backoff = self.failed[number]
-                attempts.append(Attempt(number, start if start is not None else failed_at, failed_at, "failed",
-                                        reason, backoff))
+            failure = self.failed.get(number)
+            if failure is not None:
+                attempts.append(Attempt(number, start if start is not None else failure.time, failure.time, "failed",
+                                        failure.reason, failure.backoff_ms))
             elif number == self.completed_attempt:
                 attempts.append(Attempt(number, start, self.ended_at, "completed"))
             else:
@@ -528,37 +540,46 @@ class _LaneBuilder:
         return rebalance
 
 
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """A partition's current owner, since ``start``."""
+
+    consumer: str
+    thread: str | None
+    start: float
+
+
 class _Ownerships:
     """Who owns each partition, as the events tell it; at most one open stretch per partition."""
 
     def __init__(self) -> None:
-        self.open: dict[tuple[str, int], list] = {}  # key -> [consumer, thread, start]
+        self.open: dict[tuple[str, int], _Held] = {}
         self.done: list[Ownership] = []
 
     def _close(self, key: tuple[str, int], time: float, ended_by: str | None, successor: str | None = None) -> None:
-        consumer, thread, start = self.open.pop(key)
-        self.done.append(Ownership(key[0], key[1], consumer, thread, start, time, ended_by, successor))
+        held = self.open.pop(key)
+        self.done.append(Ownership(key[0], key[1], held.consumer, held.thread, held.start, time, ended_by, successor))
 
     def claim(self, consumer: str, ref: PartitionRef, time: float) -> None:
         held = self.open.get(ref.key)
         if held is not None:
-            if held[0] == consumer and (held[1] == ref.thread or ref.thread is None):
+            if held.consumer == consumer and (held.thread == ref.thread or ref.thread is None):
                 return
-            self._close(ref.key, time, "moved" if held[0] == consumer else "taken_over", consumer)
-        self.open[ref.key] = [consumer, ref.thread, time]
+            self._close(ref.key, time, "moved" if held.consumer == consumer else "taken_over", consumer)
+        self.open[ref.key] = _Held(consumer, ref.thread, time)
 
     def end(self, consumer: str, keys: Iterable[tuple[str, int]], time: float, ended_by: str) -> None:
         for key in keys:
             held = self.open.get(key)
-            if held is not None and held[0] == consumer:
+            if held is not None and held.consumer == consumer:
                 self._close(key, time, ended_by)
 
     def held_by(self, consumer: str) -> list[tuple[str, int]]:
-        return [key for key, held in self.open.items() if held[0] == consumer]
+        return [key for key, held in self.open.items() if held.consumer == consumer]
 
     def finish(self) -> tuple[Ownership, ...]:
-        for key, (consumer, thread, start) in list(self.open.items()):
-            self.done.append(Ownership(key[0], key[1], consumer, thread, start, None, None))
+        for (topic, partition), held in self.open.items():
+            self.done.append(Ownership(topic, partition, held.consumer, held.thread, held.start, None, None))
         self.open.clear()
         return tuple(sorted(self.done, key=lambda o: (o.topic, o.partition, o.start, o.consumer_id)))
 
@@ -612,7 +633,7 @@ def build_timeline(events: EventLog | Iterable[Event]) -> Timeline:
             fetcher_events += 1
             continue
         entries.append(Entry(time, event))
-        _apply(event, time, lane, ownership, partitions)
+        _HANDLERS.get(event.name, _unknown_event)(_Apply(event, time, lane, ownership, partitions))
 
     for lane in lanes.values():
         lane.end_life(end, None)
@@ -650,7 +671,7 @@ def _apply_marker(marker: Marker, lanes: dict[str, _LaneBuilder], ownership: _Ow
     if marker.name == "demo.partitions_added":
         topic, after = marker.fields.get("topic"), _int(marker.fields.get("after"))
         if isinstance(topic, str) and after is not None:
-            partitions.update((topic, p) for p in range(min(after, 100_000)))
+            _add_partitions(partitions, topic, after)
     if consumer is None:
         return
     lane = lanes.get(consumer)
@@ -667,80 +688,176 @@ def _apply_marker(marker: Marker, lanes: dict[str, _LaneBuilder], ownership: _Ow
         lane.end_life(marker.time, "stopped")
 
 
-def _apply(event: Event, time: float, lane: _LaneBuilder, ownership: _Ownerships,
-           partitions: set[tuple[str, int]]) -> None:
-    name, fields, consumer = event.name, event.fields, lane.consumer_id
-    if name == "consumer.shutdown":
-        ownership.end(consumer, ownership.held_by(consumer), time, "shutdown")  # the session's close deletes them
-        lane.end_life(time, "shutdown")
-        return
-    if name == "session.expired":
-        ownership.end(consumer, [r.key for r in partition_refs(fields.get("dropped"))], time, "session_expired")
-        ownership.end(consumer, ownership.held_by(consumer), time, "session_expired")
-    if name in ("rebalance.retrying_after_failure", "rebalance.error") or (
-            name in MARK_EVENTS and not name.startswith("rebalance.")):
-        rid = lane.current.rebalance_id if lane.current is not None else None
-        lane.marks.append(Mark(MARK_EVENTS[name], time, consumer, rid, None, event))
-        return
-    if not name.startswith("rebalance.") or name == "rebalance.triggered":
-        return
-    step = BY_EVENT.get(name)
-    if not (name == "rebalance.started" or name in MARK_EVENTS or name == "rebalance.completed" or step is not None
-            or _is_unknown_step(event)):
-        return  # an unknown rebalance.* event that is not a step
-    rebalance = lane.rebalance_for(event, time)
-    rebalance.last = max(rebalance.last, time)
-    attempt = _int(fields.get("attempt"))
-    if name == "rebalance.started":
-        return
-    if name == "rebalance.completed":
-        rebalance.outcome, rebalance.ended_at = "completed", time
-        rebalance.duration_ms = _number(fields.get("duration_ms"))
-        rebalance.completed_attempt = _int(fields.get("attempts")) or max(
-            (s.attempt for s in rebalance.steps), default=1)
-        rebalance.owned = partition_refs(fields.get("owned"))
-        now_owned = {ref.key for ref in rebalance.owned}
-        ownership.end(consumer, [k for k in ownership.held_by(consumer) if k not in now_owned], time, "not_owned")
-        for ref in rebalance.owned:
-            ownership.claim(consumer, ref, time)
-            partitions.add(ref.key)
-        return
-    if name in MARK_EVENTS:
-        mark = Mark(MARK_EVENTS[name], time, consumer, rebalance.rebalance_id, attempt, event)
+def _add_partitions(partitions: set[tuple[str, int]], topic: str, count: int) -> None:
+    """Partitions 0 to ``count - 1`` of a topic, as an event counts them (at most ``PARTITION_COUNT_MAX``)."""
+    partitions.update((topic, p) for p in range(min(count, PARTITION_COUNT_MAX)))
+
+
+@dataclass(frozen=True, slots=True)
+class _Apply:
+    """One event of a consumer, with what it may change: the consumer's lane, and what the timeline gathers across
+    lanes (who owns which partition, every partition seen)."""
+
+    event: Event
+    time: float
+    lane: _LaneBuilder
+    ownership: _Ownerships
+    partitions: set[tuple[str, int]]
+
+    @property
+    def fields(self) -> Mapping[str, Any]:
+        return self.event.fields
+
+    @property
+    def consumer(self) -> str:
+        return self.lane.consumer_id
+
+    @property
+    def attempt(self) -> int | None:
+        return _int(self.fields.get("attempt"))
+
+    def rebalance(self) -> _RebalanceBuilder:
+        """The rebalance the event belongs to (see :meth:`_LaneBuilder.rebalance_for`), lasting at least until it."""
+        rebalance = self.lane.rebalance_for(self.event, self.time)
+        rebalance.last = max(rebalance.last, self.time)
+        return rebalance
+
+    def claim(self, refs: Iterable[PartitionRef]) -> None:
+        for ref in refs:
+            self.ownership.claim(self.consumer, ref, self.time)
+            self.partitions.add(ref.key)
+
+    def end_ownership(self, keys: Iterable[tuple[str, int]], ended_by: str) -> None:
+        self.ownership.end(self.consumer, keys, self.time, ended_by)
+
+    def mark(self, rebalance: _RebalanceBuilder, kind: str) -> None:
+        """A mark of one rebalance and attempt: listed with the rebalance and drawn on the lane."""
+        mark = Mark(kind, self.time, self.consumer, rebalance.rebalance_id, self.attempt, self.event)
         rebalance.marks.append(mark)
-        lane.marks.append(mark)
-        if name == "rebalance.attempt_failed":
-            reason = fields.get("reason")
-            rebalance.failed[attempt or len(rebalance.failed) + 1] = (
-                time, reason if isinstance(reason, str) else None, _number(fields.get("backoff_ms")))
-        elif name == "rebalance.failed":
-            rebalance.outcome, rebalance.ended_at = "failed", time
-            rebalance.duration_ms = _number(fields.get("duration_ms"))
-        return
-    duration = max(_number(fields.get("duration_ms")) or 0.0, 0.0)
-    if step is not None:
-        number, title, short = step.number, step.title, step.name
+        self.lane.marks.append(mark)
+
+
+def _no_change(event: _Apply) -> None:
+    """An event that only the text timeline shows."""
+
+
+def _on_shutdown(event: _Apply) -> None:
+    event.end_ownership(event.ownership.held_by(event.consumer), "shutdown")  # the session's close deletes them
+    event.lane.end_life(event.time, "shutdown")
+
+
+def _lane_mark(event: _Apply) -> None:
+    """A mark of the member rather than of a rebalance; it names the rebalance in progress, if one is."""
+    current = event.lane.current
+    event.lane.marks.append(Mark(MARK_EVENTS[event.event.name], event.time, event.consumer,
+                                 current.rebalance_id if current is not None else None, None, event.event))
+
+
+def _on_session_expired(event: _Apply) -> None:
+    """ZooKeeper deleted the member's owner znodes with its session."""
+    event.end_ownership([r.key for r in partition_refs(event.fields.get("dropped"))], "session_expired")
+    event.end_ownership(event.ownership.held_by(event.consumer), "session_expired")
+    _lane_mark(event)
+
+
+def _on_started(event: _Apply) -> None:
+    event.rebalance()
+
+
+def _on_completed(event: _Apply) -> None:
+    rebalance = event.rebalance()
+    rebalance.outcome, rebalance.ended_at = "completed", event.time
+    rebalance.duration_ms = _number(event.fields.get("duration_ms"))
+    rebalance.completed_attempt = _int(event.fields.get("attempts")) or max(
+        (s.attempt for s in rebalance.steps), default=1)
+    rebalance.owned = partition_refs(event.fields.get("owned"))
+    now_owned = {ref.key for ref in rebalance.owned}
+    event.end_ownership([k for k in event.ownership.held_by(event.consumer) if k not in now_owned], "not_owned")
+    event.claim(rebalance.owned)
+
+
+def _rebalance_mark(event: _Apply) -> _RebalanceBuilder:
+    rebalance = event.rebalance()
+    event.mark(rebalance, MARK_EVENTS[event.event.name])
+    return rebalance
+
+
+def _on_attempt_failed(event: _Apply) -> None:
+    rebalance = _rebalance_mark(event)
+    reason = event.fields.get("reason")
+    rebalance.failed[event.attempt or len(rebalance.failed) + 1] = _Failure(
+        event.time, reason if isinstance(reason, str) else None, _number(event.fields.get("backoff_ms")))
+
+
+def _on_failed(event: _Apply) -> None:
+    rebalance = _rebalance_mark(event)
+    rebalance.outcome, rebalance.ended_at = "failed", event.time
+    rebalance.duration_ms = _number(event.fields.get("duration_ms"))
+
+
+def _on_step(event: _Apply) -> _RebalanceBuilder:
+    """A step, logged when it ended: a block reaching back by its duration. A step this version does not know
+    keeps the number its event says and its name as title."""
+    rebalance = event.rebalance()
+    duration = max(_number(event.fields.get("duration_ms")) or 0.0, 0.0)
+    known = BY_EVENT.get(event.event.name)
+    if known is not None:
+        number, title, short = known.number, known.title, known.name
     else:
-        short = name[len("rebalance."):]
-        number, title = _int(fields.get("step")) or 0, short.replace("_", " ")
-    rebalance.steps.append(Step(short, number, title, step is not None, attempt or 1, time - duration / 1000.0, time,
-                                duration, event))
-    if name == "rebalance.claim":
-        for ref in partition_refs(fields.get("claimed")) + partition_refs(fields.get("already_ours")):
-            ownership.claim(consumer, ref, time)
-            partitions.add(ref.key)
-        if _list(fields.get("conflicts")):
-            mark = Mark(CONFLICT, time, consumer, rebalance.rebalance_id, attempt, event)
-            rebalance.marks.append(mark)
-            lane.marks.append(mark)
-    elif name == "rebalance.release":
-        ownership.end(consumer, [r.key for r in partition_refs(fields.get("released"))], time, "released")
-    elif name == "rebalance.assign":
-        counts = fields.get("partitions")
-        if isinstance(counts, dict):
-            for topic, count in counts.items():
-                if isinstance(topic, str) and _int(count) is not None:
-                    partitions.update((topic, p) for p in range(min(count, 100_000)))
+        short = event.event.name[len("rebalance."):]
+        number, title = _int(event.fields.get("step")) or 0, short.replace("_", " ")
+    rebalance.steps.append(Step(short, number, title, known is not None, event.attempt or 1,
+                                event.time - duration / 1000.0, event.time, duration, event.event))
+    return rebalance
+
+
+def _on_claim(event: _Apply) -> None:
+    rebalance = _on_step(event)
+    event.claim(partition_refs(event.fields.get("claimed")) + partition_refs(event.fields.get("already_ours")))
+    if _list(event.fields.get("conflicts")):
+        event.mark(rebalance, CONFLICT)
+
+
+def _on_release(event: _Apply) -> None:
+    _on_step(event)
+    event.end_ownership([r.key for r in partition_refs(event.fields.get("released"))], "released")
+
+
+def _on_assign(event: _Apply) -> None:
+    _on_step(event)
+    counts = event.fields.get("partitions")
+    if isinstance(counts, dict):
+        for topic, count in counts.items():
+            number = _int(count)
+            if isinstance(topic, str) and number is not None:
+                _add_partitions(event.partitions, topic, number)
+
+
+def _unknown_event(event: _Apply) -> None:
+    """An event no handler is for: a later version's step is drawn as one; anything else changes nothing."""
+    if _is_unknown_step(event.event):
+        _on_step(event)
+
+
+# What each event of a consumer changes (its demo markers are :func:`_apply_marker`'s).
+_HANDLERS: dict[str, Callable[[_Apply], object]] = {
+    **{name: _on_step for name in BY_EVENT},
+    "rebalance.claim": _on_claim,
+    "rebalance.release": _on_release,
+    "rebalance.assign": _on_assign,
+    # A rebalance.* mark belongs to its rebalance and attempt; the others are the member's: its connection, its
+    # output, and what happens between rebalances (a retry after one failed, an error that ended one).
+    **{name: _rebalance_mark if name.startswith("rebalance.") else _lane_mark for name in MARK_EVENTS},
+    "rebalance.retrying_after_failure": _lane_mark,
+    "rebalance.error": _lane_mark,
+    "rebalance.attempt_failed": _on_attempt_failed,
+    "rebalance.failed": _on_failed,
+    "rebalance.triggered": _no_change,  # the rebalance it asks for begins with rebalance.started
+    "rebalance.started": _on_started,
+    "rebalance.completed": _on_completed,
+    "session.expired": _on_session_expired,
+    "consumer.shutdown": _on_shutdown,
+}
 
 
 def _finish_lane(lane: _LaneBuilder, end: float) -> Lane:
