@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -89,6 +90,33 @@ def test_the_command_lines_are_what_the_members_parse():
     parsed = modern_member.build_parser().parse_args(modern[3:])
     assert (parsed.bootstrap, parsed.strategy, parsed.output, parsed.stop_at_stdin_eof) == (
         "b:9092", "cooperative-sticky", "/tmp/d", True)
+
+
+def test_a_member_group_follows_events_and_notices_a_death(tmp_path):
+    script = ("import json, sys; print(json.dumps({'event': 'rebalance.completed', 'consumer_id': 'g_x', "
+              "'timestamp': '2026-01-01T00:00:10Z', 'owned': [{'topic': 't', 'partition': 0, 'thread': 'g_x-0'}]}));"
+              "print('not an event'); sys.exit(3)")
+    group = MemberGroup(tmp_path)
+    member = group.start("x", "g_x", [sys.executable, "-c", script])
+    wait_for(lambda: member.process.poll() is not None)
+    events = group.close()
+    assert [e["event"] for e in events] == ["rebalance.completed", "demo.member_output"]
+    assert member.state.owned == {TopicPartition("t", 0): "g_x-0"} and group.last_rebalance_event > 0
+    assert group.died() == [member] and member.process.returncode == 3 and not member.alive
+    assert group.died() == []  # reported once
+
+
+def test_a_member_that_does_not_leave_is_killed_with_its_stacks_in_its_log(tmp_path):
+    script = ("import faulthandler, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+              "faulthandler.register(signal.SIGUSR1, all_threads=True); print('ready', flush=True); time.sleep(60)")
+    group = MemberGroup(tmp_path)
+    member = group.start("x", "g_x", [sys.executable, "-c", script], follow=False)
+    log = tmp_path / "x.log"
+    wait_for(lambda: "ready" in log.read_text())
+    group.stop(member, timeout=0.5)
+    assert member.hung and not member.alive and member.process.returncode == -signal.SIGKILL
+    assert "most recent call first" in log.read_text()  # faulthandler's stack dump
+    group.close()
 
 
 def test_a_legacy_member_with_the_chaos_runs_options(tmp_path, kafka_zk, zk, bootstrap_servers, topic_name):

@@ -20,6 +20,9 @@ from typing import Any
 
 from zkconsumer.members.inbox import EventInbox
 from zkconsumer.members.settle import MemberState, settled
+from zkconsumer.members.stop_signals import STACKS_SIGNAL
+
+STACKS_WAIT_S = 1.0  # for a hung member to write its stacks before it is killed
 
 
 @dataclass
@@ -30,6 +33,7 @@ class MemberProcess:
     state: MemberState = field(default_factory=MemberState)
     alive: bool = True  # false once killed, stopped, or found exited
     ended_by_us: bool = False  # its end was asked for: an exit then is no death
+    hung: bool = False  # told to leave, it did not within the time given, and was killed
 
     @property
     def pid(self) -> int:
@@ -92,8 +96,9 @@ class MemberGroup:
 
     def stop(self, member: MemberProcess, timeout: float = 20.0, while_waiting: Callable[[], None] | None = None,
              ) -> None:
-        """SIGTERM, a clean leave; SIGKILL if it is still running after ``timeout`` seconds. ``while_waiting`` is
-        called between looks (it should block briefly, taking events: the member's last ones say how it left)."""
+        """SIGTERM, a clean leave. Still running after ``timeout`` seconds, it is ``hung``: its stacks go to its log
+        (SIGUSR1) and it is killed. ``while_waiting`` is called between looks (it should block briefly, taking
+        events: the member's last ones say how it left)."""
         member.ended_by_us = True
         with contextlib.suppress(OSError):
             member.process.send_signal(signal.SIGTERM)
@@ -101,8 +106,8 @@ class MemberGroup:
         member.alive = False
 
     def stop_all(self, timeout: float, while_waiting: Callable[[], None] | None = None) -> list[MemberProcess]:
-        """Every member still running leaves at once (SIGTERM; SIGKILL for those still there after ``timeout``);
-        returns those that were alive until now."""
+        """Every member still running leaves at once (SIGTERM; those still there after ``timeout`` are ``hung``,
+        as in :meth:`stop`); returns those that were alive until now."""
         running = [m for m in self.members.values() if m.process.poll() is None]
         for member in running:
             member.ended_by_us = True
@@ -124,6 +129,10 @@ class MemberGroup:
                 else:
                     while_waiting()
             if member.process.poll() is None:
+                member.hung = True
+                member.process.send_signal(STACKS_SIGNAL)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    member.process.wait(STACKS_WAIT_S)  # it writes its stacks; exiting meanwhile is fine too
                 member.process.kill()
             member.process.wait()
 

@@ -17,9 +17,7 @@ about to kill it because it hangs.
 from __future__ import annotations
 
 import argparse
-import faulthandler
 import logging
-import signal
 import sys
 import threading
 import time
@@ -34,7 +32,7 @@ from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerCo
 from zkconsumer.errors import UsageError
 from zkconsumer.group.topic_count import parse_topic_streams
 from zkconsumer.log import configure_logging
-from zkconsumer.members.stop_signals import stop_event
+from zkconsumer.members.stop_signals import stacks_on_request, stop_event
 
 MODULE = "zkconsumer.members.legacy_member"
 DELIVERY_FORMATS = ("plain", "timed")
@@ -156,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)
     topics = parse_topics(args.topic)
     stop = stop_event(stop_at_stdin_eof=args.stop_at_stdin_eof)
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    stacks_on_request()
     connector = create_connector(member_config(
         zookeeper=args.zookeeper, group=args.group, consumer_id=args.consumer_id, strategy=args.strategy,
         session_timeout_ms=args.session_timeout_ms, overrides=parse_settings(args.config)))

@@ -41,7 +41,7 @@ from typing import Any, TextIO
 
 from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.log import configure_logging, get_logger
-from zkconsumer.members.stop_signals import stop_event
+from zkconsumer.members.stop_signals import stacks_on_request, stop_event
 
 MODULE = "zkconsumer.members.modern_member"
 STRATEGIES = ("range", "roundrobin", "cooperative-sticky")
@@ -205,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(json=True, stream=sys.stdout, force=True)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)  # stdout carries events only
     stop = stop_event(stop_at_stdin_eof=args.stop_at_stdin_eof)
+    stacks_on_request()
     output = open(args.output, "a", buffering=1) if args.output else None  # noqa: SIM115 - closed below
     try:
         consume(args, stop, output)

@@ -1,4 +1,5 @@
-"""How a member process learns it must leave: SIGTERM, SIGINT, or (if asked) its stdin closing.
+"""How a member process learns it must leave: SIGTERM, SIGINT, or (if asked) its stdin closing; and how its starter
+gets the stacks of one that does not leave (SIGUSR1).
 
 Used by both member processes (:mod:`zkconsumer.members.legacy_member`, :mod:`zkconsumer.members.modern_member`),
 and light to import: a member that is not a legacy one need not load kazoo for it.
@@ -6,11 +7,19 @@ and light to import: a member that is not a legacy one need not load kazoo for i
 
 from __future__ import annotations
 
+import faulthandler
 import signal
 import sys
 import threading
 
 STOP_SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT})
+STACKS_SIGNAL = signal.SIGUSR1
+
+
+def stacks_on_request() -> None:
+    """Every thread's stack to stderr (the member's log) on SIGUSR1: sent by a starter about to kill a member that
+    did not leave in time (:meth:`zkconsumer.members.group.MemberGroup.stop`), so that the hang can be read."""
+    faulthandler.register(STACKS_SIGNAL, all_threads=True)
 
 
 def stop_event(*, stop_at_stdin_eof: bool) -> threading.Event:
