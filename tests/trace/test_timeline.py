@@ -509,6 +509,12 @@ def test_demo_settled_is_a_marker_and_member_output_a_mark_on_its_lane():
     assert 'class="mark" data-kind="member_output"' in render_html(timeline)
 
 
+def test_a_settled_marker_whose_verdict_is_not_a_bool_has_none():
+    timeline = build([line("demo.settled", 0, scene=1, valid=[1]), line("demo.settled", 1, scene=2, valid="yes")])
+    assert "=== +0.000s  scene 1 settled ===" in render_text(timeline)
+    assert ">scene 2 settled</text>" in render_svg(timeline) and "scene 1 settled" in render_html(timeline)
+
+
 def test_a_burst_of_marks_is_one_symbol_with_every_line_in_its_tooltip():
     lines = [line("consumer.connected", 0, consumer_id="c1", session_id="0x1")]
     lines += [line("demo.member_output", 5 + i / 1000, consumer_id="c1", line=f"frame {i}") for i in range(30)]

@@ -213,7 +213,8 @@ def describe_marker(marker: Marker) -> tuple[str, str]:
         return f"{who} stopped", note
     if marker.name == "demo.settled":
         scene = f.get("scene")
-        verdict = {True: ", verified", False: ", NOT valid"}.get(f.get("valid"), "")  # type: ignore[arg-type]
+        valid = f.get("valid")
+        verdict = (", verified" if valid else ", NOT valid") if isinstance(valid, bool) else ""
         owners = partition_refs(f.get("owners"))
         return (f"scene {scene} settled{verdict}" if scene is not None else f"settled{verdict}",
                 f"owners: {fmt_partitions(owners)}" if owners else note)
