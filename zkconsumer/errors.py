@@ -69,6 +69,7 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "pandas": "spark",
     "mkdocs": "docs",
     "mkdocstrings": "docs",
+    "material": "docs",
     "testcontainers": "test",
     "moto": "broker-storage",
 }

@@ -57,7 +57,8 @@ OPS = st.one_of(
 @pytest.mark.parametrize("acl", [None, DIGEST_ACL])
 def test_the_size_of_an_operation_is_its_size_on_the_wire(chroot, acl):
     for op in (Create("/consumers/g/owners/t/7", b"g_c-0", ephemeral=True), Create("/consumers/g/offsets/t/7", b""),
-               Create("/consumers/g/offsets/t"), SetData("/consumers/g/offsets/t/7", b"12345", 3), Delete("/consumers/g/owners/t/ü", 0)):
+               Create("/consumers/g/offsets/t"), SetData("/consumers/g/offsets/t/7", b"12345", 3),
+               Delete("/consumers/g/owners/t/ü", 0)):
         single = wire.Transaction([kazoo_record(op, chroot, acl)]).serialize()
         assert op_bytes(op, chroot, acl) == len(single) - 9  # the multi-op's closing header is per request
 
