@@ -56,14 +56,13 @@ _saved_levels: dict[str, tuple[int, bool]] = {}
 
 _message_fields = structlog.processors.LogfmtRenderer(bool_as_flag=False)
 
-#: the levels of structlog's method names, lowest first
-_METHOD_LEVELS = (("debug", logging.DEBUG), ("info", logging.INFO), ("warning", logging.WARNING),
-                  ("error", logging.ERROR), ("critical", logging.CRITICAL))
 #: structlog's filtering wrapper classes and the level each lets through; their level is fixed once configured
 #: (``make_filtering_bound_logger``'s documentation), so it can be checked before any call. Another wrapper class
 #: (``structlog.stdlib.BoundLogger``, whose level the standard library may change at any time) filters by itself.
-_FILTERING_LEVELS: dict[Any, int] = {structlog.make_filtering_bound_logger(level): level
-                                     for level in (logging.NOTSET, *(number for _, number in _METHOD_LEVELS))}
+_FILTERING_LEVELS: dict[Any, int] = {
+    structlog.make_filtering_bound_logger(level): level
+    for level in (logging.NOTSET, logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL)
+}
 
 
 class _Resolved:
@@ -157,10 +156,12 @@ class EventLogger:
         """Assemble the bound logger of the current structlog configuration. The processor list is kept by
         reference, so ``capture_logs``, which edits it in place, is seen without assembling again. The level of a
         filtering wrapper class (``make_filtering_bound_logger``) is looked up once here, so that an event below it
-        returns before its call."""
-        self._epoch = _Resolved.follow()
+        returns before its call. The epoch is set last: another thread emitting on this logger meanwhile assembles
+        its own rather than use half of this one."""
+        epoch = _Resolved.follow()
         self._bound = structlog.get_logger(self.name).bind(**self._context)
         self._min_level = _FILTERING_LEVELS.get(structlog.get_config()["wrapper_class"], logging.NOTSET)
+        self._epoch = epoch
 
     def _to_stdlib(self, level: int, event: str, fields: dict[str, Any]) -> None:
         event_dict = {**structlog.contextvars.get_contextvars(), **self._context, **fields}
