@@ -32,6 +32,7 @@ from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerCo
 from zkconsumer.errors import UsageError
 from zkconsumer.group.topic_count import parse_topic_streams
 from zkconsumer.log import configure_logging
+from zkconsumer.members.command_line import member_argv, member_parser
 from zkconsumer.members.stop_signals import stacks_on_request, stop_event
 
 MODULE = "zkconsumer.members.legacy_member"
@@ -39,25 +40,15 @@ DELIVERY_FORMATS = ("plain", "timed")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=f"python -m {MODULE}", description=__doc__.splitlines()[0])
-    parser.add_argument("--zookeeper", required=True, help="HOST:PORT[/chroot]")
-    parser.add_argument("--group", required=True)
-    parser.add_argument("--topic", required=True, metavar="TOPIC[:STREAMS][,TOPIC[:STREAMS]...]")
-    parser.add_argument("--consumer-id", required=True)
-    parser.add_argument("--strategy", default="range", choices=("range", "roundrobin"))
-    parser.add_argument("--session-timeout-ms", type=int, default=6000)
+    parser = member_parser(MODULE, __doc__.splitlines()[0], "zookeeper", "HOST:PORT[/chroot]", ("range", "roundrobin"))
     parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                         help="a consumer setting over the member's own (repeatable)")
-    parser.add_argument("--output", help="append one line per message delivered to this file")
     parser.add_argument("--delivery-format", choices=DELIVERY_FORMATS, default="plain",
                         help="plain: 'partition offset value'; timed: 'time topic partition offset value'")
     parser.add_argument("--events", choices=("json", "none"), default="json",
                         help="json: the connector's events as JSON lines, on stdout or in --events-file (default)")
     parser.add_argument("--events-file", help="append the events to this file instead of writing them on stdout")
     parser.add_argument("--session-file", help="keep the ZooKeeper session's id and password in this file")
-    parser.add_argument("--stop-at-stdin-eof", action="store_true",
-                        help="leave the group when stdin closes: the member cannot outlive the process that "
-                        "started it, whatever way that one ended")
     return parser
 
 
@@ -66,18 +57,17 @@ def command(*, zookeeper: str, group: str, topic: str, consumer_id: str, strateg
             delivery_format: str = "plain", events_file: Path | None = None, session_file: Path | None = None,
             stop_at_stdin_eof: bool = False) -> list[str]:
     """The command line that starts this member process with these settings (see :func:`build_parser`)."""
-    argv = [sys.executable, "-m", MODULE, "--zookeeper", zookeeper, "--group", group, "--topic", topic,
-            "--consumer-id", consumer_id, "--strategy", strategy, "--session-timeout-ms", str(session_timeout_ms)]
+    argv = member_argv(MODULE, "zookeeper", zookeeper, group=group, topic=topic, consumer_id=consumer_id,
+                       strategy=strategy, session_timeout_ms=session_timeout_ms, output=output,
+                       stop_at_stdin_eof=stop_at_stdin_eof)
     for key, value in (config or {}).items():
         argv += ["--config", f"{key}={value}"]
     if output is not None:
-        argv += ["--output", str(output), "--delivery-format", delivery_format]
+        argv += ["--delivery-format", delivery_format]
     if events_file is not None:
         argv += ["--events-file", str(events_file)]
     if session_file is not None:
         argv += ["--session-file", str(session_file)]
-    if stop_at_stdin_eof:
-        argv.append("--stop-at-stdin-eof")
     return argv
 
 

@@ -41,6 +41,7 @@ from typing import Any, TextIO
 
 from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.log import configure_logging, get_logger
+from zkconsumer.members.command_line import member_argv, member_parser
 from zkconsumer.members.stop_signals import stacks_on_request, stop_event
 
 MODULE = "zkconsumer.members.modern_member"
@@ -49,30 +50,15 @@ POLL_TIMEOUT_S = 0.1
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=f"python -m {MODULE}", description=__doc__.splitlines()[0])
-    parser.add_argument("--bootstrap", required=True)
-    parser.add_argument("--group", required=True)
-    parser.add_argument("--topic", required=True)
-    parser.add_argument("--consumer-id", required=True)
-    parser.add_argument("--strategy", default="range", choices=STRATEGIES)
-    parser.add_argument("--session-timeout-ms", type=int, default=6000)
-    parser.add_argument("--output", help="append 'partition offset value' per message to this file")
-    parser.add_argument("--stop-at-stdin-eof", action="store_true",
-                        help="leave the group when stdin closes: the member cannot outlive the process that "
-                        "started it")
-    return parser
+    return member_parser(MODULE, __doc__.splitlines()[0], "bootstrap", "HOST:PORT of a broker", STRATEGIES)
 
 
 def command(*, bootstrap: str, group: str, topic: str, consumer_id: str, strategy: str = "range",
             session_timeout_ms: int = 6000, output: Path | None = None, stop_at_stdin_eof: bool = False) -> list[str]:
     """The command line that starts this member process with these settings (see :func:`build_parser`)."""
-    argv = [sys.executable, "-m", MODULE, "--bootstrap", bootstrap, "--group", group, "--topic", topic,
-            "--consumer-id", consumer_id, "--strategy", strategy, "--session-timeout-ms", str(session_timeout_ms)]
-    if output is not None:
-        argv += ["--output", str(output)]
-    if stop_at_stdin_eof:
-        argv.append("--stop-at-stdin-eof")
-    return argv
+    return member_argv(MODULE, "bootstrap", bootstrap, group=group, topic=topic, consumer_id=consumer_id,
+                       strategy=strategy, session_timeout_ms=session_timeout_ms, output=output,
+                       stop_at_stdin_eof=stop_at_stdin_eof)
 
 
 def _refs(partitions: Any, consumer_id: str) -> list[dict[str, object]]:
