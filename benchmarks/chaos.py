@@ -73,8 +73,8 @@ if TYPE_CHECKING:
 ALL_FAULTS = ("kill", "pause", "expire", "zk-short", "zk-long", "rolling", "leave", "broker")
 WITHOUT_BROKER = tuple(f for f in ALL_FAULTS if f != "broker")
 S3_BUCKET = "tansu"
-# Enough partitions for every member to own one (the range assignor gives chaos-a's 12 to 12 of its 13 threads): with
-# 6 and 4, half the members owned nothing, and a fault that hit one of them tested nothing.
+# Enough partitions for every member to own one (the range assignor gives chaos-a's 12 to 12 of its 13 threads): a
+# fault on a member that owns nothing tests nothing.
 TOPICS = {"chaos-a": 12, "chaos-b": 8}
 STREAMS = ["chaos-a:1,chaos-b:1", "chaos-a:2,chaos-b:1", "chaos-a:1,chaos-b:2"]
 GROUP = "chaos"
@@ -445,8 +445,8 @@ class Chaos:
         self.report.load_avg["start"] = os.getloadavg()[0]
         try:
             self.start_servers()
-            # Fault times count from here; wall0 must be the same instant, or a duplicate is attributed to a fault
-            # that came after it (the servers' start-up, seconds, lay between the two before).
+            # Fault times count from here, and wall0 is the same instant: the analysis places the faults on the
+            # wall clock of the deliveries, and a gap between the two would charge a repeat to a later fault.
             self.t0, self.wall0 = time.monotonic(), time.time()
             self.report.started_at = self.wall0
             for i in range(self.args.members):
