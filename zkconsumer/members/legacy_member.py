@@ -139,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.events == "json":
         # An events file stays open for the process's life: the log handlers write to it until the last event.
         events = open(args.events_file, "a", buffering=1) if args.events_file else sys.stdout  # noqa: SIM115
-        configure_logging(json=True, stream=events, force=True)
+        # Info whatever the environment's log level: the starter reads the member's story from these events.
+        configure_logging(json=True, level="info", stream=events, force=True)
         # The events' stream carries events only: kazoo's and librdkafka's own log lines go to stderr.
         logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)
     topics = parse_topics(args.topic)

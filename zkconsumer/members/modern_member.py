@@ -188,7 +188,7 @@ def consume(args: argparse.Namespace, stop: threading.Event, output: TextIO | No
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging(json=True, stream=sys.stdout, force=True)
+    configure_logging(json=True, level="info", stream=sys.stdout, force=True)  # what the starter reads, at any level
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)  # stdout carries events only
     stop = stop_event(stop_at_stdin_eof=args.stop_at_stdin_eof)
     stacks_on_request()
