@@ -72,12 +72,10 @@ MARK_SPACING_PX = 11  # symbols on one row pushed apart to at least this, so tha
 LABEL_PAD = 3  # between a label and the line or the edge of the bar it is written beside
 LABEL_SPACING_PX = 4  # between two labels on one row
 
-# Rough widths of one character, to decide whether a label fits and where the next one may start (a pure function
-# has no font metrics): one for each size of text that is measured. The two 10 px ones differ because they were
-# fitted to their own labels; one value for both would move some attempt labels and hide some thread names.
+# Rough widths of one character of the sans-serif labels, to decide whether a label fits and where the next one may
+# start (a pure function has no font metrics); a little wide rather than narrow, so that what is judged to fit does.
 CHAR_PX = 6.3  # the 11 px labels (marker labels, legend entries) and the 10.5 px bold gap lengths
-OWNER_CHAR_PX = 5.6  # the 10 px thread names written on the partition owners' bars
-ATTEMPT_CHAR_PX = 5.4  # the 10 px attempt labels under a round's bars
+SMALL_CHAR_PX = 5.6  # the 10 px ones: thread names on the partition owners' bars, attempts under a round's bars
 
 # The label column of a lane or a round's row: the consumer's colour square, its name beside it, one more line.
 SWATCH_X = 12
@@ -561,7 +559,7 @@ def _owners_svg(timeline: Timeline, top: float, scale: _Scale, colours: dict[str
                     kx = scale.x(k)
                     parts.append(el("rect", x=kx, y=y + OWNER_BAR_INSET, width=max(x + width - kx, 1), height=bar_h,
                                     fill=f"url(#{prefix}hatch)"))
-            if width >= len(shown) * OWNER_CHAR_PX + 2 * LABEL_PAD:
+            if width >= len(shown) * SMALL_CHAR_PX + 2 * LABEL_PAD:
                 parts.append(el("text", shown, x=x + LABEL_PAD, y=y + OWNER_BASELINE, class_="ownerlabel"))
             row.append(el("g", *parts, class_="owner", data_consumer=owner.consumer_id, data_thread=label))
         out.append(el("g", *row, class_="partition", data_topic=topic, data_partition=partition))
@@ -664,7 +662,7 @@ def _round_row(rebalance: Rebalance, top: float, scale: _Scale, colours: dict[st
         ax0, ax1 = scale.x(attempt.start), scale.x(attempt.end)
         y = bar_y + BAR_H + ATTEMPT_BELOW_BAR
         label = f"attempt {attempt.number}: {attempt.outcome}" + (f" ({attempt.reason})" if attempt.reason else "")
-        text_x, anchor, label_w = ax0, "start", len(label) * ATTEMPT_CHAR_PX
+        text_x, anchor, label_w = ax0, "start", len(label) * SMALL_CHAR_PX
         if ax1 - ax0 < label_w:  # a short attempt: its label after it, or before it at the right edge
             text_x = ax1 + ATTEMPT_LABEL_AFTER
             if text_x + label_w > WIDTH - ATTEMPT_LABEL_MARGIN:
