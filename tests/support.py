@@ -71,6 +71,34 @@ def produce_batched(bootstrap: str, topic: str, partition: int, count: int, ling
     assert producer.flush(15) == 0, "messages not delivered"
 
 
+def mirrored_topic(zk, bootstrap: str, topic: str, partitions: int = 1) -> str:
+    """Create ``topic`` on the broker and wait until the metadata bridge has mirrored all its partitions into
+    ZooKeeper, where a legacy consumer looks for them."""
+    from zkconsumer.kafka.topics import create_topic
+
+    create_topic(bootstrap, topic, partitions)
+    wait_for(lambda: zk.exists(f"/brokers/topics/{topic}/partitions/{partitions - 1}/state"))
+    return topic
+
+
+CONNECTOR_GROUP = "group1"  # the group of connector_config
+
+
+def connector_config(zk_connect: str, consumer_id: str, **extra):
+    """A member of ``CONNECTOR_GROUP`` as Kafka's TestUtils.createConsumerProperties makes one, with shorter backoffs
+    so the suite stays quick; ``extra`` properties override."""
+    from zkconsumer.config import ConsumerConfig
+
+    props = {
+        "zookeeper.connect": zk_connect, "group.id": CONNECTOR_GROUP, "consumer.id": consumer_id,
+        "auto.offset.reset": "smallest", "consumer.timeout.ms": 200, "rebalance.backoff.ms": 200,
+        "auto.commit.interval.ms": 1000, "rebalance.max.retries": 4, "num.consumer.fetchers": 2,
+        "refresh.leader.backoff.ms": 100,
+    }
+    props.update(extra)
+    return ConsumerConfig(props)
+
+
 def take(stream, count: int, timeout: float = 20.0) -> list:
     """Up to ``count`` messages from a stream whose consumer.timeout.ms is short; stops early only at ``timeout``."""
     from zkconsumer.errors import ConsumerTimeoutException

@@ -66,7 +66,7 @@ def test_invalid_values_name_the_key(key, value, message):
     assert message in str(err.value)
 
 
-def test_required_keys():
+def test_group_id_and_zookeeper_connect_are_required():
     with pytest.raises(InvalidConfigError, match="config group.id is required"):
         ConsumerConfig({"zookeeper.connect": "x:1"})
     with pytest.raises(InvalidConfigError, match="config zookeeper.connect is required"):
@@ -79,7 +79,7 @@ def test_unknown_keys_warn_and_mirror_keys_are_accepted():
     assert [(e["event"], e["key"]) for e in events] == [("config.unknown_key", "fetch.size")]
 
 
-def test_immutable():
+def test_a_config_cannot_be_changed_once_made():
     config = ConsumerConfig(REQUIRED)
     with pytest.raises(AttributeError, match="immutable"):
         config.group_id = "other"

@@ -21,7 +21,7 @@ VALID = ["group.id=g", "zookeeper.connect=127.0.0.1:2181", "zookeeper.session.ti
 
 @FUZZ
 @given(text_lines(VALID), st.sampled_from([b"", b"", b"\xff", b"\nzookeeper.auth=digest:bob:secret\xc3"]))
-def test_properties_files(text, tail):
+def test_any_properties_file_loads_or_fails_in_one_line_without_the_secret(text, tail):
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "consumer.properties"
         path.write_bytes(text.encode("utf-8", errors="surrogatepass") + tail)

@@ -432,8 +432,8 @@ def test_one_step_differs_from_several_once_ids_wrap() -> None:
     pytest.param([BrokerMetadata(0, "a"), BrokerMetadata(1)], 1, 1,
                  "Not all brokers have rack information for replica rack aware assignment", id="some racks"),
 ])
-def test_placement_refusals(brokers: list[BrokerMetadata], partitions: int, replication_factor: int,
-                            message: str) -> None:
+def test_an_impossible_placement_is_refused_with_kafkas_message(brokers: list[BrokerMetadata], partitions: int,
+                                                                 replication_factor: int, message: str) -> None:
     with pytest.raises(AdminOperationError) as refused:
         assign_replicas_to_brokers(brokers, partitions, replication_factor, 0)
     assert str(refused.value) == message

@@ -240,7 +240,7 @@ def test_ra1_ra2_uniform_subscription_without_racks() -> None:
 # ---------------------------------------------------------------- RoundRobinAssignor (RR1-RR7)
 
 
-def test_rr1_basics() -> None:
+def test_rr1_a_lone_consumer_gets_every_partition_in_order() -> None:
     assert lists("roundrobin", request({}, {"consumer1": subs()})) == {"consumer1": []}
     assert lists("roundrobin", request({}, {"consumer1": subs("topic")})) == {"consumer1": []}
     assert lists("roundrobin", request({"topic": 3}, {"consumer1": subs("topic")})) == {

@@ -27,7 +27,7 @@ MEMBER = {"streams": {"t": 2}, "topics": ["t"], "owned": [["t", 1]], "generation
     st.sampled_from(["sticky", "roundrobin", "legacy-range", "nope", 7]).map(
         lambda s: json.dumps({**VALID, "strategy": s})),
 ))
-def test_scenarios(text):
+def test_any_scenario_parses_or_is_invalid_and_assigns_without_crashing(text):
     try:
         scenario = parse_scenario(text)
     except ScenarioError as exc:

@@ -70,7 +70,7 @@ def test_json_counts_moves_and_idle_threads(capsys, monkeypatch) -> None:
     assert report["sticky"]["moved"] == 0
 
 
-def test_cooperative_phases(capsys, monkeypatch) -> None:
+def test_cooperative_sticky_revokes_first_and_assigns_in_a_second_rebalance(capsys, monkeypatch) -> None:
     status, out, _ = compare(JOINING, "--json", "--strategies", "sticky,cooperative-sticky", capsys=capsys,
                              monkeypatch=monkeypatch)
     assert status == 0
@@ -117,7 +117,8 @@ def test_a_failing_strategy_is_reported_inline(capsys, monkeypatch) -> None:
     ({"partitions": {"t": 1}, "members": {"a": {"topics": ["t"], "owned": [["u", 0]]}}}, [],
      'topic "u" does not exist'),
 ])
-def test_errors(scenario, options: list[str], message: str, capsys, monkeypatch) -> None:
+def test_a_bad_scenario_or_strategy_fails_in_one_line(scenario, options: list[str], message: str, capsys,
+                                                      monkeypatch) -> None:
     status, out, err = compare(scenario, *options, capsys=capsys, monkeypatch=monkeypatch)
     assert (status, out) == (2, "")
     assert err.startswith("zkconsumer compare: ") and err.count("\n") == 1 and message in err

@@ -11,19 +11,11 @@ import time
 import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
-from support import produce, wait_for, zkconsumer_cli
-
-from zkconsumer.kafka.topics import create_topic
-
-
-def mirrored(zk, bootstrap: str, topic: str, partitions: int = 1) -> str:
-    create_topic(bootstrap, topic, partitions)
-    wait_for(lambda: zk.exists(f"/brokers/topics/{topic}/partitions/{partitions - 1}/state"))
-    return topic
+from support import mirrored_topic, produce, zkconsumer_cli
 
 
 def test_consumes_exactly_what_it_prints_and_resumes_there(zk, kafka_zk, bootstrap_servers, topic_name):
-    topic = mirrored(zk, bootstrap_servers, topic_name)
+    topic = mirrored_topic(zk, bootstrap_servers, topic_name)
     produce(bootstrap_servers, topic, [f"m{i}".encode() for i in range(5)])
     first = zkconsumer_cli("consume", "--zookeeper", kafka_zk, "--group", "console", "--topic", topic,
                            "--from-beginning", "--max-messages", "3", "--format", "json")
@@ -41,7 +33,7 @@ def test_consumes_exactly_what_it_prints_and_resumes_there(zk, kafka_zk, bootstr
 
 
 def test_ctrl_c_leaves_the_group_with_offsets_committed(zk, kafka_zk, bootstrap_servers, topic_name):
-    topic = mirrored(zk, bootstrap_servers, topic_name, 2)
+    topic = mirrored_topic(zk, bootstrap_servers, topic_name, 2)
     produce(bootstrap_servers, topic, [b"a", b"b"], partition=0)
     produce(bootstrap_servers, topic, [b"c"], partition=1)
     process = subprocess.Popen(
@@ -82,7 +74,7 @@ def test_bad_arguments_are_one_line_errors(kafka_zk):
 
 
 def test_metrics_port_serves_the_running_consumer(zk, kafka_zk, bootstrap_servers, topic_name):
-    topic = mirrored(zk, bootstrap_servers, topic_name)
+    topic = mirrored_topic(zk, bootstrap_servers, topic_name)
     produce(bootstrap_servers, topic, [b"x", b"yy"])
     process = subprocess.Popen(
         [sys.executable, "-m", "zkconsumer", "--log-level", "warning", "consume", "--zookeeper", kafka_zk, "--group",
@@ -106,7 +98,7 @@ def test_metrics_port_serves_the_running_consumer(zk, kafka_zk, bootstrap_server
 
 
 def test_json_and_its_older_spelling_print_the_same(zk, kafka_zk, bootstrap_servers, topic_name):
-    topic = mirrored(zk, bootstrap_servers, topic_name)
+    topic = mirrored_topic(zk, bootstrap_servers, topic_name)
     produce(bootstrap_servers, topic, [b"x0", b"x1"])
     printed = {}
     for group, output in (("as-json", ["--json"]), ("as-format", ["--format", "json"]),

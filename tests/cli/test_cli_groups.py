@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 
-from support import produce, produce_batched, take, wait_for, zkconsumer_cli
+from support import mirrored_topic, produce, produce_batched, take, wait_for, zkconsumer_cli
 
 from zkconsumer import ConsumerConfig, create_connector
-from zkconsumer.kafka.topics import create_topic
 from zkconsumer.tools.offset_checker import HEADER, ROW_FORMAT
 from zkconsumer.tools.verify_rebalance import FAILURE, SUCCESS, check_ownership
 
@@ -22,12 +21,6 @@ def config(zk_connect: str, consumer_id: str) -> ConsumerConfig:
         "auto.offset.reset": "smallest", "consumer.timeout.ms": 200, "rebalance.backoff.ms": 200,
         "refresh.leader.backoff.ms": 100,
     })
-
-
-def mirrored_topic(zk, bootstrap: str, topic: str, partitions: int) -> str:
-    create_topic(bootstrap, topic, partitions)
-    wait_for(lambda: zk.exists(f"/brokers/topics/{topic}/partitions/{partitions - 1}/state"))
-    return topic
 
 
 def owners(zk, topic: str) -> dict[str, str]:

@@ -128,7 +128,7 @@ def test_import_refuses_a_malformed_file_whole(zk, zk_chroot, tmp_path):
     ("/consumers/g/offsets/t/0:1e3", "offset '1e3' of"),
     ("/consumers/g/offsets/t/0:9223372036854775808", "offset '9223372036854775808' of"),
 ])
-def test_bad_lines(line, problem):
+def test_a_malformed_offsets_line_is_refused_naming_the_problem(line, problem):
     with pytest.raises(ValueError) as raised:
         parse_line(line)
     assert problem in str(raised.value)

@@ -21,7 +21,7 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
     return status, out, err
 
 
-def test_json_keys(capsys):
+def test_the_json_report_has_every_protocol_phase_and_rebalance(capsys):
     status, out, err = run(capsys, *SMALL, "--json")
     assert (status, err) == (0, "")
     report = json.loads(out)
@@ -71,7 +71,7 @@ def test_html_page_is_written(tmp_path, capsys):
     (["--protocol", "sticky"], 2, "invalid choice: 'sticky'"),
     (["--workers", "two"], 2, "invalid int value"),
 ])
-def test_bad_input(args, status, message, tmp_path, capsys):
+def test_bad_input_fails_in_one_line_and_writes_no_page(args, status, message, tmp_path, capsys):
     page = tmp_path / "page.html"
     code, out, err = run(capsys, *args, "--html", str(page))
     assert (code, out) == (status, "")

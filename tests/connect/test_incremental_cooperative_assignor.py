@@ -135,7 +135,7 @@ def test_work_lost_for_good_goes_to_the_least_loaded_when_the_delay_expires():
     assert told(due) == {"w1": (["c", "c-0"], []), "w2": (["c-1"], [])}
 
 
-def test_shares():
+def test_shares_are_the_fewest_and_most_a_balanced_worker_holds():
     assert shares(900, 5) == (180, 180)
     assert shares(7, 3) == (2, 3)
     assert shares(0, 4) == (0, 0)

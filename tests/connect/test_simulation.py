@@ -19,7 +19,7 @@ def default():
     return simulate(SimulationParameters())
 
 
-def test_eager_by_hand():
+def test_eager_rebalances_cost_what_counting_by_hand_gives():
     eager = simulate(replace(SMALL, protocols=("eager",))).protocol("eager")
     first, second = eager.records("start")
     # c1 created at 0: nothing to stop, the round ends at 10 ms; w1 starts c1 and c1-1, w2 c1-0 (one batch, 100 ms)
@@ -35,7 +35,7 @@ def test_eager_by_hand():
     assert eager.phase("start").time_to_stable_s == pytest.approx(0.32)
 
 
-def test_cooperative_by_hand():
+def test_cooperative_rebalances_cost_what_counting_by_hand_gives():
     cooperative = simulate(replace(SMALL, protocols=("cooperative",)))
     result = cooperative.protocol("cooperative")
     first, second = result.records("start")
@@ -56,7 +56,7 @@ def test_cooperative_by_hand():
     assert lost.time_to_stable_s >= 1.0 and lost.rounds == 2
 
 
-def test_the_published_shape(default):
+def test_eager_costs_grow_with_the_tasks_running_and_cooperative_ones_stay_flat(default):
     eager, cooperative = default.protocol("eager"), default.protocol("cooperative")
     for phase in ("start", "stop"):
         assert eager.phase(phase).time_to_stable_s > 5 * 60  # minutes (published: about 14 and 12)
@@ -103,7 +103,7 @@ def test_the_delay_is_the_price_of_cooperative(default):
     ({"protocols": ("eager", "bogus")}, "unknown protocol 'bogus'"),
     ({"protocols": ()}, "no protocol"),
 ])
-def test_bad_parameters(changes, message):
+def test_bad_parameters_are_refused_naming_the_option(changes, message):
     with pytest.raises(SimulationError, match=message):
         SimulationParameters(**changes)
 

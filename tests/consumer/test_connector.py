@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 from kazoo.client import KazooClient
 from structlog.testing import capture_logs
-from support import produce, take, wait_for
+from support import CONNECTOR_GROUP as GROUP
+from support import connector_config as config
+from support import mirrored_topic, produce, take, wait_for
 
 from zkconsumer import (
-    ConsumerConfig,
     ConsumerRebalanceFailedException,
     ConsumerRebalanceListener,
     ConsumerThreadId,
@@ -23,20 +24,6 @@ from zkconsumer import (
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.zk.client import close_client, open_client
 from zkconsumer.zk.reads import children, value_or_none
-
-GROUP = "group1"
-
-
-def config(zk_connect: str, consumer_id: str, **extra) -> ConsumerConfig:
-    """TestUtils.createConsumerProperties, with shorter backoffs so the suite stays quick."""
-    props = {
-        "zookeeper.connect": zk_connect, "group.id": GROUP, "consumer.id": consumer_id,
-        "auto.offset.reset": "smallest", "consumer.timeout.ms": 200, "rebalance.backoff.ms": 200,
-        "auto.commit.interval.ms": 1000, "rebalance.max.retries": 4, "num.consumer.fetchers": 2,
-        "refresh.leader.backoff.ms": 100,
-    }
-    props.update(extra)
-    return ConsumerConfig(props)
 
 
 def owners(zk: KazooClient, topic: str, group: str = GROUP) -> list[tuple[str, str]]:
@@ -54,17 +41,17 @@ def offsets(zk: KazooClient, topic: str, group: str = GROUP) -> dict[int, int]:
     return {int(p): int(zk.get(f"{base}/{p}")[0]) for p in zk.get_children(base)}
 
 
-def mirrored_topic(zk: KazooClient, bootstrap: str, topic: str, partitions: int) -> str:
-    create_topic(bootstrap, topic, partitions)
-    wait_for(lambda: zk.exists(f"/brokers/topics/{topic}/partitions/{partitions - 1}/state"))
-    return topic
-
-
 def values(messages) -> list[bytes]:
     return sorted(m.message for m in messages)
 
 
-def test_basic(zk, kafka_zk, bootstrap_servers, topic_name):
+def test_consumers_joining_one_by_one_share_the_partitions_and_commit_what_they_took(zk, kafka_zk, bootstrap_servers,
+                                                                                     topic_name):
+    """Kafka's testBasic, one scenario whose phases each start from what the previous one left: (1) with no data the
+    iterator times out, and can be iterated again; (2) a lone consumer gets everything, owns both partitions and
+    commits; (3) a second one joins: each owns one partition and gets exactly its new messages; (4) a consumer with
+    an empty subscription joins and changes nothing; (5) streams are created once per connector, and the shutdowns
+    commit everything and leave no member registered."""
     topic = mirrored_topic(zk, bootstrap_servers, topic_name, 2)
 
     # 1. No data: the iterator times out, and can be iterated again after it did.

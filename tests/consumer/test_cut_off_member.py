@@ -15,8 +15,7 @@ import threading
 import time
 
 from structlog.testing import capture_logs
-from support import wait_for
-from test_connector import config, mirrored_topic
+from support import connector_config, mirrored_topic, wait_for
 
 from zkconsumer import ConsumerTimeoutException, create_connector
 
@@ -115,8 +114,8 @@ def test_a_member_cut_off_from_zookeeper_stops_delivering_before_another_takes_i
     stop = threading.Event()
     producing = threading.Thread(target=produce_steadily, args=(bootstrap_servers, topic, stop), daemon=True)
     extra = {"zookeeper.session.timeout.ms": SESSION_MS, "zookeeper.connection.timeout.ms": 10_000}
-    cut_off = create_connector(config(f"127.0.0.1:{relay.port}/{chroot}", "aa-cut-off", **extra))
-    other = create_connector(config(kafka_zk, "zz-other", **extra))
+    cut_off = create_connector(connector_config(f"127.0.0.1:{relay.port}/{chroot}", "aa-cut-off", **extra))
+    other = create_connector(connector_config(kafka_zk, "zz-other", **extra))
     cut_got: list = []
     other_got: list = []
     try:

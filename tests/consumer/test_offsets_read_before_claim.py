@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import threading
 
-from support import produce, take, wait_for
-from test_connector import config, mirrored_topic
+from support import connector_config, mirrored_topic, produce, take, wait_for
 
 from zkconsumer import create_connector
 from zkconsumer.zk.reads import value_or_none
@@ -24,14 +23,14 @@ def test_a_commit_between_the_new_owner_s_read_and_its_claim_is_not_consumed_aga
     produce(bootstrap_servers, topic, [f"first-{i}".encode() for i in range(10)])
     owner_path = f"/consumers/group1/owners/{topic}/0"
     # Auto-commit on, but its timer far away: the only commit of the old owner is the one before it releases.
-    old = create_connector(config(kafka_zk, "zz-old", **{"auto.commit.interval.ms": 600_000}))
+    old = create_connector(connector_config(kafka_zk, "zz-old", **{"auto.commit.interval.ms": 600_000}))
     new = None
     try:
         old_stream = old.create_message_streams({topic: 1})[topic][0]
         assert [m.offset for m in take(old_stream, 10)] == list(range(10))
 
         # "aa-new" sorts first: the range assignor gives it the only partition once it registers.
-        new = create_connector(config(kafka_zk, "aa-new", **{"auto.commit.interval.ms": 600_000}))
+        new = create_connector(connector_config(kafka_zk, "aa-new", **{"auto.commit.interval.ms": 600_000}))
         real_fetch = new._offsets.fetch
         held = threading.Event()
 
@@ -67,7 +66,7 @@ def test_when_the_second_read_fails_the_claimed_znodes_are_released_by_the_next_
     from structlog.testing import capture_logs
 
     topic = mirrored_topic(zk, bootstrap_servers, topic_name, 1)
-    consumer = create_connector(config(kafka_zk, "c1"))
+    consumer = create_connector(connector_config(kafka_zk, "c1"))
     real_fetch = consumer._offsets.fetch
     calls: list[int] = []
 

@@ -133,7 +133,7 @@ def test_commands_without_an_environment_say_what_to_do(tmp_path):
     assert "no --bootstrap-server given" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_help():
+def test_help_lists_the_commands_and_no_command_is_a_usage_error():
     help_ = zkconsumer_cli("--help")
     assert help_.returncode == 0
     for command in ("local", "topics", "bridge", "demo"):

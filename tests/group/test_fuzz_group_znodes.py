@@ -20,7 +20,7 @@ PATH = "/consumers/g/ids/g_c"
 
 @FUZZ
 @given(st.one_of(znode_data(REGISTRATION), znode_data(WILDCARD)))
-def test_registrations(data):
+def test_any_registration_znode_parses_or_fails_naming_its_path(data):
     try:
         count = parse_registration("g_c", data, PATH)
     except ZnodeFormatError as exc:
@@ -33,7 +33,7 @@ def test_registrations(data):
 @FUZZ
 @given(st.one_of(st.none(), st.binary(max_size=40), st.integers().map(lambda n: str(n).encode()),
                  st.text(max_size=30).map(str.encode), st.sampled_from([b"1_000", b"\xd9\xa1", b" 12 ", b"9" * 5000])))
-def test_offsets(data):
+def test_any_offset_znode_parses_to_a_long_or_is_reported_malformed(data):
     got = parse_offset("/consumers/g/offsets/t/0", data)
     if isinstance(got, MalformedZnode):
         assert got.path == "/consumers/g/offsets/t/0"

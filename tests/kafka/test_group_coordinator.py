@@ -47,7 +47,7 @@ def _b(data: bytes) -> bytes:
     return struct.pack(">i", len(data)) + data
 
 
-def test_requests_and_answers():
+def test_requests_encode_and_answers_decode_as_the_protocol_lays_them_out():
     request = encode_request(15, 0, 7, "me", encode_describe_groups(["g"]))
     assert request == struct.pack(">ihhi", 19, 15, 0, 7) + _s("me") + struct.pack(">i", 1) + _s("g")
     assert decode_find_coordinator(struct.pack(">hi", 0, 3) + _s("b3") + struct.pack(">i", 9092)) == \

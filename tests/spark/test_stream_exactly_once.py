@@ -13,15 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from support import produce, wait_for
-
-from zkconsumer.kafka.topics import create_topic
-
-
-def mirrored_topic(zk, bootstrap: str, topic: str, partitions: int) -> str:
-    create_topic(bootstrap, topic, partitions)
-    wait_for(lambda: zk.exists(f"/brokers/topics/{topic}/partitions/{partitions - 1}/state"))
-    return topic
+from support import mirrored_topic, produce, wait_for
 
 
 def start_query(spark, options: dict[str, str], out: Path, checkpoint: Path):

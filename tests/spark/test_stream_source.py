@@ -9,19 +9,12 @@ import json
 import uuid
 
 import pytest
-from support import produce, wait_for
+from support import mirrored_topic, produce, wait_for
 
-from zkconsumer.kafka.topics import create_topic
 from zkconsumer.zk.reads import children
 
 KAFKA_SCHEMA = ("struct<key:binary,value:binary,topic:string,partition:int,offset:bigint,timestamp:timestamp,"
                 "timestampType:int>")
-
-
-def mirrored_topic(zk, bootstrap: str, topic: str, partitions: int) -> str:
-    create_topic(bootstrap, topic, partitions)
-    wait_for(lambda: zk.exists(f"/brokers/topics/{topic}/partitions/{partitions - 1}/state"))
-    return topic
 
 
 def load(spark, options: dict[str, str]):

@@ -14,7 +14,7 @@ VALID = ["/consumers/group1/offsets/topic1/0:286894308", "/consumers/g:x/offsets
 
 @FUZZ
 @given(text_lines(VALID))
-def test_offsets_files(text):
+def test_any_offsets_file_round_trips_or_fails_naming_a_line(text):
     try:
         entries = parse_offsets_file(text)
     except OffsetsFileError as exc:

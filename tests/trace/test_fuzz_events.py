@@ -34,7 +34,7 @@ LINES = st.lists(st.one_of(
 @FUZZ
 @given(LINES)
 @example([spoiled(44, "duration_ms", 63930892324022.0)])  # a step of 2,000 years: its block began before the year 1
-def test_event_lines(lines):
+def test_any_event_lines_read_and_build_a_timeline(lines):
     log = read_events(lines)
     assert len(log.events) + log.broken <= len(lines)
     build_timeline(log)

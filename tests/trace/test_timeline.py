@@ -120,7 +120,7 @@ def test_broken_lines_are_counted_with_their_numbers_and_blank_lines_ignored():
     ("21:12:00", None),
     (None, None),
 ])
-def test_timestamps(text, expected):
+def test_a_timestamp_reads_as_utc_to_the_microsecond_or_as_missing(text, expected):
     assert parse_timestamp(text) == expected
 
 
@@ -404,7 +404,7 @@ def test_ownership_seen_only_in_completed_and_a_consumer_run_twice():
     assert [(o.start, o.ended_by) for o in timeline.ownership] == [(0.0, "shutdown"), (pytest.approx(2.18), None)]
 
 
-def test_an_empty_trace():
+def test_a_trace_without_consumer_events_renders_as_empty():
     timeline = build([line("bridge.started", 0)])
     assert timeline.empty and timeline.ignored_events == 1
     assert render_text(timeline) == ["(no consumer or demo event in this trace)"]

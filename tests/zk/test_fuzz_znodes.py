@@ -18,7 +18,7 @@ STATE = {"controller_epoch": 1, "leader": 1, "version": 1, "leader_epoch": 0, "i
 
 @FUZZ
 @given(znode_data(BROKER), st.integers(0, 2**31 - 1))
-def test_broker_registrations(data, broker_id):
+def test_any_broker_registration_parses_or_fails_naming_its_path(data, broker_id):
     try:
         broker = parse_broker(broker_id, data)
     except ZnodeFormatError as exc:
@@ -29,7 +29,7 @@ def test_broker_registrations(data, broker_id):
 
 @FUZZ
 @given(znode_data(TOPIC))
-def test_topic_assignments(data):
+def test_any_topic_assignment_parses_or_fails_naming_its_path(data):
     try:
         assignment = parse_topic("t", data)
     except ZnodeFormatError as exc:
@@ -40,7 +40,7 @@ def test_topic_assignments(data):
 
 @FUZZ
 @given(znode_data(STATE))
-def test_partition_states(data):
+def test_any_partition_state_parses_or_fails_naming_its_path(data):
     try:
         state = parse_partition_state("t", 0, data)
     except ZnodeFormatError as exc:
