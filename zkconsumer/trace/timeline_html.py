@@ -66,6 +66,11 @@ RIGHT = 24  # and ends this far from the right edge
 EDGE = 2  # how close to the right edge a label may come
 MIN_BLOCK_PX = 2.0
 MIN_GAP_PX = 4.0
+MIN_OWNER_PX = 1.5
+MIN_LIFE_PX = 1
+AXIS_TICKS = 10  # about this many ticks on an axis
+MARK_PX = 5.0  # a mark's symbol, from its centre to a tip
+LIFE_END_PX = 6.0  # the symbol where a member's life ends, bigger than a mark's
 BURST_PX = 3.0  # marks of one kind closer than this on a lane are drawn as one symbol
 BURST_SHOWN = 12  # lines of a merged symbol's tooltip
 MARK_SPACING_PX = 11  # symbols on one row pushed apart to at least this, so that none hides another
@@ -155,12 +160,12 @@ ROUND_ROWS_BELOW_AXIS = 8
 ROUND_ROW_H = 60
 ROUND_ROW = _RowLayout(swatch=14, bar=14, gap_label=8, marks=12)
 ROUND_BOTTOM_PAD = 4
-ROUND_PAD = 0.02  # of the round's length, in seconds, on each side (at least ROUND_MIN_PAD_S)
-ROUND_MIN_PAD_S = 0.0002
+ROUND_PAD = 0.02  # the round's axis reaches this fraction of its length beyond it on each side,
+ROUND_MIN_PAD_S = 0.0002  # and at least this many seconds
 STEP_NUMBER_MIN_W = 10  # a block narrower than this is not numbered
 STEP_NUMBER_BASELINE = 12.5  # below the bar's top: the 9 px number in the middle of the bar
-ATTEMPT_BELOW_BAR = 7  # an attempt's bracket: its line under the bar, its ends 3 px up
-ATTEMPT_TICK = 3
+ATTEMPT_BELOW_BAR = 7  # an attempt's bracket: its line, under the bar,
+ATTEMPT_TICK = 3  # and its ends, turned up
 ATTEMPT_BASELINE = 11  # the attempt's label, under its bracket
 ATTEMPT_LABEL_AFTER = 14  # a short attempt's label starts this far right of it
 ATTEMPT_LABEL_MARGIN = 4  # or, kept this far from the right edge, ends this far left of it
@@ -257,7 +262,7 @@ def _nice_step(span: float, target: int) -> float:
     return 10 * power
 
 
-def _shape(kind: str, x: float, y: float, colour: str, size: float = 5.0) -> Svg:
+def _shape(kind: str, x: float, y: float, colour: str, size: float = MARK_PX) -> Svg:
     """A mark's symbol centred on (x, y), ``size`` from the centre to a tip; the round ones are drawn a little
     smaller and the square's side is 1.6 ``size``, so that every shape looks about as big as the others."""
     s = size
@@ -427,7 +432,7 @@ def render_svg(timeline: Timeline, standalone: bool = True, links: bool = False,
     height = legend_top + legend_h + TOP_PAD
 
     # axis and grid
-    tick = _nice_step(scale.end - scale.start, 10)
+    tick = _nice_step(scale.end - scale.start, AXIS_TICKS)
     decimals = max(0, -math.floor(math.log10(tick))) if tick < 1 else 0
     axis = [el("line", x1=LEFT, y1=axis_y, x2=WIDTH - RIGHT, y2=axis_y, stroke="#888")]
     t = 0.0
@@ -470,7 +475,7 @@ def _lane_svg(lane: Lane, top: float, scale: _Scale, colour: str, prefix: str, l
         out.append(el("text", f"group {lane.group}", x=NAME_X, y=top + row.second_line, class_="small"))
     bar_y = top + row.bar
     for life in lane.lives:
-        x, width = scale.span(life.start, life.end, 1)
+        x, width = scale.span(life.start, life.end, MIN_LIFE_PX)
         out.append(el("rect", class_="life", x=x, y=top + LIFE_INSET, width=width, height=LANE_H - 2 * LIFE_INSET,
                       fill="#f3f5f8"))
         out.append(el("line", x1=x, y1=top + row.bar_middle, x2=x + width, y2=top + row.bar_middle, stroke="#c8ccd2"))
@@ -499,7 +504,7 @@ def _lane_svg(lane: Lane, top: float, scale: _Scale, colour: str, prefix: str, l
         if ending is not None:
             symbol = ending.symbol
             out.append(el("g", el("title", f"{lane.consumer_id} {life.ended_by} at {fmt_offset(life.end)}"),
-                          _shape(symbol.shape, scale.x(life.end), top + row.bar_middle, symbol.colour, 6),
+                          _shape(symbol.shape, scale.x(life.end), top + row.bar_middle, symbol.colour, LIFE_END_PX),
                           class_="mark", data_kind=life.ended_by))
     return el("g", *out, class_="lane", data_consumer=lane.consumer_id)
 
@@ -547,7 +552,7 @@ def _owners_svg(timeline: Timeline, top: float, scale: _Scale, colours: dict[str
                   height=OWNER_ROW_H - 2 * OWNER_ROW_INSET, fill="#fafafa", stroke="#eeeeee")]
         for owner in by_partition.get((topic, partition), []):
             end = owner.end if owner.end is not None else timeline.end
-            x, width = scale.span(owner.start, end, 1.5)
+            x, width = scale.span(owner.start, end, MIN_OWNER_PX)
             label = owner.thread or owner.consumer_id
             shown = short(label) if short is not None else label
             bar_h = OWNER_ROW_H - 2 * OWNER_BAR_INSET
@@ -611,7 +616,7 @@ def render_round_svg(timeline: Timeline, rnd: Round) -> str:
     height = rows_top + len(rows) * ROUND_ROW_H + ROUND_BOTTOM_PAD
     prefix = f"rd{rnd.index}-"
     out = [el("line", x1=LEFT, y1=ROUND_AXIS_Y, x2=WIDTH - RIGHT, y2=ROUND_AXIS_Y, stroke="#888")]
-    tick = _nice_step((scale.end - scale.start) * 1000, 10)
+    tick = _nice_step((scale.end - scale.start) * 1000, AXIS_TICKS)
     ms = math.ceil(-pad * 1000 / tick) * tick
     while ms <= (rnd.end - rnd.start + pad) * 1000 + 1e-9:
         x = scale.x(rnd.start + ms / 1000)
