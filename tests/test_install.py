@@ -135,3 +135,5 @@ def test_the_plain_install_consumes_from_a_group(fresh, zk, kafka_zk, bootstrap_
     assert consumed.returncode == 0, consumed.stderr
     assert consumed.stdout.splitlines() == ["m0", "m1", "m2"]
     assert zk.get(f"/consumers/plain-install/offsets/{topic}/0")[0] == b"3"
+    listed = fresh.run(fresh.zkconsumer, "groups", "list", "--zookeeper", kafka_zk)  # an operator tool, too
+    assert (listed.returncode, listed.stdout, listed.stderr) == (0, "plain-install\n", "")

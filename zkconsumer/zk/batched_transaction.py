@@ -2,9 +2,9 @@
 
 A ZooKeeper server refuses any request larger than its ``jute.maxbuffer`` (0xfffff bytes, just under 1 MiB, unless
 the operator raised it): it does not answer with an error, it closes the connection, and the client sees
-``ConnectionLoss``. A single multi-op claiming the owner znodes of 10,000 partitions is about 1.3 MB, so before
-batching a group of that size could never start (each retry dropped the connection again). Kafka never met this:
-it wrote one znode per request.
+``ConnectionLoss``. A single multi-op claiming the owner znodes of 10,000 partitions is about 1.3 MB, so a group of
+that size could never start in one request (each retry would drop the connection again). Kafka, writing one znode
+per request, never met this limit.
 
 So writes of many znodes are planned here as batches whose serialized size stays under a byte budget
 (``zookeeper.multi.max.bytes``). The size of each operation is computed from jute's encoding, exactly as kazoo

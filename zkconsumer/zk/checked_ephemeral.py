@@ -1,6 +1,6 @@
 """Creating an ephemeral znode that must be ours: Kafka 0.9+'s ``ZKCheckedEphemeral``, plus waiting out stale nodes.
 
-Two failures hurt users of earlier ports (session-expiry handling, stale znodes after a fast restart):
+Two situations a registration must survive (a connection lost mid-create, a fast restart):
 
 * after a connection loss, a retried create meets the node the first try already made (KAFKA-1387). A node whose
   ``ephemeralOwner`` is our session is that node, and the create has succeeded.

@@ -5,7 +5,7 @@ connection timeout with a message naming the ensemble and how to get one.
 
 An address that turns the connection down at once (nothing listens on the port, the host does not resolve or
 cannot be routed to) is not worth the timeout: kazoo would try it again and again until the timeout ends, so a
-mistyped port cost every command 6 s. Before kazoo starts, each host of the connect string gets one plain TCP
+mistyped port would cost every command 6 s. Before kazoo starts, each host of the connect string gets one plain TCP
 connection attempt (:func:`refusals`); when every host refuses, the error comes at once. A host that accepts the
 connection, or does not answer within a second (a firewall dropping packets), is left to kazoo and its timeout:
 only a ZooKeeper handshake tells a live server from a silent one.
