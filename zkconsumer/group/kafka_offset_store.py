@@ -43,8 +43,6 @@ from zkconsumer.zk import paths
 from zkconsumer.zk.cluster import read_broker
 from zkconsumer.zk.reads import children
 
-STORE = "kafka"
-
 
 @dataclass(frozen=True)
 class KafkaFetchResult:
