@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from zkconsumer.cli import COMMANDS
-from zkconsumer.errors import UsageError
+from zkconsumer.errors import MissingExtraError, UsageError
 
 DEFAULT_MASTER = "local[*]"
 
@@ -108,8 +108,8 @@ def spark_session(master: str, name: str, config: Mapping[str, str] | None = Non
     benchmark's local directory)."""
     try:
         from pyspark.sql import SparkSession
-    except ImportError:
-        raise UsageError("analyze needs PySpark: pip install 'zkconsumer[spark]'") from None
+    except ModuleNotFoundError as exc:
+        raise (MissingExtraError.of(exc) or exc) from None
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = (SparkSession.builder.master(master).appName(name)

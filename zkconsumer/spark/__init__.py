@@ -15,12 +15,10 @@ from typing import Any
 def _require_pyspark() -> None:
     try:
         import pyspark.sql.datasource  # noqa: F401
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        from zkconsumer.errors import UsageError
+    except ModuleNotFoundError as exc:  # pragma: no cover - depends on the environment
+        from zkconsumer.errors import MissingExtraError
 
-        raise UsageError(
-            "the Spark sources need PySpark 4 with pyarrow and pandas: pip install 'zkconsumer[spark]'"
-        ) from exc
+        raise (MissingExtraError.of(exc, what="the Spark sources") or exc) from exc
 
 
 def register(spark: Any) -> None:
