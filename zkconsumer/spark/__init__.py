@@ -18,7 +18,7 @@ def _require_pyspark() -> None:
     except ModuleNotFoundError as exc:  # pragma: no cover - depends on the environment
         from zkconsumer.errors import MissingExtraError
 
-        raise (MissingExtraError.of(exc, what="the Spark sources") or exc) from exc
+        raise (MissingExtraError.of(exc, what="zkconsumer.spark") or exc) from exc
 
 
 def register(spark: Any) -> None:
