@@ -50,6 +50,7 @@ from zkconsumer.migration.report import MemberSettings, ProtocolResult
 from zkconsumer.migration.scenes import SCENES, Protocol, Scene
 from zkconsumer.trace.timeline import Event, build_timeline, read_events
 from zkconsumer.zk.client import zookeeper
+from zkconsumer.zk.persistent import ensure_path
 
 EVENTS_FILE = "events.jsonl"
 PRODUCED_FILE = "produced.txt"
@@ -328,7 +329,7 @@ def compare_protocols(settings: CompareSettings,
     try:
         if legacy:
             with zookeeper(s.zookeeper) as zk:
-                zk.ensure_path(chroot)
+                ensure_path(zk, chroot)  # a chroot as a broker's zookeeper.connect makes it: null data
             connect = s.zookeeper.rstrip("/") + chroot
             bridge.enter_context(MetadataBridge(connect, s.bootstrap, interval_ms=250).running("migration-bridge"))
             with zookeeper(connect) as zk:
