@@ -46,10 +46,11 @@ COMMANDS: dict[str, str] = {
     "simulate": "replay Kafka Connect's eager and incremental cooperative rebalancing on a simulated clock",
 }
 
-#: The extras a command always needs, checked before it starts: the demo would otherwise fail at its end, when it
-#: writes its page, and `analyze` once Spark has started.
+#: The extras a command always needs, checked before it starts: the demo and the migration comparison would otherwise
+#: fail at their end, when they write their page, and `analyze` once Spark has started.
 NEEDS: dict[str, tuple[str, ...]] = {
     "demo": ("embedded", "pages"),
+    "migration": ("pages",),
     "analyze": ("spark", "pages"),
 }
 
