@@ -5,7 +5,6 @@ ZooKeeper left alone by the metadata bridge."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from support import wait_for, zkconsumer_cli
@@ -247,10 +246,11 @@ def test_the_bridge_leaves_a_topic_created_through_zookeeper_as_written(zk, kafk
     written = {path: zk.get(path) for path in (paths.topic_path(name), paths.topic_config_path(name))}
     assert written[paths.topic_path(name)][0] == \
         f'{{"version":1,"partitions":{{"0":[{broker}],"1":[{broker}],"2":[{broker}]}}}}'.encode()
-    # a topic made on the broker afterwards shows that the bridge has run passes since; then a few more
-    create_topic(bootstrap_servers, topic_name, 1)
-    wait_for(lambda: zk.exists(paths.partition_state_path(topic_name, 0)))
-    time.sleep(1.0)
+    # a topic made on the broker afterwards shows that the bridge has run a pass since; a second one, made once the
+    # first is mirrored, that it has run another
+    for marker in (topic_name, f"{topic_name}-again"):
+        create_topic(bootstrap_servers, marker, 1)
+        wait_for(lambda marker=marker: zk.exists(paths.partition_state_path(marker, 0)))
     assert {path: zk.get(path) for path in written} == written  # same data, same znode version
     assert zk.get_children(paths.topic_path(name)) == []
     assert zkconsumer_cli("topics", "describe", name, "--zookeeper", kafka_zk).stdout.splitlines()[1:2] == \

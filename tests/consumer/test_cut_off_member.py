@@ -129,7 +129,11 @@ def test_a_member_cut_off_from_zookeeper_stops_delivering_before_another_takes_i
             relay.cut()
             wait_for(lambda: other_got, timeout=6 * SESSION_MS / 1000)  # its session expired; the other took over
             taken_at = other_got[0][0]
-            time.sleep(2 * SESSION_MS / 1000)  # both running, one of them still cut off
+            # Both running, one of them still cut off, until the new owner has delivered what at least two session
+            # timeouts of steady production (a message every 50 ms) added after the takeover: the cut-off member,
+            # fetching the same partition, would deliver those too.
+            top = max(offset for _, offset in cut_got + other_got)
+            wait_for(lambda: other_got[-1][1] >= top + 2 * SESSION_MS // 50, timeout=30)
             late = [(t - taken_at, offset) for t, offset in cut_got if t >= taken_at]
             assert late == [], "the cut-off member kept delivering beside the partition's new owner"
             assert len(other_got) > 5
