@@ -35,16 +35,16 @@ paused or cut off, can have one: otherwise the claim waits for the release, whic
 
 The analysis of what the run recorded is :mod:`zkconsumer.chaos` (pure, tested on hand-made timelines); this script
 drives the run: the servers, the members, the producer, the watcher of the znodes, and one function per fault kind.
-Each member is this file run as ``chaos.py member ...``: it writes ``time topic partition offset value`` per message
-delivered (flushed at once, so a SIGKILL loses nothing written), its events, and its session id and password, for
-``expire``.
+Each member is a :mod:`zkconsumer.members.legacy_member` process, started and stopped through
+:class:`zkconsumer.members.group.MemberGroup`: it writes ``time topic partition offset value`` per message delivered
+(flushed at once, so a SIGKILL loses nothing written), its events, and its session id and password, for ``expire``.
 Loopback only; bounded in time (the duration plus a drain of at most ``--drain-s``) and in count (ten members).
 """
 
 from __future__ import annotations
 
 import argparse
-import faulthandler
+import contextlib
 import json
 import os
 import random
@@ -64,6 +64,8 @@ from typing import TYPE_CHECKING
 from zkconsumer.chaos.analysis import Limits, RunRecord, analyse
 from zkconsumer.chaos.records import Delivery, FaultSpan, Pause, parse_deliveries
 from zkconsumer.chaos.report import Report, verdict
+from zkconsumer.members import legacy_member
+from zkconsumer.members.group import MemberGroup
 from zkconsumer.trace.timeline import Event, read_events
 from zkconsumer.zk.paths import GroupDirs
 
@@ -81,79 +83,7 @@ GROUP = "chaos"
 GROUP_DIRS = GroupDirs(GROUP)
 FORMING_S = 5.0  # the group forms before the first fault
 CHROOT = "/zkconsumer-chaos"
-
-
-# --- the member process ---------------------------------------------------------------------------------------
-
-
-def member_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="chaos.py member")
-    parser.add_argument("--zookeeper", required=True)
-    parser.add_argument("--consumer-id", required=True)
-    parser.add_argument("--topics", required=True, help="TOPIC:STREAMS,...")
-    parser.add_argument("--session-timeout-ms", type=int, required=True)
-    parser.add_argument("--dir", type=Path, required=True)
-    args = parser.parse_args(argv)
-
-    from zkconsumer.consumer.consumer_iterator import ConsumerTimeoutException
-    from zkconsumer.consumer.zookeeper_consumer_connector import create_connector
-    from zkconsumer.log import configure_logging
-
-    # Every event at info, as JSON lines: the run reads each member's fetcher starts and stops from them.
-    events = open(args.dir / f"{args.consumer_id}.events", "a", buffering=1)  # noqa: SIM115 - the process's life
-    configure_logging(json=True, level="info", stream=events, force=True)
-    stop = threading.Event()
-    # SIGTERM is taken by sigwait below, not by a handler: a handler calling stop.set() can deadlock on the
-    # event's lock when the signal lands while the main thread holds it (in the rolling restarts of one run a
-    # member never began its shutdown). Blocked here, before any thread starts, so every thread inherits it.
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-    faulthandler.register(signal.SIGUSR1, all_threads=True)  # the run asks for stacks before killing a hung member
-    counts = {t: int(n) for t, n in (item.split(":") for item in args.topics.split(","))}
-    connector = create_connector({
-        "zookeeper.connect": args.zookeeper, "group.id": GROUP, "consumer.id": args.consumer_id,
-        "auto.offset.reset": "smallest", "consumer.timeout.ms": 200, "auto.commit.interval.ms": 500,
-        "zookeeper.session.timeout.ms": args.session_timeout_ms, "rebalance.backoff.ms": 300,
-        "rebalance.backoff.jitter.ms": 300, "rebalance.max.retries": 10, "refresh.leader.backoff.ms": 100,
-    })
-    out = open(args.dir / f"{args.consumer_id}.deliveries", "a", buffering=1)  # noqa: SIM115 - closed below
-    lock = threading.Lock()
-
-    def session_writer() -> None:
-        last = None
-        while not stop.is_set():
-            sid, password = connector.zk.client_id or (0, b"")
-            if sid and (sid, password) != last:
-                path = args.dir / f"{args.consumer_id}.session"
-                path.with_suffix(".tmp").write_text(f"{sid} {password.hex()}")
-                path.with_suffix(".tmp").replace(path)
-                last = (sid, password)
-            stop.wait(0.2)
-
-    def consume(stream) -> None:
-        while not stop.is_set():
-            try:
-                for m in stream:
-                    with lock:
-                        out.write(f"{time.time():.3f} {m.topic} {m.partition} {m.offset} {m.message.decode()}\n")
-                    if stop.is_set():
-                        return
-            except ConsumerTimeoutException:
-                continue
-
-    try:
-        streams = connector.create_message_streams(counts)
-        threading.Thread(target=session_writer, daemon=True).start()
-        threads = [threading.Thread(target=consume, args=(s,), daemon=True) for ss in streams.values() for s in ss]
-        for t in threads:
-            t.start()
-        signal.sigwait({signal.SIGTERM})
-        stop.set()
-        for t in threads:
-            t.join(2)
-    finally:
-        connector.shutdown()
-        out.close()
-    return 0
+LEAVE_S = 30.0  # for a member told to leave (SIGTERM): one still there after it hangs
 
 
 # --- the run --------------------------------------------------------------------------------------------------
@@ -230,7 +160,8 @@ class Chaos:
         self.pauses: list[Pause] = []
         self.leaving_at = 0.0
         self.workdir = Path()  # made by run(), once the checks passed: a refusal leaves nothing behind
-        self.members: dict[str, subprocess.Popen] = {}
+        self.group = MemberGroup(self.workdir)
+        self.servers = contextlib.ExitStack()  # what start_servers() keeps running (the bridge's thread)
         self.paused: set[str] = set()
         self.produced: set[str] = set()
         self.lock = threading.Lock()
@@ -294,20 +225,19 @@ class Chaos:
         self.connect = self.zk_server.connect + CHROOT
         for topic, partitions in TOPICS.items():
             create_topic(self.broker.bootstrap, topic, partitions)
-        self.bridge = MetadataBridge(self.connect, self.broker.bootstrap, interval_ms=500)
-        self.bridge.start()
-        self.bridge_stop = threading.Event()
-        self.bridge_thread = threading.Thread(target=self.bridge.run, args=(self.bridge_stop,), daemon=True)
-        self.bridge_thread.start()
+        self.bridge = self.servers.enter_context(
+            MetadataBridge(self.connect, self.broker.bootstrap, interval_ms=500).running(join_timeout=5.0))
 
     def start_member(self, member: str) -> None:
-        index = int(member[1:])
-        argv = [sys.executable, __file__, "member", "--zookeeper", self.connect, "--consumer-id", member,
-                "--topics", STREAMS[index % len(STREAMS)], "--session-timeout-ms", str(self.args.session_timeout_ms),
-                "--dir", str(self.workdir)]
-        log = open(self.workdir / f"{member}.log", "ab")  # noqa: SIM115 - the child keeps it
-        self.members[member] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        log.close()
+        """Start ``member`` (again: its files go on), on its share of :data:`STREAMS`; its deliveries, events and
+        session go to ``<member>.deliveries``, ``.events`` and ``.session`` in the working directory."""
+        argv = legacy_member.command(
+            zookeeper=self.connect, group=GROUP, topic=STREAMS[int(member[1:]) % len(STREAMS)], consumer_id=member,
+            session_timeout_ms=self.args.session_timeout_ms,
+            config={"auto.commit.interval.ms": 500, "rebalance.backoff.jitter.ms": 300},
+            output=self.workdir / f"{member}.deliveries", delivery_format="timed",
+            events_file=self.workdir / f"{member}.events", session_file=self.workdir / f"{member}.session")
+        self.group.start(member, f"{GROUP}_{member}", argv, follow=False)
 
     # -- background loops ----------------------------------------------------------------------------------
 
@@ -398,7 +328,8 @@ class Chaos:
     # -- faults --------------------------------------------------------------------------------------------
 
     def live(self) -> list[str]:
-        return sorted(m for m, p in self.members.items() if p.poll() is None and m not in self.paused)
+        return sorted(m.name for m in self.group.members.values()
+                      if m.process.poll() is None and m.name not in self.paused)
 
     @property
     def session_s(self) -> float:
@@ -419,22 +350,15 @@ class Chaos:
         return fault
 
     def _terminate(self, member: str) -> None:
-        """A clean leave: SIGTERM, and 30 s to go. One that hangs is a violation; its threads' stacks go to its log
-        (SIGUSR1, faulthandler) before it is killed."""
-        self.members[member].terminate()
-        self._await_leave(member)
+        """A clean leave: SIGTERM, and :data:`LEAVE_S` to go. One that hangs is a violation; its threads' stacks go
+        to its log before it is killed."""
+        process = self.group.members[member]
+        self.group.stop(process, timeout=LEAVE_S)
+        self._left(process.name, process.hung)
 
-    def _await_leave(self, member: str) -> None:
-        """30 s for a member told to leave; one that hangs is a violation, its stacks dumped before it is killed."""
-        proc = self.members[member]
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGUSR1)
-            time.sleep(1)
-            proc.kill()
-            proc.wait()
-            self.violation(f"{member} did not leave within 30 s of SIGTERM (stacks in {member}.log)")
+    def _left(self, member: str, hung: bool) -> None:
+        if hung:
+            self.violation(f"{member} did not leave within {LEAVE_S:.0f} s of SIGTERM (stacks in {member}.log)")
         self.deaths[member].append(time.time())
 
     # -- the run -------------------------------------------------------------------------------------------
@@ -442,6 +366,7 @@ class Chaos:
     def run(self) -> Report:
         self.check()
         self.workdir = Path(tempfile.mkdtemp(prefix="zkconsumer-chaos-"))
+        self.group.log_dir = self.workdir
         self.report.load_avg["start"] = os.getloadavg()[0]
         try:
             self.start_servers()
@@ -491,12 +416,12 @@ class Chaos:
                 for d in parse_deliveries(path.stem, path.read_text().splitlines())]
 
     def _leave_all(self) -> None:
-        for proc in self.members.values():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGCONT)
-                proc.terminate()
-        for member in self.members:
-            self._await_leave(member)
+        for member in self.group.members.values():
+            if member.process.poll() is None:
+                member.process.send_signal(signal.SIGCONT)  # a paused member leaves too
+        self.group.stop_all(timeout=LEAVE_S)
+        for member in self.group.members.values():
+            self._left(member.name, member.hung)
         from zkconsumer.zk.client import zookeeper
         from zkconsumer.zk.reads import children
 
@@ -515,14 +440,11 @@ class Chaos:
                 self.violation(f"owner znodes left behind: {owners}")
 
     def _teardown(self) -> None:
-        for proc in self.members.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        if hasattr(self, "bridge"):
-            self.bridge_stop.set()
-            self.bridge_thread.join(5)
-            self.bridge.close()
+        for member in self.group.members.values():
+            if member.process.poll() is None:
+                self.group.kill(member)
+        self.group.close(0)
+        self.servers.close()
         if hasattr(self, "zk_server") and self.zk_server.record is not None:
             from zkconsumer.zk.client import zookeeper
 
@@ -535,7 +457,7 @@ class Chaos:
             if hasattr(self, server):
                 getattr(self, server).stop()
         self.report.wall_s = round(time.monotonic() - self.t0, 1)
-        alive = [m for m, p in self.members.items() if p.poll() is None]
+        alive = [m.name for m in self.group.members.values() if m.process.poll() is None]
         if alive:
             self.violation(f"member processes left behind: {alive}")
 
@@ -550,7 +472,7 @@ class Chaos:
                   for f in self.report.faults]
         record = RunRecord(
             started=self.wall0, produced=frozenset(self.produced), deliveries=self._deliveries(),
-            events={m: events(m) for m in self.members}, deaths=self.deaths, pauses=self.pauses, faults=faults,
+            events={m: events(m) for m in self.group.members}, deaths=self.deaths, pauses=self.pauses, faults=faults,
             zookeeper_down=[f for f in faults if f.kind in ZOOKEEPER_DOWN],
             partitions=[(topic, p) for topic, n in TOPICS.items() for p in range(n)],
             formed_at=self.wall0 + FORMING_S, leaving_at=self.leaving_at, ended=time.time())
@@ -562,9 +484,7 @@ class Chaos:
 
 def kill_member(chaos: Chaos, member: str) -> None:
     """SIGKILL, and the member started again 1-3 s later."""
-    proc = chaos.members[member]
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    chaos.group.kill(chaos.group.members[member])
     chaos.deaths[member].append(time.time())
     time.sleep(chaos.rng.uniform(1, 3))
     chaos.start_member(member)
@@ -573,13 +493,13 @@ def kill_member(chaos: Chaos, member: str) -> None:
 def pause_member(chaos: Chaos, member: str) -> None:
     """SIGSTOP for longer than the session timeout, then SIGCONT: a GC pause its session does not survive. The
     member must stop delivering what it no longer owns, and rejoin."""
-    proc = chaos.members[member]
+    process = chaos.group.members[member].process
     chaos.paused.add(member)
-    proc.send_signal(signal.SIGSTOP)
+    process.send_signal(signal.SIGSTOP)
     stopped = time.time()
     time.sleep(chaos.session_s + chaos.rng.uniform(2, 4))
     resumed = time.time()  # just before: a delivery stamped after it came after the SIGCONT
-    proc.send_signal(signal.SIGCONT)
+    process.send_signal(signal.SIGCONT)
     chaos.pauses.append(Pause(member, stopped, resumed))
     chaos.paused.discard(member)
 
@@ -628,7 +548,7 @@ def _zookeeper_down(chaos: Chaos, down_s: float) -> None:
 
 def rolling_restart(chaos: Chaos) -> None:
     """Every member restarted cleanly, one after another."""
-    for member in sorted(chaos.members):
+    for member in sorted(chaos.group.members):
         if chaos.stop.is_set():
             break
         chaos._terminate(member)
@@ -689,10 +609,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["member"]:
-        return member_main(argv[1:])
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     import logging
 
     logging.basicConfig(level=logging.ERROR)  # kazoo's reconnection lines while ZooKeeper is down are expected
