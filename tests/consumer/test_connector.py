@@ -1,5 +1,5 @@
 """The connector end to end against the real ZooKeeper and broker: Kafka's ZookeeperConsumerConnectorTest
-ported, plus the scenarios earlier ports got wrong. Each test has its own chroot, where the bridge mirrors the broker
+ported, plus the cases a member most easily gets wrong (claim conflicts, no brokers, session expiry, malformed members). Each test has its own chroot, where the bridge mirrors the broker
 as a ZooKeeper-mode cluster would register itself."""
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from browser import dump_dom, screenshot
+from browser import body_attributes, dump_dom, screenshot
 from support import SAMPLE_EVENTS
 
 from zkconsumer.trace.timeline import build_timeline, read_events
@@ -19,12 +19,6 @@ from zkconsumer.trace.timeline_html import render_html
 pytestmark = pytest.mark.browser
 
 SAMPLE = SAMPLE_EVENTS
-
-
-def body_attributes(dom: str) -> dict[str, str]:
-    match = re.search(r"<body([^>]*)>", dom)
-    assert match, dom[:500]
-    return dict(re.findall(r'([\w-]+)="([^"]*)"', match.group(1)))
 
 
 def consumers_in(lines: list[str]) -> set[str]:
