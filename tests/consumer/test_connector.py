@@ -1,6 +1,7 @@
 """The connector end to end against the real ZooKeeper and broker: Kafka's ZookeeperConsumerConnectorTest
-ported, plus the cases a member most easily gets wrong (claim conflicts, no brokers, session expiry, malformed members). Each test has its own chroot, where the bridge mirrors the broker
-as a ZooKeeper-mode cluster would register itself."""
+ported, plus the cases a member most easily gets wrong (claim conflicts, no brokers, session expiry, malformed
+members). Each test has its own chroot, where the bridge mirrors the broker as a ZooKeeper-mode cluster would
+register itself."""
 
 from __future__ import annotations
 
