@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Literal, Protocol
 
 from zkconsumer.assignors.java_hash import java_key_for
+from zkconsumer.assignors.topic_ids import Uuid
 from zkconsumer.errors import UsageError
 from zkconsumer.types import TopicPartition
 
@@ -70,14 +71,21 @@ class Member:
 
 @dataclass(frozen=True, slots=True)
 class AssignmentInput:
-    """Topic metadata plus the group's members, as the group leader sees them when it assigns."""
+    """Topic metadata plus the group's members, as the group leader sees them when it assigns.
+
+    ``topic_ids`` (Kafka ``Uuid``s) matter only to the server-side assignors, which order topics by them;
+    a topic without one gets a stable generated id (see ``assignors.topic_ids``).
+    """
 
     partitions: Mapping[str, int]
     members: tuple[Member, ...]
+    topic_ids: Mapping[str, Uuid] = field(default_factory=lambda: _EMPTY)
 
     def __post_init__(self) -> None:
         if not isinstance(self.partitions, MappingProxyType):
             object.__setattr__(self, "partitions", MappingProxyType(dict(self.partitions)))
+        if not isinstance(self.topic_ids, MappingProxyType):
+            object.__setattr__(self, "topic_ids", MappingProxyType(dict(self.topic_ids)))
         if not isinstance(self.members, tuple):
             object.__setattr__(self, "members", tuple(self.members))
         seen: set[str] = set()

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from zkconsumer.assignors.consumer_range import ConsumerRangeAssignor
+from zkconsumer.assignors.consumer_uniform import ConsumerUniformAssignor
 from zkconsumer.assignors.cooperative_sticky import CooperativeStickyAssignor
 from zkconsumer.assignors.legacy_range import LegacyRangeAssignor
 from zkconsumer.assignors.legacy_roundrobin import HashFormat, LegacyRoundRobinAssignor
@@ -32,6 +34,8 @@ _FACTORIES: dict[str, Callable[[StrategyOptions], Assignor]] = {
     "roundrobin": lambda options: RoundRobinAssignor(),
     "sticky": lambda options: StickyAssignor(),
     "cooperative-sticky": lambda options: CooperativeStickyAssignor(),
+    "consumer-uniform": lambda options: ConsumerUniformAssignor(),
+    "consumer-range": lambda options: ConsumerRangeAssignor(),
 }
 
 NAMES: tuple[str, ...] = tuple(_FACTORIES)

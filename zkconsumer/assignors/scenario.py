@@ -10,7 +10,13 @@
 
 Optional keys: per member ``group_instance_id`` (static membership, which orders members for range and
 round robin), and at the top ``roundrobin_hash`` (``"bracket"``, the default, hashes ``[topic,partition]``
-as Kafka 0.8-0.11 did; ``"dash"`` hashes ``topic-partition`` as 1.x did).
+as Kafka 0.8-0.11 did; ``"dash"`` hashes ``topic-partition`` as 1.x did) and ``topic_ids`` (``{topic:
+id}``, Kafka topic ids in their 22-character base64 form, which the server-side ``consumer-uniform``
+assignor orders topics by; a topic without one gets a stable id generated from its name).
+
+For ``consumer-uniform`` and ``consumer-range`` a member's ``owned`` is its current target assignment as
+the group coordinator holds it, in the order its target-assignment record lists it, and members are
+listed in the order they entered the coordinator's members map.
 
 Scenarios are typed by hand, so validation is strict and every message names the place: unknown keys
 (typos), duplicate keys (JSON allows them, Python would silently keep the last), and owned partitions
@@ -27,10 +33,11 @@ from typing import Any
 from zkconsumer.assignors.legacy_roundrobin import HASH_FORMATS
 from zkconsumer.assignors.model import AssignmentInput, Member
 from zkconsumer.assignors.registry import StrategyOptions
+from zkconsumer.assignors.topic_ids import TopicIdError, Uuid
 from zkconsumer.errors import UsageError
 from zkconsumer.types import TopicPartition
 
-_TOP_KEYS = ("strategy", "partitions", "members", "roundrobin_hash")
+_TOP_KEYS = ("strategy", "partitions", "members", "roundrobin_hash", "topic_ids")
 _MEMBER_KEYS = ("streams", "topics", "owned", "generation", "group_instance_id")
 
 
@@ -80,7 +87,10 @@ def scenario_from_json(document: Any) -> Scenario:
     partitions = _partitions(document["partitions"])
     members = document["members"]
     _expect(isinstance(members, dict), '"members" must be an object of member id to member')
-    request = AssignmentInput(partitions, tuple(_member(mid, spec, partitions) for mid, spec in members.items()))
+    topic_ids = _topic_ids(document.get("topic_ids", {}), partitions)
+    request = AssignmentInput(
+        partitions, tuple(_member(mid, spec, partitions) for mid, spec in members.items()), topic_ids
+    )
     return Scenario(strategy, request, StrategyOptions(roundrobin_hash=hash_format))
 
 
@@ -93,6 +103,25 @@ def _partitions(value: Any) -> dict[str, int]:
             f"partitions.{topic}: the partition count must be a non-negative integer, got {json.dumps(count)}",
         )
     return dict(value)
+
+
+def _topic_ids(value: Any, partitions: dict[str, int]) -> dict[str, Uuid]:
+    _expect(isinstance(value, dict), '"topic_ids" must be an object of topic to topic id')
+    ids: dict[str, Uuid] = {}
+    holder: dict[Uuid, str] = {}
+    for topic, text in value.items():
+        where = f"topic_ids.{topic}"
+        _expect(topic in partitions, f'{where}: topic {json.dumps(topic)} does not exist (not in "partitions")')
+        _expect(isinstance(text, str), f"{where} must be a topic id string, got {json.dumps(text)}")
+        try:
+            uuid = Uuid.parse(text)
+        except TopicIdError as exc:
+            raise ScenarioError(f"{where}: {exc}") from None
+        _expect(not uuid.reserved, f"{where}: {text} is an id Kafka never gives a topic")
+        _expect(uuid not in holder, f"{where}: {text} is already the id of {json.dumps(holder.get(uuid))}")
+        holder[uuid] = topic
+        ids[topic] = uuid
+    return ids
 
 
 def _member(member_id: str, spec: Any, partitions: dict[str, int]) -> Member:
