@@ -102,7 +102,7 @@ def test_a_failing_strategy_is_reported_inline(capsys, monkeypatch) -> None:
     assert status == 0
     report = json.loads(out)["strategies"]
     assert list(report) == ["legacy-range", "legacy-roundrobin", "range", "roundrobin", "sticky",
-                            "cooperative-sticky"]
+                            "cooperative-sticky", "consumer-uniform", "consumer-range"]
     assert "different stream counts" in report["legacy-roundrobin"]["error"]
     status, out, _ = compare(MIGRATION, capsys=capsys, monkeypatch=monkeypatch)
     assert status == 0 and "legacy-roundrobin: legacy-roundrobin needs every consumer" in out

@@ -11,7 +11,10 @@ which is the eager vs incremental cooperative lesson of Kafka Connect (KIP-415) 
 groups: an eager protocol (the legacy ZooKeeper consumer, and ``range``, ``roundrobin``, ``sticky`` on the modern
 one) first revokes everything every member owns, so every partition pauses, then assigns everything; the
 cooperative one revokes first only the partitions that move and assigns them in a follow-up rebalance, the others
-being fetched throughout.
+being fetched throughout. KIP-848's consumer protocol (``consumer-uniform``, ``consumer-range``) has no rebalance
+barrier: the coordinator computes the target, each member drops what it loses, and a partition that moves is
+handed to its new owner once its previous owner has let it go; partitions nobody owned are started at once.
+For these, ``owned`` is the coordinator's current target assignment, which is also what ``moved`` counts against.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from zkconsumer.assignors.consumer_range import ConsumerRangeAssignor
+from zkconsumer.assignors.consumer_uniform import ConsumerUniformAssignor
 from zkconsumer.assignors.cooperative_sticky import CooperativeStickyAssignor, cooperative_rounds
 from zkconsumer.assignors.model import AssignmentError, AssignmentInput, AssignmentResult, Family
 from zkconsumer.assignors.registry import StrategyOptions, create
@@ -50,7 +55,7 @@ class RebalanceOutcome:
     started once they were revoked (eager: the whole assignment, in the same rebalance; cooperative: what moves,
     in the follow-up). ``kept_fetching``: partitions owned before and fetched throughout the rebalance."""
 
-    protocol: str  # "eager" or "cooperative"
+    protocol: str  # "eager", "cooperative" or "consumer" (KIP-848)
     rebalances: int
     revoked_first: tuple[tuple[TopicPartition, str], ...]
     assigned_after: tuple[tuple[TopicPartition, str], ...]
@@ -97,11 +102,14 @@ def compare(
         except AssignmentError as exc:
             reports.append(StrategyReport(strategy=name, error=str(exc)))
             continue
-        reports.append(_report(request, result, phases))
+        protocol = "consumer" if isinstance(assignor, ConsumerUniformAssignor | ConsumerRangeAssignor) else None
+        reports.append(_report(request, result, phases, protocol))
     return tuple(reports)
 
 
-def _report(request: AssignmentInput, result: AssignmentResult, phases: CooperativePhases | None) -> StrategyReport:
+def _report(
+    request: AssignmentInput, result: AssignmentResult, phases: CooperativePhases | None, protocol: str | None = None
+) -> StrategyReport:
     by_member = result.by_member(request.members)
     threads: dict[str, dict[str, tuple[TopicPartition, ...]]] = {m.member_id: {} for m in request.members}
     for owner, partitions in result.assignment.items():
@@ -119,7 +127,9 @@ def _report(request: AssignmentInput, result: AssignmentResult, phases: Cooperat
         1 for tp, owners in previous_owners.items() if tp in final_owner and final_owner[tp] not in owners
     )
     owned = tuple(sorted({(tp, m.member_id) for m in request.members for tp in m.owned}))
-    if phases is None:
+    if protocol == "consumer":
+        rebalance = _reconciled(owned, by_member)
+    elif phases is None:
         rebalance = RebalanceOutcome("eager", 1, owned, tuple(sorted(
             (tp, member) for member, parts in by_member.items() for tp in parts)), 0)
     else:
@@ -139,6 +149,19 @@ def _report(request: AssignmentInput, result: AssignmentResult, phases: Cooperat
         cooperative=phases,
         rebalance=rebalance,
     )
+
+
+def _reconciled(
+    owned: tuple[tuple[TopicPartition, str], ...], by_member: Mapping[str, tuple[TopicPartition, ...]]
+) -> RebalanceOutcome:
+    """KIP-848's reconciliation: members revoke what they lose; a partition taken from another member is
+    started once that member has revoked it; kept partitions are fetched throughout."""
+    target = {(tp, member) for member, parts in by_member.items() for tp in parts}
+    held = {tp for tp, _ in owned}
+    owned_pairs = set(owned)
+    revoked = tuple(pair for pair in owned if pair not in target)
+    waiting = tuple(sorted(pair for pair in target if pair[0] in held and pair not in owned_pairs))
+    return RebalanceOutcome("consumer", 1, revoked, waiting, sum(1 for pair in owned if pair in target))
 
 
 def _spread(counts: list[int]) -> int:

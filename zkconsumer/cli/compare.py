@@ -27,8 +27,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "partitions, spread, balance score, idle members and threads, and partitions moved relative to "
         "\"owned\"; for cooperative-sticky also the partitions revoked in the first rebalance and assigned "
         "in the follow-up; and, for every strategy, the same membership change lived eagerly (everything owned "
-        "revoked first, then everything assigned) or cooperatively (only what moves revoked, then assigned in a "
-        "follow-up rebalance).",
+        "revoked first, then everything assigned), cooperatively (only what moves revoked, then assigned in a "
+        "follow-up rebalance) or, for KIP-848's server-side consumer-uniform and consumer-range, by the consumer "
+        "protocol's reconciliation (what moves revoked, then assigned; \"owned\" is the coordinator's current "
+        "target assignment).",
     )
     add_scenario_arguments(parser)
     parser.add_argument(
@@ -129,8 +131,8 @@ def render_table(reports: tuple[StrategyReport, ...]) -> str:
             lines += [f"  revoked in the first rebalance: {revoked}", f"  assigned in a follow-up rebalance: {later}"]
     outcomes = [r for r in ok if r.rebalance is not None]
     if outcomes:
-        lines += ["", "the same membership change, eager vs cooperative: what stops first, what is assigned after it "
-                  "stopped, what is fetched throughout"]
+        lines += ["", "the same membership change, eager vs cooperative vs consumer (KIP-848): what stops first, "
+                  "what is assigned after it stopped, what is fetched throughout"]
         lines += _columns(
             [["strategy", "protocol", "rebalances", "revoked first", "assigned after", "kept fetching"]]
             + [[r.strategy, o.protocol, str(o.rebalances), str(len(o.revoked_first)), str(len(o.assigned_after)),
