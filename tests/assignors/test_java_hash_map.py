@@ -1,0 +1,132 @@
+"""Java's ``HashMap``/``HashSet`` iteration order and Kafka's ``Uuid``, as the server-side assignors need them.
+
+The fixed cases were printed by OpenJDK 17's ``HashSet``; where a JDK is on the machine, a further test
+compiles a small Java program and checks several hundred generated sets (plain buckets, buckets that
+make a small table double, tree buckets) against it.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+from itertools import product
+from pathlib import Path
+
+import pytest
+
+from zkconsumer.assignors.group_spec import members_map_order, subscribed_ids_order, target_from_record
+from zkconsumer.assignors.java_hash_map import (
+    capacity_for_collection,
+    integer_set_order,
+    string_set_order,
+    table_size_for,
+)
+from zkconsumer.assignors.topic_ids import TopicIdError, Uuid, generated_topic_id
+
+
+def test_plain_buckets_iterate_by_bucket_then_insertion() -> None:
+    assert integer_set_order([17, 3]) == [17, 3]  # both in bucket 1 of 16: insertion order
+    assert integer_set_order([20, 3, 1]) == [1, 3, 20]
+    assert string_set_order(["b", "a", "c"]) == ["a", "b", "c"]  # hashes 98, 97, 99
+
+
+def test_a_ninth_entry_in_a_bucket_of_a_small_table_doubles_the_table() -> None:
+    # Ten partitions at a stride of 16 share bucket 3 of a 16-bucket table; the ninth doubles it to 32.
+    assert integer_set_order([3 + 16 * i for i in range(10)]) == [3, 35, 67, 99, 131, 19, 51, 83, 115, 147]
+
+
+def test_a_tree_bucket_iterates_its_root_first() -> None:
+    values = [5 + 64 * i for i in reversed(range(12))]
+    assert integer_set_order(values) == [517, 709, 645, 581, 453, 389, 325, 261, 197, 133, 69, 5]
+    colliding = ["".join(p) for p in product(["Aa", "BB"], repeat=4)]  # one String.hashCode for all
+    order = string_set_order(colliding, from_collection=False)
+    assert order == ["AaAaBBBB", *[s for s in colliding if s != "AaAaBBBB"]]
+
+
+def test_table_sizes() -> None:
+    assert [table_size_for(n) for n in (0, 1, 2, 3, 16, 17)] == [1, 1, 2, 4, 16, 32]
+    assert [capacity_for_collection(n) for n in (0, 12, 13, 24, 25)] == [16, 32, 32, 64, 64]
+
+
+def test_uuid_text_hash_and_order() -> None:
+    uuid = Uuid.parse("T1-A4s3VTwiI5CTbEp6POw")
+    assert str(Uuid.parse(str(uuid))) == str(uuid)
+    assert uuid.java_hash() == 0x18F0640A
+    assert Uuid(-1, 0) < Uuid(0, -5) < Uuid(0, 3)  # signed halves, most significant first
+    for bad in ("", "short", "T1-A4s3VTwiI5CTbEp6POw-too-long", "!!!!!!!!!!!!!!!!!!!!!!"):
+        with pytest.raises(TopicIdError):
+            Uuid.parse(bad)
+
+
+def test_generated_topic_ids_are_stable_and_usable() -> None:
+    ids = [generated_topic_id(f"topic-{i}") for i in range(200)]
+    assert ids == [generated_topic_id(f"topic-{i}") for i in range(200)]
+    assert len(set(ids)) == 200
+    assert all(len(str(u)) == 22 and not u.reserved for u in ids)
+
+
+def test_coordinator_orders() -> None:
+    t1, t2 = Uuid.parse("T1-A4s3VTwiI5CTbEp6POw"), Uuid.parse("T2-B4s3VTwiI5YHbPp6YUe")
+    assert members_map_order(["c", "a", "b"]) == ["a", "b", "c"]
+    assert subscribed_ids_order(["t1", "ghost", "t2"], {"t1": t1, "t2": t2}) == (t1, t2)
+    # bucket 1 (t2) before bucket 10 (t1); partitions 17 and 3 share bucket 1
+    assert target_from_record([(t1, [2, 0]), (t2, [17, 3])]) == ((t2, (17, 3)), (t1, (0, 2)))
+
+
+_JAVA = """
+import java.util.*;
+public class Orders {
+    public static void main(String[] args) {
+        Scanner in = new Scanner(System.in);
+        while (in.hasNextLine()) {
+            String[] parts = in.nextLine().trim().split(" ");
+            boolean fromCollection = parts[0].endsWith("c");
+            List<Object> values = new ArrayList<>();
+            for (int i = 1; i < parts.length; i++) {
+                values.add(parts[0].startsWith("int") ? (Object) Integer.valueOf(parts[i]) : parts[i]);
+            }
+            Set<Object> set = fromCollection ? new HashSet<>(values) : new HashSet<>();
+            if (!fromCollection) set.addAll(values);
+            StringBuilder out = new StringBuilder(parts[0]);
+            for (Object v : set) out.append(' ').append(v);
+            System.out.println(out);
+        }
+    }
+}
+"""
+
+
+def _cases(rng: random.Random) -> list[tuple[str, list]]:
+    cases: list[tuple[str, list]] = []
+    for _ in range(600):
+        kind = rng.choice(["intc", "inta", "strc", "stra"])
+        size = rng.choice([rng.randint(1, 20), rng.randint(9, 80), rng.randint(50, 300)])
+        if kind.startswith("int"):
+            stride = rng.choice([1, 7, 16, 32, 64, 100, 128, 256])
+            base = rng.randint(0, 300)
+            values: list = list(dict.fromkeys([base + stride * i for i in range(size)]
+                                              + [rng.randint(0, 70000) for _ in range(rng.randint(0, 5))]))
+            rng.shuffle(values)
+        elif rng.random() < 0.5:
+            values = list(dict.fromkeys("".join(rng.choice(["Aa", "BB"]) for _ in range(rng.randint(3, 7)))
+                                        + rng.choice(["", "x", "y"]) for _ in range(size)))
+        else:
+            values = list(dict.fromkeys(f"m{rng.randint(0, 100000)}" for _ in range(size)))
+        cases.append((kind, values))
+    return cases
+
+
+@pytest.mark.skipif(shutil.which("javac") is None or shutil.which("java") is None, reason="needs a JDK")
+def test_orders_match_the_jdk(tmp_path: Path) -> None:
+    (tmp_path / "Orders.java").write_text(_JAVA)
+    subprocess.run(["javac", "Orders.java"], cwd=tmp_path, check=True, timeout=300)
+    cases = _cases(random.Random(31))
+    stdin = "".join(f"{kind} {' '.join(map(str, values))}\n" for kind, values in cases)
+    jdk = subprocess.run(["java", "-cp", str(tmp_path), "Orders"], input=stdin, capture_output=True, text=True,
+                         check=True, timeout=300).stdout.splitlines()
+    ours = []
+    for kind, values in cases:
+        order = (integer_set_order if kind.startswith("int") else string_set_order)(values, kind.endswith("c"))
+        ours.append(" ".join([kind, *map(str, order)]))
+    assert ours == jdk
