@@ -72,6 +72,32 @@ def test_cooperative_sticky_withholds_a_transferring_partition(capsys, monkeypat
     assert json.loads(out) == {"assignment": {"consumer1": [["topic", 0], ["topic", 1]], "consumer2": []}}
 
 
+def test_consumer_uniform_orders_topics_by_their_kafka_ids(capsys, monkeypatch) -> None:
+    # Kafka's testFirstAssignmentTwoMembersTwoTopicsNoMemberRacks: topic3's id hashes to an earlier bucket,
+    # so the flat list starts with topic3 and member A, first in map order, takes the spare partition.
+    scenario = {"strategy": "consumer-uniform", "partitions": {"topic1": 3, "topic3": 2},
+                "topic_ids": {"topic1": "T1-A4s3VTwiI5CTbEp6POw", "topic3": "T3-CU8fVTLCz5YMkLoDQsa"},
+                "members": {"B": {"topics": ["topic1", "topic3"]}, "A": {"topics": ["topic3", "topic1"]}}}
+    status, out, _ = run(["assign"], capsys, json.dumps(scenario), monkeypatch)
+    assert status == 0
+    assert json.loads(out) == {"assignment": {"B": [["topic1", 1], ["topic1", 2]],
+                                              "A": [["topic1", 0], ["topic3", 0], ["topic3", 1]]}}
+    status, out, _ = run(["assign", "--strategy", "consumer-range"], capsys, json.dumps(scenario), monkeypatch)
+    assert json.loads(out) == {"assignment": {"B": [["topic1", 2], ["topic3", 1]],
+                                              "A": [["topic1", 0], ["topic1", 1], ["topic3", 0]]}}
+
+
+def test_consumer_uniform_hands_the_spare_partition_to_the_first_member_in_map_order(capsys, monkeypatch) -> None:
+    # Balanced already (2 and 3), yet "a" comes first in the coordinator's map and gets the spare: one move.
+    scenario = {"strategy": "consumer-uniform", "partitions": {"orders": 5}, "members": {
+        "a": {"topics": ["orders"], "owned": [["orders", 0], ["orders", 1]]},
+        "b": {"topics": ["orders"], "owned": [["orders", 2], ["orders", 3], ["orders", 4]]}}}
+    status, out, _ = run(["assign"], capsys, json.dumps(scenario), monkeypatch)
+    assert status == 0
+    assert json.loads(out) == {"assignment": {"a": [["orders", 0], ["orders", 1], ["orders", 4]],
+                                              "b": [["orders", 2], ["orders", 3]]}}
+
+
 def test_roundrobin_hash_option_changes_the_legacy_order(capsys, monkeypatch) -> None:
     scenario = {"strategy": "legacy-roundrobin", "partitions": {"topic1": 12},
                 "members": {c: {"streams": {"topic1": 1}} for c in ("g_c1", "g_c2", "g_c3")}}
@@ -106,6 +132,18 @@ BAD = [
      "generation must be an integer"),
     ("roundrobin precondition", {**ISSUE_EXAMPLE, "strategy": "legacy-roundrobin"},
      "group1_c1 has different stream counts (t0: 2, t1: 1)"),
+    ("topic id not base64", {**ISSUE_EXAMPLE, "topic_ids": {"t0": "not an id!"}},
+     "topic_ids.t0: topic id 'not an id!' is not URL-safe base64"),
+    ("topic id of no topic", {**ISSUE_EXAMPLE, "topic_ids": {"t9": "T1-A4s3VTwiI5CTbEp6POw"}},
+     'topic_ids.t9: topic "t9" does not exist'),
+    ("topic id twice", {**ISSUE_EXAMPLE, "topic_ids": {"t0": "T1-A4s3VTwiI5CTbEp6POw",
+                                                        "t1": "T1-A4s3VTwiI5CTbEp6POw"}},
+     'topic_ids.t1: T1-A4s3VTwiI5CTbEp6POw is already the id of "t0"'),
+    ("reserved topic id", {**ISSUE_EXAMPLE, "topic_ids": {"t0": "AAAAAAAAAAAAAAAAAAAAAA"}},
+     "is an id Kafka never gives a topic"),
+    ("target held twice", {"strategy": "consumer-uniform", "partitions": {"t": 2}, "members": {
+        "a": {"topics": ["t"], "owned": [["t", 0]]}, "b": {"topics": ["t"], "owned": [["t", 0]]}}},
+     "t-0 is in the target assignment of both 'a' and 'b'"),
 ]
 
 

@@ -160,3 +160,37 @@ def test_the_table_ends_with_the_eager_and_cooperative_outcome(capsys, monkeypat
                                         "after", "kept", "fetching"]
     assert lines[start + 2].split() == ["roundrobin", "eager", "1", "6", "6", "0"]
     assert lines[start + 3].split() == ["cooperative-sticky", "cooperative", "2", "2", "2", "4"]
+
+
+SPARE = {  # already balanced (2 and 3), but "a" is first in the coordinator's members map
+    "partitions": {"orders": 5},
+    "members": {
+        "a": {"topics": ["orders"], "owned": [["orders", 0], ["orders", 1]]},
+        "b": {"topics": ["orders"], "owned": [["orders", 2], ["orders", 3], ["orders", 4]]},
+    },
+}
+
+
+def test_the_server_side_assignors_beside_cooperative_sticky(capsys, monkeypatch) -> None:
+    """uniform gives the spare partition of an uneven split to the first member in map order, so a balanced
+    target still moves one partition, where cooperative-sticky moves none; the consumer protocol revokes
+    the moving partition, then assigns it, while the four others are fetched throughout."""
+    status, out, _ = compare(SPARE, "--json", "--strategies", "cooperative-sticky,consumer-uniform,consumer-range",
+                             capsys=capsys, monkeypatch=monkeypatch)
+    assert status == 0
+    report = json.loads(out)["strategies"]
+    assert [report[s]["moved"] for s in report] == [0, 1, 1]
+    uniform = report["consumer-uniform"]
+    assert uniform["family"] == "modern"
+    assert uniform["members"]["a"]["partitions"] == [["orders", 0], ["orders", 1], ["orders", 4]]
+    assert (uniform["spread"], uniform["idle_members"]) == ({"members": 1, "threads": 1}, [])
+    assert uniform["rebalance"] == {
+        "protocol": "consumer", "rebalances": 1, "revoked_first": [["orders", 4, "b"]],
+        "assigned_after": [["orders", 4, "a"]], "kept_fetching": 4}
+    assert report["consumer-range"]["members"]["a"]["partitions"] == [["orders", 0], ["orders", 1], ["orders", 2]]
+    assert report["consumer-range"]["rebalance"]["revoked_first"] == [["orders", 2, "b"]]
+    status, out, _ = compare(SPARE, "--strategies", "cooperative-sticky,consumer-uniform", capsys=capsys,
+                             monkeypatch=monkeypatch)
+    lines = out.splitlines()
+    assert lines[2].split() == ["consumer-uniform", "modern", "1", "1", "1", "0", "0", "1"]
+    assert ["consumer-uniform", "consumer", "1", "1", "1", "4"] in [line.split() for line in lines]

@@ -36,8 +36,10 @@ class Uuid:
         4 bits the 22nd character carries beyond the 16 bytes are ignored."""
         if len(text) > 24:
             raise TopicIdError(f"topic id {text!r} is too long (22 base64 characters expected)")
+        if "+" in text or "/" in text:
+            raise TopicIdError(f"topic id {text!r} is not URL-safe base64")
         try:
-            raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+            raw = base64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_", validate=True)
         except (binascii.Error, ValueError):
             raise TopicIdError(f"topic id {text!r} is not URL-safe base64") from None
         if len(raw) != 16:
