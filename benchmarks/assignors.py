@@ -1,10 +1,14 @@
 """How fast our assignors are, next to kafka-python's StickyPartitionAssignor on the same inputs.
 
-Run: ``.venv/bin/python benchmarks/assignors.py [--quick] [--repeat N]``. Each line gives the best of
+Run: ``.venv/bin/python benchmarks/assignors.py [--quick] [--repeat N] [--server-only]``. Each line gives the best of
 N runs of ``assign`` alone (inputs are built outside the timing; kafka-python gets its user data as
 objects, so it is not charged for decoding either), the ratio kafka-python / ours, and the issue's
 target. ``--quick`` skips kafka-python on the 1,000-member inputs, where it needs tens of seconds.
 This is a benchmark, not a test: nothing here fails on slowness.
+
+The last section times KIP-848's server-side ``consumer-uniform`` and ``consumer-range`` (``--server-only``
+runs just that): there is no Python peer to compare with, since Kafka runs them inside the broker's group
+coordinator. "One member leaves" feeds the fresh result back as the coordinator's target assignment.
 """
 
 from __future__ import annotations
@@ -118,8 +122,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="skip kafka-python on the 1,000-member inputs")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement, best kept (default 3)")
+    parser.add_argument("--server-only", action="store_true", help="only the KIP-848 server-side assignors")
     args = parser.parse_args()
     print(f"{platform.python_implementation()} {platform.python_version()} on {machine()}")
+    if args.server_only:
+        server_side(args.repeat)
+        return
     if StickyPartitionAssignor is None:
         print("kafka-python is not installed: no comparison")
 
@@ -151,6 +159,24 @@ def main() -> None:
         ours, _ = best_of(ours_run(strategy, legacy_request), args.repeat)
         print(f"{'100 consumers x 16 streams x 10,000 partitions (10 topics)':58} {strategy:20} {ours:8.4f}s "
               f"{'(no peer)':>13} {'-':>8}  < 0.1 s")
+    server_side(args.repeat)
+
+
+def server_side(repeat: int) -> None:
+    """KIP-848's server-side assignors; balance score and partitions moved against the previous target."""
+    big = uniform(1000, 10, 1000)
+    half = half_subscriptions(200, 20, 50)
+    print("KIP-848 server-side assignors (no peer implementation in Python)")
+    print(f"{'case':58} {'strategy':20} {'ours':>9}  score/moved")
+    for strategy in ("consumer-uniform", "consumer-range"):
+        for label, request in (
+            ("1,000 members x 10 topics x 1,000 partitions, fresh", big),
+            ("1,000 members x 10 x 1,000, one member leaves", one_leaves(big, strategy)),
+            ("200 members, random half of 20 topics x 50, fresh", half),
+            ("200 members, random half of 20 x 50, one member leaves", one_leaves(half, strategy)),
+        ):
+            ours, result = best_of(ours_run(strategy, request), repeat)
+            print(f"{label:58} {strategy:20} {ours:8.4f}s  {quality(request, ours_sets(result))}")
 
 
 if __name__ == "__main__":
