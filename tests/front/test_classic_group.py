@@ -305,6 +305,25 @@ def test_a_rebalance_during_the_sync_answers_waiting_syncs_with_rebalance_in_pro
     assert d.coordinator.state_of(GROUP) is GroupState.PREPARING_REBALANCE
 
 
+def test_a_member_waiting_for_its_sync_answer_is_kept_and_its_session_restarts_with_the_answer() -> None:
+    d = Driver()
+    (a, a_join), (b, _) = (d.join_new(client="a", session_ms=10_000, rebalance_ms=60_000),
+                           d.join_new(client="b", session_ms=10_000, rebalance_ms=60_000))
+    d.advance_until(lambda: a_join in d.answers)
+    follower_sync = d.sync(b, 1)
+    for _ in range(10):  # the leader takes 30 s to assign, heartbeating meanwhile
+        d.advance(3_000)
+        d.heartbeat(a, 1)
+    assert b in d.coordinator.members_of(GROUP)
+    d.sync(a, 1, {a: b"A", b: b"B"})
+    answered = d.now
+    assert d.sync_answer(follower_sync).assignment == b"B"
+    while d.now < answered + 12_000:  # b falls silent
+        d.advance(3_000)
+        d.heartbeat(a, 1)
+    assert [e.at_ms for e in d.events_named("front.group.member_expired")] == [answered + 10_000]
+
+
 def test_members_that_do_not_sync_within_the_rebalance_timeout_are_removed_and_a_rebalance_starts() -> None:
     d = Driver()
     (a, a_join), (b, _) = d.join_new(client="a", rebalance_ms=20_000), d.join_new(client="b", rebalance_ms=20_000)
