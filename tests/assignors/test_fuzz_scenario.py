@@ -17,6 +17,7 @@ from zkconsumer.errors import ZkConsumerError
 VALID = {"strategy": "range", "partitions": {"t": 4, "u": 2},
          "members": {"c1": {"streams": {"t": 1}}, "c2": {"topics": ["t", "u"], "owned": [["t", 0]]}}}
 MEMBER = {"streams": {"t": 2}, "topics": ["t"], "owned": [["t", 1]], "generation": 3}
+TOPIC_IDS = {"t": "T1-A4s3VTwiI5CTbEp6POw", "u": "T2-B4s3VTwiI5YHbPp6YUe"}
 
 
 @FUZZ
@@ -24,8 +25,9 @@ MEMBER = {"streams": {"t": 2}, "topics": ["t"], "owned": [["t", 1]], "generation
     NASTY_TEXT, st.text(max_size=30), JSON_VALUES.map(json.dumps),
     mutated(VALID).map(json.dumps),
     mutated(MEMBER).map(lambda m: json.dumps({**VALID, "members": {"c9": m}})),
-    st.sampled_from(["sticky", "roundrobin", "legacy-range", "nope", 7]).map(
+    st.sampled_from(["sticky", "roundrobin", "legacy-range", "consumer-uniform", "consumer-range", "nope", 7]).map(
         lambda s: json.dumps({**VALID, "strategy": s})),
+    mutated({**VALID, "strategy": "consumer-uniform", "topic_ids": TOPIC_IDS}).map(json.dumps),
 ))
 def test_any_scenario_parses_or_is_invalid_and_assigns_without_crashing(text):
     try:
