@@ -422,6 +422,17 @@ def test_a_member_with_no_protocol_in_common_is_refused() -> None:
     assert d.join_answer(d.join(protocols=ROUNDROBIN)).error_code is ErrorCode.INCONSISTENT_GROUP_PROTOCOL
 
 
+def test_a_round_whose_members_all_left_accepts_any_protocol_of_the_groups_type() -> None:
+    d = Driver()
+    first, rid = d.join_new(protocols=RANGE)
+    d.leave(LeavingMember(first))
+    assert d.coordinator.state_of(GROUP) is GroupState.PREPARING_REBALANCE
+    _, other = d.join_new(protocols=ROUNDROBIN)
+    d.advance_until(lambda: other in d.answers)
+    assert d.join_answer(other).protocol_name == "roundrobin"
+    assert d.join_answer(rid).error_code is ErrorCode.UNKNOWN_MEMBER_ID
+
+
 def test_the_protocol_with_most_votes_among_those_all_support_wins() -> None:
     d = Driver()
     both_rr_first = (ROUNDROBIN[0], RANGE[0])

@@ -3,22 +3,31 @@ commits, leaves and waits, by dynamic and static members speaking old and new Jo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from classic_group_driver import GROUP, Driver
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from zkconsumer.front.classic_group_messages import (
+    DeleteGroups,
+    DescribeGroups,
     ErrorCode,
     GroupState,
+    Heartbeat,
     HeartbeatResponse,
+    JoinGroup,
     JoinGroupResponse,
+    LeaveGroup,
     LeaveGroupResponse,
     LeavingMember,
+    ListGroups,
+    OffsetCommit,
     OffsetCommitVerdict,
     Protocol,
+    Request,
     Response,
+    SyncGroup,
     SyncGroupResponse,
 )
 
@@ -229,3 +238,37 @@ def test_the_outcome_does_not_depend_on_how_often_the_edge_ticks(ops: list[tuple
     assert every_deadline.dropped == only_when_asked.dropped
     assert [(e.name, e.at_ms, e.fields) for e in every_deadline.events] == [
         (e.name, e.at_ms, e.fields) for e in only_when_asked.events]
+
+
+NAMES = st.sampled_from(["", "g", "c-u1", "c-u2", "box-1-u3", "x"])
+MAYBE = st.one_of(st.none(), st.sampled_from(["", "box-1", "box-2"]))
+NUMBERS = st.sampled_from([-(2**31), -1, 0, 1, 2, 5_999, 6_000, 45_000, 2**31 - 1])
+PROTOCOL_LISTS = st.lists(st.builds(Protocol, st.sampled_from(["", "range", "roundrobin"]), st.binary(max_size=3)),
+                          max_size=3).map(tuple)
+ANY_REQUEST = st.one_of(
+    st.builds(JoinGroup, st.just(0), NAMES, NAMES, st.sampled_from(["", "consumer", "connect"]), PROTOCOL_LISTS,
+              NUMBERS, NUMBERS, st.integers(0, 9), MAYBE),
+    st.builds(SyncGroup, st.just(0), NAMES, NUMBERS, NAMES, MAYBE, MAYBE, MAYBE,
+              st.lists(st.tuples(NAMES, st.binary(max_size=2)), max_size=3).map(tuple)),
+    st.builds(Heartbeat, st.just(0), NAMES, NUMBERS, NAMES, MAYBE),
+    st.builds(LeaveGroup, st.just(0), NAMES, st.lists(st.builds(LeavingMember, NAMES, MAYBE), max_size=3).map(tuple)),
+    st.builds(OffsetCommit, st.just(0), NAMES, NUMBERS, NAMES, st.integers(0, 9), MAYBE),
+    st.builds(DescribeGroups, st.just(0), st.lists(NAMES, max_size=2).map(tuple)),
+    st.builds(ListGroups, st.just(0), st.lists(st.sampled_from(["stable", "EMPTY", "x"]), max_size=2).map(tuple),
+              st.lists(st.sampled_from(["classic", "consumer"]), max_size=1).map(tuple)),
+    st.builds(DeleteGroups, st.just(0), st.lists(NAMES, max_size=2).map(tuple)),
+)
+
+
+@SETTINGS
+@given(st.lists(st.tuples(ANY_REQUEST, st.sampled_from([0, 1, 3_000, 50_000])), max_size=40))
+def test_arbitrary_requests_never_break_the_coordinator(requests: list[tuple[Request, int]]) -> None:
+    d = Driver()
+    for request, wait in requests:
+        d.advance(wait)
+        d.send(replace(request, request_id=d.next_id()))
+    for _ in range(1_000):
+        if (deadline := d.coordinator.next_deadline_ms()) is None:
+            break
+        d.advance_to(deadline)
+    assert d.issued == d.answers.keys() | d.dropped

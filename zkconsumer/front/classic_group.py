@@ -27,7 +27,7 @@ The behaviour, as Kafka's:
   the assignment and answers every follower's waiting SyncGroup.
 - Session timeouts: a heartbeat (or an offset commit in Stable or PreparingRebalance) restarts the member's session;
   a member waiting for its JoinGroup or SyncGroup answer counts as alive, except a new member in its first round,
-  which must complete it within ``group.classic.new.member.join.timeout.ms`` (5 minutes). A member whose session
+  which must complete it within Kafka's fixed 5 minutes (``new_member_join_timeout_ms``). A member whose session
   expires is removed and, in CompletingRebalance or Stable, a rebalance starts.
 - After a round, every member must send SyncGroup within the rebalance timeout; those that did not are removed and
   a rebalance starts (Kafka's pending-sync expiration).
@@ -36,31 +36,29 @@ The behaviour, as Kafka's:
   (Java's string hash of the protocol names).
 - ``group.max.size`` (default unlimited) as Kafka counts it: in PreparingRebalance by members already waiting.
 
-Events (:class:`GroupEvent`, ``name`` and ``fields``; every one also has ``group_id`` and ``at_ms``):
+Events (:class:`GroupEvent`: ``name``, ``fields``, and ``group_id`` and ``at_ms`` on every one):
 
-================================== ==================================================================================
-``front.group.created``            ``protocol_type`` (``""`` for a group created by an offset commit)
-``front.group.state_changed``      ``from``, ``to``, ``generation``
-``front.group.member_id_required`` ``member_id``, ``client_id``, ``session_timeout_ms``: a pending member (KIP-394)
-``front.group.member_joined``      ``member_id``, ``group_instance_id``, ``client_id``, ``client_host``,
-                                   ``session_timeout_ms``, ``rebalance_timeout_ms``, ``protocols``
-``front.group.member_rejoined``    ``member_id``, ``protocols_changed``: a known member's JoinGroup that takes part in
-                                   a round
-``front.group.static_member_replaced`` ``group_instance_id``, ``old_member_id``, ``new_member_id``
-``front.group.member_left``        ``member_id``, ``group_instance_id``, ``reason`` (the client's, or
-                                   ``group_max_size``)
-``front.group.member_expired``     ``member_id``, ``group_instance_id``, ``cause``: ``session_timeout``,
-                                   ``new_member_join_timeout``, ``pending_member_timeout`` (a MEMBER_ID_REQUIRED
-                                   member that never rejoined), ``not_rejoined`` (at the rebalance timeout),
-                                   ``sync_timeout`` (no SyncGroup in time after a round)
-``front.group.round_started``      ``generation`` (the one ending), ``reason``, ``members``, ``initial_delay_ms``
-                                   (an empty group's first wait) or ``rebalance_timeout_ms``
-``front.group.initial_delay_extended`` ``delay_ms``, ``remaining_ms``
-``front.group.round_completed``    ``generation``, ``protocol``, ``leader``, ``members`` (ids, join order)
-``front.group.round_postponed``    ``rebalance_timeout_ms``: no member rejoined; the round waits once more
-``front.group.assignment_sent``    ``generation``, ``leader``, ``members`` (``{"member_id", "bytes"}``)
-``front.group.deleted``            (DeleteGroups removed an empty group)
-================================== ==================================================================================
+* ``front.group.created``: ``protocol_type`` (``""`` for a group created by an offset commit).
+* ``front.group.state_changed``: ``from``, ``to``, ``generation``.
+* ``front.group.member_id_required``: ``member_id``, ``client_id``, ``session_timeout_ms``; a pending member
+  (KIP-394).
+* ``front.group.member_joined``: ``member_id``, ``group_instance_id``, ``client_id``, ``client_host``,
+  ``session_timeout_ms``, ``rebalance_timeout_ms``, ``protocols`` (names, in the member's order).
+* ``front.group.member_rejoined``: ``member_id``, ``protocols_changed``; a known member's JoinGroup that takes part
+  in a round.
+* ``front.group.static_member_replaced``: ``group_instance_id``, ``old_member_id``, ``new_member_id``.
+* ``front.group.member_left``: ``member_id``, ``group_instance_id``, ``reason`` (the client's, or
+  ``group_max_size``).
+* ``front.group.member_expired``: ``member_id``, ``group_instance_id``, ``cause``: ``session_timeout``,
+  ``new_member_join_timeout``, ``pending_member_timeout`` (a MEMBER_ID_REQUIRED member that never rejoined),
+  ``not_rejoined`` (at the rebalance timeout), ``sync_timeout`` (no SyncGroup in time after a round).
+* ``front.group.round_started``: ``generation`` (the one ending), ``reason``, ``members``, and
+  ``initial_delay_ms`` (an empty group's first wait) or ``rebalance_timeout_ms``.
+* ``front.group.initial_delay_extended``: ``delay_ms``, ``remaining_ms``.
+* ``front.group.round_completed``: ``generation``, ``protocol``, ``leader``, ``members`` (ids, in join order).
+* ``front.group.round_postponed``: ``rebalance_timeout_ms``; no member rejoined, the round waits once more.
+* ``front.group.assignment_sent``: ``generation``, ``leader``, ``members`` (``{"member_id", "bytes"}``).
+* ``front.group.deleted``: DeleteGroups removed an empty group.
 
 How the edge drives it:
 
@@ -79,7 +77,8 @@ How the edge drives it:
   removed by its timeouts); for each ``Drop(request_id)`` forget the request. Log each ``GroupEvent``.
 - Whenever ``coordinator.next_deadline_ms()`` is not ``None``, call ``coordinator.tick(now_ms)`` once the clock reaches
   it (a timer set to that deadline, re-armed after every step) and handle its ``Step`` the same way. Requests also fire
-  due timers first, so ticking late is harmless; ticking never early is all that is asked.
+  due timers first; ticking early fires nothing, ticking late fires each timer at its own deadline. A ``now_ms``
+  below one already seen counts as the latest seen.
 - Every request gets exactly one ``Respond`` or ``Drop``; a JoinGroup or a follower's SyncGroup may get it in the step
   of a later input or tick.
 """
@@ -249,7 +248,11 @@ class _Group:
         names = {p.name for p in protocols}
         if self.state is EMPTY:
             return protocol_type != "" and bool(names)
-        return self.protocol_type == protocol_type and bool(names & self.candidate_protocols())
+        if self.protocol_type != protocol_type:
+            return False
+        # Kafka counts, per protocol, the members supporting it, and takes those supported by all: with no member
+        # left (a first round whose members all left), every protocol is.
+        return bool(names & self.candidate_protocols()) if self.members else bool(names)
 
     def select_protocol(self) -> str:
         candidates = self.candidate_protocols()
@@ -650,6 +653,8 @@ class ClassicGroupCoordinator:
         if new.group_instance_id is not None:
             group.static_members[new.group_instance_id] = new_member_id
         if old_member_id in group.pending_sync:
+            # The sync still owed is owed by the new id. (Kafka leaves the old id in its pending set, so its
+            # expiration then rebalances even after the new id synced; the member's intent is the same either way.)
             group.pending_sync.discard(old_member_id)
             group.pending_sync.add(new_member_id)
         self._cancel(_TimerKind.HEARTBEAT, group.group_id, old_member_id)
