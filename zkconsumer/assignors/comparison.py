@@ -22,9 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from zkconsumer.assignors.consumer_range import ConsumerRangeAssignor
-from zkconsumer.assignors.consumer_uniform import ConsumerUniformAssignor
 from zkconsumer.assignors.cooperative_sticky import CooperativeStickyAssignor, cooperative_rounds
+from zkconsumer.assignors.group_spec import ServerSideAssignor
 from zkconsumer.assignors.model import AssignmentError, AssignmentInput, AssignmentResult, Family
 from zkconsumer.assignors.registry import StrategyOptions, create
 from zkconsumer.assignors.sticky_general import balance_score
@@ -102,7 +101,7 @@ def compare(
         except AssignmentError as exc:
             reports.append(StrategyReport(strategy=name, error=str(exc)))
             continue
-        protocol = "consumer" if isinstance(assignor, ConsumerUniformAssignor | ConsumerRangeAssignor) else None
+        protocol = "consumer" if isinstance(assignor, ServerSideAssignor) else None
         reports.append(_report(request, result, phases, protocol))
     return tuple(reports)
 

@@ -12,27 +12,14 @@ of the coordinator's maps never reaches the result.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from zkconsumer.assignors.group_spec import GroupSpec, SpecMember, TargetAssignment, group_spec_of, scenario_result
-from zkconsumer.assignors.java_hash import java_key_for
-from zkconsumer.assignors.model import AssignmentInput, AssignmentResult, Family
+from zkconsumer.assignors.group_spec import GroupSpec, TargetAssignment
+from zkconsumer.assignors.model import static_first
 from zkconsumer.assignors.topic_ids import Uuid
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerRangeAssignor:
-    name: str = "consumer-range"
-    family: Family = "modern"
-
-    def assign(self, request: AssignmentInput) -> AssignmentResult:
-        scenario = group_spec_of(request)
-        return scenario_result(self.name, request, scenario, range_assign(scenario.spec))
 
 
 def range_assign(spec: GroupSpec) -> TargetAssignment:
     """The new target assignment of every member of ``spec`` (which ones is not a matter of map order)."""
-    ordered = _sorted_members(spec.members)
+    ordered = static_first((m.instance_id, m.member_id, m) for m in spec.members)
     subscribers: dict[Uuid, list[str]] = {}
     for member in ordered:
         for topic_id in dict.fromkeys(member.subscribed):
@@ -48,10 +35,3 @@ def range_assign(spec: GroupSpec) -> TargetAssignment:
                 result[member_id][topic_id] = frozenset(range(start, end))
             start = end
     return result
-
-
-def _sorted_members(members: tuple[SpecMember, ...]) -> list[SpecMember]:
-    key = java_key_for([m.instance_id or m.member_id for m in members])
-    static = sorted((m for m in members if m.instance_id is not None), key=lambda m: key(str(m.instance_id)))
-    dynamic = sorted((m for m in members if m.instance_id is None), key=lambda m: key(m.member_id))
-    return static + dynamic

@@ -23,29 +23,11 @@ is nothing left out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from zkconsumer.assignors.group_spec import (
-    GroupSpec,
-    TargetAssignment,
-    group_spec_of,
-    hash_set_order_of_ids,
-    scenario_result,
-)
-from zkconsumer.assignors.model import AssignmentError, AssignmentInput, AssignmentResult, Family
+from zkconsumer.assignors.group_spec import GroupSpec, TargetAssignment, hash_set_order_of_ids
+from zkconsumer.assignors.model import AssignmentError
 from zkconsumer.assignors.topic_ids import Uuid
 
 _MAX_ITERATION_COUNT = 16
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerUniformAssignor:
-    name: str = "consumer-uniform"
-    family: Family = "modern"
-
-    def assign(self, request: AssignmentInput) -> AssignmentResult:
-        scenario = group_spec_of(request)
-        return scenario_result(self.name, request, scenario, uniform_assign(scenario.spec))
 
 
 def uniform_assign(spec: GroupSpec) -> TargetAssignment:

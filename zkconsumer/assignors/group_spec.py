@@ -17,7 +17,7 @@ appearance, each topic's partitions in the order given.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -27,7 +27,7 @@ from zkconsumer.assignors.java_hash_map import (
     integer_set_order,
     string_set_order,
 )
-from zkconsumer.assignors.model import AssignmentError, AssignmentInput, AssignmentResult, modern_result
+from zkconsumer.assignors.model import AssignmentError, AssignmentInput, AssignmentResult, Family, modern_result
 from zkconsumer.assignors.topic_ids import Uuid, compare_uuids, generated_topic_id, uuid_hash
 from zkconsumer.types import TopicPartition
 
@@ -162,16 +162,24 @@ def group_spec_of(request: AssignmentInput) -> ScenarioSpec:
     return ScenarioSpec(spec, MappingProxyType({uuid: topic for topic, uuid in ids.items()}))
 
 
-def scenario_result(
-    strategy: str, request: AssignmentInput, scenario: ScenarioSpec, target: TargetAssignment
-) -> AssignmentResult:
-    """The target assignment back in topic names, each member's partitions in (topic, partition) order."""
-    assignment = {
-        member_id: sorted(
-            TopicPartition(scenario.topic_of[topic_id], partition)
-            for topic_id, partitions in topics.items()
-            for partition in partitions
-        )
-        for member_id, topics in target.items()
-    }
-    return modern_result(strategy, request.members, assignment)
+@dataclass(frozen=True, slots=True)
+class ServerSideAssignor:
+    """A server-side assignor behind the one :class:`~zkconsumer.assignors.model.Assignor` interface: the
+    scenario read as the coordinator's state (:func:`group_spec_of`), ``target`` run on it, and the new
+    target assignment given back in topic names, each member's partitions in (topic, partition) order."""
+
+    name: str
+    target: Callable[[GroupSpec], TargetAssignment]
+    family: Family = "modern"
+
+    def assign(self, request: AssignmentInput) -> AssignmentResult:
+        scenario = group_spec_of(request)
+        assignment = {
+            member_id: sorted(
+                TopicPartition(scenario.topic_of[topic_id], partition)
+                for topic_id, partitions in topics.items()
+                for partition in partitions
+            )
+            for member_id, topics in self.target(scenario.spec).items()
+        }
+        return modern_result(self.name, request.members, assignment)

@@ -242,13 +242,19 @@ def _move_root_to_front(bucket: _Bin) -> None:
         bucket.nodes.insert(0, root)
 
 
-def _rotate_left(root: _Node, p: _Node) -> _Node:
-    r = p.right
+_OTHER_SIDE = {"left": "right", "right": "left"}
+
+
+def _rotate(root: _Node, p: _Node, side: str) -> _Node:
+    """``rotateLeft`` (``side="left"``: ``p``'s right child rises) or its mirror ``rotateRight``."""
+    rising = _OTHER_SIDE[side]
+    r = getattr(p, rising)
     if r is None:
         return root
-    p.right = r.left
-    if r.left is not None:
-        r.left.parent = p
+    inner = getattr(r, side)
+    setattr(p, rising, inner)
+    if inner is not None:
+        inner.parent = p
     r.parent = p.parent
     if r.parent is None:
         root = r
@@ -257,33 +263,14 @@ def _rotate_left(root: _Node, p: _Node) -> _Node:
         r.parent.left = r
     else:
         r.parent.right = r
-    r.left = p
+    setattr(r, side, p)
     p.parent = r
     return root
 
 
-def _rotate_right(root: _Node, p: _Node) -> _Node:
-    left = p.left
-    if left is None:
-        return root
-    p.left = left.right
-    if left.right is not None:
-        left.right.parent = p
-    left.parent = p.parent
-    if left.parent is None:
-        root = left
-        left.red = False
-    elif left.parent.right is p:
-        left.parent.right = left
-    else:
-        left.parent.left = left
-    left.right = p
-    p.parent = left
-    return root
-
-
 def _balance_insertion(root: _Node, x: _Node) -> _Node:
-    """``TreeNode.balanceInsertion``, step for step: which node ends up root decides the bucket's order."""
+    """``TreeNode.balanceInsertion``, step for step: which node ends up root decides the bucket's order.
+    Java spells out the parent-is-a-left-child case and its mirror; ``side`` is the parent's side."""
     x.red = True
     while True:
         xp = x.parent
@@ -293,42 +280,25 @@ def _balance_insertion(root: _Node, x: _Node) -> _Node:
         xpp = xp.parent
         if not xp.red or xpp is None:
             return root
-        if xp is xpp.left:
-            uncle = xpp.right
-            if uncle is not None and uncle.red:
-                uncle.red = False
-                xp.red = False
+        side = "left" if xp is xpp.left else "right"
+        other = _OTHER_SIDE[side]
+        uncle = getattr(xpp, other)
+        if uncle is not None and uncle.red:
+            uncle.red = False
+            xp.red = False
+            xpp.red = True
+            x = xpp
+            continue
+        if x is getattr(xp, other):
+            x = xp
+            root = _rotate(root, x, side)
+            xp = x.parent
+            xpp = None if xp is None else xp.parent
+        if xp is not None:
+            xp.red = False
+            if xpp is not None:
                 xpp.red = True
-                x = xpp
-                continue
-            if x is xp.right:
-                x = xp
-                root = _rotate_left(root, x)
-                xp = x.parent
-                xpp = None if xp is None else xp.parent
-            if xp is not None:
-                xp.red = False
-                if xpp is not None:
-                    xpp.red = True
-                    root = _rotate_right(root, xpp)
-        else:
-            uncle = xpp.left
-            if uncle is not None and uncle.red:
-                uncle.red = False
-                xp.red = False
-                xpp.red = True
-                x = xpp
-                continue
-            if x is xp.left:
-                x = xp
-                root = _rotate_right(root, x)
-                xp = x.parent
-                xpp = None if xp is None else xp.parent
-            if xp is not None:
-                xp.red = False
-                if xpp is not None:
-                    xpp.red = True
-                    root = _rotate_left(root, xpp)
+                root = _rotate(root, xpp, other)
 
 
 # -- the structures Kafka's coordinator builds -------------------------------------------------------

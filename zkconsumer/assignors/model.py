@@ -8,10 +8,10 @@ to the other exactly as the scenario format describes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypeVar
 
 from zkconsumer.assignors.java_hash import java_key_for
 from zkconsumer.assignors.topic_ids import Uuid
@@ -145,12 +145,21 @@ def member_info_order(members: tuple[Member, ...]) -> list[Member]:
     Range and round-robin deal partitions in this order, which is what keeps a static member's partitions
     stable across restarts that change its member id.
     """
-    key = java_key_for([m.group_instance_id or m.member_id for m in members])
-    static = [m for m in members if m.group_instance_id is not None]
-    dynamic = [m for m in members if m.group_instance_id is None]
-    static.sort(key=lambda m: key(str(m.group_instance_id)))
-    dynamic.sort(key=lambda m: key(m.member_id))
-    return static + dynamic
+    return static_first([(m.group_instance_id, m.member_id, m) for m in members])
+
+
+T = TypeVar("T")
+
+
+def static_first(members: Iterable[tuple[str | None, str, T]]) -> list[T]:
+    """Members given as (instance id or ``None``, member id, member): static ones by instance id, then
+    dynamic ones by member id, in Java string order. The client-side ``MemberInfo`` order and the server-side
+    range assignor's member sort are both this."""
+    entries = list(members)
+    key = java_key_for([instance or member_id for instance, member_id, _ in entries])
+    static = sorted((e for e in entries if e[0] is not None), key=lambda e: key(str(e[0])))
+    dynamic = sorted((e for e in entries if e[0] is None), key=lambda e: key(e[1]))
+    return [member for _, _, member in static + dynamic]
 
 
 def subscriber_positions(ordered: list[Member]) -> dict[str, list[int]]:

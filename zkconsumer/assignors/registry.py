@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from zkconsumer.assignors.consumer_range import ConsumerRangeAssignor
-from zkconsumer.assignors.consumer_uniform import ConsumerUniformAssignor
+from zkconsumer.assignors.consumer_range import range_assign
+from zkconsumer.assignors.consumer_uniform import uniform_assign
 from zkconsumer.assignors.cooperative_sticky import CooperativeStickyAssignor
+from zkconsumer.assignors.group_spec import ServerSideAssignor
 from zkconsumer.assignors.legacy_range import LegacyRangeAssignor
 from zkconsumer.assignors.legacy_roundrobin import HashFormat, LegacyRoundRobinAssignor
 from zkconsumer.assignors.model import AssignmentError, Assignor
@@ -34,8 +35,8 @@ _FACTORIES: dict[str, Callable[[StrategyOptions], Assignor]] = {
     "roundrobin": lambda options: RoundRobinAssignor(),
     "sticky": lambda options: StickyAssignor(),
     "cooperative-sticky": lambda options: CooperativeStickyAssignor(),
-    "consumer-uniform": lambda options: ConsumerUniformAssignor(),
-    "consumer-range": lambda options: ConsumerRangeAssignor(),
+    "consumer-uniform": lambda options: ServerSideAssignor("consumer-uniform", uniform_assign),
+    "consumer-range": lambda options: ServerSideAssignor("consumer-range", range_assign),
 }
 
 NAMES: tuple[str, ...] = tuple(_FACTORIES)
