@@ -49,13 +49,14 @@ def named(result: dict[str, dict[Uuid, frozenset[int]]]) -> dict[str, dict[str, 
     return {m: {names[t]: sorted(p) for t, p in sorted(ts.items())} for m, ts in result.items()}
 
 
+# Inputs that Kafka's uniform and range tests share.
+ONE_MEMBER_NO_TOPIC = spec({"t1": 3}, member("A", ""), homogeneous=True)
+TWO_MEMBERS_TWO_TOPICS = spec({"t1": 3, "t3": 2}, member("A", "t1 t3"), member("B", "t1 t3"), homogeneous=True)
+
 HOMOGENEOUS = {
-    "testOneMemberNoTopicSubscription": (
-        spec({"t1": 3}, member("A", ""), homogeneous=True),
-        {"A": {}}),
+    "testOneMemberNoTopicSubscription": (ONE_MEMBER_NO_TOPIC, {"A": {}}),
     "testFirstAssignmentTwoMembersTwoTopicsNoMemberRacks": (
-        spec({"t1": 3, "t3": 2}, member("A", "t1 t3"), member("B", "t1 t3"), homogeneous=True),
-        {"A": {"t1": [0], "t3": [0, 1]}, "B": {"t1": [1, 2]}}),
+        TWO_MEMBERS_TWO_TOPICS, {"A": {"t1": [0], "t3": [0, 1]}, "B": {"t1": [1, 2]}}),
     "testFirstAssignmentNumMembersGreaterThanTotalNumPartitions": (
         spec({"t3": 2}, member("A", "t3"), member("B", "t3"), member("C", "t3"), homogeneous=True),
         {"A": {"t3": [0]}, "B": {"t3": [1]}, "C": {}}),
@@ -135,12 +136,9 @@ HETEROGENEOUS = {
 }
 
 RANGE = {
-    "testOneMemberNoTopic": (
-        spec({"t1": 3}, member("A", ""), homogeneous=True),
-        {"A": {}}),
+    "testOneMemberNoTopic": (ONE_MEMBER_NO_TOPIC, {"A": {}}),
     "testFirstAssignmentTwoMembersTwoTopicsSameSubscriptions": (
-        spec({"t1": 3, "t3": 2}, member("A", "t1 t3"), member("B", "t1 t3"), homogeneous=True),
-        {"A": {"t1": [0, 1], "t3": [0]}, "B": {"t1": [2], "t3": [1]}}),
+        TWO_MEMBERS_TWO_TOPICS, {"A": {"t1": [0, 1], "t3": [0]}, "B": {"t1": [2], "t3": [1]}}),
     "testFirstAssignmentThreeMembersThreeTopicsDifferentSubscriptions": (
         spec({"t1": 3, "t2": 3, "t3": 2}, member("A", "t1 t2"), member("B", "t3"), member("C", "t2 t3"),
              homogeneous=False),
