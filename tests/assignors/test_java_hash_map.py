@@ -15,7 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from zkconsumer.assignors.group_spec import members_map_order, subscribed_ids_order, target_from_record
+from zkconsumer.assignors.group_spec import (
+    SpecMember,
+    hash_set_order_of_ids,
+    members_map_order,
+    subscribed_ids_order,
+    target_from_record,
+)
 from zkconsumer.assignors.java_hash_map import (
     capacity_for_collection,
     integer_set_order,
@@ -72,6 +78,14 @@ def test_coordinator_orders() -> None:
     assert subscribed_ids_order(["t1", "ghost", "t2"], {"t1": t1, "t2": t2}) == (t1, t2)
     # bucket 1 (t2) before bucket 10 (t1); partitions 17 and 3 share bucket 1
     assert target_from_record([(t1, [2, 0]), (t2, [17, 3])]) == ((t2, (17, 3)), (t1, (0, 2)))
+
+
+def test_a_subscription_copied_into_a_hash_set_is_sized_by_its_names() -> None:
+    # Hashes 17 and 33 share bucket 1 of 16 buckets but not of 32: 13 subscribed names (11 of them not
+    # resolvable to an id) size the copy at 32 buckets, and the order flips.
+    ids = (Uuid(0, 17), Uuid(0, 33))
+    assert hash_set_order_of_ids(SpecMember("m", ids)) == list(ids)
+    assert hash_set_order_of_ids(SpecMember("m", ids, subscription_size=13)) == list(reversed(ids))
 
 
 _JAVA = """

@@ -40,7 +40,7 @@ def uniform_assign(spec: GroupSpec) -> TargetAssignment:
 
 
 def _homogeneous(spec: GroupSpec) -> TargetAssignment:
-    topics = hash_set_order_of_ids(spec.members[0].subscribed)
+    topics = hash_set_order_of_ids(spec.members[0])
     if not topics:
         return {m.member_id: {} for m in spec.members}
     subscribed = set(topics)

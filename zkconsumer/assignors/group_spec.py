@@ -40,12 +40,18 @@ TargetAssignment = dict[str, dict[Uuid, frozenset[int]]]
 
 @dataclass(frozen=True, slots=True)
 class SpecMember:
-    """One member as ``GroupSpec.memberSubscription``/``memberAssignment`` show it to the assignor."""
+    """One member as ``GroupSpec.memberSubscription``/``memberAssignment`` show it to the assignor.
+
+    ``subscription_size`` is what the subscription's ``size()`` reports: Kafka's ``TopicIds`` counts the
+    subscribed names, resolvable or not, and a ``HashSet`` copied from it is sized by that count (``None``:
+    as many as ``subscribed``).
+    """
 
     member_id: str
     subscribed: tuple[Uuid, ...]
     target: TopicAssignment = ()
     instance_id: str | None = None
+    subscription_size: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,10 +108,12 @@ def target_from_record(pairs: Sequence[tuple[Uuid, Sequence[int]]]) -> TopicAssi
     return tuple((topic_id, tuple(integer_set_order(partitions[topic_id]))) for topic_id in topics.in_order())
 
 
-def hash_set_order_of_ids(topic_ids: Sequence[Uuid]) -> list[Uuid]:
-    """``new HashSet<>(topicIds)``: the order the uniform assignor walks a homogeneous group's topics."""
-    capacity = capacity_for_collection(len(topic_ids))
-    return JavaHashMap[Uuid](uuid_hash, compare_uuids, capacity).put_all(topic_ids).in_order()
+def hash_set_order_of_ids(member: SpecMember) -> list[Uuid]:
+    """``new HashSet<>(member's subscribed ids)``: the order the uniform assignor walks a homogeneous
+    group's topics."""
+    size = len(member.subscribed) if member.subscription_size is None else member.subscription_size
+    capacity = capacity_for_collection(size)
+    return JavaHashMap[Uuid](uuid_hash, compare_uuids, capacity).put_all(member.subscribed).in_order()
 
 
 # -- the scenario bridge -------------------------------------------------------------------------------
@@ -152,6 +160,7 @@ def group_spec_of(request: AssignmentInput) -> ScenarioSpec:
             subscribed=subscribed_ids_order(member.subscription, ids),
             target=target_from_record(list(record.items())),
             instance_id=member.group_instance_id,
+            subscription_size=len(member.subscription),
         )
     order = members_map_order([m.member_id for m in request.members])
     spec = GroupSpec(
