@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import pytest
 from classic_group_driver import GROUP, RANGE, REBALANCE_MS, SESSION_MS, Driver
 
 from zkconsumer.front.classic_group import ClassicGroupConfig
@@ -383,12 +386,14 @@ def test_session_expiry_in_a_stable_group_removes_the_member_and_starts_a_rebala
     assert d.heartbeat(members[0], 1) is ErrorCode.REBALANCE_IN_PROGRESS
 
 
-def test_heartbeats_keep_a_member_alive_past_its_session_timeout() -> None:
+@pytest.mark.parametrize("keep_alive", [Driver.heartbeat, Driver.commit], ids=["heartbeat", "offset commit"])
+def test_heartbeats_and_commits_keep_a_member_alive_past_its_session_timeout(
+        keep_alive: Callable[[Driver, str, int], ErrorCode]) -> None:
     d = Driver()
     members = d.stable_group(1, session_ms=10_000)
     for _ in range(10):
         d.advance(9_000)
-        assert d.heartbeat(members[0], 1) is ErrorCode.NONE
+        assert keep_alive(d, members[0], 1) is ErrorCode.NONE
     assert d.coordinator.members_of(GROUP) == members
 
 
@@ -669,15 +674,6 @@ def test_commits_are_accepted_while_preparing_and_refused_while_completing_a_reb
     d.join(members[1])
     assert d.coordinator.state_of(GROUP) is GroupState.COMPLETING_REBALANCE
     assert d.commit(members[1], 2) is ErrorCode.REBALANCE_IN_PROGRESS
-
-
-def test_a_commit_keeps_the_members_session_alive() -> None:
-    d = Driver()
-    members = d.stable_group(1, session_ms=10_000)
-    for _ in range(5):
-        d.advance(9_000)
-        assert d.commit(members[0], 1) is ErrorCode.NONE
-    assert d.coordinator.members_of(GROUP) == members
 
 
 # --- group.max.size ----------------------------------------------------------------------------------------------

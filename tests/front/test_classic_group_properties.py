@@ -252,7 +252,7 @@ ANY_REQUEST = st.one_of(
               st.lists(st.tuples(NAMES, st.binary(max_size=2)), max_size=3).map(tuple)),
     st.builds(Heartbeat, st.just(0), NAMES, NUMBERS, NAMES, MAYBE),
     st.builds(LeaveGroup, st.just(0), NAMES, st.lists(st.builds(LeavingMember, NAMES, MAYBE), max_size=3).map(tuple)),
-    st.builds(OffsetCommit, st.just(0), NAMES, NUMBERS, NAMES, st.integers(0, 9), MAYBE),
+    st.builds(OffsetCommit, st.just(0), NAMES, NUMBERS, NAMES, MAYBE, api_version=st.integers(0, 9)),
     st.builds(DescribeGroups, st.just(0), st.lists(NAMES, max_size=2).map(tuple)),
     st.builds(ListGroups, st.just(0), st.lists(st.sampled_from(["stable", "EMPTY", "x"]), max_size=2).map(tuple),
               st.lists(st.sampled_from(["classic", "consumer"]), max_size=1).map(tuple)),

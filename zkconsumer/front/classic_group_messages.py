@@ -94,36 +94,44 @@ class JoinGroup:
 
 
 @dataclass(frozen=True)
-class SyncGroup:
-    """A SyncGroup request; the leader's carries ``assignments`` (member id, assignment bytes). ``protocol_type`` and
-    ``protocol_name`` are v5's fields (``None`` before)."""
+class GenerationRequest:
+    """What every request a member sends within a generation names: the group, the generation, the member."""
 
     request_id: int
     group_id: str
     generation_id: int
     member_id: str
     group_instance_id: str | None = None
+
+
+@dataclass(frozen=True)
+class SyncGroup(GenerationRequest):
+    """A SyncGroup request; the leader's carries ``assignments`` (member id, assignment bytes). ``protocol_type`` and
+    ``protocol_name`` are v5's fields (``None`` before)."""
+
     protocol_type: str | None = None
     protocol_name: str | None = None
     assignments: tuple[tuple[str, bytes], ...] = ()
 
 
 @dataclass(frozen=True)
-class Heartbeat:
-    request_id: int
-    group_id: str
-    generation_id: int
+class Heartbeat(GenerationRequest):
+    pass
+
+
+@dataclass(frozen=True)
+class MemberIdentity:
+    """A member as the protocol names it: its member id, and its ``group.instance.id`` if it is static."""
+
     member_id: str
     group_instance_id: str | None = None
 
 
 @dataclass(frozen=True)
-class LeavingMember:
+class LeavingMember(MemberIdentity):
     """One member of a LeaveGroup: v0-v2 name one ``member_id``; v3+ a batch, each by member id or (an administrator
     removing a static member) by ``group_instance_id`` with ``member_id`` ``""``."""
 
-    member_id: str
-    group_instance_id: str | None = None
     reason: str | None = None
 
 
@@ -135,16 +143,11 @@ class LeaveGroup:
 
 
 @dataclass(frozen=True)
-class OffsetCommit:
+class OffsetCommit(GenerationRequest):
     """The group part of an OffsetCommit (or its check alone): who commits, in which generation. Where the offsets go
     is the edge's business; the coordinator answers whether they may be stored."""
 
-    request_id: int
-    group_id: str
-    generation_id: int
-    member_id: str
-    api_version: int
-    group_instance_id: str | None = None
+    api_version: int = field(kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -175,12 +178,10 @@ Request = JoinGroup | SyncGroup | Heartbeat | LeaveGroup | OffsetCommit | Descri
 
 
 @dataclass(frozen=True)
-class JoinGroupMember:
+class JoinGroupMember(MemberIdentity):
     """A member as the leader's JoinGroup response lists it, with its metadata for the chosen protocol."""
 
-    member_id: str
-    group_instance_id: str | None
-    metadata: bytes
+    metadata: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -211,10 +212,8 @@ class HeartbeatResponse:
 
 
 @dataclass(frozen=True)
-class LeaveMemberResponse:
-    member_id: str
-    group_instance_id: str | None
-    error_code: ErrorCode
+class LeaveMemberResponse(MemberIdentity):
+    error_code: ErrorCode = ErrorCode.NONE
 
 
 @dataclass(frozen=True)
@@ -239,13 +238,11 @@ class OffsetCommitVerdict:
 
 
 @dataclass(frozen=True)
-class DescribedMember:
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    metadata: bytes
-    assignment: bytes
+class DescribedMember(MemberIdentity):
+    client_id: str = ""
+    client_host: str = ""
+    metadata: bytes = b""
+    assignment: bytes = b""
 
 
 @dataclass(frozen=True)
