@@ -283,17 +283,26 @@ def test_sync_in_a_stable_group_returns_the_current_assignment() -> None:
     assert d.sync_answer(d.sync(members[1], 1)).assignment == f"assignment-of-{members[1]}".encode()
 
 
-def test_sync_errors() -> None:
+SYNC_ERRORS: list[tuple[str, Callable[[Driver, str], int], ErrorCode]] = [
+    ("unknown member", lambda d, m: d.sync("nobody", 1), ErrorCode.UNKNOWN_MEMBER_ID),
+    ("other generation", lambda d, m: d.sync(m, 7), ErrorCode.ILLEGAL_GENERATION),
+    ("other protocol", lambda d, m: d.sync(m, 1, protocol_name="roundrobin"), ErrorCode.INCONSISTENT_GROUP_PROTOCOL),
+    ("other protocol type", lambda d, m: d.sync(m, 1, protocol_type="connect"), ErrorCode.INCONSISTENT_GROUP_PROTOCOL),
+    ("unknown group", lambda d, m: d.sync(m, 1, group="other"), ErrorCode.UNKNOWN_MEMBER_ID),
+    ("empty group id", lambda d, m: d.sync(m, 1, group=""), ErrorCode.INVALID_GROUP_ID),
+]
+
+
+@pytest.mark.parametrize(("sync", "expected"), [case[1:] for case in SYNC_ERRORS], ids=[c[0] for c in SYNC_ERRORS])
+def test_sync_errors(sync: Callable[[Driver, str], int], expected: ErrorCode) -> None:
     d = Driver()
     members = d.stable_group(2)
-    assert d.sync_answer(d.sync("nobody", 1)).error_code is ErrorCode.UNKNOWN_MEMBER_ID
-    assert d.sync_answer(d.sync(members[0], 7)).error_code is ErrorCode.ILLEGAL_GENERATION
-    assert d.sync_answer(d.sync(members[0], 1, protocol_name="roundrobin")).error_code is (
-        ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
-    assert d.sync_answer(d.sync(members[0], 1, protocol_type="connect")).error_code is (
-        ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
-    assert d.sync_answer(d.sync(members[0], 1, group="other")).error_code is ErrorCode.UNKNOWN_MEMBER_ID
-    assert d.sync_answer(d.sync(members[0], 1, group="")).error_code is ErrorCode.INVALID_GROUP_ID
+    assert d.sync_answer(sync(d, members[0])).error_code is expected
+
+
+def test_sync_while_preparing_a_rebalance_answers_rebalance_in_progress() -> None:
+    d = Driver()
+    members = d.stable_group(2)
     d.join(members[0])
     assert d.sync_answer(d.sync(members[1], 1)).error_code is ErrorCode.REBALANCE_IN_PROGRESS
 
@@ -361,14 +370,21 @@ def test_heartbeat_in_completing_rebalance_is_a_normal_one() -> None:
     assert d.heartbeat(a, 1) is ErrorCode.NONE
 
 
-def test_heartbeat_errors() -> None:
+HEARTBEAT_ERRORS: list[tuple[str, Callable[[Driver, str], ErrorCode], ErrorCode]] = [
+    ("other generation", lambda d, m: d.heartbeat(m, 0), ErrorCode.ILLEGAL_GENERATION),
+    ("unknown member", lambda d, m: d.heartbeat("stranger", 1), ErrorCode.UNKNOWN_MEMBER_ID),
+    ("unknown group", lambda d, m: d.heartbeat(m, 1, group="unknown-group"), ErrorCode.UNKNOWN_MEMBER_ID),
+    ("empty group id", lambda d, m: d.heartbeat(m, 1, group=""), ErrorCode.INVALID_GROUP_ID),
+    ("unknown instance id", lambda d, m: d.heartbeat(m, 1, instance="not-static"), ErrorCode.UNKNOWN_MEMBER_ID),
+]
+
+
+@pytest.mark.parametrize(("heartbeat", "expected"), [case[1:] for case in HEARTBEAT_ERRORS],
+                         ids=[c[0] for c in HEARTBEAT_ERRORS])
+def test_heartbeat_errors(heartbeat: Callable[[Driver, str], ErrorCode], expected: ErrorCode) -> None:
     d = Driver()
     members = d.stable_group(2)
-    assert d.heartbeat(members[0], 0) is ErrorCode.ILLEGAL_GENERATION
-    assert d.heartbeat("stranger", 1) is ErrorCode.UNKNOWN_MEMBER_ID
-    assert d.heartbeat(members[0], 1, group="unknown-group") is ErrorCode.UNKNOWN_MEMBER_ID
-    assert d.heartbeat(members[0], 1, group="") is ErrorCode.INVALID_GROUP_ID
-    assert d.heartbeat(members[0], 1, instance="not-static") is ErrorCode.UNKNOWN_MEMBER_ID
+    assert heartbeat(d, members[0]) is expected
 
 
 def test_session_expiry_in_a_stable_group_removes_the_member_and_starts_a_rebalance() -> None:
