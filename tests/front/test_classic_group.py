@@ -13,6 +13,8 @@ from zkconsumer.front.classic_group_messages import (
     DescribeGroupsResponse,
     ErrorCode,
     GroupState,
+    Heartbeat,
+    HeartbeatResponse,
     JoinGroupResponse,
     LeaveGroupResponse,
     LeaveMemberResponse,
@@ -786,6 +788,17 @@ def test_ticking_late_fires_each_timer_at_its_own_deadline() -> None:
     assert d.join_answer(rid).generation_id == 1
     assert [e.at_ms for e in d.events_named("front.group.round_completed")] == [INITIAL_DELAY_MS]
     assert [e.at_ms for e in d.events_named("front.group.member_expired")] == [INITIAL_DELAY_MS + 10_000]
+
+
+def test_a_clock_that_goes_back_counts_as_the_latest_time_seen() -> None:
+    d = Driver()
+    members = d.stable_group(1, session_ms=10_000)
+    d.advance(9_000)
+    rid = d.send(Heartbeat(d.next_id(), GROUP, 1, members[0]))
+    d.record(d.coordinator.tick(0))
+    d.advance(9_000)
+    assert d.answers[rid] == HeartbeatResponse(ErrorCode.NONE)
+    assert d.coordinator.members_of(GROUP) == members
 
 
 def test_events_name_rounds_with_generation_and_members() -> None:

@@ -309,16 +309,18 @@ class ClassicGroupCoordinator:
 
     def handle(self, request: Request, now_ms: int) -> Step:
         """Fire the timers due by ``now_ms``, then handle ``request``, then fire any timer it left due at once."""
+        now_ms = max(self._now, now_ms)
         self._fire_due(now_ms)
-        self._now = max(self._now, now_ms)
+        self._now = now_ms
         self._dispatch(request)
         self._fire_due(now_ms)
         return self._drain()
 
     def tick(self, now_ms: int) -> Step:
         """Fire every timer whose deadline is at or before ``now_ms``, each at its deadline, in order."""
+        now_ms = max(self._now, now_ms)
         self._fire_due(now_ms)
-        self._now = max(self._now, now_ms)
+        self._now = now_ms
         return self._drain()
 
     def next_deadline_ms(self) -> int | None:
