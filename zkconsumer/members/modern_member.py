@@ -1,11 +1,16 @@
 """One member of a modern, broker-side consumer group as its own process: the migration comparison's counterpart of
 :mod:`zkconsumer.members.legacy_member`.
 
-``python -m zkconsumer.members.modern_member --bootstrap B --group G --topic T --consumer-id ID --strategy S``
+``python -m zkconsumer.members.modern_member --bootstrap B --group G --topic T --consumer-id ID --strategy S
+[--group-protocol classic|consumer]``
 
-A confluent-kafka ``Consumer`` that ``subscribe()``s with the named ``partition.assignment.strategy`` (``range``,
-``roundrobin``: eager; ``cooperative-sticky``: incremental cooperative, KIP-429) and lets the broker's group
-coordinator run the group. Its rebalance callbacks are written as the legacy connector's events
+A confluent-kafka ``Consumer`` that ``subscribe()``s and lets the broker's group coordinator run the group. Under
+the classic protocol (the default) ``--strategy`` is its ``partition.assignment.strategy`` (``range``,
+``roundrobin``: eager; ``cooperative-sticky``: incremental cooperative, KIP-429); under KIP-848's consumer
+protocol (``--group-protocol consumer``) it is the server-side assignor the member asks for
+(``group.remote.assignor``: ``uniform`` or ``range``), and librdkafka reconciles incrementally: its rebalance
+callbacks hand over only what moves, and are answered with ``incremental_assign`` / ``incremental_unassign``, as
+under cooperative-sticky. Its rebalance callbacks are written as the legacy connector's events
 (``docs/events.md``), so that the trace tools draw both kinds of member alike and the comparison measures them
 with one rule: ``rebalance.stop_fetchers`` stops everything the member fetched (eager), ``rebalance.release``
 stops the partitions it names (what a cooperative revocation gives up), ``rebalance.completed``'s ``owned`` is
@@ -45,20 +50,41 @@ from zkconsumer.members.command_line import member_argv, member_parser
 from zkconsumer.members.stop_signals import stacks_on_request, stop_event
 
 MODULE = "zkconsumer.members.modern_member"
-STRATEGIES = ("range", "roundrobin", "cooperative-sticky")
+CLASSIC_STRATEGIES = ("range", "roundrobin", "cooperative-sticky")  # partition.assignment.strategy
+CONSUMER_ASSIGNORS = ("uniform", "range")  # group.remote.assignor: Kafka's server-side assignors
+STRATEGIES = tuple(dict.fromkeys(CLASSIC_STRATEGIES + CONSUMER_ASSIGNORS))
+GROUP_PROTOCOLS = ("classic", "consumer")
 POLL_TIMEOUT_S = 0.1
+UNSUPPORTED_EVENT = "consumer.group_protocol_unsupported"
+UNSUPPORTED_EXIT = 3  # the member's exit status when the broker cannot run its group protocol
+# What librdkafka's cgrp debug log says when the coordinator does not answer ConsumerGroupHeartbeat (2.16: "Required
+# feature not supported by broker: ConsumerGroupHeartbeatRequest not supported by broker"). librdkafka reports it
+# nowhere else: no error callback, no consumer error; it marks the coordinator dead and asks again, forever.
+_UNSUPPORTED_LOG = "ConsumerGroupHeartbeatRequest not supported by broker"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    return member_parser(MODULE, __doc__.splitlines()[0], "bootstrap", "HOST:PORT of a broker", STRATEGIES)
+    parser = member_parser(MODULE, __doc__.splitlines()[0], "bootstrap", "HOST:PORT of a broker", STRATEGIES)
+    parser.add_argument("--group-protocol", default="classic", choices=GROUP_PROTOCOLS,
+                        help="classic (JoinGroup/SyncGroup) or consumer (KIP-848); default classic")
+    return parser
 
 
 def command(*, bootstrap: str, group: str, topic: str, consumer_id: str, strategy: str = "range",
-            session_timeout_ms: int = 6000, output: Path | None = None, stop_at_stdin_eof: bool = False) -> list[str]:
+            session_timeout_ms: int = 6000, output: Path | None = None, stop_at_stdin_eof: bool = False,
+            group_protocol: str = "classic") -> list[str]:
     """The command line that starts this member process with these settings (see :func:`build_parser`)."""
-    return member_argv(MODULE, "bootstrap", bootstrap, group=group, topic=topic, consumer_id=consumer_id,
+    argv = member_argv(MODULE, "bootstrap", bootstrap, group=group, topic=topic, consumer_id=consumer_id,
                        strategy=strategy, session_timeout_ms=session_timeout_ms, output=output,
                        stop_at_stdin_eof=stop_at_stdin_eof)
+    return [*argv, "--group-protocol", group_protocol] if group_protocol != "classic" else argv
+
+
+def incremental(strategy: str, group_protocol: str = "classic") -> bool:
+    """Whether the rebalance callbacks hand over only what moves (``incremental_assign`` / ``incremental_unassign``):
+    cooperative-sticky under the classic protocol, and every assignor under KIP-848, whose reconciliation librdkafka
+    runs as a cooperative rebalance (``rd_kafka_rebalance_protocol()`` says ``COOPERATIVE``)."""
+    return group_protocol == "consumer" or strategy == "cooperative-sticky"
 
 
 def _refs(partitions: Any, consumer_id: str) -> list[dict[str, object]]:
@@ -70,12 +96,12 @@ class RebalanceEvents:
     """The callbacks: each one does what the protocol asks (assign or unassign, all or incrementally) and says so
     in the legacy rebalance steps' words, timed with a monotonic clock."""
 
-    def __init__(self, consumer_id: str, group: str, strategy: str) -> None:
+    def __init__(self, consumer_id: str, group: str, strategy: str, group_protocol: str = "classic") -> None:
         self.base = get_logger("zkconsumer.migration.member").bind(consumer_id=consumer_id, group=group)
         self.log = self.base
         self.consumer_id = consumer_id
         self.strategy = strategy
-        self.cooperative = strategy == "cooperative-sticky"
+        self.cooperative = incremental(strategy, group_protocol)
         self.rebalance_id = 0
         self.started_at: float | None = None
         self.owned: set[tuple[str, int]] = set()
@@ -148,32 +174,84 @@ class RebalanceEvents:
         self.log = self.base
 
 
+def check_strategy(strategy: str, group_protocol: str) -> None:
+    """ValueError unless ``strategy`` is one of ``group_protocol``'s assignors."""
+    if group_protocol not in GROUP_PROTOCOLS:
+        raise ValueError(f"unknown group protocol {group_protocol!r} (known: {', '.join(GROUP_PROTOCOLS)})")
+    known = CONSUMER_ASSIGNORS if group_protocol == "consumer" else CLASSIC_STRATEGIES
+    if strategy not in known:
+        raise ValueError(f"--strategy {strategy} is not an assignor of the {group_protocol} protocol "
+                         f"(known: {', '.join(known)})")
+
+
 def consumer_config(*, bootstrap: str, group: str, consumer_id: str, strategy: str = "range",
-                    session_timeout_ms: int = 6000) -> dict[str, object]:
+                    session_timeout_ms: int = 6000, group_protocol: str = "classic") -> dict[str, object]:
     """Short intervals, as the legacy member's, so that each change shows within a second or two (the module's
-    docstring says why each)."""
-    return {
-        "bootstrap.servers": bootstrap, "group.id": group, "client.id": consumer_id,
-        "partition.assignment.strategy": strategy, "auto.offset.reset": "earliest",
-        "enable.auto.commit": True, "auto.commit.interval.ms": 200, "session.timeout.ms": session_timeout_ms,
-        "heartbeat.interval.ms": max(100, session_timeout_ms // 6), "topic.metadata.refresh.interval.ms": 1000,
+    docstring says why each).
+
+    Under KIP-848 (``group_protocol="consumer"``) the session timeout, the heartbeat interval and the assignor are
+    the coordinator's (``group.consumer.session.timeout.ms``, ``group.consumer.heartbeat.interval.ms``; the member
+    only asks for an assignor by name, ``group.remote.assignor``): librdkafka refuses to create a consumer given
+    ``session.timeout.ms``, ``heartbeat.interval.ms``, ``partition.assignment.strategy`` or
+    ``group.protocol.type`` with ``group.protocol=consumer``, so they are left out and ``session_timeout_ms`` is not
+    used. Raises ValueError for a strategy the protocol does not have (:func:`check_strategy`)."""
+    check_strategy(strategy, group_protocol)
+    config: dict[str, object] = {
+        "bootstrap.servers": bootstrap, "group.id": group, "client.id": consumer_id, "auto.offset.reset": "earliest",
+        "enable.auto.commit": True, "auto.commit.interval.ms": 200, "topic.metadata.refresh.interval.ms": 1000,
         "log_level": 3,
     }
+    if group_protocol == "consumer":
+        return {**config, "group.protocol": "consumer", "group.remote.assignor": strategy}
+    return {**config, "partition.assignment.strategy": strategy, "session.timeout.ms": session_timeout_ms,
+            "heartbeat.interval.ms": max(100, session_timeout_ms // 6)}
+
+
+class UnsupportedWatch(logging.Handler):
+    """Reads librdkafka's ``cgrp`` debug log (asked for under KIP-848 only) for the one line that says the
+    coordinator cannot run the group: without it, a KIP-848 member of a broker that lacks ConsumerGroupHeartbeat
+    would wait for an assignment forever. Every other line is dropped (a member's stdout carries events only, and
+    its stderr log would fill with heartbeats)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.reason: str | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if self.reason is None and _UNSUPPORTED_LOG in message:
+            self.reason = message.split("]: ", 1)[-1]
+
+
+def watched(config: dict[str, object], watch: UnsupportedWatch) -> dict[str, object]:
+    """``config`` with librdkafka's group debug log sent to ``watch`` (served by ``poll()``)."""
+    logger = logging.Logger(f"{MODULE}.librdkafka")
+    logger.addHandler(watch)
+    return {**config, "debug": "cgrp", "logger": logger}
 
 
 def consume(args: argparse.Namespace, stop: threading.Event, output: TextIO | None) -> None:
     from confluent_kafka import Consumer
 
-    events = RebalanceEvents(args.consumer_id, args.group, args.strategy)
-    consumer = Consumer(consumer_config(bootstrap=args.bootstrap, group=args.group, consumer_id=args.consumer_id,
-                                        strategy=args.strategy, session_timeout_ms=args.session_timeout_ms))
+    events = RebalanceEvents(args.consumer_id, args.group, args.strategy, args.group_protocol)
+    config = consumer_config(bootstrap=args.bootstrap, group=args.group, consumer_id=args.consumer_id,
+                             strategy=args.strategy, session_timeout_ms=args.session_timeout_ms,
+                             group_protocol=args.group_protocol)
+    watch = UnsupportedWatch()
+    if args.group_protocol == "consumer":
+        config = watched(config, watch)
+    consumer = Consumer(config)
     events.consumer = consumer
     events.log.info("consumer.subscribed", topic=args.topic, strategy=args.strategy,
-                    protocol="cooperative" if events.cooperative else "eager")
+                    protocol="cooperative" if events.cooperative else "eager", group_protocol=args.group_protocol)
     consumer.subscribe([args.topic], on_assign=events.on_assign, on_revoke=events.on_revoke, on_lost=events.on_lost)
     try:
         while not stop.is_set():
             message = consumer.poll(POLL_TIMEOUT_S)
+            if watch.reason is not None:
+                events.log.error(UNSUPPORTED_EVENT, group_protocol=args.group_protocol, bootstrap=args.bootstrap,
+                                 reason=watch.reason)
+                raise GroupProtocolUnsupported(watch.reason)
             if message is None or message.error() is not None:
                 continue
             if output is not None:
@@ -186,8 +264,17 @@ def consume(args: argparse.Namespace, stop: threading.Event, output: TextIO | No
         events.log.info("consumer.shutdown", duration_ms=elapsed_ms(begun))
 
 
+class GroupProtocolUnsupported(Exception):
+    """The broker's coordinator cannot run this member's group protocol: the member exits (``UNSUPPORTED_EXIT``)."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        check_strategy(args.strategy, args.group_protocol)
+    except ValueError as exc:
+        parser.error(str(exc))
     configure_logging(json=True, level="info", stream=sys.stdout, force=True)  # what the starter reads, at any level
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)  # stdout carries events only
     stop = stop_event(stop_at_stdin_eof=args.stop_at_stdin_eof)
@@ -195,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     output = open(args.output, "a", buffering=1) if args.output else None  # noqa: SIM115 - closed below
     try:
         consume(args, stop, output)
+    except GroupProtocolUnsupported:
+        return UNSUPPORTED_EXIT
     finally:
         if output is not None:
             output.close()

@@ -1,6 +1,7 @@
-"""The comparison's outputs: ``report.json`` (the figures, per protocol and per scene) and ``report.html`` (the
-figures as charts side by side, and each protocol's rebalance timeline, one above the other on one time axis,
-drawn by the trace tools' own overview).
+"""The comparison's outputs: ``report.json`` (the figures, per protocol and per scene, and the sentences that
+answer what a migrating team asks: :mod:`zkconsumer.migration.verdict`) and ``report.html`` (those sentences first,
+then the figures as charts side by side, and each protocol's rebalance timeline, one above the other on one time
+axis, drawn by the trace tools' own overview).
 
 Pure: measures and timelines in, text out; writing the files is :func:`write_report`'s one job.
 """
@@ -16,6 +17,7 @@ from typing import Any
 
 from zkconsumer.migration.measures import Figures, ProtocolMeasures
 from zkconsumer.migration.scenes import SCENES, Protocol
+from zkconsumer.migration.verdict import Verdict, verdict
 from zkconsumer.pages import Html, render_page
 from zkconsumer.pages.charts import bar_chart
 from zkconsumer.trace.timeline import Timeline
@@ -82,6 +84,7 @@ class ProtocolResult:
 @dataclass(frozen=True, slots=True)
 class SummaryRow:
     protocol: str
+    kind: str  # who runs the group: legacy ZooKeeper, classic, KIP-848 consumer
     rebalancing: str
     produced: int
     delivered: int
@@ -106,7 +109,8 @@ def report_json(results: Sequence[ProtocolResult], settings: dict[str, Any],
     for r in results:
         m = r.measures
         protocols[r.protocol.name] = {
-            "family": r.protocol.family, "strategy": r.protocol.strategy, "rebalancing": r.protocol.rebalancing,
+            "family": r.protocol.family, "group_protocol": r.protocol.group_protocol, "kind": r.protocol.kind,
+            "title": r.protocol.title, "strategy": r.protocol.strategy, "rebalancing": r.protocol.rebalancing,
             "topic": r.topic, "group": r.group, "events": r.events, "error": r.error,
             **_figures_json(m.total),
             "member_failures": [asdict(f) for f in m.failures],
@@ -116,10 +120,24 @@ def report_json(results: Sequence[ProtocolResult], settings: dict[str, Any],
         }
     modern = any(r.protocol.family == "modern" for r in results)
     session_timeout_ms = settings.get("session_timeout_ms")
-    broker = (coordinator_note(session_timeout_ms) if modern and isinstance(session_timeout_ms, int) else None)
-    return {"note": NOTE, "broker_note": broker, **settings,
+    coordinator = settings.get("coordinator", "broker")
+    # the note is about the broker's own coordinator (Tansu's): where the modern groups are run by another, it
+    # does not apply
+    broker = (coordinator_note(session_timeout_ms) if modern and coordinator == "broker"
+              and isinstance(session_timeout_ms, int) else None)
+    said = verdict(protocols)
+    return {"note": NOTE, "broker_note": broker, **settings, "coordinator": coordinator,
+            "verdict": {"overall": list(said.overall), "scenes": [{"label": label, "sentence": sentence}
+                                                                  for label, sentence in said.scenes]},
             "member_settings": {m.family: {"member": m.member, **dict(m.settings)} for m in members},
             "problems": problems(results), "protocols": protocols}
+
+
+def read_verdict(report: dict[str, Any]) -> Verdict:
+    """The sentences as ``report.json`` keeps them."""
+    said = report.get("verdict") or {}
+    return Verdict(tuple(said.get("overall") or ()),
+                   tuple((s["label"], s["sentence"]) for s in said.get("scenes") or ()))
 
 
 def failures(results: Sequence[ProtocolResult]) -> list[str]:
@@ -136,10 +154,10 @@ def failures(results: Sequence[ProtocolResult]) -> list[str]:
 def problems(results: Sequence[ProtocolResult]) -> list[str]:
     """Why the run's figures cannot be trusted as the script's (empty: they can): a run that stopped early, a
     member that died on its own (its partitions waited for a session to expire that the script never asked
-    for), a message lost."""
+    for), a message lost (by a run that played to the end: one that stopped early is one problem, not two)."""
     lines = failures(results)
     for r in results:
-        if r.measures.total.lost:
+        if r.measures.total.lost and not r.error:
             lines.append(f"{r.protocol.name}: {r.measures.total.lost} messages produced were never delivered")
     return lines
 
@@ -156,12 +174,12 @@ def short_names(result: ProtocolResult) -> Callable[[str], str]:
 
 
 def render_report(results: Sequence[ProtocolResult], meta: str, members: Sequence[MemberSettings] = (),
-                  broker_note: str | None = None) -> str:
+                  broker_note: str | None = None, said: Verdict | None = None) -> str:
     names = [r.protocol.name for r in results]
     totals = [r.measures.total for r in results]
-    rows = [SummaryRow(r.protocol.name, r.protocol.rebalancing, t.produced, t.delivered, t.lost, t.duplicates,
-                       t.rebalances, t.failed_attempts, f"{t.partition_seconds_paused:.2f}", f"{t.max_pause_ms:.0f}",
-                       t.paused_partitions, t.moved_partitions, f"{t.settle_ms / 1000:.1f}")
+    rows = [SummaryRow(r.protocol.name, r.protocol.kind, r.protocol.rebalancing, t.produced, t.delivered, t.lost,
+                       t.duplicates, t.rebalances, t.failed_attempts, f"{t.partition_seconds_paused:.2f}",
+                       f"{t.max_pause_ms:.0f}", t.paused_partitions, t.moved_partitions, f"{t.settle_ms / 1000:.1f}")
             for r, t in zip(results, totals, strict=True)]
     scene_labels = [s.label for s in SCENES]
 
@@ -195,7 +213,8 @@ def render_report(results: Sequence[ProtocolResult], meta: str, members: Sequenc
                  for i, r in enumerate(results)]
     return render_page("migration.html.j2", title="Migration comparison: legacy and modern groups on one script",
                        meta=meta, note=NOTE, rows=rows, failures=failures(results), charts=charts,
-                       timelines=timelines, members=members, broker_note=broker_note)
+                       timelines=timelines, members=members, broker_note=broker_note,
+                       verdict=said or Verdict((), ()))
 
 
 def write_report(output_dir: Path, results: Sequence[ProtocolResult], settings: dict[str, Any],
@@ -203,5 +222,6 @@ def write_report(output_dir: Path, results: Sequence[ProtocolResult], settings: 
     json_path, html_path = output_dir / REPORT_JSON, output_dir / REPORT_HTML
     report = report_json(results, settings, members)
     json_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    html_path.write_text(render_report(results, meta, members, report["broker_note"]), encoding="utf-8")
+    html_path.write_text(render_report(results, meta, members, report["broker_note"], read_verdict(report)),
+                         encoding="utf-8")
     return json_path, html_path

@@ -3,10 +3,15 @@
 Every protocol gets a topic and a group of its own (``migration-<protocol>-<run id>``): the legacy group lives in
 ZooKeeper, the modern ones at the broker's group coordinator, and the two kinds ignore each other, so sharing a
 group would only double-consume (KIP-125). The protocols play the script at the same time, each in a thread of
-its own, so that their timelines share one clock; one producer writes ``--rate`` messages a second to every
-protocol's topic, each keyed and valued ``<protocol>:<sequence>`` so that every message can be followed from
-the delivery report that counts it (Tansu's high watermark is not the log end: nothing here reads it) to the
-member that delivered it.
+its own, on one clock (:class:`SceneClock`): every scene begins for every protocol at the same moment, once each
+protocol has settled the scene before and produced steadily for ``pace`` seconds after it, and production to
+every topic runs from the first scene's start to the moment the last protocol finished the script. So every
+protocol is sent the same messages over the same time, scene by scene, and ``produced`` compares like with like
+(a protocol that settles sooner waits for the others, in a steady state that pauses nothing); the scenes line up
+on the page's shared time axis; and the members' start-ups, kills and departures meet the same machine load. One
+producer writes ``--rate`` messages a second to every protocol's topic, each keyed and valued
+``<protocol>:<sequence>`` so that every message can be followed from the delivery report that counts it (Tansu's
+high watermark is not the log end: nothing here reads it) to the member that delivered it.
 
 Members are processes of their own (:mod:`zkconsumer.members.legacy_member`,
 :mod:`zkconsumer.members.modern_member`), started, followed and stopped through :mod:`zkconsumer.members.group`.
@@ -15,7 +20,9 @@ The legacy members need brokers and topics in ZooKeeper: the run mirrors the bro
 with ``--stop-at-stdin-eof``: whatever way this process ends, they leave. After the script, production stops, the run
 waits for the members to deliver what was produced, then stops them (consumers first: Tansu crashes a consumer whose
 assigned topic is deleted) and deletes the topics. A member that exits on its own is recorded (``demo.member_died``)
-and the script goes on without it.
+and the script goes on without it; a member that says its broker cannot run its group protocol
+(:data:`~zkconsumer.members.modern_member.UNSUPPORTED_EVENT`: a KIP-848 member of a coordinator without
+ConsumerGroupHeartbeat) stops its protocol's run at once, with that reason as the run's error.
 
 Per protocol, under ``output_dir/<protocol>/``: ``events.jsonl`` (the members' events and the runner's
 ``demo.*`` markers), ``produced.txt`` (``partition value scene`` per acknowledged message),
@@ -69,6 +76,9 @@ class CompareSettings:
     rate: float = 50.0  # messages a second, to each protocol's topic
     pace: float = 2.0  # seconds of steady production after a scene settled, before the next one
     session_timeout_ms: int = 4000
+    # the group coordinator the modern groups bootstrap from: ``broker`` (the broker's own, reached through
+    # ``bootstrap``); the report names it, and the page's note on Tansu's coordinator applies to it alone
+    coordinator: str = "broker"
     settle_timeout_s: float = 60.0
     drain_timeout_s: float = 30.0
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:6])
@@ -87,8 +97,7 @@ class ProtocolRun:
     directory: Path
     partitions: int
     produced: list[Produced] = field(default_factory=list)
-    scene: int = 0
-    producing: bool = False
+    producing: bool = True  # false once the run stopped early: its topic gets nothing more
     error: str | None = None
 
     @property
@@ -102,14 +111,83 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
     skip = {"zookeeper.connect", "bootstrap.servers", "group.id", "consumer.id", "client.id", "log_level"}
     legacy_config = legacy_member.member_config(zookeeper="", group="", consumer_id="", strategy="<protocol>",
                                                 session_timeout_ms=settings.session_timeout_ms)
-    modern_config = modern_member.consumer_config(bootstrap="", group="", consumer_id="", strategy="<protocol>",
-                                                  session_timeout_ms=settings.session_timeout_ms)
+    modern_config = {**modern_member.consumer_config(bootstrap="", group="", consumer_id="",
+                                                     session_timeout_ms=settings.session_timeout_ms),
+                     "partition.assignment.strategy": "<protocol>"}
     legacy = tuple((k, str(v)) for k, v in legacy_config.items() if k not in skip)
     modern = tuple((k, str(v)) for k, v in modern_config.items() if k not in skip)
-    modern += (("max.poll.interval.ms", "300000 (librdkafka default)"),
-               ("poll() timeout", f"{modern_member.POLL_TIMEOUT_S * 1000:g} ms"))
-    return (MemberSettings("legacy", legacy_member.MODULE, legacy),
-            MemberSettings("modern", modern_member.MODULE, modern))
+    poll = ("poll() timeout", f"{modern_member.POLL_TIMEOUT_S * 1000:g} ms")
+    modern += (("max.poll.interval.ms", "300000 (librdkafka default)"), poll)
+    found = [MemberSettings("legacy", legacy_member.MODULE, legacy),
+             MemberSettings("modern", modern_member.MODULE, modern)]
+    if any(p.group_protocol == "consumer" for p in settings.protocols):
+        consumer_config = {**modern_member.consumer_config(bootstrap="", group="", consumer_id="", strategy="uniform",
+                                                           group_protocol="consumer"),
+                           "group.remote.assignor": "<protocol>"}
+        consumer = tuple((k, str(v)) for k, v in consumer_config.items() if k not in skip)
+        consumer += (("session and heartbeat", "the coordinator's (group.consumer.session.timeout.ms, "
+                                               "group.consumer.heartbeat.interval.ms)"), poll)
+        found.append(MemberSettings("consumer", modern_member.MODULE, consumer))
+    return tuple(found)
+
+
+class GroupProtocolUnsupported(Exception):
+    """A member said the broker cannot run its group protocol: its run cannot go on."""
+
+
+class SceneClock:
+    """Every protocol's scene ``n`` begins at the same moment: a player is ready (:meth:`arrive`) for a scene (or for
+    the end of the script, ``len(SCENES) + 1``) and waits until every player still playing is ready too. The clock
+    also says what the producer does: nothing before the first scene, then to every topic in the scene under way,
+    nothing once the last player reached the end. A player that stops early leaves (:meth:`leave`); the others go on."""
+
+    def __init__(self, players: int, stop: threading.Event) -> None:
+        self.end = len(SCENES) + 1
+        self.scene = 0  # the scene under way for everyone (0: not begun; ``end``: the script is over)
+        self._active = players
+        self._left: set[int] = set()
+        self._waiting: set[int] = set()
+        self._pending = 0  # the step the waiting players are ready for
+        self._condition = threading.Condition()
+        self._stop = stop
+
+    @property
+    def producing(self) -> bool:
+        return 0 < self.scene < self.end
+
+    def arrive(self, player: int, step: int, while_waiting: Callable[[], None] = lambda: None) -> bool:
+        """Ready for ``step``; returns once every player is (True), or when the run is stopped (False).
+        ``while_waiting`` runs between waits of up to 50 ms (the player records its members' events)."""
+        with self._condition:
+            self._pending = step
+            self._waiting.add(player)
+            self._release_if_all()
+        while True:
+            with self._condition:
+                if self.scene >= step:
+                    return True
+                if self._stop.is_set():
+                    return False
+                self._condition.wait(0.05)
+                if self.scene >= step:
+                    return True
+            while_waiting()
+
+    def leave(self, player: int) -> None:
+        """This player plays no more (it stopped early, or finished): the others no longer wait for it."""
+        with self._condition:
+            if player in self._left:
+                return
+            self._left.add(player)
+            self._waiting.discard(player)
+            self._active -= 1
+            self._release_if_all()
+
+    def _release_if_all(self) -> None:
+        if self._waiting and len(self._waiting) >= self._active:
+            self.scene = self._pending
+            self._waiting.clear()
+            self._condition.notify_all()
 
 
 def read_deliveries(run: ProtocolRun) -> list[Delivery]:
@@ -128,14 +206,19 @@ class _Player:
     each scene to settle."""
 
     def __init__(self, settings: CompareSettings, run: ProtocolRun, zk_connect: str, stop: threading.Event,
-                 on_scene: Callable[[str, Scene, bool, float], None] | None) -> None:
+                 on_scene: Callable[[str, Scene, bool, float], None] | None, clock: SceneClock,
+                 number: int) -> None:
         self.settings = settings
         self.run = run
+        self.clock = clock
+        self.number = number  # the player's place on the clock
         self.zk_connect = zk_connect
         self.stop = stop
         self.on_scene = on_scene
         self.group = MemberGroup(run.directory / "members")
         self.recorder: EventRecorder | None = None
+        self.playing = False  # the script is under way: a member's word that it cannot play stops it
+        self.unsupported_reason: str | None = None
 
     # --- the script -----------------------------------------------------------------------------------
 
@@ -143,14 +226,13 @@ class _Player:
         run = self.run
         (run.directory / "members").mkdir(parents=True, exist_ok=True)
         self.recorder = EventRecorder(run.events_path)
+        self.playing = True
         try:
             log.info("migration.protocol_started", protocol=run.protocol.name, topic=run.topic, group=run.group)
             for scene in SCENES:
-                if self.stop.is_set():
+                if not self.clock.arrive(self.number, scene.number, while_waiting=lambda: self.pump(0)):
                     return
                 self.marker("demo.scene", scene=scene.number, title=scene.title, note=scene.note)
-                run.scene = scene.number
-                run.producing = True
                 began = time.monotonic()
                 self.act(scene)
                 settled = self.settle(scene)
@@ -162,11 +244,16 @@ class _Player:
                 if self.on_scene is not None:
                     self.on_scene(run.protocol.name, scene, settled, duration)
                 self.wait(self.settings.pace)
+            if not self.clock.arrive(self.number, self.clock.end, while_waiting=lambda: self.pump(0)):
+                return
             self.drain()
+        except GroupProtocolUnsupported as exc:  # the reason is the whole story
+            run.error = str(exc)
         except Exception as exc:  # recorded for the report; the other protocols go on
             run.error = f"{type(exc).__name__}: {exc}"
         finally:
-            run.producing = False
+            run.producing = self.playing = False
+            self.clock.leave(self.number)
             self.finish()
 
     def act(self, scene: Scene) -> None:
@@ -186,9 +273,9 @@ class _Player:
             self.marker("demo.member_stopped", consumer_id=member.consumer_id)
 
     def drain(self) -> None:
-        """Production stops; wait until every acknowledged message was delivered (or the limit passes)."""
+        """Production has stopped (every protocol finished the script); wait until every acknowledged message was
+        delivered (or the limit passes)."""
         self.marker(DRAINING)
-        self.run.producing = False
         time.sleep(0.5)  # the producer's last delivery reports
         began = time.monotonic()
         while not self.stop.is_set() and time.monotonic() - began < self.settings.drain_timeout_s:
@@ -213,10 +300,11 @@ class _Player:
                                          session_timeout_ms=s.session_timeout_ms, output=deliveries,
                                          stop_at_stdin_eof=True)
         else:
+            group_protocol = "consumer" if run.protocol.group_protocol == "consumer" else "classic"
             argv = modern_member.command(bootstrap=s.bootstrap, group=run.group, topic=run.topic,
                                          consumer_id=consumer_id, strategy=run.protocol.strategy,
                                          session_timeout_ms=s.session_timeout_ms, output=deliveries,
-                                         stop_at_stdin_eof=True)
+                                         stop_at_stdin_eof=True, group_protocol=group_protocol)
         member = self.group.start(name, consumer_id, argv)
         self.marker("demo.member_started", consumer_id=consumer_id, pid=member.pid)
 
@@ -239,13 +327,34 @@ class _Player:
 
     def pump(self, wait: float) -> None:
         """Record what the members said (waiting up to ``wait`` for it), and notice a member that exited on its
-        own."""
+        own. Raises :class:`GroupProtocolUnsupported` when a member says, or shows by its exit status, that the
+        broker cannot run its group protocol."""
         for event in self.group.receive(wait):
             self.record(event)
+            if event.get("event") == modern_member.UNSUPPORTED_EVENT and self.unsupported_reason is None:
+                self.unsupported_reason = str(event.get("reason") or "")
+        for member in self.group.members.values():
+            if (member.alive and not member.ended_by_us
+                    and member.process.poll() == modern_member.UNSUPPORTED_EXIT):
+                member.ended_by_us = True  # its end is the reason given, not a death
+                if self.unsupported_reason is None:
+                    status = modern_member.UNSUPPORTED_EXIT
+                    self.unsupported_reason = f"{member.consumer_id} exited with status {status}"
         for member in self.group.died():
             log.warning("migration.member_died", protocol=self.run.protocol.name,
                         consumer_id=member.consumer_id, returncode=member.process.returncode)
             self.marker(DIED, consumer_id=member.consumer_id, returncode=member.process.returncode)
+        if self.unsupported_reason is not None and self.playing:
+            self.playing = False
+            raise GroupProtocolUnsupported(self.unsupported(self.unsupported_reason))
+
+    def unsupported(self, reason: str) -> str:
+        """One line: which coordinator, which protocol, and librdkafka's last word on it (``ConsumerGroupHeartbeat
+        Request not supported by broker``, without the group and broker ids before it)."""
+        s = self.settings
+        coordinator = "the broker's own group coordinator" if s.coordinator == "broker" else f"the {s.coordinator}"
+        return (f"{coordinator} at {s.bootstrap} does not run {self.run.protocol.kind} groups "
+                f"({reason.rsplit(': ', 1)[-1]})")
 
     def marker(self, name: str, **fields: Any) -> None:
         self.record({"event": name, "protocol": self.run.protocol.name, **fields})
@@ -272,9 +381,10 @@ class _Player:
             self.recorder = None
 
 
-def _produce(runs: list[ProtocolRun], bootstrap: str, rate: float, stop: threading.Event,
+def _produce(runs: list[ProtocolRun], bootstrap: str, rate: float, clock: SceneClock, stop: threading.Event,
              done: threading.Event) -> None:
-    """One message a tick to every protocol that is producing; the scene is the one when it was produced."""
+    """One message a tick to every protocol still playing, while the clock says the script is under way; the scene
+    is the clock's when it was produced, the same for every protocol."""
     from confluent_kafka import Producer
 
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "message.timeout.ms": 60000,
@@ -289,7 +399,8 @@ def _produce(runs: list[ProtocolRun], bootstrap: str, rate: float, stop: threadi
         return report
 
     while not (stop.is_set() or done.is_set()):
-        for run in runs:
+        scene = clock.scene
+        for run in runs if clock.producing else ():
             name = run.protocol.name
             if not run.producing:
                 continue
@@ -297,7 +408,7 @@ def _produce(runs: list[ProtocolRun], bootstrap: str, rate: float, stop: threadi
             sequence[name] = n + 1
             value, partition = f"{name}:{n}", n % run.partitions
             producer.produce(run.topic, key=str(n).encode(), value=value.encode(), partition=partition,
-                             on_delivery=acked(run, value, partition, run.scene))
+                             on_delivery=acked(run, value, partition, scene))
         producer.poll(0)
         next_at += interval
         time.sleep(max(0.0, next_at - time.monotonic()))
@@ -321,11 +432,12 @@ def compare_protocols(settings: CompareSettings,
     chroot = f"/zkconsumer-migration-{s.run_id}"
     legacy = any(r.protocol.family == "legacy" for r in runs)
     stop, done = threading.Event(), threading.Event()
+    clock = SceneClock(len(runs), stop)
     bridge = contextlib.ExitStack()
     players: list[_Player] = []
     threads: list[threading.Thread] = []
-    producer = threading.Thread(target=_produce, args=(runs, s.bootstrap, s.rate, stop, done), name="producer",
-                                daemon=True)
+    producer = threading.Thread(target=_produce, args=(runs, s.bootstrap, s.rate, clock, stop, done),
+                                name="producer", daemon=True)
     try:
         if legacy:
             with zookeeper(s.zookeeper) as zk:
@@ -338,8 +450,8 @@ def compare_protocols(settings: CompareSettings,
         else:
             connect = s.zookeeper
         producer.start()
-        for run in runs:
-            player = _Player(s, run, connect, stop, on_scene)
+        for number, run in enumerate(runs):
+            player = _Player(s, run, connect, stop, on_scene, clock, number)
             players.append(player)
             thread = threading.Thread(target=player.play, name=f"play-{run.protocol.name}", daemon=True)
             threads.append(thread)

@@ -17,32 +17,62 @@ from zkconsumer.errors import UsageError
 @dataclass(frozen=True, slots=True)
 class Protocol:
     """``family``: ``legacy`` (zkconsumer members, a ZooKeeper group) or ``modern`` (confluent-kafka members, a
-    broker-side group); ``strategy`` is the ``partition.assignment.strategy`` the members are given."""
+    broker-side group). ``group_protocol``: ``zookeeper``, ``classic`` (JoinGroup and SyncGroup, the members'
+    leader assigns) or ``consumer`` (KIP-848's ConsumerGroupHeartbeat, the coordinator assigns). ``strategy`` is
+    what the members are given to choose the assignor: the ``partition.assignment.strategy`` of a legacy or classic
+    member, the ``group.remote.assignor`` (the server-side assignor) of a KIP-848 one."""
 
     name: str
     family: str
     strategy: str
-    rebalancing: str  # eager (everything is revoked at every rebalance) or cooperative (only what moves)
+    # eager (everything is revoked at every rebalance), cooperative (only what moves, in rounds of JoinGroup and
+    # SyncGroup) or incremental (only what moves, reconciled by the coordinator one member at a time: KIP-848)
+    rebalancing: str
+    group_protocol: str = "classic"
+
+    @property
+    def kind(self) -> str:
+        """Who runs the group, as a migrating team names it (the page's table; ``rebalancing`` beside it)."""
+        return {"zookeeper": "legacy ZooKeeper", "consumer": "KIP-848 consumer"}.get(self.group_protocol, "classic")
+
+    @property
+    def title(self) -> str:
+        """The name a sentence uses: ``eager range`` where ``range`` alone would not say which family it is."""
+        if self.group_protocol == "consumer":
+            return f"KIP-848 consumer ({self.strategy})"
+        if self.group_protocol == "classic" and self.rebalancing == "eager":
+            return f"eager {self.strategy}"
+        return self.name
 
 
 PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (
-    Protocol("legacy-range", "legacy", "range", "eager"),
-    Protocol("legacy-roundrobin", "legacy", "roundrobin", "eager"),
+    Protocol("legacy-range", "legacy", "range", "eager", "zookeeper"),
+    Protocol("legacy-roundrobin", "legacy", "roundrobin", "eager", "zookeeper"),
     Protocol("range", "modern", "range", "eager"),
     Protocol("roundrobin", "modern", "roundrobin", "eager"),
     Protocol("cooperative-sticky", "modern", "cooperative-sticky", "cooperative"),
 )}
+"""The protocols compared when ``--protocols`` is not given."""
+
+KIP848_PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (
+    Protocol("consumer-uniform", "modern", "uniform", "incremental", "consumer"),
+    Protocol("consumer-range", "modern", "range", "incremental", "consumer"),
+)}
+"""KIP-848's consumer group protocol with each of Kafka's server-side assignors: selectable, not compared by
+default, since a coordinator that speaks it (ConsumerGroupHeartbeat) is needed, which the embedded broker is not."""
+
+KNOWN: dict[str, Protocol] = {**PROTOCOLS, **KIP848_PROTOCOLS}
 
 
 def parse_protocols(text: str) -> tuple[Protocol, ...]:
     """``legacy-range,cooperative-sticky`` -> the protocols, in the order given, each once."""
     names = [name.strip() for name in text.split(",") if name.strip()]
     if not names:
-        raise UsageError("--protocols names no protocol (known: " + ", ".join(PROTOCOLS) + ")")
-    unknown = [name for name in names if name not in PROTOCOLS]
+        raise UsageError("--protocols names no protocol (known: " + ", ".join(KNOWN) + ")")
+    unknown = [name for name in names if name not in KNOWN]
     if unknown:
-        raise UsageError(f"unknown protocol {unknown[0]!r} (known: {', '.join(PROTOCOLS)})")
-    return tuple(PROTOCOLS[name] for name in dict.fromkeys(names))
+        raise UsageError(f"unknown protocol {unknown[0]!r} (known: {', '.join(KNOWN)})")
+    return tuple(KNOWN[name] for name in dict.fromkeys(names))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,136 @@
+"""What a migrating team asks of the comparison, answered in sentences: which protocol paused fewer partitions,
+for how long, against the legacy group, overall and scene by scene; whether every protocol was sent the same
+messages, and lost or repeated any.
+
+Pure: the figures of ``report.json`` (:func:`zkconsumer.migration.report.report_json`'s ``protocols``) in,
+sentences out, so that a report written by an earlier run reads the same. The reference is the first legacy
+protocol that played the whole script (the group being migrated from); without one, the protocol that paused
+least. A protocol whose run stopped early is named as such and left out of the comparisons.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """``overall``: sentences on the whole run; ``scenes``: (scene label, sentence), in the script's order."""
+
+    overall: tuple[str, ...]
+    scenes: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Side:
+    """One protocol's figures, whole run or one scene, as the sentences read them."""
+
+    name: str
+    title: str
+    family: str
+    paused: float  # partition-seconds
+    partitions: int  # partitions paused at least once
+    longest_s: float
+
+
+def _side(name: str, figures: Mapping[str, Any], scope: Mapping[str, Any]) -> _Side:
+    return _Side(name, str(figures.get("title") or name), str(figures.get("family") or ""),
+                 float(scope.get("partition_seconds_paused") or 0.0), int(scope.get("paused_partitions") or 0),
+                 float(scope.get("max_pause_ms") or 0.0) / 1000)
+
+
+def _number(value: float) -> str:
+    return f"{value:,.1f}"
+
+
+def _reference(sides: Sequence[_Side]) -> _Side:
+    legacy = [s for s in sides if s.family == "legacy"]
+    return legacy[0] if legacy else min(sides, key=lambda s: s.paused)
+
+
+def _partitions(n: int) -> str:
+    return f"{n} partition{'s' if n != 1 else ''}"
+
+
+def _against(side: _Side, reference: _Side, first: bool) -> str:
+    """``cooperative-sticky paused 4 partitions for 29.0 partition-seconds, 4.9 times the legacy group's 5.9 (...)``
+    (the first in a sentence), ``eager range 4 for 38.7 (6.5 times, ...)`` (the next ones)."""
+    if reference.paused > 0:
+        ratio = f"{side.paused / reference.paused:.1f} times"
+    else:
+        ratio = "where it paused none" if side.paused > 0 else "none either"
+    longest = f"longest pause {_number(side.longest_s)} s"
+    if first:
+        whose = "the legacy group's" if reference.family == "legacy" else f"{reference.title}'s"
+        tail = (f", {ratio} {whose} {_number(reference.paused)}" if reference.paused > 0 else f", {ratio}")
+        return (f"{side.title} paused {_partitions(side.partitions)} for {_number(side.paused)} "
+                f"partition-seconds{tail} ({longest})")
+    return f"{side.title} {side.partitions} for {_number(side.paused)} ({ratio}, {longest})"
+
+
+def _ranking(sides: Sequence[_Side]) -> str:
+    ordered = sorted(sides, key=lambda s: s.paused)
+    return ("From fewest partition-seconds paused to most: "
+            + ", ".join(f"{s.title} {_number(s.paused)}" for s in ordered) + ".")
+
+
+def _compare(opening: str, sides: Sequence[_Side]) -> str:
+    reference = _reference(sides)
+    others = [s for s in sides if s is not reference]
+    base = (f"{reference.title} paused {_partitions(reference.partitions)} for {_number(reference.paused)} "
+            f"partition-seconds (longest pause {_number(reference.longest_s)} s)")
+    if not others:
+        return f"{opening}{base}."
+    parts = [_against(side, reference, index == 0) for index, side in enumerate(others)]
+    return f"{opening}{base}; " + "; ".join(parts) + "."
+
+
+def _production(played: Mapping[str, Mapping[str, Any]]) -> str:
+    produced = {name: int(f.get("produced") or 0) for name, f in played.items()}
+    values = sorted(set(produced.values()))
+    if len(values) == 1:
+        sent = f"Every protocol was sent the same {values[0]:,} messages over the same time (the scenes began together)"
+    else:
+        sent = (f"The protocols were sent between {values[0]:,} and {values[-1]:,} messages over the same time (a "
+                f"delivery report missing)")
+    lost = [f"{f.get('title') or name} lost {int(f['lost']):,}" for name, f in played.items() if f.get("lost")]
+    duplicated = [f"{f.get('title') or name} {int(f['duplicates']):,}" for name, f in played.items()
+                  if f.get("duplicates")]
+    said = [sent + (": " + ", ".join(lost) if lost else ", and every one was delivered") + "."]
+    if duplicated:
+        said.append("Delivered twice (consumed again after a rebalance, before a commit): " + ", ".join(duplicated)
+                    + ".")
+    else:
+        said.append("None was delivered twice.")
+    return " ".join(said)
+
+
+def verdict(protocols: Mapping[str, Mapping[str, Any]]) -> Verdict:
+    """The sentences for ``report.json``'s ``protocols`` (name -> figures, in the run's order)."""
+    played = {name: f for name, f in protocols.items() if not f.get("error")}
+    stopped = [str(f.get("title") or name) for name, f in protocols.items() if f.get("error")]
+    overall: list[str] = []
+    if played:
+        sides = [_side(name, f, f) for name, f in played.items()]
+        overall.append(_compare("Overall, ", sides))
+        if len(sides) > 2:
+            overall.append(_ranking(sides))
+        overall.append(_production(played))
+    if stopped:
+        overall.append(f"Stopped early, left out of the comparison: {', '.join(stopped)} (see the problems below).")
+    labels: dict[int, str] = {}
+    for figures in played.values():
+        for scene in figures.get("scenes") or ():
+            labels.setdefault(int(scene["scene"]), str(scene.get("label") or scene["scene"]))
+    scenes = []
+    for number in sorted(labels):
+        sides = [_side(name, f, scene) for name, f in played.items() for scene in f.get("scenes") or ()
+                 if scene.get("scene") == number]
+        if sides:
+            fewest = min(sides, key=lambda s: s.paused)
+            ties = [s.title for s in sides if s.paused == fewest.paused]
+            close = f" Fewest: {' and '.join(ties)}." if len(sides) > 2 and len(ties) < len(sides) else ""
+            scenes.append((labels[number], _compare("", sides) + close))
+    return Verdict(tuple(overall), tuple(scenes))
