@@ -33,12 +33,12 @@ from zkconsumer.trace.vocabulary import (
 EVENTS_MD = (REPO / "docs" / "events.md").read_text(encoding="utf-8")
 READERS = [*sorted((REPO / "zkconsumer" / "trace").glob("*.py")), REPO / "zkconsumer" / "demo" / "narration.py"]
 EVENT_NAME = re.compile(r"(?:rebalance|consumer|zookeeper|session|offsets|znode|stream|demo|fetcher|fetcher_manager"
-                        r"|leader_finder)\.[a-z_]+")
+                        r"|leader_finder|front\.group|front\.consumer_group)\.[a-z_]+")
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 
 
 def documented_names() -> set[str]:
-    return set(re.findall(r"`([a-z_]+\.[a-z_]+)`", EVENTS_MD))
+    return set(re.findall(r"`([a-z_]+(?:\.[a-z_]+)+)`", EVENTS_MD))
 
 
 def documented_steps() -> dict[str, int]:

@@ -24,7 +24,11 @@ from datetime import datetime, timedelta, timezone
 from types import MappingProxyType
 from typing import Any
 
-from zkconsumer.trace.vocabulary import BY_EVENT, CONFLICT, MARK_EVENTS
+from zkconsumer.trace.coordinator import CoordinatorLane, CoordinatorLanes
+from zkconsumer.trace.values import finite_number as _number
+from zkconsumer.trace.values import integer as _int
+from zkconsumer.trace.values import json_list as _list
+from zkconsumer.trace.vocabulary import BY_EVENT, CONFLICT, MARK_EVENTS, coordinator_protocol
 
 BROKEN_LINES_KEPT = 5  # how many numbers of broken lines an EventLog keeps, to name them in a message
 FETCHER_PREFIXES = ("fetcher.", "fetcher_manager.", "leader_finder.")  # counted, never drawn
@@ -59,6 +63,14 @@ class Event:
     @property
     def is_fetcher(self) -> bool:
         return self.name.startswith(FETCHER_PREFIXES)
+
+    @property
+    def coordinator_group(self) -> str | None:
+        """The group of a group coordinator's event the trace reads (see :mod:`zkconsumer.trace.coordinator`)."""
+        if coordinator_protocol(self.name) is None:
+            return None
+        group = self.fields.get("group")
+        return group if isinstance(group, str) and group else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,7 +369,8 @@ class Marker:
 @dataclass(frozen=True, slots=True)
 class Entry:
     """An event the text timeline may show, with its time on the timeline; ``marker`` when it is a demo marker
-    (a heading), else it belongs to the consumer in its ``consumer_id``."""
+    (a heading), else it belongs to the consumer in its ``consumer_id``, or to the coordinator of the group in its
+    ``group`` (``event.coordinator_group``)."""
 
     time: float
     event: Event
@@ -379,7 +392,8 @@ class Round:
 class Timeline:
     """Everything a renderer draws. ``origin`` is the absolute time of 0.0 (``None`` for an empty trace);
     ``end`` is the last moment with something on it. ``partitions`` lists every partition seen owned, assigned or
-    counted (``rebalance.assign``'s ``partitions``, ``demo.partitions_added``), owned or not."""
+    counted (``rebalance.assign``'s ``partitions``, ``demo.partitions_added``), owned or not. ``coordinators``: a
+    lane per group whose coordinator's events are in the trace (:mod:`zkconsumer.trace.coordinator`)."""
 
     origin: datetime | None
     end: float
@@ -392,10 +406,11 @@ class Timeline:
     ignored_events: int = 0
     skipped_lines: int = 0
     skipped_line_numbers: tuple[int, ...] = ()
+    coordinators: tuple[CoordinatorLane, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not self.lanes and not self.markers
+        return not self.lanes and not self.markers and not self.coordinators
 
     def lane(self, consumer_id: str) -> Lane:
         for lane in self.lanes:
@@ -418,21 +433,6 @@ class Timeline:
 
 
 # --- building ---------------------------------------------------------------------------------------------------
-
-
-def _number(value: object) -> float | None:
-    """A finite number, not a bool (JSON ``true`` is not a duration)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def partition_refs(value: object) -> tuple[PartitionRef, ...]:
@@ -586,14 +586,16 @@ class _Ownerships:
 
 def build_timeline(events: EventLog | Iterable[Event]) -> Timeline:
     """Lanes, rebalances, gaps, ownership and markers from parsed events, in timestamp order (the order of the
-    lines breaks ties). Events of a connector need ``consumer_id``; ``demo.*`` events are markers; other events
-    without ``consumer_id`` are counted in ``ignored_events``; fetcher events only in ``fetcher_events``."""
+    lines breaks ties). Events of a connector need ``consumer_id``; ``demo.*`` events are markers; a group
+    coordinator's events (with their ``group``) make its lane; other events without ``consumer_id`` are counted
+    in ``ignored_events``; fetcher events only in ``fetcher_events``."""
     skipped, skipped_numbers = 0, tuple[int, ...]()
     if isinstance(events, EventLog):
         skipped, skipped_numbers = events.broken, events.broken_lines
         events = events.events
     ordered = sorted(events, key=lambda e: (e.timestamp, e.line))
-    relevant = [e for e in ordered if e.consumer_id is not None or e.is_marker]
+    relevant = [e for e in ordered
+                if e.consumer_id is not None or e.is_marker or e.coordinator_group is not None]
     ignored = len(ordered) - len(relevant)
     if not relevant:
         return Timeline(None, 0.0, (), (), (), (), (), 0, ignored, skipped, skipped_numbers)
@@ -610,9 +612,14 @@ def build_timeline(events: EventLog | Iterable[Event]) -> Timeline:
     markers: list[Marker] = []
     entries: list[Entry] = []
     fetcher_events = 0
+    coordinators = CoordinatorLanes()
 
     for event in relevant:
         time = seconds(event)
+        if event.consumer_id is None and not event.is_marker:  # a coordinator's
+            coordinators.feed(event.name, time, event.fields)
+            entries.append(Entry(time, event))
+            continue
         if event.is_marker and not (event.name in MARK_EVENTS and event.consumer_id is not None):
             marker = Marker(time, event.name, event.fields)
             markers.append(marker)
@@ -641,7 +648,7 @@ def build_timeline(events: EventLog | Iterable[Event]) -> Timeline:
     partitions.update(o_key for o_key in ((o.topic, o.partition) for o in owned))
     built = tuple(_finish_lane(lane, end) for lane in lanes.values())
     return Timeline(origin, end, built, owned, tuple(sorted(partitions)), tuple(markers), tuple(entries),
-                    fetcher_events, ignored, skipped, skipped_numbers)
+                    fetcher_events, ignored, skipped, skipped_numbers, coordinators.finish(end))
 
 
 def _block_start(event: Event) -> datetime:

@@ -30,9 +30,11 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from zkconsumer.pages import Html, render_page
 from zkconsumer.pages.render import strip_control
+from zkconsumer.trace.coordinator import CoordinatorLane, CoordinatorMark
 from zkconsumer.trace.timeline import (
     Gap,
     Lane,
@@ -44,18 +46,37 @@ from zkconsumer.trace.timeline import (
     Timeline,
     rebalance_rounds,
 )
-from zkconsumer.trace.vocabulary import LIFE_ENDS, MARK_KINDS, STEPS, Symbol, mark_symbol, mark_title
+from zkconsumer.trace.vocabulary import (
+    COORDINATOR_MARK_KINDS,
+    COORDINATOR_MARKS,
+    GROUP_STATES,
+    LIFE_ENDS,
+    MARK_KINDS,
+    ROUND_FILL,
+    ROUND_STROKE,
+    STEPS,
+    UNKNOWN_MARK_SYMBOL,
+    Symbol,
+    mark_symbol,
+    mark_title,
+    state_colour,
+)
 from zkconsumer.trace.vocabulary import step_colour as _step_colour
 from zkconsumer.trace.words import (
+    describe_coordinator_event,
     describe_gap,
     describe_mark,
     describe_marker,
     describe_ownership,
     describe_rebalance,
+    describe_round,
+    describe_state,
     describe_step,
+    fmt_fields,
     fmt_ms,
     fmt_offset,
     plural,
+    round_label,
 )
 
 # --- layout, in pixels ------------------------------------------------------------------------------------------
@@ -114,8 +135,8 @@ class _RowLayout:
         return self.bar + BAR_H / 2
 
 
-# The overview, top to bottom: rows of marker labels, the time axis (its tick labels above it), a lane per
-# consumer, the partition owners under their heading, the legend.
+# The overview, top to bottom: rows of marker labels, the time axis (its tick labels above it), a lane per group
+# coordinator, a lane per consumer, the partition owners under their heading, the legend.
 TOP_PAD = 8  # above the first row of marker labels, and under the legend
 MARKER_ROW_H = 15  # a row of marker labels
 MARKER_ROWS_MAX = 6
@@ -152,6 +173,14 @@ LEGEND_GAP_W = 14  # the gap's swatch, wider than a step's
 LEGEND_STEP_TEXT_X = 17  # a step's title, right of its swatch's left edge
 LEGEND_MARK_TEXT_X = 18  # a mark's title, right of its symbol's (or the gap swatch's) left edge
 LEGEND_MARK_W = 24  # a mark entry's symbol and space, before its title
+
+# A coordinator's lane: as tall as a consumer's, the group's state as a band along its top, the rounds where a
+# consumer's steps are, the marks under them.
+STATE_TOP = 5  # the state band, below the lane's top
+STATE_H = 13
+STATE_BASELINE = 10  # a state's name, below the band's top
+ROUND_LABEL_BASELINE = 12.5  # a round's label, below the top of its block
+MIN_STATE_PX = 1.0
 
 # A round: its axis in milliseconds, then a row per rebalance, marks on the top edge of its bar, the attempts under.
 ROUND_AXIS_Y = 18
@@ -291,10 +320,13 @@ def _mark_svg(mark: Mark, x: float, y: float, where: str, more: Sequence[Mark] =
               class_="mark", data_kind=mark.kind, data_count=1 + len(more) if more else None)
 
 
-def _bursts(marks: Sequence[Mark], scale: _Scale) -> list[list[Mark]]:
+_AnyMark = TypeVar("_AnyMark", Mark, CoordinatorMark)
+
+
+def _bursts(marks: Sequence[_AnyMark], scale: _Scale) -> list[list[_AnyMark]]:
     """Marks in time order, those of one kind within ``BURST_PX`` of the previous one merged into one symbol
     (a crash prints a traceback a line at a time; a flapping connection repeats itself)."""
-    groups: list[list[Mark]] = []
+    groups: list[list[_AnyMark]] = []
     for mark in sorted(marks, key=lambda m: m.time):
         last = groups[-1] if groups else None
         if last and last[-1].kind == mark.kind and scale.x(mark.time) - scale.x(last[-1].time) <= BURST_PX:
@@ -393,7 +425,7 @@ def _gap_band(gap: Gap, x: float, width: float, top: float, opacity: str, prefix
 
 def render_svg(timeline: Timeline, standalone: bool = True, links: bool = False, axis_end: float | None = None,
                prefix: str = "ov-", short: Callable[[str], str] | None = None,
-               marker_label_rows: int = MARKER_ROWS_MAX) -> str:
+               marker_label_rows: int = MARKER_ROWS_MAX, legend: bool = True) -> str:
     """The overview: axis, lanes, partition owners, markers and the legend, as one ``<svg>``. ``standalone``
     adds the XML namespace a ``.svg`` file needs (inline in HTML it is not needed, and the page names no URL);
     ``links`` makes each rebalance a link to its round on the HTML page. ``axis_end`` (seconds) stretches the
@@ -401,7 +433,8 @@ def render_svg(timeline: Timeline, standalone: bool = True, links: bool = False,
     ``prefix`` keeps the ids of several overviews on one page apart. ``short`` shortens the consumer ids and
     topics written on the drawing (lane, marker, partition and owner labels), when their common part would crowd
     it: the full names stay in the tooltips; ``marker_label_rows`` is how many rows the markers' labels may take
-    before they overlap."""
+    before they overlap. ``legend=False`` leaves the legend out, for a page that draws several overviews and one
+    legend (:func:`render_legend_svg`)."""
     colours = consumer_colours(timeline)
     end = max(timeline.end, axis_end or 0.0)
     scale = _Scale(0.0, end if end > 0 else 1.0)
@@ -424,12 +457,16 @@ def render_svg(timeline: Timeline, standalone: bool = True, links: bool = False,
         marker_rows[i] = row
     rows_used = max(marker_rows, default=-1) + 1
     axis_y = TOP_PAD + rows_used * MARKER_ROW_H + AXIS_BELOW_MARKERS
-    lanes_top = axis_y + LANES_BELOW_AXIS
+    coordinators_top = axis_y + LANES_BELOW_AXIS
+    lanes_top = coordinators_top + len(timeline.coordinators) * LANE_H
     owners_top = lanes_top + len(timeline.lanes) * LANE_H + OWNERS_BELOW_LANES
     bottom = owners_top + len(timeline.partitions) * OWNER_ROW_H
     legend_top = bottom + LEGEND_BELOW_OWNERS
-    legend, legend_h = _legend(legend_top)
-    height = legend_top + legend_h + TOP_PAD
+    if legend:
+        drawn_legend, legend_h = _legend(legend_top, coordinator=bool(timeline.coordinators))
+        height = legend_top + legend_h + TOP_PAD
+    else:
+        height = bottom + TOP_PAD
 
     # axis and grid
     tick = _nice_step(scale.end - scale.start, AXIS_TICKS)
@@ -444,6 +481,8 @@ def render_svg(timeline: Timeline, standalone: bool = True, links: bool = False,
         t += tick
     out.append(el("g", *axis, class_="axis"))
 
+    for index, coordinator in enumerate(timeline.coordinators):
+        out.append(_coordinator_lane_svg(coordinator, coordinators_top + index * LANE_H, scale, short))
     for index, lane in enumerate(timeline.lanes):
         out.append(_lane_svg(lane, lanes_top + index * LANE_H, scale, colours[lane.consumer_id], prefix, links, short))
 
@@ -459,8 +498,66 @@ def render_svg(timeline: Timeline, standalone: bool = True, links: bool = False,
                       el("text", label, x=x + LABEL_PAD if anchor == "start" else x - LABEL_PAD,
                          y=row_top + MARKER_BASELINE, text_anchor=anchor, class_="markerlabel"),
                       class_="marker", data_kind=marker.kind))
-    out.append(legend)
+    if legend:
+        out.append(drawn_legend)
     return _drawing("overview", height, prefix, out, standalone)
+
+
+def render_legend_svg(coordinator: bool = False, standalone: bool = False, prefix: str = "lg-") -> str:
+    """The overview's legend alone, as its own ``<svg>``: for a page that draws several overviews without theirs.
+    ``coordinator`` adds the coordinator lane's states, round and marks."""
+    legend, height = _legend(TOP_PAD, coordinator=coordinator)
+    return _drawing("legend-drawing", TOP_PAD + height + TOP_PAD, prefix, [legend], standalone)
+
+
+def _coordinator_lane_svg(lane: CoordinatorLane, top: float, scale: _Scale,
+                          short: Callable[[str], str] | None = None) -> Svg:
+    """A group's coordinator: its state as a band along the top, its rounds as blocks, the marks under them."""
+    row = LANE_ROW
+    full = f"group coordinator of {lane.group} ({lane.protocol} protocol, {plural(lane.events, 'event')})"
+    out = _swatch_and_name(row, top, ROUND_STROKE, el("title", full), "coordinator")
+    second = f"group {lane.group}" if short is None else f"{lane.protocol} protocol"
+    out.append(el("text", second, x=NAME_X, y=top + row.second_line, class_="small"))
+    for stretch in lane.states:
+        x, width = scale.span(stretch.start, stretch.end, MIN_STATE_PX)
+        parts = [el("title", f"group {lane.group}: {describe_state(stretch, lane.protocol)}"),
+                 el("rect", x=x, y=top + STATE_TOP, width=width, height=STATE_H, fill=state_colour(stretch.state))]
+        if width >= len(stretch.state) * SMALL_CHAR_PX + 2 * LABEL_PAD:
+            parts.append(el("text", stretch.state, x=x + LABEL_PAD, y=top + STATE_TOP + STATE_BASELINE,
+                            class_="small"))
+        out.append(el("g", *parts, class_="state", data_state=stretch.state, data_epoch=stretch.epoch))
+    bar_y = top + row.bar
+    for rnd in lane.rounds:
+        x, width = scale.span(rnd.start, rnd.end, MIN_BLOCK_PX)
+        parts = [el("title", f"group {lane.group}: {describe_round(rnd)}"),
+                 el("rect", x=x, y=bar_y, width=width, height=BAR_H, fill=ROUND_FILL, stroke=ROUND_STROKE,
+                    stroke_dasharray=None if rnd.completed else "3 2")]
+        label = round_label(rnd)
+        members = ", ".join(short(m) if short is not None else m for m in rnd.members)
+        for candidate in (f"{label}: {members}" if members else label, label):
+            if width >= len(candidate) * SMALL_CHAR_PX + 2 * LABEL_PAD:
+                parts.append(el("text", candidate, x=x + LABEL_PAD, y=bar_y + ROUND_LABEL_BASELINE, class_="small"))
+                break
+        out.append(el("g", *parts, class_="coordinator-round", data_epoch=rnd.epoch, data_outcome=rnd.ended_by))
+    bursts = _bursts(lane.marks, scale)
+    xs = _spread((scale.x(burst[0].time) for burst in bursts), MARK_SPACING_PX)
+    for burst, x in zip(bursts, xs, strict=True):
+        out.append(_coordinator_mark_svg(lane, burst, x, top + row.marks))
+    return el("g", *out, class_="coordinator", data_group=lane.group, data_protocol=lane.protocol)
+
+
+def _coordinator_mark_svg(lane: CoordinatorLane, burst: Sequence[CoordinatorMark], x: float, y: float) -> Svg:
+    lines = []
+    for mark in burst:
+        said = describe_coordinator_event(mark.name, mark.fields, lane.member_name)
+        fields = fmt_fields(mark.fields)
+        lines.append(f"group {lane.group} {fmt_offset(mark.time)}: {said}" + (f" [{fields}]" if fields else ""))
+    if len(lines) > BURST_SHOWN:
+        lines = lines[:BURST_SHOWN] + [f"... (+{len(lines) - BURST_SHOWN} more)"]
+    kind = COORDINATOR_MARKS.get(burst[0].kind)
+    symbol = kind.symbol if kind is not None else UNKNOWN_MARK_SYMBOL
+    return el("g", el("title", "\n".join(lines)), _shape(symbol.shape, x, y, symbol.colour),
+              class_="coordinator-mark", data_kind=burst[0].kind, data_count=len(burst) if len(burst) > 1 else None)
 
 
 def _lane_svg(lane: Lane, top: float, scale: _Scale, colour: str, prefix: str, links: bool,
@@ -571,8 +668,9 @@ def _owners_svg(timeline: Timeline, top: float, scale: _Scale, colours: dict[str
     return el("g", *out, class_="owners")
 
 
-def _legend(top: float) -> tuple[Svg, float]:
-    """The steps' colours with their numbers and titles, the mark symbols, the gap; returns (svg, height)."""
+def _legend(top: float, coordinator: bool = False) -> tuple[Svg, float]:
+    """The steps' colours with their numbers and titles, the mark symbols, the gap, and with ``coordinator`` a row
+    for the coordinator lanes (group states, a round, their marks); returns (svg, height)."""
     out = [el("text", "legend", x=SWATCH_X, y=top + LEGEND_HEADING_BASELINE, class_="lanelabel")]
     for i, step in enumerate(STEPS):
         x = LEFT + (i % LEGEND_COLUMNS) * LEGEND_COLUMN_W
@@ -600,7 +698,50 @@ def _legend(top: float) -> tuple[Svg, float]:
         out.append(el("g", drawn, el("text", title, x=left + LEGEND_MARK_TEXT_X, y=y + LEGEND_BASELINE),
                       class_="legend-mark", data_kind=kind))
         left += width
+    if coordinator:
+        coordinator_legend, rows = _legend_coordinator(y + LEGEND_ROW_H + LEGEND_MARKS_BELOW_STEPS)
+        out.append(coordinator_legend)
+        y += LEGEND_MARKS_BELOW_STEPS + rows * LEGEND_ROW_H
     return el("g", *out, class_="legend"), y + LEGEND_ROW_H - top
+
+
+ROUND_LEGEND = "round, labelled with its generation (classic) or group epoch (KIP-848)"
+
+
+def _legend_coordinator(top: float) -> tuple[Svg, int]:
+    """The coordinator lane's part of the legend, headed ``coordinator``: its states' colours (their meanings in
+    tooltips), a round, its marks, in rows that wrap; returns (svg, rows)."""
+    out = [el("text", "coordinator", x=SWATCH_X, y=top + LEGEND_BASELINE, class_="lanelabel")]
+    left, y = float(LEFT), top
+
+    def place(title: str) -> tuple[float, float]:
+        nonlocal left, y
+        width = LEGEND_MARK_W + len(title) * CHAR_PX
+        if left + width > WIDTH - RIGHT and left > LEFT:
+            left, y = LEFT, y + LEGEND_ROW_H
+        at = left, y
+        left += width
+        return at
+
+    for state in GROUP_STATES:
+        x, row = place(state.state)
+        out.append(el("g", el("title", state.meaning),
+                      el("rect", x=x, y=row + LEGEND_SWATCH_TOP, width=LEGEND_GAP_W, height=LEGEND_SWATCH_PX,
+                         fill=state.colour),
+                      el("text", state.state, x=x + LEGEND_MARK_TEXT_X, y=row + LEGEND_BASELINE),
+                      class_="legend-state", data_state=state.state))
+    x, row = place(ROUND_LEGEND)
+    out.append(el("g", el("rect", x=x, y=row + LEGEND_SWATCH_TOP, width=LEGEND_GAP_W, height=LEGEND_SWATCH_PX,
+                          fill=ROUND_FILL, stroke=ROUND_STROKE),
+                  el("text", ROUND_LEGEND, x=x + LEGEND_MARK_TEXT_X, y=row + LEGEND_BASELINE),
+                  class_="legend-round"))
+    for mark in COORDINATOR_MARK_KINDS:
+        x, row = place(mark.title)
+        drawn = _shape(mark.symbol.shape, x + LEGEND_GAP_W / 2, row + LEGEND_SWATCH_TOP + LEGEND_SWATCH_PX / 2,
+                       mark.symbol.colour)
+        out.append(el("g", drawn, el("text", mark.title, x=x + LEGEND_MARK_TEXT_X, y=row + LEGEND_BASELINE),
+                      class_="legend-coordinator-mark", data_kind=mark.kind))
+    return el("g", *out, class_="legend-coordinator"), round((y - top) / LEGEND_ROW_H) + 1
 
 
 # --- rounds: the zoomed strips ----------------------------------------------------------------------------------

@@ -2,9 +2,11 @@
 
 Each line is the time since the start of the trace, the consumer, and what happened in a few words: a step with
 its title (from :mod:`zkconsumer.trace.vocabulary`) and duration, a rebalance's outcome with its stop-the-world
-gap and the ownership it ended with, conflicts and failures flagged ``!!``. The demo's markers are headings, so a
-scene and what the members did in it read together. Fetcher events are left out (there are many, and they say
-how data moved, not how the group rebalanced); they are counted in the header. A summary per consumer closes it.
+gap and the ownership it ended with, conflicts and failures flagged ``!!``. A group coordinator's events are lines
+of their own, under ``coordinator <group>``: its rounds, state changes and what it did to members (an expiry or a
+fencing flagged). The demo's markers are headings, so a scene and what the members did in it read together.
+Fetcher events are left out (there are many, and they say how data moved, not how the group rebalanced); they are
+counted in the header. A summary per consumer, and per coordinator, closes it.
 
 Pure: returns the lines; printing them is the CLI's job.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from zkconsumer.trace.coordinator import CoordinatorLane
 from zkconsumer.trace.timeline import (
     Entry,
     Event,
@@ -27,9 +30,11 @@ from zkconsumer.trace.timeline import (
 )
 from zkconsumer.trace.vocabulary import BY_EVENT, MARK_EVENTS
 from zkconsumer.trace.words import (
+    describe_coordinator_event,
     describe_mark,
     describe_marker,
     describe_rebalance,
+    describe_round,
     describe_step,
     fmt_ms,
     fmt_offset,
@@ -39,6 +44,7 @@ from zkconsumer.trace.words import (
 )
 
 ALERT = "!!"
+COORDINATOR_ALERTS = ("member_expired", "member_fenced", "static_member_replaced")  # flagged in the text
 
 
 def render_text(source: Timeline | EventLog | Iterable[Event]) -> list[str]:
@@ -46,16 +52,24 @@ def render_text(source: Timeline | EventLog | Iterable[Event]) -> list[str]:
     timeline = source if isinstance(source, Timeline) else build_timeline(source)
     if timeline.empty or timeline.origin is None:
         return ["(no consumer or demo event in this trace)"]
-    width = max((len(lane.consumer_id) for lane in timeline.lanes), default=8)
+    coordinators = {lane.group: lane for lane in timeline.coordinators}
+    width = max([len(lane.consumer_id) for lane in timeline.lanes]
+                + [len(_coordinator_column(group)) for group in coordinators], default=8)
     lookup = _Lookup(timeline)
+    also = f", {plural(len(coordinators), 'group coordinator')}" if coordinators else ""
     lines = [
         f"trace from {timeline.origin.strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3]}Z, {timeline.end:.3f} s, "
-        f"{plural(len(timeline.lanes), 'consumer')}, {plural(len(timeline.markers), 'marker')} "
+        f"{plural(len(timeline.lanes), 'consumer')}{also}, {plural(len(timeline.markers), 'marker')} "
         f"({plural(timeline.fetcher_events, 'fetcher event')} not shown)",
     ]
     for entry in timeline.entries:
         if entry.marker:
             lines.extend(_marker_lines(entry))
+            continue
+        group = entry.event.coordinator_group
+        if group is not None and group in coordinators:
+            lines.append(f"{fmt_offset(entry.time):>10}  {_coordinator_column(group):<{width}}  "
+                         f"{_describe_coordinator(entry, coordinators[group])}")
             continue
         text = _describe(entry, lookup)
         if text is not None:
@@ -63,6 +77,16 @@ def render_text(source: Timeline | EventLog | Iterable[Event]) -> list[str]:
             lines.append(f"{fmt_offset(entry.time):>10}  {consumer:<{width}}  {text}")
     lines.extend(_summary(timeline))
     return lines
+
+
+def _coordinator_column(group: str) -> str:
+    return f"coordinator {group}"
+
+
+def _describe_coordinator(entry: Entry, lane: CoordinatorLane) -> str:
+    name = entry.event.name
+    alert = f"{ALERT} " if name.endswith(COORDINATOR_ALERTS) else ""
+    return alert + describe_coordinator_event(name, entry.event.fields, lane.member_name)
 
 
 class _Lookup:
@@ -176,6 +200,8 @@ def _summary(timeline: Timeline) -> list[str]:
         lines.append(f"{lane.consumer_id}: {plural(s.rebalances, 'rebalance')} ({plural(s.attempts, 'attempt')}, "
                      f"{s.failed_attempts} failed, {plural(s.conflicts, 'conflict')}{unfinished}); "
                      f"stop-the-world {fmt_ms(s.stop_the_world_ms)}{longest}")
+    for coordinator in timeline.coordinators:
+        lines.append(_coordinator_summary(coordinator))
     owners = [o for o in timeline.ownership if o.end is None]
     if owners:
         lines.append("owners at the end: " + ", ".join(
@@ -183,3 +209,12 @@ def _summary(timeline: Timeline) -> list[str]:
     if timeline.skipped_lines:
         lines.append(f"{plural(timeline.skipped_lines, 'broken line')} skipped")
     return lines
+
+
+def _coordinator_summary(lane: CoordinatorLane) -> str:
+    """``coordinator g (classic): 3 rounds, 1 not completed; longest round to generation 2: ...``."""
+    unfinished = sum(1 for rnd in lane.rounds if not rnd.completed)
+    longest = max(lane.rounds, key=lambda rnd: rnd.end - rnd.start, default=None)
+    text = (f"{_coordinator_column(lane.group)} ({lane.protocol}): {plural(len(lane.rounds), 'round')}"
+            + (f", {unfinished} not completed" if unfinished else ""))
+    return text + (f"; longest {describe_round(longest)}" if longest is not None else "")

@@ -19,9 +19,13 @@ from dataclasses import dataclass
 from zkconsumer.events.rebalance_steps import BY_EVENT, BY_NAME, STEPS, RebalanceStep
 
 __all__ = [
-    "BY_EVENT", "BY_NAME", "COLOUR", "CONFLICT", "EVENTS", "GAP_ENDS", "LIFE_ENDS", "MARKER_EVENTS", "MARKS",
-    "MARK_EVENTS", "MARK_KINDS", "OWNERSHIP_ENDS", "SHAPES", "STEPS", "STEP_COLOURS", "UNKNOWN_MARK_SYMBOL",
-    "UNKNOWN_STEP_COLOUR", "LifeEnd", "MarkKind", "RebalanceStep", "Symbol", "mark_symbol", "mark_title", "step_colour",
+    "BY_EVENT", "BY_NAME", "CLASSIC_PREFIX", "COLOUR", "CONFLICT", "CONSUMER_PREFIX", "COORDINATOR_EVENTS",
+    "COORDINATOR_MARKS", "COORDINATOR_MARK_EVENTS", "COORDINATOR_MARK_KINDS", "COORDINATOR_PROTOCOLS", "EVENTS",
+    "GAP_ENDS", "GROUP_STATES", "GROUP_STATE_KINDS", "LIFE_ENDS", "MARKER_EVENTS", "MARKS", "MARK_EVENTS",
+    "MARK_KINDS", "OWNERSHIP_ENDS", "ROUND_FILL", "ROUND_STROKE", "SHAPES", "STEPS", "STEP_COLOURS",
+    "UNKNOWN_MARK_SYMBOL", "UNKNOWN_STATE_COLOUR", "UNKNOWN_STEP_COLOUR", "CoordinatorMarkKind", "GroupStateKind",
+    "LifeEnd", "MarkKind", "RebalanceStep", "Symbol", "coordinator_protocol", "mark_symbol", "mark_title",
+    "state_colour", "state_key", "state_name", "step_colour",
 ]
 
 COLOUR = re.compile(r"#[0-9a-f]{6}")  # the one spelling, so that colours compare as strings
@@ -154,6 +158,111 @@ OWNERSHIP_ENDS: dict[str, str] = {
     "not_owned": "not owned after the rebalance",
 }
 
+# --- the group coordinator's lane -------------------------------------------------------------------------------
+# The front's group coordinator (:mod:`zkconsumer.front`) logs what it does as ``front.group.*`` (the classic
+# protocol) and ``front.consumer_group.*`` (KIP-848's); each event names its group in ``group``. The trace draws one
+# lane per group: the group's state as a band, each round as a block, and marks for the members coming and going.
+
+CLASSIC_PREFIX = "front.group."
+CONSUMER_PREFIX = "front.consumer_group."
+COORDINATOR_PROTOCOLS: dict[str, str] = {CLASSIC_PREFIX: "classic", CONSUMER_PREFIX: "consumer"}
+
+
+@dataclass(frozen=True, slots=True)
+class GroupStateKind:
+    """A group state as Kafka's DescribeGroups and ConsumerGroupDescribe name it, what it means to a member, and the
+    colour of its stretch of the band. The events may spell a state in either case or with underscores
+    (KIP-848's ``ASSIGNING``), so a state is looked up by :func:`state_key`."""
+
+    state: str
+    meaning: str
+    colour: str
+
+
+# In the legend's order: the classic states, then KIP-848's own, then the end.
+GROUP_STATES: tuple[GroupStateKind, ...] = (
+    GroupStateKind("Empty", "no member", "#e9e9e9"),
+    GroupStateKind("PreparingRebalance", "a join round: the coordinator waits for the members to (re)join",
+                   "#fdae6b"),
+    GroupStateKind("CompletingRebalance", "the round is done: the members wait for the leader's assignment",
+                   "#fdd9a8"),
+    GroupStateKind("Stable", "every member has its assignment", "#b5dea8"),
+    GroupStateKind("Assigning", "KIP-848: the group epoch is ahead of the target assignment's", "#9ecae1"),
+    GroupStateKind("Reconciling", "KIP-848: members are moving to the target assignment", "#cfe1f2"),
+    GroupStateKind("Dead", "the group was removed", "#8c8c8c"),
+)
+UNKNOWN_STATE_COLOUR = "#cccccc"
+
+
+def state_key(state: str) -> str:
+    return state.replace("_", "").replace(" ", "").lower()
+
+
+GROUP_STATE_KINDS: dict[str, GroupStateKind] = {state_key(kind.state): kind for kind in GROUP_STATES}
+
+
+def state_colour(state: str) -> str:
+    kind = GROUP_STATE_KINDS.get(state_key(state))
+    return kind.colour if kind is not None else UNKNOWN_STATE_COLOUR
+
+
+def state_name(state: str) -> str:
+    """Kafka's spelling of a state the events spell their own way; an unknown one as it came."""
+    kind = GROUP_STATE_KINDS.get(state_key(state))
+    return kind.state if kind is not None else state
+
+
+@dataclass(frozen=True, slots=True)
+class CoordinatorMarkKind:
+    """A mark on a coordinator's lane and the events (of either protocol) it comes from."""
+
+    kind: str
+    events: tuple[str, ...]
+    title: str
+    symbol: Symbol
+
+
+# In the legend's order.
+COORDINATOR_MARK_KINDS: tuple[CoordinatorMarkKind, ...] = (
+    CoordinatorMarkKind("joined", ("front.group.member_joined", "front.consumer_group.member_joined"),
+                        "member joined the group", Symbol("circle", "#31a354")),
+    CoordinatorMarkKind("left", ("front.group.member_left", "front.consumer_group.member_left"),
+                        "member left the group", Symbol("ring", "#555555")),
+    CoordinatorMarkKind("expired", ("front.group.member_expired", "front.consumer_group.member_expired"),
+                        "member expired (removed by a timeout)", Symbol("cross", "#d94801")),
+    # A static member replaced by a new instance is fenced: the old member id gets FENCED_INSTANCE_ID.
+    CoordinatorMarkKind("fenced", ("front.group.static_member_replaced", "front.consumer_group.member_fenced"),
+                        "member fenced", Symbol("square", "#7a0177")),
+    CoordinatorMarkKind("assignment", ("front.group.assignment_sent",
+                                       "front.consumer_group.target_assignment_computed"),
+                        "assignment sent (classic) or target assignment computed (KIP-848)",
+                        Symbol("diamond", "#2171b5")),
+)
+COORDINATOR_MARKS: dict[str, CoordinatorMarkKind] = {mark.kind: mark for mark in COORDINATOR_MARK_KINDS}
+COORDINATOR_MARK_EVENTS: dict[str, str] = {event: mark.kind for mark in COORDINATOR_MARK_KINDS
+                                           for event in mark.events}
+ROUND_FILL = "#dadaeb"  # a coordinator's round: from its start to the new generation (or group epoch)
+ROUND_STROKE = "#6a51a3"
+
+# Every coordinator event the trace reads; any other ``front.*`` event (the front's connections, for one) is
+# ignored as other components' are.
+COORDINATOR_EVENTS: frozenset[str] = frozenset(CLASSIC_PREFIX + name for name in (
+    "created", "state_changed", "member_id_required", "member_joined", "member_rejoined", "static_member_replaced",
+    "member_left", "member_expired", "round_started", "initial_delay_extended", "round_completed",
+    "round_postponed", "assignment_sent", "deleted",
+)) | frozenset(CONSUMER_PREFIX + name for name in (
+    "created", "state_changed", "member_joined", "member_left", "member_fenced", "member_expired", "epoch_bumped",
+    "target_assignment_computed", "member_epoch_advanced", "partitions_revoked", "partitions_assigned", "deleted",
+))
+
+
+def coordinator_protocol(name: str) -> str | None:
+    """``classic`` or ``consumer`` for a coordinator event the trace reads, else ``None``."""
+    if name not in COORDINATOR_EVENTS:
+        return None
+    return COORDINATOR_PROTOCOLS[CLASSIC_PREFIX if name.startswith(CLASSIC_PREFIX) else CONSUMER_PREFIX]
+
+
 # --- the event names --------------------------------------------------------------------------------------------
 
 # The demo's markers: drawn across every lane and shown as headings (``demo.member_output`` is a mark instead).
@@ -173,5 +282,5 @@ _OTHER_EVENTS: tuple[str, ...] = (
 
 EVENTS: frozenset[str] = frozenset(
     [step.event for step in STEPS] + list(MARK_EVENTS) + [end.event for end in LIFE_ENDS.values()]
-    + list(MARKER_EVENTS) + list(_OTHER_EVENTS)
+    + list(MARKER_EVENTS) + list(_OTHER_EVENTS) + list(COORDINATOR_EVENTS)
 )

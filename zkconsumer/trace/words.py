@@ -9,9 +9,11 @@ to terminals and pipes whose encoding nobody checked. Pure; every function takes
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from zkconsumer.trace.coordinator import ROUND_ENDS, CoordinatorRound, GroupStateStretch
 from zkconsumer.trace.timeline import (
     Gap,
     Mark,
@@ -22,9 +24,19 @@ from zkconsumer.trace.timeline import (
     Step,
     partition_refs,
 )
-from zkconsumer.trace.vocabulary import CONFLICT, GAP_ENDS, OWNERSHIP_ENDS, mark_title
+from zkconsumer.trace.values import integer, json_list
+from zkconsumer.trace.vocabulary import (
+    CLASSIC_PREFIX,
+    CONFLICT,
+    CONSUMER_PREFIX,
+    GAP_ENDS,
+    OWNERSHIP_ENDS,
+    mark_title,
+    state_name,
+)
 
 LIST_LIMIT = 8  # partitions named before "... (+N more)"
+FIELD_VALUE_CHARS = 160  # an event field's value in a tooltip, cut after this many characters
 
 
 def fmt_ms(ms: float | None) -> str:
@@ -258,3 +270,148 @@ def describe_rebalance(rebalance: Rebalance) -> str:
     if rebalance.gap is not None:
         body += f"; {describe_gap(rebalance.gap)}"
     return f"{head}: {body}"
+
+
+# --- the group coordinator's lane -------------------------------------------------------------------------------
+
+# The fields every event has, or that a coordinator lane already says (its group): not repeated in a tooltip.
+_COMMON_FIELDS = frozenset({"event", "timestamp", "level", "logger", "group"})
+
+
+def fmt_fields(fields: Mapping[str, Any]) -> str:
+    """Every field of an event but the common ones, ``name=value``, for a tooltip that shows all the event said."""
+    parts = []
+    for key, value in fields.items():
+        if key in _COMMON_FIELDS:
+            continue
+        shown = value if isinstance(value, str) else json.dumps(value, default=str)
+        if len(shown) > FIELD_VALUE_CHARS:
+            shown = shown[:FIELD_VALUE_CHARS] + "..."
+        parts.append(f"{key}={shown}")
+    return ", ".join(parts)
+
+
+def _epoch_word(protocol: str) -> str:
+    return "group epoch" if protocol == "consumer" else "generation"
+
+
+def describe_coordinator_event(name: str, fields: Mapping[str, Any], member: Callable[[object], str]) -> str:
+    """One sentence about a coordinator's event, for the text timeline and a mark's tooltip; ``member`` names a
+    member id (its client id where known)."""
+    consumer = name.startswith(CONSUMER_PREFIX)
+    kind = name[len(CONSUMER_PREFIX if consumer else CLASSIC_PREFIX):]
+    f = fields
+    who = member(f.get("member_id"))
+    epoch = integer(f.get("group_epoch")) if consumer else integer(f.get("generation"))
+    epoch_text = f" ({_epoch_word('consumer' if consumer else 'classic')} {epoch})" if epoch is not None else ""
+
+    def ms(key: str) -> str:
+        value = integer(f.get(key))
+        return fmt_ms(value) if value is not None else "?"
+
+    if kind == "created":
+        kind_of = f.get("protocol_type")
+        return "group created" + (f" (protocol type {kind_of})" if isinstance(kind_of, str) and kind_of else "")
+    if kind == "state_changed":
+        return f"state {state_name(str(f.get('from', '?')))} -> {state_name(str(f.get('to', '?')))}{epoch_text}"
+    if kind == "member_id_required":
+        return f"member id required (KIP-394): {who} must join again with it"
+    if kind == "member_joined":
+        bits = [f"member id {f.get('member_id')}"] if who != f.get("member_id") else []
+        if f.get("group_instance_id"):
+            bits.append(f"static {f.get('group_instance_id')}")
+        if "session_timeout_ms" in f:
+            bits.append(f"session {ms('session_timeout_ms')}")
+        protocols = json_list(f.get("protocols"))
+        if protocols:
+            bits.append("protocols " + ", ".join(str(p) for p in protocols))
+        if "member_epoch" in f:
+            bits.append(f"member epoch {f.get('member_epoch')}")
+        return f"member joined: {who}" + (f" ({'; '.join(bits)})" if bits else "")
+    if kind == "member_rejoined":
+        return f"{who} rejoined" + (" with changed protocols" if f.get("protocols_changed") is True else "")
+    if kind == "static_member_replaced":
+        return (f"static member {f.get('group_instance_id', '?')} replaced: {member(f.get('old_member_id'))} "
+                f"fenced, {member(f.get('new_member_id'))} takes its place")
+    if kind == "member_left":
+        reason = f.get("reason")
+        return f"member left: {who}" + (f" ({reason})" if isinstance(reason, str) and reason else "")
+    if kind == "member_expired":
+        return f"member expired: {who} ({f.get('cause', '?')})"
+    if kind == "member_fenced":
+        reason = f.get("reason")
+        return f"member fenced: {who}" + (f" ({reason})" if isinstance(reason, str) and reason else "")
+    if kind == "round_started":
+        wait = (f"initial delay {ms('initial_delay_ms')}" if "initial_delay_ms" in f
+                else f"rebalance timeout {ms('rebalance_timeout_ms')}")
+        return f"round started after generation {f.get('generation', '?')} ({f.get('reason', '?')}); waits {wait}"
+    if kind == "initial_delay_extended":
+        return f"initial delay extended by {ms('delay_ms')} ({ms('remaining_ms')} left)"
+    if kind == "round_completed":
+        members = [member(m) for m in json_list(f.get("members"))]
+        return (f"round completed: generation {f.get('generation', '?')}, protocol {f.get('protocol', '?')}, "
+                f"leader {member(f.get('leader'))}, members {_limited(members, LIST_LIMIT) or 'none'}")
+    if kind == "round_postponed":
+        return f"no member rejoined: the round waits {ms('rebalance_timeout_ms')} more"
+    if kind == "assignment_sent":
+        sizes = [f"{member(m.get('member_id'))} {m.get('bytes', '?')} B" for m in json_list(f.get("members"))
+                 if isinstance(m, dict)]
+        return f"assignment sent{epoch_text}: {_limited(sizes, LIST_LIMIT) or 'no member'}"
+    if kind == "epoch_bumped":
+        reason = f.get("reason")
+        return f"group epoch {f.get('group_epoch', '?')}" + (f" ({reason})" if isinstance(reason, str) else "")
+    if kind == "target_assignment_computed":
+        members = [member(m.get("member_id") if isinstance(m, dict) else m) for m in json_list(f.get("members"))]
+        assignor = f.get("assignor")
+        return (f"target assignment computed{epoch_text}" + (f" by {assignor}" if isinstance(assignor, str) else "")
+                + f": members {_limited(members, LIST_LIMIT) or 'none'}")
+    if kind == "member_epoch_advanced":
+        return f"{who} at member epoch {f.get('member_epoch', '?')}"
+    if kind in ("partitions_revoked", "partitions_assigned"):
+        verb = "to revoke" if kind == "partitions_revoked" else "assigned"
+        return f"{who} {verb}: {fmt_partitions(partition_refs(f.get('partitions')))}"
+    if kind == "deleted":
+        return "group deleted"
+    return kind.replace("_", " ")
+
+
+def describe_round(rnd: CoordinatorRound) -> str:
+    """``round to generation 3, 250 ms, completed: protocol range, leader m1, members m1, m2``."""
+    word = _epoch_word(rnd.protocol)
+    if rnd.epoch is not None:
+        head = f"round to {word} {rnd.epoch}"
+    elif rnd.previous is not None:
+        head = f"round after {word} {rnd.previous}"
+    else:
+        head = "round"
+    facts = [f"{fmt_offset(rnd.start)} to {fmt_offset(rnd.end)} ({fmt_ms((rnd.end - rnd.start) * 1000)})",
+             ROUND_ENDS.get(rnd.ended_by, rnd.ended_by)]
+    if rnd.reason:
+        facts.append(f"reason {rnd.reason}")
+    if rnd.chosen_protocol:
+        facts.append(f"protocol {rnd.chosen_protocol}")
+    if rnd.leader:
+        facts.append(f"leader {rnd.leader}")
+    facts.append(f"members {_limited(list(rnd.members), LIST_LIMIT) or 'none'}")
+    if rnd.delay_ms is not None:
+        facts.append(f"waits up to {fmt_ms(rnd.delay_ms)}")
+    if rnd.extensions:
+        facts.append(f"initial delay extended {plural(rnd.extensions, 'time')}")
+    if rnd.postponed:
+        facts.append(f"postponed {plural(rnd.postponed, 'time')} (no member rejoined)")
+    return f"{head}: " + "; ".join(facts)
+
+
+def round_label(rnd: CoordinatorRound) -> str:
+    """The short label on a round's block: ``gen 3`` or ``epoch 7``; ``gen 4?`` for a round that never said."""
+    word = "epoch" if rnd.protocol == "consumer" else "gen"
+    if rnd.epoch is not None:
+        return f"{word} {rnd.epoch}"
+    return f"{word} {rnd.previous + 1}?" if rnd.previous is not None else f"{word} ?"
+
+
+def describe_state(stretch: GroupStateStretch, protocol: str) -> str:
+    """``Stable (generation 3), +1.200s to +5.000s (3.8 s)``."""
+    epoch = f" ({_epoch_word(protocol)} {stretch.epoch})" if stretch.epoch is not None else ""
+    return (f"{stretch.state}{epoch}, {fmt_offset(stretch.start)} to {fmt_offset(stretch.end)} "
+            f"({fmt_ms((stretch.end - stretch.start) * 1000)})")

@@ -1,0 +1,29 @@
+"""Reading a value out of an event's fields without trusting its type: a number, an integer, a list, or ``None``
+(an empty list) when the field holds something else. Shared by the members' timeline
+(:mod:`zkconsumer.trace.timeline`) and the coordinator's (:mod:`zkconsumer.trace.coordinator`), because a trace is
+evidence of something having gone wrong often enough that any field may hold anything."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def finite_number(value: object) -> float | None:
+    """A finite number, not a bool (JSON ``true`` is not a duration)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def integer(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def json_list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def text(value: object) -> str | None:
+    """A non-empty string."""
+    return value if isinstance(value, str) and value else None
