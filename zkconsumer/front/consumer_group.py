@@ -1,0 +1,799 @@
+"""KIP-848's consumer group coordinator (ConsumerGroupHeartbeat, ConsumerGroupDescribe, and the member-epoch checks of
+OffsetCommit/OffsetFetch) as a pure state machine that behaves as Kafka 4.x's does (``group-coordinator``:
+``GroupMetadataManager.consumerGroupHeartbeat`` and its helpers, ``ConsumerGroup``, ``ConsumerGroupMember``,
+``TargetAssignmentBuilder``; reconciliation in :mod:`.consumer_group_reconcile`).
+
+Pure: no sockets, threads, asyncio or clock. Time comes in with every input as ``now_ms``; the coordinator's timers
+(session and rebalance timeouts) fire when an input's ``now_ms`` passes their deadline, each at its own deadline, in
+deadline order, so the outcome does not depend on how often the edge ticks. Heartbeats are answered at once (KIP-848
+does not hold them); one mutable object holds every consumer group, as the classic coordinator does, and member ids
+come from an injectable ``new_member_id`` so the same inputs give the same outputs.
+
+The behaviour, as Kafka's:
+
+- A heartbeat first creates or updates its member. The **group epoch** is bumped when a member joins, changes its
+  subscribed topic names, leaves or is fenced, and when the metadata of the subscribed topics (their ids and partition
+  counts, as the edge last supplied them) changed since the group last looked; metadata is looked at on every
+  heartbeat, so a new topic or partition takes effect at the next heartbeat of any member.
+- When the group epoch is ahead of the **target assignment** epoch, the heartbeat computes a new target assignment for
+  every member with the server assignor the members prefer (the most named in their ``server_assignor``; the first of
+  ``assignors``, ``uniform``, when none names one), given the previous target assignment as its stickiness input. The
+  assignors are :mod:`zkconsumer.assignors`' ``uniform_assign`` and ``range_assign``, which reproduce Kafka's
+  iteration orders; members enter the assignor's members map in the order they joined the group.
+- Each member then **reconciles** towards its target (``CurrentAssignmentBuilder``): it is first asked to revoke what
+  is no longer its own (UNREVOKED_PARTITIONS, at its current epoch), moves to the target epoch only once it reports not
+  owning them, and is given a partition only once no other member holds it (UNRELEASED_PARTITIONS until then). A
+  partition is therefore never held by two members at once.
+- **Member epochs**: a heartbeat with a greater epoch than the member's, or a smaller one that is not its previous
+  epoch with owned partitions within its assignment (a lost response), gets FENCED_MEMBER_EPOCH; an unknown member id
+  gets UNKNOWN_MEMBER_ID; an unknown group (epoch > 0) GROUP_ID_NOT_FOUND. Epoch 0 from a known member id is a rejoin
+  and is accepted (KAFKA-19233, the fix that lets a fenced member rejoin with the member id KIP-1082 has it keep).
+- **Session timeout** (``group.consumer.session.timeout.ms``, 45000): every accepted heartbeat restarts it; when it
+  passes the member is removed. **Rebalance timeout** (the member's ``rebalance_timeout_ms``): a member that entered
+  UNREVOKED_PARTITIONS and has not left that epoch when it passes is fenced (removed). Every response carries
+  ``group.consumer.heartbeat.interval.ms`` (5000).
+- **Leaving**: epoch -1 removes the member (static or not); a static member's -2 keeps it in the group with its
+  partitions (no rebalance) until its session expires or a member with the same ``instance_id`` joins with epoch 0 and
+  takes its place, assignment and all. A second live member with an instance id in use gets UNRELEASED_INSTANCE_ID;
+  a request naming an instance id under another member id gets FENCED_INSTANCE_ID.
+- **Request checks** as Kafka's, answered INVALID_REQUEST: empty group id, instance id or rack id; a missing member id
+  (epoch != 0; and from v1 on, KIP-1082, also on a join); a join without rebalance timeout, with owned partitions or
+  without subscribed topic names; an epoch below -2. A ``server_assignor`` not configured gets UNSUPPORTED_ASSIGNOR.
+  ``subscribed_topic_regex`` is not supported: INVALID_REQUEST, as Kafka answered before it resolved regexes, so a
+  pattern subscription fails loudly instead of subscribing to nothing.
+- Group states Empty, Assigning (group epoch ahead of the target), Reconciling (a member not yet at the target),
+  Stable; Dead once deleted. ``group.consumer.max.size`` (default unlimited) answers GROUP_MAX_SIZE_REACHED.
+
+Events (:class:`GroupEvent`: ``name``, ``fields``, and ``group_id`` and ``at_ms`` on every one):
+
+* ``front.consumer_group.created`` / ``front.consumer_group.deleted``.
+* ``front.consumer_group.state_changed``: ``from``, ``to``, ``group_epoch``, ``assignment_epoch``.
+* ``front.consumer_group.member_joined``: ``member_id``, ``instance_id``, ``client_id``, ``subscribed_topic_names``,
+  ``server_assignor``, ``rebalance_timeout_ms``.
+* ``front.consumer_group.static_member_replaced``: ``instance_id``, ``old_member_id``, ``new_member_id``.
+* ``front.consumer_group.member_left``: ``member_id``, ``instance_id``, ``temporary`` (a static member's -2).
+* ``front.consumer_group.member_expired``: ``member_id``, ``instance_id``, ``session_timeout_ms``.
+* ``front.consumer_group.member_fenced``: ``member_id``, ``instance_id``, ``member_epoch``, ``rebalance_timeout_ms``
+  (it did not revoke in time).
+* ``front.consumer_group.epoch_bumped``: ``from``, ``to``, ``reason`` (``member_joined``, ``subscription_changed``,
+  ``metadata_changed``, ``member_left``, ``member_expired``, ``member_fenced``).
+* ``front.consumer_group.target_assignment_computed``: ``epoch``, ``assignor``, ``members``
+  (``{"member_id", "partitions"}``).
+* ``front.consumer_group.member_epoch_advanced``: ``member_id``, ``from``, ``to``, ``state``.
+* ``front.consumer_group.member_state_changed``: ``member_id``, ``from``, ``to`` (the member states).
+* ``front.consumer_group.partitions_revoked``: ``member_id``, ``member_epoch``, ``partitions`` (asked to revoke).
+* ``front.consumer_group.partitions_assigned``: ``member_id``, ``member_epoch``, ``partitions`` (newly given).
+* ``front.consumer_group.heartbeat_rejected``: ``member_id``, ``member_epoch``, ``error``, ``message``.
+
+Partitions in events are :func:`~zkconsumer.events.fields.partition_list` rows, by topic name where the metadata
+knows the id.
+
+How the edge drives it:
+
+- Build one ``ConsumerGroupCoordinator(ConsumerGroupConfig(...))`` beside the classic coordinator (the front's
+  ``group.consumer.*`` settings go into the config).
+- **Topic metadata**: call ``set_topics(topics, now_ms)`` with every topic of the cluster as :class:`TopicMetadata`
+  (name, id, partition count; from the broker's Metadata answer) before the first heartbeat and whenever the edge
+  refreshes its view (a few seconds apart, and after CreateTopics/CreatePartitions it relays). Topic ids from kio
+  (``uuid.UUID``) convert with :func:`topic_id_of` and back with :func:`wire_topic_id`.
+- **ConsumerGroupHeartbeat**: map the kio request field by field onto :class:`ConsumerGroupHeartbeat`: ``group_id``,
+  ``member_id``, ``member_epoch``, ``instance_id``, ``rack_id``, ``rebalance_timeout_ms``,
+  ``subscribed_topic_names`` (``None`` when null, else a tuple), ``subscribed_topic_regex``, ``server_assignor``,
+  ``owned`` from ``topic_partitions`` (``None`` when null, else ``{topic_id_of(t.topic_id): frozenset(t.partitions)}``),
+  ``client_id`` from the header, ``client_host`` the peer address, ``api_version`` the request's. Before calling,
+  if the classic coordinator holds a non-empty group of that id, answer GROUP_ID_NOT_FOUND yourself (Kafka's "not a
+  consumer group"); and have the classic path refuse JoinGroup for a group :meth:`has_group` knows
+  (INCONSISTENT_GROUP_PROTOCOL). Call ``heartbeat(request, now_ms)``; encode its ``response`` at once
+  (``assignment`` ``None`` -> a null assignment; otherwise its topic ids and sorted partitions), and log its events.
+- **ConsumerGroupDescribe**: ``describe(ConsumerGroupDescribe(group_ids))``; ListGroups: add :meth:`list_groups` to
+  the classic coordinator's list; DeleteGroups for a group :meth:`has_group` knows: :meth:`delete_group`.
+- **OffsetCommit / OffsetFetch** naming a consumer group (:meth:`has_group`): check them with
+  :meth:`offset_commit_error` / :meth:`offset_fetch_error` (generation id = member epoch) and store or read the
+  offsets only when it answers NONE, every partition getting the error otherwise.
+- **Ticking**: whenever :meth:`next_deadline_ms` is not ``None``, call :meth:`tick` once the monotonic clock (in
+  milliseconds, the same clock as every ``now_ms``) reaches it, re-arming after every input; log the events it returns.
+  Ticking early fires nothing, late fires each timer at its own deadline; a ``now_ms`` below one already seen counts as
+  the latest seen.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Protocol
+
+from zkconsumer.assignors.consumer_range import range_assign
+from zkconsumer.assignors.consumer_uniform import uniform_assign
+from zkconsumer.assignors.group_spec import (
+    GroupSpec,
+    SpecMember,
+    TargetAssignment,
+    is_homogeneous,
+    members_map_order,
+    subscribed_ids_order,
+    target_from_record,
+)
+from zkconsumer.assignors.java_hash_map import string_set_order
+from zkconsumer.assignors.model import AssignmentError
+from zkconsumer.assignors.topic_ids import Uuid
+from zkconsumer.events.fields import partition_list
+from zkconsumer.front.classic_group_messages import GroupEvent
+from zkconsumer.front.consumer_group_messages import (
+    JOIN_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ConsumerGroupDescribe,
+    ConsumerGroupDescribeResponse,
+    ConsumerGroupHeartbeat,
+    ConsumerGroupHeartbeatResponse,
+    ConsumerGroupState,
+    DescribedConsumerGroup,
+    DescribedConsumerMember,
+    DescribedTopicPartitions,
+    ErrorCode,
+    HeartbeatOutcome,
+    ListedConsumerGroup,
+    MemberState,
+    Partitions,
+    TopicMetadata,
+)
+from zkconsumer.front.consumer_group_reconcile import FREE, Reconciliation, reconcile
+from zkconsumer.types import TopicPartition
+
+#: the first ConsumerGroupHeartbeat version whose members generate their own member id (KIP-1082)
+CLIENT_MEMBER_ID_VERSION = 1
+#: the first OffsetCommit version a member of a consumer group must use
+CONSUMER_OFFSET_COMMIT_VERSION = 9
+
+
+class ServerAssignor(Protocol):
+    """A server-side assignor: the new target assignment of every member of the spec (may raise
+    :class:`~zkconsumer.assignors.model.AssignmentError`)."""
+
+    def __call__(self, spec: GroupSpec, /) -> TargetAssignment: ...
+
+
+#: the server-side assignors by the names clients and ``group.consumer.assignors`` give them
+SERVER_ASSIGNORS: Mapping[str, ServerAssignor] = {"uniform": uniform_assign, "range": range_assign}
+
+
+@dataclass(frozen=True)
+class ConsumerGroupConfig:
+    """The broker settings of Kafka's consumer groups, with Kafka 4.x's defaults."""
+
+    #: ``group.consumer.session.timeout.ms``
+    session_timeout_ms: int = 45_000
+    #: ``group.consumer.heartbeat.interval.ms``
+    heartbeat_interval_ms: int = 5_000
+    #: ``group.consumer.assignors``: the server assignors members may name; the first is the default
+    assignors: tuple[str, ...] = ("uniform", "range")
+    #: ``group.consumer.max.size``; ``None``: unlimited
+    max_size: int | None = None
+
+    def __post_init__(self) -> None:
+        unknown = [name for name in self.assignors if name not in SERVER_ASSIGNORS]
+        if unknown or not self.assignors:
+            raise ValueError(f"group.consumer.assignors must name some of {', '.join(SERVER_ASSIGNORS)}: "
+                             f"{', '.join(self.assignors) or 'none given'}")
+
+
+class _TimerKind(Enum):
+    SESSION = "session"
+    REBALANCE = "rebalance"
+
+
+@dataclass(frozen=True)
+class _Timer:
+    deadline_ms: int
+    seq: int
+    kind: _TimerKind
+    group_id: str
+    member_id: str
+    #: REBALANCE: the epoch the member must have left by the deadline
+    member_epoch: int = 0
+
+
+@dataclass(frozen=True)
+class _Member:
+    member_id: str
+    instance_id: str | None = None
+    rack_id: str | None = None
+    rebalance_timeout_ms: int = -1
+    client_id: str = ""
+    client_host: str = ""
+    #: subscribed topic names in the order the member last sent them (compared as a set)
+    subscribed: tuple[str, ...] = ()
+    server_assignor: str | None = None
+    rec: Reconciliation = Reconciliation()
+
+
+@dataclass
+class _Group:
+    group_id: str
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    state: ConsumerGroupState = ConsumerGroupState.EMPTY
+    #: members in the order they joined
+    members: dict[str, _Member] = field(default_factory=dict)
+    static_members: dict[str, str] = field(default_factory=dict)
+    target: dict[str, Partitions] = field(default_factory=dict)
+    #: every held partition (assigned or pending revocation) -> (member id, that member's epoch)
+    holders: dict[tuple[Uuid, int], tuple[str, int]] = field(default_factory=dict)
+    #: the subscribed topics that exist, as last seen: the group epoch moves when this changes
+    subscription_metadata: dict[str, TopicMetadata] = field(default_factory=dict)
+
+    def partition_epoch(self, topic_id: Uuid, partition: int) -> int:
+        holder = self.holders.get((topic_id, partition))
+        return FREE if holder is None else holder[1]
+
+
+class _Rejected(Exception):
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _random_member_id() -> str:
+    """A member id as Kafka's ``Uuid.randomUuid().toString()`` prints one: 22 URL-safe base64 characters."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+
+
+class ConsumerGroupCoordinator:
+    """Every consumer group of one coordinator. See the module docstring for how to drive it."""
+
+    def __init__(self, config: ConsumerGroupConfig | None = None, *,
+                 new_member_id: Callable[[], str] = _random_member_id) -> None:
+        self.config = config or ConsumerGroupConfig()
+        self._new_member_id = new_member_id
+        self._groups: dict[str, _Group] = {}
+        self._topics: dict[str, TopicMetadata] = {}
+        self._topic_names: dict[Uuid, str] = {}
+        self._timers: dict[tuple[_TimerKind, str, str], _Timer] = {}
+        self._seq = 0
+        self._now = 0
+        self._events: list[GroupEvent] = []
+
+    # --- inputs -------------------------------------------------------------------------------------------------
+
+    def set_topics(self, topics: Iterable[TopicMetadata], now_ms: int) -> tuple[GroupEvent, ...]:
+        """The cluster's topics as the edge now sees them; groups notice a change at their next heartbeat."""
+        self._advance(now_ms)
+        self._topics = {t.name: t for t in topics}
+        self._topic_names = {t.topic_id: t.name for t in self._topics.values()}
+        return self._drain()
+
+    def heartbeat(self, request: ConsumerGroupHeartbeat, now_ms: int) -> HeartbeatOutcome:
+        """Fire the timers due by ``now_ms``, then answer ``request``."""
+        self._advance(now_ms)
+        try:
+            response = self._heartbeat(request)
+        except _Rejected as rejected:
+            response = ConsumerGroupHeartbeatResponse(rejected.code, rejected.message)
+            self._event("front.consumer_group.heartbeat_rejected", request.group_id, member_id=request.member_id,
+                        member_epoch=request.member_epoch, error=rejected.code.name, message=rejected.message)
+        return HeartbeatOutcome(response, self._drain())
+
+    def tick(self, now_ms: int) -> tuple[GroupEvent, ...]:
+        """Fire every timer whose deadline is at or before ``now_ms``, each at its deadline, in order."""
+        self._advance(now_ms)
+        return self._drain()
+
+    def next_deadline_ms(self) -> int | None:
+        """The earliest timer's deadline, or ``None`` when nothing waits on time."""
+        return min((t.deadline_ms for t in self._timers.values()), default=None)
+
+    def describe(self, request: ConsumerGroupDescribe) -> ConsumerGroupDescribeResponse:
+        """ConsumerGroupDescribe, as of the last input."""
+        return ConsumerGroupDescribeResponse(tuple(self._describe(group_id) for group_id in request.group_ids))
+
+    def list_groups(self) -> tuple[ListedConsumerGroup, ...]:
+        return tuple(ListedConsumerGroup(g.group_id, g.state.value) for g in self._groups.values())
+
+    def delete_group(self, group_id: str, now_ms: int) -> tuple[ErrorCode, tuple[GroupEvent, ...]]:
+        """DeleteGroups for one consumer group: only an empty group may go (NON_EMPTY_GROUP otherwise)."""
+        self._advance(now_ms)
+        group = self._groups.get(group_id)
+        if group is None:
+            return ErrorCode.GROUP_ID_NOT_FOUND, self._drain()
+        if group.members:
+            return ErrorCode.NON_EMPTY_GROUP, self._drain()
+        del self._groups[group_id]
+        self._set_state(group, ConsumerGroupState.DEAD)
+        self._event("front.consumer_group.deleted", group_id)
+        return ErrorCode.NONE, self._drain()
+
+    def offset_commit_error(self, group_id: str, member_id: str, member_epoch: int, api_version: int,
+                            transactional: bool = False) -> ErrorCode:
+        """Whether an OffsetCommit to consumer group ``group_id`` may be stored
+        (``ConsumerGroup.validateOffsetCommit``): a commit with a negative epoch to an empty group is an admin's;
+        otherwise the member must exist, commit with v9+ (unless transactional) and name its current epoch."""
+        group = self._groups.get(group_id)
+        if group is None:
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        if member_epoch < 0 and not group.members:
+            return ErrorCode.NONE
+        member = group.members.get(member_id)
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if not transactional and api_version < CONSUMER_OFFSET_COMMIT_VERSION:
+            return ErrorCode.UNSUPPORTED_VERSION
+        return ErrorCode.NONE if member_epoch == member.rec.member_epoch else ErrorCode.STALE_MEMBER_EPOCH
+
+    def offset_fetch_error(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
+        """Whether an OffsetFetch naming a member may read (``ConsumerGroup.validateOffsetFetch``)."""
+        group = self._groups.get(group_id)
+        if group is None or (member_id is None and member_epoch < 0):
+            return ErrorCode.NONE
+        member = group.members.get(member_id or "")
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        return ErrorCode.NONE if member_epoch == member.rec.member_epoch else ErrorCode.STALE_MEMBER_EPOCH
+
+    # --- read-only views (tests, the edge's status) ---------------------------------------------------------------
+
+    def has_group(self, group_id: str) -> bool:
+        return group_id in self._groups
+
+    def group_ids(self) -> list[str]:
+        return list(self._groups)
+
+    def state_of(self, group_id: str) -> ConsumerGroupState:
+        group = self._groups.get(group_id)
+        return group.state if group else ConsumerGroupState.DEAD
+
+    def group_epoch_of(self, group_id: str) -> int:
+        group = self._groups.get(group_id)
+        return group.group_epoch if group else -1
+
+    def assignment_epoch_of(self, group_id: str) -> int:
+        group = self._groups.get(group_id)
+        return group.assignment_epoch if group else -1
+
+    def members_of(self, group_id: str) -> list[str]:
+        group = self._groups.get(group_id)
+        return list(group.members) if group else []
+
+    def member_reconciliation(self, group_id: str, member_id: str) -> Reconciliation | None:
+        """A member's epoch, state, assigned partitions and partitions pending revocation."""
+        group = self._groups.get(group_id)
+        member = group.members.get(member_id) if group else None
+        return member.rec if member else None
+
+    def target_of(self, group_id: str, member_id: str) -> Partitions:
+        group = self._groups.get(group_id)
+        return group.target.get(member_id, {}) if group else {}
+
+    # --- plumbing -------------------------------------------------------------------------------------------------
+
+    def _advance(self, now_ms: int) -> None:
+        now_ms = max(self._now, now_ms)
+        self._fire_due(now_ms)
+        self._now = now_ms
+
+    def _drain(self) -> tuple[GroupEvent, ...]:
+        events = tuple(self._events)
+        self._events = []
+        return events
+
+    def _event(self, name: str, group_id: str, **fields: object) -> None:
+        self._events.append(GroupEvent(name, group_id, self._now, fields))
+
+    def _partitions_field(self, partitions: Partitions) -> list[dict[str, object]]:
+        return partition_list(TopicPartition(self._topic_names.get(topic_id, str(topic_id)), p)
+                              for topic_id, numbers in partitions.items() for p in numbers)
+
+    def _schedule(self, kind: _TimerKind, group_id: str, member_id: str, after_ms: int, member_epoch: int = 0) -> None:
+        self._seq += 1
+        self._timers[(kind, group_id, member_id)] = _Timer(self._now + after_ms, self._seq, kind, group_id, member_id,
+                                                           member_epoch)
+
+    def _cancel_timers(self, group_id: str, member_id: str) -> None:
+        for kind in _TimerKind:
+            self._timers.pop((kind, group_id, member_id), None)
+
+    def _fire_due(self, now_ms: int) -> None:
+        while self._timers:
+            timer = min(self._timers.values(), key=lambda t: (t.deadline_ms, t.seq))
+            if timer.deadline_ms > now_ms:
+                return
+            del self._timers[(timer.kind, timer.group_id, timer.member_id)]
+            self._now = max(self._now, timer.deadline_ms)
+            group = self._groups.get(timer.group_id)
+            member = group.members.get(timer.member_id) if group else None
+            if group is None or member is None:
+                continue
+            if timer.kind is _TimerKind.SESSION:
+                self._event("front.consumer_group.member_expired", group.group_id, member_id=member.member_id,
+                            instance_id=member.instance_id, session_timeout_ms=self.config.session_timeout_ms)
+                self._fence(group, member, "member_expired")
+            elif member.rec.member_epoch == timer.member_epoch:
+                self._event("front.consumer_group.member_fenced", group.group_id, member_id=member.member_id,
+                            instance_id=member.instance_id, member_epoch=member.rec.member_epoch,
+                            rebalance_timeout_ms=member.rebalance_timeout_ms)
+                self._fence(group, member, "member_fenced")
+
+    # --- the heartbeat --------------------------------------------------------------------------------------------
+
+    def _validate(self, request: ConsumerGroupHeartbeat) -> None:
+        def invalid(message: str) -> _Rejected:
+            return _Rejected(ErrorCode.INVALID_REQUEST, message)
+
+        for value, what in ((request.group_id, "GroupId"), (request.instance_id, "InstanceId"),
+                            (request.rack_id, "RackId")):
+            if value is not None and not value.strip():
+                raise invalid(f"{what} can't be empty.")
+        if request.subscribed_topic_regex is not None:
+            raise invalid("SubscribedTopicRegex is not supported.")
+        epoch = request.member_epoch
+        member_id_missing = not request.member_id.strip()
+        if epoch > 0 or epoch == LEAVE_GROUP_MEMBER_EPOCH:
+            if member_id_missing:
+                raise invalid("MemberId can't be empty.")
+        elif epoch == JOIN_GROUP_MEMBER_EPOCH:
+            if member_id_missing and request.api_version >= CLIENT_MEMBER_ID_VERSION:
+                raise invalid("MemberId can't be empty.")
+            if request.rebalance_timeout_ms == -1:
+                raise invalid("RebalanceTimeoutMs must be provided in first request.")
+            if request.owned is None or any(request.owned.values()):
+                raise invalid("TopicPartitions must be empty when (re-)joining.")
+            if not request.subscribed_topic_names:
+                raise invalid("SubscribedTopicNames must be set in first request.")
+        elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            if member_id_missing:
+                raise invalid("MemberId can't be empty.")
+            if request.instance_id is None:
+                raise invalid("InstanceId can't be null.")
+        else:
+            raise invalid("MemberEpoch is invalid.")
+        if request.server_assignor is not None and request.server_assignor not in self.config.assignors:
+            raise _Rejected(ErrorCode.UNSUPPORTED_ASSIGNOR,
+                            f"ServerAssignor {request.server_assignor} is not supported. Supported assignors: "
+                            f"{', '.join(self.config.assignors)}.")
+
+    def _heartbeat(self, request: ConsumerGroupHeartbeat) -> ConsumerGroupHeartbeatResponse:
+        self._validate(request)
+        if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
+            return self._leave(request)
+
+        joining = request.member_epoch == JOIN_GROUP_MEMBER_EPOCH
+        group = self._groups.get(request.group_id)
+        if group is None:
+            if not joining:
+                raise _Rejected(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {request.group_id} not found.")
+            group = _Group(request.group_id)
+        if (self.config.max_size is not None and len(group.members) >= self.config.max_size
+                and request.member_id not in group.members):
+            raise _Rejected(ErrorCode.GROUP_MAX_SIZE_REACHED, "The consumer group has reached its maximum capacity "
+                            f"of {self.config.max_size} members.")
+
+        member_id = request.member_id or self._new_member_id()
+        member, replaced = self._member_for(group, request, member_id)
+        updated = replace(
+            member,
+            instance_id=request.instance_id if request.instance_id is not None else member.instance_id,
+            rack_id=request.rack_id if request.rack_id is not None else member.rack_id,
+            rebalance_timeout_ms=(request.rebalance_timeout_ms if request.rebalance_timeout_ms != -1
+                                  else member.rebalance_timeout_ms),
+            server_assignor=request.server_assignor if request.server_assignor is not None else member.server_assignor,
+            subscribed=(request.subscribed_topic_names if request.subscribed_topic_names is not None
+                        else member.subscribed),
+            client_id=request.client_id,
+            client_host=request.client_host,
+        )
+
+        # 1. the group epoch, bumped on a new or changed subscription or changed metadata of the subscribed topics
+        members = dict(group.members)
+        if replaced is not None:
+            del members[replaced.member_id]
+        members[member_id] = updated
+        new_member = member_id not in group.members and replaced is None
+        reason = None
+        if new_member:
+            reason = "member_joined"
+        elif frozenset(updated.subscribed) != frozenset(member.subscribed):
+            reason = "subscription_changed"
+        metadata = self._subscription_metadata(members.values())
+        if reason is None and metadata != group.subscription_metadata:
+            reason = "metadata_changed"
+        group_epoch = group.group_epoch + 1 if reason else group.group_epoch
+
+        # 2. a new target assignment when the group epoch is ahead of it (computed before any change is made, so an
+        #    assignor failure leaves the group as it was, as Kafka's failed write does)
+        targets = dict(group.target)
+        if replaced is not None:
+            targets[member_id] = targets.pop(replaced.member_id, {})
+        assignor = None
+        if group_epoch > group.assignment_epoch:
+            assignor = self._preferred_assignor(members.values())
+            try:
+                computed = SERVER_ASSIGNORS[assignor](self._spec(members, metadata, targets))
+            except AssignmentError as error:
+                raise _Rejected(ErrorCode.UNKNOWN_SERVER_ERROR, f"Failed to compute a new target assignment for "
+                                f"epoch {group_epoch}: {error}") from None
+            targets = {mid: {t: frozenset(ps) for t, ps in computed.get(mid, {}).items() if ps} for mid in members}
+
+        # commit: the group, the member, its reconciliation
+        if request.group_id not in self._groups:
+            self._groups[request.group_id] = group
+            self._event("front.consumer_group.created", group.group_id)
+        if replaced is not None:
+            self._remove(group, replaced)
+            self._event("front.consumer_group.static_member_replaced", group.group_id,
+                        instance_id=updated.instance_id, old_member_id=replaced.member_id, new_member_id=member_id)
+        if new_member:
+            self._event("front.consumer_group.member_joined", group.group_id, member_id=member_id,
+                        instance_id=updated.instance_id, client_id=updated.client_id,
+                        subscribed_topic_names=list(updated.subscribed), server_assignor=updated.server_assignor,
+                        rebalance_timeout_ms=updated.rebalance_timeout_ms)
+        group.target = targets
+        group.subscription_metadata = metadata
+        if reason:
+            self._bump(group, group_epoch, reason)
+        if assignor is not None:
+            group.assignment_epoch = group_epoch
+            self._event("front.consumer_group.target_assignment_computed", group.group_id, epoch=group_epoch,
+                        assignor=assignor, members=[{"member_id": mid, "partitions": self._partitions_field(t)}
+                                                    for mid, t in targets.items()])
+        previous = group.members.get(member_id, member)
+        self._put(group, previous, updated)
+
+        # 3. reconciliation towards the target
+        current = group.members[member_id]
+        if not current.rec.is_reconciled_to(group.assignment_epoch):
+            rec = reconcile(current.rec, group.assignment_epoch, group.target.get(member_id, {}),
+                            group.partition_epoch, request.owned)
+            if rec != current.rec:
+                self._put(group, current, replace(current, rec=rec))
+                if rec.state is MemberState.UNREVOKED_PARTITIONS:
+                    self._schedule(_TimerKind.REBALANCE, group.group_id, member_id, current.rebalance_timeout_ms,
+                                   rec.member_epoch)
+                else:
+                    self._timers.pop((_TimerKind.REBALANCE, group.group_id, member_id), None)
+        self._update_state(group)
+        self._schedule(_TimerKind.SESSION, group.group_id, member_id, self.config.session_timeout_ms)
+
+        final = group.members[member_id]
+        full = joining or (request.rebalance_timeout_ms != -1 and request.subscribed_topic_names is not None
+                           and request.owned is not None)
+        changed = final.rec.assigned != member.rec.assigned
+        return ConsumerGroupHeartbeatResponse(
+            ErrorCode.NONE, member_id=member_id, member_epoch=final.rec.member_epoch,
+            heartbeat_interval_ms=self.config.heartbeat_interval_ms,
+            assignment=dict(final.rec.assigned) if full or changed else None)
+
+    def _member_for(self, group: _Group, request: ConsumerGroupHeartbeat,
+                    member_id: str) -> tuple[_Member, _Member | None]:
+        """The member the heartbeat is about (a new one on a join), and the static member it replaces, if any."""
+        joining = request.member_epoch == JOIN_GROUP_MEMBER_EPOCH
+        if request.instance_id is None:
+            known = group.members.get(member_id)
+            if known is None:
+                if not joining:
+                    raise _Rejected(ErrorCode.UNKNOWN_MEMBER_ID,
+                                    f"Member {member_id} is not a member of group {group.group_id}.")
+                return _Member(member_id), None
+            self._check_epoch(known, request)
+            return known, None
+        static_id = group.static_members.get(request.instance_id)
+        static = group.members[static_id] if static_id is not None else None
+        if joining:
+            if static is None:
+                return group.members.get(member_id) or _Member(member_id), None
+            if static.member_id == member_id:
+                return static, None
+            if static.rec.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                raise _Rejected(ErrorCode.UNRELEASED_INSTANCE_ID,
+                                f"Static member {member_id} with instance id {request.instance_id} cannot join the "
+                                f"group because the instance id is owned by {static.member_id} member.")
+            taking_over = replace(static, member_id=member_id,
+                                  rec=replace(static.rec, member_epoch=0, previous_member_epoch=0))
+            return taking_over, static
+        if static is None:
+            raise _Rejected(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {request.instance_id} is unknown.")
+        if static.member_id != member_id:
+            raise _Rejected(ErrorCode.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id "
+                            f"{request.instance_id} was fenced by member {static.member_id}.")
+        self._check_epoch(static, request)
+        return static, None
+
+    @staticmethod
+    def _check_epoch(member: _Member, request: ConsumerGroupHeartbeat) -> None:
+        """``throwIfConsumerGroupMemberEpochIsInvalid``, with epoch 0 (a rejoin) always accepted."""
+        received, known = request.member_epoch, member.rec.member_epoch
+        if received in (JOIN_GROUP_MEMBER_EPOCH, known):
+            return
+        assigned = member.rec.assigned
+        if received < known and received == member.rec.previous_member_epoch and request.owned is not None and all(
+                topic_id in assigned and numbers <= assigned[topic_id] for topic_id, numbers in request.owned.items()):
+            return
+        relation = "greater" if received > known else "smaller"
+        raise _Rejected(ErrorCode.FENCED_MEMBER_EPOCH,
+                        f"The consumer group member has a {relation} member epoch ({received}) than the one known by "
+                        f"the group coordinator ({known}). The member must abandon all its partitions and rejoin.")
+
+    def _subscription_metadata(self, members: Iterable[_Member]) -> dict[str, TopicMetadata]:
+        names = sorted({name for m in members for name in m.subscribed})
+        return {name: self._topics[name] for name in names if name in self._topics}
+
+    def _preferred_assignor(self, members: Iterable[_Member]) -> str:
+        """``computePreferredServerAssignor``: the assignor most members name (ties: the first in Java's HashMap order
+        of the names, as ``max`` over its entries keeps the first), else the default."""
+        counts: dict[str, int] = {}
+        for m in members:
+            if m.server_assignor is not None:
+                counts[m.server_assignor] = counts.get(m.server_assignor, 0) + 1
+        if not counts:
+            return self.config.assignors[0]
+        best = max(counts.values())
+        return next(name for name in string_set_order(list(counts), from_collection=False) if counts[name] == best)
+
+    @staticmethod
+    def _spec(members: Mapping[str, _Member], metadata: Mapping[str, TopicMetadata],
+              targets: Mapping[str, Partitions]) -> GroupSpec:
+        """The assignor's view (``TargetAssignmentBuilder.build``): members in a fresh HashMap's order, each with its
+        subscribed topic ids and its previous target assignment."""
+        ids = {name: topic.topic_id for name, topic in metadata.items()}
+        spec_members = []
+        for member_id in members_map_order(list(members)):
+            member = members[member_id]
+            target = targets.get(member_id, {})
+            spec_members.append(SpecMember(
+                member_id=member_id,
+                subscribed=subscribed_ids_order(member.subscribed, ids),
+                target=target_from_record([(t, sorted(ps)) for t, ps in target.items()]),
+                instance_id=member.instance_id,
+                subscription_size=len(set(member.subscribed)),
+            ))
+        return GroupSpec(
+            members=tuple(spec_members),
+            partitions={topic.topic_id: topic.partitions for topic in metadata.values()},
+            homogeneous=is_homogeneous(m.subscribed for m in members.values()),
+        )
+
+    # --- group and member bookkeeping -----------------------------------------------------------------------------
+
+    def _put(self, group: _Group, old: _Member | None, new: _Member) -> None:
+        """Store ``new`` in place of ``old`` (or add it), moving the partitions it holds; events for what changed."""
+        if old is not None and old.member_id in group.members:
+            self._release(group, old)
+        for tp in new.rec.held():
+            holder = group.holders.get(tp)
+            if holder is not None and holder[0] != new.member_id:
+                raise AssertionError(f"partition {tp} of group {group.group_id} would be held by {new.member_id} "
+                                     f"while {holder[0]} holds it")
+            group.holders[tp] = (new.member_id, new.rec.member_epoch)
+        group.members[new.member_id] = new
+        if new.instance_id is not None:
+            group.static_members[new.instance_id] = new.member_id
+        if old is not None and old.member_id == new.member_id:
+            self._reconciliation_events(group, new.member_id, old.rec, new.rec)
+
+    def _release(self, group: _Group, member: _Member) -> None:
+        for tp in member.rec.held():
+            if group.holders.get(tp, ("",))[0] == member.member_id:
+                del group.holders[tp]
+
+    def _remove(self, group: _Group, member: _Member) -> None:
+        self._release(group, member)
+        del group.members[member.member_id]
+        group.target.pop(member.member_id, None)
+        if member.instance_id is not None and group.static_members.get(member.instance_id) == member.member_id:
+            del group.static_members[member.instance_id]
+        self._cancel_timers(group.group_id, member.member_id)
+
+    def _reconciliation_events(self, group: _Group, member_id: str, old: Reconciliation, new: Reconciliation) -> None:
+        if new.member_epoch != old.member_epoch and new.member_epoch >= 0:
+            self._event("front.consumer_group.member_epoch_advanced", group.group_id, member_id=member_id,
+                        **{"from": old.member_epoch, "to": new.member_epoch}, state=new.state.value)
+        if new.state is not old.state:
+            self._event("front.consumer_group.member_state_changed", group.group_id, member_id=member_id,
+                        **{"from": old.state.value, "to": new.state.value})
+        if any(ps - old.pending_revocation.get(t, frozenset()) for t, ps in new.pending_revocation.items()):
+            self._event("front.consumer_group.partitions_revoked", group.group_id, member_id=member_id,
+                        member_epoch=new.member_epoch, partitions=self._partitions_field(new.pending_revocation))
+        given = {t: ps - old.assigned.get(t, frozenset()) for t, ps in new.assigned.items()}
+        given = {t: ps for t, ps in given.items() if ps}
+        if given:
+            self._event("front.consumer_group.partitions_assigned", group.group_id, member_id=member_id,
+                        member_epoch=new.member_epoch, partitions=self._partitions_field(given))
+
+    def _bump(self, group: _Group, epoch: int, reason: str) -> None:
+        self._event("front.consumer_group.epoch_bumped", group.group_id, **{"from": group.group_epoch, "to": epoch},
+                    reason=reason)
+        group.group_epoch = epoch
+
+    def _fence(self, group: _Group, member: _Member, reason: str) -> None:
+        """``consumerGroupFenceMember``: remove the member, refresh the subscribed topics, bump the group epoch. The
+        new target assignment is computed at the next heartbeat of a remaining member."""
+        self._remove(group, member)
+        group.subscription_metadata = self._subscription_metadata(group.members.values())
+        self._bump(group, group.group_epoch + 1, reason)
+        self._update_state(group)
+
+    def _update_state(self, group: _Group) -> None:
+        """``maybeUpdateGroupState``."""
+        if not group.members:
+            state = ConsumerGroupState.EMPTY
+        elif group.group_epoch > group.assignment_epoch:
+            state = ConsumerGroupState.ASSIGNING
+        elif any(not m.rec.is_reconciled_to(group.assignment_epoch) for m in group.members.values()):
+            state = ConsumerGroupState.RECONCILING
+        else:
+            state = ConsumerGroupState.STABLE
+        self._set_state(group, state)
+
+    def _set_state(self, group: _Group, state: ConsumerGroupState) -> None:
+        if state is not group.state:
+            self._event("front.consumer_group.state_changed", group.group_id,
+                        **{"from": group.state.value, "to": state.value}, group_epoch=group.group_epoch,
+                        assignment_epoch=group.assignment_epoch)
+            group.state = state
+
+    def _leave(self, request: ConsumerGroupHeartbeat) -> ConsumerGroupHeartbeatResponse:
+        """``consumerGroupLeave``: -1 removes the member; a static member's -2 keeps it, and its partitions, in the
+        group until its session expires or its instance rejoins."""
+        group = self._groups.get(request.group_id)
+        if group is None:
+            raise _Rejected(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {request.group_id} not found.")
+        if request.instance_id is None:
+            member = group.members.get(request.member_id)
+            if member is None:
+                raise _Rejected(ErrorCode.UNKNOWN_MEMBER_ID,
+                                f"Member {request.member_id} is not a member of group {group.group_id}.")
+        else:
+            static_id = group.static_members.get(request.instance_id)
+            if static_id is None:
+                raise _Rejected(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {request.instance_id} is unknown.")
+            if static_id != request.member_id:
+                raise _Rejected(ErrorCode.FENCED_INSTANCE_ID, f"Static member {request.member_id} with instance id "
+                                f"{request.instance_id} was fenced by member {static_id}.")
+            member = group.members[static_id]
+        temporary = request.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH and request.instance_id is not None
+        self._event("front.consumer_group.member_left", group.group_id, member_id=member.member_id,
+                    instance_id=member.instance_id, temporary=temporary)
+        if temporary:
+            rec = replace(member.rec, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, pending_revocation={})
+            self._put(group, member, replace(member, rec=rec))
+            self._update_state(group)
+            return ConsumerGroupHeartbeatResponse(ErrorCode.NONE, member_id=member.member_id,
+                                                  member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH)
+        self._fence(group, member, "member_left")
+        return ConsumerGroupHeartbeatResponse(ErrorCode.NONE, member_id=request.member_id,
+                                              member_epoch=request.member_epoch)
+
+    # --- describe -------------------------------------------------------------------------------------------------
+
+    def _described_partitions(self, partitions: Partitions) -> tuple[DescribedTopicPartitions, ...]:
+        """Topics the metadata no longer knows are left out, as Kafka's describe leaves them."""
+        known = sorted((self._topic_names[t], t, ps) for t, ps in partitions.items() if t in self._topic_names)
+        return tuple(DescribedTopicPartitions(topic_id, name, tuple(sorted(numbers)))
+                     for name, topic_id, numbers in known)
+
+    def _describe(self, group_id: str) -> DescribedConsumerGroup:
+        group = self._groups.get(group_id)
+        if group is None:
+            return DescribedConsumerGroup(group_id, ErrorCode.GROUP_ID_NOT_FOUND,
+                                          f"Group {group_id} not found.")
+        return DescribedConsumerGroup(
+            group_id=group_id,
+            group_state=group.state.value,
+            group_epoch=group.group_epoch,
+            assignment_epoch=group.assignment_epoch,
+            assignor_name=self._preferred_assignor(group.members.values()),
+            members=tuple(DescribedConsumerMember(
+                member_id=m.member_id,
+                instance_id=m.instance_id,
+                rack_id=m.rack_id,
+                member_epoch=m.rec.member_epoch,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                subscribed_topic_names=tuple(m.subscribed),
+                subscribed_topic_regex=None,
+                assignment=self._described_partitions(m.rec.assigned),
+                target_assignment=self._described_partitions(group.target.get(m.member_id, {})),
+            ) for m in group.members.values()),
+        )
