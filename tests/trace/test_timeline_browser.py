@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from browser import body_attributes, dump_dom, screenshot
+from coordinator_trace import classic, classic_story, consumer_story
 from support import SAMPLE_EVENTS
 
 from zkconsumer.trace.timeline import build_timeline, read_events
@@ -67,6 +68,22 @@ def test_markers_and_hostile_strings_in_the_browser(tmp_path):
     assert body["data-lanes"] == "2"
     assert len(re.findall(r'<g class="marker" data-kind="', dom)) == 4
     assert "c9&lt;script&gt;" in dom
+
+
+def test_a_page_with_coordinator_lanes_loads_with_them_above_the_members(tmp_path):
+    evil = "<script>document.body.dataset.pwned='group'</script>"
+    lines = [*classic_story(), *consumer_story(), classic("created", 2, group=evil),
+             classic("member_joined", 2.5, group=evil, member_id="<img src=x onerror=alert(1)>", client_id=evil)]
+    dom = dump_dom(render(lines, tmp_path / "coordinator.html"))
+    body = body_attributes(dom)
+    assert body.get("data-rendered") == "ok" and "data-errors" not in body and "data-pwned" not in body
+    assert body["data-lanes"] == "3"  # the members' lanes, as before
+    coordinators = re.findall(r'<g class="coordinator" data-group="([^"]+)" data-protocol="([a-z]+)">', dom)
+    assert coordinators == [("g", "classic"), ("k", "consumer"), (
+        "&lt;script&gt;document.body.dataset.pwned='group'&lt;/script&gt;", "classic")]
+    assert dom.index('<g class="coordinator"') < dom.index('<g class="lane"')
+    assert len(re.findall(r'<g class="coordinator-round"', dom)) == 6
+    assert '<g class="legend-coordinator">' in dom
 
 
 def test_screenshot_is_a_png_of_the_requested_size(tmp_path):

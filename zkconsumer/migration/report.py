@@ -21,7 +21,7 @@ from zkconsumer.migration.verdict import Verdict, verdict
 from zkconsumer.pages import Html, render_page
 from zkconsumer.pages.charts import bar_chart
 from zkconsumer.trace.timeline import Timeline
-from zkconsumer.trace.timeline_html import render_svg
+from zkconsumer.trace.timeline_html import render_legend_svg, render_svg
 
 REPORT_JSON = "report.json"
 REPORT_HTML = "report.html"
@@ -209,11 +209,15 @@ def render_report(results: Sequence[ProtocolResult], meta: str, members: Sequenc
     ]
     axis_end = max((r.timeline.end for r in results), default=0.0)
     timelines = [(r.protocol.name, Html(render_svg(r.timeline, standalone=False, axis_end=axis_end,
-                                                   prefix=f"p{i}-", short=short_names(r), marker_label_rows=8)))
+                                                   prefix=f"p{i}-", short=short_names(r), marker_label_rows=8,
+                                                   legend=False)))
                  for i, r in enumerate(results)]
+    # One legend for every protocol's timeline; the coordinator's part only when one of them has a coordinator lane.
+    timeline_legend = Html(render_legend_svg(coordinator=any(r.timeline.coordinators for r in results)))
     return render_page("migration.html.j2", title="Migration comparison: legacy and modern groups on one script",
                        meta=meta, note=NOTE, rows=rows, failures=failures(results), charts=charts,
-                       timelines=timelines, members=members, broker_note=broker_note,
+                       timelines=timelines, timeline_legend=timeline_legend, members=members,
+                       broker_note=broker_note,
                        verdict=said or Verdict((), ()))
 
 
