@@ -48,7 +48,8 @@ async def _serve(config: FrontConfig, port_file: str | None, local: LocalApis | 
     try:
         await server.start()
     except OSError as exc:
-        raise EnvironmentSetupError(f"cannot listen on {config.host}:{config.port}: {exc.strerror or exc}") from None
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise EnvironmentSetupError(f"cannot listen on {config.host}:{config.port}: {reason}") from None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -225,7 +225,7 @@ class FrontServer:
                 if frame is None:
                     break
                 head = read_request_head(frame)
-                await self._answer(head, frame, upstream, writer, RequestContext(head, None, client, connection_id))
+                await self._answer(head, frame, upstream, writer, client, connection_id)
                 requests += 1
         except MalformedRequest as exc:
             reason = "invalid request"
@@ -259,7 +259,7 @@ class FrontServer:
         errors = []
         for (host, port), address in zip(self._brokers, self.config.bootstrap, strict=True):
             try:
-                reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port),
+                reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, limit=COPY_CHUNK),
                                                         self.config.connect_timeout)
             except (OSError, asyncio.TimeoutError) as exc:
                 errors.append(f"{address}: {type(exc).__name__}: {exc}".rstrip(": "))
@@ -277,14 +277,14 @@ class FrontServer:
         return None
 
     async def _answer(self, head: RequestHead, frame: bytes, upstream: Upstream, client: asyncio.StreamWriter,
-                      context: RequestContext) -> None:
+                      peer: str, connection_id: int) -> None:
         local = self.local.get(head.api_key)
         if local is not None:
             if not local.min_version <= head.api_version <= local.max_version:
                 raise MalformedRequest(f"version {head.api_version} of API key {head.api_key} is not supported")
             request = decode_request(head, frame)
             header, _ = entity_reader(request_header_type(head.api_key, head.api_version))(frame, 0)
-            context = RequestContext(head, header.client_id, context.client, context.connection_id)
+            context = RequestContext(head, header.client_id, peer, connection_id)
             answer = await local.handle(context, request)
             if (answer.__api_key__, answer.__version__) != (head.api_key, head.api_version):
                 raise TypeError(f"the handler of API key {head.api_key} v{head.api_version} answered "
