@@ -480,6 +480,17 @@ def test_an_instance_id_in_use_is_refused_to_another_member() -> None:
     assert d.hb("x", epoch=1, instance_id="unknown").error_code == ErrorCode.UNKNOWN_MEMBER_ID
 
 
+def test_a_static_member_rejoins_under_its_own_member_id_only_after_leaving_with_minus_two() -> None:
+    d = Driver()
+    a = d.join("a", instance_id="i1").member_id
+    assert a == "a"
+    assert d.join("a", instance_id="i1").error_code == ErrorCode.UNRELEASED_INSTANCE_ID
+    d.leave("a", epoch=-2)
+    back = d.join("a", instance_id="i1")
+    assert (back.error_code, back.member_epoch, back.assignment) == (ErrorCode.NONE, 1, tps("t", *range(6)))
+    assert d.coordinator.members_of(GROUP) == ["a"]
+
+
 def test_a_static_member_that_left_temporarily_is_removed_when_its_session_expires() -> None:
     d = Driver()
     a = d.join(instance_id="i1").member_id

@@ -2,6 +2,11 @@
 reporting the partitions each member was told to own, subscription changes, leaves (static members' temporary ones
 too), new partitions and waits long enough for sessions and rebalance timeouts to pass.
 
+Members revoke as a consumer does, in their own time: told a smaller assignment, a member keeps the partitions it
+must give up (committing, say) until a later heartbeat finishes the revocation, and reports them as owned meanwhile;
+new partitions it owns as soon as it is told. So no partition is owned twice only if the coordinator holds a revoked
+partition back until its owner reports it gone.
+
 A member that the coordinator removes (session expired, fenced for not revoking in time) stops counting as an owner at
 that moment: its partitions are no longer its own (its commits would be refused), and it learns so at its next
 heartbeat, as a real consumer does.
@@ -24,7 +29,7 @@ from zkconsumer.front.consumer_group_messages import (
     TopicMetadata,
 )
 
-SETTINGS = settings(max_examples=200, deadline=None)
+SETTINGS = settings(max_examples=500, deadline=None)
 GROUP = "g"
 TOPICS = ("a", "b")
 CLIENTS = 4
@@ -56,6 +61,8 @@ class Member:
     joined: bool = False
     away: bool = False  # a static member that left with -2 and will come back
     owned: dict[Uuid, frozenset[int]] = field(default_factory=dict)
+    #: partitions the member was told to give up and still owns
+    revoking: dict[Uuid, frozenset[int]] = field(default_factory=dict)
     topics: tuple[str, ...] = ("a",)
     assignor: str | None = None
     incarnation: int = 0
@@ -67,6 +74,7 @@ class Member:
     def drop(self) -> None:
         self.joined = False
         self.owned = {}
+        self.revoking = {}
         self.epoch = 0
 
 
@@ -119,7 +127,10 @@ class Simulation:
             member.epoch = response.member_epoch
             member.joined = True
             if response.assignment is not None:
-                member.owned = {t: frozenset(ps) for t, ps in response.assignment.items() if ps}
+                told = {t: frozenset(ps) for t, ps in response.assignment.items() if ps}
+                member.revoking = {t: left for t, ps in member.owned.items() if (left := ps - told.get(t, frozenset()))}
+                member.owned = {t: told.get(t, frozenset()) | member.revoking.get(t, frozenset())
+                                for t in {*told, *member.revoking}}
         elif response.error_code in (ErrorCode.FENCED_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID):
             member.drop()
         group_epoch = self.coordinator.group_epoch_of(GROUP)
@@ -138,7 +149,12 @@ class Simulation:
             subscribed_topic_names=member.topics, server_assignor=member.assignor, owned={}, api_version=1))
         assert response.error_code in (ErrorCode.NONE, ErrorCode.UNRELEASED_INSTANCE_ID), response
 
-    def heartbeat(self, member: Member, topics: tuple[str, ...] | None = None) -> None:
+    def heartbeat(self, member: Member, topics: tuple[str, ...] | None = None, revoked: bool = True) -> None:
+        """A heartbeat reporting what the member owns; ``revoked``: it has finished giving up what it was told to."""
+        if revoked:
+            member.owned = {t: left for t, ps in member.owned.items()
+                            if (left := ps - member.revoking.get(t, frozenset()))}
+            member.revoking = {}
         self.send(member, ConsumerGroupHeartbeat(
             GROUP, member.member_id, member.epoch, instance_id=member.instance_id, subscribed_topic_names=topics,
             owned=dict(member.owned)))
@@ -197,7 +213,7 @@ def run(sim: Simulation, ops: list[tuple[str, int, int]]) -> None:
             member.assignor = ASSIGNORS[value // 7 % len(ASSIGNORS)]
             sim.join(member)
         elif op == "heartbeat" and member.joined:
-            sim.heartbeat(member)
+            sim.heartbeat(member, revoked=value % 2 == 0)
         elif op == "subscribe" and member.joined:
             member.topics = SUBSCRIPTIONS[value % len(SUBSCRIPTIONS)]
             sim.heartbeat(member, member.topics)

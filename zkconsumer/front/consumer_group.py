@@ -26,8 +26,9 @@ The behaviour, as Kafka's:
   partition is therefore never held by two members at once.
 - **Member epochs**: a heartbeat with a greater epoch than the member's, or a smaller one that is not its previous
   epoch with owned partitions within its assignment (a lost response), gets FENCED_MEMBER_EPOCH; an unknown member id
-  gets UNKNOWN_MEMBER_ID; an unknown group (epoch > 0) GROUP_ID_NOT_FOUND. Epoch 0 from a known member id is a rejoin
-  and is accepted (KAFKA-19233, the fix that lets a fenced member rejoin with the member id KIP-1082 has it keep).
+  gets UNKNOWN_MEMBER_ID; an unknown group (epoch > 0) GROUP_ID_NOT_FOUND. Epoch 0 from a known dynamic member id is
+  a rejoin and is accepted (KAFKA-19233, the fix that lets a fenced member rejoin with the member id KIP-1082 has it
+  keep); a static member may rejoin only after its -2, whatever its member id.
 - **Session timeout** (``group.consumer.session.timeout.ms``, 45000): every accepted heartbeat restarts it; when it
   passes the member is removed. **Rebalance timeout** (the member's ``rebalance_timeout_ms``): a member that entered
   UNREVOKED_PARTITIONS and has not left that epoch when it passes is fenced (removed). Every response carries
@@ -583,8 +584,7 @@ class ConsumerGroupCoordinator:
         if joining:
             if static is None:
                 return group.members.get(member_id) or _Member(member_id), None
-            if static.member_id == member_id:
-                return static, None
+            # Kafka checks the instance, not the member id: even the same member id may only rejoin after its -2
             if static.rec.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
                 raise _Rejected(ErrorCode.UNRELEASED_INSTANCE_ID,
                                 f"Static member {member_id} with instance id {request.instance_id} cannot join the "
