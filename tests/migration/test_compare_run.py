@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from browser import assert_offline, body_attributes, dump_dom
+from markupsafe import escape
 from support import zkconsumer_cli
 
 from zkconsumer.migration.measures import measure
@@ -60,6 +61,38 @@ def test_the_report_says_what_the_members_ran_with_and_what_the_broker_costs(com
     assert legacy["zookeeper.session.timeout.ms"] == modern["session.timeout.ms"] == str(report["session_timeout_ms"])
     assert modern["heartbeat.interval.ms"] == str(report["session_timeout_ms"] // 6)
     assert "Tansu" in report["broker_note"] and "JoinGroup" in report["broker_note"]
+
+
+def test_every_protocol_is_sent_the_same_messages_scene_by_scene(comparison):
+    """The scenes begin together on one clock and production runs until the last protocol finished the script, so
+    ``produced`` compares like with like, in all and per scene."""
+    _, report = comparison
+    produced = {name: f["produced"] for name, f in report["protocols"].items()}
+    assert len(set(produced.values())) == 1, produced
+    per_scene = {name: [s["produced"] for s in f["scenes"]] for name, f in report["protocols"].items()}
+    assert len({tuple(counts) for counts in per_scene.values()}) == 1, per_scene
+    starts = {name: [s["start_s"] for s in f["scenes"]] for name, f in report["protocols"].items()}
+    for scene in range(1, len(SCENES)):  # every protocol's scene begins as long after its first as the others'
+        offsets = [times[scene] - times[0] for times in starts.values()]
+        assert max(offsets) - min(offsets) < 1.0, starts
+
+
+def test_the_report_leads_with_sentences_against_the_legacy_group(comparison):
+    out, report = comparison
+    assert report["coordinator"] == "broker"
+    overall, scenes = report["verdict"]["overall"], report["verdict"]["scenes"]
+    assert overall[0].startswith("Overall, legacy-range paused ") and "times the legacy group's" in overall[0]
+    cooperative = report["protocols"]["cooperative-sticky"]  # the fifth of five: not the first compared
+    paused = f"{cooperative['partition_seconds_paused']:,.1f}"
+    assert f"; cooperative-sticky {cooperative['paused_partitions']} for {paused} (" in overall[0]
+    produced = report["protocols"]["range"]["produced"]
+    assert f"Every protocol was sent the same {produced:,} messages" in overall[2]
+    assert [s["label"] for s in scenes] == [scene.label for scene in SCENES]
+    assert {p["kind"] for p in report["protocols"].values()} == {"legacy ZooKeeper", "classic"}
+    page = (out / "report.html").read_text()
+    for sentence in [*overall, *(s["sentence"] for s in scenes)]:
+        assert str(escape(sentence)) in page
+    assert page.index("Which protocol paused fewer partitions") < page.index("<h2>Figures</h2>")
 
 
 def test_cooperative_sticky_revokes_only_what_moves(comparison):

@@ -56,18 +56,18 @@ def _partitions(n: int) -> str:
 
 def _against(side: _Side, reference: _Side, first: bool) -> str:
     """``cooperative-sticky paused 4 partitions for 29.0 partition-seconds, 4.9 times the legacy group's 5.9 (...)``
-    (the first in a sentence), ``eager range 4 for 38.7 (6.5 times, ...)`` (the next ones)."""
-    if reference.paused > 0:
-        ratio = f"{side.paused / reference.paused:.1f} times"
-    else:
-        ratio = "where it paused none" if side.paused > 0 else "none either"
+    (the first in a sentence), ``eager range 4 for 38.7 (6.5 times, ...)`` (the next ones); no ratio to nothing."""
+    if side.paused == 0:
+        return f"{side.title} {'paused ' if first else ''}none"
     longest = f"longest pause {_number(side.longest_s)} s"
-    if first:
+    if not first:
+        ratio = f"{side.paused / reference.paused:.1f} times, " if reference.paused > 0 else ""
+        return f"{side.title} {side.partitions} for {_number(side.paused)} ({ratio}{longest})"
+    said = f"{side.title} paused {_partitions(side.partitions)} for {_number(side.paused)} partition-seconds"
+    if reference.paused > 0:
         whose = "the legacy group's" if reference.family == "legacy" else f"{reference.title}'s"
-        tail = (f", {ratio} {whose} {_number(reference.paused)}" if reference.paused > 0 else f", {ratio}")
-        return (f"{side.title} paused {_partitions(side.partitions)} for {_number(side.paused)} "
-                f"partition-seconds{tail} ({longest})")
-    return f"{side.title} {side.partitions} for {_number(side.paused)} ({ratio}, {longest})"
+        said += f", {side.paused / reference.paused:.1f} times {whose} {_number(reference.paused)}"
+    return f"{said} ({longest})"
 
 
 def _ranking(sides: Sequence[_Side]) -> str:
@@ -77,10 +77,13 @@ def _ranking(sides: Sequence[_Side]) -> str:
 
 
 def _compare(opening: str, sides: Sequence[_Side]) -> str:
+    if all(side.paused == 0 for side in sides):
+        return f"{opening}{'no' if opening else 'No'} protocol paused a partition."
     reference = _reference(sides)
     others = [s for s in sides if s is not reference]
     base = (f"{reference.title} paused {_partitions(reference.partitions)} for {_number(reference.paused)} "
-            f"partition-seconds (longest pause {_number(reference.longest_s)} s)")
+            f"partition-seconds (longest pause {_number(reference.longest_s)} s)" if reference.paused > 0
+            else f"{reference.title} paused none")
     if not others:
         return f"{opening}{base}."
     parts = [_against(side, reference, index == 0) for index, side in enumerate(others)]

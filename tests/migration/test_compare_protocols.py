@@ -1,0 +1,122 @@
+"""The comparison's protocols as data and as member configurations, without servers: every protocol's member gets a
+configuration librdkafka accepts (the classic-only settings it refuses under ``group.protocol=consumer`` are left
+out), the KIP-848 protocols are selectable but not compared by default, and the scene clock starts every scene for
+every protocol at once."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from confluent_kafka import Consumer, KafkaException
+
+from zkconsumer.errors import UsageError
+from zkconsumer.members import modern_member
+from zkconsumer.migration.run import SceneClock
+from zkconsumer.migration.scenes import KIP848_PROTOCOLS, KNOWN, PROTOCOLS, SCENES, parse_protocols
+
+pytestmark = pytest.mark.migration
+CLASSIC_ONLY = ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy")
+UNREACHABLE = "127.0.0.1:9"  # creating a consumer connects nowhere yet
+
+
+def config_of(name: str) -> dict[str, object]:
+    protocol = KNOWN[name]
+    group_protocol = "consumer" if protocol.group_protocol == "consumer" else "classic"
+    return modern_member.consumer_config(bootstrap=UNREACHABLE, group="g", consumer_id="g_m1",
+                                         strategy=protocol.strategy, session_timeout_ms=4000,
+                                         group_protocol=group_protocol)
+
+
+def test_the_kip848_protocols_are_known_but_not_compared_by_default():
+    assert list(KIP848_PROTOCOLS) == ["consumer-uniform", "consumer-range"]
+    assert not set(KIP848_PROTOCOLS) & set(PROTOCOLS)
+    assert [p.name for p in parse_protocols("consumer-range,legacy-range")] == ["consumer-range", "legacy-range"]
+    kinds = {name: (p.kind, p.title, p.rebalancing) for name, p in KNOWN.items()}
+    assert kinds == {
+        "legacy-range": ("legacy ZooKeeper", "legacy-range", "eager"),
+        "legacy-roundrobin": ("legacy ZooKeeper", "legacy-roundrobin", "eager"),
+        "range": ("classic", "eager range", "eager"),
+        "roundrobin": ("classic", "eager roundrobin", "eager"),
+        "cooperative-sticky": ("classic", "cooperative-sticky", "cooperative"),
+        "consumer-uniform": ("KIP-848 consumer", "KIP-848 consumer (uniform)", "incremental"),
+        "consumer-range": ("KIP-848 consumer", "KIP-848 consumer (range)", "incremental"),
+    }
+    with pytest.raises(UsageError, match="unknown protocol 'consumer'.*consumer-uniform, consumer-range"):
+        parse_protocols("consumer")
+
+
+@pytest.mark.parametrize("name", ["range", "roundrobin", "cooperative-sticky"])
+def test_a_classic_member_has_the_legacy_members_timings(name):
+    config = config_of(name)
+    assert config["partition.assignment.strategy"] == KNOWN[name].strategy
+    assert (config["session.timeout.ms"], config["heartbeat.interval.ms"]) == (4000, 666)
+    assert "group.protocol" not in config and "group.remote.assignor" not in config
+    Consumer(config).close()  # librdkafka takes it
+
+
+@pytest.mark.parametrize(("name", "assignor"), [("consumer-uniform", "uniform"), ("consumer-range", "range")])
+def test_a_kip848_member_asks_for_its_server_assignor_and_leaves_the_rest_to_the_coordinator(name, assignor):
+    config = config_of(name)
+    assert (config["group.protocol"], config["group.remote.assignor"]) == ("consumer", assignor)
+    assert not set(CLASSIC_ONLY) & set(config)
+    assert config["enable.auto.commit"] is True and config["auto.commit.interval.ms"] == 200
+    Consumer(config).close()  # librdkafka takes it
+    for key, value in (("session.timeout.ms", 4000), ("heartbeat.interval.ms", 666),
+                       ("partition.assignment.strategy", "range")):  # why they are left out: refused
+        with pytest.raises(KafkaException, match=f"`{key}` is not supported for `group.protocol=consumer`"):
+            Consumer({**config, key: value})
+    argv = modern_member.command(bootstrap="b:9092", group="g", topic="t", consumer_id="g_m1", strategy=assignor,
+                                 group_protocol="consumer")
+    parsed = modern_member.build_parser().parse_args(argv[3:])
+    assert (parsed.group_protocol, parsed.strategy) == ("consumer", assignor)
+    assert modern_member.incremental(parsed.strategy, parsed.group_protocol)
+
+
+def test_a_strategy_of_the_other_protocol_is_refused():
+    with pytest.raises(ValueError, match="--strategy roundrobin is not an assignor of the consumer protocol"):
+        modern_member.consumer_config(bootstrap="b", group="g", consumer_id="c", strategy="roundrobin",
+                                      group_protocol="consumer")
+    with pytest.raises(ValueError, match="--strategy uniform is not an assignor of the classic protocol"):
+        modern_member.consumer_config(bootstrap="b", group="g", consumer_id="c", strategy="uniform")
+    assert not modern_member.incremental("range") and modern_member.incremental("cooperative-sticky")
+    assert "--group-protocol" not in modern_member.command(bootstrap="b", group="g", topic="t", consumer_id="c")
+
+
+def test_the_clock_starts_each_scene_for_every_player_at_once_and_lets_a_leaver_go():
+    stop = threading.Event()
+    clock = SceneClock(3, stop)
+    ready: dict[int, dict[int, float]] = {0: {}, 1: {}, 2: {}}  # player -> scene -> when it was ready for it
+    began: dict[int, dict[int, float]] = {0: {}, 1: {}, 2: {}}  # ... and when it began it
+
+    def play(player: int, delay: float, leave_after: int | None = None) -> None:
+        try:
+            for scene in SCENES:
+                time.sleep(delay)  # settling, at its own speed
+                if leave_after is not None and scene.number > leave_after:
+                    return
+                ready[player][scene.number] = time.monotonic()
+                assert clock.arrive(player, scene.number)
+                began[player][scene.number] = time.monotonic()
+                assert clock.producing and clock.scene == scene.number
+            assert clock.arrive(player, clock.end)
+        finally:
+            clock.leave(player)
+
+    assert clock.scene == 0 and not clock.producing
+    threads = [threading.Thread(target=play, args=(0, 0.0)), threading.Thread(target=play, args=(1, 0.05)),
+               threading.Thread(target=play, args=(2, 0.0, 2))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert not any(thread.is_alive() for thread in threads)
+    assert list(began[0]) == list(began[1]) == [1, 2, 3, 4, 5] and list(began[2]) == [1, 2]
+    for number in began[0]:  # nobody began a scene before every player still playing was ready for it
+        last_ready = max(ready[player][number] for player in ready if number in ready[player])
+        assert min(began[player][number] for player in began if number in began[player]) >= last_ready
+    assert clock.scene == clock.end and not clock.producing
+    stopped = SceneClock(2, stop)
+    stop.set()
+    assert stopped.arrive(0, 1) is False  # an interrupted run waits for nobody
