@@ -22,22 +22,10 @@ from kio.schema.types import BrokerId
 from kio.serial import entity_writer
 from kio.static.primitive import i16, i32, i32Timedelta
 
+from zkconsumer.front import wire
 from zkconsumer.front.api_versions import advertise, negotiate
 from zkconsumer.front.handlers import LocalApi, local_ranges, local_table
 from zkconsumer.front.rewrite import Advertised, rewrite_brokers
-from zkconsumer.front.wire import (
-    MalformedRequest,
-    MalformedResponse,
-    RequestHead,
-    TruncatedFrame,
-    decode_request,
-    decode_response,
-    encode_request,
-    encode_response,
-    expects_response,
-    read_frame,
-    read_request_head,
-)
 
 FRONT = Advertised("front.example", 19092)
 NO_THROTTLE = i32Timedelta.parse(datetime.timedelta(0))
@@ -48,22 +36,22 @@ def unframed(data: bytes) -> bytes:
 
 
 def test_a_request_s_head_is_read_and_a_garbled_one_refused():
-    frame = unframed(encode_request(MetadataRequest(topics=None, allow_auto_topic_creation=False,
+    frame = unframed(wire.encode_request(MetadataRequest(topics=None, allow_auto_topic_creation=False,
                                                     include_topic_authorized_operations=False), 42, "c"))
-    assert read_request_head(frame) == RequestHead(3, 12, 42)
-    assert decode_request(read_request_head(frame), frame).allow_auto_topic_creation is False
-    with pytest.raises(MalformedRequest, match="shorter than a request header"):
-        read_request_head(frame[:7])
-    with pytest.raises(MalformedRequest, match="unknown API key 4242"):
-        read_request_head(b"\x10\x92" + frame[2:])
-    with pytest.raises(MalformedRequest, match="negative version"):
-        read_request_head(frame[:2] + b"\xff\xfe" + frame[4:])
-    with pytest.raises(MalformedRequest, match="unreadable body"):
-        decode_request(read_request_head(frame), frame[:-2])
-    with pytest.raises(MalformedRequest, match="2 bytes after the body"):
-        decode_request(read_request_head(frame), frame + b"\x00\x00")
-    with pytest.raises(MalformedRequest, match="version 99 of API key 3 is not supported"):
-        decode_request(RequestHead(3, 99, 1), frame)
+    assert wire.read_request_head(frame) == wire.RequestHead(3, 12, 42)
+    assert wire.decode_request(wire.read_request_head(frame), frame).allow_auto_topic_creation is False
+    with pytest.raises(wire.MalformedRequest, match="shorter than a request header"):
+        wire.read_request_head(frame[:7])
+    with pytest.raises(wire.MalformedRequest, match="unknown API key 4242"):
+        wire.read_request_head(b"\x10\x92" + frame[2:])
+    with pytest.raises(wire.MalformedRequest, match="negative version"):
+        wire.read_request_head(frame[:2] + b"\xff\xfe" + frame[4:])
+    with pytest.raises(wire.MalformedRequest, match="unreadable body"):
+        wire.decode_request(wire.read_request_head(frame), frame[:-2])
+    with pytest.raises(wire.MalformedRequest, match="2 bytes after the body"):
+        wire.decode_request(wire.read_request_head(frame), frame + b"\x00\x00")
+    with pytest.raises(wire.MalformedRequest, match="version 99 of API key 3 is not supported"):
+        wire.decode_request(wire.RequestHead(3, 99, 1), frame)
 
 
 @pytest.mark.parametrize("schema", [ProduceRequestV3, ProduceRequestV9])
@@ -71,10 +59,10 @@ def test_a_request_s_head_is_read_and_a_garbled_one_refused():
 def test_a_produce_with_acks_0_expects_no_answer(schema, acks, answered):
     request = schema(transactional_id="a-transaction", acks=i16(acks), timeout=i32Timedelta.parse(
         datetime.timedelta(seconds=1)), topic_data=())
-    frame = unframed(encode_request(request, 7, "producer"))
-    assert expects_response(read_request_head(frame), frame) is answered
-    with pytest.raises(MalformedRequest, match="too short to hold its acks"):
-        expects_response(read_request_head(frame), frame[:len(frame) - len(_body(request)) + 3])
+    frame = unframed(wire.encode_request(request, 7, "producer"))
+    assert wire.expects_response(wire.read_request_head(frame), frame) is answered
+    with pytest.raises(wire.MalformedRequest, match="too short to hold its acks"):
+        wire.expects_response(wire.read_request_head(frame), frame[:len(frame) - len(_body(request)) + 3])
 
 
 def _body(entity) -> bytes:
@@ -90,19 +78,19 @@ def test_frames_are_read_whole_and_bad_sizes_refused():
         reader.feed_eof()
         out: list = []
         try:
-            while (frame := await read_frame(reader, max_bytes)) is not None:
+            while (frame := await wire.read_frame(reader, max_bytes)) is not None:
                 out.append(frame)
-        except (MalformedRequest, TruncatedFrame) as exc:
+        except (wire.MalformedRequest, wire.TruncatedFrame) as exc:
             out.append(exc)
         return out
 
     assert asyncio.run(frames(b"\x00\x00\x00\x02ab\x00\x00\x00\x00")) == [b"ab", b""]
     negative, too_big, truncated, short_prefix = (asyncio.run(frames(data)) for data in (
         b"\xff\xff\xff\xfe", b"\x00\x00\x00\x65" + b"x" * 101, b"\x00\x00\x00\x0aabc", b"\x00\x00"))
-    assert isinstance(negative[0], MalformedRequest) and "-2 outside 0..100" in str(negative[0])
-    assert isinstance(too_big[0], MalformedRequest) and "101 outside" in str(too_big[0])
-    assert isinstance(truncated[0], TruncatedFrame) and "after 3 of 10 bytes" in str(truncated[0])
-    assert isinstance(short_prefix[0], TruncatedFrame)
+    assert isinstance(negative[0], wire.MalformedRequest) and "-2 outside 0..100" in str(negative[0])
+    assert isinstance(too_big[0], wire.MalformedRequest) and "101 outside" in str(too_big[0])
+    assert isinstance(truncated[0], wire.TruncatedFrame) and "after 3 of 10 bytes" in str(truncated[0])
+    assert isinstance(short_prefix[0], wire.TruncatedFrame)
 
 
 def _metadata() -> MetadataResponse:
@@ -165,9 +153,9 @@ def test_the_broker_s_api_versions_answer_is_rewritten_and_its_unsupported_versi
         [(1, 4, 15), (68, 0, 1)]
     # A broker that does not know the ApiVersions version asked answers in version 0's layout (KIP-511).
     unsupported = ApiVersionsResponseV0(error_code=ErrorCode.unsupported_version, api_keys=())
-    assert decode_response(18, 3, unframed(encode_response(9, unsupported))) == unsupported
-    with pytest.raises(MalformedResponse, match="API key 3 v12"):
-        decode_response(3, 12, unframed(encode_response(9, _metadata()))[:-3])
+    assert wire.decode_response(18, 3, unframed(wire.encode_response(9, unsupported))) == unsupported
+    with pytest.raises(wire.MalformedResponse, match="API key 3 v12"):
+        wire.decode_response(3, 12, unframed(wire.encode_response(9, _metadata()))[:-3])
 
 
 def test_local_apis_are_one_per_key_within_what_kio_parses():

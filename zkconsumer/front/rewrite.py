@@ -15,6 +15,8 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32
 
+from zkconsumer.kafka.metadata import BrokerMeta
+
 METADATA = 3
 FIND_COORDINATOR = 10
 DESCRIBE_CLUSTER = 60
@@ -31,8 +33,8 @@ class Advertised:
 
     @property
     def address(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{host}:{self.port}"
+        """``host:port``, written as a broker's address is (an IPv6 host in brackets)."""
+        return BrokerMeta(-1, self.host, self.port).address
 
 
 def rewrite_brokers(api_key: int, body: Any, advertised: Advertised) -> Any:

@@ -32,7 +32,7 @@ those of a connection ``connection`` (a number) and ``client`` (``host:port``)):
 ``front.broker_unavailable``     ``error``: no broker address accepted a connection; the client's connection is
                                  closed (warning once per outage, then debug)
 ``front.broker_recovered``       ``down_ms``: a connection to the broker succeeded again after an outage
-``front.broker_lost``            ``error``: the broker's connection closed or failed while a request was
+``front.broker_lost``            ``reason``: the broker's connection closed or failed while a request was
                                  relayed; the client's connection is closed (warning)
 ``front.answer_invalid``         ``reason`` (naming the API and version): a broker answer the front must parse did
                                  not; the client's connection is closed rather than given the broker's address
@@ -90,6 +90,15 @@ MAX_ANSWER_BYTES = (1 << 31) - 1
 
 class BrokerLost(Exception):
     """The broker's connection closed or failed while a request was relayed."""
+
+
+#: what ends a connection as expected: its ``reason`` in ``front.connection_closed``, and its own warning's name
+_PROBLEMS: dict[type[Exception], tuple[str, str]] = {
+    MalformedRequest: ("invalid request", "front.request_invalid"),
+    TruncatedFrame: ("truncated request", "front.request_truncated"),
+    BrokerLost: ("broker lost", "front.broker_lost"),
+    MalformedResponse: ("invalid answer", "front.answer_invalid"),
+}
 
 
 class _ClientGone(Exception):
@@ -227,18 +236,9 @@ class FrontServer:
                 head = read_request_head(frame)
                 await self._answer(head, frame, upstream, writer, client, connection_id)
                 requests += 1
-        except MalformedRequest as exc:
-            reason = "invalid request"
-            log.warning("front.request_invalid", reason=str(exc))
-        except TruncatedFrame as exc:
-            reason = "truncated request"
-            log.warning("front.request_truncated", reason=str(exc))
-        except BrokerLost as exc:
-            reason = "broker lost"
-            log.warning("front.broker_lost", error=str(exc))
-        except MalformedResponse as exc:
-            reason = "invalid answer"
-            log.warning("front.answer_invalid", reason=str(exc))
+        except (MalformedRequest, TruncatedFrame, BrokerLost, MalformedResponse) as exc:
+            reason, event = _PROBLEMS[type(exc)]
+            log.warning(event, reason=str(exc))
         except (_ClientGone, ConnectionError):
             reason = "client reset"
         except asyncio.CancelledError:
