@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from zkconsumer.assignors.topic_ids import Uuid, generated_topic_id
-from zkconsumer.front.classic_group_messages import GroupEvent
+from zkconsumer.front.classic_group_messages import GroupEvent, ListedGroup
 from zkconsumer.front.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
 from zkconsumer.front.consumer_group_messages import (
     ConsumerGroupDescribe,
@@ -529,7 +529,7 @@ def test_describe_shows_the_epochs_the_assignor_and_each_members_assignment_and_
             first.subscribed_topic_names) == ("a", "i", "r1", 1, "cid", "/1.2.3.4", ("t",))
     assert first.assignment == (DescribedTopicPartitions(tid("t"), "t", tuple(range(6))),)
     assert len(first.target_assignment[0].partitions) == 3
-    assert [g.group_id for g in d.coordinator.list_groups()] == [GROUP]
+    assert d.coordinator.list_groups() == (ListedGroup(GROUP, "consumer", "Reconciling", "consumer"),)
 
 
 def test_only_an_empty_group_can_be_deleted() -> None:

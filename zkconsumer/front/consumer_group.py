@@ -121,8 +121,9 @@ from zkconsumer.assignors.java_hash_map import string_set_order
 from zkconsumer.assignors.model import AssignmentError
 from zkconsumer.assignors.topic_ids import Uuid
 from zkconsumer.events.fields import partition_list
-from zkconsumer.front.classic_group_messages import GroupEvent
+from zkconsumer.front.classic_group_messages import GroupEvent, ListedGroup
 from zkconsumer.front.consumer_group_messages import (
+    CONSUMER_GROUP_TYPE,
     JOIN_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -136,12 +137,12 @@ from zkconsumer.front.consumer_group_messages import (
     DescribedTopicPartitions,
     ErrorCode,
     HeartbeatOutcome,
-    ListedConsumerGroup,
     MemberState,
     Partitions,
     TopicMetadata,
 )
 from zkconsumer.front.consumer_group_reconcile import FREE, Reconciliation, reconcile
+from zkconsumer.front.consumer_group_timers import DeadlineTimers
 from zkconsumer.types import TopicPartition
 
 #: the first ConsumerGroupHeartbeat version whose members generate their own member id (KIP-1082)
@@ -186,15 +187,8 @@ class _TimerKind(Enum):
     REBALANCE = "rebalance"
 
 
-@dataclass(frozen=True)
-class _Timer:
-    deadline_ms: int
-    seq: int
-    kind: _TimerKind
-    group_id: str
-    member_id: str
-    #: REBALANCE: the epoch the member must have left by the deadline
-    member_epoch: int = 0
+_TimerKey = tuple[_TimerKind, str, str]
+"""A timer's key: its kind, group id and member id (Kafka's timer keys), so arming one again replaces it."""
 
 
 @dataclass(frozen=True)
@@ -253,8 +247,8 @@ class ConsumerGroupCoordinator:
         self._groups: dict[str, _Group] = {}
         self._topics: dict[str, TopicMetadata] = {}
         self._topic_names: dict[Uuid, str] = {}
-        self._timers: dict[tuple[_TimerKind, str, str], _Timer] = {}
-        self._seq = 0
+        #: a REBALANCE timer's value is the epoch its member must have left by the deadline
+        self._timers = DeadlineTimers[_TimerKey, int]()
         self._now = 0
         self._events: list[GroupEvent] = []
 
@@ -285,14 +279,16 @@ class ConsumerGroupCoordinator:
 
     def next_deadline_ms(self) -> int | None:
         """The earliest timer's deadline, or ``None`` when nothing waits on time."""
-        return min((t.deadline_ms for t in self._timers.values()), default=None)
+        return self._timers.next_deadline_ms()
 
     def describe(self, request: ConsumerGroupDescribe) -> ConsumerGroupDescribeResponse:
         """ConsumerGroupDescribe, as of the last input."""
         return ConsumerGroupDescribeResponse(tuple(self._describe(group_id) for group_id in request.group_ids))
 
-    def list_groups(self) -> tuple[ListedConsumerGroup, ...]:
-        return tuple(ListedConsumerGroup(g.group_id, g.state.value) for g in self._groups.values())
+    def list_groups(self) -> tuple[ListedGroup, ...]:
+        """ListGroups' rows for the consumer groups, to add to the classic coordinator's (filters as there)."""
+        return tuple(ListedGroup(g.group_id, CONSUMER_GROUP_TYPE, g.state.value, CONSUMER_GROUP_TYPE)
+                     for g in self._groups.values())
 
     def delete_group(self, group_id: str, now_ms: int) -> tuple[ErrorCode, tuple[GroupEvent, ...]]:
         """DeleteGroups for one consumer group: only an empty group may go (NON_EMPTY_GROUP otherwise)."""
@@ -388,30 +384,26 @@ class ConsumerGroupCoordinator:
                               for topic_id, numbers in partitions.items() for p in numbers)
 
     def _schedule(self, kind: _TimerKind, group_id: str, member_id: str, after_ms: int, member_epoch: int = 0) -> None:
-        self._seq += 1
-        self._timers[(kind, group_id, member_id)] = _Timer(self._now + after_ms, self._seq, kind, group_id, member_id,
-                                                           member_epoch)
+        self._timers.arm((kind, group_id, member_id), self._now + after_ms, member_epoch)
 
     def _cancel_timers(self, group_id: str, member_id: str) -> None:
         for kind in _TimerKind:
-            self._timers.pop((kind, group_id, member_id), None)
+            self._timers.cancel((kind, group_id, member_id))
 
     def _fire_due(self, now_ms: int) -> None:
-        while self._timers:
-            timer = min(self._timers.values(), key=lambda t: (t.deadline_ms, t.seq))
-            if timer.deadline_ms > now_ms:
-                return
-            del self._timers[(timer.kind, timer.group_id, timer.member_id)]
-            self._now = max(self._now, timer.deadline_ms)
-            group = self._groups.get(timer.group_id)
-            member = group.members.get(timer.member_id) if group else None
+        """Each due timer at its own deadline, in order: a member expired or fenced as it would have been on time."""
+        while (due := self._timers.pop_due(now_ms)) is not None:
+            kind, group_id, member_id = due.key
+            self._now = max(self._now, due.deadline_ms)
+            group = self._groups.get(group_id)
+            member = group.members.get(member_id) if group else None
             if group is None or member is None:
                 continue
-            if timer.kind is _TimerKind.SESSION:
+            if kind is _TimerKind.SESSION:
                 self._event("front.consumer_group.member_expired", group.group_id, member_id=member.member_id,
                             instance_id=member.instance_id, session_timeout_ms=self.config.session_timeout_ms)
                 self._fence(group, member, "member_expired")
-            elif member.rec.member_epoch == timer.member_epoch:
+            elif member.rec.member_epoch == due.value:
                 self._event("front.consumer_group.member_fenced", group.group_id, member_id=member.member_id,
                             instance_id=member.instance_id, member_epoch=member.rec.member_epoch,
                             rebalance_timeout_ms=member.rebalance_timeout_ms)
@@ -553,7 +545,7 @@ class ConsumerGroupCoordinator:
                     self._schedule(_TimerKind.REBALANCE, group.group_id, member_id, current.rebalance_timeout_ms,
                                    rec.member_epoch)
                 else:
-                    self._timers.pop((_TimerKind.REBALANCE, group.group_id, member_id), None)
+                    self._timers.cancel((_TimerKind.REBALANCE, group.group_id, member_id))
         self._update_state(group)
         self._schedule(_TimerKind.SESSION, group.group_id, member_id, self.config.session_timeout_ms)
 

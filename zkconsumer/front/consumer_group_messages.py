@@ -25,7 +25,7 @@ JOIN_GROUP_MEMBER_EPOCH = 0
 LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 
-#: the group type ListGroups v5 reports for every consumer group
+#: the group type ListGroups v5 reports for every consumer group, and its protocol type (``ConsumerProtocol``'s)
 CONSUMER_GROUP_TYPE = "consumer"
 
 Partitions = Mapping[Uuid, frozenset[int]]
@@ -182,13 +182,6 @@ class DescribedConsumerGroup:
 @dataclass(frozen=True)
 class ConsumerGroupDescribeResponse:
     groups: tuple[DescribedConsumerGroup, ...]
-
-
-@dataclass(frozen=True)
-class ListedConsumerGroup:
-    group_id: str
-    state: str
-    group_type: str = CONSUMER_GROUP_TYPE
 
 
 @dataclass(frozen=True)
