@@ -10,7 +10,18 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from coordinator_trace import IDS, classic, classic_story, consumer, consumer_story, joined, line, state
+from coordinator_trace import (
+    IDS,
+    classic,
+    classic_story,
+    consumer,
+    consumer_story,
+    driven_classic_story,
+    driven_consumer_story,
+    joined,
+    line,
+    state,
+)
 
 from zkconsumer.trace.timeline import build_timeline, read_events
 from zkconsumer.trace.timeline_html import render_html, render_legend_svg, render_svg
@@ -79,7 +90,7 @@ def test_the_kip848_story_rounds_are_group_epochs_until_stable():
     assert lane.protocol == "consumer"
     assert [(s.state, s.start, s.end) for s in lane.states] == [
         ("Empty", 0.0, 0.0), ("Assigning", 0.0, 0.0), ("Reconciling", 0.0, 0.1), ("Stable", 0.1, 6.0),
-        ("Assigning", 6.0, 6.0), ("Reconciling", 6.0, 8.0), ("Stable", 8.0, 13.0),
+        ("Reconciling", 6.0, 8.0), ("Stable", 8.0, 13.0),
     ]  # times from the lane's first event, which is the trace's origin here
     assert [(r.start, r.end, r.epoch, r.members, r.ended_by) for r in lane.rounds] == [
         (0.0, pytest.approx(0.1), 1, ("k_m1",), "completed"),
@@ -89,15 +100,59 @@ def test_the_kip848_story_rounds_are_group_epochs_until_stable():
         ("joined", "k_m1"), ("assignment", None), ("joined", "k_m2"), ("assignment", None), ("fenced", "k_m2")]
 
 
+def test_the_front_coordinators_own_events_make_their_lanes():
+    """The pure coordinators of :mod:`zkconsumer.front`, driven through a small story, logged as the edge logs them:
+    every event they emit is one the trace reads, and the lanes tell the story."""
+    lines = driven_classic_story() + driven_consumer_story()
+    assert {json.loads(x)["event"] for x in lines} <= COORDINATOR_EVENTS
+    timeline = build(lines)
+    assert timeline.ignored_events == 0
+    classic_lane, consumer_lane = lane_of(timeline, "g"), lane_of(timeline, "k")
+    assert [(r.start, r.end, r.epoch, r.members, r.ended_by) for r in classic_lane.rounds] == [
+        (0.0, 6.0, 1, ("g_m1", "g_m2"), "completed"),  # the initial delay, extended once by g_m2's join
+        (15.0, 15.25, 2, ("g_m1", "g_m2", "g_m3"), "completed"),  # as soon as every member rejoined
+        (20.0, 20.0, None, ("g_m1", "g_m2"), "trace_end"),
+    ]
+    assert classic_lane.rounds[0].extensions == 1
+    assert [m.kind for m in classic_lane.marks] == ["joined", "joined", "assignment", "joined", "assignment", "left"]
+    assert [s.state for s in classic_lane.states][:4] == [
+        "Empty", "PreparingRebalance", "CompletingRebalance", "Stable"]
+    assert [(r.start, r.end, r.epoch, r.members) for r in consumer_lane.rounds] == [
+        (1.0, 1.0, 1, ("k_m1",)), (7.0, 8.0, 2, ("k_m1", "k_m2")), (14.0, 15.0, 3, ("k_m1",))]
+    assert all(r.completed for r in consumer_lane.rounds)
+    assert [s.state for s in consumer_lane.states] == [
+        "Empty", "Stable", "Reconciling", "Stable", "Assigning", "Stable"]
+
+
 def test_a_kip848_round_completes_only_at_its_epoch_or_later():
     lines = [
-        consumer("epoch_bumped", 0, group_epoch=5),
+        consumer("epoch_bumped", 0, **{"from": 4, "to": 5}),
         consumer("state_changed", 1, group_epoch=4, **{"from": "ASSIGNING", "to": "STABLE"}),  # an older epoch
         consumer("state_changed", 2, group_epoch=5, **{"from": "STABLE", "to": "RECONCILING"}),
         consumer("state_changed", 3, group_epoch=5, **{"from": "RECONCILING", "to": "STABLE"}),
     ]
     [rnd] = lane_of(build(lines), "k").rounds
-    assert (rnd.start, rnd.end, rnd.epoch, rnd.ended_by) == (0.0, 3.0, 5, "completed")
+    assert (rnd.start, rnd.end, rnd.epoch, rnd.previous, rnd.ended_by) == (0.0, 3.0, 5, 4, "completed")
+
+
+def test_a_kip848_round_in_a_group_that_stays_stable_ends_when_every_member_reached_its_epoch():
+    """No state change tells it: the group never left Stable (one member, nothing to revoke)."""
+    lines = [
+        consumer("member_joined", 0, member_id="a", client_id="k_a"),
+        consumer("member_joined", 0, member_id="b", client_id="k_b"),
+        consumer("member_epoch_advanced", 0, member_id="a", **{"from": 0, "to": 1}),
+        consumer("member_epoch_advanced", 0, member_id="b", **{"from": 0, "to": 1}),
+        consumer("state_changed", 0, group_epoch=1, **{"from": "Empty", "to": "Stable"}),
+        consumer("member_left", 1, member_id="b"),
+        consumer("epoch_bumped", 1, **{"from": 1, "to": 2}),
+        consumer("member_epoch_advanced", 2, member_id="a", **{"from": 1, "to": 2}),
+        consumer("member_left", 3, member_id="a", temporary=True),  # a static member's -2: still a member
+        consumer("epoch_bumped", 4, **{"from": 2, "to": 3}),
+        consumer("member_epoch_advanced", 5, member_id="a", **{"from": 2, "to": 3}),
+    ]
+    rounds = lane_of(build(lines), "k").rounds
+    assert [(r.start, r.end, r.epoch, r.members, r.ended_by) for r in rounds] == [
+        (1.0, 2.0, 2, ("k_a",), "completed"), (4.0, 5.0, 3, ("k_a",), "completed")]
 
 
 @pytest.mark.parametrize(("ending", "ended_by"), [

@@ -5,7 +5,8 @@ group, drawn beside its members' lanes. One lane per group, from the coordinator
 * the group's state over time (Empty, PreparingRebalance, CompletingRebalance, Stable; KIP-848's Assigning and
   Reconciling; Dead once deleted), as stretches;
 * its rounds: classic, from ``round_started`` to ``round_completed`` with the generation it made and its members;
-  KIP-848, from a group epoch bump until the group is Stable again at that epoch or later;
+  KIP-848, from a group epoch bump until the group is Stable again at that epoch or later (a state change, or, when
+  the group never left Stable, its last member's epoch reaching it);
 * marks for members joining, leaving, expiring, fenced, and assignments sent (or computed).
 
 A member appears under its ``client_id`` where its ``member_joined`` said one (a modern member of this project sets
@@ -119,10 +120,13 @@ def _member_name(names: Mapping[str, str], member_id: object) -> str:
     return names.get(member_id, member_id) or "?"
 
 
-def _epoch(fields: Mapping[str, Any]) -> int | None:
-    """The generation of a classic event, the group epoch of a KIP-848 one."""
-    generation = integer(fields.get("generation"))
-    return generation if generation is not None else integer(fields.get("group_epoch"))
+def _epoch(protocol: str, kind: str, fields: Mapping[str, Any]) -> int | None:
+    """The generation a classic event names, the group epoch a KIP-848 one does (``epoch_bumped``: the new one in
+    ``to``; ``target_assignment_computed``: the one it was computed for, in ``epoch``)."""
+    if protocol == "classic":
+        return integer(fields.get("generation"))
+    key = {"epoch_bumped": "to", "target_assignment_computed": "epoch"}.get(kind, "group_epoch")
+    return integer(fields.get(key))
 
 
 def _member_ids(value: object) -> list[str]:
@@ -157,6 +161,7 @@ class _LaneBuilder:
         self.protocols: set[str] = set()
         self.names: dict[str, str] = {}
         self.members: dict[str, None] = {}  # the group's members, in join order
+        self.member_epochs: dict[str, int] = {}  # KIP-848: each member's epoch
         self.state: tuple[str, float, int | None] | None = None  # the current state, since when, its epoch
         self.states: list[GroupStateStretch] = []
         self.round: _OpenRound | None = None
@@ -175,6 +180,10 @@ class _LaneBuilder:
             current, since, current_epoch = self.state
             self.states.append(GroupStateStretch(current, since, time, current_epoch))
         self.state = (state_name(state), time, epoch)
+
+    def remove(self, member_id: str) -> None:
+        self.members.pop(member_id, None)
+        self.member_epochs.pop(member_id, None)
 
     def end_round(self, time: float, ended_by: str) -> None:
         if self.round is not None:
@@ -224,6 +233,7 @@ class CoordinatorLanes:
 def _apply(lane: _LaneBuilder, protocol: str, kind: str, time: float, fields: Mapping[str, Any]) -> None:
     """What one event changes of its lane: the state, the open round, the members."""
     member_id = text(fields.get("member_id"))
+    epoch = _epoch(protocol, kind, fields)
     if kind == "created" and lane.state is None:
         lane.enter("Empty", time, None)
     elif kind == "state_changed":
@@ -231,42 +241,64 @@ def _apply(lane: _LaneBuilder, protocol: str, kind: str, time: float, fields: Ma
         if lane.state is None and before is not None:  # the trace begins in the middle of the group's life
             lane.enter(before, lane.start, None)
         if to is not None:
-            lane.enter(to, time, _epoch(fields))
+            lane.enter(to, time, epoch)
             key = state_key(to)
             if key in ("empty", "dead"):
                 lane.end_round(time, "emptied" if key == "empty" else "deleted")
-            elif key == "stable" and protocol == "consumer" and lane.round is not None:
-                epoch = _epoch(fields)
-                if lane.round.epoch is None or epoch is None or epoch >= lane.round.epoch:
-                    lane.round.members = lane.member_names()
-                    lane.end_round(time, "completed")
+            elif key == "stable" and protocol == "consumer" and lane.round is not None and (
+                    lane.round.epoch is None or epoch is None or epoch >= lane.round.epoch):
+                _complete_consumer_round(lane, time)
     elif kind == "deleted":
         lane.end_round(time, "deleted")
         lane.enter("Dead", time, None)
     elif kind in ("member_joined", "member_rejoined") and member_id is not None:
         lane.members.setdefault(member_id, None)
+        if protocol == "consumer" and kind == "member_joined":
+            lane.member_epochs[member_id] = 0  # a KIP-848 member joins at epoch 0
     elif kind == "static_member_replaced":
         old, new = text(fields.get("old_member_id")), text(fields.get("new_member_id"))
         if old is not None:
-            lane.members.pop(old, None)
+            lane.remove(old)
             if new is not None and old in lane.names:
                 lane.names.setdefault(new, lane.names[old])
         if new is not None:
             lane.members.setdefault(new, None)
     elif kind in ("member_left", "member_expired", "member_fenced") and member_id is not None:
-        lane.members.pop(member_id, None)
+        if fields.get("temporary") is not True:  # a KIP-848 static member's -2 stays in the group
+            lane.remove(member_id)
+    elif kind == "member_epoch_advanced" and member_id is not None:
+        advanced = integer(fields.get("to"))
+        if advanced is not None:
+            lane.member_epochs[member_id] = advanced
+            _maybe_reconciled(lane, time)
     elif kind == "round_started":
         lane.end_round(time, "superseded")
-        previous = _epoch(fields)
         delay = integer(fields.get("initial_delay_ms"))
-        lane.round = _OpenRound(protocol, time, previous, None, text(fields.get("reason")), lane.member_names(),
+        lane.round = _OpenRound(protocol, time, epoch, None, text(fields.get("reason")), lane.member_names(),
                                 delay if delay is not None else integer(fields.get("rebalance_timeout_ms")))
     elif kind == "epoch_bumped":
         lane.end_round(time, "superseded")
-        lane.round = _OpenRound(protocol, time, None, _epoch(fields), text(fields.get("reason")),
+        lane.round = _OpenRound(protocol, time, integer(fields.get("from")), epoch, text(fields.get("reason")),
                                 lane.member_names(), None)
     elif lane.round is not None:
         _apply_to_round(lane, lane.round, kind, time, fields)
+
+
+def _complete_consumer_round(lane: _LaneBuilder, time: float) -> None:
+    if lane.round is not None:
+        lane.round.members = lane.member_names()
+        lane.end_round(time, "completed")
+
+
+def _maybe_reconciled(lane: _LaneBuilder, time: float) -> None:
+    """A KIP-848 round in a group that stayed Stable (no state change tells its end): complete once every member's
+    epoch has reached the round's."""
+    rnd = lane.round
+    if (rnd is None or rnd.protocol != "consumer" or rnd.epoch is None or lane.state is None
+            or state_key(lane.state[0]) != "stable" or not lane.members):
+        return
+    if all(lane.member_epochs.get(member, -1) >= rnd.epoch for member in lane.members):
+        _complete_consumer_round(lane, time)
 
 
 def _apply_to_round(lane: _LaneBuilder, rnd: _OpenRound, kind: str, time: float, fields: Mapping[str, Any]) -> None:
@@ -275,7 +307,7 @@ def _apply_to_round(lane: _LaneBuilder, rnd: _OpenRound, kind: str, time: float,
     elif kind == "round_postponed":
         rnd.postponed += 1
     elif kind == "round_completed":
-        rnd.epoch = _epoch(fields)
+        rnd.epoch = integer(fields.get("generation"))
         rnd.members = lane.member_names(_member_ids(fields.get("members")))
         rnd.chosen_protocol = text(fields.get("protocol"))
         leader = text(fields.get("leader"))

@@ -44,7 +44,8 @@ from zkconsumer.trace.words import (
 )
 
 ALERT = "!!"
-COORDINATOR_ALERTS = ("member_expired", "member_fenced", "static_member_replaced")  # flagged in the text
+# Flagged in the text: a member removed by a timeout, or fenced, or a heartbeat refused.
+COORDINATOR_ALERTS = ("member_expired", "member_fenced", "static_member_replaced", "heartbeat_rejected")
 
 
 def render_text(source: Timeline | EventLog | Iterable[Event]) -> list[str]:

@@ -231,7 +231,8 @@ COORDINATOR_MARK_KINDS: tuple[CoordinatorMarkKind, ...] = (
     CoordinatorMarkKind("expired", ("front.group.member_expired", "front.consumer_group.member_expired"),
                         "member expired (removed by a timeout)", Symbol("cross", "#d94801")),
     # A static member replaced by a new instance is fenced: the old member id gets FENCED_INSTANCE_ID.
-    CoordinatorMarkKind("fenced", ("front.group.static_member_replaced", "front.consumer_group.member_fenced"),
+    CoordinatorMarkKind("fenced", ("front.group.static_member_replaced", "front.consumer_group.member_fenced",
+                                   "front.consumer_group.static_member_replaced"),
                         "member fenced", Symbol("square", "#7a0177")),
     CoordinatorMarkKind("assignment", ("front.group.assignment_sent",
                                        "front.consumer_group.target_assignment_computed"),
@@ -251,8 +252,9 @@ COORDINATOR_EVENTS: frozenset[str] = frozenset(CLASSIC_PREFIX + name for name in
     "member_left", "member_expired", "round_started", "initial_delay_extended", "round_completed",
     "round_postponed", "assignment_sent", "deleted",
 )) | frozenset(CONSUMER_PREFIX + name for name in (
-    "created", "state_changed", "member_joined", "member_left", "member_fenced", "member_expired", "epoch_bumped",
-    "target_assignment_computed", "member_epoch_advanced", "partitions_revoked", "partitions_assigned", "deleted",
+    "created", "state_changed", "member_joined", "static_member_replaced", "member_left", "member_fenced",
+    "member_expired", "epoch_bumped", "target_assignment_computed", "member_epoch_advanced", "member_state_changed",
+    "partitions_revoked", "partitions_assigned", "heartbeat_rejected", "deleted",
 ))
 
 

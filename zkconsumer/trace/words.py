@@ -313,33 +313,47 @@ def describe_coordinator_event(name: str, fields: Mapping[str, Any], member: Cal
         kind_of = f.get("protocol_type")
         return "group created" + (f" (protocol type {kind_of})" if isinstance(kind_of, str) and kind_of else "")
     if kind == "state_changed":
+        assignment = integer(f.get("assignment_epoch"))
+        if consumer and assignment is not None:
+            epoch_text = epoch_text[:-1] + f", assignment epoch {assignment})" if epoch_text else \
+                f" (assignment epoch {assignment})"
         return f"state {state_name(str(f.get('from', '?')))} -> {state_name(str(f.get('to', '?')))}{epoch_text}"
     if kind == "member_id_required":
         return f"member id required (KIP-394): {who} must join again with it"
+    instance = f.get("group_instance_id") or f.get("instance_id")
     if kind == "member_joined":
         bits = [f"member id {f.get('member_id')}"] if who != f.get("member_id") else []
-        if f.get("group_instance_id"):
-            bits.append(f"static {f.get('group_instance_id')}")
+        if instance:
+            bits.append(f"static {instance}")
         if "session_timeout_ms" in f:
             bits.append(f"session {ms('session_timeout_ms')}")
         protocols = json_list(f.get("protocols"))
         if protocols:
             bits.append("protocols " + ", ".join(str(p) for p in protocols))
-        if "member_epoch" in f:
-            bits.append(f"member epoch {f.get('member_epoch')}")
+        topics = json_list(f.get("subscribed_topic_names"))
+        if topics:
+            bits.append("topics " + ", ".join(str(t) for t in topics))
+        if isinstance(f.get("server_assignor"), str):
+            bits.append(f"assignor {f.get('server_assignor')}")
         return f"member joined: {who}" + (f" ({'; '.join(bits)})" if bits else "")
     if kind == "member_rejoined":
         return f"{who} rejoined" + (" with changed protocols" if f.get("protocols_changed") is True else "")
     if kind == "static_member_replaced":
-        return (f"static member {f.get('group_instance_id', '?')} replaced: {member(f.get('old_member_id'))} "
+        return (f"static member {instance or '?'} replaced: {member(f.get('old_member_id'))} "
                 f"fenced, {member(f.get('new_member_id'))} takes its place")
     if kind == "member_left":
         reason = f.get("reason")
+        if f.get("temporary") is True:
+            return f"member left for now: {who} (static, keeps its partitions until its session ends)"
         return f"member left: {who}" + (f" ({reason})" if isinstance(reason, str) and reason else "")
     if kind == "member_expired":
-        return f"member expired: {who} ({f.get('cause', '?')})"
+        cause = f.get("cause")
+        why = cause if isinstance(cause, str) else f"session timeout {ms('session_timeout_ms')}"
+        return f"member expired: {who} ({why})"
     if kind == "member_fenced":
         reason = f.get("reason")
+        if "rebalance_timeout_ms" in f and not isinstance(reason, str):
+            reason = f"did not revoke within its rebalance timeout {ms('rebalance_timeout_ms')}"
         return f"member fenced: {who}" + (f" ({reason})" if isinstance(reason, str) and reason else "")
     if kind == "round_started":
         wait = (f"initial delay {ms('initial_delay_ms')}" if "initial_delay_ms" in f
@@ -359,17 +373,34 @@ def describe_coordinator_event(name: str, fields: Mapping[str, Any], member: Cal
         return f"assignment sent{epoch_text}: {_limited(sizes, LIST_LIMIT) or 'no member'}"
     if kind == "epoch_bumped":
         reason = f.get("reason")
-        return f"group epoch {f.get('group_epoch', '?')}" + (f" ({reason})" if isinstance(reason, str) else "")
+        return (f"group epoch {f.get('from', '?')} -> {f.get('to', '?')}"
+                + (f" ({reason})" if isinstance(reason, str) else ""))
     if kind == "target_assignment_computed":
-        members = [member(m.get("member_id") if isinstance(m, dict) else m) for m in json_list(f.get("members"))]
+        shares = []
+        for item in json_list(f.get("members")):
+            if isinstance(item, dict):
+                refs = partition_refs(item.get("partitions"))
+                shares.append(f"{member(item.get('member_id'))}: {_limited([fmt_partition(r) for r in refs], 4)}"
+                              if refs else member(item.get("member_id")))
+            else:
+                shares.append(member(item))
         assignor = f.get("assignor")
-        return (f"target assignment computed{epoch_text}" + (f" by {assignor}" if isinstance(assignor, str) else "")
-                + f": members {_limited(members, LIST_LIMIT) or 'none'}")
+        return (f"target assignment for group epoch {f.get('epoch', '?')}"
+                + (f" by {assignor}" if isinstance(assignor, str) else "")
+                + f": {'; '.join(shares[:LIST_LIMIT]) or 'no member'}"
+                + (f"; ... (+{len(shares) - LIST_LIMIT} more)" if len(shares) > LIST_LIMIT else ""))
     if kind == "member_epoch_advanced":
-        return f"{who} at member epoch {f.get('member_epoch', '?')}"
+        state = f.get("state")
+        return (f"{who} member epoch {f.get('from', '?')} -> {f.get('to', '?')}"
+                + (f" ({state})" if isinstance(state, str) else ""))
+    if kind == "member_state_changed":
+        return f"{who} {f.get('from', '?')} -> {f.get('to', '?')}"
     if kind in ("partitions_revoked", "partitions_assigned"):
-        verb = "to revoke" if kind == "partitions_revoked" else "assigned"
-        return f"{who} {verb}: {fmt_partitions(partition_refs(f.get('partitions')))}"
+        verb = "asked to revoke" if kind == "partitions_revoked" else "given"
+        return f"{who} {verb} {fmt_partitions(partition_refs(f.get('partitions')))}"
+    if kind == "heartbeat_rejected":
+        return f"heartbeat of {who} rejected: {f.get('error', '?')}" + (
+            f" ({f.get('message')})" if isinstance(f.get("message"), str) and f.get("message") else "")
     if kind == "deleted":
         return "group deleted"
     return kind.replace("_", " ")
