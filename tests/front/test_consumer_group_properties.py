@@ -39,7 +39,7 @@ WAITS = [1, 1_000, 5_000, 19_999, 20_000, 30_000, 45_000, 100_000]
 OPS = st.lists(
     st.tuples(
         st.sampled_from(["join", "join", "heartbeat", "heartbeat", "heartbeat", "heartbeat", "subscribe", "leave",
-                         "wait", "wait", "grow"]),
+                         "wait", "wait", "grow", "delete"]),
         st.integers(0, CLIENTS - 1),
         st.integers(0, 1_000),
     ),
@@ -84,6 +84,8 @@ class Simulation:
         default_factory=lambda: ConsumerGroupCoordinator(ConsumerGroupConfig(session_timeout_ms=SESSION_MS)))
     members: list[Member] = field(default_factory=list)
     partitions: dict[str, int] = field(default_factory=lambda: {"a": 3, "b": 5})
+    #: a topic deleted and created again gets a new id, as in Kafka
+    topic_ids: dict[str, Uuid] = field(default_factory=lambda: {t: generated_topic_id(t) for t in TOPICS})
     now: int = 0
     epochs: dict[str, int] = field(default_factory=dict)
     group_epoch: int = 0
@@ -96,7 +98,7 @@ class Simulation:
         self.publish_topics()
 
     def publish_topics(self) -> None:
-        topics = [TopicMetadata(name, generated_topic_id(name), count) for name, count in self.partitions.items()]
+        topics = [TopicMetadata(name, self.topic_ids[name], count) for name, count in self.partitions.items()]
         self.after_events(self.coordinator.set_topics(topics, self.now))
         if self.shadow is not None:
             self.shadow_log += self.shadow.set_topics(topics, self.now)
@@ -221,9 +223,14 @@ def run(sim: Simulation, ops: list[tuple[str, int, int]]) -> None:
             sim.leave(member, temporarily=member.static and value % 2 == 0)
         elif op == "wait":
             sim.wait(WAITS[value % len(WAITS)])
-        elif op == "grow":
+        elif op == "grow" and TOPICS[value % 2] in sim.partitions:
+            sim.partitions[TOPICS[value % 2]] += 1 + value % 3
+            sim.publish_topics()
+        elif op == "delete":
             topic = TOPICS[value % 2]
-            sim.partitions[topic] += 1 + value % 3
+            if sim.partitions.pop(topic, None) is None:
+                sim.partitions[topic] = 1 + value % 4
+                sim.topic_ids[topic] = generated_topic_id(f"{topic} created at {sim.now} ({value})")
             sim.publish_topics()
         sim.check_exclusive()
 
@@ -237,7 +244,7 @@ def test_no_partition_is_owned_twice_epochs_never_go_back_and_a_quiet_group_owns
     run(sim, ops)
     sim.quiet()
     subscribed = {topic for m in sim.members if m.joined for topic in m.topics}
-    expected = {(generated_topic_id(t), p) for t in subscribed for p in range(sim.partitions[t])}
+    expected = {(sim.topic_ids[t], p) for t in subscribed & set(sim.partitions) for p in range(sim.partitions[t])}
     owned = {(t, p) for m in sim.members for t, ps in m.owned.items() for p in ps}
     assert owned == expected, "a quiet group owns every subscribed partition"
     assert all(
