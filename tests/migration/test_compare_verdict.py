@@ -84,3 +84,13 @@ def test_without_a_legacy_group_the_protocol_that_paused_least_is_the_reference(
     figures["cooperative-sticky"]["scenes"][1] = scene(2, "m2 joins", 0.0, 0, 0.0)
     assert verdict(figures).scenes[1][1] == ("cooperative-sticky paused none; eager range paused 4 partitions for "
                                              "8.0 partition-seconds (longest pause 2.1 s).")
+
+
+def test_a_second_legacy_protocol_is_compared_after_the_modern_ones():
+    figures = {"legacy-range": report()["legacy-range"],
+               "legacy-roundrobin": protocol("legacy-roundrobin", "legacy", 6.0, 4, 4100.0, []),
+               "range": report()["range"]}
+    assert verdict(figures).overall[0] == (
+        "Overall, legacy-range paused 4 partitions for 5.9 partition-seconds (longest pause 4.0 s); eager range "
+        "paused 4 partitions for 38.7 partition-seconds, 6.6 times the legacy group's 5.9 (longest pause 6.5 s); "
+        "legacy-roundrobin 4 for 6.0 (1.0 times, longest pause 4.1 s).")

@@ -138,7 +138,9 @@ def _compare(settings: CompareSettings, as_json: bool, where: str) -> int:
     results = collect(runs, settings.output_dir)
     meta = (f"run {settings.run_id} on the {where}: {settings.partitions} partitions per topic, "
             f"{settings.rate:g} messages a second to each, {settings.pace:g} s of steady production after each "
-            f"scene, member session timeout {settings.session_timeout_ms} ms")
+            f"scene (the scenes begin together for every protocol), member session timeout "
+            f"{settings.session_timeout_ms} ms, modern groups at "
+            + ("the broker's own group coordinator" if settings.coordinator == "broker" else settings.coordinator))
     json_path, html_path = write_report(settings.output_dir, results, {
         "run_id": settings.run_id, "partitions": settings.partitions, "rate": settings.rate,
         "pace": settings.pace, "session_timeout_ms": settings.session_timeout_ms,

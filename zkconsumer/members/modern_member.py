@@ -32,6 +32,11 @@ timeout, which Tansu does not wait on). Measured with librdkafka's ``cgrp,protoc
 run within 2 ms of the SyncGroup answer; the seconds a modern rebalance takes on Tansu are spent inside its
 group coordinator, which holds JoinGroup and SyncGroup requests (:func:`zkconsumer.migration.report.
 coordinator_note`), not in this process.
+
+A coordinator that does not run KIP-848 (no ConsumerGroupHeartbeat) is said only in librdkafka's ``cgrp`` debug
+log, after which librdkafka asks for a coordinator again, forever; so under KIP-848 the member reads that log
+(:class:`UnsupportedWatch`), reports ``consumer.group_protocol_unsupported`` with librdkafka's line and exits
+with status ``UNSUPPORTED_EXIT``, instead of waiting for an assignment that cannot come.
 """
 
 from __future__ import annotations

@@ -80,7 +80,9 @@ def _compare(opening: str, sides: Sequence[_Side]) -> str:
     if all(side.paused == 0 for side in sides):
         return f"{opening}{'no' if opening else 'No'} protocol paused a partition."
     reference = _reference(sides)
-    others = [s for s in sides if s is not reference]
+    # the modern protocols first, in the run's order: the first is compared in words with the legacy group, the
+    # others by their ratios; another legacy protocol last
+    others = sorted((s for s in sides if s is not reference), key=lambda s: s.family == "legacy")
     base = (f"{reference.title} paused {_partitions(reference.partitions)} for {_number(reference.paused)} "
             f"partition-seconds (longest pause {_number(reference.longest_s)} s)" if reference.paused > 0
             else f"{reference.title} paused none")
