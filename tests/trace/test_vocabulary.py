@@ -76,6 +76,23 @@ def test_every_mark_and_life_end_has_a_title_and_a_drawable_symbol():
         raise AssertionError(f"{bad} accepted")
 
 
+def test_every_coordinator_mark_and_state_can_be_told_apart_in_the_legend():
+    for mark in vocabulary.COORDINATOR_MARK_KINDS:
+        assert mark.title and mark.events and all(e in EVENTS for e in mark.events), mark
+    in_legend = [*MARK_KINDS, *(end for end in LIFE_ENDS.values() if end.in_legend),
+                 *vocabulary.COORDINATOR_MARK_KINDS]
+    symbols = [(thing.symbol.shape, thing.symbol.colour) for thing in in_legend]
+    assert len(set(symbols)) == len(symbols), "two legend entries drawn alike"
+    colours = [state.colour for state in vocabulary.GROUP_STATES]
+    assert all(COLOUR.fullmatch(c) for c in colours) and len(set(colours)) == len(colours)
+    assert vocabulary.UNKNOWN_STATE_COLOUR not in colours
+    for state in vocabulary.GROUP_STATES:  # Kafka's enum spelling finds the same state
+        spelt = re.sub(r"(?<!^)([A-Z])", r"_\1", state.state).upper()
+        assert vocabulary.state_name(spelt) == state.state and vocabulary.state_colour(spelt) == state.colour
+    assert vocabulary.state_name("Rebalancing") == "Rebalancing"
+    assert vocabulary.state_colour("Rebalancing") == vocabulary.UNKNOWN_STATE_COLOUR
+
+
 def test_every_event_the_vocabulary_knows_is_documented():
     missing = EVENTS - documented_names()
     assert not missing, f"not in docs/events.md: {sorted(missing)}"

@@ -918,8 +918,10 @@ def _meta(timeline: Timeline) -> str:
     if timeline.origin is None:
         return "empty trace"
     start = timeline.origin.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    bits = [f"from {start}", f"{timeline.end:.3f} s", plural(len(timeline.lanes), "consumer"),
-            plural(len(timeline.partitions), "partition"), plural(len(timeline.markers), "marker"),
+    bits = [f"from {start}", f"{timeline.end:.3f} s", plural(len(timeline.lanes), "consumer")]
+    if timeline.coordinators:
+        bits.append(plural(len(timeline.coordinators), "group coordinator"))
+    bits += [plural(len(timeline.partitions), "partition"), plural(len(timeline.markers), "marker"),
             f"{plural(timeline.fetcher_events, 'fetcher event')} counted, not drawn"]
     if timeline.ignored_events:
         bits.append(f"{plural(timeline.ignored_events, 'event')} of other components ignored")

@@ -4,7 +4,8 @@ One table for every renderer (the terminal timeline, the live narration, the HTM
 step or a mark is named and drawn the same way everywhere. The steps themselves (number, event, title, meaning)
 stay in :mod:`zkconsumer.events.rebalance_steps`, which the connector emits from; this module adds what only a
 reader needs: a colour per step, the kinds of marks, how a member's life, a stop-the-world gap and an ownership
-can end. ``tests/trace/test_vocabulary.py`` holds it to that: every step and every mark has a colour, every event
+can end, and the group coordinator's lane (its events, the colours of the group states, its marks).
+``tests/trace/test_vocabulary.py`` holds it to that: every step and every mark has a colour, every event
 name here is documented in ``docs/events.md``, every step documented there is known here, and every event name
 the trace code compares against is listed here.
 
@@ -227,13 +228,13 @@ COORDINATOR_MARK_KINDS: tuple[CoordinatorMarkKind, ...] = (
     CoordinatorMarkKind("joined", ("front.group.member_joined", "front.consumer_group.member_joined"),
                         "member joined the group", Symbol("circle", "#31a354")),
     CoordinatorMarkKind("left", ("front.group.member_left", "front.consumer_group.member_left"),
-                        "member left the group", Symbol("ring", "#555555")),
+                        "member left the group", Symbol("ring", "#31a354")),  # hollow: the join's colour
     CoordinatorMarkKind("expired", ("front.group.member_expired", "front.consumer_group.member_expired"),
                         "member expired (removed by a timeout)", Symbol("cross", "#d94801")),
     # A static member replaced by a new instance is fenced: the old member id gets FENCED_INSTANCE_ID.
     CoordinatorMarkKind("fenced", ("front.group.static_member_replaced", "front.consumer_group.member_fenced",
                                    "front.consumer_group.static_member_replaced"),
-                        "member fenced", Symbol("square", "#7a0177")),
+                        "member fenced", Symbol("square", "#dd3497")),
     CoordinatorMarkKind("assignment", ("front.group.assignment_sent",
                                        "front.consumer_group.target_assignment_computed"),
                         "assignment sent (classic) or target assignment computed (KIP-848)",
