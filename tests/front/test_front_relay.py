@@ -25,7 +25,7 @@ from kio.schema.list_groups.v4.request import ListGroupsRequest
 from kio.schema.list_groups.v4.response import ListedGroup, ListGroupsResponse
 from kio.schema.metadata.v0.request import MetadataRequest as MetadataRequestV0
 from kio.schema.metadata.v12.request import MetadataRequest
-from kio.static.primitive import i8, i32Timedelta
+from kio.static.primitive import i8, i16, i32, i32Timedelta
 from support import produce, wait_for
 
 from zkconsumer.front.background import front_in_thread
@@ -124,6 +124,36 @@ def test_kafka_python_s_group_consumer_consumes_commits_and_resumes_through_the_
     second = consumer()
     assert next(iter(second)).value == b"after"
     second.close()
+
+
+def test_a_produce_with_acks_0_is_relayed_without_waiting_for_an_answer_the_broker_never_sends(front, topic_name):
+    from confluent_kafka import Producer
+
+    create_topic(front.address, topic_name, 1)
+    producer = Producer({"bootstrap.servers": front.address, "acks": 0, "linger.ms": 0})
+    for i in range(5):
+        producer.produce(topic_name, value=f"fire-{i}".encode(), partition=0)
+        producer.flush(10)  # one request a message, each unanswered; the connection must not wait for an answer
+    assert producer.flush(10) == 0
+    assert producer.list_topics(topic_name, timeout=10).topics[topic_name].error is None  # the same connection
+    reader = Consumer({"bootstrap.servers": front.address, "group.id": f"g-{uuid.uuid4().hex[:6]}",
+                       "enable.auto.commit": False})
+    reader.assign([TopicPartition(topic_name, 0, 0)])
+    assert [m.value() for m in consume_all(reader, 5)] == [f"fire-{i}".encode() for i in range(5)]
+    reader.close()
+
+
+def test_a_failed_produce_with_acks_0_closes_the_connection_as_kafka_does(front, topic_name):
+    from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, TopicProduceData
+
+    create_topic(front.address, topic_name, 1)
+    nowhere = ProduceRequest(acks=i16(0), timeout=i32Timedelta.parse(datetime.timedelta(seconds=5)), topic_data=(
+        TopicProduceData(name=topic_name, partition_data=(PartitionProduceData(index=i32(99), records=b""),)),))
+    lost = len(named(front, "front.broker_lost"))
+    with socket.create_connection(_split(front.address), timeout=10) as sock:
+        sock.sendall(encode_request(nowhere, 1, "c"))
+        assert _closed_by_peer(sock)  # the one way an acks=0 producer learns of a failure
+    assert len(named(front, "front.broker_lost")) == lost  # the front closed it, not the broker
 
 
 def test_answers_that_name_brokers_name_the_front_with_the_broker_s_node_ids(front, bootstrap_servers, topic_name):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import io
+from dataclasses import replace
 
 import pytest
 from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersionsResponseV0
@@ -55,14 +56,17 @@ def test_a_request_s_head_is_read_and_a_garbled_one_refused():
 
 
 @pytest.mark.parametrize("schema", [ProduceRequestV3, ProduceRequestV9])
-@pytest.mark.parametrize(("acks", "answered"), [(0, False), (1, True), (-1, True)])
-def test_a_produce_with_acks_0_expects_no_answer(schema, acks, answered):
+@pytest.mark.parametrize("acks", [0, 1, -1])
+def test_a_produce_s_acks_are_read_and_replaced_in_place(schema, acks):
     request = schema(transactional_id="a-transaction", acks=i16(acks), timeout=i32Timedelta.parse(
         datetime.timedelta(seconds=1)), topic_data=())
     frame = unframed(wire.encode_request(request, 7, "producer"))
-    assert wire.expects_response(wire.read_request_head(frame), frame) is answered
+    head = wire.read_request_head(frame)
+    read, offset = wire.produce_acks(head, frame)
+    assert read == acks
+    assert wire.decode_request(head, wire.with_acks(frame, offset, 1)) == replace(request, acks=1)
     with pytest.raises(wire.MalformedRequest, match="too short to hold its acks"):
-        wire.expects_response(wire.read_request_head(frame), frame[:len(frame) - len(_body(request)) + 3])
+        wire.produce_acks(head, frame[:len(frame) - len(_body(request)) + 3])
 
 
 def _body(entity) -> bytes:

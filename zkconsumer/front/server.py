@@ -12,6 +12,12 @@ parsed (Fetch and Produce stay cheap), except the answers that name brokers (:mo
 (:mod:`.api_versions`), which are parsed, rewritten and written again. The APIs of the local table
 (:mod:`.handlers`) are answered by their handlers, possibly after a long wait.
 
+A Produce with ``acks=0`` is the one request Kafka never answers, and not every broker follows that (Tansu answers
+it), so an answer may or may not come. The front relays it with ``acks=1`` and drops the answer: the client gets
+none, as from Kafka, and the connection stays in step whatever the broker does. The broker's work is what Kafka does
+for ``acks=0`` before it reads the connection's next request (the append to its own log), so the client waits no
+longer than on Kafka; and where the answer carries an error, the front closes the connection, as Kafka does.
+
 A request the front cannot read (a size prefix out of bounds, a header shorter than a header, an API key Kafka does
 not define, a version of ApiVersions, a rewritten or a local API that the front cannot parse, a local API's body that
 does not parse) closes that client's connection, as Kafka closes it; a client that goes away in the middle of a
@@ -26,7 +32,8 @@ those of a connection ``connection`` (a number) and ``client`` (``host:port``)):
 ``front.connection_opened``      ``broker`` (the broker address the connection is relayed to) (debug)
 ``front.connection_closed``      ``reason`` (``client closed``, ``invalid request``, ``truncated request``,
                                  ``client reset``, ``broker unavailable``, ``broker lost``, ``invalid answer``,
-                                 ``front stopped``, ``error``), ``requests`` (answered on it), ``duration_ms`` (debug)
+                                 ``acks=0 produce failed``, ``front stopped``, ``error``), ``requests`` (answered
+                                 on it), ``duration_ms`` (debug)
 ``front.request_invalid``        ``reason``: the request the front could not read; the connection is closed (warning)
 ``front.request_truncated``      ``reason``: the client closed in the middle of a request (warning)
 ``front.broker_unavailable``     ``error``: no broker address accepted a connection; the client's connection is
@@ -63,6 +70,7 @@ from zkconsumer.front.handlers import LocalApis, RequestContext, local_ranges
 from zkconsumer.front.rewrite import REWRITTEN, Advertised, rewrite_brokers
 from zkconsumer.front.wire import (
     API_VERSIONS,
+    PRODUCE,
     MalformedRequest,
     MalformedResponse,
     RequestHead,
@@ -70,14 +78,15 @@ from zkconsumer.front.wire import (
     decode_request,
     decode_response,
     encode_response,
-    expects_response,
     frame_size,
     framed,
     known_versions,
+    produce_acks,
     read_frame,
     read_request_head,
     request_header_type,
     response_correlation_id,
+    with_acks,
 )
 from zkconsumer.log import EventLogger, get_logger
 
@@ -90,6 +99,16 @@ MAX_ANSWER_BYTES = (1 << 31) - 1
 
 class BrokerLost(Exception):
     """The broker's connection closed or failed while a request was relayed."""
+
+
+class AcksZeroFailed(Exception):
+    """A Produce with ``acks=0`` failed: Kafka closes the connection, the one way such a client learns of it (and
+    refreshes its metadata)."""
+
+
+def _failed(produced: Any) -> bool:
+    return any(partition.error_code != ErrorCode.none
+               for topic in produced.responses for partition in topic.partition_responses)
 
 
 #: what ends a connection as expected: its ``reason`` in ``front.connection_closed``, and its own warning's name
@@ -239,6 +258,8 @@ class FrontServer:
         except (MalformedRequest, TruncatedFrame, BrokerLost, MalformedResponse) as exc:
             reason, event = _PROBLEMS[type(exc)]
             log.warning(event, reason=str(exc))
+        except AcksZeroFailed:
+            reason = "acks=0 produce failed"
         except (_ClientGone, ConnectionError):
             reason = "client reset"
         except asyncio.CancelledError:
@@ -297,10 +318,15 @@ class FrontServer:
                 raise MalformedRequest(f"version {head.api_version} of API key {head.api_key} is not supported")
             upstream.send(frame)
             _write(client, self._rewritten(head, await upstream.read_answer()))
+        elif head.api_key == PRODUCE and (acks := produce_acks(head, frame))[0] == 0:
+            upstream.send(with_acks(frame, acks[1], 1))
+            answer = await upstream.read_answer()  # the client expects none
+            if head.api_version in known_versions(PRODUCE) and _failed(decode_response(PRODUCE, head.api_version,
+                                                                                       answer)):
+                raise AcksZeroFailed(f"a Produce with acks=0 (correlation id {head.correlation_id}) failed")
+            return
         else:
             upstream.send(frame)
-            if not expects_response(head, frame):
-                return
             await upstream.copy_answer(client)
         await _drain(client)
 

@@ -11,8 +11,9 @@ written here by hand: a body the front must understand is read into kio's entity
 
 Only what the front must read is parsed. A relayed request needs its API key, version and correlation id, the first
 eight bytes of every request header version (read with kio's integer readers); the whole header is parsed for the
-requests the front decodes (ApiVersions, the local APIs) and for Produce, whose ``acks`` says whether an answer
-follows. A relayed response is never parsed unless it names brokers (:mod:`zkconsumer.front.rewrite`).
+requests the front decodes (ApiVersions, the local APIs) and for Produce, whose ``acks`` are read (and an ``acks=0``
+replaced, :mod:`zkconsumer.front.server` says why). A relayed response is never parsed unless it names brokers
+(:mod:`zkconsumer.front.rewrite`).
 
 Frames are at most ``socket.request.max.bytes`` (Kafka's default, 100 MiB) on the client's side; a size prefix that
 is negative or larger is a malformed request, as Kafka's ``NetworkReceive`` treats it.
@@ -39,6 +40,7 @@ from kio.serial.readers import (
     read_int32,
     read_nullable_legacy_string,
 )
+from kio.serial.writers import write_int16
 from kio.static.primitive import i16, i32
 
 #: Kafka's ``socket.request.max.bytes`` default: the largest request a broker reads
@@ -155,13 +157,11 @@ def header_size(head: RequestHead, frame: bytes) -> int:
         raise MalformedRequest(f"unreadable header of API key {head.api_key}: {exc}") from None
 
 
-def expects_response(head: RequestHead, frame: bytes) -> bool:
-    """Whether the broker answers: every request but a Produce with ``acks=0``.
+def produce_acks(head: RequestHead, frame: bytes) -> tuple[int, int]:
+    """A Produce request's ``acks`` and their offset in the frame.
 
     :raises MalformedRequest: a Produce whose ``acks`` cannot be read.
     """
-    if head.api_key != PRODUCE:
-        return True
     offset = header_size(head, frame)
     try:
         if head.api_version >= 3:  # transactional_id comes first; compact from version 9 (flexible) on
@@ -170,7 +170,14 @@ def expects_response(head: RequestHead, frame: bytes) -> bool:
         acks, _ = read_int16(frame, offset)
     except SerialError:
         raise MalformedRequest("a Produce request too short to hold its acks") from None
-    return acks != 0
+    return acks, offset
+
+
+def with_acks(frame: bytes, offset: int, acks: int) -> bytes:
+    """The Produce request ``frame`` with ``acks`` in place of its own (at ``offset``, from :func:`produce_acks`)."""
+    value = io.BytesIO()
+    write_int16(value, i16(acks))
+    return frame[:offset] + value.getvalue() + frame[offset + 2:]
 
 
 # --- bodies -------------------------------------------------------------------------------------------------------
