@@ -15,7 +15,12 @@ import pytest
 
 from zkconsumer.assignors.topic_ids import Uuid, generated_topic_id
 from zkconsumer.front.classic_group_messages import GroupEvent, ListedGroup
-from zkconsumer.front.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
+from zkconsumer.front.consumer_group import (
+    SERVER_ASSIGNORS,
+    ConsumerGroupConfig,
+    ConsumerGroupCoordinator,
+    ServerAssignor,
+)
 from zkconsumer.front.consumer_group_messages import (
     ConsumerGroupDescribe,
     ConsumerGroupHeartbeat,
@@ -56,9 +61,10 @@ class Client:
 
 
 class Driver:
-    def __init__(self, config: ConsumerGroupConfig | None = None, topics: Mapping[str, int] | None = None) -> None:
+    def __init__(self, config: ConsumerGroupConfig | None = None, topics: Mapping[str, int] | None = None,
+                 assignors: Mapping[str, ServerAssignor] = SERVER_ASSIGNORS) -> None:
         ids = itertools.count(1)
-        self.coordinator = ConsumerGroupCoordinator(config, new_member_id=lambda: f"m{next(ids)}")
+        self.coordinator = ConsumerGroupCoordinator(config, new_member_id=lambda: f"m{next(ids)}", assignors=assignors)
         self.now = 0
         self.events: list[GroupEvent] = []
         self.clients: dict[str, Client] = {}
@@ -292,8 +298,10 @@ def test_an_assignor_that_is_not_configured_is_refused() -> None:
     response = d.join(assignor="range")
     assert response.error_code == ErrorCode.UNSUPPORTED_ASSIGNOR
     assert not d.coordinator.has_group(GROUP), "a refused first heartbeat creates no group"
-    with pytest.raises(ValueError, match="group.consumer.assignors"):
-        ConsumerGroupConfig(assignors=("sticky",))
+    with pytest.raises(ValueError, match="group.consumer.assignors names sticky"):
+        ConsumerGroupCoordinator(ConsumerGroupConfig(assignors=("sticky",)))
+    with pytest.raises(ValueError, match="at least one"):
+        ConsumerGroupConfig(assignors=())
 
 
 # --- member epochs and their errors ---------------------------------------------------------------------------------

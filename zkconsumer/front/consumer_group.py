@@ -182,10 +182,8 @@ class ConsumerGroupConfig:
     max_size: int | None = None
 
     def __post_init__(self) -> None:
-        unknown = [name for name in self.assignors if name not in SERVER_ASSIGNORS]
-        if unknown or not self.assignors:
-            raise ValueError(f"group.consumer.assignors must name some of {', '.join(SERVER_ASSIGNORS)}: "
-                             f"{', '.join(self.assignors) or 'none given'}")
+        if not self.assignors:
+            raise ValueError("group.consumer.assignors must name at least one assignor")
 
 
 class _TimerKind(Enum):
@@ -247,8 +245,14 @@ class ConsumerGroupCoordinator:
     """Every consumer group of one coordinator. See the module docstring for how to drive it."""
 
     def __init__(self, config: ConsumerGroupConfig | None = None, *,
-                 new_member_id: Callable[[], str] = _random_member_id) -> None:
+                 new_member_id: Callable[[], str] = _random_member_id,
+                 assignors: Mapping[str, ServerAssignor] = SERVER_ASSIGNORS) -> None:
+        """``assignors``: the server assignors by name, of which ``config.assignors`` picks the ones members may use."""
         self.config = config or ConsumerGroupConfig()
+        unknown = [name for name in self.config.assignors if name not in assignors]
+        if unknown:
+            raise ValueError(f"group.consumer.assignors names {', '.join(unknown)}; known: {', '.join(assignors)}")
+        self._assignors = assignors
         self._new_member_id = new_member_id
         self._groups: dict[str, _Group] = {}
         self._topics: dict[str, TopicMetadata] = {}
@@ -509,7 +513,7 @@ class ConsumerGroupCoordinator:
         if group_epoch > group.assignment_epoch:
             assignor = self._preferred_assignor(members.values())
             try:
-                computed = SERVER_ASSIGNORS[assignor](self._spec(members, metadata, targets))
+                computed = self._assignors[assignor](self._spec(members, metadata, targets))
             except AssignmentError as error:
                 raise _Rejected(ErrorCode.UNKNOWN_SERVER_ERROR, f"Failed to compute a new target assignment for "
                                 f"epoch {group_epoch}: {error}") from None
