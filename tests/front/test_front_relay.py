@@ -41,6 +41,8 @@ from zkconsumer.kafka.topics import create_topic
 def front(bootstrap_servers, tmp_path_factory):
     with FrontProcess(bootstrap_servers, tmp_path_factory.mktemp("front")) as process:
         yield process
+    # Whatever the tests sent, the front met no failure it did not expect.
+    assert named(process, "front.connection_failed") == []
 
 
 def events(front: FrontProcess) -> list[dict]:

@@ -144,16 +144,20 @@ class Upstream:
             raise BrokerLost("the broker closed the connection")
         return answer
 
-    async def copy_answer(self, client: asyncio.StreamWriter) -> None:
-        """The next answer, copied to ``client`` as it arrives."""
+    async def copy_answer(self, client: asyncio.StreamWriter, correlation_id: int) -> None:
+        """The next answer, copied to ``client`` as it arrives, once its correlation id is found to be
+        ``correlation_id`` (a client is never handed the answer to another request)."""
         try:
-            prefix = await self.reader.readexactly(4)
+            start = await self.reader.readexactly(8)  # the size prefix and the correlation id
         except (asyncio.IncompleteReadError, ConnectionError) as exc:
             raise BrokerLost(_closed(exc)) from None
-        remaining = frame_size(prefix)
+        remaining = frame_size(start[:4]) - 4
         if remaining < 0:
-            raise BrokerLost(f"an answer of size {remaining}")
-        _write(client, prefix)
+            raise BrokerLost(f"an answer of size {remaining + 4}")
+        if response_correlation_id(start[4:]) != correlation_id:
+            raise MalformedResponse(f"an answer with correlation id {response_correlation_id(start[4:])} to request "
+                                    f"{correlation_id}")
+        _write(client, start)
         while remaining:
             try:
                 chunk = await self.reader.read(min(remaining, COPY_CHUNK))
@@ -327,7 +331,7 @@ class FrontServer:
             return
         else:
             upstream.send(frame)
-            await upstream.copy_answer(client)
+            await upstream.copy_answer(client, head.correlation_id)
         await _drain(client)
 
     def _rewritten(self, head: RequestHead, answer: bytes) -> bytes:
