@@ -5,13 +5,16 @@ every protocol at once."""
 
 from __future__ import annotations
 
+import io
+import json
 import threading
 import time
 
 import pytest
-from confluent_kafka import Consumer, KafkaException
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from zkconsumer.errors import UsageError
+from zkconsumer.log import configure_logging
 from zkconsumer.members import modern_member
 from zkconsumer.migration.run import SceneClock
 from zkconsumer.migration.scenes import KIP848_PROTOCOLS, KNOWN, PROTOCOLS, SCENES, parse_protocols
@@ -120,3 +123,32 @@ def test_the_clock_starts_each_scene_for_every_player_at_once_and_lets_a_leaver_
     stopped = SceneClock(2, stop)
     stop.set()
     assert stopped.arrive(0, 1) is False  # an interrupted run waits for nobody
+
+
+@pytest.mark.parametrize(("strategy", "group_protocol"), [("uniform", "consumer"), ("cooperative-sticky", "classic")])
+def test_the_callbacks_hand_over_only_what_moves_and_kip848_completes_each_step(strategy, group_protocol):
+    """The member's callbacks on a real (unconnected) consumer: incremental under both, and under KIP-848 a
+    revocation is a step complete in itself (no follow-up round), so the settle rule is not left waiting."""
+    stream = io.StringIO()
+    configure_logging(json=True, level="info", stream=stream, force=True)
+    config = modern_member.consumer_config(bootstrap=UNREACHABLE, group="g", consumer_id="g_m1", strategy=strategy,
+                                           group_protocol=group_protocol)
+    consumer = Consumer(config)
+    events = modern_member.RebalanceEvents("g_m1", "g", strategy, group_protocol)
+    events.consumer = consumer
+    try:
+        events.on_assign(consumer, [TopicPartition("t", 0), TopicPartition("t", 1)])
+        events.on_revoke(consumer, [TopicPartition("t", 1)])
+        events.on_assign(consumer, [TopicPartition("t", 2)])
+        assert sorted(p.partition for p in consumer.assignment()) == [0, 2]  # 0 was never given up
+    finally:
+        consumer.close()
+    said = [json.loads(line) for line in stream.getvalue().splitlines()]
+    completed = [(e["rebalance_id"], [p["partition"] for p in e["owned"]]) for e in said
+                 if e["event"] == "rebalance.completed"]
+    released = [[p["partition"] for p in e["released"]] for e in said if e["event"] == "rebalance.release"]
+    assert released == [[1]] and not [e for e in said if e["event"] == "rebalance.stop_fetchers"]
+    if group_protocol == "consumer":
+        assert completed == [(1, [0, 1]), (2, [0]), (3, [0, 2])]
+    else:  # cooperative-sticky: the revocation completes with the follow-up round's assignment
+        assert completed == [(1, [0, 1]), (2, [0, 2])]

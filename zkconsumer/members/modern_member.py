@@ -15,7 +15,8 @@ under cooperative-sticky. Its rebalance callbacks are written as the legacy conn
 with one rule: ``rebalance.stop_fetchers`` stops everything the member fetched (eager), ``rebalance.release``
 stops the partitions it names (what a cooperative revocation gives up), ``rebalance.completed``'s ``owned`` is
 what the member fetches from then on. A rebalance here runs from the first callback of a generation to
-``on_assign`` (under cooperative-sticky possibly empty: the follow-up round completes it).
+``on_assign`` (under cooperative-sticky possibly empty: the follow-up round completes it); under KIP-848 each
+callback is a rebalance of its own (a reconciliation step: a revocation needs no assignment after it).
 
 Every message delivered is appended as ``partition offset value`` to ``--output`` (flushed at once, so a SIGKILL
 loses nothing written), the same format as the legacy member's; SIGTERM (or stdin closing, with
@@ -107,6 +108,10 @@ class RebalanceEvents:
         self.consumer_id = consumer_id
         self.strategy = strategy
         self.cooperative = incremental(strategy, group_protocol)
+        # KIP-848 reconciles one step at a time, each acknowledged on its own heartbeat: a revocation is complete
+        # once the partitions are given up, whether or not an assignment follows (there is no follow-up round to
+        # wait for, as under cooperative-sticky), so every callback completes its rebalance
+        self.steps_complete_alone = group_protocol == "consumer"
         self.rebalance_id = 0
         self.started_at: float | None = None
         self.owned: set[tuple[str, int]] = set()
@@ -147,6 +152,8 @@ class RebalanceEvents:
         self.owned = set() if not self.cooperative else self.owned - gone
         self.log.info("rebalance.release", step=4, attempt=1, released=_refs(partitions, self.consumer_id),
                       batches=0, duration_ms=elapsed_ms(begun))
+        if self.steps_complete_alone:
+            self._complete()
 
     def on_lost(self, consumer: Any, partitions: list) -> None:
         """The member's session ended without it: nothing to commit (the partitions may be someone else's)."""
@@ -157,6 +164,8 @@ class RebalanceEvents:
         else:
             consumer.unassign()
         self.owned -= {(p.topic, p.partition) for p in partitions}
+        if self.steps_complete_alone:
+            self._complete()
 
     def on_assign(self, consumer: Any, partitions: list) -> None:
         self._start("assign")
@@ -172,6 +181,9 @@ class RebalanceEvents:
         self.owned |= {(p.topic, p.partition) for p in partitions}
         self.log.info("rebalance.start_fetchers", step=9, attempt=1, partitions=len(self.owned), fetching=True,
                       duration_ms=elapsed_ms(begun))
+        self._complete()
+
+    def _complete(self) -> None:
         owned = [{"topic": t, "partition": p, "thread": self.consumer_id} for t, p in sorted(self.owned)]
         assert self.started_at is not None
         self.log.info("rebalance.completed", attempts=1, owned=owned, duration_ms=elapsed_ms(self.started_at))
