@@ -1,6 +1,8 @@
 """The rebalance timeline: the connector's JSON-line events (``docs/events.md``) turned into data a picture can be
 drawn from: one lane per consumer with its rebalances, their attempts and steps, the stop-the-world gaps, the
-failures worth a mark; which thread owned which partition when; the demo's markers.
+failures worth a mark; which thread owned which partition when; the demo's markers; and, where a group
+coordinator's events are in the trace, a lane per group of what the coordinator did
+(:mod:`zkconsumer.trace.coordinator`).
 
 Pure: lines in, frozen dataclasses out. No files, no clock, no formatting: reading the file is the CLI's job
 (:mod:`zkconsumer.cli.trace`), the names of things are :mod:`zkconsumer.trace.vocabulary`, the sentences

@@ -7,7 +7,9 @@ What the page shows, top to bottom:
   step, legend from the steps' titles), the stop-the-world gaps as red bands with their length written on them, a
   symbol with a tooltip for each retry, conflict, failure or session loss; under the lanes one row per partition
   showing which thread owned it when (a colour per consumer); the demo's markers as labelled vertical lines across
-  all of it;
+  all of it; above the consumers, a lane per group coordinator whose events are in the trace: the group's state as a
+  band, its rounds as blocks labelled with the generation (or group epoch) and the members, marks for members
+  joining, leaving, expiring or fenced and for assignments (the legend gains a row for them);
 * one zoomed strip per rebalance round (the rebalances of all members that overlap in time), where the steps of
   the members can be compared side by side, and under it a table of every step with its duration.
 
