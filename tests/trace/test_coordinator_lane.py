@@ -208,7 +208,10 @@ def test_a_trace_of_only_coordinator_events_is_drawn_and_told():
     assert any(t.startswith("coordinator g (classic): 4 rounds, 1 not completed; longest round to generation 1")
                for t in text)
     ET.fromstring(render_svg(timeline))
-    assert '<g class="coordinator" data-group="g" data-protocol="classic">' in render_html(timeline)
+    page = render_html(timeline)
+    assert '<g class="coordinator" data-group="g" data-protocol="classic">' in page
+    assert "Above the consumers, 1 coordinator lane, one per group: the group&#39;s state as a band" in page
+    assert "coordinator lane" not in render_html(build([x for x in classic_story() if '"front.' not in x]))
 
 
 @pytest.mark.parametrize("name", sorted(COORDINATOR_EVENTS))

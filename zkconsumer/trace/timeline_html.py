@@ -911,9 +911,20 @@ def render_html(timeline: Timeline, title: str = "Rebalance timeline") -> str:
         empty=False,
         summary=[_summary_row(lane, colours) for lane in timeline.lanes],
         rounds_text=plural(len(rounds), "rebalance round"),
+        coordinators_text=_coordinators_text(timeline),
         overview=Html(render_svg(timeline, standalone=False, links=True)),
         rounds=[_round_section(timeline, rnd) for rnd in rounds],
     )
+
+
+def _coordinators_text(timeline: Timeline) -> str:
+    """What the overview's coordinator lanes show, for the page's help; empty when there is none."""
+    if not timeline.coordinators:
+        return ""
+    return (f"Above the consumers, {plural(len(timeline.coordinators), 'coordinator lane')}, one per group: the "
+            f"group's state as a band, each round as a block labelled with the generation (classic) or group epoch "
+            f"(KIP-848) it made and its members, and marks where a member joined, left, expired or was fenced and "
+            f"where an assignment was sent or computed.")
 
 
 def _meta(timeline: Timeline) -> str:
