@@ -23,8 +23,10 @@ from kio.schema.types import BrokerId
 from kio.serial import entity_writer
 from kio.static.primitive import i16, i32, i32Timedelta
 
+from zkconsumer.errors import UsageError
 from zkconsumer.front import wire
 from zkconsumer.front.api_versions import advertise, negotiate
+from zkconsumer.front.config import FrontConfig, parse_address
 from zkconsumer.front.handlers import LocalApi, local_ranges, local_table
 from zkconsumer.front.rewrite import Advertised, rewrite_brokers
 
@@ -172,3 +174,13 @@ def test_local_apis_are_one_per_key_within_what_kio_parses():
         local_table([api, api])
     with pytest.raises(ValueError, match="not all parsed by kio"):
         LocalApi(16, 0, 99, answer)
+
+
+def test_a_front_needs_a_broker_address_it_can_read():
+    assert FrontConfig.of(" 127.0.0.1:9092, [::1]:9093 ").bootstrap == ("127.0.0.1:9092", "[::1]:9093")
+    assert parse_address("[::1]:9093") == ("::1", 9093)
+    assert Advertised("::1", 9093).address == "[::1]:9093"
+    with pytest.raises(UsageError, match="needs the broker's address"):
+        FrontConfig.of(" , ")
+    with pytest.raises(UsageError, match="broker address 'broker' is not HOST:PORT"):
+        FrontConfig.of("broker")

@@ -44,6 +44,9 @@ those of a connection ``connection`` (a number) and ``client`` (``host:port``)):
 ``front.answer_invalid``         ``reason`` (naming the API and version): a broker answer the front must parse did
                                  not; the client's connection is closed rather than given the broker's address
                                  (warning)
+``front.several_brokers``        ``brokers`` (node ids): the cluster has more than one broker, and the front gives
+                                 them all its one address, so requests for another broker's partitions reach the one
+                                 relayed to (warning, once)
 ``front.connection_failed``      ``error``: anything else that ended a connection: a bug, reported without stopping
                                  the front (error)
 ``front.stopped``                ``connections``: client connections closed by the stop
@@ -67,7 +70,7 @@ from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.front.api_versions import advertise
 from zkconsumer.front.config import FrontConfig, parse_address
 from zkconsumer.front.handlers import LocalApis, RequestContext, local_ranges
-from zkconsumer.front.rewrite import REWRITTEN, Advertised, rewrite_brokers
+from zkconsumer.front.rewrite import METADATA, REWRITTEN, Advertised, rewrite_brokers
 from zkconsumer.front.wire import (
     API_VERSIONS,
     PRODUCE,
@@ -208,6 +211,7 @@ class FrontServer:
         self._connections: set[asyncio.Task[Any]] = set()
         self._ids = itertools.count(1)
         self._outage_since: float | None = None
+        self._warned_several_brokers = False
         self._brokers = tuple(parse_address(address, "broker address") for address in config.bootstrap)
         self.log: EventLogger = get_logger("zkconsumer.front.server").bind(upstream=",".join(config.bootstrap))
         self.port = config.port
@@ -342,6 +346,9 @@ class FrontServer:
         if head.api_key == API_VERSIONS:
             body = advertise(body, self._local_ranges)
         else:
+            if head.api_key == METADATA and len(body.brokers) > 1 and not self._warned_several_brokers:
+                self._warned_several_brokers = True
+                self.log.warning("front.several_brokers", brokers=sorted(b.node_id for b in body.brokers))
             body = rewrite_brokers(head.api_key, body, self.advertised)
         return encode_response(head.correlation_id, body)
 
