@@ -184,6 +184,25 @@ def test_a_static_member_replaced_is_fenced_and_its_successor_keeps_its_name():
     assert lane.rounds[0].members == ("g_m1",) and lane.rounds[0].leader == "g_m1"
 
 
+def test_members_sharing_a_client_id_are_told_apart():
+    """librdkafka's default client id is ``rdkafka`` for every member; a consumer joining again gets a new member id."""
+    lines = [
+        classic("member_joined", 0, member_id="rdkafka-1111", client_id="rdkafka"),
+        classic("member_joined", 0, member_id="rdkafka-2222", client_id="rdkafka"),
+        classic("member_joined", 0, member_id="solo-3333", client_id="solo"),
+        classic("round_started", 0, generation=0, reason="r"),
+        classic("round_completed", 1, generation=1, protocol="range", leader="rdkafka-2222",
+                members=["rdkafka-1111", "rdkafka-2222", "solo-3333"]),
+        classic("member_left", 2, member_id="rdkafka-1111"),
+    ]
+    timeline = build(lines)
+    lane = lane_of(timeline)
+    assert lane.rounds[0].members == ("rdkafka#1111", "rdkafka#2222", "solo")
+    assert lane.rounds[0].leader == "rdkafka#2222"
+    assert [m.member for m in lane.marks] == ["rdkafka#1111", "rdkafka#2222", "solo", "rdkafka#1111"]
+    assert any(t.endswith("member left: rdkafka#1111") for t in render_text(timeline))
+
+
 def test_the_state_before_the_first_change_is_its_from():
     """A trace that begins in the middle of a group's life: the first change's ``from`` fills the band before it."""
     lines = [line("rebalance.started", 0, consumer_id="c1", rebalance_id=1), joined(1, "g_m3"),

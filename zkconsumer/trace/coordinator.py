@@ -10,7 +10,10 @@ group, drawn beside its members' lanes. One lane per group, from the coordinator
 * marks for members joining, leaving, expiring, fenced, and assignments sent (or computed).
 
 A member appears under its ``client_id`` where its ``member_joined`` said one (a modern member of this project sets
-``client.id`` to its consumer id, so the names match the members' lanes), else under its member id.
+``client.id`` to its consumer id, so the names match the members' lanes), else under its member id; when several
+member ids share a client id (a client's default, ``rdkafka``, or one consumer joining again under a new id), each
+is shown as ``client#`` and the end of its member id, so that no two members look alike. A static member's new
+instance (``static_member_replaced``) keeps the name of the one it replaced: it is the same member to the group.
 
 Pure and independent of the members' timeline (:mod:`zkconsumer.trace.timeline` feeds it its events, in timestamp
 order, with their times on the shared axis). Like that one, it trusts no field's type: a field of the wrong type
@@ -19,8 +22,9 @@ counts as missing, and an event whose ``group`` is not a string is not given to 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from zkconsumer.trace.values import integer, json_list, text
@@ -59,8 +63,9 @@ class CoordinatorRound:
     """One round of the group. ``epoch``: the generation (classic) or group epoch (KIP-848) the round makes, or
     ``None`` when an unfinished classic round never said (its ``round_started`` names the generation ending, so the
     one it would have made is ``previous + 1``). ``members``: the members' names at its completion (classic: the
-    round's; KIP-848: the group's), or at its start when it did not complete. ``facts``: what else its events said,
-    in words' order (reason, protocol, leader, the delays), for the tooltip."""
+    round's; KIP-848: the group's), or at its start when it did not complete. The rest is what its events said, for
+    the tooltip: why it started, the protocol the members' vote chose and the leader (classic), how long it may wait
+    (the initial delay or the rebalance timeout), how often the initial delay was extended and the round postponed."""
 
     protocol: str
     start: float
@@ -159,7 +164,8 @@ class _LaneBuilder:
         self.group = group
         self.start = start
         self.protocols: set[str] = set()
-        self.names: dict[str, str] = {}
+        self.names: dict[str, str] = {}  # member id -> client id
+        self.successors: dict[str, str] = {}  # a static member's new member id -> the one it replaced
         self.members: dict[str, None] = {}  # the group's members, in join order
         self.member_epochs: dict[str, int] = {}  # KIP-848: each member's epoch
         self.state: tuple[str, float, int | None] | None = None  # the current state, since when, its epoch
@@ -169,11 +175,9 @@ class _LaneBuilder:
         self.marks: list[CoordinatorMark] = []
         self.events = 0
 
-    def name(self, member_id: object) -> str:
-        return _member_name(self.names, member_id)
-
-    def member_names(self, ids: list[str] | None = None) -> tuple[str, ...]:
-        return tuple(self.name(m) for m in (ids if ids is not None else self.members))
+    def member_ids(self) -> tuple[str, ...]:
+        """The group's members now, in join order (names are given at the end, once every client id is known)."""
+        return tuple(self.members)
 
     def enter(self, state: str, time: float, epoch: int | None) -> None:
         if self.state is not None:
@@ -194,8 +198,32 @@ class _LaneBuilder:
         self.enter("", end, None)  # closes the current stretch
         self.end_round(end, "trace_end")
         protocol = "+".join(sorted(self.protocols))
-        return CoordinatorLane(self.group, protocol, self.start, end, tuple(self.states), tuple(self.rounds),
-                               tuple(self.marks), self.events, dict(self.names))
+        names = _display_names(self.names, self.successors)
+
+        def name(member_id: str | None) -> str | None:
+            return _member_name(names, member_id) if member_id is not None else None
+
+        rounds = tuple(replace(r, members=tuple(_member_name(names, m) for m in r.members), leader=name(r.leader))
+                       for r in self.rounds)
+        marks = tuple(replace(m, member=name(m.member)) for m in self.marks)
+        return CoordinatorLane(self.group, protocol, self.start, end, tuple(self.states), rounds, marks, self.events,
+                               names)
+
+
+def _display_names(clients: Mapping[str, str], successors: Mapping[str, str]) -> dict[str, str]:
+    """Member id -> the name it is shown under: its client id, made unique with the end of its member id where
+    several members share it (a static member's instances are one member, named after the first)."""
+
+    def first(member_id: str) -> str:
+        seen = {member_id}
+        while member_id in successors and successors[member_id] not in seen:
+            member_id = successors[member_id]
+            seen.add(member_id)
+        return member_id
+
+    shared = Counter(client for _, client in {(first(m), c) for m, c in clients.items()})
+    return {member_id: client if shared[client] == 1 else f"{client}#{first(member_id)[-4:]}"
+            for member_id, client in clients.items()}
 
 
 class CoordinatorLanes:
@@ -224,7 +252,7 @@ class CoordinatorLanes:
         mark = COORDINATOR_MARK_EVENTS.get(name)
         if mark is not None:
             who = text(fields.get("old_member_id")) if kind == "static_member_replaced" else member_id
-            lane.marks.append(CoordinatorMark(mark, time, lane.name(who) if who is not None else None, name, fields))
+            lane.marks.append(CoordinatorMark(mark, time, who, name, fields))
 
     def finish(self, end: float) -> tuple[CoordinatorLane, ...]:
         return tuple(lane.finish(max(end, lane.start)) for lane in self._lanes.values())
@@ -259,8 +287,10 @@ def _apply(lane: _LaneBuilder, protocol: str, kind: str, time: float, fields: Ma
         old, new = text(fields.get("old_member_id")), text(fields.get("new_member_id"))
         if old is not None:
             lane.remove(old)
-            if new is not None and old in lane.names:
-                lane.names.setdefault(new, lane.names[old])
+            if new is not None and new != old:
+                lane.successors[new] = old
+                if old in lane.names:
+                    lane.names.setdefault(new, lane.names[old])
         if new is not None:
             lane.members.setdefault(new, None)
     elif kind in ("member_left", "member_expired", "member_fenced") and member_id is not None:
@@ -274,19 +304,19 @@ def _apply(lane: _LaneBuilder, protocol: str, kind: str, time: float, fields: Ma
     elif kind == "round_started":
         lane.end_round(time, "superseded")
         delay = integer(fields.get("initial_delay_ms"))
-        lane.round = _OpenRound(protocol, time, epoch, None, text(fields.get("reason")), lane.member_names(),
+        lane.round = _OpenRound(protocol, time, epoch, None, text(fields.get("reason")), lane.member_ids(),
                                 delay if delay is not None else integer(fields.get("rebalance_timeout_ms")))
     elif kind == "epoch_bumped":
         lane.end_round(time, "superseded")
         lane.round = _OpenRound(protocol, time, integer(fields.get("from")), epoch, text(fields.get("reason")),
-                                lane.member_names(), None)
+                                lane.member_ids(), None)
     elif lane.round is not None:
         _apply_to_round(lane, lane.round, kind, time, fields)
 
 
 def _complete_consumer_round(lane: _LaneBuilder, time: float) -> None:
     if lane.round is not None:
-        lane.round.members = lane.member_names()
+        lane.round.members = lane.member_ids()
         lane.end_round(time, "completed")
 
 
@@ -308,12 +338,12 @@ def _apply_to_round(lane: _LaneBuilder, rnd: _OpenRound, kind: str, time: float,
         rnd.postponed += 1
     elif kind == "round_completed":
         rnd.epoch = integer(fields.get("generation"))
-        rnd.members = lane.member_names(_member_ids(fields.get("members")))
+        rnd.members = tuple(_member_ids(fields.get("members")))
         rnd.chosen_protocol = text(fields.get("protocol"))
         leader = text(fields.get("leader"))
-        rnd.leader = lane.name(leader) if leader is not None else None
+        rnd.leader = leader
         lane.end_round(time, "completed")
     elif kind == "target_assignment_computed":
         ids = _member_ids(fields.get("members"))
         if ids:
-            rnd.members = lane.member_names(ids)
+            rnd.members = tuple(ids)
