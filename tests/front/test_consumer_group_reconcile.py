@@ -1,5 +1,6 @@
-"""Reconciliation against the cases of Kafka's ``CurrentAssignmentBuilderTest`` (group-coordinator, Kafka 4.x): the
-member before, the target, who holds the partitions, what the member reports owning, and the member after."""
+"""Reconciliation against the cases of Kafka 4.2's ``CurrentAssignmentBuilderTest`` (group-coordinator): the member
+before, the target, who holds the partitions, what the member reports owning (and, where the case says, the topics it
+subscribes to now and whether it changed them), and the member after."""
 
 from __future__ import annotations
 
@@ -37,6 +38,11 @@ def t2_held(topic_id: Uuid, partition: int) -> int:
     return 10 if topic_id == T2 else FREE
 
 
+def held_in_member(topic_id: Uuid, partition: int) -> int:
+    """T1's 2 and 3 assigned to the member and 4 pending its revocation; T2's 5 and 6 assigned to it."""
+    return 10 if (topic_id, partition) in {(T1, 2), (T1, 3), (T1, 4), (T2, 5), (T2, 6)} else FREE
+
+
 CASES = {
     "StableToStable": (
         member(STABLE, 10, 10, parts((1, 2, 3), (4, 5, 6))), 11, parts((1, 2, 3), (4, 5, 6)), held_by(10), None,
@@ -65,9 +71,15 @@ CASES = {
     "RemainsInUnrevokedPartitions (still owns 4)": (
         member(UNREVOKED, 10, 10, parts((2, 3), (5, 6)), parts((1,), (4,))), 12, parts((3,), (6,)), held_by(FREE),
         parts((2, 3), (4, 5, 6)), member(UNREVOKED, 10, 10, parts((2, 3), (5, 6)), parts((1,), (4,)))),
-    "UnrevokedPartitionsToUnrevokedPartitions": (
+    "UnrevokedPartitionsToUnrevokedPartitions (newer target)": (
         member(UNREVOKED, 10, 10, parts((2, 3), (5, 6)), parts((1,), (4,))), 12, parts((3,), (6,)), held_by(FREE),
-        parts((2, 3), (5, 6)), member(UNREVOKED, 11, 10, parts((3,), (6,)), parts((2,), (5,)))),
+        parts((2, 3), (5, 6)), member(UNREVOKED, 10, 10, parts((3,), (6,)), parts((2,), (5,)))),
+    "UnrevokedPartitionsToUnrevokedPartitions (same target epoch)": (
+        member(UNREVOKED, 10, 10, parts((2, 3), (5, 6)), parts((1,), (4,))), 10, parts((3,), (6,)), held_by(FREE),
+        parts((2, 3), (5, 6)), member(UNREVOKED, 10, 10, parts((3,), (6,)), parts((2,), (5,)))),
+    "UnrevokedPartitionsToStableWithReturnedPartitionsPendingRevocation": (
+        member(UNREVOKED, 10, 10, parts((2, 3), (5, 6)), parts((4,), ())), 12, parts((2, 3, 4), (5, 6, 7)),
+        held_in_member, parts((2, 3), (5, 6)), member(STABLE, 12, 10, parts((2, 3, 4), (5, 6, 7)))),
     "UnrevokedPartitionsToUnreleasedPartitions": (
         member(UNREVOKED, 11, 10, parts((2, 3), (5, 6))), 11, parts((2, 3, 4), (5, 6, 7)), held_by(10),
         parts((2, 3), (5, 6)), member(UNRELEASED, 11, 11, parts((2, 3), (5, 6)))),
@@ -90,4 +102,49 @@ CASES = {
 def test_reconciliation_as_kafkas_current_assignment_builder(
         case: tuple[Reconciliation, int, Parts, Callable[[Uuid, int], int], Parts | None, Reconciliation]) -> None:
     before, target_epoch, target, partition_epoch, owned, after = case
-    assert reconcile(before, target_epoch, target, partition_epoch, owned) == after
+    assert reconcile(before, target_epoch, target, partition_epoch, owned, {T1, T2}) == after
+
+
+ONLY_T2_OWNED = parts((), (4, 5, 6))
+BOTH_OWNED = parts((1, 2, 3), (4, 5, 6))
+
+# (member epoch, target epoch, subscription changed, owned) -> the member after; the member subscribes to T2 only now
+UNSUBSCRIBED_CASES = {
+    "StableToStable...NoLongerInSubscription (new target)": (
+        10, 11, False, ONLY_T2_OWNED, member(STABLE, 11, 10, parts((), (4, 5, 6)))),
+    "StableToStable...NoLongerInSubscription (new target, changed)": (
+        10, 11, True, ONLY_T2_OWNED, member(STABLE, 11, 10, parts((), (4, 5, 6)))),
+    "StableToStable...NoLongerInSubscription (same target, changed)": (
+        10, 10, True, ONLY_T2_OWNED, member(STABLE, 10, 10, parts((), (4, 5, 6)))),
+    "StableToUnrevoked...NoLongerInSubscription (new target)": (
+        10, 11, False, BOTH_OWNED, member(UNREVOKED, 10, 10, parts((), (4, 5, 6)), parts((1, 2, 3), ()))),
+    "StableToUnrevoked...NoLongerInSubscription (new target, changed)": (
+        10, 11, True, BOTH_OWNED, member(UNREVOKED, 10, 10, parts((), (4, 5, 6)), parts((1, 2, 3), ()))),
+    "StableToUnrevoked...NoLongerInSubscription (same target, changed)": (
+        10, 10, True, BOTH_OWNED, member(UNREVOKED, 10, 10, parts((), (4, 5, 6)), parts((1, 2, 3), ()))),
+}
+
+
+@pytest.mark.parametrize("case", UNSUBSCRIBED_CASES.values(), ids=UNSUBSCRIBED_CASES.keys())
+def test_partitions_of_topics_no_longer_subscribed_are_revoked_with_or_without_a_new_target(
+        case: tuple[int, int, bool, Parts, Reconciliation]) -> None:
+    epoch, target_epoch, changed, owned, after = case
+    before = member(STABLE, epoch, epoch, parts((1, 2, 3), (4, 5, 6)))
+    assert reconcile(before, target_epoch, parts((1, 2, 3), (4, 5, 6)), held_by(FREE), owned, {T2}, changed) == after
+
+
+def test_an_unrevoked_member_that_unsubscribes_must_also_revoke_that_topic() -> None:
+    """``testRemainsInUnrevokedPartitionsWithAssignmentTopicsNoLongerInSubscription``."""
+    before = member(UNREVOKED, 10, 10, parts((2, 3), (5, 6)), parts((1,), (4,)))
+    after = reconcile(before, 12, parts((1, 3, 4), (6, 7)), held_by(FREE), BOTH_OWNED, {T2}, True)
+    assert after == member(UNREVOKED, 10, 10, parts((), (5, 6)), parts((1, 2, 3), (4,)))
+
+
+@pytest.mark.parametrize(("subscribed", "after"), [
+    ({T1}, member(UNREVOKED, 10, 10, parts((1, 2, 3), ()), parts((), (4, 5, 6)))),
+    (set(), member(UNREVOKED, 10, 10, {}, parts((1, 2, 3), (4, 5, 6)))),
+], ids=["SubscribedTopicNameAndUnresolvedRegularExpression", "UnresolvedRegularExpression"])
+def test_a_member_whose_subscription_no_longer_covers_its_topics_revokes_them(
+        subscribed: set[Uuid], after: Reconciliation) -> None:
+    before = member(STABLE, 10, 10, parts((1, 2, 3), (4, 5, 6)))
+    assert reconcile(before, 10, parts((1, 2, 3), (4, 5, 6)), held_by(FREE), BOTH_OWNED, subscribed, True) == after

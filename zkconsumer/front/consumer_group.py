@@ -20,10 +20,11 @@ The behaviour, as Kafka's:
   ``assignors``, ``uniform``, when none names one), given the previous target assignment as its stickiness input. The
   assignors are :mod:`zkconsumer.assignors`' ``uniform_assign`` and ``range_assign``, which reproduce Kafka's
   iteration orders; members enter the assignor's members map in the order they joined the group.
-- Each member then **reconciles** towards its target (``CurrentAssignmentBuilder``): it is first asked to revoke what
-  is no longer its own (UNREVOKED_PARTITIONS, at its current epoch), moves to the target epoch only once it reports not
-  owning them, and is given a partition only once no other member holds it (UNRELEASED_PARTITIONS until then). A
-  partition is therefore never held by two members at once.
+- Each member then **reconciles** towards its target (``CurrentAssignmentBuilder``, as of Kafka 4.2: see
+  :mod:`.consumer_group_reconcile`): it is first asked to revoke what is no longer its own (UNREVOKED_PARTITIONS, at
+  its current epoch), moves to the target epoch only once it reports not owning them, and is given a partition only
+  once no other member holds it (UNRELEASED_PARTITIONS until then). A partition is therefore never held by two members
+  at once. A member that unsubscribes from a topic is asked to revoke its partitions on that very heartbeat.
 - **Member epochs**: a heartbeat with a greater epoch than the member's, or a smaller one that is not its previous
   epoch with owned partitions within its assignment (a lost response), gets FENCED_MEMBER_EPOCH; an unknown member id
   gets UNKNOWN_MEMBER_ID; an unknown group (epoch > 0) GROUP_ID_NOT_FOUND. Epoch 0 from a known dynamic member id is
@@ -546,9 +547,11 @@ class ConsumerGroupCoordinator:
 
         # 3. reconciliation towards the target
         current = group.members[member_id]
-        if not current.rec.is_reconciled_to(group.assignment_epoch):
+        subscription_changed = reason == "subscription_changed"
+        if subscription_changed or not current.rec.is_reconciled_to(group.assignment_epoch):
+            subscribed = {self._topics[name].topic_id for name in current.subscribed if name in self._topics}
             rec = reconcile(current.rec, group.assignment_epoch, group.target.get(member_id, {}),
-                            group.partition_epoch, request.owned)
+                            group.partition_epoch, request.owned, subscribed, subscription_changed)
             if rec != current.rec:
                 self._put(group, current, replace(current, rec=rec))
                 if rec.state is MemberState.UNREVOKED_PARTITIONS:

@@ -15,7 +15,6 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum, IntEnum
-from types import MappingProxyType
 
 from zkconsumer.assignors.topic_ids import Uuid
 from zkconsumer.front.classic_group_messages import GroupEvent
@@ -30,8 +29,6 @@ CONSUMER_GROUP_TYPE = "consumer"
 
 Partitions = Mapping[Uuid, frozenset[int]]
 """Partitions per topic id."""
-
-NO_PARTITIONS: Partitions = MappingProxyType({})
 
 
 class ErrorCode(IntEnum):
