@@ -38,16 +38,21 @@ def exchange_on(sock: socket.socket, request: Any, client_id: str | None = CLIEN
 
 
 def read_answer(sock: socket.socket) -> bytes:
-    """The next frame on ``sock``, without its size prefix."""
-    with sock.makefile("rb") as stream:
-        prefix = stream.read(4)
-        if len(prefix) < 4:
-            raise OSError("the connection closed before an answer")
-        size = frame_size(prefix)
-        answer = stream.read(size)
-    if len(answer) < size:
-        raise OSError(f"the connection closed after {len(answer)} of {size} bytes of an answer")
-    return answer
+    """The next frame on ``sock``, without its size prefix. Read to the byte, never ahead: the next answer on the
+    connection stays there for the next call."""
+    return _read_exactly(sock, frame_size(_read_exactly(sock, 4)))
+
+
+def _read_exactly(sock: socket.socket, size: int) -> bytes:
+    data = bytearray(size)
+    view = memoryview(data)
+    done = 0
+    while done < size:
+        received = sock.recv_into(view[done:])
+        if received == 0:
+            raise OSError(f"the connection closed after {done} of {size} bytes")
+        done += received
+    return bytes(data)
 
 
 def api_versions_request() -> ApiVersionsRequest:
