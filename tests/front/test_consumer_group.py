@@ -268,6 +268,56 @@ def test_a_topic_created_after_the_subscription_is_assigned_once_it_exists() -> 
     assert d.hb(a).assignment == tps("t", 0, 1, 2)
 
 
+# --- regex subscriptions ---------------------------------------------------------------------------------------------
+
+
+def join_by_regex(d: Driver, member_id: str, regex: str, names: tuple[str, ...] = ()) -> ConsumerGroupHeartbeatResponse:
+    return d.send(ConsumerGroupHeartbeat(GROUP, member_id, 0, rebalance_timeout_ms=REBALANCE_MS,
+                                         subscribed_topic_names=names, subscribed_topic_regex=regex, owned={},
+                                         api_version=1))
+
+
+def test_a_regex_subscribes_to_the_topics_it_matches_whole_and_to_new_ones_at_the_next_heartbeat() -> None:
+    d = Driver(topics={"orders": 2, "orders-eu": 1, "audit": 1})
+    response = join_by_regex(d, "a", "orders.*")
+    assert response.assignment == {**tps("orders", 0, 1), **tps("orders-eu", 0)}
+    assert join_by_regex(d, "b", "order").assignment == {}, "a regex matches a whole topic name"
+    d.set_topics({"orders": 2, "orders-eu": 1, "audit": 1, "orders-us": 1})
+    d.hb("a")
+    assert d.named("epoch_bumped")[-1].fields["reason"] == "metadata_changed"
+    assert tid("orders-us") in d.clients["a"].owned
+    described = d.coordinator.describe(ConsumerGroupDescribe((GROUP,))).groups[0].members[0]
+    assert (described.subscribed_topic_names, described.subscribed_topic_regex) == ((), "orders.*")
+
+
+def test_an_empty_regex_is_no_regex_as_librdkafka_sends_it() -> None:
+    d = Driver(topics={"t": 2, "u": 1})
+    response = join_by_regex(d, "a", "", names=("t",))
+    assert (response.error_code, response.assignment) == (ErrorCode.NONE, tps("t", 0, 1))
+    d.send(ConsumerGroupHeartbeat(GROUP, "a", 1, rebalance_timeout_ms=REBALANCE_MS, subscribed_topic_names=("t",),
+                                  subscribed_topic_regex="", owned=tps("t", 0, 1)))
+    assert d.coordinator.group_epoch_of(GROUP) == 1
+
+
+def test_changing_the_regex_bumps_the_group_epoch_and_revokes_what_it_no_longer_matches_at_once() -> None:
+    d = Driver(topics={"t": 2, "u": 1})
+    join_by_regex(d, "a", "t|u")
+    assert flat(d.clients["a"].owned) == flat({**tps("t", 0, 1), **tps("u", 0)})
+    owned = dict(d.clients["a"].owned)
+    response = d.send(ConsumerGroupHeartbeat(GROUP, "a", 1, subscribed_topic_regex="u", owned=owned))
+    assert d.named("epoch_bumped")[-1].fields["reason"] == "subscription_changed"
+    assert response.assignment == tps("u", 0), "t's partitions are to be revoked"
+    assert d.rec_state("a") == MemberState.UNREVOKED_PARTITIONS
+
+
+def test_an_invalid_regex_is_refused() -> None:
+    d = Driver()
+    response = join_by_regex(d, "a", "t(")
+    assert response.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION
+    assert "t(" in (response.error_message or "")
+    assert not d.coordinator.has_group(GROUP)
+
+
 # --- server assignors -------------------------------------------------------------------------------------------------
 
 
@@ -352,15 +402,13 @@ def test_a_known_member_rejoining_with_epoch_zero_gets_its_epoch_and_assignment_
      "RebalanceTimeoutMs must be provided in first request."),
     (ConsumerGroupHeartbeat(GROUP, "m", 0, rebalance_timeout_ms=1, subscribed_topic_names=("t",),
                             owned=tps("t", 0)), "TopicPartitions must be empty when (re-)joining."),
-    (ConsumerGroupHeartbeat(GROUP, "m", 0, rebalance_timeout_ms=1, owned={}),
-     "SubscribedTopicNames must be set in first request."),
+    (ConsumerGroupHeartbeat(GROUP, "m", 0, rebalance_timeout_ms=1, owned={}, subscribed_topic_regex=""),
+     "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."),
     (ConsumerGroupHeartbeat(GROUP, "", 3), "MemberId can't be empty."),
     (ConsumerGroupHeartbeat(GROUP, "m", -2), "InstanceId can't be null."),
     (ConsumerGroupHeartbeat(GROUP, "m", -3), "MemberEpoch is invalid."),
     (ConsumerGroupHeartbeat(GROUP, "m", 0, instance_id="", rebalance_timeout_ms=1, subscribed_topic_names=("t",),
                             owned={}), "InstanceId can't be empty."),
-    (ConsumerGroupHeartbeat(GROUP, "m", 0, rebalance_timeout_ms=1, subscribed_topic_names=("t",), owned={},
-                            subscribed_topic_regex="t.*"), "SubscribedTopicRegex is not supported."),
 ])
 def test_an_invalid_heartbeat_is_answered_invalid_request(request_: ConsumerGroupHeartbeat, message: str) -> None:
     d = Driver()

@@ -14,6 +14,7 @@ heartbeat, as a real consumer does.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from hypothesis import given, settings
@@ -46,7 +47,10 @@ OPS = st.lists(
     min_size=5,
     max_size=60,
 )
-SUBSCRIPTIONS = [("a",), ("b",), ("a", "b"), ("b", "a")]
+#: topic names and regex ("": none, as librdkafka sends it)
+SUBSCRIPTIONS: list[tuple[tuple[str, ...], str]] = [
+    (("a",), ""), (("b",), ""), (("a", "b"), ""), (("b", "a"), ""), ((), "a|b"), ((), "b.*"), (("a",), "b"),
+]
 ASSIGNORS = [None, None, "uniform", "range"]
 
 
@@ -64,6 +68,7 @@ class Member:
     #: partitions the member was told to give up and still owns
     revoking: dict[Uuid, frozenset[int]] = field(default_factory=dict)
     topics: tuple[str, ...] = ("a",)
+    regex: str = ""
     assignor: str | None = None
     incarnation: int = 0
 
@@ -148,18 +153,21 @@ class Simulation:
         member.away = False
         response = self.send(member, ConsumerGroupHeartbeat(
             GROUP, member.member_id, 0, instance_id=member.instance_id, rebalance_timeout_ms=REBALANCE_MS,
-            subscribed_topic_names=member.topics, server_assignor=member.assignor, owned={}, api_version=1))
+            subscribed_topic_names=member.topics, subscribed_topic_regex=member.regex, server_assignor=member.assignor,
+            owned={}, api_version=1))
         assert response.error_code in (ErrorCode.NONE, ErrorCode.UNRELEASED_INSTANCE_ID), response
 
-    def heartbeat(self, member: Member, topics: tuple[str, ...] | None = None, revoked: bool = True) -> None:
-        """A heartbeat reporting what the member owns; ``revoked``: it has finished giving up what it was told to."""
+    def heartbeat(self, member: Member, subscribe: bool = False, revoked: bool = True) -> None:
+        """A heartbeat reporting what the member owns; ``subscribe``: with its subscription; ``revoked``: it has
+        finished giving up what it was told to."""
         if revoked:
             member.owned = {t: left for t, ps in member.owned.items()
                             if (left := ps - member.revoking.get(t, frozenset()))}
             member.revoking = {}
         self.send(member, ConsumerGroupHeartbeat(
-            GROUP, member.member_id, member.epoch, instance_id=member.instance_id, subscribed_topic_names=topics,
-            owned=dict(member.owned)))
+            GROUP, member.member_id, member.epoch, instance_id=member.instance_id,
+            subscribed_topic_names=member.topics if subscribe else None,
+            subscribed_topic_regex=member.regex if subscribe else None, owned=dict(member.owned)))
 
     def leave(self, member: Member, temporarily: bool) -> None:
         epoch = -2 if temporarily else -1
@@ -211,14 +219,14 @@ def run(sim: Simulation, ops: list[tuple[str, int, int]]) -> None:
     for op, slot, value in ops:
         member = sim.members[slot]
         if op == "join" and not member.joined:
-            member.topics = SUBSCRIPTIONS[value % len(SUBSCRIPTIONS)]
+            member.topics, member.regex = SUBSCRIPTIONS[value % len(SUBSCRIPTIONS)]
             member.assignor = ASSIGNORS[value // 7 % len(ASSIGNORS)]
             sim.join(member)
         elif op == "heartbeat" and member.joined:
             sim.heartbeat(member, revoked=value % 2 == 0)
         elif op == "subscribe" and member.joined:
-            member.topics = SUBSCRIPTIONS[value % len(SUBSCRIPTIONS)]
-            sim.heartbeat(member, member.topics)
+            member.topics, member.regex = SUBSCRIPTIONS[value % len(SUBSCRIPTIONS)]
+            sim.heartbeat(member, subscribe=True)
         elif op == "leave" and member.joined:
             sim.leave(member, temporarily=member.static and value % 2 == 0)
         elif op == "wait":
@@ -243,7 +251,8 @@ def test_no_partition_is_owned_twice_epochs_never_go_back_and_a_quiet_group_owns
     sim.members = [Member(slot, static) for slot, static in enumerate(statics)]
     run(sim, ops)
     sim.quiet()
-    subscribed = {topic for m in sim.members if m.joined for topic in m.topics}
+    subscribed = {topic for m in sim.members if m.joined for topic in sim.partitions
+                  if topic in m.topics or (m.regex and re.fullmatch(m.regex, topic))}
     expected = {(sim.topic_ids[t], p) for t in subscribed & set(sim.partitions) for p in range(sim.partitions[t])}
     owned = {(t, p) for m in sim.members for t, ps in m.owned.items() for p in ps}
     assert owned == expected, "a quiet group owns every subscribed partition"

@@ -38,11 +38,17 @@ The behaviour, as Kafka's:
   partitions (no rebalance) until its session expires or a member with the same ``instance_id`` joins with epoch 0 and
   takes its place, assignment and all. A second live member with an instance id in use gets UNRELEASED_INSTANCE_ID;
   a request naming an instance id under another member id gets FENCED_INSTANCE_ID.
-- **Request checks** as Kafka's, answered INVALID_REQUEST: empty group id, instance id or rack id; a missing member id
-  (epoch != 0; and from v1 on, KIP-1082, also on a join); a join without rebalance timeout, with owned partitions or
-  without subscribed topic names; an epoch below -2. A ``server_assignor`` not configured gets UNSUPPORTED_ASSIGNOR.
-  ``subscribed_topic_regex`` is not supported: INVALID_REQUEST, as Kafka answered before it resolved regexes, so a
-  pattern subscription fails loudly instead of subscribing to nothing.
+- **Request checks** as Kafka's, answered INVALID_REQUEST: a missing member id (from v1 on, KIP-1082; before, on any
+  epoch but 0 and -2); empty group id, instance id or rack id; a join without rebalance timeout, with owned partitions
+  or with neither topic names nor a regex; an epoch below -2. A ``server_assignor`` not configured gets
+  UNSUPPORTED_ASSIGNOR.
+- **Regex subscriptions** (``subscribed_topic_regex``; ``""`` is none, as librdkafka sends it): a member subscribes to
+  its topic names and to every topic whose whole name the regex matches. Kafka resolves regexes asynchronously (RE2J,
+  at most every 10 s); here they are resolved against the edge's topic view on every heartbeat, with Python's ``re``
+  (RE2 refuses backreferences and lookaround, which ``re`` accepts). A new regex that does not compile gets
+  INVALID_REGULAR_EXPRESSION; changing it bumps the group epoch; a topic created later that it matches does at the
+  next heartbeat. The group is homogeneous for the assignor when every member subscribes to the same names, or all to
+  one and the same regex and none to names, as Kafka decides it.
 - Group states Empty, Assigning (group epoch ahead of the target), Reconciling (a member not yet at the target),
   Stable; Dead once deleted. ``group.consumer.max.size`` (default unlimited) answers GROUP_MAX_SIZE_REACHED.
 
@@ -73,15 +79,16 @@ knows the id.
 How the edge drives it:
 
 - Build one ``ConsumerGroupCoordinator(ConsumerGroupConfig(...))`` beside the classic coordinator (the front's
-  ``group.consumer.*`` settings go into the config).
+  ``group.consumer.*`` settings go into the config), and advertise ConsumerGroupHeartbeat and ConsumerGroupDescribe
+  v0-v1 in ApiVersions (librdkafka asks for ConsumerGroupHeartbeat v1 and nothing else).
 - **Topic metadata**: call ``set_topics(topics, now_ms)`` with every topic of the cluster as :class:`TopicMetadata`
   (name, id, partition count; from the broker's Metadata answer) before the first heartbeat and whenever the edge
   refreshes its view (a few seconds apart, and after CreateTopics/CreatePartitions it relays). Topic ids from kio
   (``uuid.UUID``) convert with :func:`topic_id_of` and back with :func:`wire_topic_id`.
 - **ConsumerGroupHeartbeat**: map the kio request field by field onto :class:`ConsumerGroupHeartbeat`: ``group_id``,
   ``member_id``, ``member_epoch``, ``instance_id``, ``rack_id``, ``rebalance_timeout_ms``,
-  ``subscribed_topic_names`` (``None`` when null, else a tuple), ``subscribed_topic_regex``, ``server_assignor``,
-  ``owned`` from ``topic_partitions`` (``None`` when null, ``{}`` when empty, else
+  ``subscribed_topic_names`` (``None`` when null, else a tuple), ``subscribed_topic_regex`` (as sent, ``""`` too),
+  ``server_assignor``, ``owned`` from ``topic_partitions`` (``None`` when null, ``{}`` when empty, else
   ``{topic_id_of(t.topic_id): frozenset(t.partitions)}``), ``client_id`` from the request header, ``client_host`` the
   peer address, ``api_version`` the request's. Group ids are shared with the classic protocol, as in Kafka: before
   calling, if the classic coordinator holds a non-empty group of that id, answer GROUP_ID_NOT_FOUND yourself ("Group
@@ -107,6 +114,7 @@ How the edge drives it:
 from __future__ import annotations
 
 import base64
+import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -207,6 +215,8 @@ class _Member:
     #: subscribed topic names in the order the member last sent them (compared as a set)
     subscribed: tuple[str, ...] = ()
     server_assignor: str | None = None
+    #: the subscribed topic regex as last sent (``""``: none, as librdkafka says it)
+    regex: str | None = None
     rec: Reconciliation = Reconciliation()
 
 
@@ -235,6 +245,25 @@ class _Rejected(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+def _check_regex(regex: str) -> None:
+    """A new regex must compile (``throwIfRegularExpressionIsInvalid``)."""
+    try:
+        re.compile(regex)
+    except re.error as error:
+        raise _Rejected(ErrorCode.INVALID_REGULAR_EXPRESSION,
+                        f"SubscribedTopicRegex `{regex}` is not a valid regular expression: {error}.") from None
+
+
+def _homogeneous(members: Iterable[_Member]) -> bool:
+    """``ConsumerGroup.subscriptionType``: without regexes, every member subscribes to the same topic names; with
+    them, every member subscribes to one and the same regex and none to names."""
+    members = list(members)
+    regexes = {m.regex for m in members if m.regex}
+    if not regexes:
+        return is_homogeneous(m.subscribed for m in members)
+    return len(regexes) == 1 and all(m.regex and not m.subscribed for m in members)
 
 
 def _random_member_id() -> str:
@@ -426,32 +455,26 @@ class ConsumerGroupCoordinator:
         def invalid(message: str) -> _Rejected:
             return _Rejected(ErrorCode.INVALID_REQUEST, message)
 
+        epoch = request.member_epoch
+        must_name_member = (request.api_version >= CLIENT_MEMBER_ID_VERSION or epoch > 0
+                            or epoch == LEAVE_GROUP_MEMBER_EPOCH)
+        if must_name_member and not request.member_id.strip():
+            raise invalid("MemberId can't be empty.")
         for value, what in ((request.group_id, "GroupId"), (request.instance_id, "InstanceId"),
                             (request.rack_id, "RackId")):
             if value is not None and not value.strip():
                 raise invalid(f"{what} can't be empty.")
-        if request.subscribed_topic_regex is not None:
-            raise invalid("SubscribedTopicRegex is not supported.")
-        epoch = request.member_epoch
-        member_id_missing = not request.member_id.strip()
-        if epoch > 0 or epoch == LEAVE_GROUP_MEMBER_EPOCH:
-            if member_id_missing:
-                raise invalid("MemberId can't be empty.")
-        elif epoch == JOIN_GROUP_MEMBER_EPOCH:
-            if member_id_missing and request.api_version >= CLIENT_MEMBER_ID_VERSION:
-                raise invalid("MemberId can't be empty.")
+        if epoch == JOIN_GROUP_MEMBER_EPOCH:
             if request.rebalance_timeout_ms == -1:
                 raise invalid("RebalanceTimeoutMs must be provided in first request.")
             if request.owned is None or any(request.owned.values()):
                 raise invalid("TopicPartitions must be empty when (re-)joining.")
-            if not request.subscribed_topic_names:
-                raise invalid("SubscribedTopicNames must be set in first request.")
+            if not request.subscribed_topic_names and not request.subscribed_topic_regex:
+                raise invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
         elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-            if member_id_missing:
-                raise invalid("MemberId can't be empty.")
             if request.instance_id is None:
                 raise invalid("InstanceId can't be null.")
-        else:
+        elif epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             raise invalid("MemberEpoch is invalid.")
         if request.server_assignor is not None and request.server_assignor not in self.config.assignors:
             raise _Rejected(ErrorCode.UNSUPPORTED_ASSIGNOR,
@@ -485,9 +508,14 @@ class ConsumerGroupCoordinator:
             server_assignor=request.server_assignor if request.server_assignor is not None else member.server_assignor,
             subscribed=(request.subscribed_topic_names if request.subscribed_topic_names is not None
                         else member.subscribed),
+            regex=request.subscribed_topic_regex if request.subscribed_topic_regex is not None else member.regex,
             client_id=request.client_id,
             client_host=request.client_host,
         )
+
+        if updated.regex and updated.regex != member.regex and not any(
+                m.regex == updated.regex for m in group.members.values() if m.member_id != member.member_id):
+            _check_regex(updated.regex)
 
         # 1. the group epoch, bumped on a new or changed subscription or changed metadata of the subscribed topics
         members = dict(group.members)
@@ -498,7 +526,8 @@ class ConsumerGroupCoordinator:
         reason = None
         if new_member:
             reason = "member_joined"
-        elif frozenset(updated.subscribed) != frozenset(member.subscribed):
+        elif (frozenset(updated.subscribed) != frozenset(member.subscribed)
+              or (updated.regex or None) != (member.regex or None)):
             reason = "subscription_changed"
         metadata = self._subscription_metadata(members.values())
         if reason is None and metadata != group.subscription_metadata:
@@ -549,7 +578,7 @@ class ConsumerGroupCoordinator:
         current = group.members[member_id]
         subscription_changed = reason == "subscription_changed"
         if subscription_changed or not current.rec.is_reconciled_to(group.assignment_epoch):
-            subscribed = {self._topics[name].topic_id for name in current.subscribed if name in self._topics}
+            subscribed = {self._topics[name].topic_id for name in self._topic_names_of(current) if name in self._topics}
             rec = reconcile(current.rec, group.assignment_epoch, group.target.get(member_id, {}),
                             group.partition_epoch, request.owned, subscribed, subscription_changed)
             if rec != current.rec:
@@ -620,8 +649,17 @@ class ConsumerGroupCoordinator:
                         f"The consumer group member has a {relation} member epoch ({received}) than the one known by "
                         f"the group coordinator ({known}). The member must abandon all its partitions and rejoin.")
 
+    def _topic_names_of(self, member: _Member) -> tuple[str, ...]:
+        """What the member subscribes to: its topic names, then the topics its regex matches (as a whole name, as
+        RE2J's ``matches``) among those the metadata knows."""
+        if not member.regex:
+            return member.subscribed
+        pattern = re.compile(member.regex)
+        matched = [name for name in sorted(self._topics) if pattern.fullmatch(name) and name not in member.subscribed]
+        return (*member.subscribed, *matched)
+
     def _subscription_metadata(self, members: Iterable[_Member]) -> dict[str, TopicMetadata]:
-        names = sorted({name for m in members for name in m.subscribed})
+        names = sorted({name for m in members for name in self._topic_names_of(m)})
         return {name: self._topics[name] for name in names if name in self._topics}
 
     def _preferred_assignor(self, members: Iterable[_Member]) -> str:
@@ -636,8 +674,7 @@ class ConsumerGroupCoordinator:
         best = max(counts.values())
         return next(name for name in string_set_order(list(counts), from_collection=False) if counts[name] == best)
 
-    @staticmethod
-    def _spec(members: Mapping[str, _Member], metadata: Mapping[str, TopicMetadata],
+    def _spec(self, members: Mapping[str, _Member], metadata: Mapping[str, TopicMetadata],
               targets: Mapping[str, Partitions]) -> GroupSpec:
         """The assignor's view (``TargetAssignmentBuilder.build``): members in a fresh HashMap's order, each with its
         subscribed topic ids and its previous target assignment."""
@@ -646,17 +683,18 @@ class ConsumerGroupCoordinator:
         for member_id in members_map_order(list(members)):
             member = members[member_id]
             target = targets.get(member_id, {})
+            names = self._topic_names_of(member)
             spec_members.append(SpecMember(
                 member_id=member_id,
-                subscribed=subscribed_ids_order(member.subscribed, ids),
+                subscribed=subscribed_ids_order(names, ids),
                 target=target_from_record([(t, sorted(ps)) for t, ps in target.items()]),
                 instance_id=member.instance_id,
-                subscription_size=len(set(member.subscribed)),
+                subscription_size=len(set(names)),
             ))
         return GroupSpec(
             members=tuple(spec_members),
             partitions={topic.topic_id: topic.partitions for topic in metadata.values()},
-            homogeneous=is_homogeneous(m.subscribed for m in members.values()),
+            homogeneous=_homogeneous(members.values()),
         )
 
     # --- group and member bookkeeping -----------------------------------------------------------------------------
@@ -797,7 +835,7 @@ class ConsumerGroupCoordinator:
                 client_id=m.client_id,
                 client_host=m.client_host,
                 subscribed_topic_names=tuple(m.subscribed),
-                subscribed_topic_regex=None,
+                subscribed_topic_regex=m.regex,
                 assignment=self._described_partitions(m.rec.assigned),
                 target_assignment=self._described_partitions(group.target.get(m.member_id, {})),
             ) for m in group.members.values()),
