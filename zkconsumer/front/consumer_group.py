@@ -12,9 +12,9 @@ come from an injectable ``new_member_id`` so the same inputs give the same outpu
 The behaviour, as Kafka's:
 
 - A heartbeat first creates or updates its member. The **group epoch** is bumped when a member joins, changes its
-  subscribed topic names, leaves or is fenced, and when the metadata of the subscribed topics (their ids and partition
-  counts, as the edge last supplied them) changed since the group last looked; metadata is looked at on every
-  heartbeat, so a new topic or partition takes effect at the next heartbeat of any member.
+  subscribed topic names or regex, leaves or is fenced, and when the metadata of the subscribed topics (their ids and
+  partition counts, as the edge last supplied them) changed since the group last looked; metadata is looked at on
+  every heartbeat, so a new topic or partition takes effect at the next heartbeat of any member.
 - When the group epoch is ahead of the **target assignment** epoch, the heartbeat computes a new target assignment for
   every member with the server assignor the members prefer (the most named in their ``server_assignor``; the first of
   ``assignors``, ``uniform``, when none names one), given the previous target assignment as its stickiness input. The
