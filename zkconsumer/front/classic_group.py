@@ -126,6 +126,7 @@ from zkconsumer.front.classic_group_messages import (
     SyncGroup,
     SyncGroupResponse,
 )
+from zkconsumer.front.deadline_timers import DeadlineTimers
 
 EMPTY = GroupState.EMPTY
 PREPARING = GroupState.PREPARING_REBALANCE
@@ -162,13 +163,15 @@ class _TimerKind(Enum):
     HEARTBEAT = "heartbeat"
 
 
+_TimerKey = tuple[_TimerKind, str, str]
+"""A timer's key: its kind, group id and member id (``""`` for a group's JOIN and SYNC timers), as Kafka's timer
+keys, so arming one again replaces it."""
+
+
 @dataclass(frozen=True)
-class _Timer:
-    deadline_ms: int
-    seq: int
-    kind: _TimerKind
-    group_id: str
-    member_id: str = ""
+class _TimerArgs:
+    """What a timer needs, beyond its key, to do its work when it fires."""
+
     #: JOIN: an initial-delay wait (with its delay and what remains of the rebalance timeout) or the rebalance timeout
     initial: bool = False
     delay_ms: int = 0
@@ -299,8 +302,7 @@ class ClassicGroupCoordinator:
         self.config = config or ClassicGroupConfig()
         self._new_uuid = new_uuid
         self._groups: dict[str, _Group] = {}
-        self._timers: dict[tuple[_TimerKind, str, str], _Timer] = {}
-        self._seq = 0
+        self._timers = DeadlineTimers[_TimerKey, _TimerArgs]()
         self._now = 0
         self._effects: list[Effect] = []
         self._events: list[GroupEvent] = []
@@ -325,7 +327,7 @@ class ClassicGroupCoordinator:
 
     def next_deadline_ms(self) -> int | None:
         """The earliest timer's deadline, or ``None`` when nothing waits on time."""
-        return min((t.deadline_ms for t in self._timers.values()), default=None)
+        return self._timers.next_deadline_ms()
 
     # --- read-only views (tests, the edge's status) ---------------------------------------------------------------
 
@@ -389,30 +391,27 @@ class ClassicGroupCoordinator:
     def _schedule(self, kind: _TimerKind, group_id: str, after_ms: int, member_id: str = "", *, initial: bool = False,
                   delay_ms: int = 0, remaining_ms: int = 0, generation: int = 0) -> None:
         """Arm a timer ``after_ms`` from now, replacing the one of the same key, as Kafka's timer does."""
-        self._seq += 1
-        self._timers[(kind, group_id, member_id)] = _Timer(
-            self._now + after_ms, self._seq, kind, group_id, member_id, initial=initial, delay_ms=delay_ms,
-            remaining_ms=remaining_ms, generation=generation)
+        self._timers.arm((kind, group_id, member_id), self._now + after_ms, _TimerArgs(
+            initial=initial, delay_ms=delay_ms, remaining_ms=remaining_ms, generation=generation))
 
     def _cancel(self, kind: _TimerKind, group_id: str, member_id: str = "") -> None:
-        self._timers.pop((kind, group_id, member_id), None)
+        self._timers.cancel((kind, group_id, member_id))
 
     def _fire_due(self, now_ms: int) -> None:
-        while self._timers:
-            timer = min(self._timers.values(), key=lambda t: (t.deadline_ms, t.seq))
-            if timer.deadline_ms > now_ms:
-                return
-            del self._timers[(timer.kind, timer.group_id, timer.member_id)]
-            self._now = max(self._now, timer.deadline_ms)
-            group = self._groups.get(timer.group_id)
+        """Each due timer at its own deadline, in order: the group moves on as it would have on time."""
+        while (due := self._timers.pop_due(now_ms)) is not None:
+            kind, group_id, member_id = due.key
+            args = due.value
+            self._now = max(self._now, due.deadline_ms)
+            group = self._groups.get(group_id)
             if group is None:
                 continue
-            if timer.kind is _TimerKind.HEARTBEAT:
-                self._expire_heartbeat(group, timer.member_id)
-            elif timer.kind is _TimerKind.SYNC:
-                self._expire_pending_sync(group, timer.generation)
-            elif timer.initial:
-                self._try_complete_initial_rebalance(group, timer.delay_ms, timer.remaining_ms)
+            if kind is _TimerKind.HEARTBEAT:
+                self._expire_heartbeat(group, member_id)
+            elif kind is _TimerKind.SYNC:
+                self._expire_pending_sync(group, args.generation)
+            elif args.initial:
+                self._try_complete_initial_rebalance(group, args.delay_ms, args.remaining_ms)
             else:
                 self._complete_join(group)
 
@@ -1018,12 +1017,14 @@ class ClassicGroupCoordinator:
                 results.append((group_id, ErrorCode.NON_EMPTY_GROUP))
             else:
                 self._transition(group, DEAD)
-                del self._groups[group_id]
-                for key in [k for k in self._timers if k[1] == group_id]:
-                    del self._timers[key]
+                self._forget(group_id)
                 self._event("front.group.deleted", group_id)
                 results.append((group_id, ErrorCode.NONE))
         return DeleteGroupsResponse(tuple(results))
+
+    def _forget(self, group_id: str) -> None:
+        del self._groups[group_id]
+        self._timers.cancel_where(lambda key: key[1] == group_id)
 
 
 def _inconsistent(requested: str | None, current: str | None) -> bool:

@@ -157,7 +157,7 @@ from zkconsumer.front.consumer_group_messages import (
     TopicMetadata,
 )
 from zkconsumer.front.consumer_group_reconcile import FREE, Reconciliation, reconcile
-from zkconsumer.front.consumer_group_timers import DeadlineTimers
+from zkconsumer.front.deadline_timers import DeadlineTimers
 from zkconsumer.types import TopicPartition
 
 #: the first ConsumerGroupHeartbeat version whose members generate their own member id (KIP-1082)

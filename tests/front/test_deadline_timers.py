@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zkconsumer.front.consumer_group_timers import DeadlineTimers, Due
+from zkconsumer.front.deadline_timers import DeadlineTimers, Due
 
 
 def drain(timers: DeadlineTimers[str, int], now_ms: int) -> list[Due[str, int]]:
@@ -33,3 +33,13 @@ def test_arming_a_key_again_replaces_its_timer_and_cancel_removes_it() -> None:
     assert drain(timers, 49) == []
     assert drain(timers, 50) == [Due(50, "session", 2)]
     assert timers.next_deadline_ms() is None
+
+
+def test_cancel_where_disarms_exactly_the_timers_whose_key_matches() -> None:
+    timers = DeadlineTimers[str, int]()
+    timers.arm("g1/a", 10, 1)
+    timers.arm("g2/a", 20, 2)
+    timers.arm("g1/b", 30, 3)
+    timers.cancel_where(lambda key: key.startswith("g1/"))
+    assert timers.next_deadline_ms() == 20
+    assert drain(timers, 100) == [Due(20, "g2/a", 2)]

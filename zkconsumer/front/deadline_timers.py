@@ -7,7 +7,7 @@ Nothing here knows what a timer means: the caller keeps that in the value it arm
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -33,6 +33,11 @@ class DeadlineTimers(Generic[K, V]):
 
     def cancel(self, key: K) -> None:
         self._armed.pop(key, None)
+
+    def cancel_where(self, matches: Callable[[K], bool]) -> None:
+        """Disarm every timer whose key ``matches``: all of one group's, say, when the group goes away."""
+        for key in [k for k in self._armed if matches(k)]:
+            del self._armed[key]
 
     def next_deadline_ms(self) -> int | None:
         return min((deadline for deadline, _, _ in self._armed.values()), default=None)
