@@ -9,9 +9,13 @@ import os
 import signal
 from pathlib import Path
 
-from zkconsumer.errors import EnvironmentSetupError
+from zkconsumer.errors import EnvironmentSetupError, UsageError
+from zkconsumer.front.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
 from zkconsumer.front.config import LOOPBACK, FrontConfig
-from zkconsumer.front.handlers import LocalApis
+from zkconsumer.front.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
+from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
+from zkconsumer.front.group_apis import GroupApis
+from zkconsumer.front.handlers import LocalApis, local_table
 from zkconsumer.front.server import FrontServer
 
 
@@ -27,16 +31,55 @@ def add_front_options(parser: argparse.ArgumentParser) -> None:
                         help="how long connecting to the broker may take (default: %(default)s)")
     parser.add_argument("--port-file", default=None, metavar="PATH",
                         help="write the port listened on to PATH once listening (for a launcher)")
+    groups = parser.add_argument_group("group coordinator", "the front's own coordinators, with Kafka's defaults")
+    groups.add_argument("--group-coordinator", choices=("front", "broker"), default="front",
+                        help="who answers the group APIs: the front's coordinators, or the broker's own, relayed "
+                             "(default: %(default)s)")
+    groups.add_argument("--group-initial-rebalance-delay-ms", type=int, default=3000, metavar="MS",
+                        help="group.initial.rebalance.delay.ms (default: %(default)s)")
+    groups.add_argument("--group-min-session-timeout-ms", type=int, default=6000, metavar="MS",
+                        help="group.min.session.timeout.ms (default: %(default)s)")
+    groups.add_argument("--group-max-session-timeout-ms", type=int, default=1_800_000, metavar="MS",
+                        help="group.max.session.timeout.ms (default: %(default)s)")
+    groups.add_argument("--group-consumer-heartbeat-interval-ms", type=int, default=5000, metavar="MS",
+                        help="group.consumer.heartbeat.interval.ms (KIP-848; default: %(default)s)")
+    groups.add_argument("--group-consumer-session-timeout-ms", type=int, default=45_000, metavar="MS",
+                        help="group.consumer.session.timeout.ms (KIP-848; default: %(default)s)")
+    groups.add_argument("--group-consumer-assignors", default="uniform,range", metavar="NAMES",
+                        help="group.consumer.assignors, the first the default (KIP-848; default: %(default)s)")
 
 
 def config_of(args: argparse.Namespace, bootstrap: str) -> FrontConfig:
+    """:raises UsageError: a group setting out of bounds."""
+    try:
+        classic = ClassicGroupConfig(initial_rebalance_delay_ms=args.group_initial_rebalance_delay_ms,
+                                     min_session_timeout_ms=args.group_min_session_timeout_ms,
+                                     max_session_timeout_ms=args.group_max_session_timeout_ms)
+        consumer = ConsumerGroupConfig(
+            session_timeout_ms=args.group_consumer_session_timeout_ms,
+            heartbeat_interval_ms=args.group_consumer_heartbeat_interval_ms,
+            assignors=tuple(n.strip() for n in args.group_consumer_assignors.split(",") if n.strip()))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     return FrontConfig.of(bootstrap, host=args.host, port=args.port, advertised_host=args.advertised_host,
-                          advertised_port=args.advertised_port, connect_timeout=max(args.connect_timeout_ms, 1) / 1000)
+                          advertised_port=args.advertised_port, connect_timeout=max(args.connect_timeout_ms, 1) / 1000,
+                          group_coordinator=args.group_coordinator == "front", classic_groups=classic,
+                          consumer_groups=consumer)
+
+
+def group_coordinator_apis(config: FrontConfig) -> tuple[LocalApis, CoordinatorRuntime | None]:
+    """The group APIs the front answers, by its config: its coordinators' (and their runtime), or none."""
+    if not config.group_coordinator:
+        return {}, None
+    runtime = CoordinatorRuntime(ClassicGroupCoordinator(config.classic_groups),
+                                 ConsumerGroupCoordinator(config.consumer_groups))
+    return local_table(GroupApis(runtime).table()), runtime
 
 
 def run_front(config: FrontConfig, port_file: str | None = None, local: LocalApis | None = None,
               announce: bool = False) -> int:
     """Serve until SIGINT or SIGTERM. ``announce`` prints where the front listens, for a person at a terminal.
+    ``local`` replaces the group coordinators the config names.
 
     :raises EnvironmentSetupError: the port cannot be listened on.
     """
@@ -44,6 +87,9 @@ def run_front(config: FrontConfig, port_file: str | None = None, local: LocalApi
 
 
 async def _serve(config: FrontConfig, port_file: str | None, local: LocalApis | None, announce: bool) -> int:
+    runtime = None
+    if local is None:
+        local, runtime = group_coordinator_apis(config)
     server = FrontServer(config, local)
     try:
         await server.start()
@@ -63,6 +109,8 @@ async def _serve(config: FrontConfig, port_file: str | None, local: LocalApis | 
         await stop.wait()
     finally:
         await server.close()
+        if runtime is not None:
+            runtime.close()
     return 0
 
 

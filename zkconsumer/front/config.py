@@ -1,10 +1,13 @@
-"""What a front is told: where it listens, the address it gives clients, and the broker behind it."""
+"""What a front is told: where it listens, the address it gives clients, the broker behind it, and whether and how
+its own group coordinators answer the group APIs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from zkconsumer.errors import UsageError
+from zkconsumer.front.classic_group import ClassicGroupConfig
+from zkconsumer.front.consumer_group import ConsumerGroupConfig
 from zkconsumer.front.wire import MAX_REQUEST_BYTES
 
 LOOPBACK = "127.0.0.1"
@@ -34,6 +37,10 @@ class FrontConfig:
     #: how long connecting to the broker may take before the client's connection is closed
     connect_timeout: float = 10.0
     max_request_bytes: int = MAX_REQUEST_BYTES
+    #: whether the front answers the group APIs with its own coordinators (else they are relayed to the broker's)
+    group_coordinator: bool = True
+    classic_groups: ClassicGroupConfig = field(default_factory=ClassicGroupConfig)
+    consumer_groups: ConsumerGroupConfig = field(default_factory=ConsumerGroupConfig)
 
     def __post_init__(self) -> None:
         if not self.bootstrap:

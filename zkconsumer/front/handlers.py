@@ -6,9 +6,10 @@ writes the answer in the connection's order: a handler may take its time (JoinGr
 completes, SyncGroup waits for the leader's assignment) and the connection stays muted meanwhile, as Kafka mutes a
 channel until its response is sent. Other connections go on.
 
-The table is empty for now: every group API is relayed to the broker until the coordinator's state machines are
-wired in. They plug in here, by the keys below: the classic protocol's (:data:`CLASSIC_GROUP_APIS`) and KIP-848's
-(:data:`CONSUMER_GROUP_APIS`). ApiVersions then advertises each with its own range (:mod:`.api_versions`).
+The front's group coordinators plug in here (:mod:`.group_apis`), by the keys below: the classic protocol's
+(:data:`CLASSIC_GROUP_APIS`) and KIP-848's (:data:`CONSUMER_GROUP_APIS`). ApiVersions then advertises each with its
+own range (:mod:`.api_versions`). A handler that needs the broker (offsets are kept there) sends kio's request
+entities on the client connection's own broker connection through :attr:`RequestContext.relay`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ class RequestContext:
     client: str
     #: the front's number for the connection, unique while it runs
     connection_id: int
+    #: sends a request (kio's entity) to the broker on this connection's broker connection and returns the answer's
+    #: entity; ``None`` where no broker is behind (a handler tested alone)
+    relay: Callable[[Any], Awaitable[Any]] | None = None
 
 
 #: ``(context, request) -> response``: kio's entities of one API and version

@@ -12,6 +12,14 @@ parsed (Fetch and Produce stay cheap), except the answers that name brokers (:mo
 (:mod:`.api_versions`), which are parsed, rewritten and written again. The APIs of the local table
 (:mod:`.handlers`) are answered by their handlers, possibly after a long wait.
 
+A request the group coordinator will never answer (Kafka leaves a JoinGroup or SyncGroup unanswered once a newer
+request of the same member took its place, or the member was removed while it waited:
+:class:`~zkconsumer.front.coordinator_runtime.RequestDropped`) closes its connection. The connection is muted behind
+it, so the client's newer request came on another connection or never will; closing is what the client would
+otherwise wait for (its request timeout, which closes the connection), without holding the connection meanwhile.
+A client that closes its connection while its request waits is noticed when the answer is written: the answer is
+discarded, and the member is left to the coordinator's timeouts, as in Kafka.
+
 A Produce with ``acks=0`` is the one request Kafka never answers, and not every broker follows that (Tansu answers
 it), so an answer may or may not come. The front relays it with ``acks=1`` and drops the answer: the client gets
 none, as from Kafka, and the connection stays in step whatever the broker does. The broker's work is what Kafka does
@@ -32,8 +40,8 @@ those of a connection ``connection`` (a number) and ``client`` (``host:port``)):
 ``front.connection_opened``      ``broker`` (the broker address the connection is relayed to) (debug)
 ``front.connection_closed``      ``reason`` (``client closed``, ``invalid request``, ``truncated request``,
                                  ``client reset``, ``broker unavailable``, ``broker lost``, ``invalid answer``,
-                                 ``acks=0 produce failed``, ``front stopped``, ``error``), ``requests`` (answered
-                                 on it), ``duration_ms`` (debug)
+                                 ``acks=0 produce failed``, ``request dropped``, ``front stopped``, ``error``),
+                                 ``requests`` (answered on it), ``duration_ms`` (debug)
 ``front.request_invalid``        ``reason``: the request the front could not read; the connection is closed (warning)
 ``front.request_truncated``      ``reason``: the client closed in the middle of a request (warning)
 ``front.broker_unavailable``     ``error``: no broker address accepted a connection; the client's connection is
@@ -69,6 +77,7 @@ from kio.static.primitive import i16
 from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.front.api_versions import advertise
 from zkconsumer.front.config import FrontConfig, parse_address
+from zkconsumer.front.coordinator_runtime import RequestDropped
 from zkconsumer.front.handlers import LocalApis, RequestContext, local_ranges
 from zkconsumer.front.rewrite import METADATA, REWRITTEN, Advertised, rewrite_brokers
 from zkconsumer.front.wire import (
@@ -80,6 +89,7 @@ from zkconsumer.front.wire import (
     TruncatedFrame,
     decode_request,
     decode_response,
+    encode_request,
     encode_response,
     frame_size,
     framed,
@@ -146,6 +156,16 @@ class Upstream:
         if answer is None:
             raise BrokerLost("the broker closed the connection")
         return answer
+
+    async def exchange(self, body: Any, correlation_id: int, client_id: str | None) -> Any:
+        """Send ``body`` (kio's request entity) and return the broker's answer as kio's entity: how a local API
+        reaches the broker, on the connection that is otherwise idle while the client waits for that API's answer."""
+        self.writer.write(encode_request(body, correlation_id, client_id))
+        answer = await self.read_answer()
+        if response_correlation_id(answer) != correlation_id:
+            raise MalformedResponse(f"an answer with correlation id {response_correlation_id(answer)} to request "
+                                    f"{correlation_id}")
+        return decode_response(body.__api_key__, body.__version__, answer)
 
     async def copy_answer(self, client: asyncio.StreamWriter, correlation_id: int) -> None:
         """The next answer, copied to ``client`` as it arrives, once its correlation id is found to be
@@ -268,6 +288,8 @@ class FrontServer:
             log.warning(event, reason=str(exc))
         except AcksZeroFailed:
             reason = "acks=0 produce failed"
+        except RequestDropped:
+            reason = "request dropped"
         except (_ClientGone, ConnectionError):
             reason = "client reset"
         except asyncio.CancelledError:
@@ -313,7 +335,8 @@ class FrontServer:
                 raise MalformedRequest(f"version {head.api_version} of API key {head.api_key} is not supported")
             request = decode_request(head, frame)
             header, _ = entity_reader(request_header_type(head.api_key, head.api_version))(frame, 0)
-            context = RequestContext(head, header.client_id, peer, connection_id)
+            context = RequestContext(head, header.client_id, peer, connection_id,
+                                     relay=lambda body: upstream.exchange(body, head.correlation_id, header.client_id))
             answer = await local.handle(context, request)
             if (answer.__api_key__, answer.__version__) != (head.api_key, head.api_version):
                 raise TypeError(f"the handler of API key {head.api_key} v{head.api_version} answered "

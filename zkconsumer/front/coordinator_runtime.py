@@ -1,0 +1,121 @@
+"""The front's coordinators on its event loop: the pure state machines (:mod:`.classic_group`, :mod:`.consumer_group`)
+driven by one clock and one timer, their answers handed to the requests that wait for them, their events logged.
+
+The state machines never see time pass by themselves: every input carries the monotonic clock in milliseconds, and
+one timer of the loop, armed at the earliest of their ``next_deadline_ms()`` after every input, ticks them when it is
+due (ticking late fires each of their timers at its own deadline, so a busy loop changes nothing but latency). All of
+it runs on the loop's one thread, so the machines need no lock.
+
+A classic request waits on a future keyed by the request id the runtime gave it. The state machine answers it with a
+``Respond`` (the future's result), at once or in the step of a later input (a JoinGroup waits for its round), or
+forgets it with a ``Drop``: Kafka leaves such a request unanswered (a newer request of the same member took its place,
+or the member was removed while it waited), and the future then raises :class:`RequestDropped` so that the connection
+it came on is closed rather than left waiting for an answer that will never come (:mod:`.server`).
+
+Events: each :class:`~zkconsumer.front.classic_group_messages.GroupEvent` is logged under its own name
+(``front.group.*`` and ``front.consumer_group.*``) by the logger ``zkconsumer.front.coordinator``, with ``group``
+(the group id), ``at_ms`` (the coordinator's clock) and its fields: what ``zkconsumer trace`` draws as the
+coordinator lane.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Callable, Iterable
+
+from zkconsumer.front.classic_group import ClassicGroupCoordinator
+from zkconsumer.front.classic_group_messages import Drop, GroupEvent, Request, Respond, Response, Step
+from zkconsumer.front.consumer_group import ConsumerGroupCoordinator
+from zkconsumer.log import EventLogger, get_logger
+
+
+class RequestDropped(Exception):
+    """The coordinator will never answer this request (Kafka leaves it unanswered)."""
+
+
+def monotonic_ms() -> int:
+    return int(time.monotonic() * 1000)
+
+
+class CoordinatorRuntime:
+    """The classic and KIP-848 coordinators of one front, on the running event loop (build it inside the loop)."""
+
+    def __init__(self, classic: ClassicGroupCoordinator, consumer: ConsumerGroupCoordinator,
+                 clock: Callable[[], int] = monotonic_ms) -> None:
+        self.classic = classic
+        self.consumer = consumer
+        self.clock = clock
+        self.log: EventLogger = get_logger("zkconsumer.front.coordinator")
+        self._ids = itertools.count(1)
+        self._waiting: dict[int, asyncio.Future[Response]] = {}
+        self._timer: asyncio.TimerHandle | None = None
+
+    # --- classic --------------------------------------------------------------------------------------------------
+
+    async def classic_request(self, make: Callable[[int], Request]) -> Response:
+        """The classic coordinator's answer to the request ``make(request_id)`` builds, once it gives it.
+
+        :raises RequestDropped: the coordinator forgot the request.
+        """
+        request_id = next(self._ids)
+        future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = future
+        try:
+            self._apply(self.classic.handle(make(request_id), self.clock()))
+            return await future
+        finally:
+            self._waiting.pop(request_id, None)
+
+    def _apply(self, step: Step) -> None:
+        for effect in step.effects:
+            future = self._waiting.pop(effect.request_id, None)
+            if future is None or future.done():  # its connection is gone: the answer is discarded
+                continue
+            if isinstance(effect, Respond):
+                future.set_result(effect.response)
+            elif isinstance(effect, Drop):
+                future.set_exception(RequestDropped(f"request {effect.request_id} dropped by the coordinator"))
+        self.log_events(step.events)
+        self._arm()
+
+    # --- KIP-848 and anything else answered at once ---------------------------------------------------------------
+
+    def now(self) -> int:
+        return self.clock()
+
+    def consumer_events(self, events: Iterable[GroupEvent]) -> None:
+        """Log what a direct call to the consumer coordinator returned, and re-arm the timer."""
+        self.log_events(events)
+        self._arm()
+
+    def classic_events(self, step: Step) -> None:
+        """Apply a step of a direct call to the classic coordinator (e.g. a group deleted for KIP-848)."""
+        self._apply(step)
+
+    # --- time -----------------------------------------------------------------------------------------------------
+
+    def log_events(self, events: Iterable[GroupEvent]) -> None:
+        for event in events:
+            self.log.info(event.name, group=event.group_id, at_ms=event.at_ms, **dict(event.fields))
+
+    def _arm(self) -> None:
+        deadlines = [d for d in (self.classic.next_deadline_ms(), self.consumer.next_deadline_ms()) if d is not None]
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if deadlines:
+            delay = max(min(deadlines) - self.clock() + 1, 0) / 1000  # +1: the clock counts whole ms
+            self._timer = asyncio.get_running_loop().call_later(delay, self._tick)
+
+    def _tick(self) -> None:
+        self._timer = None
+        now = self.clock()
+        self.log_events(self.consumer.tick(now))
+        self._apply(self.classic.tick(now))
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None

@@ -1,0 +1,375 @@
+"""The group APIs the front answers itself: kio's requests mapped onto the coordinators' dataclasses
+(:mod:`.classic_group_messages`, :mod:`.consumer_group_messages`) and their answers back onto kio's responses, for
+every version advertised (:data:`VERSIONS`).
+
+Which versions: the ones kio parses, narrowed to what the broker behind keeps offsets with (Tansu 0.6 answers
+OffsetCommit up to v9 and OffsetFetch up to v9; v10 of both name topics by id). librdkafka 2.16 asks at most for
+JoinGroup v5, SyncGroup v3, Heartbeat v3, LeaveGroup v1, OffsetCommit v9, OffsetFetch v9, DescribeGroups v4,
+ListGroups v5, ConsumerGroupHeartbeat v1 and ConsumerGroupDescribe v1; kafka-python 2.x and 3.x at most JoinGroup v5
+to v9 and the others alike; every client takes the highest version both sides know, so each API is advertised from
+its oldest version kio knows to its newest the front can answer.
+
+Where offsets live (:func:`offset_commit`, :func:`offset_fetch`): in the broker, as Kafka keeps them in
+``__consumer_offsets``. The coordinator checks a commit (generation and member for a classic group, member epoch for
+a KIP-848 one) and, when it may be stored, the front relays it to the broker on the client's own connection as an
+administrator's commit (generation -1, no member id, which a broker stores for a group its own coordinator does not
+run); OffsetFetch is relayed as it came. So committed offsets survive a restart of the front, and every tool that
+reads or writes a group's offsets in the broker (``groups describe --offsets-storage kafka``, ``offsets migrate``,
+dual commit) sees the same offsets through the front or directly.
+
+A response is built by :func:`build` from the fields its version has, so one mapping serves every version.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import sys
+import time
+from collections.abc import Callable, Iterable
+from typing import Any, cast
+
+from kio.schema.errors import ErrorCode as KioErrorCode
+from kio.schema.metadata.v12.request import MetadataRequest
+
+from zkconsumer.front.classic_group_messages import (
+    CLASSIC_GROUP_TYPE,
+    DeleteGroups,
+    DeleteGroupsResponse,
+    DescribeGroups,
+    DescribeGroupsResponse,
+    ErrorCode,
+    GroupState,
+    Heartbeat,
+    HeartbeatResponse,
+    JoinGroup,
+    JoinGroupResponse,
+    LeaveGroup,
+    LeaveGroupResponse,
+    LeavingMember,
+    ListedGroup,
+    ListGroups,
+    ListGroupsResponse,
+    OffsetCommit,
+    OffsetCommitVerdict,
+    Protocol,
+    SyncGroup,
+    SyncGroupResponse,
+)
+from zkconsumer.front.consumer_group_messages import (
+    ConsumerGroupDescribe,
+    ConsumerGroupHeartbeat,
+    TopicMetadata,
+    topic_id_of,
+    wire_topic_id,
+)
+from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
+from zkconsumer.front.handlers import LocalApi, RequestContext
+
+OFFSET_COMMIT, OFFSET_FETCH, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 8, 9, 11, 12, 13, 14
+DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS = 15, 16, 42
+CONSUMER_GROUP_HEARTBEAT, CONSUMER_GROUP_DESCRIBE = 68, 69
+
+#: the versions the front answers, by API key (see the module's docstring)
+VERSIONS: dict[int, tuple[int, int]] = {
+    OFFSET_COMMIT: (2, 9), OFFSET_FETCH: (1, 9), JOIN_GROUP: (0, 9), HEARTBEAT: (0, 4), LEAVE_GROUP: (0, 5),
+    SYNC_GROUP: (0, 5), DESCRIBE_GROUPS: (0, 5), LIST_GROUPS: (0, 5), DELETE_GROUPS: (0, 2),
+    CONSUMER_GROUP_HEARTBEAT: (0, 1), CONSUMER_GROUP_DESCRIBE: (0, 1),
+}
+#: how old the front's view of the cluster's topics may be when a KIP-848 heartbeat is answered
+TOPICS_MAX_AGE_S = 1.0
+#: ``member_type`` of a ConsumerGroupDescribe member (v1): the consumer protocol's
+CONSUMER_MEMBER_TYPE = 1
+
+
+# --- building kio's entities ------------------------------------------------------------------------------------
+
+
+def response_type(request: Any) -> Any:
+    """kio's response class of the request's API and version."""
+    module = type(request).__module__.rsplit(".", 1)[0] + ".response"
+    return next(getattr(sys.modules[module], name) for name in dir(sys.modules[module])
+                if name.endswith("Response") and getattr(getattr(sys.modules[module], name), "__api_key__", None)
+                is not None)
+
+
+def nested(entity_type: Any, name: str) -> Any:
+    """A nested entity class of the module ``entity_type`` lives in (``JoinGroupResponseMember``...)."""
+    return getattr(sys.modules[entity_type.__module__], name)
+
+
+def build(entity_type: Any, **values: Any) -> Any:
+    """``entity_type`` from those of ``values`` its version has: a missing field keeps its default, ``None`` for a
+    non-nullable string is ``""``, a timedelta field takes milliseconds, an error code Kafka's number."""
+    kwargs: dict[str, Any] = {}
+    for spec in dataclasses.fields(entity_type):
+        if spec.name not in values:
+            if spec.name == "throttle_time":
+                kwargs[spec.name] = datetime.timedelta(0)
+            continue
+        value = values[spec.name]
+        if value is None and spec.type is str:
+            value = ""
+        elif spec.name == "error_code":
+            value = KioErrorCode(int(value))
+        elif isinstance(spec.type, type) and issubclass(spec.type, datetime.timedelta) and isinstance(value, int):
+            value = datetime.timedelta(milliseconds=value)
+        kwargs[spec.name] = value
+    return entity_type(**kwargs)
+
+
+def _ms(value: datetime.timedelta) -> int:
+    return round(value.total_seconds() * 1000)
+
+
+def _host(context: RequestContext) -> str:
+    """The client's host as Kafka's ``RequestContext`` names it (``/`` and the address)."""
+    return "/" + context.client.rsplit(":", 1)[0].strip("[]")
+
+
+class GroupApis:
+    """The handlers of every group API, over one :class:`CoordinatorRuntime`."""
+
+    def __init__(self, runtime: CoordinatorRuntime, topics_max_age_s: float = TOPICS_MAX_AGE_S) -> None:
+        self.runtime = runtime
+        self.topics_max_age_s = topics_max_age_s
+        self._topics_at: float | None = None
+
+    def table(self) -> list[LocalApi]:
+        handlers: dict[int, Callable[[RequestContext, Any], Any]] = {
+            OFFSET_COMMIT: self.offset_commit, OFFSET_FETCH: self.offset_fetch, JOIN_GROUP: self.join_group,
+            HEARTBEAT: self.heartbeat, LEAVE_GROUP: self.leave_group, SYNC_GROUP: self.sync_group,
+            DESCRIBE_GROUPS: self.describe_groups, LIST_GROUPS: self.list_groups, DELETE_GROUPS: self.delete_groups,
+            CONSUMER_GROUP_HEARTBEAT: self.consumer_group_heartbeat,
+            CONSUMER_GROUP_DESCRIBE: self.consumer_group_describe,
+        }
+        return [LocalApi(key, *VERSIONS[key], handle) for key, handle in handlers.items()]
+
+    # --- classic ----------------------------------------------------------------------------------------------
+
+    async def join_group(self, context: RequestContext, request: Any) -> Any:
+        answer = response_type(request)
+        if self.runtime.consumer.has_group(request.group_id):  # one group id, one protocol, as in Kafka
+            return build(answer, error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL, generation_id=-1,
+                         member_id=request.member_id, leader="", members=())
+        session_ms = _ms(request.session_timeout)
+        rebalance = getattr(request, "rebalance_timeout", None)
+        response = cast(JoinGroupResponse, await self.runtime.classic_request(lambda request_id: JoinGroup(
+            request_id, request.group_id, request.member_id, request.protocol_type,
+            tuple(Protocol(p.name, p.metadata) for p in request.protocols), session_ms,
+            session_ms if rebalance is None else _ms(rebalance), context.head.api_version,
+            getattr(request, "group_instance_id", None), context.client_id or "", _host(context),
+            getattr(request, "reason", None))))
+        member_type = nested(answer, "JoinGroupResponseMember")
+        return build(answer, error_code=response.error_code, generation_id=response.generation_id,
+                     protocol_type=response.protocol_type, protocol_name=response.protocol_name,
+                     leader=response.leader, skip_assignment=response.skip_assignment, member_id=response.member_id,
+                     members=tuple(build(member_type, member_id=m.member_id, group_instance_id=m.group_instance_id,
+                                         metadata=m.metadata) for m in response.members))
+
+    async def sync_group(self, context: RequestContext, request: Any) -> Any:
+        response = cast(SyncGroupResponse, await self.runtime.classic_request(lambda request_id: SyncGroup(
+            request_id, request.group_id, request.generation_id, request.member_id,
+            getattr(request, "group_instance_id", None), protocol_type=getattr(request, "protocol_type", None),
+            protocol_name=getattr(request, "protocol_name", None),
+            assignments=tuple((a.member_id, a.assignment) for a in request.assignments))))
+        return build(response_type(request), error_code=response.error_code, assignment=response.assignment,
+                     protocol_type=response.protocol_type, protocol_name=response.protocol_name)
+
+    async def heartbeat(self, context: RequestContext, request: Any) -> Any:
+        response = cast(HeartbeatResponse, await self.runtime.classic_request(lambda request_id: Heartbeat(
+            request_id, request.group_id, request.generation_id, request.member_id,
+            getattr(request, "group_instance_id", None))))
+        return build(response_type(request), error_code=response.error_code)
+
+    async def leave_group(self, context: RequestContext, request: Any) -> Any:
+        if hasattr(request, "members"):
+            members = tuple(LeavingMember(m.member_id, m.group_instance_id, getattr(m, "reason", None))
+                            for m in request.members)
+        else:
+            members = (LeavingMember(request.member_id),)
+        response = cast(LeaveGroupResponse, await self.runtime.classic_request(
+            lambda request_id: LeaveGroup(request_id, request.group_id, members)))
+        answer = response_type(request)
+        if not hasattr(request, "members"):
+            return build(answer, error_code=response.single_member_error_code)
+        member_type = nested(answer, "MemberResponse")
+        return build(answer, error_code=response.error_code, members=tuple(
+            build(member_type, member_id=m.member_id, group_instance_id=m.group_instance_id, error_code=m.error_code)
+            for m in response.members))
+
+    async def describe_groups(self, context: RequestContext, request: Any) -> Any:
+        response = cast(DescribeGroupsResponse, await self.runtime.classic_request(
+            lambda request_id: DescribeGroups(request_id, tuple(request.groups))))
+        answer = response_type(request)
+        group_type, member_type = nested(answer, "DescribedGroup"), nested(answer, "DescribedGroupMember")
+        return build(answer, groups=tuple(
+            build(group_type, error_code=g.error_code, group_id=g.group_id, group_state=g.state,
+                  protocol_type=g.protocol_type, protocol_data=g.protocol_data, authorized_operations=-2147483648,
+                  members=tuple(build(member_type, member_id=m.member_id, group_instance_id=m.group_instance_id,
+                                      client_id=m.client_id, client_host=m.client_host, member_metadata=m.metadata,
+                                      member_assignment=m.assignment) for m in g.members))
+            for g in response.groups))
+
+    async def list_groups(self, context: RequestContext, request: Any) -> Any:
+        states = tuple(getattr(request, "states_filter", ()))
+        types = tuple(getattr(request, "types_filter", ()))
+        response = cast(ListGroupsResponse, await self.runtime.classic_request(
+            lambda request_id: ListGroups(request_id, states, types)))
+        rows = list(response.groups) + [g for g in self.runtime.consumer.list_groups() if _listed(g, states, types)]
+        answer = response_type(request)
+        group_type = nested(answer, "ListedGroup")
+        return build(answer, error_code=response.error_code, groups=tuple(
+            build(group_type, group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state,
+                  group_type=g.group_type) for g in rows))
+
+    async def delete_groups(self, context: RequestContext, request: Any) -> Any:
+        results: dict[str, int] = {}
+        classic_ids = []
+        for group_id in request.groups_names:
+            if self.runtime.consumer.has_group(group_id):
+                code, events = self.runtime.consumer.delete_group(group_id, self.runtime.now())
+                self.runtime.consumer_events(events)
+                results[group_id] = int(code)
+            else:
+                classic_ids.append(group_id)
+        if classic_ids:
+            response = cast(DeleteGroupsResponse, await self.runtime.classic_request(
+                lambda request_id: DeleteGroups(request_id, tuple(classic_ids))))
+            results.update((group_id, int(code)) for group_id, code in response.results)
+        # The broker keeps the offsets: deleted groups and groups the coordinator does not know (offsets only) are
+        # deleted there too, and its answer stands for the latter.
+        to_broker = [g for g, code in results.items()
+                     if code in (ErrorCode.NONE, ErrorCode.GROUP_ID_NOT_FOUND)]
+        if to_broker and context.relay is not None:
+            relayed = await context.relay(dataclasses.replace(request, groups_names=tuple(to_broker)))
+            for row in relayed.results:
+                if results.get(row.group_id) == ErrorCode.GROUP_ID_NOT_FOUND:
+                    results[row.group_id] = int(row.error_code)
+        answer = response_type(request)
+        row_type = nested(answer, "DeletableGroupResult")
+        return build(answer, results=tuple(build(row_type, group_id=g, error_code=code) for g, code in
+                                           results.items()))
+
+    # --- offsets ----------------------------------------------------------------------------------------------
+
+    async def offset_commit(self, context: RequestContext, request: Any) -> Any:
+        group_id, member_id = request.group_id, request.member_id
+        epoch = request.generation_id_or_member_epoch
+        if self.runtime.consumer.has_group(group_id):
+            code = int(self.runtime.consumer.offset_commit_error(group_id, member_id, epoch,
+                                                                  context.head.api_version))
+        else:
+            verdict = cast(OffsetCommitVerdict, await self.runtime.classic_request(lambda request_id: OffsetCommit(
+                request_id, group_id, epoch, member_id, getattr(request, "group_instance_id", None),
+                api_version=context.head.api_version)))
+            code = int(verdict.error_code)
+        if code == ErrorCode.NONE and context.relay is not None:
+            stored = {"generation_id_or_member_epoch": -1, "member_id": ""}
+            if hasattr(request, "group_instance_id"):
+                stored["group_instance_id"] = None
+            return await context.relay(dataclasses.replace(request, **stored))
+        answer = response_type(request)
+        topic_type, partition_type = nested(answer, "OffsetCommitResponseTopic"), nested(
+            answer, "OffsetCommitResponsePartition")
+        return build(answer, topics=tuple(
+            build(topic_type, name=t.name, partitions=tuple(
+                build(partition_type, partition_index=p.partition_index, error_code=code) for p in t.partitions))
+            for t in request.topics))
+
+    async def offset_fetch(self, context: RequestContext, request: Any) -> Any:
+        """Relayed to the broker, which keeps the offsets; a KIP-848 member reading with a stale epoch or an unknown
+        member id gets its group's error instead (v9's member fields)."""
+        assert context.relay is not None
+        refused: dict[str, int] = {}
+        for group in getattr(request, "groups", ()):
+            if self.runtime.consumer.has_group(group.group_id):
+                code = self.runtime.consumer.offset_fetch_error(group.group_id, getattr(group, "member_id", None),
+                                                                getattr(group, "member_epoch", -1))
+                if code:
+                    refused[group.group_id] = int(code)
+        answer = await context.relay(request)
+        if not refused:
+            return answer
+        return dataclasses.replace(answer, groups=tuple(
+            build(type(g), group_id=g.group_id, topics=(), error_code=refused[g.group_id])
+            if g.group_id in refused else g for g in answer.groups))
+
+    # --- KIP-848 ----------------------------------------------------------------------------------------------
+
+    async def _refresh_topics(self, context: RequestContext) -> None:
+        if context.relay is None:
+            return
+        if self._topics_at is not None and time.monotonic() - self._topics_at < self.topics_max_age_s:
+            return
+        metadata = await context.relay(MetadataRequest(topics=None, allow_auto_topic_creation=False,
+                                                       include_topic_authorized_operations=False))
+        self._topics_at = time.monotonic()
+        topics = [TopicMetadata(t.name, topic_id_of(t.topic_id), len(t.partitions)) for t in metadata.topics
+                  if t.error_code == KioErrorCode.none and t.name is not None and t.topic_id is not None]
+        self.runtime.consumer_events(self.runtime.consumer.set_topics(topics, self.runtime.now()))
+
+    async def consumer_group_heartbeat(self, context: RequestContext, request: Any) -> Any:
+        answer = response_type(request)
+        group_id = request.group_id
+        classic = self.runtime.classic
+        if group_id in classic.group_ids() and classic.state_of(group_id) is not GroupState.DEAD:
+            if classic.state_of(group_id) is not GroupState.EMPTY:
+                return build(answer, error_code=ErrorCode.GROUP_ID_NOT_FOUND, member_epoch=0,
+                             error_message=f"Group {group_id} is not a consumer group.", heartbeat_interval=0)
+            if request.member_epoch == 0:  # an empty classic group gives way; its offsets stay with the group id
+                self.runtime.classic_events(classic.handle(DeleteGroups(0, (group_id,)), self.runtime.now()))
+        await self._refresh_topics(context)
+        owned = request.topic_partitions
+        outcome = self.runtime.consumer.heartbeat(ConsumerGroupHeartbeat(
+            group_id, request.member_id, request.member_epoch, request.instance_id, request.rack_id,
+            _ms(request.rebalance_timeout) if request.rebalance_timeout is not None else -1,
+            None if request.subscribed_topic_names is None else tuple(request.subscribed_topic_names),
+            request.subscribed_topic_regex, request.server_assignor,
+            None if owned is None else {topic_id_of(t.topic_id): frozenset(t.partitions) for t in owned
+                                        if t.topic_id is not None},
+            context.client_id or "", _host(context), context.head.api_version), self.runtime.now())
+        self.runtime.consumer_events(outcome.events)
+        response = outcome.response
+        assignment = None
+        if response.assignment is not None:
+            assignment_type = nested(answer, "Assignment")
+            partitions_type = nested(answer, "TopicPartitions")
+            assignment = assignment_type(topic_partitions=tuple(
+                build(partitions_type, topic_id=wire_topic_id(topic_id), partitions=tuple(sorted(partitions)))
+                for topic_id, partitions in response.assignment.items()))
+        return build(answer, error_code=response.error_code, error_message=response.error_message,
+                     member_id=response.member_id, member_epoch=response.member_epoch,
+                     heartbeat_interval=response.heartbeat_interval_ms, assignment=assignment)
+
+    async def consumer_group_describe(self, context: RequestContext, request: Any) -> Any:
+        response = self.runtime.consumer.describe(ConsumerGroupDescribe(tuple(request.group_ids)))
+        answer = response_type(request)
+        group_type, member_type = nested(answer, "DescribedGroup"), nested(answer, "Member")
+        assignment_type, partitions_type = nested(answer, "Assignment"), nested(answer, "TopicPartitions")
+
+        def assignment(rows: Iterable[Any]) -> Any:
+            return assignment_type(topic_partitions=tuple(
+                build(partitions_type, topic_id=wire_topic_id(r.topic_id), topic_name=r.topic_name,
+                      partitions=tuple(r.partitions)) for r in rows))
+
+        return build(answer, groups=tuple(
+            build(group_type, error_code=g.error_code, error_message=g.error_message, group_id=g.group_id,
+                  group_state=g.group_state, group_epoch=g.group_epoch, assignment_epoch=g.assignment_epoch,
+                  assignor_name=g.assignor_name, authorized_operations=-2147483648, members=tuple(
+                      build(member_type, member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id,
+                            member_epoch=m.member_epoch, client_id=m.client_id, client_host=m.client_host,
+                            subscribed_topic_names=tuple(m.subscribed_topic_names),
+                            subscribed_topic_regex=m.subscribed_topic_regex, assignment=assignment(m.assignment),
+                            target_assignment=assignment(m.target_assignment), member_type=CONSUMER_MEMBER_TYPE)
+                      for m in g.members))
+            for g in response.groups))
+
+
+def _listed(group: ListedGroup, states: tuple[str, ...], types: tuple[str, ...]) -> bool:
+    """ListGroups' v4 state and v5 type filters, case-insensitive, empty meaning all (as the classic rows)."""
+    return ((not states or group.state.lower() in {s.lower() for s in states})
+            and (not types or group.group_type.lower() in {t.lower() for t in types}))
+
+
+__all__ = ["CLASSIC_GROUP_TYPE", "VERSIONS", "GroupApis", "build"]
