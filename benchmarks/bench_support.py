@@ -18,26 +18,29 @@ from typing import NamedTuple
 class Servers(NamedTuple):
     zookeeper: str  # the server's root
     connect: str  # this run's chroot under it, where the bridge registers the broker
-    bootstrap: str
+    bootstrap: str  # what clients are given: the front in front of the broker, as in the embedded environment
+    broker: str  # the broker itself (the same as ``bootstrap`` with front=False or KAFKA_BOOTSTRAP)
 
 
 @contextmanager
-def servers(workdir: Path) -> Iterator[Servers]:
-    """ZooKeeper (a chroot of this run), the broker, and the bridge that registers the broker in that chroot."""
+def servers(workdir: Path, front: bool = True) -> Iterator[Servers]:
+    """ZooKeeper (a chroot of this run), the broker with the front in front of it (unless ``front`` is false), and
+    the bridge that registers in that chroot the broker as clients are told to reach it."""
     from zkconsumer.bridge.metadata_bridge import MetadataBridge
-    from zkconsumer.embedded.broker import provide_broker
+    from zkconsumer.embedded.front import provide_addresses
     from zkconsumer.embedded.zookeeper import provide_zookeeper
     from zkconsumer.zk.client import zookeeper as zk_client
 
     with ExitStack() as stack:
         zookeeper = stack.enter_context(provide_zookeeper(workdir / "zookeeper"))
-        bootstrap = stack.enter_context(provide_broker(workdir / "broker"))
+        addresses = stack.enter_context(provide_addresses(workdir, front=front))
+        bootstrap = addresses.bootstrap
         chroot = f"/zkconsumer-bench-{uuid.uuid4().hex[:8]}"
         with zk_client(zookeeper) as root:
             root.ensure_path(chroot)
         connect = f"{zookeeper}{chroot}"
         stack.enter_context(MetadataBridge(connect, bootstrap, interval_ms=250).running())
-        yield Servers(zookeeper, connect, bootstrap)
+        yield Servers(zookeeper, connect, bootstrap, addresses.broker)
 
 
 def wait_for_topic(connect: str, topic: str, partitions: int, timeout: float = 30.0) -> None:

@@ -202,6 +202,7 @@ class Chaos:
     def start_servers(self) -> None:
         from zkconsumer.bridge.metadata_bridge import MetadataBridge
         from zkconsumer.embedded.broker import LocalTansu
+        from zkconsumer.embedded.front import fronted
         from zkconsumer.embedded.zookeeper import LocalZooKeeper
         from zkconsumer.kafka.topics import create_topic
         from zkconsumer.zk.client import zookeeper
@@ -220,13 +221,18 @@ class Chaos:
             storage = f"s3://{S3_BUCKET}/"
         self.broker = LocalTansu(self.workdir / "broker", storage=storage)
         self.broker.start()
+        # Clients (and, through the bridge's registration, the members) reach the broker through the front, as in the
+        # embedded environment; the front outlives the broker's restarts (it refuses clients while the broker is down).
+        self.bootstrap = self.broker.bootstrap
+        if not self.args.direct_broker:
+            self.bootstrap = self.servers.enter_context(fronted(self.broker.bootstrap, self.workdir / "front"))
         with zookeeper(self.zk_server.connect) as zk:
             zk.ensure_path(CHROOT)
         self.connect = self.zk_server.connect + CHROOT
         for topic, partitions in TOPICS.items():
-            create_topic(self.broker.bootstrap, topic, partitions)
+            create_topic(self.bootstrap, topic, partitions)
         self.bridge = self.servers.enter_context(
-            MetadataBridge(self.connect, self.broker.bootstrap, interval_ms=500).running(join_timeout=5.0))
+            MetadataBridge(self.connect, self.bootstrap, interval_ms=500).running(join_timeout=5.0))
 
     def start_member(self, member: str) -> None:
         """Start ``member`` (again: its files go on), on its share of :data:`STREAMS`; its deliveries, events and
@@ -244,7 +250,7 @@ class Chaos:
     def produce(self) -> None:
         from confluent_kafka import Producer
 
-        producer = Producer({"bootstrap.servers": self.broker.bootstrap, "linger.ms": 5,
+        producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5,
                              "message.timeout.ms": 60000, "log_level": 0})
 
         def acked(err, msg) -> None:
@@ -605,6 +611,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--broker-storage", choices=("memory", "s3"), default="memory",
                         help="the broker's storage: s3 runs moto's S3 server for it, which the broker fault needs "
                         "(slower: give it --rate 30)")
+    parser.add_argument("--direct-broker", action="store_true",
+                        help="no front: the members and the producer reach the broker itself")
     return parser
 
 

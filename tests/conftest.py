@@ -1,6 +1,9 @@
 """Real servers for every test: one ZooKeeper and one Kafka-protocol broker per session, from the project's
 own launchers (``ZK_CONNECT`` / ``KAFKA_BOOTSTRAP``, else Docker, else a local ZooKeeper distribution and the
-Tansu binary). Tests that write znodes get a chroot of their own, so they never see each other's nodes."""
+Tansu binary). Clients bootstrap through the front in front of the session's broker (``bootstrap_servers``), as they
+do in the embedded environment; ``broker_bootstrap`` is the broker itself, for the tests that need its own group
+coordinator or measure the front (the same address when ``KAFKA_BOOTSTRAP`` names a broker: no front is put in front
+of a user's Kafka). Tests that write znodes get a chroot of their own, so they never see each other's nodes."""
 
 from __future__ import annotations
 
@@ -14,12 +17,12 @@ from support import CHROOT_BASE, delete_tree
 
 import zkconsumer.log
 from zkconsumer.bridge.metadata_bridge import MetadataBridge
-from zkconsumer.embedded.broker import provide_broker
+from zkconsumer.embedded.front import BrokerAddresses, provide_addresses
 from zkconsumer.embedded.zookeeper import provide_zookeeper
 from zkconsumer.zk.client import close_client, open_client
 
 #: fixtures that start (or hand out) a real server: a test using any of them, even indirectly, is a ``servers`` test
-SERVER_FIXTURES = frozenset({"zookeeper_connect", "bootstrap_servers"})
+SERVER_FIXTURES = frozenset({"zookeeper_connect", "kafka_addresses"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -45,9 +48,21 @@ def zookeeper_connect(tmp_path_factory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def bootstrap_servers(tmp_path_factory) -> Iterator[str]:
-    with provide_broker(tmp_path_factory.mktemp("broker")) as bootstrap:
-        yield bootstrap
+def kafka_addresses(tmp_path_factory) -> Iterator[BrokerAddresses]:
+    with provide_addresses(tmp_path_factory.mktemp("kafka")) as addresses:
+        yield addresses
+
+
+@pytest.fixture(scope="session")
+def bootstrap_servers(kafka_addresses) -> str:
+    """What clients bootstrap from: the front in front of the session's broker."""
+    return kafka_addresses.bootstrap
+
+
+@pytest.fixture(scope="session")
+def broker_bootstrap(kafka_addresses) -> str:
+    """The session's broker itself: its own group coordinator, no front."""
+    return kafka_addresses.broker
 
 
 @pytest.fixture

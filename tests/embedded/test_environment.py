@@ -35,9 +35,11 @@ def test_up_topics_create_status_down(run_dir):
     up = zkconsumer_cli("local", "up", "--json", "--run-dir", str(run_dir))
     assert up.returncode == 0, up.stderr
     endpoints = json.loads(up.stdout)
-    assert set(endpoints) == {"zookeeper", "bootstrap_servers"}
+    assert set(endpoints) == {"zookeeper", "bootstrap_servers", "broker"}
+    assert endpoints["bootstrap_servers"] != endpoints["broker"]  # clients are given the front
     records = state_records(run_dir)
-    assert set(records) == {"zookeeper", "broker", "bridge"} and all(r.is_alive() for r in records.values())
+    assert set(records) == {"zookeeper", "broker", "front", "bridge"} and all(r.is_alive() for r in records.values())
+    assert records["front"].log == str(run_dir / "front" / "front.log")
 
     # No --bootstrap-server: the running environment is found through its run directory.
     created = zkconsumer_cli("topics", "create", "demo", "--partitions", "3", "--run-dir", str(run_dir))
@@ -45,14 +47,18 @@ def test_up_topics_create_status_down(run_dir):
     with zookeeper(endpoints["zookeeper"]) as zk:
         wait_for(lambda: "demo" in cluster.read_topic_names(zk), timeout=5)
         brokers = cluster.read_brokers(zk)
-        assert [b.address for b in brokers] == [endpoints["bootstrap_servers"]]
+        assert [b.address for b in brokers] == [endpoints["bootstrap_servers"]]  # legacy consumers fetch via the front
         assert cluster.read_topic(zk, "demo").partitions == [0, 1, 2]
         assert all(cluster.read_partition_state(zk, "demo", p).leader == brokers[0].id for p in range(3))
 
     status = zkconsumer_cli("local", "status", "--json", "--run-dir", str(run_dir))
     assert status.returncode == 0, status.stderr
     report = json.loads(status.stdout)
-    assert report["running"] and report["zookeeper_ok"] and report["broker_ok"]
+    assert report["running"] and report["zookeeper_ok"] and report["broker_ok"] and report["direct_broker_ok"]
+    assert report["bootstrap_servers"] == endpoints["bootstrap_servers"] and report["broker"] == endpoints["broker"]
+    shown = zkconsumer_cli("local", "status", "--run-dir", str(run_dir))
+    assert f"bootstrap servers  {endpoints['bootstrap_servers']}  ok  (the front)" in shown.stdout
+    assert f"broker             {endpoints['broker']}  ok" in shown.stdout
     assert report["topics"] == ["demo"] and report["registered_brokers"] == [str(brokers[0].id)]
 
     again = zkconsumer_cli("local", "up", "--json", "--run-dir", str(run_dir))
@@ -60,12 +66,40 @@ def test_up_topics_create_status_down(run_dir):
     assert state_records(run_dir) == records
 
     down = zkconsumer_cli("local", "down", "--run-dir", str(run_dir))
-    assert down.returncode == 0 and "stopped bridge, broker, zookeeper" in down.stdout
+    assert down.returncode == 0 and "stopped bridge, front, broker, zookeeper" in down.stdout
     assert not any(r.is_alive() for r in records.values())
     assert not (run_dir / "state.json").exists()
     assert (run_dir / "bridge.log").exists()  # logs are kept
     stopped = zkconsumer_cli("local", "status", "--run-dir", str(run_dir))
     assert stopped.returncode == 1 and "no local environment" in stopped.stdout
+
+
+def test_direct_broker_starts_no_front(run_dir):
+    up = zkconsumer_cli("local", "up", "--direct-broker", "--json", "--run-dir", str(run_dir))
+    assert up.returncode == 0, up.stderr
+    endpoints = json.loads(up.stdout)
+    assert endpoints["bootstrap_servers"] == endpoints["broker"]
+    records = state_records(run_dir)
+    assert set(records) == {"zookeeper", "broker", "bridge"}
+    with zookeeper(endpoints["zookeeper"]) as zk:
+        assert [b.address for b in cluster.read_brokers(zk)] == [endpoints["broker"]]
+    shown = zkconsumer_cli("local", "status", "--run-dir", str(run_dir))
+    assert shown.returncode == 0 and "(the front)" not in shown.stdout
+    down = zkconsumer_cli("local", "down", "--run-dir", str(run_dir))
+    assert down.returncode == 0 and "stopped bridge, broker, zookeeper" in down.stdout
+    assert not any(r.is_alive() for r in records.values())
+
+
+def test_a_front_that_dies_leaves_a_stale_run_directory_cleaned_on_up(run_dir):
+    assert zkconsumer_cli("local", "up", "--run-dir", str(run_dir)).returncode == 0
+    old = state_records(run_dir)
+    os.kill(old["front"].pid, signal.SIGKILL)
+    wait_for(lambda: not old["front"].is_alive())
+    up = zkconsumer_cli("local", "up", "--json", "--run-dir", str(run_dir))
+    assert up.returncode == 0, up.stderr
+    assert "stale run directory" in up.stderr and "front" in up.stderr
+    assert not any(r.is_alive() for r in old.values())
+    assert all(r.is_alive() for r in state_records(run_dir).values())
 
 
 def test_stale_run_directory_is_said_and_cleaned(run_dir):

@@ -9,10 +9,11 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from support import CHROOT_BASE
 
 from zkconsumer.embedded.broker import provide_broker
+from zkconsumer.embedded.front import front_coordinates_groups, provide_addresses
 from zkconsumer.embedded.process import free_port
 from zkconsumer.embedded.zookeeper import provide_zookeeper, ruok
 from zkconsumer.errors import ServerUnavailableError
-from zkconsumer.kafka.metadata import broker_answers
+from zkconsumer.kafka.metadata import admin_client, broker_answers, fetch_metadata
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.zk.client import zookeeper
 
@@ -83,3 +84,43 @@ def test_without_docker_or_addresses_local_servers_are_started_and_stopped(tmp_p
     with provide_zookeeper(tmp_path / "zk") as connect, provide_broker(tmp_path / "broker") as bootstrap:
         assert ruok(connect) and broker_answers(bootstrap)
     assert not ruok(connect, timeout=0.5) and not broker_answers(bootstrap, timeout=0.5)
+
+
+def test_clients_bootstrap_through_a_front_and_the_broker_is_reachable_beside_it(bootstrap_servers, broker_bootstrap,
+                                                                               kafka_addresses):
+    if not kafka_addresses.fronted:
+        pytest.skip("KAFKA_BOOTSTRAP names a broker: no front is put in front of it")
+    assert bootstrap_servers != broker_bootstrap
+    assert broker_answers(broker_bootstrap)
+    through = fetch_metadata(admin_client(bootstrap_servers), bootstrap_servers)
+    assert [b.address for b in through.brokers.values()] == [bootstrap_servers]  # the front names itself
+    direct = fetch_metadata(admin_client(broker_bootstrap), broker_bootstrap)
+    assert [b.address for b in direct.brokers.values()] == [broker_bootstrap]
+
+
+def test_a_broker_in_kafka_bootstrap_gets_no_front(broker_bootstrap, tmp_path, monkeypatch):
+    monkeypatch.setenv("KAFKA_BOOTSTRAP", broker_bootstrap)
+    with provide_addresses(tmp_path) as addresses:
+        assert addresses.bootstrap == addresses.broker == broker_bootstrap and not addresses.fronted
+    assert not (tmp_path / "front").exists()
+
+
+def test_a_front_is_started_in_front_of_a_local_broker_and_stopped_with_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("KAFKA_BOOTSTRAP", raising=False)
+    monkeypatch.setenv("ZKCONSUMER_NO_DOCKER", "1")
+    with provide_addresses(tmp_path) as addresses:
+        assert addresses.fronted and broker_answers(addresses.bootstrap) and broker_answers(addresses.broker)
+        assert (tmp_path / "front" / "front.log").exists()
+    assert not broker_answers(addresses.bootstrap, timeout=0.5) and not broker_answers(addresses.broker, timeout=0.5)
+    with provide_addresses(tmp_path / "direct", front=False) as direct:
+        assert not direct.fronted and broker_answers(direct.bootstrap)
+
+
+def test_whether_a_front_answers_the_group_apis_is_read_from_its_last_start(tmp_path):
+    log = tmp_path / "front.log"
+    assert not front_coordinates_groups(log)  # no log: no front
+    log.write_text('{"event": "front.started", "local_apis": []}\nnot json\n')
+    assert not front_coordinates_groups(log)  # a relaying front leaves the groups to the broker
+    with log.open("a") as f:
+        f.write('{"event": "front.started", "local_apis": [8, 9, 11, 12]}\n{"event": "front.stopped"}\n')
+    assert front_coordinates_groups(log)

@@ -23,18 +23,19 @@ def alive(pid: int) -> bool:
     return True
 
 
-def test_a_coordinator_without_kip848_stops_that_protocol_in_one_line(zookeeper_connect, bootstrap_servers,
+def test_a_coordinator_without_kip848_stops_that_protocol_in_one_line(zookeeper_connect, broker_bootstrap,
                                                                      tmp_path):
     out = tmp_path / "out"
     began = time.monotonic()
     result = zkconsumer_cli("migration", "compare", "--zookeeper", zookeeper_connect, "--bootstrap-server",
-                            bootstrap_servers, "--protocols", "consumer-uniform,legacy-range", "--partitions", "2",
-                            "--rate", "10", "--pace", "0.3", "--output-dir", str(out), "--json", timeout=180)
+                            broker_bootstrap, "--coordinator", "broker", "--protocols", "consumer-uniform,legacy-range",
+                            "--partitions", "2", "--rate", "10", "--pace", "0.3", "--output-dir", str(out), "--json",
+                            timeout=180)
     assert result.returncode == 1, result.stderr[-3000:]
     problems = [line for line in result.stderr.splitlines() if line.startswith("zkconsumer migration: ")]
     assert problems == [
         f"zkconsumer migration: consumer-uniform: the run stopped early: the broker's own group coordinator at "
-        f"{bootstrap_servers} does not run KIP-848 consumer groups (ConsumerGroupHeartbeatRequest not supported by "
+        f"{broker_bootstrap} does not run KIP-848 consumer groups (ConsumerGroupHeartbeatRequest not supported by "
         f"broker)"], result.stderr
     assert "Traceback" not in result.stderr
     report = json.loads(result.stdout)

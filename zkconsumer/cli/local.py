@@ -14,10 +14,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "local", help=COMMANDS["local"]
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    up = actions.add_parser("up", help="start ZooKeeper, the Tansu broker and the bridge in the background")
+    up = actions.add_parser("up", help="start ZooKeeper, the Tansu broker, the front and the bridge in the background")
     up.add_argument("--zookeeper-port", type=int, default=None, help="default: a free port")
     up.add_argument("--broker-port", type=int, default=None, help="default: a free port")
-    options.add_json(up, help='print {"zookeeper": ..., "bootstrap_servers": ...}')
+    up.add_argument("--direct-broker", action="store_true",
+                    help="start no front: clients are given the broker itself, with its own group coordinator")
+    options.add_json(up, help='print {"zookeeper": ..., "bootstrap_servers": ..., "broker": ...}')
     up.set_defaults(handler=run_up)
     down = actions.add_parser("down", help="stop exactly the processes `local up` started")
     down.set_defaults(handler=run_down)
@@ -30,12 +32,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_up(args: argparse.Namespace) -> int:
     env = LocalEnvironment(args.run_dir)
-    endpoints = env.up(args.zookeeper_port, args.broker_port)
+    endpoints = env.up(args.zookeeper_port, args.broker_port, direct_broker=args.direct_broker)
     if args.json:
         print(json.dumps(endpoints))
     else:
         print(f"zookeeper          {endpoints['zookeeper']}")
-        print(f"bootstrap servers  {endpoints['bootstrap_servers']}")
+        print(f"bootstrap servers  {endpoints['bootstrap_servers']}{_through(endpoints)}")
         print(f"run directory      {env.run_dir}  (state.json and logs)")
         print("stop it with: zkconsumer local down")
     return 0
@@ -61,9 +63,20 @@ def run_status(args: argparse.Namespace) -> int:
         return 1
     print(f"run directory      {status.run_dir}")
     print(f"zookeeper          {status.zookeeper}  {'imok' if status.zookeeper_ok else 'NOT ANSWERING'}")
-    print(f"bootstrap servers  {status.bootstrap_servers}  {'ok' if status.broker_ok else 'NOT ANSWERING'}")
+    print(f"bootstrap servers  {status.bootstrap_servers}  {'ok' if status.broker_ok else 'NOT ANSWERING'}"
+          f"{'  (the front)' if status.broker != status.bootstrap_servers else ''}")
+    if status.broker != status.bootstrap_servers:
+        print(f"broker             {status.broker}  {'ok' if status.direct_broker_ok else 'NOT ANSWERING'}"
+              f"  (direct: the broker's own coordinator)")
     for proc in status.processes:
         print(f"  {proc.name:<10} pid {proc.pid:<8} {'running' if proc.alive else 'GONE'}  log {proc.log}")
     print(f"/brokers/ids       {', '.join(status.registered_brokers) or '(none)'}")
     print(f"/brokers/topics    {', '.join(status.topics) or '(none)'}")
     return 0 if status.running else 1
+
+
+def _through(endpoints: dict[str, str]) -> str:
+    broker = endpoints.get("broker", endpoints["bootstrap_servers"])
+    if broker == endpoints["bootstrap_servers"]:
+        return "  (the broker itself, with its own group coordinator)"
+    return f"  (the front, in front of the broker at {broker})"

@@ -2,8 +2,13 @@
 script (:mod:`zkconsumer.migration`), measured side by side.
 
 Without ``--zookeeper`` it runs on the embedded environment, started for the run and stopped after it (one that
-was already running is used and left running). Everything it creates (topics, groups, a ZooKeeper chroot) is
-named after the run and removed at the end, except the output directory, which must be new or empty.
+was already running is used and left running). Its modern groups bootstrap from the environment's front
+(``--coordinator front``, the default: :mod:`zkconsumer.front`), whose coordinator's events for each protocol's group
+are added to that protocol's ``events.jsonl`` (the page's coordinator lane); ``--coordinator broker`` sends them to the
+broker itself and its own coordinator, so the two can be compared. With ``--zookeeper`` the brokers given (or
+registered) are used as they are, and ``--coordinator`` says whose coordinator that is (default: the broker's).
+Everything it creates (topics, groups, a ZooKeeper chroot) is named after the run and removed at the end, except the
+output directory, which must be new or empty.
 
 The KIP-848 protocols (``consumer-uniform``, ``consumer-range``) are selectable with ``--protocols`` but not run by
 default: they need a group coordinator that answers ConsumerGroupHeartbeat, which the embedded broker's does not;
@@ -32,6 +37,7 @@ from zkconsumer.migration.run import MAX_TOTAL_RATE, CompareSettings, collect, c
 from zkconsumer.migration.scenes import KIP848_PROTOCOLS, KNOWN, PROTOCOLS, SCENES, Scene, parse_protocols
 
 MAX_PARTITIONS = 64  # the page draws a row per partition and per protocol
+COORDINATORS = ("front", "broker")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,6 +52,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                           auth=False)
     options.add_bootstrap(compare, help="with --zookeeper: the broker (default: the brokers registered in it)")
     options.add_run_dir(compare)
+    compare.add_argument("--coordinator", choices=COORDINATORS, default=None,
+                         help="the group coordinator of the modern groups: the embedded environment's front (the "
+                         "default without --zookeeper) or the broker's own (the default with --zookeeper)")
     compare.add_argument("--protocols", default=",".join(PROTOCOLS),
                          help=f"comma-separated, from {', '.join(KNOWN)} (default: {', '.join(PROTOCOLS)}; "
                          f"{' and '.join(KIP848_PROTOCOLS)} are KIP-848's consumer protocol with that server-side "
@@ -91,19 +100,27 @@ def run(args: argparse.Namespace) -> int:
         configure_logging(json=args.log_json, level="warning", force=True)
     if args.zookeeper:
         bootstrap = args.bootstrap_server or _registered(args.zookeeper)
-        return _compare(replace(settings, zookeeper=args.zookeeper, bootstrap=bootstrap), args.json,
-                        f"broker {bootstrap}")
+        return _compare(replace(settings, zookeeper=args.zookeeper, bootstrap=bootstrap,
+                                coordinator=args.coordinator or "broker"), args.json, f"broker {bootstrap}")
     from zkconsumer.embedded.environment import LocalEnvironment
+    from zkconsumer.embedded.front import front_coordinates_groups
 
     env = LocalEnvironment(args.run_dir)
     started = env.endpoints() is None
     endpoints = env.up()
     try:
-        print(f"embedded environment: ZooKeeper {endpoints['zookeeper']}, broker {endpoints['bootstrap_servers']}"
+        broker = endpoints.get("broker", endpoints["bootstrap_servers"])
+        front_log = env.front_log() if args.coordinator != "broker" else None
+        if front_log is None:  # the broker itself: asked for, or an environment started with --direct-broker
+            settings = replace(settings, bootstrap=broker, coordinator="broker")
+        else:  # a front relaying the group APIs still leaves the groups to the broker's coordinator
+            settings = replace(settings, bootstrap=endpoints["bootstrap_servers"], coordinator_events=front_log,
+                               coordinator="front" if front_coordinates_groups(front_log) else "broker")
+        through = "" if front_log is None else f" through the front at {endpoints['bootstrap_servers']}"
+        print(f"embedded environment: ZooKeeper {endpoints['zookeeper']}, broker {broker}{through}"
               + (" (started for this run)" if started else " (already running, left running)"), file=sys.stderr)
-        return _compare(replace(settings, zookeeper=endpoints["zookeeper"],
-                                bootstrap=endpoints["bootstrap_servers"]), args.json,
-                        f"embedded environment (Tansu broker {endpoints['bootstrap_servers']})")
+        return _compare(replace(settings, zookeeper=endpoints["zookeeper"]), args.json,
+                        f"embedded environment (Tansu broker {broker}{through})")
     finally:
         if started:
             env.down()
@@ -140,7 +157,8 @@ def _compare(settings: CompareSettings, as_json: bool, where: str) -> int:
             f"{settings.rate:g} messages a second to each, {settings.pace:g} s of steady production after each "
             f"scene (the scenes begin together for every protocol), member session timeout "
             f"{settings.session_timeout_ms} ms, modern groups at "
-            + ("the broker's own group coordinator" if settings.coordinator == "broker" else settings.coordinator))
+            + ("the broker's own group coordinator" if settings.coordinator == "broker"
+               else f"the {settings.coordinator}'s group coordinator"))
     json_path, html_path = write_report(settings.output_dir, results, {
         "run_id": settings.run_id, "partitions": settings.partitions, "rate": settings.rate,
         "pace": settings.pace, "session_timeout_ms": settings.session_timeout_ms,

@@ -1,11 +1,15 @@
 """The embedded default environment behind ``zkconsumer local up|down|status``.
 
-A ZooKeeper server, a Tansu broker and a metadata bridge, started in the background with their state and
-logs in one run directory the user can look into (``state.json``, ``zookeeper/``, ``broker/``,
-``bridge.log``). ``down`` stops exactly the processes recorded there: each record keeps the pid with its
-exact command line, and a pid that now runs something else is left alone.
+A ZooKeeper server, a Tansu broker, the front (:mod:`zkconsumer.front`, the group coordinator in front of the broker)
+and a metadata bridge, started in the background with their state and logs in one run directory the user can look
+into (``state.json``, ``zookeeper/``, ``broker/``, ``front/front.log``, ``bridge.log``). Clients are given the front's
+address, and the bridge mirrors the brokers as the front advertises them, so the legacy consumers that find their
+brokers in ZooKeeper fetch through the front too. ``up(direct_broker=True)`` starts no front: clients are given the
+broker itself and its own coordinator. ``down`` stops exactly the processes recorded there: each record keeps the
+pid with its exact command line, and a pid that now runs something else is left alone.
 
-Events (logger ``zkconsumer.local``): ``local.started`` (``run_dir``, ``zookeeper``, ``bootstrap_servers``),
+Events (logger ``zkconsumer.local``): ``local.started`` (``run_dir``, ``zookeeper``, ``bootstrap_servers``,
+``broker``: the broker's own address, the same as ``bootstrap_servers`` without a front),
 ``local.already_running``, ``local.stale_state`` (``run_dir``, ``dead``: processes of an earlier run that are
 gone), ``local.stopped`` (``run_dir``, ``processes``).
 """
@@ -21,6 +25,7 @@ from pathlib import Path
 from kazoo.exceptions import KazooException
 
 from zkconsumer.embedded.broker import LocalTansu, tansu_binary
+from zkconsumer.embedded.front import BrokerAddresses
 from zkconsumer.embedded.process import ProcessRecord, check_port_free, spawn, wait_until_ready
 from zkconsumer.embedded.zookeeper import LocalZooKeeper
 from zkconsumer.errors import EnvironmentSetupError, ZkConsumerError
@@ -31,12 +36,13 @@ from zkconsumer.zk.client import zookeeper
 from zkconsumer.zk.reads import children
 
 RUN_DIR_ENV = "ZKCONSUMER_RUN_DIR"
-PROCESS_ORDER = ("zookeeper", "broker", "bridge")
-STOP_TIMEOUTS = {"zookeeper": LocalZooKeeper.stop_timeout, "broker": LocalTansu.stop_timeout}
+PROCESS_ORDER = ("zookeeper", "broker", "front", "bridge")
+STOP_TIMEOUTS = {"zookeeper": LocalZooKeeper.stop_timeout, "broker": LocalTansu.stop_timeout, "front": 5.0}
 
 
 def stop_all(records: dict[str, ProcessRecord]) -> list[str]:
-    """Stop in reverse start order (bridge first, so it never reports the servers' shutdown as an outage)."""
+    """Stop in reverse start order (bridge first, so it never reports the servers' shutdown as an outage; the front
+    before the broker, so its clients lose the front rather than see it report the broker gone)."""
     stopped = []
     for name in reversed(PROCESS_ORDER):
         record = records.get(name)
@@ -65,10 +71,16 @@ class EnvironmentStatus:
     run_dir: str
     running: bool
     zookeeper: str | None
+    #: what clients are given: the front's address (the broker's with ``--direct-broker``)
     bootstrap_servers: str | None
     processes: tuple[ProcessStatus, ...]
     zookeeper_ok: bool = False
+    #: an answer to Metadata at ``bootstrap_servers`` (through the front, when there is one)
     broker_ok: bool = False
+    #: the broker's own address, the same as ``bootstrap_servers`` without a front
+    broker: str | None = None
+    #: whether the broker answers at its own address
+    direct_broker_ok: bool = False
     registered_brokers: tuple[str, ...] = ()
     topics: tuple[str, ...] = ()
 
@@ -100,10 +112,11 @@ class LocalEnvironment:
                 f"and remove it"
             ) from None
 
-    def _write_state(self, zk: str, bootstrap: str, records: dict[str, ProcessRecord]) -> None:
+    def _write_state(self, zk: str, addresses: BrokerAddresses, records: dict[str, ProcessRecord]) -> None:
         state = {
             "zookeeper": zk,
-            "bootstrap_servers": bootstrap,
+            "bootstrap_servers": addresses.bootstrap,
+            "broker": addresses.broker,
             "processes": {name: {"pid": r.pid, "argv": list(r.argv), "log": r.log} for name, r in records.items()},
         }
         tmp = self.state_path.with_suffix(".tmp")
@@ -111,16 +124,29 @@ class LocalEnvironment:
         tmp.replace(self.state_path)
 
     def endpoints(self) -> dict[str, str] | None:
-        """The connect strings of a running environment, None when there is none."""
+        """The connect strings of a running environment, None when there is none: ``zookeeper``,
+        ``bootstrap_servers`` (what clients are given) and ``broker`` (the broker's own address)."""
         state = self._read_state()
         if state is None or not all(r.is_alive() for r in state["records"].values()):
             return None
-        return {"zookeeper": state["zookeeper"], "bootstrap_servers": state["bootstrap_servers"]}
+        return _endpoints(state["zookeeper"], self._addresses(state))
+
+    @staticmethod
+    def _addresses(state: dict) -> BrokerAddresses:
+        bootstrap = state["bootstrap_servers"]
+        return BrokerAddresses(bootstrap, state.get("broker") or bootstrap)
+
+    def front_log(self) -> Path | None:
+        """The front's events (JSON lines) of a running environment that has a front."""
+        state = self._read_state()
+        record = None if state is None else state["records"].get("front")
+        return Path(record.log) if record is not None and record.is_alive() else None
 
     # -- commands ------------------------------------------------------------------------------
 
     def up(self, zookeeper_port: int | None = None, broker_port: int | None = None,
-           bridge_interval_ms: int = 500) -> dict[str, str]:
+           bridge_interval_ms: int = 500, direct_broker: bool = False) -> dict[str, str]:
+        """Start the environment, or find the one running (as it was started, with or without its front)."""
         running = self.endpoints()
         if running is not None:
             self.log.info("local.already_running", **running)
@@ -137,14 +163,28 @@ class LocalEnvironment:
             records["zookeeper"] = zk_server.start()
             broker = LocalTansu(self.run_dir / "broker", broker_port)
             records["broker"] = broker.start()
-            records["bridge"] = self._start_bridge(zk_server.connect, broker.bootstrap, bridge_interval_ms)
+            addresses = BrokerAddresses(broker.bootstrap, broker.bootstrap)
+            if not direct_broker:
+                records["front"], front = self._start_front(broker.bootstrap)
+                addresses = BrokerAddresses(front, broker.bootstrap)
+            records["bridge"] = self._start_bridge(zk_server.connect, addresses.bootstrap, bridge_interval_ms)
         except BaseException:
             stop_all(records)
             raise
-        self._write_state(zk_server.connect, broker.bootstrap, records)
-        endpoints = {"zookeeper": zk_server.connect, "bootstrap_servers": broker.bootstrap}
+        self._write_state(zk_server.connect, addresses, records)
+        endpoints = _endpoints(zk_server.connect, addresses)
         self.log.info("local.started", **endpoints)
         return endpoints
+
+    def _start_front(self, broker: str) -> tuple[ProcessRecord, str]:
+        """The front as a recorded process of its own session, left running when ``up`` returns."""
+        from zkconsumer.front.launcher import FrontProcess
+
+        front = FrontProcess(broker, self.run_dir / "front")
+        argv = tuple(front.argv())
+        front.start()
+        assert front.pid is not None  # started
+        return ProcessRecord(front.pid, argv, str(front.log_path)), front.address
 
     def _start_bridge(self, zk: str, bootstrap: str, interval_ms: int) -> ProcessRecord:
         argv = [sys.executable, "-m", "zkconsumer", "--log-json", "bridge", "--zookeeper", zk,
@@ -191,7 +231,8 @@ class LocalEnvironment:
         processes = tuple(
             ProcessStatus(name, r.pid, r.is_alive(), r.log) for name, r in state["records"].items()
         )
-        zk, bootstrap = state["zookeeper"], state["bootstrap_servers"]
+        zk, addresses = state["zookeeper"], self._addresses(state)
+        bootstrap = addresses.bootstrap
         zk_ok = False
         brokers: tuple[str, ...] = ()
         topic_names: tuple[str, ...] = ()
@@ -202,8 +243,15 @@ class LocalEnvironment:
                 topic_names = tuple(children(client, paths.BROKER_TOPICS_PATH))
         except (ZkConsumerError, KazooException, OSError):
             zk_ok = False
+        answers = broker_answers(bootstrap, timeout=2.0)
         return EnvironmentStatus(
             str(self.run_dir), all(p.alive for p in processes), zk, bootstrap, processes,
-            zk_ok, broker_answers(bootstrap, timeout=2.0), brokers, topic_names,
+            zookeeper_ok=zk_ok, broker_ok=answers, registered_brokers=brokers, topics=topic_names,
+            broker=addresses.broker,
+            direct_broker_ok=broker_answers(addresses.broker, timeout=2.0) if addresses.fronted else answers,
         )
+
+
+def _endpoints(zookeeper_connect: str, addresses: BrokerAddresses) -> dict[str, str]:
+    return {"zookeeper": zookeeper_connect, "bootstrap_servers": addresses.bootstrap, "broker": addresses.broker}
 

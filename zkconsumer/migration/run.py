@@ -27,6 +27,8 @@ ConsumerGroupHeartbeat) stops its protocol's run at once, with that reason as th
 Per protocol, under ``output_dir/<protocol>/``: ``events.jsonl`` (the members' events and the runner's
 ``demo.*`` markers), ``produced.txt`` (``partition value scene`` per acknowledged message),
 ``members/<member>.deliveries`` (``partition offset value`` per message delivered) and ``members/<member>.log``.
+With ``coordinator_events`` (the front's log), the coordinator's events for the protocol's group are added to its
+``events.jsonl`` once the run ends.
 
 Events (logger ``zkconsumer.migration``): ``migration.protocol_started`` (``protocol``, ``topic``, ``group``),
 ``migration.scene_settled`` (``protocol``, ``scene``, ``settled``: false when it did not settle within the
@@ -37,6 +39,7 @@ limit, ``duration_ms``), ``migration.member_died`` (``protocol``, ``consumer_id`
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 import time
 import uuid
@@ -56,6 +59,7 @@ from zkconsumer.migration.measures import DIED, DRAINING, Delivery, Produced, me
 from zkconsumer.migration.report import MemberSettings, ProtocolResult
 from zkconsumer.migration.scenes import SCENES, Protocol, Scene
 from zkconsumer.trace.timeline import Event, build_timeline, read_events
+from zkconsumer.trace.vocabulary import COORDINATOR_EVENTS
 from zkconsumer.zk.client import zookeeper
 from zkconsumer.zk.persistent import ensure_path
 
@@ -76,9 +80,13 @@ class CompareSettings:
     rate: float = 50.0  # messages a second, to each protocol's topic
     pace: float = 2.0  # seconds of steady production after a scene settled, before the next one
     session_timeout_ms: int = 4000
-    # the group coordinator the modern groups bootstrap from: ``broker`` (the broker's own, reached through
-    # ``bootstrap``); the report names it, and the page's note on Tansu's coordinator applies to it alone
+    # the group coordinator the modern groups bootstrap from: ``front`` (the front's own, :mod:`zkconsumer.front`,
+    # at ``bootstrap``) or ``broker`` (the broker's own); the report names it, and the page's note on Tansu's
+    # coordinator applies to the broker's alone
     coordinator: str = "broker"
+    # the front's events (JSON lines): each protocol's group's coordinator events are added to its events.jsonl, so
+    # its timeline has the coordinator's lane
+    coordinator_events: Path | None = None
     settle_timeout_s: float = 60.0
     drain_timeout_s: float = 30.0
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:6])
@@ -470,6 +478,8 @@ def compare_protocols(settings: CompareSettings,
             producer.join(35)
         for run in runs:
             write_produced(run)
+            if s.coordinator_events is not None:
+                merge_coordinator_events(run, s.coordinator_events)
         for player in players:  # a player that never ran (or failed early) leaves no member behind either
             for member in player.group.members.values():
                 if member.process.poll() is None:
@@ -478,6 +488,29 @@ def compare_protocols(settings: CompareSettings,
         bridge.close()
         _cleanup(s, runs, chroot if legacy else None)
     return runs
+
+
+def merge_coordinator_events(run: ProtocolRun, source: Path) -> int:
+    """Append to the run's ``events.jsonl`` the coordinator's events (:data:`COORDINATOR_EVENTS`) that name its
+    group, as the front wrote them; returns how many. The timeline orders events by time, so appending is enough."""
+    try:
+        with open(source, encoding="utf-8", errors="replace") as f:
+            lines = [line.rstrip("\n") for line in f if run.group in line and _names_group(line, run.group)]
+    except OSError:
+        return 0
+    if lines:
+        run.directory.mkdir(parents=True, exist_ok=True)
+        with open(run.events_path, "a", encoding="utf-8") as f:
+            f.write("".join(f"{line}\n" for line in lines))
+    return len(lines)
+
+
+def _names_group(line: str, group: str) -> bool:
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(event, dict) and event.get("event") in COORDINATOR_EVENTS and event.get("group") == group
 
 
 def _cleanup(s: CompareSettings, runs: list[ProtocolRun], chroot: str | None) -> None:

@@ -1,0 +1,12 @@
+"""The front's own tests put their fronts in front of the session's broker itself: ``bootstrap_servers`` is the
+broker's own address here (:func:`conftest.broker_bootstrap`), never the session's front, so a front under test is
+never a front in front of another."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def bootstrap_servers(broker_bootstrap) -> str:
+    return broker_bootstrap
