@@ -40,10 +40,10 @@ apt_install() {
 # 1. Python environment ------------------------------------------------------------------
 PYTHON="${PYTHON:-python3}"
 if ! command -v "$PYTHON" >/dev/null 2>&1; then
-  say "no $PYTHON on PATH: install Python 3.10 or newer (or set PYTHON=/path/to/python3)"; exit 1
+  say "no $PYTHON on PATH: install Python 3.11 or newer (or set PYTHON=/path/to/python3)"; exit 1
 fi
-if ! "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)'; then
-  say "$("$PYTHON" --version 2>&1) is too old: zkconsumer needs Python 3.10 or newer"; exit 1
+if ! "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'; then
+  say "$("$PYTHON" --version 2>&1) is too old: zkconsumer needs Python 3.11 or newer"; exit 1
 fi
 if [ ! -x "$VENV/bin/python" ]; then
   say "creating virtual environment $VENV"
