@@ -312,7 +312,7 @@ class FrontServer:
             try:
                 reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, limit=COPY_CHUNK),
                                                         self.config.connect_timeout)
-            except (OSError, asyncio.TimeoutError) as exc:
+            except (OSError, TimeoutError) as exc:
                 errors.append(f"{address}: {type(exc).__name__}: {exc}".rstrip(": "))
                 continue
             if self._outage_since is not None:
