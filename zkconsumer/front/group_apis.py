@@ -217,11 +217,28 @@ class GroupApis:
         response = cast(ListGroupsResponse, await self.runtime.classic_request(
             lambda request_id: ListGroups(request_id, states, types)))
         rows = list(response.groups) + [g for g in self.runtime.consumer.list_groups() if _listed(g, states, types)]
+        rows += await self._offsets_only_groups(context, request, {g.group_id for g in rows}, states, types)
         answer = response_type(request)
         group_type = nested(answer, "ListedGroup")
         return build(answer, error_code=response.error_code, groups=tuple(
             build(group_type, group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state,
                   group_type=g.group_type) for g in rows))
+
+    async def _offsets_only_groups(self, context: RequestContext, request: Any, known: set[str],
+                                   states: tuple[str, ...], types: tuple[str, ...]) -> list[ListedGroup]:
+        """The groups the broker keeps offsets for and the coordinators do not run (committed before the front
+        started, or by an administrator): Empty classic groups with no protocol type, as Kafka lists a group it
+        loaded from ``__consumer_offsets`` with offsets only."""
+        if context.relay is None:
+            return []
+        unfiltered = {name: () for name in ("states_filter", "types_filter") if hasattr(request, name)}
+        relayed = await context.relay(dataclasses.replace(request, **unfiltered))
+        if relayed.error_code != KioErrorCode.none:
+            return []
+        coordinators = set(self.runtime.classic.group_ids()) | set(self.runtime.consumer.group_ids())
+        rows = [ListedGroup(g.group_id, "", GroupState.EMPTY.value) for g in relayed.groups
+                if g.group_id not in known and g.group_id not in coordinators]
+        return [row for row in rows if _listed(row, states, types)]
 
     async def delete_groups(self, context: RequestContext, request: Any) -> Any:
         results: dict[str, int] = {}

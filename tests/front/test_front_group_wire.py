@@ -1,0 +1,99 @@
+"""The front's group APIs on the wire, spoken with kio's entities: what ApiVersions advertises for them, a JoinGroup
+replaced by a newer one of the same member ends the connection it waited on (never a connection muted forever),
+and groups whose offsets only the broker keeps are listed as Kafka lists them."""
+
+from __future__ import annotations
+
+import datetime
+import socket
+import struct
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from kio.schema.errors import ErrorCode
+from kio.schema.join_group.v5.request import JoinGroupRequest, JoinGroupRequestProtocol
+from kio.schema.list_groups.v4.request import ListGroupsRequest
+from kio.schema.offset_commit.v8 import request as commit
+from kio.static.primitive import i32, i32Timedelta, i64
+from support import wait_for
+
+from zkconsumer.front.client import api_versions_request, exchange, exchange_on, read_answer
+from zkconsumer.front.group_apis import VERSIONS
+from zkconsumer.front.launcher import FrontProcess
+from zkconsumer.front.wire import decode_response, encode_request
+from zkconsumer.kafka.topics import create_topic
+
+
+@pytest.fixture(scope="module")
+def front(broker_bootstrap, tmp_path_factory) -> Iterator[FrontProcess]:
+    with FrontProcess(broker_bootstrap, tmp_path_factory.mktemp("front")) as process:
+        yield process
+
+
+def advertised(address: str) -> dict[int, tuple[int, int]]:
+    return {k.api_key: (k.min_version, k.max_version) for k in exchange(address, api_versions_request()).api_keys}
+
+
+def test_api_versions_advertises_the_front_s_group_apis_or_the_broker_s(front, broker_bootstrap, tmp_path):
+    ranges = advertised(front.address)
+    assert {key: ranges[key] for key in VERSIONS} == VERSIONS
+    assert ranges[68] == (0, 1)  # ConsumerGroupHeartbeat, which the broker behind does not have
+    with FrontProcess(broker_bootstrap, tmp_path, options=("--group-coordinator", "broker")) as relaying:
+        broker = advertised(broker_bootstrap)
+        relayed = advertised(relaying.address)
+        assert relayed[11] == broker[11]  # JoinGroup: the broker's own
+        assert 68 not in relayed
+
+
+def _join(group: str, member_id: str) -> JoinGroupRequest:
+    timeout = i32Timedelta.parse(datetime.timedelta(seconds=10))
+    subscription = struct.pack(">hi", 0, 0) + struct.pack(">i", -1)  # consumer protocol v0, no topics
+    return JoinGroupRequest(group_id=group, session_timeout=timeout, rebalance_timeout=timeout, member_id=member_id,
+                            group_instance_id=None, protocol_type="consumer",
+                            protocols=(JoinGroupRequestProtocol(name="range", metadata=subscription),))
+
+
+def test_a_join_replaced_by_a_newer_one_of_the_same_member_closes_the_connection_it_waited_on(front):
+    group = f"gd-{uuid.uuid4().hex[:6]}"
+    host, port = front.address.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=20) as first, \
+            socket.create_connection((host, int(port)), timeout=20) as second:
+        member_id = exchange_on(first, _join(group, "")).member_id
+        first.sendall(encode_request(_join(group, member_id), 1, "first"))  # waits out the initial delay
+        wait_for(lambda: any(group in line and "front.group.member_joined" in line
+                             for line in front.log_path.read_text().splitlines()))
+        answer = exchange_on(second, _join(group, member_id))  # the same member, on another connection
+        assert (answer.error_code, answer.member_id, answer.leader) == (ErrorCode.none, member_id, member_id)
+        with pytest.raises(OSError):  # the replaced request is never answered: its connection is closed
+            read_answer(first)
+        # The connection that got the answer goes on.
+        assert exchange_on(second, api_versions_request()).error_code == ErrorCode.none
+
+
+def test_groups_whose_offsets_only_the_broker_keeps_are_listed_empty(front, broker_bootstrap, topic_name):
+    create_topic(broker_bootstrap, topic_name, 1)
+    group = f"go-{uuid.uuid4().hex[:6]}"
+    stored = exchange(broker_bootstrap, commit.OffsetCommitRequest(
+        group_id=group, generation_id_or_member_epoch=i32(-1), member_id="", group_instance_id=None,
+        topics=(commit.OffsetCommitRequestTopic(name=topic_name, partitions=(commit.OffsetCommitRequestPartition(
+            partition_index=i32(0), committed_offset=i64(3), committed_leader_epoch=i32(-1),
+            committed_metadata=""),)),)))
+    assert stored.topics[0].partitions[0].error_code == ErrorCode.none
+    listed = exchange(front.address, ListGroupsRequest(states_filter=("Empty",)))
+    assert [(g.group_state, g.protocol_type) for g in listed.groups if g.group_id == group] == [("Empty", "")]
+    stable = exchange(front.address, ListGroupsRequest(states_filter=("Stable",)))
+    assert group not in {g.group_id for g in stable.groups}
+
+
+def test_every_version_of_list_groups_the_front_advertises_is_answered_in_its_own_layout(front):
+    from kio.index import load_request_schema
+
+    host, port = front.address.rsplit(":", 1)
+    low, high = VERSIONS[16]
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        for version in range(low, high + 1):
+            request = load_request_schema(16, version)()
+            sock.sendall(encode_request(request, 100 + version, "versions"))
+            answer = decode_response(16, version, read_answer(sock))
+            assert answer.error_code == ErrorCode.none
