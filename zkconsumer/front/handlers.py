@@ -6,10 +6,10 @@ writes the answer in the connection's order: a handler may take its time (JoinGr
 completes, SyncGroup waits for the leader's assignment) and the connection stays muted meanwhile, as Kafka mutes a
 channel until its response is sent. Other connections go on.
 
-The front's group coordinators plug in here (:mod:`.group_apis`), by the keys below: the classic protocol's
-(:data:`CLASSIC_GROUP_APIS`) and KIP-848's (:data:`CONSUMER_GROUP_APIS`). ApiVersions then advertises each with its
-own range (:mod:`.api_versions`). A handler that needs the broker (offsets are kept there) sends kio's request
-entities on the client connection's own broker connection through :attr:`RequestContext.relay`.
+The front's group coordinators plug in here (:mod:`.group_apis`, whose ``VERSIONS`` lists the keys and versions
+they answer). ApiVersions advertises each local API with its own range (:mod:`.api_versions`). A handler that needs
+the broker (offsets are kept there) sends kio's request entities on the client connection's own broker connection
+through :attr:`RequestContext.relay`.
 """
 
 from __future__ import annotations
@@ -19,11 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from zkconsumer.front.wire import RequestHead, known_versions
-
-#: OffsetCommit, OffsetFetch, JoinGroup, Heartbeat, LeaveGroup, SyncGroup, DescribeGroups, ListGroups, OffsetDelete
-CLASSIC_GROUP_APIS = frozenset({8, 9, 11, 12, 13, 14, 15, 16, 47})
-#: ConsumerGroupHeartbeat, ConsumerGroupDescribe (KIP-848)
-CONSUMER_GROUP_APIS = frozenset({68, 69})
 
 
 @dataclass(frozen=True)
