@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from kio.index import load_request_schema
 from kio.schema.errors import ErrorCode
 from kio.schema.join_group.v5.request import JoinGroupRequest, JoinGroupRequestProtocol
 from kio.schema.list_groups.v4.request import ListGroupsRequest
@@ -19,7 +20,7 @@ from kio.static.primitive import i32, i32Timedelta, i64
 from support import wait_for
 
 from zkconsumer.front.client import api_versions_request, exchange, exchange_on, read_answer
-from zkconsumer.front.group_apis import VERSIONS
+from zkconsumer.front.group_apis import VERSIONS, build, nested
 from zkconsumer.front.launcher import FrontProcess
 from zkconsumer.front.wire import decode_response, encode_request
 from zkconsumer.kafka.topics import create_topic
@@ -87,8 +88,6 @@ def test_groups_whose_offsets_only_the_broker_keeps_are_listed_empty(front, brok
 
 
 def test_every_version_of_list_groups_the_front_advertises_is_answered_in_its_own_layout(front):
-    from kio.index import load_request_schema
-
     host, port = front.address.rsplit(":", 1)
     low, high = VERSIONS[16]
     with socket.create_connection((host, int(port)), timeout=10) as sock:
@@ -97,3 +96,67 @@ def test_every_version_of_list_groups_the_front_advertises_is_answered_in_its_ow
             sock.sendall(encode_request(request, 100 + version, "versions"))
             answer = decode_response(16, version, read_answer(sock))
             assert answer.error_code == ErrorCode.none
+
+
+@pytest.fixture(scope="module")
+def undelayed_front(broker_bootstrap, tmp_path_factory) -> Iterator[FrontProcess]:
+    """A front whose empty groups complete their first round at once (``group.initial.rebalance.delay.ms`` 0)."""
+    with FrontProcess(broker_bootstrap, tmp_path_factory.mktemp("undelayed"),
+                      options=("--group-initial-rebalance-delay-ms", "0")) as process:
+        yield process
+
+
+def _request(api_key: int, version: int, **fields: object) -> object:
+    return build(load_request_schema(api_key, version), **fields)
+
+
+@pytest.mark.parametrize("version", range(VERSIONS[11][0], VERSIONS[11][1] + 1))
+def test_a_member_joins_syncs_heartbeats_is_described_and_leaves_in_every_version(undelayed_front, version):
+    group = f"gv{version}-{uuid.uuid4().hex[:6]}"
+    protocol_type = nested(load_request_schema(11, version), "JoinGroupRequestProtocol")
+    sync_version, heartbeat_version, leave_version = min(version, 5), min(version, 4), min(version, 5)
+    host, port = undelayed_front.address.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=20) as sock:
+        def join(member_id: str) -> object:
+            return exchange_on(sock, _request(
+                11, version, group_id=group, session_timeout=10_000, rebalance_timeout=10_000, member_id=member_id,
+                group_instance_id=None, protocol_type="consumer", reason=None,
+                protocols=(build(protocol_type, name="range", metadata=b"subscription"),)))
+
+        joined = join("")
+        if version >= 4:  # KIP-394: a new member first gets its id
+            assert joined.error_code == ErrorCode.member_id_required
+            joined = join(joined.member_id)
+        member_id = joined.member_id
+        assert (joined.error_code, joined.generation_id, joined.leader) == (ErrorCode.none, 1, member_id)
+        assert [(m.member_id, m.metadata) for m in joined.members] == [(member_id, b"subscription")]
+
+        assignment_type = nested(load_request_schema(14, sync_version), "SyncGroupRequestAssignment")
+        synced = exchange_on(sock, _request(
+            14, sync_version, group_id=group, generation_id=1, member_id=member_id, group_instance_id=None,
+            protocol_type="consumer", protocol_name="range",
+            assignments=(build(assignment_type, member_id=member_id, assignment=b"yours"),)))
+        assert (synced.error_code, synced.assignment) == (ErrorCode.none, b"yours")
+
+        beat = exchange_on(sock, _request(12, heartbeat_version, group_id=group, generation_id=1,
+                                          member_id=member_id, group_instance_id=None))
+        assert beat.error_code == ErrorCode.none
+        stale = exchange_on(sock, _request(12, heartbeat_version, group_id=group, generation_id=0,
+                                           member_id=member_id, group_instance_id=None))
+        assert stale.error_code == ErrorCode.illegal_generation
+
+        described = exchange_on(sock, _request(15, min(version, 5), groups=(group,),
+                                               include_authorized_operations=False)).groups[0]
+        assert (described.group_state, described.protocol_data) == ("Stable", "range")
+        assert [(m.member_id, m.member_assignment) for m in described.members] == [(member_id, b"yours")]
+
+        if leave_version >= 3:
+            identity = nested(load_request_schema(13, leave_version), "MemberIdentity")
+            left = exchange_on(sock, _request(13, leave_version, group_id=group, members=(
+                build(identity, member_id=member_id, group_instance_id=None, reason="done"),)))
+            assert [(m.member_id, m.error_code) for m in left.members] == [(member_id, ErrorCode.none)]
+        else:
+            left = exchange_on(sock, _request(13, leave_version, group_id=group, member_id=member_id))
+        assert left.error_code == ErrorCode.none
+        listed = exchange_on(sock, ListGroupsRequest(states_filter=()))
+        assert [g.group_state for g in listed.groups if g.group_id == group] == ["Empty"]
