@@ -1,8 +1,8 @@
 """The front's own group coordinators against real clients and the real broker: confluent-kafka's classic protocol
-(eager range, roundrobin, cooperative-sticky) and its KIP-848 protocol (uniform and range), and kafka-python's group
-consumer, consume, commit and resume; a stable group takes in a new member within about a heartbeat; an empty
-group's simultaneous first members get one generation; a client gone in the middle of a join does not wedge the
-group; offsets outlive the front."""
+(eager range, roundrobin, cooperative-sticky) and its KIP-848 protocol (uniform and range) consume, commit and resume
+(kafka-python's group consumer: ``test_front_relay``); a stable group takes in a new member within about a
+heartbeat; an empty group's simultaneous first members get one generation; a client gone in the middle of a join
+does not wedge the group; offsets outlive the front."""
 
 from __future__ import annotations
 
@@ -100,35 +100,6 @@ def test_confluent_consumers_consume_commit_and_resume_through_the_front_s_coord
         assert {e["assignor"] for e in computed} == {protocol.removeprefix("consumer-")}
     else:
         assert {e["protocol"] for e in named(front, "front.group.round_completed", group)} == {protocol}
-
-
-def test_kafka_python_s_group_consumer_consumes_commits_and_resumes_through_the_front_s_coordinator(front,
-                                                                                                   topic_name):
-    from kafka import KafkaConsumer
-
-    create_topic(front.address, topic_name, 2)
-    produce(front.address, topic_name, [f"m-{i}".encode() for i in range(10)])
-    group = f"kp-{uuid.uuid4().hex[:6]}"
-
-    def consumer() -> KafkaConsumer:
-        return KafkaConsumer(topic_name, bootstrap_servers=front.address, group_id=group,
-                             auto_offset_reset="earliest", enable_auto_commit=False, consumer_timeout_ms=30000)
-
-    first = consumer()
-    values = []
-    for message in first:
-        values.append(message.value)
-        if len(values) == 10:
-            break
-    assert sorted(values) == sorted(f"m-{i}".encode() for i in range(10))
-    first.commit()
-    first.close()
-
-    produce(front.address, topic_name, [b"after"])
-    second = consumer()
-    assert next(iter(second)).value == b"after"
-    second.close()
-    assert len(named(front, "front.group.member_joined", group)) == 2
 
 
 class Member(threading.Thread):

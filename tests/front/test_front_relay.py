@@ -126,6 +126,8 @@ def test_kafka_python_s_group_consumer_consumes_commits_and_resumes_through_the_
     second = consumer()
     assert next(iter(second)).value == b"after"
     second.close()
+    # The front's own coordinator ran the group (it answers the group APIs by default).
+    assert len([e for e in named(front, "front.group.member_joined") if e["group"] == group]) == 2
 
 
 def test_a_produce_with_acks_0_is_relayed_without_waiting_for_an_answer_the_broker_never_sends(front, topic_name):

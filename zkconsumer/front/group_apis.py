@@ -32,30 +32,7 @@ from typing import Any, cast
 from kio.schema.errors import ErrorCode as KioErrorCode
 from kio.schema.metadata.v12.request import MetadataRequest
 
-from zkconsumer.front.classic_group_messages import (
-    CLASSIC_GROUP_TYPE,
-    DeleteGroups,
-    DeleteGroupsResponse,
-    DescribeGroups,
-    DescribeGroupsResponse,
-    ErrorCode,
-    GroupState,
-    Heartbeat,
-    HeartbeatResponse,
-    JoinGroup,
-    JoinGroupResponse,
-    LeaveGroup,
-    LeaveGroupResponse,
-    LeavingMember,
-    ListedGroup,
-    ListGroups,
-    ListGroupsResponse,
-    OffsetCommit,
-    OffsetCommitVerdict,
-    Protocol,
-    SyncGroup,
-    SyncGroupResponse,
-)
+from zkconsumer.front import classic_group_messages as classic
 from zkconsumer.front.consumer_group_messages import (
     ConsumerGroupDescribe,
     ConsumerGroupHeartbeat,
@@ -150,16 +127,17 @@ class GroupApis:
     async def join_group(self, context: RequestContext, request: Any) -> Any:
         answer = response_type(request)
         if self.runtime.consumer.has_group(request.group_id):  # one group id, one protocol, as in Kafka
-            return build(answer, error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL, generation_id=-1,
+            return build(answer, error_code=classic.ErrorCode.INCONSISTENT_GROUP_PROTOCOL, generation_id=-1,
                          member_id=request.member_id, leader="", members=())
         session_ms = _ms(request.session_timeout)
         rebalance = getattr(request, "rebalance_timeout", None)
-        response = cast(JoinGroupResponse, await self.runtime.classic_request(lambda request_id: JoinGroup(
-            request_id, request.group_id, request.member_id, request.protocol_type,
-            tuple(Protocol(p.name, p.metadata) for p in request.protocols), session_ms,
-            session_ms if rebalance is None else _ms(rebalance), context.head.api_version,
-            getattr(request, "group_instance_id", None), context.client_id or "", _host(context),
-            getattr(request, "reason", None))))
+        response = cast(classic.JoinGroupResponse, await self.runtime.classic_request(
+            lambda request_id: classic.JoinGroup(
+                request_id, request.group_id, request.member_id, request.protocol_type,
+                tuple(classic.Protocol(p.name, p.metadata) for p in request.protocols), session_ms,
+                session_ms if rebalance is None else _ms(rebalance), context.head.api_version,
+                getattr(request, "group_instance_id", None), context.client_id or "", _host(context),
+                getattr(request, "reason", None))))
         member_type = nested(answer, "JoinGroupResponseMember")
         return build(answer, error_code=response.error_code, generation_id=response.generation_id,
                      protocol_type=response.protocol_type, protocol_name=response.protocol_name,
@@ -168,28 +146,30 @@ class GroupApis:
                                          metadata=m.metadata) for m in response.members))
 
     async def sync_group(self, context: RequestContext, request: Any) -> Any:
-        response = cast(SyncGroupResponse, await self.runtime.classic_request(lambda request_id: SyncGroup(
-            request_id, request.group_id, request.generation_id, request.member_id,
-            getattr(request, "group_instance_id", None), protocol_type=getattr(request, "protocol_type", None),
-            protocol_name=getattr(request, "protocol_name", None),
-            assignments=tuple((a.member_id, a.assignment) for a in request.assignments))))
+        response = cast(classic.SyncGroupResponse, await self.runtime.classic_request(
+            lambda request_id: classic.SyncGroup(
+                request_id, request.group_id, request.generation_id, request.member_id,
+                getattr(request, "group_instance_id", None), protocol_type=getattr(request, "protocol_type", None),
+                protocol_name=getattr(request, "protocol_name", None),
+                assignments=tuple((a.member_id, a.assignment) for a in request.assignments))))
         return build(response_type(request), error_code=response.error_code, assignment=response.assignment,
                      protocol_type=response.protocol_type, protocol_name=response.protocol_name)
 
     async def heartbeat(self, context: RequestContext, request: Any) -> Any:
-        response = cast(HeartbeatResponse, await self.runtime.classic_request(lambda request_id: Heartbeat(
-            request_id, request.group_id, request.generation_id, request.member_id,
-            getattr(request, "group_instance_id", None))))
+        response = cast(classic.HeartbeatResponse, await self.runtime.classic_request(
+            lambda request_id: classic.Heartbeat(
+                request_id, request.group_id, request.generation_id, request.member_id,
+                getattr(request, "group_instance_id", None))))
         return build(response_type(request), error_code=response.error_code)
 
     async def leave_group(self, context: RequestContext, request: Any) -> Any:
         if hasattr(request, "members"):
-            members = tuple(LeavingMember(m.member_id, m.group_instance_id, getattr(m, "reason", None))
+            members = tuple(classic.LeavingMember(m.member_id, m.group_instance_id, getattr(m, "reason", None))
                             for m in request.members)
         else:
-            members = (LeavingMember(request.member_id),)
-        response = cast(LeaveGroupResponse, await self.runtime.classic_request(
-            lambda request_id: LeaveGroup(request_id, request.group_id, members)))
+            members = (classic.LeavingMember(request.member_id),)
+        response = cast(classic.LeaveGroupResponse, await self.runtime.classic_request(
+            lambda request_id: classic.LeaveGroup(request_id, request.group_id, members)))
         answer = response_type(request)
         if not hasattr(request, "members"):
             return build(answer, error_code=response.single_member_error_code)
@@ -199,8 +179,8 @@ class GroupApis:
             for m in response.members))
 
     async def describe_groups(self, context: RequestContext, request: Any) -> Any:
-        response = cast(DescribeGroupsResponse, await self.runtime.classic_request(
-            lambda request_id: DescribeGroups(request_id, tuple(request.groups))))
+        response = cast(classic.DescribeGroupsResponse, await self.runtime.classic_request(
+            lambda request_id: classic.DescribeGroups(request_id, tuple(request.groups))))
         answer = response_type(request)
         group_type, member_type = nested(answer, "DescribedGroup"), nested(answer, "DescribedGroupMember")
         return build(answer, groups=tuple(
@@ -214,8 +194,8 @@ class GroupApis:
     async def list_groups(self, context: RequestContext, request: Any) -> Any:
         states = tuple(getattr(request, "states_filter", ()))
         types = tuple(getattr(request, "types_filter", ()))
-        response = cast(ListGroupsResponse, await self.runtime.classic_request(
-            lambda request_id: ListGroups(request_id, states, types)))
+        response = cast(classic.ListGroupsResponse, await self.runtime.classic_request(
+            lambda request_id: classic.ListGroups(request_id, states, types)))
         rows = list(response.groups) + [g for g in self.runtime.consumer.list_groups() if _listed(g, states, types)]
         rows += await self._offsets_only_groups(context, request, {g.group_id for g in rows}, states, types)
         answer = response_type(request)
@@ -225,7 +205,7 @@ class GroupApis:
                   group_type=g.group_type) for g in rows))
 
     async def _offsets_only_groups(self, context: RequestContext, request: Any, known: set[str],
-                                   states: tuple[str, ...], types: tuple[str, ...]) -> list[ListedGroup]:
+                                   states: tuple[str, ...], types: tuple[str, ...]) -> list[classic.ListedGroup]:
         """The groups the broker keeps offsets for and the coordinators do not run (committed before the front
         started, or by an administrator): Empty classic groups with no protocol type, as Kafka lists a group it
         loaded from ``__consumer_offsets`` with offsets only."""
@@ -236,7 +216,7 @@ class GroupApis:
         if relayed.error_code != KioErrorCode.none:
             return []
         coordinators = set(self.runtime.classic.group_ids()) | set(self.runtime.consumer.group_ids())
-        rows = [ListedGroup(g.group_id, "", GroupState.EMPTY.value) for g in relayed.groups
+        rows = [classic.ListedGroup(g.group_id, "", classic.GroupState.EMPTY.value) for g in relayed.groups
                 if g.group_id not in known and g.group_id not in coordinators]
         return [row for row in rows if _listed(row, states, types)]
 
@@ -251,17 +231,17 @@ class GroupApis:
             else:
                 classic_ids.append(group_id)
         if classic_ids:
-            response = cast(DeleteGroupsResponse, await self.runtime.classic_request(
-                lambda request_id: DeleteGroups(request_id, tuple(classic_ids))))
+            response = cast(classic.DeleteGroupsResponse, await self.runtime.classic_request(
+                lambda request_id: classic.DeleteGroups(request_id, tuple(classic_ids))))
             results.update((group_id, int(code)) for group_id, code in response.results)
         # The broker keeps the offsets: deleted groups and groups the coordinator does not know (offsets only) are
         # deleted there too, and its answer stands for the latter.
         to_broker = [g for g, code in results.items()
-                     if code in (ErrorCode.NONE, ErrorCode.GROUP_ID_NOT_FOUND)]
+                     if code in (classic.ErrorCode.NONE, classic.ErrorCode.GROUP_ID_NOT_FOUND)]
         if to_broker and context.relay is not None:
             relayed = await context.relay(dataclasses.replace(request, groups_names=tuple(to_broker)))
             for row in relayed.results:
-                if results.get(row.group_id) == ErrorCode.GROUP_ID_NOT_FOUND:
+                if results.get(row.group_id) == classic.ErrorCode.GROUP_ID_NOT_FOUND:
                     results[row.group_id] = int(row.error_code)
         answer = response_type(request)
         row_type = nested(answer, "DeletableGroupResult")
@@ -277,11 +257,12 @@ class GroupApis:
             code = int(self.runtime.consumer.offset_commit_error(group_id, member_id, epoch,
                                                                   context.head.api_version))
         else:
-            verdict = cast(OffsetCommitVerdict, await self.runtime.classic_request(lambda request_id: OffsetCommit(
-                request_id, group_id, epoch, member_id, getattr(request, "group_instance_id", None),
-                api_version=context.head.api_version)))
+            verdict = cast(classic.OffsetCommitVerdict, await self.runtime.classic_request(
+                lambda request_id: classic.OffsetCommit(
+                    request_id, group_id, epoch, member_id, getattr(request, "group_instance_id", None),
+                    api_version=context.head.api_version)))
             code = int(verdict.error_code)
-        if code == ErrorCode.NONE and context.relay is not None:
+        if code == classic.ErrorCode.NONE and context.relay is not None:
             stored = {"generation_id_or_member_epoch": -1, "member_id": ""}
             if hasattr(request, "group_instance_id"):
                 stored["group_instance_id"] = None
@@ -329,13 +310,14 @@ class GroupApis:
     async def consumer_group_heartbeat(self, context: RequestContext, request: Any) -> Any:
         answer = response_type(request)
         group_id = request.group_id
-        classic = self.runtime.classic
-        if group_id in classic.group_ids() and classic.state_of(group_id) is not GroupState.DEAD:
-            if classic.state_of(group_id) is not GroupState.EMPTY:
-                return build(answer, error_code=ErrorCode.GROUP_ID_NOT_FOUND, member_epoch=0,
+        classic_groups = self.runtime.classic
+        if group_id in classic_groups.group_ids() and classic_groups.state_of(group_id) is not classic.GroupState.DEAD:
+            if classic_groups.state_of(group_id) is not classic.GroupState.EMPTY:
+                return build(answer, error_code=classic.ErrorCode.GROUP_ID_NOT_FOUND, member_epoch=0,
                              error_message=f"Group {group_id} is not a consumer group.", heartbeat_interval=0)
             if request.member_epoch == 0:  # an empty classic group gives way; its offsets stay with the group id
-                self.runtime.classic_events(classic.handle(DeleteGroups(0, (group_id,)), self.runtime.now()))
+                self.runtime.classic_events(classic_groups.handle(classic.DeleteGroups(0, (group_id,)),
+                                                                  self.runtime.now()))
         await self._refresh_topics(context)
         owned = request.topic_partitions
         outcome = self.runtime.consumer.heartbeat(ConsumerGroupHeartbeat(
@@ -383,10 +365,10 @@ class GroupApis:
             for g in response.groups))
 
 
-def _listed(group: ListedGroup, states: tuple[str, ...], types: tuple[str, ...]) -> bool:
+def _listed(group: classic.ListedGroup, states: tuple[str, ...], types: tuple[str, ...]) -> bool:
     """ListGroups' v4 state and v5 type filters, case-insensitive, empty meaning all (as the classic rows)."""
     return ((not states or group.state.lower() in {s.lower() for s in states})
             and (not types or group.group_type.lower() in {t.lower() for t in types}))
 
 
-__all__ = ["CLASSIC_GROUP_TYPE", "VERSIONS", "GroupApis", "build"]
+__all__ = ["VERSIONS", "GroupApis", "build", "nested"]
