@@ -3,10 +3,12 @@ own launchers (``ZK_CONNECT`` / ``KAFKA_BOOTSTRAP``, else Docker, else a local Z
 Tansu binary). Clients bootstrap through the front in front of the session's broker (``bootstrap_servers``), as they
 do in the embedded environment; ``broker_bootstrap`` is the broker itself, for the tests that need its own group
 coordinator or measure the front (the same address when ``KAFKA_BOOTSTRAP`` names a broker: no front is put in front
-of a user's Kafka). Tests that write znodes get a chroot of their own, so they never see each other's nodes."""
+of a user's Kafka). The session's front answers the group APIs with its own coordinator; with
+``ZKCONSUMER_TEST_GROUP_COORDINATOR=broker`` it relays them to the broker's instead. Tests that write znodes get a chroot of their own, so they never see each other's nodes."""
 
 from __future__ import annotations
 
+import os
 import re
 import uuid
 from collections.abc import Iterator
@@ -49,7 +51,8 @@ def zookeeper_connect(tmp_path_factory) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def kafka_addresses(tmp_path_factory) -> Iterator[BrokerAddresses]:
-    with provide_addresses(tmp_path_factory.mktemp("kafka")) as addresses:
+    with provide_addresses(tmp_path_factory.mktemp("kafka"),
+                           group_coordinator=os.environ.get("ZKCONSUMER_TEST_GROUP_COORDINATOR", "front")) as addresses:
         yield addresses
 
 

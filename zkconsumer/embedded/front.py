@@ -33,28 +33,35 @@ class BrokerAddresses:
         return self.bootstrap != self.broker
 
 
-def fronted(broker: str, workdir: Path) -> contextlib.AbstractContextManager[str]:
-    """A front relaying to ``broker`` for the block, its events in ``workdir/front.log``; yields its address."""
+def front_options(group_coordinator: str = "front") -> tuple[str, ...]:
+    """The front's command-line options: whose coordinator answers the group APIs (``front``: the front's own;
+    ``broker``: relayed to the broker's)."""
+    return ("--group-coordinator", group_coordinator)
+
+
+def fronted(broker: str, workdir: Path, group_coordinator: str = "front") -> contextlib.AbstractContextManager[str]:
+    """A front in front of ``broker`` for the block, its events in ``workdir/front.log``; yields its address."""
     from zkconsumer.front.launcher import FrontProcess  # the front needs the embedded extra's kio
 
     @contextlib.contextmanager
     def running() -> Iterator[str]:
-        with FrontProcess(broker, workdir) as front:
+        with FrontProcess(broker, workdir, options=front_options(group_coordinator)) as front:
             yield front.address
 
     return running()
 
 
 @contextlib.contextmanager
-def provide_addresses(workdir: Path, front: bool = True) -> Iterator[BrokerAddresses]:
+def provide_addresses(workdir: Path, front: bool = True,
+                      group_coordinator: str = "front") -> Iterator[BrokerAddresses]:
     """A broker as :func:`provide_broker` provides it, with a front in front of it unless ``front`` is false or the
-    broker is the user's (``KAFKA_BOOTSTRAP``)."""
+    broker is the user's (``KAFKA_BOOTSTRAP``); ``group_coordinator`` as :func:`front_options` takes it."""
     users = bool(os.environ.get(KAFKA_BOOTSTRAP_ENV))
     with provide_broker(Path(workdir) / "broker") as broker:
         if users or not front:
             yield BrokerAddresses(broker, broker)
             return
-        with fronted(broker, Path(workdir) / "front") as address:
+        with fronted(broker, Path(workdir) / "front", group_coordinator) as address:
             yield BrokerAddresses(address, broker)
 
 
