@@ -4,7 +4,8 @@ Tansu binary). Clients bootstrap through the front in front of the session's bro
 do in the embedded environment; ``broker_bootstrap`` is the broker itself, for the tests that need its own group
 coordinator or measure the front (the same address when ``KAFKA_BOOTSTRAP`` names a broker: no front is put in front
 of a user's Kafka). The session's front answers the group APIs with its own coordinator; with
-``ZKCONSUMER_TEST_GROUP_COORDINATOR=broker`` it relays them to the broker's instead. Tests that write znodes get a chroot of their own, so they never see each other's nodes."""
+``ZKCONSUMER_TEST_GROUP_COORDINATOR=broker`` it relays them to the broker's instead. Tests that write znodes get a
+chroot of their own, so they never see each other's nodes."""
 
 from __future__ import annotations
 
