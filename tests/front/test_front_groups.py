@@ -277,6 +277,15 @@ def test_groups_list_coordinator_and_describe_read_both_protocols_groups_through
         assert (described["state"], described["protocol"]) == ("Stable", "range")
         assert [m["client_id"] for m in described["members"]] == ["rdkafka"]
 
+        shown = zkconsumer_cli("coordinator", "--bootstrap-server", front.address, "--group", consumer_group,
+                               "--json")
+        assert shown.returncode == 0, shown.stderr
+        described = json.loads(shown.stdout)
+        assert (described["state"], described["protocol_type"], described["protocol"]) == (
+            "Stable", "consumer", "uniform")
+        assert [sorted(p["partition"] for p in m["assignment"]) for m in described["members"]] == [[0, 1]]
+        assert [m["subscription"] for m in described["members"]] == [[topic_name]]
+
         # A KIP-848 group as Kafka describes it: ConsumerGroupDescribe, with its epochs and the member's assignment.
         answer = exchange(front.address, ConsumerGroupDescribeRequest(group_ids=(consumer_group, classic_group),
                                                                       include_authorized_operations=False))

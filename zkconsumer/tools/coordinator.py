@@ -11,6 +11,11 @@ by :func:`offsets_partition_for`. Note that 0.10's ``Utils.abs`` is ``n == Integ
 group's state, protocol and members with their assignments (DescribeGroups), the broker-side counterpart of
 ``/consumers/<g>/ids`` and ``/consumers/<g>/owners``. DescribeGroups has no generation id (no version of the
 API returns one), so the view has none either. ``view_json`` and ``format_view`` are pure.
+
+A KIP-848 consumer group (``group.protocol=consumer``) is not a classic group: Kafka 4.x's DescribeGroups answers
+Dead for it, and ConsumerGroupDescribe describes it. So a Dead answer is asked again with ConsumerGroupDescribe
+(kio's entities, from the ``embedded`` extra; without it, or from a broker without that API, Dead stands): its state,
+its server assignor as the protocol, and each member's subscribed topics and current assignment.
 """
 
 from __future__ import annotations
@@ -20,7 +25,14 @@ from typing import Any
 
 from zkconsumer.assignors.java_hash import java_string_hash
 from zkconsumer.errors import UsageError
-from zkconsumer.kafka.group_coordinator import Coordinator, GroupDescription, describe_group, find_coordinator
+from zkconsumer.kafka.group_coordinator import (
+    Coordinator,
+    GroupDescription,
+    GroupMember,
+    describe_group,
+    find_coordinator,
+)
+from zkconsumer.types import TopicPartition
 
 #: ``offsets.topic.num.partitions``' default in Kafka 0.10.0.1.
 DEFAULT_OFFSETS_PARTITIONS = 50
@@ -54,7 +66,37 @@ def describe_coordinator(bootstrap: str, group: str, partitions: int = DEFAULT_O
     """The partition, the coordinator the cluster names, and the group as that coordinator describes it."""
     partition = offsets_partition_for(group, partitions)
     coordinator = find_coordinator(bootstrap, group, timeout)
-    return CoordinatorView(group, partition, partitions, coordinator, describe_group(coordinator, group, timeout))
+    description = describe_group(coordinator, group, timeout)
+    if description.state == "Dead":
+        description = _consumer_group(coordinator, group, timeout) or description
+    return CoordinatorView(group, partition, partitions, coordinator, description)
+
+
+def _consumer_group(coordinator: Coordinator, group: str, timeout: float) -> GroupDescription | None:
+    """The KIP-848 group ``group`` as ConsumerGroupDescribe v0 describes it; ``None`` when it is not one (or the
+    broker, or this installation, cannot say)."""
+    try:
+        from kio.schema.consumer_group_describe.v0.request import ConsumerGroupDescribeRequest
+        from kio.schema.errors import ErrorCode
+        from kio.schema.types import GroupId
+
+        from zkconsumer.front.client import exchange
+        from zkconsumer.front.wire import MalformedResponse
+    except ImportError:
+        return None
+    try:
+        answer = exchange(coordinator.address, ConsumerGroupDescribeRequest(
+            group_ids=(GroupId(group),), include_authorized_operations=False), timeout)
+    except (OSError, MalformedResponse):
+        return None
+    found = [g for g in answer.groups if g.group_id == group and g.error_code == ErrorCode.none]
+    if not found:
+        return None
+    described = found[0]
+    return GroupDescription(group, described.group_state, "consumer", described.assignor_name, tuple(
+        GroupMember(m.member_id, m.client_id, m.client_host, tuple(m.subscribed_topic_names),
+                    tuple(TopicPartition(t.topic_name, p) for t in m.assignment.topic_partitions for p in t.partitions))
+        for m in described.members))
 
 
 def view_json(view: CoordinatorView) -> dict[str, Any]:
