@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 from kio.index import load_request_schema
+from kio.schema.describe_groups.v0.request import DescribeGroupsRequest
 from kio.schema.errors import ErrorCode
 from kio.schema.join_group.v5.request import JoinGroupRequest, JoinGroupRequestProtocol
 from kio.schema.list_groups.v4.request import ListGroupsRequest
@@ -72,7 +73,7 @@ def test_a_join_replaced_by_a_newer_one_of_the_same_member_closes_the_connection
         assert exchange_on(second, api_versions_request()).error_code == ErrorCode.none
 
 
-def test_groups_whose_offsets_only_the_broker_keeps_are_listed_empty(front, broker_bootstrap, topic_name):
+def test_groups_whose_offsets_only_the_broker_keeps_are_listed_and_described_empty(front, broker_bootstrap, topic_name):
     create_topic(broker_bootstrap, topic_name, 1)
     group = f"go-{uuid.uuid4().hex[:6]}"
     stored = exchange(broker_bootstrap, commit.OffsetCommitRequest(
@@ -85,6 +86,10 @@ def test_groups_whose_offsets_only_the_broker_keeps_are_listed_empty(front, brok
     assert [(g.group_state, g.protocol_type) for g in listed.groups if g.group_id == group] == [("Empty", "")]
     stable = exchange(front.address, ListGroupsRequest(states_filter=("Stable",)))
     assert group not in {g.group_id for g in stable.groups}
+    never = f"gn-{uuid.uuid4().hex[:6]}"
+    described = exchange(front.address, DescribeGroupsRequest(groups=(group, never)))
+    assert [(g.group_id, g.group_state, g.protocol_type) for g in described.groups] == [
+        (group, "Empty", ""), (never, "Dead", "")]
 
 
 def test_every_version_of_list_groups_the_front_advertises_is_answered_in_its_own_layout(front):

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 from kio.schema.errors import ErrorCode as KioErrorCode
+from kio.schema.list_groups.v5.request import ListGroupsRequest
 from kio.schema.metadata.v12.request import MetadataRequest
 
 from zkconsumer.front import classic_group_messages as classic
@@ -181,6 +182,14 @@ class GroupApis:
     async def describe_groups(self, context: RequestContext, request: Any) -> Any:
         response = cast(classic.DescribeGroupsResponse, await self.runtime.classic_request(
             lambda request_id: classic.DescribeGroups(request_id, tuple(request.groups))))
+        dead = [g.group_id for g in response.groups if g.state == classic.GroupState.DEAD.value
+                and not self.runtime.consumer.has_group(g.group_id)]
+        if dead and context.relay is not None:  # a group with offsets only is Empty, as Kafka loads it
+            relayed = await context.relay(ListGroupsRequest(states_filter=(), types_filter=()))
+            in_broker = {g.group_id for g in relayed.groups} if relayed.error_code == KioErrorCode.none else set()
+            response = classic.DescribeGroupsResponse(tuple(
+                dataclasses.replace(g, state=classic.GroupState.EMPTY.value, protocol_type="")
+                if g.group_id in dead and g.group_id in in_broker else g for g in response.groups))
         answer = response_type(request)
         group_type, member_type = nested(answer, "DescribedGroup"), nested(answer, "DescribedGroupMember")
         return build(answer, groups=tuple(
