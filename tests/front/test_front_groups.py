@@ -163,7 +163,7 @@ def test_a_stable_group_of_three_takes_in_a_fourth_member_within_about_a_heartbe
         # Kafka completes the round once every known member rejoined: at their next heartbeat (3 s), not at half
         # the session timeout as the broker behind does.
         assert took_ms < 45000 / 2
-        assert took_ms <= 3000 + 2000
+        assert took_ms <= 2 * 3000  # the members' next heartbeat, and their rejoin (a loaded machine's margin)
     finally:
         for member in members:
             member.close()
