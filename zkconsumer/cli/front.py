@@ -27,4 +27,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from zkconsumer.front.command_line import config_of, run_front
 
-    return run_front(config_of(args, options.bootstrap(args)), args.port_file, announce=True)
+    return run_front(config_of(args, options.broker(args)), args.port_file, announce=True)

@@ -75,6 +75,11 @@ def bootstrap(args: argparse.Namespace) -> str:
     return _resolve(args.bootstrap_server, "KAFKA_BOOTSTRAP", "bootstrap_servers", "--bootstrap-server", args)
 
 
+def broker(args: argparse.Namespace) -> str:
+    """As :func:`bootstrap`, but the running environment's broker itself, not the front clients are given."""
+    return _resolve(args.bootstrap_server, "KAFKA_BOOTSTRAP", "broker", "--bootstrap-server", args)
+
+
 def _resolve(given: str | None, env: str, key: str, flag: str, args: argparse.Namespace) -> str:
     if given:
         return given
