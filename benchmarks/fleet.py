@@ -43,7 +43,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bench_support import memory_kib
@@ -63,7 +63,7 @@ NUMBERS = {"read_cluster": 1, "stop_fetchers": 2, "commit_offsets": 2, "release"
 def write_events(path: Path, count: int, seed: int = 1) -> None:
     """``count`` event lines, members in groups of 3-6, rebalancing together round after round."""
     rng = random.Random(seed)
-    clock = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    clock = datetime(2026, 1, 1, tzinfo=UTC)
     written = 0
     with open(path, "w") as out:
         def emit(fields: dict, when: datetime) -> None:

@@ -10,9 +10,9 @@ through two group epochs. Every time is in seconds after ``T0``.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 IDS = {"g_m1": "g_m1-6f1d", "g_m2": "g_m2-0b7e", "g_m3": "g_m3-93aa"}  # client id -> member id
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
@@ -10,7 +10,7 @@ from zkconsumer.trace.timeline import Event
 
 
 def event(name: str, at: float, **fields: Any) -> Event:
-    return Event(0, name, datetime.fromtimestamp(at, timezone.utc), MappingProxyType({"event": name, **fields}))
+    return Event(0, name, datetime.fromtimestamp(at, UTC), MappingProxyType({"event": name, **fields}))
 
 
 def claim(at: float, *partitions: int, topic: str = "t") -> Event:

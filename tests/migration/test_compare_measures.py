@@ -4,7 +4,7 @@ rebalances and deliveries, per scene and in all, to the millisecond."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -13,7 +13,7 @@ from zkconsumer.trace.timeline import read_events
 
 pytestmark = pytest.mark.migration
 
-T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 TOPIC = "t"
 
 

@@ -5,7 +5,7 @@ filter; bad options fail on the driver naming the option; a malformed znode is r
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from structlog.testing import capture_logs
@@ -136,7 +136,7 @@ def test_rows_groups_and_splits_are_pure():
         PartitionOffsetRow("g", "t", 1, -1, None, "g_gone-0"),
         PartitionOffsetRow("g", "t", 2, None, None, None),
     ), members=("g_a", "g_b"))
-    at = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    at = datetime(2024, 1, 1, tzinfo=UTC)
     rows = table_rows(offsets, {TopicPartition("t", 0): 10, TopicPartition("t", 1): 4}, at)
     assert [(r.offset, r.log_size, r.lag, r.owner_alive, r.members) for r in rows] == [
         (7, 10, 3, True, 2), (-1, 4, None, False, 2), (None, None, None, None, 2)]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from support import SAMPLE_EVENTS
@@ -25,7 +25,7 @@ from zkconsumer.trace.timeline_text import render_text
 from zkconsumer.trace.words import fmt_ms
 
 SAMPLE = SAMPLE_EVENTS
-T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 
 def raw_sample() -> list[dict]:
@@ -33,7 +33,7 @@ def raw_sample() -> list[dict]:
 
 
 def ts(value: str) -> datetime:
-    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
 
 
 def find(raw: list[dict], **match) -> dict:
@@ -111,11 +111,11 @@ def test_broken_lines_are_counted_with_their_numbers_and_blank_lines_ignored():
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("2026-11-21T21:12:00.928083Z", datetime(2026, 11, 21, 21, 12, 0, 928083, tzinfo=timezone.utc)),
-    ("2026-11-21T21:12:00Z", datetime(2026, 11, 21, 21, 12, 0, tzinfo=timezone.utc)),
-    ("2026-11-21T21:12:00.5Z", datetime(2026, 11, 21, 21, 12, 0, 500000, tzinfo=timezone.utc)),
-    ("2026-11-21T23:12:00.123+02:00", datetime(2026, 11, 21, 21, 12, 0, 123000, tzinfo=timezone.utc)),
-    ("2026-11-21T21:12:00.123456789", datetime(2026, 11, 21, 21, 12, 0, 123456, tzinfo=timezone.utc)),
+    ("2026-11-21T21:12:00.928083Z", datetime(2026, 11, 21, 21, 12, 0, 928083, tzinfo=UTC)),
+    ("2026-11-21T21:12:00Z", datetime(2026, 11, 21, 21, 12, 0, tzinfo=UTC)),
+    ("2026-11-21T21:12:00.5Z", datetime(2026, 11, 21, 21, 12, 0, 500000, tzinfo=UTC)),
+    ("2026-11-21T23:12:00.123+02:00", datetime(2026, 11, 21, 21, 12, 0, 123000, tzinfo=UTC)),
+    ("2026-11-21T21:12:00.123456789", datetime(2026, 11, 21, 21, 12, 0, 123456, tzinfo=UTC)),
     ("2026-13-21T21:12:00Z", None),
     ("21:12:00", None),
     (None, None),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from support import REPO
 
@@ -34,7 +34,7 @@ EVENTS_MD = (REPO / "docs" / "events.md").read_text(encoding="utf-8")
 READERS = [*sorted((REPO / "zkconsumer" / "trace").glob("*.py")), REPO / "zkconsumer" / "demo" / "narration.py"]
 EVENT_NAME = re.compile(r"(?:rebalance|consumer|zookeeper|session|offsets|znode|stream|demo|fetcher|fetcher_manager"
                         r"|leader_finder|front\.group|front\.consumer_group)\.[a-z_]+")
-T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 
 def documented_names() -> set[str]:

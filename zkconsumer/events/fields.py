@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from zkconsumer.types import TopicPartition
@@ -37,4 +37,4 @@ def partition_list(partitions: Iterable[TopicPartition],
 
 def now_iso() -> str:
     """The current time as the events' ``timestamp``: ISO 8601, UTC, microseconds, ``Z``."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

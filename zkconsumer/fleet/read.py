@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from types import MappingProxyType
 
 from kazoo.client import KazooClient
@@ -42,7 +42,7 @@ def read_group_record(zk: KazooClient, group: str) -> GroupRecord | None:
     ids_dir = paths.GroupDirs(group).registry_dir
     for attempt in range(1, READ_ATTEMPTS + 1):
         before = _child_version(zk, ids_dir)
-        read_at = datetime.now(timezone.utc)
+        read_at = datetime.now(UTC)
         try:
             snapshot, offsets = read_group_state(zk, group)
         except GroupNotFoundError:

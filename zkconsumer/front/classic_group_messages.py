@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum, IntEnum
+from enum import IntEnum, StrEnum
 
 
 class ErrorCode(IntEnum):
@@ -38,7 +38,7 @@ class ErrorCode(IntEnum):
     FENCED_INSTANCE_ID = 82
 
 
-class GroupState(str, Enum):
+class GroupState(StrEnum):
     """A classic group's states, spelled as Kafka's ``ClassicGroupState.toString()`` (what DescribeGroups and
     ListGroups return)."""
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import Enum, IntEnum
+from enum import IntEnum, StrEnum
 
 from zkconsumer.assignors.topic_ids import Uuid
 from zkconsumer.front.classic_group_messages import GroupEvent
@@ -50,7 +50,7 @@ class ErrorCode(IntEnum):
     INVALID_REGULAR_EXPRESSION = 128
 
 
-class ConsumerGroupState(str, Enum):
+class ConsumerGroupState(StrEnum):
     """A consumer group's states, spelled as Kafka's ``ConsumerGroupState.toString()`` (what ConsumerGroupDescribe
     and ListGroups return)."""
 
@@ -61,7 +61,7 @@ class ConsumerGroupState(str, Enum):
     DEAD = "Dead"
 
 
-class MemberState(str, Enum):
+class MemberState(StrEnum):
     """Where a member is in its reconciliation (Kafka's ``MemberState``)."""
 
     #: the member owns exactly its assignment at its epoch

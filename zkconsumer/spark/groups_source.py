@@ -52,7 +52,7 @@ import time
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
@@ -223,7 +223,7 @@ def read_groups_table(options: GroupsOptions, groups: tuple[str, ...]) -> list[G
 
 
 def _read_group(zk: Any, group: str) -> tuple[GroupOffsets, datetime] | None:
-    read_at = datetime.now(timezone.utc)
+    read_at = datetime.now(UTC)
     try:
         return read_group_offsets(zk, group), read_at
     except GroupNotFoundError:

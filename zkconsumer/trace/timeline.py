@@ -22,7 +22,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 from typing import Any
 
@@ -107,7 +107,7 @@ def parse_timestamp(value: object) -> datetime | None:
         parsed = datetime.fromisoformat(f"{match['date']}T{match['time']}.{fraction}{offset}")
     except ValueError:  # e.g. month 13
         return None
-    return parsed.astimezone(timezone.utc)
+    return parsed.astimezone(UTC)
 
 
 def read_events(lines: Iterable[str]) -> EventLog:
