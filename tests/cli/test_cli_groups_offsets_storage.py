@@ -1,6 +1,6 @@
 """``groups describe --offsets-storage`` and ``groups list --bootstrap-server`` against the real ZooKeeper and broker,
 with offsets written straight into each store: which store's offsets are shown, the Kafka columns, where each
-group's offsets live, and bad input."""
+group's offsets live (and that a group with offsets in Kafka is also listed at the broker), and bad input."""
 
 from __future__ import annotations
 
@@ -68,8 +68,17 @@ def test_describe_each_store_and_list_where_offsets_live(zk, kafka_zk, bootstrap
 
     listed = run(kafka_zk, "groups", "list", "--bootstrap-server", bootstrap_servers)
     assert listed.returncode == 0, listed.stderr
-    assert [line.split() for line in listed.stdout.splitlines()] == sorted(
+    lines = [line.split() for line in listed.stdout.splitlines()]
+    ours = [line for line in lines if line[0] in (both, zk_only, kafka_only, neither)]
+    # the two columns scripts read, as they were; then where the group lives, its type and state at the broker
+    assert [line[:2] for line in ours] == sorted(
         [[both, "both"], [zk_only, "zookeeper"], [kafka_only, "kafka"], [neither, "none"]])
+    assert ours == sorted([[both, "both", "zookeeper+broker", "classic", "Empty"],
+                           [zk_only, "zookeeper", "zookeeper", "-", "-"],
+                           [kafka_only, "kafka", "zookeeper+broker", "classic", "Empty"],
+                           [neither, "none", "zookeeper", "-", "-"]])
+    # every other group is one the broker's coordinator knows and this test's ZooKeeper does not
+    assert all(line[2] == "broker" for line in lines if line not in ours)
     assert run(kafka_zk, "groups", "list").stdout.split() == sorted([both, zk_only, kafka_only, neither])
 
     bad = run(kafka_zk, "groups", "describe", "--group", both, "--offsets-storage", "mysql")

@@ -1,7 +1,9 @@
 """``zkconsumer groups list|describe|verify``: the legacy group tools, reading the group from ZooKeeper.
 
-* ``list``: the groups, children of ``/consumers``, one per line, sorted; with ``--bootstrap-server``, each followed by
-  where its offsets live (``zookeeper``, ``kafka``, ``both`` or ``none``; :mod:`zkconsumer.tools.offset_locations`).
+* ``list``: the groups, children of ``/consumers``, one per line, sorted; with ``--bootstrap-server``, also the groups
+  the broker's coordinators know (classic and KIP-848), each followed by where its offsets live (``zookeeper``,
+  ``kafka``, ``both`` or ``none``; :mod:`zkconsumer.tools.offset_locations`), where the group lives, its type and
+  state at the broker (:mod:`zkconsumer.tools.groups_listing`); ``--json`` as data.
 * ``describe``: ConsumerOffsetChecker (:mod:`zkconsumer.tools.offset_checker`): per partition the committed offset,
   the log size from the brokers, the lag and the owner, in the tool's format or with ``--json`` as data;
   ``--offsets-storage kafka|both`` shows the group's offsets in Kafka instead, or beside ZooKeeper's.
@@ -20,8 +22,8 @@ import sys
 from zkconsumer.cli import COMMANDS, options
 from zkconsumer.cli.zookeeper_session import zookeeper_session
 from zkconsumer.errors import UsageError
-from zkconsumer.group.registry import list_groups
 from zkconsumer.kafka.log_end_offsets import DEFAULT_TIMEOUT
+from zkconsumer.tools import groups_listing
 from zkconsumer.tools.offset_checker import OFFSETS_STORAGES, describe_group, format_table, json_rows
 from zkconsumer.tools.verify_rebalance import verify_rebalance
 
@@ -29,9 +31,11 @@ from zkconsumer.tools.verify_rebalance import verify_rebalance
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("groups", help=COMMANDS["groups"])
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    listing = actions.add_parser("list", help="the consumer groups in ZooKeeper, one per line")
-    options.add_bootstrap(listing, help="also show where each group's offsets live (zookeeper, kafka, both, none), "
-                          "asking this broker's cluster")
+    listing = actions.add_parser("list", help="the consumer groups in ZooKeeper (and at the broker), one per line")
+    options.add_bootstrap(listing, help="also list the groups this broker's coordinators know (classic and KIP-848) "
+                          "and show, per group, where its offsets live (zookeeper, kafka, both, none), where the "
+                          "group lives (zookeeper, broker, zookeeper+broker), its type (classic, consumer) and state")
+    options.add_json(listing, help="a JSON list of objects (group, offsets, lives_in, type, state) instead of lines")
     describe = actions.add_parser(
         "describe", help="each partition's offset, log size, lag and owner (ConsumerOffsetChecker)",
         description="ConsumerOffsetChecker: for every partition of the topics the group subscribes to, has offsets "
@@ -39,10 +43,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     describe.add_argument("--group", required=True)
     options.add_bootstrap(describe, help="a broker to ask for log sizes (default: the brokers registered in ZooKeeper)")
-    describe.add_argument(
-        "--socket-timeout-ms", type=int, default=int(DEFAULT_TIMEOUT * 1000), metavar="MS",
-        help="how long to wait for a broker's answer (default: %(default)s)",
-    )
+    for sub in (listing, describe):
+        sub.add_argument(
+            "--socket-timeout-ms", type=int, default=int(DEFAULT_TIMEOUT * 1000), metavar="MS",
+            help="how long to wait for a broker's answer (default: %(default)s)",
+        )
     describe.add_argument(
         "--offsets-storage", default="zookeeper", metavar="STORE",
         help="whose offsets to show: zookeeper (default), kafka (the group's offsets in __consumer_offsets) or both "
@@ -67,17 +72,15 @@ def warn(message: str) -> None:
 
 def run_list(args: argparse.Namespace) -> int:
     with zookeeper_session(args) as zk:
-        groups = list_groups(zk)
-        if args.bootstrap_server:
-            from zkconsumer.tools.offset_locations import offset_locations
-
-            where = offset_locations(zk, args.bootstrap_server, groups)
-            width = max((len(g) for g in groups), default=0)
-            for group in groups:
-                print(f"{group:<{width}}  {where[group]}")
-            return 0
-    for group in groups:
-        print(group)
+        listed = groups_listing.list_all_groups(zk, args.bootstrap_server,
+                                                timeout=max(args.socket_timeout_ms, 1) / 1000)
+    for problem in listed.warnings:
+        warn(problem)
+    if args.json:
+        print(json.dumps(groups_listing.json_rows(listed.rows), indent=2))
+    else:
+        for line in groups_listing.format_rows(listed.rows):
+            print(line)
     return 0
 
 
