@@ -1,18 +1,21 @@
 """The comparison's protocols as data and as member configurations, without servers: every protocol's member gets a
 configuration librdkafka accepts (the classic-only settings it refuses under ``group.protocol=consumer`` are left
-out), the KIP-848 protocols are selectable but not compared by default, and the scene clock starts every scene for
-every protocol at once."""
+out), every protocol is compared by default (the KIP-848 ones not at the broker's own coordinator), and the scene
+clock starts every scene for every protocol at once."""
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
+from zkconsumer.cli.migration import validate, without_kip848_at_broker
 from zkconsumer.errors import UsageError
 from zkconsumer.log import configure_logging
 from zkconsumer.members import modern_member
@@ -32,7 +35,30 @@ def config_of(name: str) -> dict[str, object]:
                                          group_protocol=group_protocol)
 
 
-def test_the_kip848_protocols_are_known_but_not_compared_by_default():
+def test_every_protocol_is_compared_by_default_but_kip848_s_not_at_the_broker_s_own_coordinator(tmp_path, capsys):
+    args = argparse.Namespace(protocols=None, partitions=4, rate=50.0, pace=2.0, bootstrap_server=None,
+                              zookeeper=None, output_dir=tmp_path / "out")
+    settings = validate(args)
+    assert [p.name for p in settings.protocols] == list(KNOWN)
+    at_broker = without_kip848_at_broker(replace(settings, coordinator="broker"), default_protocols=True)
+    assert [p.name for p in at_broker.protocols] == list(PROTOCOLS)
+    assert capsys.readouterr().err == (
+        "zkconsumer migration: consumer-uniform, consumer-range left out: the broker's own group coordinator does "
+        "not run KIP-848 (name them in --protocols to try)\n")
+    at_front = replace(settings, coordinator="front")
+    assert without_kip848_at_broker(at_front, default_protocols=True) == at_front
+    asked = replace(settings, coordinator="broker", protocols=parse_protocols("consumer-uniform,legacy-range"))
+    assert without_kip848_at_broker(asked, default_protocols=False) == asked
+    assert capsys.readouterr().err == ""
+
+
+def test_the_kip848_groups_keep_the_classic_session_and_kafka_s_ratio_of_heartbeats():
+    assert config_of("range")["heartbeat.interval.ms"] == modern_member.classic_heartbeat_interval_ms(4000) == 666
+    # Kafka's defaults: group.consumer.heartbeat.interval.ms 5000 against heartbeat.interval.ms 3000
+    assert modern_member.consumer_group_timeouts_ms(4000) == (4000, 1110)
+
+
+def test_the_kip848_protocols_are_known_but_not_in_the_classic_list():
     assert list(KIP848_PROTOCOLS) == ["consumer-uniform", "consumer-range"]
     assert not set(KIP848_PROTOCOLS) & set(PROTOCOLS)
     assert [p.name for p in parse_protocols("consumer-range,legacy-range")] == ["consumer-range", "legacy-range"]

@@ -28,13 +28,17 @@ import json
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from zkconsumer.cli import COMMANDS, options
 from zkconsumer.errors import UsageError
 from zkconsumer.log import configure_logging
 from zkconsumer.migration.report import problems, read_verdict, write_report
 from zkconsumer.migration.run import MAX_TOTAL_RATE, CompareSettings, collect, compare_protocols, member_settings
-from zkconsumer.migration.scenes import KIP848_PROTOCOLS, KNOWN, PROTOCOLS, SCENES, Scene, parse_protocols
+from zkconsumer.migration.scenes import KIP848_PROTOCOLS, KNOWN, SCENES, Scene, parse_protocols
+
+if TYPE_CHECKING:
+    from zkconsumer.front.launcher import FrontProcess
 
 MAX_PARTITIONS = 64  # the page draws a row per partition and per protocol
 COORDINATORS = ("front", "broker")
@@ -55,10 +59,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     compare.add_argument("--coordinator", choices=COORDINATORS, default=None,
                          help="the group coordinator of the modern groups: the embedded environment's front (the "
                          "default without --zookeeper) or the broker's own (the default with --zookeeper)")
-    compare.add_argument("--protocols", default=",".join(PROTOCOLS),
-                         help=f"comma-separated, from {', '.join(KNOWN)} (default: {', '.join(PROTOCOLS)}; "
+    compare.add_argument("--protocols", default=None,
+                         help=f"comma-separated, from {', '.join(KNOWN)} (default: all of them; "
                          f"{' and '.join(KIP848_PROTOCOLS)} are KIP-848's consumer protocol with that server-side "
-                         f"assignor, and need a coordinator that runs it)")
+                         f"assignor, and need a coordinator that runs it: the default leaves them out at the "
+                         f"broker's own)")
     compare.add_argument("--partitions", type=int, default=4, help="partitions of every protocol's topic (default 4)")
     compare.add_argument("--rate", type=float, default=50.0, metavar="MSG_PER_S",
                          help="messages a second to every protocol's topic (default 50)")
@@ -72,7 +77,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def validate(args: argparse.Namespace) -> CompareSettings:
     """Every refusal, before anything starts."""
-    protocols = parse_protocols(args.protocols)
+    protocols = parse_protocols(args.protocols or ",".join(KNOWN))
     if not 1 <= args.partitions <= MAX_PARTITIONS:
         raise UsageError(f"--partitions must be between 1 and {MAX_PARTITIONS}")
     if not args.rate > 0:
@@ -100,30 +105,70 @@ def run(args: argparse.Namespace) -> int:
         configure_logging(json=args.log_json, level="warning", force=True)
     if args.zookeeper:
         bootstrap = args.bootstrap_server or _registered(args.zookeeper)
-        return _compare(replace(settings, zookeeper=args.zookeeper, bootstrap=bootstrap,
-                                coordinator=args.coordinator or "broker"), args.json, f"broker {bootstrap}")
+        settings = replace(settings, zookeeper=args.zookeeper, bootstrap=bootstrap,
+                           coordinator=args.coordinator or "broker")
+        return _compare(without_kip848_at_broker(settings, args.protocols is None), args.json, f"broker {bootstrap}")
     from zkconsumer.embedded.environment import LocalEnvironment
     from zkconsumer.embedded.front import front_coordinates_groups
 
     env = LocalEnvironment(args.run_dir)
     started = env.endpoints() is None
     endpoints = env.up()
+    run_front = None
     try:
         broker = endpoints.get("broker", endpoints["bootstrap_servers"])
         front_log = env.front_log() if args.coordinator != "broker" else None
         if front_log is None:  # the broker itself: asked for, or an environment started with --direct-broker
             settings = replace(settings, bootstrap=broker, coordinator="broker")
+        elif front_coordinates_groups(front_log):
+            run_front = _run_front(broker, settings)
+            settings = replace(settings, bootstrap=run_front.address, coordinator_events=run_front.log_path,
+                               coordinator="front")
         else:  # a front relaying the group APIs still leaves the groups to the broker's coordinator
             settings = replace(settings, bootstrap=endpoints["bootstrap_servers"], coordinator_events=front_log,
-                               coordinator="front" if front_coordinates_groups(front_log) else "broker")
-        through = "" if front_log is None else f" through the front at {endpoints['bootstrap_servers']}"
+                               coordinator="broker")
+        settings = without_kip848_at_broker(settings, args.protocols is None)
+        front = settings.bootstrap if settings.bootstrap != broker else None
+        through = "" if front is None else f" through the front at {front}"
         print(f"embedded environment: ZooKeeper {endpoints['zookeeper']}, broker {broker}{through}"
               + (" (started for this run)" if started else " (already running, left running)"), file=sys.stderr)
         return _compare(replace(settings, zookeeper=endpoints["zookeeper"]), args.json,
                         f"embedded environment (Tansu broker {broker}{through})")
     finally:
+        if run_front is not None:
+            run_front.stop()
         if started:
             env.down()
+
+
+def _run_front(broker: str, settings: CompareSettings) -> FrontProcess:
+    """A front of the run's own before the environment's broker, its KIP-848 groups' session and heartbeat derived
+    from the classic members' session (:func:`~zkconsumer.members.modern_member.consumer_group_timeouts_ms`): under
+    KIP-848 they are the coordinator's settings, and Kafka's defaults (45 s) against the classic members' 4 s would
+    make a SIGKILLed member's partitions wait eleven times longer for a setting, not for the protocol. Kafka sets them
+    per group (``consumer.session.timeout.ms``); this front sets them for its groups, which are only this run's."""
+    from zkconsumer.front.launcher import FrontProcess
+    from zkconsumer.members.modern_member import consumer_group_timeouts_ms
+
+    session_ms, heartbeat_ms = consumer_group_timeouts_ms(settings.session_timeout_ms)
+    front = FrontProcess(broker, settings.output_dir / "front", options=(
+        "--group-consumer-session-timeout-ms", str(session_ms),
+        "--group-consumer-heartbeat-interval-ms", str(heartbeat_ms)))
+    return front.start()
+
+
+def without_kip848_at_broker(settings: CompareSettings, default_protocols: bool) -> CompareSettings:
+    """The default protocols at the broker's own coordinator, which does not run KIP-848: its protocols left out, in
+    one line (named with ``--protocols``, they are tried, and their run stops at the first scene, saying why)."""
+    from dataclasses import replace
+
+    if not default_protocols or settings.coordinator != "broker":
+        return settings
+    kept = tuple(p for p in settings.protocols if p.group_protocol != "consumer")
+    if len(kept) < len(settings.protocols):
+        print(f"zkconsumer migration: {', '.join(KIP848_PROTOCOLS)} left out: the broker's own group coordinator "
+              f"does not run KIP-848 (name them in --protocols to try)", file=sys.stderr)
+    return replace(settings, protocols=kept)
 
 
 def _interrupt(signum: int, _frame: object) -> None:

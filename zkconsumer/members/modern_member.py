@@ -221,7 +221,22 @@ def consumer_config(*, bootstrap: str, group: str, consumer_id: str, strategy: s
     if group_protocol == "consumer":
         return {**config, "group.protocol": "consumer", "group.remote.assignor": strategy}
     return {**config, "partition.assignment.strategy": strategy, "session.timeout.ms": session_timeout_ms,
-            "heartbeat.interval.ms": max(100, session_timeout_ms // 6)}
+            "heartbeat.interval.ms": classic_heartbeat_interval_ms(session_timeout_ms)}
+
+
+def classic_heartbeat_interval_ms(session_timeout_ms: int) -> int:
+    """A sixth of the session: a member learns of a rebalance within that, and a missed heartbeat or two does not
+    expire it."""
+    return max(100, session_timeout_ms // 6)
+
+
+def consumer_group_timeouts_ms(session_timeout_ms: int) -> tuple[int, int]:
+    """The KIP-848 group's ``(group.consumer.session.timeout.ms, group.consumer.heartbeat.interval.ms)`` for classic
+    members that run with ``session_timeout_ms``: the same session, so that a SIGKILLed member's partitions wait as
+    long under either protocol, and a heartbeat interval 5/3 of the classic one, as Kafka's defaults relate
+    (``group.consumer.heartbeat.interval.ms`` 5000 against the classic ``heartbeat.interval.ms`` 3000). Under KIP-848
+    these are the coordinator's settings, not the member's."""
+    return session_timeout_ms, classic_heartbeat_interval_ms(session_timeout_ms) * 5 // 3
 
 
 class UnsupportedWatch(logging.Handler):

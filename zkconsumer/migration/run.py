@@ -133,8 +133,10 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
                                                            group_protocol="consumer"),
                            "group.remote.assignor": "<protocol>"}
         consumer = tuple((k, str(v)) for k, v in consumer_config.items() if k not in skip)
-        consumer += (("session and heartbeat", "the coordinator's (group.consumer.session.timeout.ms, "
-                                               "group.consumer.heartbeat.interval.ms)"), poll)
+        session_ms, heartbeat_ms = modern_member.consumer_group_timeouts_ms(settings.session_timeout_ms)
+        consumer += (("session and heartbeat", f"the coordinator's: group.consumer.session.timeout.ms {session_ms}, "
+                                               f"group.consumer.heartbeat.interval.ms {heartbeat_ms} (the front the "
+                                               f"comparison starts; a broker's own, whatever it was given)"), poll)
         found.append(MemberSettings("consumer", modern_member.MODULE, consumer))
     return tuple(found)
 
