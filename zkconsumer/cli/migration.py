@@ -114,15 +114,15 @@ def run(args: argparse.Namespace) -> int:
     env = LocalEnvironment(args.run_dir)
     started = env.endpoints() is None
     endpoints = env.up()
-    run_front = None
+    own_front = None
     try:
         broker = endpoints.get("broker", endpoints["bootstrap_servers"])
         front_log = env.front_log() if args.coordinator != "broker" else None
         if front_log is None:  # the broker itself: asked for, or an environment started with --direct-broker
             settings = replace(settings, bootstrap=broker, coordinator="broker")
         elif front_coordinates_groups(front_log):
-            run_front = _run_front(broker, settings)
-            settings = replace(settings, bootstrap=run_front.address, coordinator_events=run_front.log_path,
+            own_front = run_front(broker, settings)
+            settings = replace(settings, bootstrap=own_front.address, coordinator_events=own_front.log_path,
                                coordinator="front")
         else:  # a front relaying the group APIs still leaves the groups to the broker's coordinator
             settings = replace(settings, bootstrap=endpoints["bootstrap_servers"], coordinator_events=front_log,
@@ -135,13 +135,13 @@ def run(args: argparse.Namespace) -> int:
         return _compare(replace(settings, zookeeper=endpoints["zookeeper"]), args.json,
                         f"embedded environment (Tansu broker {broker}{through})")
     finally:
-        if run_front is not None:
-            run_front.stop()
+        if own_front is not None:
+            own_front.stop()
         if started:
             env.down()
 
 
-def _run_front(broker: str, settings: CompareSettings) -> FrontProcess:
+def run_front(broker: str, settings: CompareSettings) -> FrontProcess:
     """A front of the run's own before the environment's broker, its KIP-848 groups' session and heartbeat derived
     from the classic members' session (:func:`~zkconsumer.members.modern_member.consumer_group_timeouts_ms`): under
     KIP-848 they are the coordinator's settings, and Kafka's defaults (45 s) against the classic members' 4 s would

@@ -333,7 +333,7 @@ class GroupApis:
             group_id, request.member_id, request.member_epoch, request.instance_id, request.rack_id,
             _ms(request.rebalance_timeout) if request.rebalance_timeout is not None else -1,
             None if request.subscribed_topic_names is None else tuple(request.subscribed_topic_names),
-            request.subscribed_topic_regex, request.server_assignor,
+            getattr(request, "subscribed_topic_regex", None), request.server_assignor,  # v0 has no regex
             None if owned is None else {topic_id_of(t.topic_id): frozenset(t.partitions) for t in owned
                                         if t.topic_id is not None},
             context.client_id or "", _host(context), context.head.api_version), self.runtime.now())

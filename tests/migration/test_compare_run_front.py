@@ -1,0 +1,51 @@
+"""The front a comparison on the embedded environment starts for itself gives its KIP-848 groups the classic
+members' session timeout and Kafka's ratio of heartbeat intervals (under KIP-848 both are the coordinator's), so that
+a SIGKILLed member's partitions wait as long under every protocol: asked of the real front before the real broker."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import uuid
+
+import pytest
+from kio.index import load_request_schema
+from kio.schema.errors import ErrorCode
+from kio.static.primitive import i32, i32Timedelta
+from support import wait_for
+
+from zkconsumer.cli.migration import run_front
+from zkconsumer.front.client import exchange
+from zkconsumer.front.group_apis import build
+from zkconsumer.members.modern_member import consumer_group_timeouts_ms
+from zkconsumer.migration.run import CompareSettings
+from zkconsumer.migration.scenes import parse_protocols
+
+pytestmark = pytest.mark.migration
+
+
+def test_the_run_s_front_runs_kip848_groups_with_the_classic_session(broker_bootstrap, tmp_path):
+    settings = CompareSettings("", "", parse_protocols("consumer-uniform"), tmp_path / "out", session_timeout_ms=4000)
+    session_ms, heartbeat_ms = consumer_group_timeouts_ms(4000)
+    assert (session_ms, heartbeat_ms) == (4000, 1110)
+    group = f"run-front-{uuid.uuid4().hex[:6]}"
+    front = run_front(broker_bootstrap, settings)
+    try:
+        assert front.log_path.parent == settings.output_dir / "front"
+        joined = exchange(front.address, build(
+            load_request_schema(68, 0), group_id=group, member_id="", member_epoch=i32(0),
+            rebalance_timeout=i32Timedelta.parse(datetime.timedelta(seconds=10)), subscribed_topic_names=("t",),
+            topic_partitions=()))
+        assert joined.error_code == ErrorCode.none and joined.member_id
+        assert joined.heartbeat_interval == datetime.timedelta(milliseconds=heartbeat_ms)
+
+        def expired() -> list[dict]:  # no more heartbeats: the member is gone after the session, not Kafka's 45 s
+            events = [json.loads(line) for line in front.log_path.read_text().splitlines() if line.startswith("{")]
+            return [e for e in events if e.get("event") == "front.consumer_group.member_expired"
+                    and e.get("group") == group]
+
+        found = wait_for(expired, timeout=20.0)
+        assert isinstance(found, list)
+        assert [(e["member_id"], e["session_timeout_ms"]) for e in found] == [(joined.member_id, session_ms)]
+    finally:
+        front.stop()
