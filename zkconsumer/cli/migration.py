@@ -2,17 +2,18 @@
 script (:mod:`zkconsumer.migration`), measured side by side.
 
 Without ``--zookeeper`` it runs on the embedded environment, started for the run and stopped after it (one that
-was already running is used and left running). Its modern groups bootstrap from the environment's front
-(``--coordinator front``, the default: :mod:`zkconsumer.front`), whose coordinator's events for each protocol's group
-are added to that protocol's ``events.jsonl`` (the page's coordinator lane); ``--coordinator broker`` sends them to the
-broker itself and its own coordinator, so the two can be compared. With ``--zookeeper`` the brokers given (or
+was already running is used and left running). Its modern groups bootstrap from a front (``--coordinator front``, the
+default: :mod:`zkconsumer.front`) the run starts before the environment's broker (:func:`run_front`: its KIP-848
+groups get the classic members' session), whose coordinator's events for each protocol's group are added to that
+protocol's ``events.jsonl`` (the page's coordinator lane); ``--coordinator broker`` sends them to the broker itself
+and its own coordinator, so the two can be compared. With ``--zookeeper`` the brokers given (or
 registered) are used as they are, and ``--coordinator`` says whose coordinator that is (default: the broker's).
 Everything it creates (topics, groups, a ZooKeeper chroot) is named after the run and removed at the end, except the
 output directory, which must be new or empty.
 
-The KIP-848 protocols (``consumer-uniform``, ``consumer-range``) are selectable with ``--protocols`` but not run by
-default: they need a group coordinator that answers ConsumerGroupHeartbeat, which the embedded broker's does not;
-against it their run stops at the first scene, saying so.
+The KIP-848 protocols (``consumer-uniform``, ``consumer-range``) need a group coordinator that answers
+ConsumerGroupHeartbeat, which the embedded broker's own does not: at the broker's coordinator the default protocols
+leave them out in one line; named in ``--protocols`` there, their run stops at the first scene, saying so.
 
 Exit status: 0 when every protocol played the script to the end and delivered every message; 1 when a message was
 lost, a run stopped early (a KIP-848 protocol whose coordinator cannot run it, too) or a member process exited
