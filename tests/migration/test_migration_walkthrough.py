@@ -152,7 +152,14 @@ def test_zookeeper_to_kafka_to_the_java_consumer_and_back(zk, kafka_zk, bootstra
             r[p]["kafka_offset"] > frozen[p] for p in range(PARTITIONS)) and r)
         assert {p: rows[p]["offset"] for p in range(PARTITIONS)} == frozen
         listed = run_cli(capsys, "groups", "list", "--zookeeper", kafka_zk, "--bootstrap-server", bootstrap_servers)
-        assert listed.split() == [group, "both"]  # the znodes are still there: delete them when done
+        lines = [line.split() for line in listed.splitlines()]
+        ours = [line for line in lines if line[0] == group]
+        # the znodes are still there: delete them when done (the two columns scripts read; then where the group lives,
+        # its type and state at the broker)
+        assert [line[:2] for line in ours] == [[group, "both"]]
+        assert ours == [[group, "both", "zookeeper+broker", "classic", "Empty"]]
+        # every other group is one the broker's coordinator knows and this test's ZooKeeper does not
+        assert all(line[2] == "broker" for line in lines if line not in ours)
 
         # 3. Stop the legacy group; the Java consumers continue from the offsets in Kafka.
         for member in members:
