@@ -265,10 +265,14 @@ def test_groups_list_coordinator_and_describe_read_both_protocols_groups_through
         for member in (classic, modern):
             member.commit([TopicPartition(topic_name, 0, 1), TopicPartition(topic_name, 1, 1)])
 
-        listed = zkconsumer_cli("groups", "list", "--zookeeper", zk_chroot, "--bootstrap-server", front.address)
+        listed = zkconsumer_cli("groups", "list", "--zookeeper", zk_chroot, "--bootstrap-server", front.address,
+                                "--json")
         assert listed.returncode == 0, listed.stderr
-        where = dict(line.split() for line in listed.stdout.splitlines())
-        assert where == {classic_group: "kafka", consumer_group: "kafka"}
+        rows = {row["group"]: row for row in json.loads(listed.stdout)}
+        assert {group: (row["offsets"], row["lives_in"], row["type"], row["state"])
+                for group, row in rows.items() if group in (classic_group, consumer_group)} == {
+            classic_group: ("kafka", ["zookeeper", "broker"], "classic", "Stable"),
+            consumer_group: ("kafka", ["zookeeper", "broker"], "consumer", "Stable")}
 
         shown = zkconsumer_cli("coordinator", "--bootstrap-server", front.address, "--group", classic_group,
                                "--json")
