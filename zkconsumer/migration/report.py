@@ -26,10 +26,11 @@ from zkconsumer.trace.timeline_html import render_legend_svg, render_svg
 REPORT_JSON = "report.json"
 REPORT_HTML = "report.html"
 NOTE = ("Each protocol runs in a group of its own: a legacy member registers in ZooKeeper and a modern one joins "
-        "the broker's group coordinator, and the two ignore each other. Legacy and modern members given the "
-        "same group.id would each be assigned every partition by their own protocol, and every message would be "
-        "consumed twice (KIP-125). A migration therefore moves a group over at once (stop the legacy members, "
-        "carry the offsets over with `zkconsumer offsets`, start the modern ones), never member by member.")
+        "the group coordinator it finds through the broker, and the two ignore each other. Legacy and modern "
+        "members given the same group.id would each be assigned every partition by their own protocol, and every "
+        "message would be consumed twice (KIP-125). A migration therefore moves a group over at once (stop the "
+        "legacy members, carry the offsets over with `zkconsumer offsets`, start the modern ones), never member by "
+        "member.")
 
 
 def coordinator_note(session_timeout_ms: int) -> str:
