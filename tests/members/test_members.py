@@ -146,6 +146,7 @@ def test_a_legacy_member_with_the_chaos_runs_options(tmp_path, kafka_zk, zk, boo
         assert all(before - 60 < float(r[0]) <= time.time() for r in rows)
         wait_for(session.exists)
         sid, password = session.read_text().split()
+        assert session.stat().st_mode & 0o777 == 0o600  # the password takes the session over: owner only
         registered = zk.get("/consumers/chaos-like/ids/chaos-like_m0")[1]
         assert int(sid) == registered.ephemeralOwner and bytes.fromhex(password)
         group.stop(member, timeout=30.0)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import threading
 import time
@@ -87,10 +88,11 @@ def member_config(*, zookeeper: str, group: str, consumer_id: str, strategy: str
 def parse_settings(items: list[str]) -> dict[str, str]:
     """``KEY=VALUE`` items (``--config``) as a mapping; the connector parses the values as its own settings."""
     settings = {}
-    for item in items:
+    for number, item in enumerate(items, 1):
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise UsageError(f"--config {item!r}: expected KEY=VALUE")
+            # The item itself is not repeated: a value typed without its key may be a secret.
+            raise UsageError(f"--config item {number}: expected KEY=VALUE")
         settings[key.strip()] = value.strip()
     return settings
 
@@ -128,7 +130,10 @@ def keep_session(connector: ZookeeperConsumerConnector, path: Path, stop: thread
         sid, password = connector.zk.client_id or (0, b"")
         if sid and (sid, password) != last:
             temporary = path.with_suffix(".tmp")
-            temporary.write_text(f"{sid} {password.hex()}")
+            temporary.unlink(missing_ok=True)
+            # Owner-only: the session's password is enough to take the session over.
+            with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
+                out.write(f"{sid} {password.hex()}")
             temporary.replace(path)
             last = (sid, password)
         stop.wait(0.2)
