@@ -1,6 +1,6 @@
 """The coordinators on an event loop: a JoinGroup is answered when the state machine's timer fires on the loop's own
-timer, a replaced one raises :class:`RequestDropped`, a session expires with nothing but time passing, and every
-event is logged under its name with ``group`` and ``at_ms``."""
+timer, a replaced one raises :class:`RequestDropped`, a session expires with nothing but time passing, every event is
+logged under its name with ``group`` and ``at_ms``, and a coordinator whose tick raises is logged and ticked again."""
 
 from __future__ import annotations
 
@@ -10,7 +10,14 @@ import time
 from structlog.testing import capture_logs
 
 from zkconsumer.front.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
-from zkconsumer.front.classic_group_messages import ErrorCode, JoinGroup, JoinGroupResponse, Protocol
+from zkconsumer.front.classic_group_messages import (
+    ErrorCode,
+    GroupEvent,
+    JoinGroup,
+    JoinGroupResponse,
+    Protocol,
+    Step,
+)
 from zkconsumer.front.consumer_group import ConsumerGroupCoordinator
 from zkconsumer.front.coordinator_runtime import CoordinatorRuntime, RequestDropped
 
@@ -71,3 +78,66 @@ def test_a_join_replaced_by_a_newer_one_of_the_same_member_raises_request_droppe
     dropped, newer_waits = asyncio.run(asyncio.wait_for(scenario(), 10))
     assert isinstance(dropped, RequestDropped)
     assert newer_waits  # the newer one waits for the round, as the older did
+
+
+class _ClassicFailingOnce(ClassicGroupCoordinator):
+    """A classic coordinator whose first tick raises, as a bug in it would."""
+
+    def __init__(self, config: ClassicGroupConfig) -> None:
+        super().__init__(config)
+        self.failures = 1
+
+    def tick(self, now_ms: int) -> Step:
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("tick failed")
+        return super().tick(now_ms)
+
+
+class _ConsumerFailingOnce(ConsumerGroupCoordinator):
+    """A KIP-848 coordinator whose first tick raises, as a bug in it would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failures = 1
+
+    def tick(self, now_ms: int) -> tuple[GroupEvent, ...]:
+        if self.failures:
+            self.failures -= 1
+            raise ValueError("consumer tick failed")
+        return super().tick(now_ms)
+
+
+def _join_answered(runtime: CoordinatorRuntime) -> JoinGroupResponse:
+    async def scenario() -> JoinGroupResponse:
+        try:
+            return await runtime.classic_request(_join(""))  # type: ignore[return-value]
+        finally:
+            runtime.close()
+
+    return asyncio.run(asyncio.wait_for(scenario(), 10))
+
+
+def test_a_classic_tick_that_raises_is_logged_and_the_next_timer_still_fires():
+    classic = _ClassicFailingOnce(ClassicGroupConfig(initial_rebalance_delay_ms=DELAY_MS, min_session_timeout_ms=10))
+    with capture_logs() as events:
+        joined = _join_answered(CoordinatorRuntime(classic, ConsumerGroupCoordinator()))
+    # The tick at the end of the initial delay raised; the timer fired again and completed the round.
+    assert classic.failures == 0
+    assert joined.error_code is ErrorCode.NONE and joined.generation_id == 1
+    errors = [e for e in events if e["event"] == "front.coordinator_error"]
+    assert [(e["log_level"], e["coordinator"], e["error"]) for e in errors] == [
+        ("error", "classic", "RuntimeError: tick failed")]
+
+
+def test_a_kip848_tick_that_raises_does_not_stop_the_classic_timers():
+    consumer = _ConsumerFailingOnce()
+    with capture_logs() as events:
+        joined = _join_answered(CoordinatorRuntime(
+            ClassicGroupCoordinator(ClassicGroupConfig(initial_rebalance_delay_ms=DELAY_MS, min_session_timeout_ms=10)),
+            consumer))
+    assert consumer.failures == 0
+    assert joined.error_code is ErrorCode.NONE and joined.generation_id == 1
+    errors = [e for e in events if e["event"] == "front.coordinator_error"]
+    assert [(e["log_level"], e["coordinator"], e["error"]) for e in errors] == [
+        ("error", "consumer", "ValueError: consumer tick failed")]

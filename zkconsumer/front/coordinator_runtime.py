@@ -16,6 +16,12 @@ Events: each :class:`~zkconsumer.front.classic_group_messages.GroupEvent` is log
 (``front.group.*`` and ``front.consumer_group.*``) by the logger ``zkconsumer.front.coordinator``, with ``group``
 (the group id), ``at_ms`` (the coordinator's clock) and its fields: what ``zkconsumer trace`` draws as the
 coordinator lane.
+
+A state machine that raises while its timers fire (a bug) must not stop time for every group: the runtime logs
+``front.coordinator_error`` (error; ``coordinator``, ``classic`` or ``consumer``, and ``error``, the exception's
+type and message, one line without a traceback), ticks the other machine all the same, and re-arms the timer, no
+sooner than :data:`RETRY_AFTER_ERROR_MS` so that a machine failing at a deadline already past does not spin the loop.
+Requests go on being answered.
 """
 
 from __future__ import annotations
@@ -29,6 +35,9 @@ from zkconsumer.front.classic_group import ClassicGroupCoordinator
 from zkconsumer.front.classic_group_messages import Drop, GroupEvent, Request, Respond, Response, Step
 from zkconsumer.front.consumer_group import ConsumerGroupCoordinator
 from zkconsumer.log import EventLogger, get_logger
+
+#: how long the timer waits, at least, after a tick that raised before it ticks again
+RETRY_AFTER_ERROR_MS = 100
 
 
 class RequestDropped(Exception):
@@ -100,20 +109,35 @@ class CoordinatorRuntime:
         for event in events:
             self.log.info(event.name, group=event.group_id, at_ms=event.at_ms, **dict(event.fields))
 
-    def _arm(self) -> None:
+    def _arm(self, not_before_ms: int = 0) -> None:
         deadlines = [d for d in (self.classic.next_deadline_ms(), self.consumer.next_deadline_ms()) if d is not None]
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         if deadlines:
-            delay = max(min(deadlines) - self.clock() + 1, 0) / 1000  # +1: the clock counts whole ms
+            delay = max(min(deadlines) - self.clock() + 1, not_before_ms, 0) / 1000  # +1: the clock counts whole ms
             self._timer = asyncio.get_running_loop().call_later(delay, self._tick)
 
     def _tick(self) -> None:
         self._timer = None
         now = self.clock()
-        self.log_events(self.consumer.tick(now))
-        self._apply(self.classic.tick(now))
+        failed = False
+        try:
+            try:
+                self.log_events(self.consumer.tick(now))
+            except Exception as exc:  # a bug in the KIP-848 machine: the classic one and the timer go on
+                failed = True
+                self._log_error("consumer", exc)
+            try:
+                self._apply(self.classic.tick(now))
+            except Exception as exc:  # a bug in the classic machine: the timer goes on
+                failed = True
+                self._log_error("classic", exc)
+        finally:
+            self._arm(RETRY_AFTER_ERROR_MS if failed else 0)
+
+    def _log_error(self, coordinator: str, exc: Exception) -> None:
+        self.log.error("front.coordinator_error", coordinator=coordinator, error=f"{type(exc).__name__}: {exc}")
 
     def close(self) -> None:
         if self._timer is not None:

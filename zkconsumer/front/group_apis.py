@@ -319,6 +319,10 @@ class GroupApis:
     async def consumer_group_heartbeat(self, context: RequestContext, request: Any) -> Any:
         answer = response_type(request)
         group_id = request.group_id
+        # The topics first: from the classic coordinator's check to the KIP-848 group's creation nothing awaits, so a
+        # JoinGroup of the same group id on another connection sees either the classic group or the KIP-848 one, and
+        # one group id never lives in both coordinators (JoinGroup's own check and creation do not await either).
+        await self._refresh_topics(context)
         classic_groups = self.runtime.classic
         if group_id in classic_groups.group_ids() and classic_groups.state_of(group_id) is not classic.GroupState.DEAD:
             if classic_groups.state_of(group_id) is not classic.GroupState.EMPTY:
@@ -327,7 +331,6 @@ class GroupApis:
             if request.member_epoch == 0:  # an empty classic group gives way; its offsets stay with the group id
                 self.runtime.classic_events(classic_groups.handle(classic.DeleteGroups(0, (group_id,)),
                                                                   self.runtime.now()))
-        await self._refresh_topics(context)
         owned = request.topic_partitions
         outcome = self.runtime.consumer.heartbeat(ConsumerGroupHeartbeat(
             group_id, request.member_id, request.member_epoch, request.instance_id, request.rack_id,

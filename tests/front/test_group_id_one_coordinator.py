@@ -1,0 +1,85 @@
+"""One group id lives in one coordinator even when a KIP-848 member and a classic member of it join at once (the
+migration case): the KIP-848 heartbeat reads the cluster's topics from the broker before it checks the classic
+coordinator, so nothing awaits between that check and the KIP-848 group's creation. The broker's Metadata answer is
+held on an event while a classic JoinGroup of the same group id comes in, the interleaving that would otherwise put the
+group in both coordinators."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import struct
+import uuid
+from typing import Any
+
+from kio.schema.consumer_group_heartbeat.v0.request import ConsumerGroupHeartbeatRequest
+from kio.schema.join_group.v3.request import JoinGroupRequest, JoinGroupRequestProtocol
+from kio.static.primitive import i32, i32Timedelta
+
+from zkconsumer.front.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
+from zkconsumer.front.classic_group_messages import ErrorCode, GroupState
+from zkconsumer.front.consumer_group import ConsumerGroupCoordinator
+from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
+from zkconsumer.front.group_apis import CONSUMER_GROUP_HEARTBEAT, JOIN_GROUP, GroupApis
+from zkconsumer.front.handlers import RequestContext
+from zkconsumer.front.server import COPY_CHUNK, Upstream
+from zkconsumer.front.wire import RequestHead
+
+TIMEOUT = i32Timedelta.parse(datetime.timedelta(seconds=10))
+
+
+def _join(group: str) -> JoinGroupRequest:
+    subscription = struct.pack(">hi", 0, 0) + struct.pack(">i", -1)  # consumer protocol v0, no topics
+    return JoinGroupRequest(group_id=group, session_timeout=TIMEOUT, rebalance_timeout=TIMEOUT, member_id="",
+                            protocol_type="consumer",
+                            protocols=(JoinGroupRequestProtocol(name="range", metadata=subscription),))
+
+
+def _heartbeat(group: str) -> ConsumerGroupHeartbeatRequest:
+    return ConsumerGroupHeartbeatRequest(group_id=group, member_id=uuid.uuid4().hex, member_epoch=i32(0),
+                                         rebalance_timeout=TIMEOUT, subscribed_topic_names=("t",),
+                                         server_assignor=None, topic_partitions=())
+
+
+def test_a_classic_join_during_a_kip848_heartbeat_s_topic_refresh_leaves_the_group_in_one_coordinator(
+        broker_bootstrap):
+    group = f"both-{uuid.uuid4().hex[:6]}"
+
+    async def scenario() -> tuple[Any, bool, bool, GroupState | None]:
+        runtime = CoordinatorRuntime(ClassicGroupCoordinator(ClassicGroupConfig(initial_rebalance_delay_ms=10_000)),
+                                     ConsumerGroupCoordinator())
+        apis = GroupApis(runtime)
+        host, port = broker_bootstrap.rsplit(":", 1)
+        reader, writer = await asyncio.open_connection(host, int(port), limit=COPY_CHUNK)
+        upstream = Upstream(broker_bootstrap, reader, writer)
+        metadata_asked, release = asyncio.Event(), asyncio.Event()
+
+        async def held_relay(body: Any) -> Any:  # the broker's real answer, handed on once the test releases it
+            metadata_asked.set()
+            answer = await upstream.exchange(body, 1, "held")
+            await release.wait()
+            return answer
+
+        heartbeat = asyncio.ensure_future(apis.consumer_group_heartbeat(
+            RequestContext(RequestHead(CONSUMER_GROUP_HEARTBEAT, 0, 1), "kip848", "127.0.0.1:1", 1, held_relay),
+            _heartbeat(group)))
+        await metadata_asked.wait()
+        join = asyncio.ensure_future(apis.join_group(
+            RequestContext(RequestHead(JOIN_GROUP, 3, 1), "classic", "127.0.0.1:2", 2), _join(group)))
+        while group not in runtime.classic.group_ids():  # the join is in: it waits for the initial rebalance delay
+            await asyncio.sleep(0.01)
+        release.set()
+        answered = await heartbeat
+        in_classic = group in runtime.classic.group_ids()
+        in_consumer = runtime.consumer.has_group(group)
+        state = runtime.classic.state_of(group) if in_classic else None
+        join.cancel()
+        runtime.close()
+        await upstream.close()
+        return answered, in_classic, in_consumer, state
+
+    answered, in_classic, in_consumer, state = asyncio.run(asyncio.wait_for(scenario(), 30))
+    assert (in_classic, in_consumer) == (True, False)
+    assert state is GroupState.PREPARING_REBALANCE
+    assert int(answered.error_code) == ErrorCode.GROUP_ID_NOT_FOUND
+    assert answered.error_message == f"Group {group} is not a consumer group."
