@@ -2,8 +2,9 @@
 the front, in one run.
 
 Run: ``.venv/bin/python benchmarks/front_fetch.py [--messages N] [--repeat N] [--consumer confluent-kafka]``. A Tansu
-broker is started with the project's launcher and the front in front of it (:mod:`zkconsumer.front.launcher`, its own
-process); 1,000,000 messages of 10 bytes are produced once on a topic of 4 partitions; then the consumer of
+broker is started with the project's launcher and the front in front of it
+(:mod:`zkconsumer.embedded.front_process`, its own process); 1,000,000 messages of 10 bytes are produced once on a
+topic of 4 partitions; then the consumer of
 ``benchmarks/consume.py`` (``assign()`` at offset 0, in a child process of its own) reads all of them, once from the
 broker and once through the front, alternately, ``--repeat`` times each, the best run of each path kept.
 
@@ -69,7 +70,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from zkconsumer.embedded.broker import LocalTansu
-    from zkconsumer.front.launcher import FrontProcess
+    from zkconsumer.embedded.front_process import FrontProcess
     from zkconsumer.kafka.topics import create_topic
     from zkconsumer.log import configure_logging
 

@@ -3,8 +3,8 @@ the broker's own group coordinator, in one run.
 
 Run: ``.venv/bin/python benchmarks/group_join.py [--sizes 3,30] [--strategies range,cooperative-sticky]
 [--repeat 1]``. A Tansu broker is started with the project's launcher and the front in front of it
-(:mod:`zkconsumer.front.launcher`, its own process). For every strategy, size N and path (``front``: the consumers
-bootstrap from the front; ``direct``: from the broker, whose own coordinator then runs the group), a topic of
+(:mod:`zkconsumer.embedded.front_process`, its own process). For every strategy, size N and path (``front``: the
+consumers bootstrap from the front; ``direct``: from the broker, whose own coordinator then runs the group), a topic of
 ``2 (N + 1)`` partitions and a group of its own are made; N confluent-kafka consumers (``subscribe()``, each polled by
 a thread of its own, ``session.timeout.ms`` 45000 and ``heartbeat.interval.ms`` 3000 as in Kafka's defaults for a
 classic member) form the group until it is stable: every partition owned by exactly one member, the members' shares
@@ -170,7 +170,7 @@ def main() -> None:
     strategies = args.strategies.split(",")
 
     from zkconsumer.embedded.broker import LocalTansu
-    from zkconsumer.front.launcher import FrontProcess
+    from zkconsumer.embedded.front_process import FrontProcess
     from zkconsumer.log import configure_logging
 
     configure_logging(level="warning")

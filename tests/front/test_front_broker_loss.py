@@ -17,8 +17,8 @@ from kio.schema.metadata.v12.request import MetadataRequest
 from support import wait_for
 
 from zkconsumer.embedded.broker import LocalTansu
+from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.front.client import answers_api_versions, api_versions_request, exchange, exchange_on
-from zkconsumer.front.launcher import FrontProcess
 
 #: well under any client's request timeout: what "promptly" means here
 PROMPT = 5.0

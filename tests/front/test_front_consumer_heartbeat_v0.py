@@ -14,9 +14,9 @@ from kio.index import load_request_schema
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32, i32Timedelta
 
+from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.front.client import exchange_on
 from zkconsumer.front.group_apis import build
-from zkconsumer.front.launcher import FrontProcess
 
 
 @pytest.fixture(scope="module")

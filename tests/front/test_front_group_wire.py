@@ -20,9 +20,9 @@ from kio.schema.offset_commit.v8 import request as commit
 from kio.static.primitive import i32, i32Timedelta, i64
 from support import wait_for
 
+from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.front.client import api_versions_request, exchange, exchange_on, read_answer
 from zkconsumer.front.group_apis import VERSIONS, build, nested
-from zkconsumer.front.launcher import FrontProcess
 from zkconsumer.front.wire import decode_response, encode_request
 from zkconsumer.kafka.topics import create_topic
 

@@ -23,8 +23,8 @@ from kio.schema.join_group.v5.request import JoinGroupRequest, JoinGroupRequestP
 from kio.static.primitive import i32Timedelta
 from support import produce, wait_for, zkconsumer_cli
 
+from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.front.client import exchange, exchange_on
-from zkconsumer.front.launcher import FrontProcess
 from zkconsumer.front.wire import encode_request
 from zkconsumer.kafka.topics import create_topic
 

@@ -28,11 +28,11 @@ from kio.schema.metadata.v12.request import MetadataRequest
 from kio.static.primitive import i8, i16, i32, i32Timedelta
 from support import produce, wait_for
 
+from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.front.background import front_in_thread
 from zkconsumer.front.client import api_versions_request, exchange, exchange_on, read_answer
 from zkconsumer.front.config import FrontConfig
 from zkconsumer.front.handlers import LocalApi, local_table
-from zkconsumer.front.launcher import FrontProcess
 from zkconsumer.front.wire import decode_response, encode_request, response_correlation_id
 from zkconsumer.kafka.topics import create_topic
 

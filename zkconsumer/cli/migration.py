@@ -39,7 +39,7 @@ from zkconsumer.migration.run import MAX_TOTAL_RATE, CompareSettings, collect, c
 from zkconsumer.migration.scenes import KIP848_PROTOCOLS, KNOWN, SCENES, Scene, parse_protocols
 
 if TYPE_CHECKING:
-    from zkconsumer.front.launcher import FrontProcess
+    from zkconsumer.embedded.front_process import FrontProcess
 
 MAX_PARTITIONS = 64  # the page draws a row per partition and per protocol
 COORDINATORS = ("front", "broker")
@@ -148,7 +148,7 @@ def run_front(broker: str, settings: CompareSettings) -> FrontProcess:
     KIP-848 they are the coordinator's settings, and Kafka's defaults (45 s) against the classic members' 4 s would
     make a SIGKILLed member's partitions wait eleven times longer for a setting, not for the protocol. Kafka sets them
     per group (``consumer.session.timeout.ms``); this front sets them for its groups, which are only this run's."""
-    from zkconsumer.front.launcher import FrontProcess
+    from zkconsumer.embedded.front_process import FrontProcess
     from zkconsumer.members.modern_member import consumer_group_timeouts_ms
 
     session_ms, heartbeat_ms = consumer_group_timeouts_ms(settings.session_timeout_ms)

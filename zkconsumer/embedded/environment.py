@@ -26,6 +26,8 @@ from kazoo.exceptions import KazooException
 
 from zkconsumer.embedded.broker import LocalTansu, tansu_binary
 from zkconsumer.embedded.front import BrokerAddresses
+from zkconsumer.embedded.front_process import STOP_TIMEOUT as FRONT_STOP_TIMEOUT
+from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.embedded.process import ProcessRecord, check_port_free, spawn, wait_until_ready
 from zkconsumer.embedded.zookeeper import LocalZooKeeper
 from zkconsumer.errors import EnvironmentSetupError, ZkConsumerError
@@ -37,7 +39,8 @@ from zkconsumer.zk.reads import children
 
 RUN_DIR_ENV = "ZKCONSUMER_RUN_DIR"
 PROCESS_ORDER = ("zookeeper", "broker", "front", "bridge")
-STOP_TIMEOUTS = {"zookeeper": LocalZooKeeper.stop_timeout, "broker": LocalTansu.stop_timeout, "front": 5.0}
+STOP_TIMEOUTS = {"zookeeper": LocalZooKeeper.stop_timeout, "broker": LocalTansu.stop_timeout,
+                 "front": FRONT_STOP_TIMEOUT}
 
 
 def stop_all(records: dict[str, ProcessRecord]) -> list[str]:
@@ -178,13 +181,9 @@ class LocalEnvironment:
 
     def _start_front(self, broker: str) -> tuple[ProcessRecord, str]:
         """The front as a recorded process of its own session, left running when ``up`` returns."""
-        from zkconsumer.front.launcher import FrontProcess
-
-        front = FrontProcess(broker, self.run_dir / "front")
-        argv = tuple(front.argv())
-        front.start()
-        assert front.pid is not None  # started
-        return ProcessRecord(front.pid, argv, str(front.log_path)), front.address
+        front = FrontProcess(broker, self.run_dir / "front").start()
+        assert front.record is not None  # started
+        return front.record, front.address
 
     def _start_bridge(self, zk: str, bootstrap: str, interval_ms: int) -> ProcessRecord:
         argv = [sys.executable, "-m", "zkconsumer", "--log-json", "bridge", "--zookeeper", zk,

@@ -41,7 +41,7 @@ def front_options(group_coordinator: str = "front") -> tuple[str, ...]:
 
 def fronted(broker: str, workdir: Path, group_coordinator: str = "front") -> contextlib.AbstractContextManager[str]:
     """A front in front of ``broker`` for the block, its events in ``workdir/front.log``; yields its address."""
-    from zkconsumer.front.launcher import FrontProcess  # the front needs the embedded extra's kio
+    from zkconsumer.embedded.front_process import FrontProcess
 
     @contextlib.contextmanager
     def running() -> Iterator[str]:

@@ -130,19 +130,34 @@ def spawn(
 
 
 def wait_until_ready(
-    record: ProcessRecord, proc: subprocess.Popen, ready: Callable[[], bool], what: str, timeout: float
+    record: ProcessRecord,
+    proc: subprocess.Popen,
+    ready: Callable[[], bool],
+    what: str,
+    timeout: float,
+    stop_timeout: float = 10.0,
 ) -> None:
-    """Poll ``ready`` until it holds; fail early, with the log's tail, when the process exits."""
+    """Poll ``ready`` until it holds; fail early, with the log's tail, when the process exits. Whatever ends the wait
+    other than readiness (the timeout, an error of ``ready``, an interrupt) stops the process first: its caller has
+    no record of it yet, so nothing else would."""
+    try:
+        _wait(record, proc, ready, what, timeout)
+    except BaseException:
+        record.stop(stop_timeout)
+        raise
+
+
+def _wait(record: ProcessRecord, proc: subprocess.Popen, ready: Callable[[], bool], what: str, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while True:
         if proc.poll() is not None:
             raise EnvironmentSetupError(
-                f"{what} exited while starting; last lines of {record.log}:\n{log_tail(record.log)}"
+                f"{what} exited while starting (status {proc.returncode}); last lines of {record.log}:\n"
+                f"{log_tail(record.log)}"
             )
         if ready():
             return
         if time.monotonic() > deadline:
-            record.stop()
             raise EnvironmentSetupError(
                 f"{what} did not become ready within {timeout:.0f} s; last lines of {record.log}:\n"
                 f"{log_tail(record.log)}"
@@ -184,7 +199,8 @@ class LocalServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.prepare()
         self.record, proc = spawn(self.argv(), self.log_path, cwd=self.workdir)
-        wait_until_ready(self.record, proc, self.ready, f"{self.what} on {self.address}", self.start_timeout)
+        wait_until_ready(self.record, proc, self.ready, f"{self.what} on {self.address}", self.start_timeout,
+                         self.stop_timeout)
         return self.record
 
     def stop(self) -> None:

@@ -1,5 +1,5 @@
 """``python -m zkconsumer.front --bootstrap-server HOST:PORT [options]``: the front as its own process, what
-:mod:`zkconsumer.front.launcher` starts. Its events are JSON lines on stderr when ``ZKCONSUMER_LOG_JSON=1``."""
+:mod:`zkconsumer.embedded.front_process` starts. Its events are JSON lines on stderr when ``ZKCONSUMER_LOG_JSON=1``."""
 
 from __future__ import annotations
 

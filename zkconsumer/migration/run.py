@@ -476,19 +476,23 @@ def compare_protocols(settings: CompareSettings,
         raise
     finally:
         done.set()
-        if producer.is_alive():
-            producer.join(35)
-        for run in runs:
-            write_produced(run)
-            if s.coordinator_events is not None:
-                merge_coordinator_events(run, s.coordinator_events)
-        for player in players:  # a player that never ran (or failed early) leaves no member behind either
-            for member in player.group.members.values():
-                if member.process.poll() is None:
-                    member.process.kill()
-                    member.process.wait()
-        bridge.close()
-        _cleanup(s, runs, chroot if legacy else None)
+        try:
+            if producer.is_alive():
+                producer.join(35)
+            for run in runs:
+                write_produced(run)
+                if s.coordinator_events is not None:
+                    merge_coordinator_events(run, s.coordinator_events)
+        finally:  # whatever writing the outputs raises, no member, bridge, chroot or topic outlives the run
+            for player in players:  # a player that never ran (or failed early) leaves no member behind either
+                for member in player.group.members.values():
+                    if member.process.poll() is None:
+                        member.process.kill()
+                        member.process.wait()
+            try:
+                bridge.close()
+            finally:
+                _cleanup(s, runs, chroot if legacy else None)
     return runs
 
 

@@ -4,7 +4,9 @@
 file once it listens, so no port is chosen here and lost to another program before the front binds it. It is ready
 when it answers ApiVersions, which it relays to the broker: a ready front has a broker behind it. Its events are
 JSON lines in ``front.log`` of the working directory, the file the comparison and ``zkconsumer trace`` can read.
-The child runs in its own session, so a terminal's Ctrl-C reaches the caller, which stops it.
+The child runs in its own session (:func:`~zkconsumer.embedded.process.spawn`, as every server the project starts), so
+a terminal's Ctrl-C reaches the caller, which stops it; whatever interrupts :meth:`FrontProcess.start` stops it too,
+since no caller holds it yet.
 """
 
 from __future__ import annotations
@@ -12,12 +14,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+from zkconsumer.embedded.process import LOOPBACK, ProcessRecord, spawn, wait_until_ready
 from zkconsumer.errors import EnvironmentSetupError
-from zkconsumer.front.client import answers_api_versions
-from zkconsumer.front.config import LOOPBACK
 
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 5.0  # how long SIGTERM may take before SIGKILL
@@ -35,6 +35,8 @@ class FrontProcess:
         self.host = host
         self.options = options
         self.port: int | None = None
+        #: the running front, as the embedded environment records it; ``None`` when it is not started
+        self.record: ProcessRecord | None = None
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -56,25 +58,23 @@ class FrontProcess:
                 "--port", "0", "--port-file", str(self.port_file), *self.options]
 
     def start(self, timeout: float = START_TIMEOUT) -> FrontProcess:
+        """Start the front and wait until it answers; on any failure or interruption the child is stopped before the
+        exception goes on, as no caller holds it yet to stop it."""
         self.workdir.mkdir(parents=True, exist_ok=True)
+        self.port = None  # the port a new front writes, never a previous one's
         self.port_file.unlink(missing_ok=True)
         env = {**os.environ, "ZKCONSUMER_LOG_JSON": "1"}
-        with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                            env=env, start_new_session=True)
-        deadline = time.monotonic() + timeout
-        while not self._ready():
-            if self.process.poll() is not None:
-                raise EnvironmentSetupError(f"the front exited while starting (status {self.process.returncode}); "
-                                            f"last lines of {self.log_path}:\n{self._log_tail()}")
-            if time.monotonic() > deadline:
-                self.stop()
-                raise EnvironmentSetupError(f"the front did not answer ApiVersions within {timeout:.0f} s; last lines "
-                                            f"of {self.log_path}:\n{self._log_tail()}")
-            time.sleep(0.05)
+        self.record, self.process = spawn(self.argv(), self.log_path, env=env)
+        try:
+            wait_until_ready(self.record, self.process, self._ready, "the front", timeout, STOP_TIMEOUT)
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def _ready(self) -> bool:
+        from zkconsumer.front.client import answers_api_versions  # the front's wire needs the embedded extra's kio
+
         if self.port is None:
             try:
                 self.port = int(self.port_file.read_text(encoding="ascii"))
@@ -82,27 +82,18 @@ class FrontProcess:
                 return False
         return answers_api_versions(self.address)
 
-    def _log_tail(self, lines: int = 15) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
-
     @property
     def pid(self) -> int | None:
-        return None if self.process is None else self.process.pid
+        return None if self.record is None else self.record.pid
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> None:
-        """SIGTERM, then SIGKILL after ``timeout``; nothing when it is not running."""
-        process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        """SIGTERM to the front's process group, then SIGKILL after ``timeout``; nothing when it is not running."""
+        record, process = self.record, self.process
+        self.record, self.process, self.port = None, None, None
+        if record is not None:
+            record.stop(timeout)
+        if process is not None:
+            process.poll()  # the exit status the stop reaped, so the dropped handle knows its child ended
 
     def __enter__(self) -> FrontProcess:
         return self.start()
