@@ -118,6 +118,7 @@ def test_the_clock_starts_each_scene_for_every_player_at_once_and_lets_a_leaver_
     clock = SceneClock(3, stop)
     ready: dict[int, dict[int, float]] = {0: {}, 1: {}, 2: {}}  # player -> scene -> when it was ready for it
     began: dict[int, dict[int, float]] = {0: {}, 1: {}, 2: {}}  # ... and when it began it
+    failures: list[BaseException] = []  # a failed assertion in a player's thread, for the test to raise
 
     def play(player: int, delay: float, leave_after: int | None = None) -> None:
         try:
@@ -130,6 +131,8 @@ def test_the_clock_starts_each_scene_for_every_player_at_once_and_lets_a_leaver_
                 began[player][scene.number] = time.monotonic()
                 assert clock.producing and clock.scene == scene.number
             assert clock.arrive(player, clock.end)
+        except BaseException as failure:
+            failures.append(failure)
         finally:
             clock.leave(player)
 
@@ -141,6 +144,7 @@ def test_the_clock_starts_each_scene_for_every_player_at_once_and_lets_a_leaver_
     for thread in threads:
         thread.join(10)
     assert not any(thread.is_alive() for thread in threads)
+    assert failures == []
     assert list(began[0]) == list(began[1]) == [1, 2, 3, 4, 5] and list(began[2]) == [1, 2]
     for number in began[0]:  # nobody began a scene before every player still playing was ready for it
         last_ready = max(ready[player][number] for player in ready if number in ready[player])
