@@ -72,7 +72,9 @@ CONFLUENT_PROTOCOLS = {
 @pytest.mark.parametrize("protocol", sorted(CONFLUENT_PROTOCOLS))
 def test_confluent_consumers_consume_commit_and_resume_through_the_front_s_coordinator(front, topic_name, protocol):
     create_topic(front.address, topic_name, 3)
-    produce(front.address, topic_name, [f"first-{i}".encode() for i in range(12)])
+    for partition in range(3):  # four to each, so every partition has a committed offset to resume from
+        produce(front.address, topic_name, [f"first-{i}".encode() for i in range(partition, 12, 3)],
+                partition=partition)
     group = f"g-{uuid.uuid4().hex[:6]}"
     config = {"bootstrap.servers": front.address, "group.id": group, "auto.offset.reset": "earliest",
               "enable.auto.commit": False, **CONFLUENT_PROTOCOLS[protocol]}
@@ -230,7 +232,9 @@ def test_committed_offsets_outlive_a_restart_of_the_front(broker_bootstrap, tmp_
     group = f"gr-{uuid.uuid4().hex[:6]}"
     with FrontProcess(broker_bootstrap, tmp_path / "one") as first_front:
         create_topic(first_front.address, topic_name, 2)
-        produce(first_front.address, topic_name, [f"m-{i}".encode() for i in range(6)])
+        for partition in (0, 1):  # three to each: both partitions get a committed offset (3 + 3)
+            produce(first_front.address, topic_name, [f"m-{partition}-{i}".encode() for i in range(3)],
+                    partition=partition)
         consumer = Consumer({"bootstrap.servers": first_front.address, "group.id": group,
                              "auto.offset.reset": "earliest", "enable.auto.commit": False,
                              "group.protocol": "consumer"})

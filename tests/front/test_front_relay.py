@@ -68,7 +68,9 @@ def consume_all(consumer: Consumer, count: int, timeout: float = 30.0) -> list:
 
 def test_assigned_and_subscribed_confluent_consumers_consume_commit_and_resume_through_the_front(front, topic_name):
     create_topic(front.address, topic_name, 2)
-    produce(front.address, topic_name, [f"first-{i}".encode() for i in range(20)])
+    for partition in (0, 1):  # ten to each, so both partitions have a committed offset
+        produce(front.address, topic_name, [f"first-{i}".encode() for i in range(partition, 20, 2)],
+                partition=partition)
     group = f"g-{uuid.uuid4().hex[:6]}"
     # The broker's coordinator holds a join for half the session timeout: a short one keeps the test short.
     config = {"bootstrap.servers": front.address, "group.id": group, "auto.offset.reset": "earliest",
