@@ -100,8 +100,3 @@ class FrontProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def start_front(bootstrap: str, workdir: Path, **settings: object) -> FrontProcess:
-    """A started :class:`FrontProcess` (stop it, or use it in ``with``)."""
-    return FrontProcess(bootstrap, workdir, **settings).start()  # type: ignore[arg-type]
