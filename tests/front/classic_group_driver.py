@@ -106,7 +106,7 @@ class Driver:
         """A dynamic member's two JoinGroups (KIP-394): its id, and the second m.JoinGroup's request id."""
         first = self.join(**kwargs)  # type: ignore[arg-type]
         response = self.join_answer(first)
-        assert response.error_code is m.ErrorCode.MEMBER_ID_REQUIRED
+        assert response.error_code is m.ErrorCode.member_id_required
         return response.member_id, self.join(response.member_id, **kwargs)  # type: ignore[arg-type]
 
     def sync(self, member_id: str, generation: int, assignments: dict[str, bytes] | None = None, *,
@@ -152,7 +152,7 @@ class Driver:
     def finish_round(self, joined: list[tuple[str, int]], group: str = GROUP) -> int:
         """Every member of a completed round syncs, the leader first; returns the generation."""
         answers = {member_id: self.join_answer(rid) for member_id, rid in joined}
-        assert all(a.error_code is m.ErrorCode.NONE for a in answers.values()), answers
+        assert all(a.error_code is m.ErrorCode.none for a in answers.values()), answers
         generation = next(iter(answers.values())).generation_id
         leader = next(a.leader for a in answers.values())
         listed = [m.member_id for m in answers[leader].members]
@@ -162,6 +162,6 @@ class Driver:
             if member_id != leader:
                 syncs[member_id] = self.sync(member_id, generation, group=group)
         for member_id, rid in syncs.items():
-            assert self.sync_answer(rid).error_code is m.ErrorCode.NONE
+            assert self.sync_answer(rid).error_code is m.ErrorCode.none
             assert self.sync_answer(rid).assignment == assignments[member_id]
         return generation

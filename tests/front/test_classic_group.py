@@ -49,7 +49,7 @@ def test_a_stable_group_of_three_takes_in_a_fourth_member_within_one_heartbeat_i
     while newcomer_join not in d.answers:
         member = min((m for m in members if m not in dict(rejoins)), key=next_heartbeat.__getitem__)
         d.advance_to(next_heartbeat[member])
-        assert d.heartbeat(member, 1) is ErrorCode.REBALANCE_IN_PROGRESS
+        assert d.heartbeat(member, 1) is ErrorCode.rebalance_in_progress
         rejoins.append((member, d.join(member, client="again")))
     took = d.answered_at[newcomer_join] - start
     assert took <= HEARTBEAT_MS
@@ -81,7 +81,7 @@ def test_two_members_joining_an_empty_group_at_once_get_one_generation_after_the
 def test_first_join_v4_gets_a_generated_member_id_with_member_id_required() -> None:
     d = Driver()
     response = d.join_answer(d.join(client="client-1", version=4))
-    assert response.error_code is ErrorCode.MEMBER_ID_REQUIRED
+    assert response.error_code is ErrorCode.member_id_required
     assert response.member_id == "client-1-u1"
     assert d.coordinator.pending_members_of(GROUP) == ["client-1-u1"]
     assert d.coordinator.members_of(GROUP) == []
@@ -112,7 +112,7 @@ def test_pending_member_is_forgotten_after_its_session_timeout() -> None:
     d.advance(1)
     assert d.coordinator.pending_members_of(GROUP) == []
     assert d.events_named("front.group.member_expired")[0].fields["cause"] == "pending_member_timeout"
-    assert d.join_answer(d.join(member_id)).error_code is ErrorCode.UNKNOWN_MEMBER_ID
+    assert d.join_answer(d.join(member_id)).error_code is ErrorCode.unknown_member_id
 
 
 def test_empty_group_first_round_waits_the_initial_delay() -> None:
@@ -167,7 +167,7 @@ def test_round_completes_at_the_rebalance_timeout_without_the_members_that_did_n
     for t in range(3_000, 60_000, 3_000):
         d.advance_to(start + t)
         for follower in members[1:]:
-            assert d.heartbeat(follower, 1) is ErrorCode.REBALANCE_IN_PROGRESS
+            assert d.heartbeat(follower, 1) is ErrorCode.rebalance_in_progress
     d.advance_to(start + 60_000)
     assert d.answered_at[rid] == start + 60_000
     assert d.join_answer(rid).generation_id == 2
@@ -224,7 +224,7 @@ def test_a_new_member_that_never_completes_its_first_round_expires_after_the_joi
         d.advance_to(start + t)
         for m in members:
             d.heartbeat(m, 1)
-    assert d.join_answer(rid) == JoinGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID)
+    assert d.join_answer(rid) == JoinGroupResponse(ErrorCode.unknown_member_id)
     assert newcomer not in d.coordinator.members_of(GROUP)
     assert d.events_named("front.group.member_expired")[-1].fields["cause"] == "new_member_join_timeout"
 
@@ -275,7 +275,7 @@ def test_members_the_leader_left_out_get_an_empty_assignment() -> None:
     d.advance_until(lambda: a_join in d.answers)
     follower_sync = d.sync(b, 1)
     d.sync(a, 1, {a: b"A"})
-    assert d.sync_answer(follower_sync) .error_code is ErrorCode.NONE
+    assert d.sync_answer(follower_sync) .error_code is ErrorCode.none
     assert d.sync_answer(follower_sync).assignment == b""
 
 
@@ -286,12 +286,12 @@ def test_sync_in_a_stable_group_returns_the_current_assignment() -> None:
 
 
 SYNC_ERRORS: list[tuple[str, Callable[[Driver, str], int], ErrorCode]] = [
-    ("unknown member", lambda d, m: d.sync("nobody", 1), ErrorCode.UNKNOWN_MEMBER_ID),
-    ("other generation", lambda d, m: d.sync(m, 7), ErrorCode.ILLEGAL_GENERATION),
-    ("other protocol", lambda d, m: d.sync(m, 1, protocol_name="roundrobin"), ErrorCode.INCONSISTENT_GROUP_PROTOCOL),
-    ("other protocol type", lambda d, m: d.sync(m, 1, protocol_type="connect"), ErrorCode.INCONSISTENT_GROUP_PROTOCOL),
-    ("unknown group", lambda d, m: d.sync(m, 1, group="other"), ErrorCode.UNKNOWN_MEMBER_ID),
-    ("empty group id", lambda d, m: d.sync(m, 1, group=""), ErrorCode.INVALID_GROUP_ID),
+    ("unknown member", lambda d, m: d.sync("nobody", 1), ErrorCode.unknown_member_id),
+    ("other generation", lambda d, m: d.sync(m, 7), ErrorCode.illegal_generation),
+    ("other protocol", lambda d, m: d.sync(m, 1, protocol_name="roundrobin"), ErrorCode.inconsistent_group_protocol),
+    ("other protocol type", lambda d, m: d.sync(m, 1, protocol_type="connect"), ErrorCode.inconsistent_group_protocol),
+    ("unknown group", lambda d, m: d.sync(m, 1, group="other"), ErrorCode.unknown_member_id),
+    ("empty group id", lambda d, m: d.sync(m, 1, group=""), ErrorCode.invalid_group_id),
 ]
 
 
@@ -306,7 +306,7 @@ def test_sync_while_preparing_a_rebalance_answers_rebalance_in_progress() -> Non
     d = Driver()
     members = d.stable_group(2)
     d.join(members[0])
-    assert d.sync_answer(d.sync(members[1], 1)).error_code is ErrorCode.REBALANCE_IN_PROGRESS
+    assert d.sync_answer(d.sync(members[1], 1)).error_code is ErrorCode.rebalance_in_progress
 
 
 def test_a_rebalance_during_the_sync_answers_waiting_syncs_with_rebalance_in_progress() -> None:
@@ -315,7 +315,7 @@ def test_a_rebalance_during_the_sync_answers_waiting_syncs_with_rebalance_in_pro
     d.advance_until(lambda: a_join in d.answers)
     follower_sync = d.sync(b, 1)
     d.join_new(client="late")
-    assert d.sync_answer(follower_sync).error_code is ErrorCode.REBALANCE_IN_PROGRESS
+    assert d.sync_answer(follower_sync).error_code is ErrorCode.rebalance_in_progress
     assert d.coordinator.state_of(GROUP) is GroupState.PREPARING_REBALANCE
 
 
@@ -360,24 +360,24 @@ def test_members_that_do_not_sync_within_the_rebalance_timeout_are_removed_and_a
 def test_heartbeat_answers_rebalance_in_progress_while_a_round_is_under_way() -> None:
     d = Driver()
     members = d.stable_group(2)
-    assert d.heartbeat(members[1], 1) is ErrorCode.NONE
+    assert d.heartbeat(members[1], 1) is ErrorCode.none
     d.join(members[0])
-    assert d.heartbeat(members[1], 1) is ErrorCode.REBALANCE_IN_PROGRESS
+    assert d.heartbeat(members[1], 1) is ErrorCode.rebalance_in_progress
 
 
 def test_heartbeat_in_completing_rebalance_is_a_normal_one() -> None:
     d = Driver()
     (a, a_join), _ = d.join_new(client="a"), d.join_new(client="b")
     d.advance_until(lambda: a_join in d.answers)
-    assert d.heartbeat(a, 1) is ErrorCode.NONE
+    assert d.heartbeat(a, 1) is ErrorCode.none
 
 
 HEARTBEAT_ERRORS: list[tuple[str, Callable[[Driver, str], ErrorCode], ErrorCode]] = [
-    ("other generation", lambda d, m: d.heartbeat(m, 0), ErrorCode.ILLEGAL_GENERATION),
-    ("unknown member", lambda d, m: d.heartbeat("stranger", 1), ErrorCode.UNKNOWN_MEMBER_ID),
-    ("unknown group", lambda d, m: d.heartbeat(m, 1, group="unknown-group"), ErrorCode.UNKNOWN_MEMBER_ID),
-    ("empty group id", lambda d, m: d.heartbeat(m, 1, group=""), ErrorCode.INVALID_GROUP_ID),
-    ("unknown instance id", lambda d, m: d.heartbeat(m, 1, instance="not-static"), ErrorCode.UNKNOWN_MEMBER_ID),
+    ("other generation", lambda d, m: d.heartbeat(m, 0), ErrorCode.illegal_generation),
+    ("unknown member", lambda d, m: d.heartbeat("stranger", 1), ErrorCode.unknown_member_id),
+    ("unknown group", lambda d, m: d.heartbeat(m, 1, group="unknown-group"), ErrorCode.unknown_member_id),
+    ("empty group id", lambda d, m: d.heartbeat(m, 1, group=""), ErrorCode.invalid_group_id),
+    ("unknown instance id", lambda d, m: d.heartbeat(m, 1, instance="not-static"), ErrorCode.unknown_member_id),
 ]
 
 
@@ -401,7 +401,7 @@ def test_session_expiry_in_a_stable_group_removes_the_member_and_starts_a_rebala
     assert expired.fields["cause"] == "session_timeout"
     assert expired.at_ms == start + 10_000
     assert d.coordinator.state_of(GROUP) is GroupState.PREPARING_REBALANCE
-    assert d.heartbeat(members[0], 1) is ErrorCode.REBALANCE_IN_PROGRESS
+    assert d.heartbeat(members[0], 1) is ErrorCode.rebalance_in_progress
 
 
 @pytest.mark.parametrize("keep_alive", [Driver.heartbeat, Driver.commit], ids=["heartbeat", "offset commit"])
@@ -411,20 +411,20 @@ def test_heartbeats_and_commits_keep_a_member_alive_past_its_session_timeout(
     members = d.stable_group(1, session_ms=10_000)
     for _ in range(10):
         d.advance(9_000)
-        assert keep_alive(d, members[0], 1) is ErrorCode.NONE
+        assert keep_alive(d, members[0], 1) is ErrorCode.none
     assert d.coordinator.members_of(GROUP) == members
 
 
 def test_invalid_session_timeout_and_group_id_are_refused() -> None:
     d = Driver()
-    assert d.join_answer(d.join(session_ms=5_999)).error_code is ErrorCode.INVALID_SESSION_TIMEOUT
-    assert d.join_answer(d.join(session_ms=1_800_001)).error_code is ErrorCode.INVALID_SESSION_TIMEOUT
-    assert d.join_answer(d.join(group="")).error_code is ErrorCode.INVALID_GROUP_ID
+    assert d.join_answer(d.join(session_ms=5_999)).error_code is ErrorCode.invalid_session_timeout
+    assert d.join_answer(d.join(session_ms=1_800_001)).error_code is ErrorCode.invalid_session_timeout
+    assert d.join_answer(d.join(group="")).error_code is ErrorCode.invalid_group_id
 
 
 def test_join_with_an_unknown_member_id_to_an_unknown_group_is_refused() -> None:
     d = Driver()
-    assert d.join_answer(d.join("made-up")).error_code is ErrorCode.UNKNOWN_MEMBER_ID
+    assert d.join_answer(d.join("made-up")).error_code is ErrorCode.unknown_member_id
     assert d.coordinator.group_ids() == []
 
 
@@ -435,14 +435,14 @@ def test_protocol_type_must_match_the_groups() -> None:
     d = Driver()
     d.join_new()
     response = d.join_answer(d.join(protocol_type="connect"))
-    assert response.error_code is ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    assert response.error_code is ErrorCode.inconsistent_group_protocol
     assert response.member_id == ""
 
 
 def test_a_member_with_no_protocol_in_common_is_refused() -> None:
     d = Driver()
     d.join_new(protocols=RANGE)
-    assert d.join_answer(d.join(protocols=ROUNDROBIN)).error_code is ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    assert d.join_answer(d.join(protocols=ROUNDROBIN)).error_code is ErrorCode.inconsistent_group_protocol
 
 
 def test_a_round_whose_members_all_left_accepts_any_protocol_of_the_groups_type() -> None:
@@ -453,7 +453,7 @@ def test_a_round_whose_members_all_left_accepts_any_protocol_of_the_groups_type(
     _, other = d.join_new(protocols=ROUNDROBIN)
     d.advance_until(lambda: other in d.answers)
     assert d.join_answer(other).protocol_name == "roundrobin"
-    assert d.join_answer(rid).error_code is ErrorCode.UNKNOWN_MEMBER_ID
+    assert d.join_answer(rid).error_code is ErrorCode.unknown_member_id
 
 
 def test_the_protocol_with_most_votes_among_those_all_support_wins() -> None:
@@ -494,7 +494,7 @@ def test_a_follower_rejoining_a_stable_group_with_unchanged_metadata_causes_no_r
     d = Driver()
     members = d.stable_group(2)
     response = d.join_answer(d.join(members[1]))
-    assert (response.error_code, response.generation_id, response.leader) == (ErrorCode.NONE, 1, members[0])
+    assert (response.error_code, response.generation_id, response.leader) == (ErrorCode.none, 1, members[0])
     assert d.coordinator.state_of(GROUP) is GroupState.STABLE
 
 
@@ -527,7 +527,7 @@ def test_static_member_rejoining_a_stable_group_takes_over_without_a_rebalance()
     d = Driver()
     old_a, old_b = static_stable_group(d, ["box-a", "box-b"])
     response = d.join_answer(d.join(instance="box-b"))
-    assert response.error_code is ErrorCode.NONE
+    assert response.error_code is ErrorCode.none
     assert response.generation_id == 1
     assert d.coordinator.state_of(GROUP) is GroupState.STABLE
     assert d.coordinator.members_of(GROUP) == [old_a, response.member_id]
@@ -540,10 +540,10 @@ def test_the_replaced_static_member_id_is_fenced() -> None:
     d = Driver()
     _, old_b = static_stable_group(d, ["box-a", "box-b"])
     d.join(instance="box-b")
-    assert d.heartbeat(old_b, 1, instance="box-b") is ErrorCode.FENCED_INSTANCE_ID
-    assert d.commit(old_b, 1, instance="box-b") is ErrorCode.FENCED_INSTANCE_ID
-    assert d.sync_answer(d.sync(old_b, 1, instance="box-b")).error_code is ErrorCode.FENCED_INSTANCE_ID
-    assert d.join_answer(d.join(old_b, instance="box-b")).error_code is ErrorCode.FENCED_INSTANCE_ID
+    assert d.heartbeat(old_b, 1, instance="box-b") is ErrorCode.fenced_instance_id
+    assert d.commit(old_b, 1, instance="box-b") is ErrorCode.fenced_instance_id
+    assert d.sync_answer(d.sync(old_b, 1, instance="box-b")).error_code is ErrorCode.fenced_instance_id
+    assert d.join_answer(d.join(old_b, instance="box-b")).error_code is ErrorCode.fenced_instance_id
 
 
 def test_a_waiting_join_of_the_replaced_static_member_is_answered_fenced() -> None:
@@ -551,7 +551,7 @@ def test_a_waiting_join_of_the_replaced_static_member_is_answered_fenced() -> No
     old_a, old_b = static_stable_group(d, ["box-a", "box-b"])
     waiting = d.join(old_a, instance="box-a")  # the leader's rejoin starts a round
     d.join(instance="box-a")
-    assert d.join_answer(waiting).error_code is ErrorCode.FENCED_INSTANCE_ID
+    assert d.join_answer(waiting).error_code is ErrorCode.fenced_instance_id
 
 
 def test_a_static_leader_rejoining_v9_is_told_to_skip_the_assignment() -> None:
@@ -608,16 +608,16 @@ def test_a_static_member_leaves_by_its_member_id_or_is_removed_by_instance_id() 
     old_a, old_b, old_c = static_stable_group(d, ["box-a", "box-b", "box-c"])
     rid = d.leave(LeavingMember(old_b, "box-b"), LeavingMember("", "box-c"), LeavingMember("", "box-z"))
     response = d.answers[rid]
-    assert response == LeaveGroupResponse(ErrorCode.NONE, (
-        LeaveMemberResponse(old_b, "box-b", ErrorCode.NONE), LeaveMemberResponse("", "box-c", ErrorCode.NONE),
-        LeaveMemberResponse("", "box-z", ErrorCode.UNKNOWN_MEMBER_ID)))
+    assert response == LeaveGroupResponse(ErrorCode.none, (
+        LeaveMemberResponse(old_b, "box-b", ErrorCode.none), LeaveMemberResponse("", "box-c", ErrorCode.none),
+        LeaveMemberResponse("", "box-z", ErrorCode.unknown_member_id)))
     assert d.coordinator.members_of(GROUP) == [old_a]
 
 
 def test_heartbeat_with_an_unknown_instance_id_is_unknown_member() -> None:
     d = Driver()
     [a] = static_stable_group(d, ["box-a"])
-    assert d.heartbeat(a, 1, instance="box-unknown") is ErrorCode.UNKNOWN_MEMBER_ID
+    assert d.heartbeat(a, 1, instance="box-unknown") is ErrorCode.unknown_member_id
 
 
 # --- LeaveGroup --------------------------------------------------------------------------------------------------
@@ -629,8 +629,8 @@ def test_leave_group_v3_removes_a_batch_and_reports_each_member() -> None:
     rid = d.leave(LeavingMember(members[1]), LeavingMember(members[2]), LeavingMember("ghost"))
     response = d.answers[rid]
     assert isinstance(response, LeaveGroupResponse)
-    assert [m.error_code for m in response.members] == [ErrorCode.NONE, ErrorCode.NONE, ErrorCode.UNKNOWN_MEMBER_ID]
-    assert response.single_member_error_code is ErrorCode.UNKNOWN_MEMBER_ID
+    assert [m.error_code for m in response.members] == [ErrorCode.none, ErrorCode.none, ErrorCode.unknown_member_id]
+    assert response.single_member_error_code is ErrorCode.unknown_member_id
     assert d.coordinator.members_of(GROUP) == [members[0]]
     assert d.coordinator.state_of(GROUP) is GroupState.PREPARING_REBALANCE
 
@@ -649,14 +649,14 @@ def test_a_pending_member_may_leave() -> None:
     pending = d.join_answer(d.join()).member_id
     response = d.answers[d.leave(LeavingMember(pending))]
     assert isinstance(response, LeaveGroupResponse)
-    assert response.members[0].error_code is ErrorCode.NONE
+    assert response.members[0].error_code is ErrorCode.none
     assert d.coordinator.pending_members_of(GROUP) == []
 
 
 def test_leave_from_an_unknown_group_is_unknown_member() -> None:
     d = Driver()
     response = d.answers[d.leave(LeavingMember("x"), group="nope")]
-    assert response == LeaveGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID)
+    assert response == LeaveGroupResponse(ErrorCode.unknown_member_id)
 
 
 # --- OffsetCommit checks -----------------------------------------------------------------------------------------
@@ -664,34 +664,34 @@ def test_leave_from_an_unknown_group_is_unknown_member() -> None:
 
 def test_a_simple_commit_to_an_unknown_group_creates_an_empty_group() -> None:
     d = Driver()
-    assert d.commit("", -1) is ErrorCode.NONE
+    assert d.commit("", -1) is ErrorCode.none
     assert d.coordinator.state_of(GROUP) is GroupState.EMPTY
-    assert d.commit("", -1) is ErrorCode.NONE
+    assert d.commit("", -1) is ErrorCode.none
 
 
 def test_a_generation_commit_to_an_unknown_group_is_refused_by_version() -> None:
     d = Driver()
-    assert d.commit("m", 1, version=8) is ErrorCode.ILLEGAL_GENERATION
-    assert d.commit("m", 1, version=9) is ErrorCode.GROUP_ID_NOT_FOUND
+    assert d.commit("m", 1, version=8) is ErrorCode.illegal_generation
+    assert d.commit("m", 1, version=9) is ErrorCode.group_id_not_found
 
 
 def test_members_commit_in_their_generation() -> None:
     d = Driver()
     members = d.stable_group(2)
-    assert d.commit(members[0], 1) is ErrorCode.NONE
-    assert d.commit(members[0], 0) is ErrorCode.ILLEGAL_GENERATION
-    assert d.commit("stranger", 1) is ErrorCode.UNKNOWN_MEMBER_ID
-    assert d.commit("", -1) is ErrorCode.UNKNOWN_MEMBER_ID
+    assert d.commit(members[0], 1) is ErrorCode.none
+    assert d.commit(members[0], 0) is ErrorCode.illegal_generation
+    assert d.commit("stranger", 1) is ErrorCode.unknown_member_id
+    assert d.commit("", -1) is ErrorCode.unknown_member_id
 
 
 def test_commits_are_accepted_while_preparing_and_refused_while_completing_a_rebalance() -> None:
     d = Driver()
     members = d.stable_group(2)
     d.join(members[0])
-    assert d.commit(members[1], 1) is ErrorCode.NONE
+    assert d.commit(members[1], 1) is ErrorCode.none
     d.join(members[1])
     assert d.coordinator.state_of(GROUP) is GroupState.COMPLETING_REBALANCE
-    assert d.commit(members[1], 2) is ErrorCode.REBALANCE_IN_PROGRESS
+    assert d.commit(members[1], 2) is ErrorCode.rebalance_in_progress
 
 
 # --- group.max.size ----------------------------------------------------------------------------------------------
@@ -701,7 +701,7 @@ def test_group_max_size_refuses_a_member_beyond_it() -> None:
     d = Driver(ClassicGroupConfig(max_size=2))
     d.stable_group(2)
     response = d.join_answer(d.join(client="third"))
-    assert response == JoinGroupResponse(ErrorCode.GROUP_MAX_SIZE_REACHED)
+    assert response == JoinGroupResponse(ErrorCode.group_max_size_reached)
     assert len(d.coordinator.members_of(GROUP)) == 2
 
 
@@ -710,7 +710,7 @@ def test_group_max_size_counts_waiting_members_while_preparing() -> None:
     a, a_join = d.join_new(client="a")
     b, b_join = d.join_new(client="b")
     c = d.join_answer(d.join(client="c"))
-    assert c.error_code is ErrorCode.GROUP_MAX_SIZE_REACHED
+    assert c.error_code is ErrorCode.group_max_size_reached
     assert d.coordinator.members_of(GROUP) == [a, b]
 
 
@@ -728,7 +728,7 @@ def test_describe_a_stable_group_shows_protocol_members_metadata_and_assignments
     assert stable.members[0].metadata == b"range-meta"
     assert stable.members[0].assignment == f"assignment-of-{members[0]}".encode()
     assert stable.members[0].client_id == "c0"
-    assert (unknown.state, unknown.error_code, unknown.members) == ("Dead", ErrorCode.NONE, ())
+    assert (unknown.state, unknown.error_code, unknown.members) == ("Dead", ErrorCode.none, ())
 
 
 def test_describe_a_rebalancing_group_shows_no_protocol_or_metadata() -> None:
@@ -765,7 +765,7 @@ def test_delete_groups_removes_empty_groups_only() -> None:
     response = d.answers[d.delete(GROUP, "empty", "missing")]
     assert isinstance(response, DeleteGroupsResponse)
     assert response.results == (
-        (GROUP, ErrorCode.NON_EMPTY_GROUP), ("empty", ErrorCode.NONE), ("missing", ErrorCode.GROUP_ID_NOT_FOUND))
+        (GROUP, ErrorCode.non_empty_group), ("empty", ErrorCode.none), ("missing", ErrorCode.group_id_not_found))
     assert d.coordinator.group_ids() == [GROUP]
 
 
@@ -797,7 +797,7 @@ def test_a_clock_that_goes_back_counts_as_the_latest_time_seen() -> None:
     rid = d.send(Heartbeat(d.next_id(), GROUP, 1, members[0]))
     d.record(d.coordinator.tick(0))
     d.advance(9_000)
-    assert d.answers[rid] == HeartbeatResponse(ErrorCode.NONE)
+    assert d.answers[rid] == HeartbeatResponse(ErrorCode.none)
     assert d.coordinator.members_of(GROUP) == members
 
 

@@ -114,24 +114,24 @@ class Simulation:
 
     def read(self, who: int, response: Response) -> None:
         client = self.clients[who]
-        code = getattr(response, "error_code", ErrorCode.NONE)
+        code = getattr(response, "error_code", ErrorCode.none)
         if isinstance(response, JoinGroupResponse):
-            if code is ErrorCode.MEMBER_ID_REQUIRED:
+            if code is ErrorCode.member_id_required:
                 client.member_id = response.member_id
                 if client.obedient:
                     self.join(who)
-            elif code is ErrorCode.NONE:
+            elif code is ErrorCode.none:
                 client.member_id, client.generation = response.member_id, response.generation_id
                 is_leader = response.leader == response.member_id and not response.skip_assignment
                 client.leader_of = [m.member_id for m in response.members] if is_leader else []
                 if client.obedient:
                     self.sync(who)
-            elif code in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_INSTANCE_ID, ErrorCode.ILLEGAL_GENERATION):
+            elif code in (ErrorCode.unknown_member_id, ErrorCode.fenced_instance_id, ErrorCode.illegal_generation):
                 client.forget()
         elif isinstance(response, (SyncGroupResponse, HeartbeatResponse, OffsetCommitVerdict)):
-            if code in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_INSTANCE_ID):
+            if code in (ErrorCode.unknown_member_id, ErrorCode.fenced_instance_id):
                 client.forget()
-            elif code is ErrorCode.REBALANCE_IN_PROGRESS and client.obedient and not isinstance(
+            elif code is ErrorCode.rebalance_in_progress and client.obedient and not isinstance(
                     response, OffsetCommitVerdict):
                 self.join(who)
         elif isinstance(response, LeaveGroupResponse):

@@ -78,13 +78,13 @@ class Driver:
         outcome = self.coordinator.heartbeat(request, self.now)
         self.events += outcome.events
         response = outcome.response
-        if response.error_code == ErrorCode.NONE and response.member_id and response.member_epoch >= 0:
+        if response.error_code == ErrorCode.none and response.member_id and response.member_epoch >= 0:
             client = self.clients.setdefault(response.member_id, Client(response.member_id))
             client.epoch = response.member_epoch
             client.instance_id = request.instance_id or client.instance_id
             if response.assignment is not None:
                 client.owned = {t: frozenset(ps) for t, ps in response.assignment.items()}
-        elif response.error_code == ErrorCode.NONE and response.member_id:
+        elif response.error_code == ErrorCode.none and response.member_id:
             self.clients.pop(response.member_id, None)
         return response
 
@@ -152,7 +152,7 @@ def owned_count(d: Driver, member_id: str) -> int:
 def test_a_first_member_gets_a_generated_id_epoch_one_and_every_partition_at_once() -> None:
     d = Driver()
     response = d.join()
-    assert response.error_code == ErrorCode.NONE
+    assert response.error_code == ErrorCode.none
     assert response.member_id == "m1"
     assert response.member_epoch == 1
     assert response.heartbeat_interval_ms == 5_000
@@ -170,7 +170,7 @@ def test_a_member_id_the_client_generated_is_kept_and_from_v1_it_is_required() -
     d = Driver()
     assert d.join("client-made-id", api_version=1).member_id == "client-made-id"
     refused = d.join("", api_version=1)
-    assert refused.error_code == ErrorCode.INVALID_REQUEST
+    assert refused.error_code == ErrorCode.invalid_request
     assert refused.error_message == "MemberId can't be empty."
     assert d.coordinator.members_of(GROUP) == ["client-made-id"]
 
@@ -293,7 +293,7 @@ def test_a_regex_subscribes_to_the_topics_it_matches_whole_and_to_new_ones_at_th
 def test_an_empty_regex_is_no_regex_as_librdkafka_sends_it() -> None:
     d = Driver(topics={"t": 2, "u": 1})
     response = join_by_regex(d, "a", "", names=("t",))
-    assert (response.error_code, response.assignment) == (ErrorCode.NONE, tps("t", 0, 1))
+    assert (response.error_code, response.assignment) == (ErrorCode.none, tps("t", 0, 1))
     d.send(ConsumerGroupHeartbeat(GROUP, "a", 1, rebalance_timeout_ms=REBALANCE_MS, subscribed_topic_names=("t",),
                                   subscribed_topic_regex="", owned=tps("t", 0, 1)))
     assert d.coordinator.group_epoch_of(GROUP) == 1
@@ -313,7 +313,7 @@ def test_changing_the_regex_bumps_the_group_epoch_and_revokes_what_it_no_longer_
 def test_an_invalid_regex_is_refused() -> None:
     d = Driver()
     response = join_by_regex(d, "a", "t(")
-    assert response.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION
+    assert response.error_code == ErrorCode.invalid_regular_expression
     assert "t(" in (response.error_message or "")
     assert not d.coordinator.has_group(GROUP)
 
@@ -346,7 +346,7 @@ def test_the_most_named_assignor_wins_and_the_configured_first_is_the_default() 
 def test_an_assignor_that_is_not_configured_is_refused() -> None:
     d = Driver(ConsumerGroupConfig(assignors=("uniform",)))
     response = d.join(assignor="range")
-    assert response.error_code == ErrorCode.UNSUPPORTED_ASSIGNOR
+    assert response.error_code == ErrorCode.unsupported_assignor
     assert not d.coordinator.has_group(GROUP), "a refused first heartbeat creates no group"
     with pytest.raises(ValueError, match="group.consumer.assignors names sticky"):
         ConsumerGroupCoordinator(ConsumerGroupConfig(assignors=("sticky",)))
@@ -365,23 +365,23 @@ def test_a_greater_or_an_older_epoch_is_fenced_and_the_previous_epoch_with_owned
     d.settle()
     assert d.clients[a].epoch == 2
     too_new = d.hb(a, epoch=3)
-    assert too_new.error_code == ErrorCode.FENCED_MEMBER_EPOCH
+    assert too_new.error_code == ErrorCode.fenced_member_epoch
     assert "greater member epoch (3)" in (too_new.error_message or "")
     previous_with_subset = d.hb(a, epoch=1)
-    assert previous_with_subset.error_code == ErrorCode.NONE, "the response with the new epoch may have been lost"
+    assert previous_with_subset.error_code == ErrorCode.none, "the response with the new epoch may have been lost"
     assert previous_with_subset.member_epoch == 2
     outside = d.hb(a, epoch=1, owned=tps("t", *range(6)))
-    assert outside.error_code == ErrorCode.FENCED_MEMBER_EPOCH
+    assert outside.error_code == ErrorCode.fenced_member_epoch
     rejected = d.named("heartbeat_rejected")
     assert [e.fields["error"] for e in rejected] == ["FENCED_MEMBER_EPOCH", "FENCED_MEMBER_EPOCH"]
 
 
 def test_an_unknown_member_or_group_is_answered_as_kafka_answers() -> None:
     d = Driver()
-    assert d.hb("nobody", epoch=1).error_code == ErrorCode.GROUP_ID_NOT_FOUND
+    assert d.hb("nobody", epoch=1).error_code == ErrorCode.group_id_not_found
     d.join()
-    assert d.hb("nobody", epoch=1).error_code == ErrorCode.UNKNOWN_MEMBER_ID
-    assert d.leave("nobody").error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    assert d.hb("nobody", epoch=1).error_code == ErrorCode.unknown_member_id
+    assert d.leave("nobody").error_code == ErrorCode.unknown_member_id
 
 
 def test_a_known_member_rejoining_with_epoch_zero_gets_its_epoch_and_assignment_back() -> None:
@@ -389,7 +389,7 @@ def test_a_known_member_rejoining_with_epoch_zero_gets_its_epoch_and_assignment_
     a = d.join("a").member_id
     assert a == "a"
     rejoined = d.join("a")
-    assert rejoined.error_code == ErrorCode.NONE
+    assert rejoined.error_code == ErrorCode.none
     assert rejoined.member_epoch == 1
     assert rejoined.assignment == tps("t", *range(6))
     assert d.coordinator.group_epoch_of(GROUP) == 1, "the same subscription: nothing to rebalance"
@@ -413,7 +413,7 @@ def test_a_known_member_rejoining_with_epoch_zero_gets_its_epoch_and_assignment_
 def test_an_invalid_heartbeat_is_answered_invalid_request(request_: ConsumerGroupHeartbeat, message: str) -> None:
     d = Driver()
     response = d.send(request_)
-    assert (response.error_code, response.error_message) == (ErrorCode.INVALID_REQUEST, message)
+    assert (response.error_code, response.error_message) == (ErrorCode.invalid_request, message)
     assert d.coordinator.group_ids() == []
 
 
@@ -421,8 +421,8 @@ def test_the_group_max_size_refuses_a_new_member_but_not_a_known_one() -> None:
     d = Driver(ConsumerGroupConfig(max_size=1))
     a = d.join().member_id
     assert a is not None
-    assert d.join().error_code == ErrorCode.GROUP_MAX_SIZE_REACHED
-    assert d.hb(a).error_code == ErrorCode.NONE
+    assert d.join().error_code == ErrorCode.group_max_size_reached
+    assert d.hb(a).error_code == ErrorCode.none
 
 
 # --- timeouts -------------------------------------------------------------------------------------------------------
@@ -471,7 +471,7 @@ def test_a_member_that_does_not_revoke_within_its_rebalance_timeout_is_fenced() 
     assert a in d.coordinator.members_of(GROUP), "still heartbeating, still within the rebalance timeout"
     fenced = [e for e in d.advance(1) if e.name == "front.consumer_group.member_fenced"]
     assert [(e.fields["member_id"], e.fields["rebalance_timeout_ms"]) for e in fenced] == [(a, 20_000)]
-    assert d.hb(a, owned=tps("t", *range(6))).error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    assert d.hb(a, owned=tps("t", *range(6))).error_code == ErrorCode.unknown_member_id
     d.clients.pop(a)
     d.settle()
     assert d.clients[b].owned == tps("t", *range(6))
@@ -495,7 +495,7 @@ def test_leaving_removes_the_member_and_bumps_the_group_epoch() -> None:
     assert a is not None and b is not None
     d.settle()
     response = d.leave(a)
-    assert (response.error_code, response.member_id, response.member_epoch) == (ErrorCode.NONE, a, -1)
+    assert (response.error_code, response.member_id, response.member_epoch) == (ErrorCode.none, a, -1)
     assert d.coordinator.group_epoch_of(GROUP) == 3
     assert d.named("epoch_bumped")[-1].fields["reason"] == "member_left"
     d.settle()
@@ -514,7 +514,7 @@ def test_a_static_member_leaving_with_minus_two_keeps_its_partitions_and_its_ins
     held = dict(d.clients[a].owned)
     epoch = d.coordinator.group_epoch_of(GROUP)
     response = d.leave(a, epoch=-2)
-    assert (response.error_code, response.member_epoch) == (ErrorCode.NONE, -2)
+    assert (response.error_code, response.member_epoch) == (ErrorCode.none, -2)
     assert d.coordinator.group_epoch_of(GROUP) == epoch, "no rebalance while the instance is away"
     d.settle([b])
     assert flat(d.clients[b].owned).isdisjoint(flat(held))
@@ -531,19 +531,19 @@ def test_an_instance_id_in_use_is_refused_to_another_member() -> None:
     d = Driver()
     a = d.join(instance_id="i1").member_id
     assert a is not None
-    assert d.join(instance_id="i1").error_code == ErrorCode.UNRELEASED_INSTANCE_ID
-    assert d.hb("impostor", epoch=1, instance_id="i1").error_code == ErrorCode.FENCED_INSTANCE_ID
-    assert d.hb("x", epoch=1, instance_id="unknown").error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    assert d.join(instance_id="i1").error_code == ErrorCode.unreleased_instance_id
+    assert d.hb("impostor", epoch=1, instance_id="i1").error_code == ErrorCode.fenced_instance_id
+    assert d.hb("x", epoch=1, instance_id="unknown").error_code == ErrorCode.unknown_member_id
 
 
 def test_a_static_member_rejoins_under_its_own_member_id_only_after_leaving_with_minus_two() -> None:
     d = Driver()
     a = d.join("a", instance_id="i1").member_id
     assert a == "a"
-    assert d.join("a", instance_id="i1").error_code == ErrorCode.UNRELEASED_INSTANCE_ID
+    assert d.join("a", instance_id="i1").error_code == ErrorCode.unreleased_instance_id
     d.leave("a", epoch=-2)
     back = d.join("a", instance_id="i1")
-    assert (back.error_code, back.member_epoch, back.assignment) == (ErrorCode.NONE, 1, tps("t", *range(6)))
+    assert (back.error_code, back.member_epoch, back.assignment) == (ErrorCode.none, 1, tps("t", *range(6)))
     assert d.coordinator.members_of(GROUP) == ["a"]
 
 
@@ -554,7 +554,7 @@ def test_a_static_member_that_left_temporarily_is_removed_when_its_session_expir
     d.leave(a, epoch=-2)
     d.advance(SESSION_MS)
     assert d.coordinator.members_of(GROUP) == []
-    assert d.hb(a, epoch=1, instance_id="i1").error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    assert d.hb(a, epoch=1, instance_id="i1").error_code == ErrorCode.unknown_member_id
 
 
 def test_a_static_member_leaving_with_minus_one_leaves_for_good() -> None:
@@ -563,7 +563,7 @@ def test_a_static_member_leaving_with_minus_one_leaves_for_good() -> None:
     assert a is not None
     d.leave(a, epoch=-1)
     assert d.coordinator.members_of(GROUP) == []
-    assert d.join(instance_id="i1").error_code == ErrorCode.NONE
+    assert d.join(instance_id="i1").error_code == ErrorCode.none
 
 
 # --- describe, list, delete, offsets --------------------------------------------------------------------------------
@@ -577,7 +577,7 @@ def test_describe_shows_the_epochs_the_assignor_and_each_members_assignment_and_
     assert a.member_id == "a"
     response = d.coordinator.describe(ConsumerGroupDescribe((GROUP, "missing")))
     group, missing = response.groups
-    assert missing.error_code == ErrorCode.GROUP_ID_NOT_FOUND
+    assert missing.error_code == ErrorCode.group_id_not_found
     assert (group.group_state, group.group_epoch, group.assignment_epoch, group.assignor_name) == (
         "Reconciling", 2, 2, "uniform")
     first = group.members[0]
@@ -592,13 +592,13 @@ def test_only_an_empty_group_can_be_deleted() -> None:
     d = Driver()
     a = d.join().member_id
     assert a is not None
-    assert d.coordinator.delete_group(GROUP, d.now)[0] == ErrorCode.NON_EMPTY_GROUP
+    assert d.coordinator.delete_group(GROUP, d.now)[0] == ErrorCode.non_empty_group
     d.leave(a)
     code, events = d.coordinator.delete_group(GROUP, d.now)
-    assert code == ErrorCode.NONE
+    assert code == ErrorCode.none
     assert [(e.name, e.fields.get("to")) for e in events] == [
         ("front.consumer_group.state_changed", "Dead"), ("front.consumer_group.deleted", None)]
-    assert d.coordinator.delete_group(GROUP, d.now)[0] == ErrorCode.GROUP_ID_NOT_FOUND
+    assert d.coordinator.delete_group(GROUP, d.now)[0] == ErrorCode.group_id_not_found
 
 
 def test_offset_commits_and_fetches_are_checked_against_the_member_epoch() -> None:
@@ -606,15 +606,15 @@ def test_offset_commits_and_fetches_are_checked_against_the_member_epoch() -> No
     a = d.join().member_id
     assert a is not None
     check = d.coordinator.offset_commit_error
-    assert check(GROUP, a, 1, api_version=9) == ErrorCode.NONE
-    assert check(GROUP, a, 0, api_version=9) == ErrorCode.STALE_MEMBER_EPOCH
-    assert check(GROUP, a, 1, api_version=8) == ErrorCode.UNSUPPORTED_VERSION
-    assert check(GROUP, "nobody", 1, api_version=9) == ErrorCode.UNKNOWN_MEMBER_ID
-    assert d.coordinator.offset_fetch_error(GROUP, a, 1) == ErrorCode.NONE
-    assert d.coordinator.offset_fetch_error(GROUP, a, 2) == ErrorCode.STALE_MEMBER_EPOCH
-    assert d.coordinator.offset_fetch_error(GROUP, None, -1) == ErrorCode.NONE
+    assert check(GROUP, a, 1, api_version=9) == ErrorCode.none
+    assert check(GROUP, a, 0, api_version=9) == ErrorCode.stale_member_epoch
+    assert check(GROUP, a, 1, api_version=8) == ErrorCode.unsupported_version
+    assert check(GROUP, "nobody", 1, api_version=9) == ErrorCode.unknown_member_id
+    assert d.coordinator.offset_fetch_error(GROUP, a, 1) == ErrorCode.none
+    assert d.coordinator.offset_fetch_error(GROUP, a, 2) == ErrorCode.stale_member_epoch
+    assert d.coordinator.offset_fetch_error(GROUP, None, -1) == ErrorCode.none
     d.leave(a)
-    assert check(GROUP, "", -1, api_version=9) == ErrorCode.NONE, "an admin's commit to an empty group"
+    assert check(GROUP, "", -1, api_version=9) == ErrorCode.none, "an admin's commit to an empty group"
 
 
 def test_topic_ids_convert_to_and_from_the_wire_form() -> None:

@@ -43,7 +43,7 @@ def heartbeat(d: Driver, member_id: str, epoch: int, owned: dict[Uuid, frozenset
 
 def expect(response: ConsumerGroupHeartbeatResponse, epoch: int,
            assignment: dict[Uuid, frozenset[int]] | None) -> None:
-    assert response.error_code == ErrorCode.NONE
+    assert response.error_code == ErrorCode.none
     assert (response.member_epoch, response.heartbeat_interval_ms) == (epoch, 5_000)
     assert response.assignment == assignment
 

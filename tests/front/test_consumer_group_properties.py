@@ -127,7 +127,7 @@ class Simulation:
             shadowed = self.shadow.heartbeat(request, self.now)
             self.shadow_log += shadowed.events
             assert shadowed.response == response
-        if response.error_code == ErrorCode.NONE and request.member_epoch >= 0:
+        if response.error_code == ErrorCode.none and request.member_epoch >= 0:
             assert response.member_id == member.member_id
             assert response.member_epoch >= self.epochs.get(member.member_id, 0), "a member epoch went back"
             self.epochs[member.member_id] = response.member_epoch
@@ -138,7 +138,7 @@ class Simulation:
                 member.revoking = {t: left for t, ps in member.owned.items() if (left := ps - told.get(t, frozenset()))}
                 member.owned = {t: told.get(t, frozenset()) | member.revoking.get(t, frozenset())
                                 for t in {*told, *member.revoking}}
-        elif response.error_code in (ErrorCode.FENCED_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID):
+        elif response.error_code in (ErrorCode.fenced_member_epoch, ErrorCode.unknown_member_id):
             member.drop()
         group_epoch = self.coordinator.group_epoch_of(GROUP)
         assert group_epoch >= self.group_epoch, "the group epoch went back"
@@ -155,7 +155,7 @@ class Simulation:
             GROUP, member.member_id, 0, instance_id=member.instance_id, rebalance_timeout_ms=REBALANCE_MS,
             subscribed_topic_names=member.topics, subscribed_topic_regex=member.regex, server_assignor=member.assignor,
             owned={}, api_version=1))
-        assert response.error_code in (ErrorCode.NONE, ErrorCode.UNRELEASED_INSTANCE_ID), response
+        assert response.error_code in (ErrorCode.none, ErrorCode.unreleased_instance_id), response
 
     def heartbeat(self, member: Member, subscribe: bool = False, revoked: bool = True) -> None:
         """A heartbeat reporting what the member owns; ``subscribe``: with its subscription; ``revoked``: it has
@@ -173,7 +173,7 @@ class Simulation:
         epoch = -2 if temporarily else -1
         response = self.send(member, ConsumerGroupHeartbeat(GROUP, member.member_id, epoch,
                                                             instance_id=member.instance_id))
-        if response.error_code == ErrorCode.NONE:
+        if response.error_code == ErrorCode.none:
             member.drop()
             member.away = temporarily
 

@@ -49,7 +49,7 @@ def test_a_join_is_answered_when_the_initial_delay_passes_and_the_session_expire
 
     with capture_logs() as events:
         joined, waited, runtime = asyncio.run(asyncio.wait_for(scenario(), 10))
-    assert joined.error_code is ErrorCode.NONE and joined.generation_id == 1
+    assert joined.error_code is ErrorCode.none and joined.generation_id == 1
     assert waited >= DELAY_MS / 1000
     names = [e["event"] for e in events if e["event"].startswith("front.group.")]
     assert names[:2] == ["front.group.created", "front.group.member_joined"]
@@ -124,7 +124,7 @@ def test_a_classic_tick_that_raises_is_logged_and_the_next_timer_still_fires():
         joined = _join_answered(CoordinatorRuntime(classic, ConsumerGroupCoordinator()))
     # The tick at the end of the initial delay raised; the timer fired again and completed the round.
     assert classic.failures == 0
-    assert joined.error_code is ErrorCode.NONE and joined.generation_id == 1
+    assert joined.error_code is ErrorCode.none and joined.generation_id == 1
     errors = [e for e in events if e["event"] == "front.coordinator_error"]
     assert [(e["log_level"], e["coordinator"], e["error"]) for e in errors] == [
         ("error", "classic", "RuntimeError: tick failed")]
@@ -137,7 +137,7 @@ def test_a_kip848_tick_that_raises_does_not_stop_the_classic_timers():
             ClassicGroupCoordinator(ClassicGroupConfig(initial_rebalance_delay_ms=DELAY_MS, min_session_timeout_ms=10)),
             consumer))
     assert consumer.failures == 0
-    assert joined.error_code is ErrorCode.NONE and joined.generation_id == 1
+    assert joined.error_code is ErrorCode.none and joined.generation_id == 1
     errors = [e for e in events if e["event"] == "front.coordinator_error"]
     assert [(e["log_level"], e["coordinator"], e["error"]) for e in errors] == [
         ("error", "consumer", "ValueError: consumer tick failed")]

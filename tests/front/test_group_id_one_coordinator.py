@@ -81,5 +81,5 @@ def test_a_classic_join_during_a_kip848_heartbeat_s_topic_refresh_leaves_the_gro
     answered, in_classic, in_consumer, state = asyncio.run(asyncio.wait_for(scenario(), 30))
     assert (in_classic, in_consumer) == (True, False)
     assert state is GroupState.PREPARING_REBALANCE
-    assert int(answered.error_code) == ErrorCode.GROUP_ID_NOT_FOUND
+    assert int(answered.error_code) == ErrorCode.group_id_not_found
     assert answered.error_message == f"Group {group} is not a consumer group."

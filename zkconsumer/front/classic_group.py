@@ -279,12 +279,12 @@ class _Group:
         if group_instance_id is not None:
             existing = self.static_members.get(group_instance_id)
             if existing is None:
-                return ErrorCode.UNKNOWN_MEMBER_ID
+                return ErrorCode.unknown_member_id
             if existing != member_id:
-                return ErrorCode.FENCED_INSTANCE_ID
+                return ErrorCode.fenced_instance_id
         if member_id not in self.members:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        return ErrorCode.NONE
+            return ErrorCode.unknown_member_id
+        return ErrorCode.none
 
     def join_members(self) -> tuple[JoinGroupMember, ...]:
         return tuple(JoinGroupMember(m.member_id, m.group_instance_id, m.metadata(self.protocol_name))
@@ -506,7 +506,7 @@ class ClassicGroupCoordinator:
 
     def _current_join_response(self, group: _Group, member_id: str, *, with_members: bool) -> JoinGroupResponse:
         return JoinGroupResponse(
-            ErrorCode.NONE, member_id=member_id, generation_id=group.generation_id, protocol_type=group.protocol_type,
+            ErrorCode.none, member_id=member_id, generation_id=group.generation_id, protocol_type=group.protocol_type,
             protocol_name=group.protocol_name, leader=group.leader_id or "",
             members=group.join_members() if with_members else ())
 
@@ -517,21 +517,21 @@ class ClassicGroupCoordinator:
             self._respond(request.request_id, JoinGroupResponse(code, member_id=member_id))
 
         if not request.group_id:
-            return error(ErrorCode.INVALID_GROUP_ID)
+            return error(ErrorCode.invalid_group_id)
         if not self.config.min_session_timeout_ms <= request.session_timeout_ms <= self.config.max_session_timeout_ms:
-            return error(ErrorCode.INVALID_SESSION_TIMEOUT)
+            return error(ErrorCode.invalid_session_timeout)
         unknown_member = request.member_id == ""
         group = self._groups.get(request.group_id)
         if group is None:
             if not unknown_member:
-                return error(ErrorCode.UNKNOWN_MEMBER_ID)
+                return error(ErrorCode.unknown_member_id)
             group = self._create_group(request.group_id, request.protocol_type)
         if not self._accept_joining_member(group, request.member_id):
             if request.member_id in group.members or request.member_id in group.pending_join:
                 self._event("front.group.member_left", group.group_id, member_id=request.member_id,
                             group_instance_id=request.group_instance_id, reason="group_max_size")
             self._remove(group, request.member_id)
-            return error(ErrorCode.GROUP_MAX_SIZE_REACHED, "")
+            return error(ErrorCode.group_max_size_reached, "")
         if unknown_member:
             self._join_new_member(group, request)
         else:
@@ -549,7 +549,7 @@ class ClassicGroupCoordinator:
 
     def _join_new_member(self, group: _Group, request: JoinGroup) -> None:
         if not group.supports_protocols(request.protocol_type, request.protocols):
-            self._respond(request.request_id, JoinGroupResponse(ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
+            self._respond(request.request_id, JoinGroupResponse(ErrorCode.inconsistent_group_protocol))
             return
         new_member_id = self._generate_member_id(request)
         if request.group_instance_id is not None:
@@ -563,7 +563,7 @@ class ClassicGroupCoordinator:
             self._schedule(_TimerKind.HEARTBEAT, group.group_id, request.session_timeout_ms, new_member_id)
             self._event("front.group.member_id_required", group.group_id, member_id=new_member_id,
                         client_id=request.client_id, session_timeout_ms=request.session_timeout_ms)
-            self._respond(request.request_id, JoinGroupResponse(ErrorCode.MEMBER_ID_REQUIRED, member_id=new_member_id))
+            self._respond(request.request_id, JoinGroupResponse(ErrorCode.member_id_required, member_id=new_member_id))
         else:
             self._add_member_then_rebalance_or_complete(group, request, new_member_id)
 
@@ -571,18 +571,18 @@ class ClassicGroupCoordinator:
         member_id = request.member_id
         if not group.supports_protocols(request.protocol_type, request.protocols):
             self._respond(request.request_id,
-                          JoinGroupResponse(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=member_id))
+                          JoinGroupResponse(ErrorCode.inconsistent_group_protocol, member_id=member_id))
             return
         if member_id in group.pending_join:
             if request.group_instance_id is not None:
                 # Kafka raises an IllegalStateException here, which its service answers as an unknown server error.
                 self._respond(request.request_id,
-                              JoinGroupResponse(ErrorCode.UNKNOWN_SERVER_ERROR, member_id=member_id))
+                              JoinGroupResponse(ErrorCode.unknown_server_error, member_id=member_id))
                 return
             self._add_member_then_rebalance_or_complete(group, request, member_id)
             return
         invalid = group.validate_member(member_id, request.group_instance_id)
-        if invalid is not ErrorCode.NONE:
+        if invalid is not ErrorCode.none:
             self._respond(request.request_id, JoinGroupResponse(invalid, member_id=member_id))
             return
         member = group.members[member_id]
@@ -603,7 +603,7 @@ class ClassicGroupCoordinator:
             else:
                 self._respond(request.request_id, self._current_join_response(group, member_id, with_members=False))
         else:
-            self._respond(request.request_id, JoinGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id))
+            self._respond(request.request_id, JoinGroupResponse(ErrorCode.unknown_member_id, member_id=member_id))
 
     def _add_member_then_rebalance_or_complete(self, group: _Group, request: JoinGroup, member_id: str) -> None:
         member = _Member(
@@ -641,9 +641,9 @@ class ClassicGroupCoordinator:
     def _replace_static_member(self, group: _Group, request: JoinGroup, old_member_id: str, new_member_id: str) -> None:
         previous_leader = group.leader_id
         old = group.members[old_member_id]
-        fenced_join = JoinGroupResponse(ErrorCode.FENCED_INSTANCE_ID, member_id=old_member_id)
+        fenced_join = JoinGroupResponse(ErrorCode.fenced_instance_id, member_id=old_member_id)
         self._complete_join_future(group, old, fenced_join)
-        self._complete_sync_future(old, SyncGroupResponse(ErrorCode.FENCED_INSTANCE_ID))
+        self._complete_sync_future(old, SyncGroupResponse(ErrorCode.fenced_instance_id))
         # Keep the member's place in join order under its new id.
         new = _Member(new_member_id, old.group_instance_id, old.client_id, old.client_host, old.rebalance_timeout_ms,
                       old.session_timeout_ms, old.protocol_type, old.protocols, assignment=old.assignment)
@@ -676,7 +676,7 @@ class ClassicGroupCoordinator:
                 else:
                     # Older clients learn the previous leader id, so a rejoining static leader does not assign.
                     response = JoinGroupResponse(
-                        ErrorCode.NONE, member_id=new_member_id, generation_id=group.generation_id,
+                        ErrorCode.none, member_id=new_member_id, generation_id=group.generation_id,
                         protocol_type=group.protocol_type, protocol_name=group.protocol_name,
                         leader=previous_leader or "")
                 self._complete_join_future(group, new, response)
@@ -704,7 +704,7 @@ class ClassicGroupCoordinator:
 
     def _prepare_rebalance(self, group: _Group, reason: str) -> None:
         if group.state is COMPLETING:
-            self._reset_and_propagate_assignment_with_error(group, ErrorCode.REBALANCE_IN_PROGRESS)
+            self._reset_and_propagate_assignment_with_error(group, ErrorCode.rebalance_in_progress)
         group.pending_sync.clear()
         self._cancel(_TimerKind.SYNC, group.group_id)
         initial = group.state is EMPTY
@@ -796,7 +796,7 @@ class ClassicGroupCoordinator:
         self._propagate_assignment(group, error)
 
     def _propagate_assignment(self, group: _Group, error: ErrorCode) -> None:
-        ok = error is ErrorCode.NONE
+        ok = error is ErrorCode.none
         for member in group.members.values():
             response = SyncGroupResponse(
                 error, assignment=member.assignment, protocol_type=group.protocol_type if ok else None,
@@ -815,20 +815,20 @@ class ClassicGroupCoordinator:
             self._respond(request.request_id, SyncGroupResponse(code))
 
         if not request.group_id:
-            return error(ErrorCode.INVALID_GROUP_ID)
+            return error(ErrorCode.invalid_group_id)
         group = self._groups.get(request.group_id)
         if group is None or group.state is EMPTY:
-            return error(ErrorCode.UNKNOWN_MEMBER_ID)
+            return error(ErrorCode.unknown_member_id)
         invalid = group.validate_member(request.member_id, request.group_instance_id)
-        if invalid is not ErrorCode.NONE:
+        if invalid is not ErrorCode.none:
             return error(invalid)
         if request.generation_id != group.generation_id:
-            return error(ErrorCode.ILLEGAL_GENERATION)
+            return error(ErrorCode.illegal_generation)
         if _inconsistent(request.protocol_type, group.protocol_type) or _inconsistent(
                 request.protocol_name, group.protocol_name):
-            return error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+            return error(ErrorCode.inconsistent_group_protocol)
         if group.state is PREPARING:
-            return error(ErrorCode.REBALANCE_IN_PROGRESS)
+            return error(ErrorCode.rebalance_in_progress)
         member = group.members[request.member_id]
         if group.state is COMPLETING:
             if member.awaiting_sync is not None:
@@ -843,13 +843,13 @@ class ClassicGroupCoordinator:
                 self._event("front.group.assignment_sent", group.group_id, generation=group.generation_id,
                             leader=request.member_id,
                             members=[{"member_id": m, "bytes": len(data)} for m, data in assignment.items()])
-                self._propagate_assignment(group, ErrorCode.NONE)
+                self._propagate_assignment(group, ErrorCode.none)
                 self._transition(group, STABLE)
             return None
         # Stable: the current assignment.
         self._remove_pending_sync_member(group, request.member_id)
         self._respond(request.request_id, SyncGroupResponse(
-            ErrorCode.NONE, assignment=member.assignment, protocol_type=group.protocol_type,
+            ErrorCode.none, assignment=member.assignment, protocol_type=group.protocol_type,
             protocol_name=group.protocol_name))
         return None
 
@@ -882,7 +882,7 @@ class ClassicGroupCoordinator:
         self._remove_member_and_update_group(group, member, f"member {member_id} expired ({cause})")
 
     def _remove_member_and_update_group(self, group: _Group, member: _Member, reason: str) -> None:
-        self._complete_join_future(group, member, JoinGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID))
+        self._complete_join_future(group, member, JoinGroupResponse(ErrorCode.unknown_member_id))
         self._remove(group, member.member_id)
         if group.state in (STABLE, COMPLETING):
             self._maybe_prepare_rebalance_or_complete_join(group, reason)
@@ -891,63 +891,63 @@ class ClassicGroupCoordinator:
 
     def _heartbeat(self, request: Heartbeat) -> ErrorCode:
         if not request.group_id:
-            return ErrorCode.INVALID_GROUP_ID
+            return ErrorCode.invalid_group_id
         group = self._groups.get(request.group_id)
         if group is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
+            return ErrorCode.unknown_member_id
         invalid = group.validate_member(request.member_id, request.group_instance_id)
-        if invalid is not ErrorCode.NONE:
+        if invalid is not ErrorCode.none:
             return invalid
         if request.generation_id != group.generation_id:
-            return ErrorCode.ILLEGAL_GENERATION
+            return ErrorCode.illegal_generation
         if group.state is EMPTY:
-            return ErrorCode.UNKNOWN_MEMBER_ID
+            return ErrorCode.unknown_member_id
         self._reschedule_heartbeat(group, group.members[request.member_id])
         # Heartbeats in CompletingRebalance are normal ones: the member has its JoinGroup answer and syncs next.
-        return ErrorCode.REBALANCE_IN_PROGRESS if group.state is PREPARING else ErrorCode.NONE
+        return ErrorCode.rebalance_in_progress if group.state is PREPARING else ErrorCode.none
 
     # --- LeaveGroup -------------------------------------------------------------------------------------------------
 
     def _leave(self, request: LeaveGroup) -> LeaveGroupResponse:
         if not request.group_id:
-            return LeaveGroupResponse(ErrorCode.INVALID_GROUP_ID)
+            return LeaveGroupResponse(ErrorCode.invalid_group_id)
         group = self._groups.get(request.group_id)
         if group is None:
-            return LeaveGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID)
+            return LeaveGroupResponse(ErrorCode.unknown_member_id)
         results: list[LeaveMemberResponse] = []
         for leaving in request.members:
             code = self._leave_one(group, leaving.member_id, leaving.group_instance_id, leaving.reason)
             results.append(LeaveMemberResponse(leaving.member_id, leaving.group_instance_id, code))
-        if any(r.error_code is ErrorCode.NONE for r in results):
+        if any(r.error_code is ErrorCode.none for r in results):
             if group.state in (STABLE, COMPLETING):
                 self._maybe_prepare_rebalance_or_complete_join(group, "members left")
             elif group.state is PREPARING:
                 self._maybe_complete_join_phase(group)
-        return LeaveGroupResponse(ErrorCode.NONE, tuple(results))
+        return LeaveGroupResponse(ErrorCode.none, tuple(results))
 
     def _leave_one(self, group: _Group, member_id: str, group_instance_id: str | None, reason: str | None) -> ErrorCode:
         if member_id == "":
             # An administrator removing a static member by its instance id.
             static_id = group.static_member_id(group_instance_id)
             if static_id is None:
-                return ErrorCode.UNKNOWN_MEMBER_ID
+                return ErrorCode.unknown_member_id
             self._remove_leaving_member(group, group.members[static_id], reason)
-            return ErrorCode.NONE
+            return ErrorCode.none
         if member_id in group.pending_join:
             self._event("front.group.member_left", group.group_id, member_id=member_id, group_instance_id=None,
                         reason=reason)
             self._remove(group, member_id)
-            return ErrorCode.NONE
+            return ErrorCode.none
         invalid = group.validate_member(member_id, group_instance_id)
-        if invalid is not ErrorCode.NONE:
+        if invalid is not ErrorCode.none:
             return invalid
         self._remove_leaving_member(group, group.members[member_id], reason)
-        return ErrorCode.NONE
+        return ErrorCode.none
 
     def _remove_leaving_member(self, group: _Group, member: _Member, reason: str | None) -> None:
         self._event("front.group.member_left", group.group_id, member_id=member.member_id,
                     group_instance_id=member.group_instance_id, reason=reason)
-        self._complete_join_future(group, member, JoinGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID))
+        self._complete_join_future(group, member, JoinGroupResponse(ErrorCode.unknown_member_id))
         self._remove(group, member.member_id)
 
     # --- offsets and administration -----------------------------------------------------------------------------------
@@ -958,33 +958,33 @@ class ClassicGroupCoordinator:
             if request.generation_id < 0:
                 # A simple consumer or an administrator: the group exists from now on, holding only offsets.
                 self._create_group(request.group_id, "")
-                return ErrorCode.NONE
+                return ErrorCode.none
             if request.api_version >= GROUP_ID_NOT_FOUND_COMMIT_VERSION:
-                return ErrorCode.GROUP_ID_NOT_FOUND
-            return ErrorCode.ILLEGAL_GENERATION
+                return ErrorCode.group_id_not_found
+            return ErrorCode.illegal_generation
         if request.generation_id < 0 and group.state is EMPTY:
-            return ErrorCode.NONE
+            return ErrorCode.none
         if request.generation_id >= 0 or request.member_id or request.group_instance_id is not None:
             invalid = group.validate_member(request.member_id, request.group_instance_id)
-            if invalid is not ErrorCode.NONE:
+            if invalid is not ErrorCode.none:
                 return invalid
             if request.generation_id != group.generation_id:
-                return ErrorCode.ILLEGAL_GENERATION
+                return ErrorCode.illegal_generation
         elif group.state is not EMPTY:
-            return ErrorCode.UNKNOWN_MEMBER_ID
+            return ErrorCode.unknown_member_id
         if group.state is COMPLETING:
-            return ErrorCode.REBALANCE_IN_PROGRESS
+            return ErrorCode.rebalance_in_progress
         if group.state in (STABLE, PREPARING):
             # A commit keeps the member's session alive, as a heartbeat would.
             self._reschedule_heartbeat(group, group.members[request.member_id])
-        return ErrorCode.NONE
+        return ErrorCode.none
 
     def _describe(self, request: DescribeGroups) -> DescribeGroupsResponse:
         described: list[DescribedGroup] = []
         for group_id in request.group_ids:
             group = self._groups.get(group_id)
             if group is None:
-                described.append(DescribedGroup(group_id, ErrorCode.NONE, DEAD.value, "", ""))
+                described.append(DescribedGroup(group_id, ErrorCode.none, DEAD.value, "", ""))
                 continue
             stable = group.state is STABLE
             members = tuple(
@@ -992,7 +992,7 @@ class ClassicGroupCoordinator:
                                 m.metadata(group.protocol_name) if stable else b"", m.assignment)
                 for m in group.members.values())
             described.append(DescribedGroup(
-                group_id, ErrorCode.NONE, group.state.value, group.protocol_type or "",
+                group_id, ErrorCode.none, group.state.value, group.protocol_type or "",
                 (group.protocol_name or "") if stable else "", members))
         return DescribeGroupsResponse(tuple(described))
 
@@ -1003,23 +1003,23 @@ class ClassicGroupCoordinator:
             ListedGroup(g.group_id, g.protocol_type or "", g.state.value)
             for g in self._groups.values()
             if (not states or g.state.value.lower() in states) and (not types or CLASSIC_GROUP_TYPE in types))
-        return ListGroupsResponse(ErrorCode.NONE, listed)
+        return ListGroupsResponse(ErrorCode.none, listed)
 
     def _delete(self, request: DeleteGroups) -> DeleteGroupsResponse:
         results: list[tuple[str, ErrorCode]] = []
         for group_id in request.group_ids:
             group = self._groups.get(group_id)
             if not group_id:
-                results.append((group_id, ErrorCode.INVALID_GROUP_ID))
+                results.append((group_id, ErrorCode.invalid_group_id))
             elif group is None:
-                results.append((group_id, ErrorCode.GROUP_ID_NOT_FOUND))
+                results.append((group_id, ErrorCode.group_id_not_found))
             elif group.state is not EMPTY:
-                results.append((group_id, ErrorCode.NON_EMPTY_GROUP))
+                results.append((group_id, ErrorCode.non_empty_group))
             else:
                 self._transition(group, DEAD)
                 self._forget(group_id)
                 self._event("front.group.deleted", group_id)
-                results.append((group_id, ErrorCode.NONE))
+                results.append((group_id, ErrorCode.none))
         return DeleteGroupsResponse(tuple(results))
 
     def _forget(self, group_id: str) -> None:

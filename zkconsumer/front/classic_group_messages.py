@@ -15,27 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import IntEnum, StrEnum
+from enum import StrEnum
 
-
-class ErrorCode(IntEnum):
-    """The error codes the classic coordinator answers with, numbered as Kafka's ``Errors``."""
-
-    UNKNOWN_SERVER_ERROR = -1
-    NONE = 0
-    COORDINATOR_NOT_AVAILABLE = 15
-    NOT_COORDINATOR = 16
-    ILLEGAL_GENERATION = 22
-    INCONSISTENT_GROUP_PROTOCOL = 23
-    INVALID_GROUP_ID = 24
-    UNKNOWN_MEMBER_ID = 25
-    INVALID_SESSION_TIMEOUT = 26
-    REBALANCE_IN_PROGRESS = 27
-    NON_EMPTY_GROUP = 68
-    GROUP_ID_NOT_FOUND = 69
-    MEMBER_ID_REQUIRED = 79
-    GROUP_MAX_SIZE_REACHED = 81
-    FENCED_INSTANCE_ID = 82
+# re-exported: both coordinators answer with Kafka's error codes, as kio numbers and names them
+from kio.schema.errors import ErrorCode as ErrorCode
 
 
 class GroupState(StrEnum):
@@ -213,7 +196,7 @@ class HeartbeatResponse:
 
 @dataclass(frozen=True)
 class LeaveMemberResponse(MemberIdentity):
-    error_code: ErrorCode = ErrorCode.NONE
+    error_code: ErrorCode = ErrorCode.none
 
 
 @dataclass(frozen=True)
@@ -225,9 +208,9 @@ class LeaveGroupResponse:
     def single_member_error_code(self) -> ErrorCode:
         """The error a v0-v2 response carries (it has no member list): the top-level error, else the first member's
         error, as Kafka's ``LeaveGroupResponse`` folds them."""
-        if self.error_code != ErrorCode.NONE:
+        if self.error_code != ErrorCode.none:
             return self.error_code
-        return next((m.error_code for m in self.members if m.error_code != ErrorCode.NONE), ErrorCode.NONE)
+        return next((m.error_code for m in self.members if m.error_code != ErrorCode.none), ErrorCode.none)
 
 
 @dataclass(frozen=True)

@@ -252,7 +252,7 @@ def _check_regex(regex: str) -> None:
     try:
         re.compile(regex)
     except re.error as error:
-        raise _Rejected(ErrorCode.INVALID_REGULAR_EXPRESSION,
+        raise _Rejected(ErrorCode.invalid_regular_expression,
                         f"SubscribedTopicRegex `{regex}` is not a valid regular expression: {error}.") from None
 
 
@@ -309,7 +309,7 @@ class ConsumerGroupCoordinator:
         except _Rejected as rejected:
             response = ConsumerGroupHeartbeatResponse(rejected.code, rejected.message)
             self._event("front.consumer_group.heartbeat_rejected", request.group_id, member_id=request.member_id,
-                        member_epoch=request.member_epoch, error=rejected.code.name, message=rejected.message)
+                        member_epoch=request.member_epoch, error=rejected.code.name.upper(), message=rejected.message)
         return HeartbeatOutcome(response, self._drain())
 
     def tick(self, now_ms: int) -> tuple[GroupEvent, ...]:
@@ -335,13 +335,13 @@ class ConsumerGroupCoordinator:
         self._advance(now_ms)
         group = self._groups.get(group_id)
         if group is None:
-            return ErrorCode.GROUP_ID_NOT_FOUND, self._drain()
+            return ErrorCode.group_id_not_found, self._drain()
         if group.members:
-            return ErrorCode.NON_EMPTY_GROUP, self._drain()
+            return ErrorCode.non_empty_group, self._drain()
         del self._groups[group_id]
         self._set_state(group, ConsumerGroupState.DEAD)
         self._event("front.consumer_group.deleted", group_id)
-        return ErrorCode.NONE, self._drain()
+        return ErrorCode.none, self._drain()
 
     def offset_commit_error(self, group_id: str, member_id: str, member_epoch: int, api_version: int,
                             transactional: bool = False) -> ErrorCode:
@@ -350,25 +350,25 @@ class ConsumerGroupCoordinator:
         otherwise the member must exist, commit with v9+ (unless transactional) and name its current epoch."""
         group = self._groups.get(group_id)
         if group is None:
-            return ErrorCode.GROUP_ID_NOT_FOUND
+            return ErrorCode.group_id_not_found
         if member_epoch < 0 and not group.members:
-            return ErrorCode.NONE
+            return ErrorCode.none
         member = group.members.get(member_id)
         if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
+            return ErrorCode.unknown_member_id
         if not transactional and api_version < CONSUMER_OFFSET_COMMIT_VERSION:
-            return ErrorCode.UNSUPPORTED_VERSION
-        return ErrorCode.NONE if member_epoch == member.rec.member_epoch else ErrorCode.STALE_MEMBER_EPOCH
+            return ErrorCode.unsupported_version
+        return ErrorCode.none if member_epoch == member.rec.member_epoch else ErrorCode.stale_member_epoch
 
     def offset_fetch_error(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
         """Whether an OffsetFetch naming a member may read (``ConsumerGroup.validateOffsetFetch``)."""
         group = self._groups.get(group_id)
         if group is None or (member_id is None and member_epoch < 0):
-            return ErrorCode.NONE
+            return ErrorCode.none
         member = group.members.get(member_id or "")
         if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        return ErrorCode.NONE if member_epoch == member.rec.member_epoch else ErrorCode.STALE_MEMBER_EPOCH
+            return ErrorCode.unknown_member_id
+        return ErrorCode.none if member_epoch == member.rec.member_epoch else ErrorCode.stale_member_epoch
 
     # --- read-only views (tests, the edge's status) ---------------------------------------------------------------
 
@@ -453,7 +453,7 @@ class ConsumerGroupCoordinator:
 
     def _validate(self, request: ConsumerGroupHeartbeat) -> None:
         def invalid(message: str) -> _Rejected:
-            return _Rejected(ErrorCode.INVALID_REQUEST, message)
+            return _Rejected(ErrorCode.invalid_request, message)
 
         epoch = request.member_epoch
         must_name_member = (request.api_version >= CLIENT_MEMBER_ID_VERSION or epoch > 0
@@ -477,7 +477,7 @@ class ConsumerGroupCoordinator:
         elif epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             raise invalid("MemberEpoch is invalid.")
         if request.server_assignor is not None and request.server_assignor not in self.config.assignors:
-            raise _Rejected(ErrorCode.UNSUPPORTED_ASSIGNOR,
+            raise _Rejected(ErrorCode.unsupported_assignor,
                             f"ServerAssignor {request.server_assignor} is not supported. Supported assignors: "
                             f"{', '.join(self.config.assignors)}.")
 
@@ -490,11 +490,11 @@ class ConsumerGroupCoordinator:
         group = self._groups.get(request.group_id)
         if group is None:
             if not joining:
-                raise _Rejected(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {request.group_id} not found.")
+                raise _Rejected(ErrorCode.group_id_not_found, f"Consumer group {request.group_id} not found.")
             group = _Group(request.group_id)
         if (self.config.max_size is not None and len(group.members) >= self.config.max_size
                 and request.member_id not in group.members):
-            raise _Rejected(ErrorCode.GROUP_MAX_SIZE_REACHED, "The consumer group has reached its maximum capacity "
+            raise _Rejected(ErrorCode.group_max_size_reached, "The consumer group has reached its maximum capacity "
                             f"of {self.config.max_size} members.")
 
         member_id = request.member_id or self._new_member_id()
@@ -545,7 +545,7 @@ class ConsumerGroupCoordinator:
             try:
                 computed = self._assignors[assignor](self._spec(members, metadata, targets))
             except AssignmentError as error:
-                raise _Rejected(ErrorCode.UNKNOWN_SERVER_ERROR, f"Failed to compute a new target assignment for "
+                raise _Rejected(ErrorCode.unknown_server_error, f"Failed to compute a new target assignment for "
                                 f"epoch {group_epoch}: {error}") from None
             targets = {mid: {t: frozenset(ps) for t, ps in computed.get(mid, {}).items() if ps} for mid in members}
 
@@ -596,7 +596,7 @@ class ConsumerGroupCoordinator:
                            and request.owned is not None)
         changed = final.rec.assigned != member.rec.assigned
         return ConsumerGroupHeartbeatResponse(
-            ErrorCode.NONE, member_id=member_id, member_epoch=final.rec.member_epoch,
+            ErrorCode.none, member_id=member_id, member_epoch=final.rec.member_epoch,
             heartbeat_interval_ms=self.config.heartbeat_interval_ms,
             assignment=dict(final.rec.assigned) if full or changed else None)
 
@@ -608,7 +608,7 @@ class ConsumerGroupCoordinator:
             known = group.members.get(member_id)
             if known is None:
                 if not joining:
-                    raise _Rejected(ErrorCode.UNKNOWN_MEMBER_ID,
+                    raise _Rejected(ErrorCode.unknown_member_id,
                                     f"Member {member_id} is not a member of group {group.group_id}.")
                 return _Member(member_id), None
             self._check_epoch(known, request)
@@ -620,16 +620,16 @@ class ConsumerGroupCoordinator:
                 return group.members.get(member_id) or _Member(member_id), None
             # Kafka checks the instance, not the member id: even the same member id may only rejoin after its -2
             if static.rec.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-                raise _Rejected(ErrorCode.UNRELEASED_INSTANCE_ID,
+                raise _Rejected(ErrorCode.unreleased_instance_id,
                                 f"Static member {member_id} with instance id {request.instance_id} cannot join the "
                                 f"group because the instance id is owned by {static.member_id} member.")
             taking_over = replace(static, member_id=member_id,
                                   rec=replace(static.rec, member_epoch=0, previous_member_epoch=0))
             return taking_over, static
         if static is None:
-            raise _Rejected(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {request.instance_id} is unknown.")
+            raise _Rejected(ErrorCode.unknown_member_id, f"Instance id {request.instance_id} is unknown.")
         if static.member_id != member_id:
-            raise _Rejected(ErrorCode.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id "
+            raise _Rejected(ErrorCode.fenced_instance_id, f"Static member {member_id} with instance id "
                             f"{request.instance_id} was fenced by member {static.member_id}.")
         self._check_epoch(static, request)
         return static, None
@@ -645,7 +645,7 @@ class ConsumerGroupCoordinator:
                 topic_id in assigned and numbers <= assigned[topic_id] for topic_id, numbers in request.owned.items()):
             return
         relation = "greater" if received > known else "smaller"
-        raise _Rejected(ErrorCode.FENCED_MEMBER_EPOCH,
+        raise _Rejected(ErrorCode.fenced_member_epoch,
                         f"The consumer group member has a {relation} member epoch ({received}) than the one known by "
                         f"the group coordinator ({known}). The member must abandon all its partitions and rejoin.")
 
@@ -781,18 +781,18 @@ class ConsumerGroupCoordinator:
         group until its session expires or its instance rejoins."""
         group = self._groups.get(request.group_id)
         if group is None:
-            raise _Rejected(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {request.group_id} not found.")
+            raise _Rejected(ErrorCode.group_id_not_found, f"Consumer group {request.group_id} not found.")
         if request.instance_id is None:
             member = group.members.get(request.member_id)
             if member is None:
-                raise _Rejected(ErrorCode.UNKNOWN_MEMBER_ID,
+                raise _Rejected(ErrorCode.unknown_member_id,
                                 f"Member {request.member_id} is not a member of group {group.group_id}.")
         else:
             static_id = group.static_members.get(request.instance_id)
             if static_id is None:
-                raise _Rejected(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {request.instance_id} is unknown.")
+                raise _Rejected(ErrorCode.unknown_member_id, f"Instance id {request.instance_id} is unknown.")
             if static_id != request.member_id:
-                raise _Rejected(ErrorCode.FENCED_INSTANCE_ID, f"Static member {request.member_id} with instance id "
+                raise _Rejected(ErrorCode.fenced_instance_id, f"Static member {request.member_id} with instance id "
                                 f"{request.instance_id} was fenced by member {static_id}.")
             member = group.members[static_id]
         temporary = request.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH and request.instance_id is not None
@@ -802,10 +802,10 @@ class ConsumerGroupCoordinator:
             rec = replace(member.rec, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, pending_revocation={})
             self._put(group, member, replace(member, rec=rec))
             self._update_state(group)
-            return ConsumerGroupHeartbeatResponse(ErrorCode.NONE, member_id=member.member_id,
+            return ConsumerGroupHeartbeatResponse(ErrorCode.none, member_id=member.member_id,
                                                   member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH)
         self._fence(group, member, "member_left")
-        return ConsumerGroupHeartbeatResponse(ErrorCode.NONE, member_id=request.member_id,
+        return ConsumerGroupHeartbeatResponse(ErrorCode.none, member_id=request.member_id,
                                               member_epoch=request.member_epoch)
 
     # --- describe -------------------------------------------------------------------------------------------------
@@ -819,7 +819,7 @@ class ConsumerGroupCoordinator:
     def _describe(self, group_id: str) -> DescribedConsumerGroup:
         group = self._groups.get(group_id)
         if group is None:
-            return DescribedConsumerGroup(group_id, ErrorCode.GROUP_ID_NOT_FOUND,
+            return DescribedConsumerGroup(group_id, ErrorCode.group_id_not_found,
                                           f"Group {group_id} not found.")
         return DescribedConsumerGroup(
             group_id=group_id,

@@ -14,7 +14,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import IntEnum, StrEnum
+from enum import StrEnum
+
+from kio.schema.errors import ErrorCode as ErrorCode
 
 from zkconsumer.assignors.topic_ids import Uuid
 from zkconsumer.front.classic_group_messages import GroupEvent
@@ -29,25 +31,6 @@ CONSUMER_GROUP_TYPE = "consumer"
 
 Partitions = Mapping[Uuid, frozenset[int]]
 """Partitions per topic id."""
-
-
-class ErrorCode(IntEnum):
-    """The error codes the consumer group coordinator answers with, numbered as Kafka's ``Errors``."""
-
-    UNKNOWN_SERVER_ERROR = -1
-    NONE = 0
-    UNKNOWN_MEMBER_ID = 25
-    UNSUPPORTED_VERSION = 35
-    INVALID_REQUEST = 42
-    NON_EMPTY_GROUP = 68
-    GROUP_ID_NOT_FOUND = 69
-    GROUP_MAX_SIZE_REACHED = 81
-    FENCED_INSTANCE_ID = 82
-    FENCED_MEMBER_EPOCH = 110
-    UNRELEASED_INSTANCE_ID = 111
-    UNSUPPORTED_ASSIGNOR = 112
-    STALE_MEMBER_EPOCH = 113
-    INVALID_REGULAR_EXPRESSION = 128
 
 
 class ConsumerGroupState(StrEnum):
@@ -168,7 +151,7 @@ class DescribedConsumerGroup:
     """One group of a ConsumerGroupDescribe response; an unknown group has only ``group_id`` and the error."""
 
     group_id: str
-    error_code: ErrorCode = ErrorCode.NONE
+    error_code: ErrorCode = ErrorCode.none
     error_message: str | None = None
     group_state: str = ""
     group_epoch: int = 0

@@ -128,7 +128,7 @@ class GroupApis:
     async def join_group(self, context: RequestContext, request: Any) -> Any:
         answer = response_type(request)
         if self.runtime.consumer.has_group(request.group_id):  # one group id, one protocol, as in Kafka
-            return build(answer, error_code=classic.ErrorCode.INCONSISTENT_GROUP_PROTOCOL, generation_id=-1,
+            return build(answer, error_code=classic.ErrorCode.inconsistent_group_protocol, generation_id=-1,
                          member_id=request.member_id, leader="", members=())
         session_ms = _ms(request.session_timeout)
         rebalance = getattr(request, "rebalance_timeout", None)
@@ -246,11 +246,11 @@ class GroupApis:
         # The broker keeps the offsets: deleted groups and groups the coordinator does not know (offsets only) are
         # deleted there too, and its answer stands for the latter.
         to_broker = [g for g, code in results.items()
-                     if code in (classic.ErrorCode.NONE, classic.ErrorCode.GROUP_ID_NOT_FOUND)]
+                     if code in (classic.ErrorCode.none, classic.ErrorCode.group_id_not_found)]
         if to_broker and context.relay is not None:
             relayed = await context.relay(dataclasses.replace(request, groups_names=tuple(to_broker)))
             for row in relayed.results:
-                if results.get(row.group_id) == classic.ErrorCode.GROUP_ID_NOT_FOUND:
+                if results.get(row.group_id) == classic.ErrorCode.group_id_not_found:
                     results[row.group_id] = int(row.error_code)
         answer = response_type(request)
         row_type = nested(answer, "DeletableGroupResult")
@@ -271,7 +271,7 @@ class GroupApis:
                     request_id, group_id, epoch, member_id, getattr(request, "group_instance_id", None),
                     api_version=context.head.api_version)))
             code = int(verdict.error_code)
-        if code == classic.ErrorCode.NONE and context.relay is not None:
+        if code == classic.ErrorCode.none and context.relay is not None:
             stored = {"generation_id_or_member_epoch": -1, "member_id": ""}
             if hasattr(request, "group_instance_id"):
                 stored["group_instance_id"] = None
@@ -326,7 +326,7 @@ class GroupApis:
         classic_groups = self.runtime.classic
         if group_id in classic_groups.group_ids() and classic_groups.state_of(group_id) is not classic.GroupState.DEAD:
             if classic_groups.state_of(group_id) is not classic.GroupState.EMPTY:
-                return build(answer, error_code=classic.ErrorCode.GROUP_ID_NOT_FOUND, member_epoch=0,
+                return build(answer, error_code=classic.ErrorCode.group_id_not_found, member_epoch=0,
                              error_message=f"Group {group_id} is not a consumer group.", heartbeat_interval=0)
             if request.member_epoch == 0:  # an empty classic group gives way; its offsets stay with the group id
                 self.runtime.classic_events(classic_groups.handle(classic.DeleteGroups(0, (group_id,)),
