@@ -20,12 +20,13 @@ from support import CHROOT_BASE, delete_tree
 
 import zkconsumer.log
 from zkconsumer.bridge.metadata_bridge import MetadataBridge
+from zkconsumer.embedded.ensemble import DEFAULT_SIZE, LocalEnsemble
 from zkconsumer.embedded.front import BrokerAddresses, provide_addresses
 from zkconsumer.embedded.zookeeper import provide_zookeeper
 from zkconsumer.zk.client import close_client, open_client
 
 #: fixtures that start (or hand out) a real server: a test using any of them, even indirectly, is a ``servers`` test
-SERVER_FIXTURES = frozenset({"zookeeper_connect", "kafka_addresses"})
+SERVER_FIXTURES = frozenset({"zookeeper_connect", "kafka_addresses", "zookeeper_ensemble"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -48,6 +49,14 @@ def fresh_logging() -> Iterator[None]:
 def zookeeper_connect(tmp_path_factory) -> Iterator[str]:
     with provide_zookeeper(tmp_path_factory.mktemp("zookeeper")) as connect:
         yield connect
+
+
+@pytest.fixture(scope="session")
+def zookeeper_ensemble(tmp_path_factory) -> Iterator[LocalEnsemble]:
+    """Three local ZooKeeper servers in one ensemble (the installed distribution), for the failover tests: a test that
+    stops or kills a server starts it again before it ends, so the next finds the whole ensemble."""
+    with LocalEnsemble(tmp_path_factory.mktemp("ensemble"), DEFAULT_SIZE) as ensemble:
+        yield ensemble
 
 
 @pytest.fixture(scope="session")
