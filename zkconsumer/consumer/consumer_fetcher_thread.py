@@ -40,6 +40,14 @@ Deliberate differences from Kafka:
   sending every partition of the thread back to the leader finder. Errors of one partition still do that.
 * An unexpected error is logged and retried after the backoff; in Kafka it ended the thread, leaving its partitions
   unfetched until the next rebalance.
+* A fetch position past the end of the log is found by this thread, not by the broker: a broker that answers such a
+  fetch with no records instead of OFFSET_OUT_OF_RANGE (the embedded one) would otherwise leave the partition
+  waiting for offsets it will not reach for a long time, silently (a committed offset that survived the broker's
+  log). So a position that came from a committed offset, and any position that got no message for
+  ``_RECHECK_S``, is compared with the true end of the log (:mod:`zkconsumer.kafka.log_end_offsets`, one read for
+  all the partitions due) once it has had no message for ``_VERIFY_AFTER_S``; beyond it, ``auto.offset.reset``
+  applies as for OFFSET_OUT_OF_RANGE (reason ``past_log_end``): once per partition and position, since the reset
+  moves the position. A partition that receives messages is never checked: a message at the position proves it.
 
 Events (logger ``zkconsumer.fetcher``; every one also carries ``consumer_id``, ``fetcher_id`` and ``broker_id``):
 
@@ -47,9 +55,10 @@ Events (logger ``zkconsumer.fetcher``; every one also carries ``consumer_id``, `
 * ``fetcher.partitions_added``: ``partitions`` ("topic-partition" strings), ``offsets`` (partition -> initial fetch
   offset, -1 when ``auto.offset.reset`` decides).
 * ``fetcher.partitions_removed``: ``partitions``.
-* ``fetcher.offset_reset``: ``topic``, ``partition``, ``reason`` (``no_offset``: there was no committed offset;
-  ``out_of_range``: the broker no longer or not yet has the offset), ``policy`` (``smallest``/``largest``),
-  ``old_offset``, ``new_offset``.
+* ``fetcher.offset_reset`` (info; warning when the offset was lost): ``topic``, ``partition``, ``reason``
+  (``no_offset``: there was no committed offset; ``out_of_range``: the broker answered OFFSET_OUT_OF_RANGE;
+  ``past_log_end``: the position is beyond the true end of the log, see below), ``policy``
+  (``smallest``/``largest``), ``old_offset``, ``new_offset``.
 * ``fetcher.partition_error`` (warning): ``topic``, ``partition``, ``code``, ``error``; the partition goes back to
   the leader finder.
 * ``fetcher.message_too_large`` (warning): ``topic``, ``partition``, ``offset``, ``size``,
@@ -69,7 +78,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import groupby
-from time import perf_counter
+from time import monotonic, perf_counter
 from typing import Any, cast
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message
@@ -92,6 +101,9 @@ OffsetResetCallback = Callable[[PartitionTopicInfo, int, str], None]
 
 RESET_NO_OFFSET = "no_offset"
 RESET_OUT_OF_RANGE = "out_of_range"
+RESET_PAST_LOG_END = "past_log_end"
+#: Reasons where offsets were lost, so the reset is a warning; a group's first start is not.
+_LOSSY_RESETS = frozenset({RESET_OUT_OF_RANGE, RESET_PAST_LOG_END})
 
 #: How long the fetch loop waits for a message: the longest a stop or an assignment change waits for it.
 _CONSUME_TIMEOUT_S = 0.1
@@ -103,6 +115,12 @@ _CONSUME_BATCH = 500
 #: partition: 500 fit a network slice with room to spare).
 _LOOKUP_GROUP = 500
 _OUT_OF_RANGE = frozenset({KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET})
+#: A committed position that got no message this long is compared with the true end of its log.
+_VERIFY_AFTER_S = 0.5
+#: Any position that got no message this long is compared again (the broker may have lost its log since).
+_RECHECK_S = 30.0
+#: How often the fetch loop looks for positions due a check (a scan of one dict).
+_CHECK_TICK_S = 0.25
 
 _log = get_logger("zkconsumer.fetcher")
 
@@ -232,6 +250,10 @@ class ConsumerFetcherThread(threading.Thread):
         # This thread only: what librdkafka is fetching.
         self._fetching: set[TopicPartition] = set()
         self._single_topic = True  # every partition in _fetching is of one topic: runs are cut by partition alone
+        # This thread only: partition -> when its position is due a comparison with the log end, unless a message
+        # of it arrives first (which moves it on by _RECHECK_S).
+        self._check_due: dict[TopicPartition, float] = {}
+        self._next_check = 0.0
         self._consumer = Consumer(librdkafka_config(config, broker.address))
         self._closed = False
 
@@ -316,11 +338,22 @@ class ConsumerFetcherThread(threading.Thread):
             started = perf_counter()
             messages = self._fetch()
             meters.fetch_timed(self._broker_key, (perf_counter() - started) * 1000)
+        if self._check_due:
+            now = monotonic()
+            if now >= self._next_check:
+                self._next_check = now + _CHECK_TICK_S
+                self._check_positions(now)
         if not messages:
             return
         if any(map(_error_of, messages)):
             messages = self._handle_errors(messages)
         plans = [plan for tp, run in self._runs(messages) for plan in self._plan(tp, run)]
+        if plans and self._check_due:
+            recheck = monotonic() + _RECHECK_S
+            due = self._check_due
+            for plan in plans:
+                if plan.tp in due:
+                    due[plan.tp] = recheck
         # The batch's list goes now; its messages live on in the chunks (for their timestamps) until handed out.
         del messages
         given_up: set[TopicPartition] = set()
@@ -392,7 +425,7 @@ class ConsumerFetcherThread(threading.Thread):
             self._unfetch(gone)
         ready = {tp: offset for tp, offset in pending.items() if offset >= 0}
         if ready:
-            self._fetch_from(ready)
+            self._fetch_from(ready, verified=False)
         unresolved = sorted(tp for tp, offset in pending.items() if offset < 0)
         targets = self._reset_targets(unresolved)
         resolved: dict[TopicPartition, int] = {}
@@ -407,12 +440,17 @@ class ConsumerFetcherThread(threading.Thread):
             if resolved:
                 self._fetch_from(resolved)  # one librdkafka assignment for all of them
 
-    def _fetch_from(self, offsets: Mapping[TopicPartition, int]) -> None:
+    def _fetch_from(self, offsets: Mapping[TopicPartition, int], verified: bool = True) -> None:
+        """Fetch these partitions from these offsets; ``verified`` when each offset was just read from the log
+        (a reset), else it is compared with the log end unless a message at it arrives soon."""
         self._consumer.incremental_assign(
             [KafkaTopicPartition(tp.topic, tp.partition, offset) for tp, offset in offsets.items()]
         )
         self._fetching.update(offsets)
         self._single_topic = len({tp.topic for tp in self._fetching}) <= 1
+        due = monotonic() + (_RECHECK_S if verified else _VERIFY_AFTER_S)
+        self._check_due.update(dict.fromkeys(offsets, due))
+        self._next_check = min(self._next_check, due)
 
     def _unfetch(self, partitions: Iterable[TopicPartition]) -> None:
         partitions = [tp for tp in partitions if tp in self._fetching]
@@ -420,6 +458,8 @@ class ConsumerFetcherThread(threading.Thread):
             self._consumer.incremental_unassign([KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions])
             self._fetching.difference_update(partitions)
             self._single_topic = len({tp.topic for tp in self._fetching}) <= 1
+            for tp in partitions:
+                self._check_due.pop(tp, None)
 
     def _current_offset(self, tp: TopicPartition) -> int | None:
         with self._lock:
@@ -515,6 +555,34 @@ class ConsumerFetcherThread(threading.Thread):
         if self.remove_partitions([tp]):
             self._on_partitions_error([tp])
 
+    def _check_positions(self, now: float) -> None:
+        """Compare the positions due a check with the true end of their logs, and reset those beyond it (see the
+        module's docstring). A partition whose end could not be read is tried again after the leader backoff."""
+        due = sorted(tp for tp, when in self._check_due.items() if when <= now)
+        if not due:
+            return
+        with self._lock:
+            positions = {tp: self._offsets[tp] for tp in due if tp in self._offsets}
+        ends: dict[TopicPartition, int] = {}
+        for start in range(0, len(due), _LOOKUP_GROUP):
+            if self._stopping.is_set():
+                return
+            ends.update(self._true_log_ends(due[start:start + _LOOKUP_GROUP]))
+        later = monotonic()
+        for tp in due:
+            if tp in self._check_due:
+                self._check_due[tp] = later + (_RECHECK_S if tp in ends else self._backoff_s)
+        past = sorted(tp for tp, position in positions.items() if tp in ends and position > ends[tp])
+        if not past:
+            return
+        self._unfetch(past)
+        targets = {tp: ends[tp] for tp in past} if self._config.auto_offset_reset == "largest" \
+            else self._reset_targets(past)
+        for tp in past:
+            if self._stopping.is_set():
+                return
+            self._reset_offset(tp, RESET_PAST_LOG_END, targets.get(tp))
+
     def _reset_targets(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
         """Where ``auto.offset.reset`` puts these partitions, looked up together, in groups of
         :data:`_LOOKUP_GROUP` (each answered within a network slice even by a slow broker, and a stop request is
@@ -569,8 +637,8 @@ class ConsumerFetcherThread(threading.Thread):
             self._offsets[tp] = new_offset
         info.reset_fetch_offset(new_offset)
         info.reset_consume_offset(new_offset)
-        self._emit("info", "fetcher.offset_reset", topic=tp.topic, partition=tp.partition, reason=reason,
-                   policy=policy, old_offset=old_offset, new_offset=new_offset)
+        self._emit("warning" if reason in _LOSSY_RESETS else "info", "fetcher.offset_reset", topic=tp.topic,
+                   partition=tp.partition, reason=reason, policy=policy, old_offset=old_offset, new_offset=new_offset)
         if self._on_offset_reset is not None:
             try:
                 self._on_offset_reset(info, new_offset, reason)
