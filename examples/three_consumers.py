@@ -3,11 +3,15 @@
 Run it on the embedded environment (`.venv/bin/zkconsumer local up` first), or point it anywhere:
 
     .venv/bin/python examples/three_consumers.py [--zookeeper HOST:PORT[/chroot]] [--bootstrap-server HOST:PORT]
+
+It creates its topic with six partitions when it does not exist, and otherwise uses the partitions the topic has;
+every message sent is checked by its delivery report, so none is lost silently.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import threading
 import time
 from collections import Counter
@@ -29,11 +33,13 @@ def main() -> None:
     options.add_bootstrap(parser)
     options.add_run_dir(parser)
     parser.add_argument("--group", default="example")
-    parser.add_argument("--topic", default="orders")
+    parser.add_argument("--topic", default="three-consumers")
     args = parser.parse_args()
     zookeeper, bootstrap, topic = options.zookeeper(args), options.bootstrap(args), args.topic
-    if topic not in fetch_metadata(admin_client(bootstrap), bootstrap).topics:
+    existing = fetch_metadata(admin_client(bootstrap), bootstrap).topics.get(topic)
+    if existing is None:
         create_topic(bootstrap, topic, PARTITIONS)
+    partitions = PARTITIONS if existing is None else len(existing.partitions)
 
     with zookeeper_client(zookeeper) as zk:  # the bridge mirrors a new topic into ZooKeeper within a second
         for _ in range(100):
@@ -70,11 +76,20 @@ def main() -> None:
         thread.start()
     ready.wait()  # all three have joined; the group settles in a rebalance or two
     producer = Producer({"bootstrap.servers": bootstrap})
+    failures: list[str] = []
+
+    def report(err: object, msg: object) -> None:  # a message the broker did not take must not vanish
+        if err is not None:
+            failures.append(str(err))
+
     for i in range(MESSAGES):
-        producer.produce(topic, value=f"order-{i}".encode(), partition=i % PARTITIONS)
-    producer.flush(10)
+        producer.produce(topic, value=f"order-{i}".encode(), partition=i % partitions, on_delivery=report)
+    unacknowledged = producer.flush(10)
     for thread in threads:
         thread.join()
+    if failures or unacknowledged:
+        sys.exit(f"{len(failures) + unacknowledged} of {MESSAGES} messages not delivered to {topic}: "
+                 f"{'; '.join(sorted(set(failures))) or 'no acknowledgement within 10 s'}")
     for name in sorted(reports):
         print(reports[name])
 

@@ -26,11 +26,13 @@ def wait_for(predicate: Callable[[], object], timeout: float = 15.0, interval: f
     return value
 
 
-def zkconsumer_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60.0) -> subprocess.CompletedProcess:
-    """Run the real ``zkconsumer`` command in a child process, as a user would."""
+def zkconsumer_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60.0,
+                   input: str | None = None) -> subprocess.CompletedProcess:
+    """Run the real ``zkconsumer`` command in a child process, as a user would (``input``: its stdin)."""
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "zkconsumer", *args], capture_output=True, text=True, env=full_env, timeout=timeout
+        [sys.executable, "-m", "zkconsumer", *args], capture_output=True, text=True, env=full_env, timeout=timeout,
+        input=input,
     )
 
 

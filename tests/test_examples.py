@@ -42,3 +42,19 @@ def test_spark_stream_writes_every_message_and_the_group_catches_up(kafka_zk, bo
     assert lags, done.stdout
     assert lags[-1][0] == "0" and lags[-1][1] == "p0 0, p1 0, p2 0" and lags[-1][2] == "1"  # one member: the query
     assert f"wrote 300 rows to {tmp_path / 'data'}; the group caught up" in done.stdout
+
+
+def test_three_consumers_use_the_partitions_an_existing_topic_has(kafka_zk, bootstrap_servers, topic_name):
+    """A topic made earlier with 3 partitions (the README's `orders`): every message still arrives, one partition
+    each, instead of the 30 sent to partitions 3-5 vanishing."""
+    from zkconsumer.kafka.topics import create_topic
+
+    create_topic(bootstrap_servers, topic_name, 3)
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--zookeeper", kafka_zk, "--bootstrap-server", bootstrap_servers,
+         "--topic", topic_name], capture_output=True, text=True, timeout=90,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = re.findall(r"^example_consumer(\d): owns partitions \[(.*)\], got (\d+) messages", done.stdout, re.M)
+    assert {n: parts for n, parts, _ in lines} == {"1": "0", "2": "1", "3": "2"}
+    assert sum(int(count) for _, _, count in lines) == 60
