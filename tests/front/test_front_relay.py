@@ -144,9 +144,27 @@ def test_a_produce_with_acks_0_is_relayed_without_waiting_for_an_answer_the_brok
     assert producer.list_topics(topic_name, timeout=10).topics[topic_name].error is None  # the same connection
     reader = Consumer({"bootstrap.servers": front.address, "group.id": f"g-{uuid.uuid4().hex[:6]}",
                        "enable.auto.commit": False})
+    # On one raw connection: an acks=0 produce, then an ApiVersions; the first answer on the connection must be the
+    # ApiVersions' (exchange_on checks the correlation id), so the produce got none.
+    with socket.create_connection(_split(front.address), timeout=10) as sock:
+        sock.sendall(encode_request(_acks_0_produce(topic_name, b"fire-5"), 7001, "c"))
+        assert exchange_on(sock, api_versions_request()).error_code == ErrorCode.none
     reader.assign([TopicPartition(topic_name, 0, 0)])
-    assert [m.value() for m in consume_all(reader, 5)] == [f"fire-{i}".encode() for i in range(5)]
+    assert [m.value() for m in consume_all(reader, 6)] == [f"fire-{i}".encode() for i in range(6)]
     reader.close()
+
+
+def _acks_0_produce(topic: str, value: bytes) -> object:
+    """A Produce v9 with acks=0 of one message to partition 0; kafka-python's builder writes the record batch."""
+    from kafka.record.memory_records import MemoryRecordsBuilder
+    from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, TopicProduceData
+
+    batch = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1024)
+    batch.append(timestamp=None, key=None, value=value, headers=[])
+    batch.close()
+    records = PartitionProduceData(index=i32(0), records=bytes(batch.buffer()))
+    return ProduceRequest(acks=i16(0), timeout=i32Timedelta.parse(datetime.timedelta(seconds=5)),
+                          topic_data=(TopicProduceData(name=topic, partition_data=(records,)),))
 
 
 def test_a_failed_produce_with_acks_0_closes_the_connection_as_kafka_does(front, topic_name):
