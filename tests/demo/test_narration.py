@@ -90,3 +90,15 @@ def test_a_step_that_raised_says_so_and_a_failed_restart_does_not_end_the_gap():
     assert "stop-the-world" not in first_outcome  # the failed restart ended nothing
     done = next(line for line in lines if line.startswith("    => done"))
     assert "stop-the-world 141 ms" in done  # from attempt 1's stop (9 ms) to attempt 2's restart (150 ms)
+
+
+def test_repeated_and_skipped_step_numbers_are_explained_once_before_the_first_block_that_has_them():
+    """Steps 2, 2, 4 with no listener set read as a mistake unless the screen says why (the original's numbers)."""
+    lines = narrate()
+    notes = [i for i, line in enumerate(lines) if "the numbers are the steps of Kafka's" in line]
+    assert len(notes) == 1
+    assert lines[notes[0]] == ("      (the numbers are the steps of Kafka's ZKRebalancerListener.rebalance, in its "
+                               "order: 2 is stop fetchers then commit offsets; 3 (listener: before release) is "
+                               "skipped: no rebalance listener is set)")
+    assert ": rebalance " in lines[notes[0] - 1]  # right under the block's heading, before its first step
+    assert not any("the numbers are" in line for line in narrate(explain=False))

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from zkconsumer.trace.timeline import Gap, parse_timestamp, partition_refs
-from zkconsumer.trace.vocabulary import BY_EVENT
+from zkconsumer.trace.vocabulary import BY_EVENT, STEPS
 from zkconsumer.trace.words import describe_gap, describe_step_fields, fmt_partitions
 
 Event = Mapping[str, Any]
@@ -41,6 +41,27 @@ def step_detail(event: Event) -> str:
 def step_started(event: Event) -> float:
     """A step's event is written when the step ends: it started ``duration_ms`` before its timestamp."""
     return parse_time(event["timestamp"]) - float(event.get("duration_ms", 0)) / 1000
+
+
+def numbering_note(numbers: list[int]) -> str | None:
+    """What a reader needs to know about a block's step numbers that repeat or skip, or None when they run 1, 2, 3...:
+    the numbers are Kafka's (``ZKRebalancerListener.rebalance``), where one number can cover two actions and the
+    rebalance listener's steps happen only when the application set one."""
+    if not numbers:
+        return None
+    seen = set(numbers)
+    parts = []
+    for number in sorted(n for n in seen if numbers.count(n) > 1):
+        titles = [step.title for step in STEPS if step.number == number]
+        parts.append(f"{number} is {' then '.join(titles)}")
+    for number in range(min(numbers), max(numbers) + 1):
+        if number not in seen:
+            titles = [step.title for step in STEPS if step.number == number]
+            why = "no rebalance listener is set" if all(t.startswith("listener") for t in titles) else "not done here"
+            parts.append(f"{number} ({' / '.join(titles) or '?'}) is skipped: {why}")
+    if not parts:
+        return None
+    return "the numbers are the steps of Kafka's ZKRebalancerListener.rebalance, in its order: " + "; ".join(parts)
 
 
 class RebalanceNarrator:
@@ -85,6 +106,7 @@ class RebalanceNarrator:
         # is then the only one there is.
         attempt = steps[0].get("attempt", 1) if steps else end.get("attempt", end.get("attempts", 1))
         lines = [f"  {who}: rebalance {end.get('rebalance_id')} ({cause}), attempt {attempt}"]
+        lines += self._numbering(steps)
         for step in steps:
             info = BY_EVENT[step["event"]]
             lines.append(f"    {info.number} {info.title:<24} {float(step.get('duration_ms', 0)):8.1f} ms  "
@@ -100,6 +122,15 @@ class RebalanceNarrator:
                 outcome += " (since attempt 1 stopped the fetchers)"
         lines.append(f"    => {outcome}")
         return lines
+
+    def _numbering(self, steps: list[Event]) -> list[str]:
+        """Why a block's numbers repeat or skip (``1, 2, 2, 4, 5...``), told once, the first time they do: they are
+        the original's, so that a reader can follow the same steps in Kafka's ``rebalance`` method."""
+        note = numbering_note([BY_EVENT[step["event"]].number for step in steps])
+        if not self.explain or note is None or "numbering" in self._explained:
+            return []
+        self._explained.add("numbering")
+        return [f"      ({note})"]
 
     def _instant(self, who: str, name: str, event: Event) -> list[str]:
         if name == "rebalance.triggered":
