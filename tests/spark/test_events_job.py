@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from browser import assert_offline, dump_dom
+from migration_layout import NOT_EVENTS, migration_output
 
 from zkconsumer.errors import UsageError
 from zkconsumer.fleet.events_job import CONSUMER_ID_PATTERN, run_events_job
@@ -96,6 +97,19 @@ def test_a_line_the_shortcut_would_misgroup_is_grouped_by_its_json(spark, tmp_pa
         rows = [sorted(map(str, spark.read.parquet(str(tmp_path / name / table)).collect()))
                 for name in ("plain", "tricky")]
         assert rows[0] == rows[1] and rows[0], table
+
+
+def test_a_migration_comparison_directory_is_read_at_every_depth(spark, tmp_path):
+    """``analyze events DIR`` on a comparison's output: the events in ``<protocol>/events.jsonl`` are analysed, and
+    the report, the produced and delivered lists and the members' stderr logs are skipped and named, not counted as
+    broken lines."""
+    top = migration_output(tmp_path / "compare")
+
+    summary = run_events_job(spark, [str(top)], str(tmp_path / "out"))
+
+    t = summary.totals
+    assert (t.members, t.rebalances, t.events, t.broken_lines) == (3, 9, len(SAMPLE.read_text().splitlines()), 0)
+    assert sorted(str(Path(p).relative_to(top)) for p in summary.skipped_files) == sorted(NOT_EVENTS)
 
 
 def test_a_path_with_no_events_leaves_nothing(spark, tmp_path):

@@ -45,7 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "events", help="per rebalance, step and member of JSON-line event files",
         description="Attempts, conflicts, retries, step durations, stop-the-world and partitions moved per "
         "rebalance; totals per member. Writes DIR/rebalances, DIR/steps, DIR/members (Parquet) and "
-        "DIR/summary.html. Lines that are not events are counted and skipped.",
+        "DIR/summary.html. Directories are searched at every depth; a file found there whose first lines are not "
+        "events is skipped and named. Lines that are not events are counted and skipped.",
     )
     events.add_argument("inputs", nargs="+", metavar="PATH", help="event files or directories of them (--log-json)")
     for sub in (fleet, events):
@@ -87,6 +88,9 @@ def run_events(args: argparse.Namespace) -> int:
         summary = run_events_job(spark, args.inputs, args.output)
     finally:
         spark.stop()
+    if summary.skipped_files:
+        print(f"skipped {len(summary.skipped_files)} files without events: {', '.join(summary.skipped_files)}",
+              file=sys.stderr)
     t = summary.totals
     broken = f", {t.broken_lines} broken lines skipped" if t.broken_lines else ""
     print(f"analysed {t.rebalances} rebalances of {t.members} members ({t.events} events{broken}) into "

@@ -21,10 +21,12 @@ line that nests another object with that key before it. Every task checks each m
 key it was grouped by; should any line be another consumer's, the tables are thrown away and the job runs again
 grouping by the parsed JSON (``get_json_object``), so the figures never depend on the shortcut.
 
-Lines that are not events are counted (on the page, and in the summary the command prints) and skipped; lines of
-events without a consumer id are grouped together and only counted. No event of any member at all is an error, and
-nothing is left behind (:mod:`zkconsumer.fleet.job_output`). A task holds its own members' lines at once, so the
-number of tasks grows with the input (:data:`BYTES_PER_TASK`), never below the cores.
+Directories are searched at every depth, and a file found there whose first lines are no events is skipped and named
+(:mod:`zkconsumer.fleet.event_files`). Lines that are not events are counted (on the page, and in the summary the
+command prints) and skipped; lines of events without a consumer id are grouped together and only counted. No event
+of any member at all is an error, and nothing is left behind (:mod:`zkconsumer.fleet.job_output`). A task holds its
+own members' lines at once, so the number of tasks grows with the input (:data:`BYTES_PER_TASK`), never below the
+cores.
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ from typing import Any
 
 from zkconsumer.errors import UsageError
 from zkconsumer.events.rebalance_steps import STEPS
+from zkconsumer.fleet.event_files import find_event_files
 from zkconsumer.fleet.events import MemberFigures, MemberRow, RebalanceRow, StepRow, member_figures
-from zkconsumer.fleet.job_output import check_inputs, check_output, input_files, staged_directory
+from zkconsumer.fleet.job_output import check_inputs, check_output, staged_directory
 from zkconsumer.fleet.pages import (
     DURATION_BUCKETS,
     EventsSummary,
@@ -167,26 +170,33 @@ def _table(pa: Any, batches: Iterator[Any]) -> Any:
 
 
 def run_events_job(spark: Any, paths: list[str], output: str) -> EventsSummary:
-    """Analyse the event files ``paths`` into ``output`` (a directory that must not exist); the page's summary."""
+    """Analyse the event files ``paths`` (files, and directories searched at every depth for event files:
+    :mod:`zkconsumer.fleet.event_files`) into ``output`` (a directory that must not exist); the page's summary."""
     from pyspark.sql import functions as F
 
     check_inputs(paths, "events path")
     check_output(output)
-    size = sum(p.stat().st_size for given in paths for p in input_files(Path(given)))
+    found = find_event_files(paths)
+    skipped = tuple(str(p) for p in found.skipped)
+    if not found.read:
+        raise UsageError(f"{' '.join(paths)}: no event files" + (f" ({len(skipped)} files without events)"
+                                                                  if skipped else ""))
+    files = [str(p) for p in found.read]
+    size = sum(p.stat().st_size for p in found.read)
     tasks = max(spark.sparkContext.defaultParallelism, math.ceil(size / BYTES_PER_TASK), 1)
     with staged_directory(output) as staging:
         tables = task_directory(staging)
-        totals = _member_tables(spark, paths, tasks, F.regexp_extract("value", CONSUMER_ID_PATTERN, 1), tables)
+        totals = _member_tables(spark, files, tasks, F.regexp_extract("value", CONSUMER_ID_PATTERN, 1), tables)
         if totals.foreign:  # a line grouped under another consumer: group by the parsed JSON instead
             shutil.rmtree(tables)
             tables = task_directory(staging)
-            totals = _member_tables(spark, paths, tasks, F.get_json_object("value", "$.consumer_id"), tables)
+            totals = _member_tables(spark, files, tasks, F.get_json_object("value", "$.consumer_id"), tables)
         keep_tables(tables, TABLES, staging)
         if not totals.members:
             what = f"{totals.events} events, none of a consumer" if totals.events else "no events"
             broken = f", {totals.broken} broken lines" if totals.broken else ""
             raise UsageError(f"{' '.join(paths)}: {what}{broken}")
-        summary = events_summary(spark, staging, tuple(paths), totals)
+        summary = dataclasses.replace(events_summary(spark, staging, tuple(paths), totals), skipped_files=skipped)
         (staging / "summary.html").write_text(events_page(summary), encoding="utf-8")
     return summary
 

@@ -96,6 +96,7 @@ class EventsSummary:
     stop_the_world: tuple[tuple[float, float, float], ...]  # (seconds since the first rebalance, max, mean) per bucket
     conflicts: tuple[tuple[str, int], ...]  # consumer id -> conflicts, most first
     longest: tuple[RebalanceRow, ...]  # the rebalances with the longest stop-the-world
+    skipped_files: tuple[str, ...] = ()  # files found under a directory given that hold no events
 
 
 def fleet_page(summary: FleetSummary, title: str = "Fleet analysis") -> str:
