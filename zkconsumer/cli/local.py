@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from zkconsumer.cli import COMMANDS, options
 from zkconsumer.embedded.environment import LocalEnvironment
@@ -32,14 +33,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_up(args: argparse.Namespace) -> int:
     env = LocalEnvironment(args.run_dir)
+    already = env.endpoints() is not None
     endpoints = env.up(args.zookeeper_port, args.broker_port, direct_broker=args.direct_broker)
+    reconciled = env.reconciled.summary()
+    if reconciled is not None:
+        print(f"zkconsumer local: {reconciled}", file=sys.stderr)
     if args.json:
         print(json.dumps(endpoints))
     else:
-        print(f"zookeeper          {endpoints['zookeeper']}")
-        print(f"bootstrap servers  {endpoints['bootstrap_servers']}{_through(endpoints)}")
-        print(f"run directory      {env.run_dir}  (state.json and logs)")
-        print("stop it with: zkconsumer local down")
+        print(f"{'already running' if already else 'up'} in {env.run_dir}: zookeeper {endpoints['zookeeper']}, "
+              f"bootstrap servers {endpoints['bootstrap_servers']}{_through(endpoints)}; "
+              f"stop it with: zkconsumer local down")
     return 0
 
 
@@ -47,21 +51,22 @@ def run_down(args: argparse.Namespace) -> int:
     env = LocalEnvironment(args.run_dir)
     stopped = env.down()
     if stopped:
-        print(f"stopped {', '.join(stopped)} (logs kept in {env.run_dir})")
+        print(f"stopped {', '.join(stopped)} (ZooKeeper's data and the logs kept in {env.run_dir})")
     else:
         print(f"no local environment was running in {env.run_dir}")
     return 0
 
 
 def run_status(args: argparse.Namespace) -> int:
-    status = LocalEnvironment(args.run_dir).status()
+    env = LocalEnvironment(args.run_dir)
+    status = env.status()
     if args.json:
         print(json.dumps(status.to_json()))
         return 0 if status.running else 1
     if not status.processes:
-        print(f"no local environment in {status.run_dir} (start one with: zkconsumer local up)")
+        print(f"no local environment in {status.run_dir} ({env.run_dir_origin}; start one with: zkconsumer local up)")
         return 1
-    print(f"run directory      {status.run_dir}")
+    print(f"run directory      {status.run_dir}  ({env.run_dir_origin})")
     print(f"zookeeper          {status.zookeeper}  {'imok' if status.zookeeper_ok else 'NOT ANSWERING'}")
     print(f"bootstrap servers  {status.bootstrap_servers}  {'ok' if status.broker_ok else 'NOT ANSWERING'}"
           f"{'  (the front)' if status.broker != status.bootstrap_servers else ''}")
@@ -78,5 +83,5 @@ def run_status(args: argparse.Namespace) -> int:
 def _through(endpoints: dict[str, str]) -> str:
     broker = endpoints.get("broker", endpoints["bootstrap_servers"])
     if broker == endpoints["bootstrap_servers"]:
-        return "  (the broker itself, with its own group coordinator)"
-    return f"  (the front, in front of the broker at {broker})"
+        return " (the broker itself, with its own group coordinator)"
+    return f" (the front, in front of the broker at {broker})"

@@ -10,8 +10,11 @@ pid with its exact command line, and a pid that now runs something else is left 
 
 Events (logger ``zkconsumer.local``): ``local.started`` (``run_dir``, ``zookeeper``, ``bootstrap_servers``,
 ``broker``: the broker's own address, the same as ``bootstrap_servers`` without a front),
-``local.already_running``, ``local.stale_state`` (``run_dir``, ``dead``: processes of an earlier run that are
-gone), ``local.stopped`` (``run_dir``, ``processes``).
+``local.already_running``, ``local.reconciled`` (warning, after ``local.started`` when ZooKeeper and the broker did
+not agree: ``recreated``, the topics ZooKeeper records that were created in the broker; ``offsets_past_end``,
+``group topic-partition at offset, log end N`` for each committed offset past its log's end; ``skipped``, topics
+not recreated and why; see :mod:`zkconsumer.embedded.reconciliation`), ``local.stale_state`` (``run_dir``,
+``dead``: processes of an earlier run that are gone), ``local.stopped`` (``run_dir``, ``processes``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from zkconsumer.embedded.front import BrokerAddresses
 from zkconsumer.embedded.front_process import STOP_TIMEOUT as FRONT_STOP_TIMEOUT
 from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.embedded.process import ProcessRecord, check_port_free, spawn, wait_until_ready
+from zkconsumer.embedded.reconciliation import Reconciliation, reconcile
 from zkconsumer.embedded.zookeeper import LocalZooKeeper
 from zkconsumer.errors import EnvironmentSetupError, ZkConsumerError
 from zkconsumer.kafka.metadata import broker_answers
@@ -54,11 +58,20 @@ def stop_all(records: dict[str, ProcessRecord]) -> list[str]:
     return stopped
 
 
-def default_run_dir() -> Path:
+def default_run_dir_and_origin() -> tuple[Path, str]:
+    """The default run directory, and in a few words where it comes from (``local status`` says it):
+    ``$ZKCONSUMER_RUN_DIR``, else ``var/zkconsumer`` in the virtual environment zkconsumer runs in, else
+    ``zkconsumer`` in the user's state directory (``$XDG_STATE_HOME``, ``~/.local/state``).
+
+    A project checkout has a virtual environment of its own (``.venv``), so its environment, topics and groups are
+    not those of another checkout on the same machine; an installation outside any virtual environment is the
+    user's, and so is its run directory."""
     if os.environ.get(RUN_DIR_ENV):
-        return Path(os.environ[RUN_DIR_ENV])
+        return Path(os.environ[RUN_DIR_ENV]), f"${RUN_DIR_ENV}"
+    if sys.prefix != sys.base_prefix:
+        return Path(sys.prefix) / "var" / "zkconsumer", f"the default of the virtual environment {sys.prefix}"
     state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state_home) / "zkconsumer"
+    return Path(state_home) / "zkconsumer", "the default of this user, outside any virtual environment"
 
 
 @dataclass(frozen=True)
@@ -93,9 +106,11 @@ class EnvironmentStatus:
 
 class LocalEnvironment:
     def __init__(self, run_dir: str | Path | None = None) -> None:
-        self.run_dir = Path(run_dir) if run_dir else default_run_dir()
+        self.run_dir, self.run_dir_origin = (Path(run_dir), "--run-dir") if run_dir else default_run_dir_and_origin()
         self.state_path = self.run_dir / "state.json"
         self.log = get_logger("zkconsumer.local").bind(run_dir=str(self.run_dir))
+        #: what the last ``up`` that started the servers did to make ZooKeeper and the broker agree
+        self.reconciled = Reconciliation()
 
     # -- state file ----------------------------------------------------------------------------
 
@@ -166,6 +181,7 @@ class LocalEnvironment:
             records["zookeeper"] = zk_server.start()
             broker = LocalTansu(self.run_dir / "broker", broker_port)
             records["broker"] = broker.start()
+            self.reconciled = reconcile(zk_server.connect, broker.bootstrap)
             addresses = BrokerAddresses(broker.bootstrap, broker.bootstrap)
             if not direct_broker:
                 records["front"], front = self._start_front(broker.bootstrap)
@@ -177,6 +193,10 @@ class LocalEnvironment:
         self._write_state(zk_server.connect, addresses, records)
         endpoints = _endpoints(zk_server.connect, addresses)
         self.log.info("local.started", **endpoints)
+        if self.reconciled.summary() is not None:
+            self.log.warning("local.reconciled", recreated=[t.name for t in self.reconciled.recreated],
+                             offsets_past_end=[str(o) for o in self.reconciled.past_end],
+                             skipped=list(self.reconciled.skipped))
         return endpoints
 
     def _start_front(self, broker: str) -> tuple[ProcessRecord, str]:
