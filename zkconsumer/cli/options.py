@@ -49,7 +49,8 @@ def add_json(parser: argparse._ActionsContainer, help: str) -> None:
 def add_run_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--run-dir", default=None, metavar="DIR",
-        help="the embedded environment's run directory (default: $ZKCONSUMER_RUN_DIR or ~/.local/state/zkconsumer)",
+        help="the embedded environment's run directory (default: $ZKCONSUMER_RUN_DIR, else var/zkconsumer in the "
+             "virtual environment, else ~/.local/state/zkconsumer)",
     )
 
 
