@@ -14,7 +14,9 @@ tool listed only the owned topics, 0.8.0's only the committed ones. Partitions c
 for a topic missing there (deleted), from the group's own offset and owner znodes, with a warning.
 
 Nothing a znode holds fails the report: a registration, topic or offset znode in the wrong format is returned in
-``warnings`` by path and its value shown as unknown.
+``warnings`` by path and its value shown as unknown. A committed offset past the end of its log (a negative lag: the
+log is shorter than what the group consumed) is never shown bare: ``(past end)`` beside the lag, and one warning
+naming every such partition (:func:`past_end_warning`).
 
 ``offsets_storage`` (``groups describe --offsets-storage``) says which store's offsets to show: ``zookeeper`` (the
 tool's own), ``kafka`` (the group's offsets in ``__consumer_offsets``, for a group on ``offsets.storage=kafka``),
@@ -55,6 +57,8 @@ BOTH_HEADER = BOTH_ROW_FORMAT % ("Group", "Topic", "Pid", "Offset", "KafkaOffset
 OFFSETS_STORAGES = ("zookeeper", "kafka", "both")
 UNKNOWN = "unknown"
 NO_OWNER = "none"
+#: beside a negative lag: the committed offset is past the end of the log
+PAST_END = "(past end)"
 #: why no log size is known when neither a bootstrap server is given nor a broker registered in ZooKeeper
 NO_BROKER = "no broker is registered in ZooKeeper"
 
@@ -238,7 +242,22 @@ def describe_group(zk: KazooClient, group: str, bootstrap: str | None = None,
     else:
         warnings += [f"logSize of [{tp.topic},{tp.partition}] unknown: {reason}"
                      for tp, reason in sorted(log_ends.unknown.items())]
-    return GroupDescription(with_log_sizes(offsets, log_ends.offsets), tuple(warnings))
+    offsets = with_log_sizes(offsets, log_ends.offsets)
+    past_end = past_end_warning(offsets.rows)
+    return GroupDescription(offsets, tuple(warnings + ([past_end] if past_end else [])))
+
+
+def past_end_warning(rows: Iterable[PartitionOffsetRow]) -> str | None:
+    """One sentence naming every committed offset past its log's end (a negative lag), or None. Pure.
+
+    Kafka's fetch answers such an offset with OFFSET_OUT_OF_RANGE and the consumer resets by ``auto.offset.reset``;
+    a negative lag shown without a word would read as a consumer ahead of its log."""
+    found = [f"[{r.topic},{r.partition}] {offset} > {r.log_size}" for r in rows
+             for offset, lag in ((r.offset, r.lag), (r.kafka_offset, r.kafka_lag)) if lag is not None and lag < 0]
+    if not found:
+        return None
+    return (f"{len(found)} committed offset(s) past the log end (the log is shorter than what the group consumed; "
+            f"a consumer resets them by auto.offset.reset): {', '.join(found)}")
 
 
 def read_log_sizes(zk: KazooClient, partitions: Iterable[TopicPartition], bootstrap: str | None = None,
@@ -298,14 +317,18 @@ def _shown(value: int | None) -> str:
     return UNKNOWN if value is None else str(value)
 
 
+def _shown_lag(lag: int | None) -> str:
+    return f"{lag} {PAST_END}" if lag is not None and lag < 0 else _shown(lag)
+
+
 def format_row(row: PartitionOffsetRow) -> str:
     return ROW_FORMAT % (row.group, row.topic, row.partition, _shown(row.offset), _shown(row.log_size),
-                         _shown(row.lag), NO_OWNER if row.owner is None else row.owner)
+                         _shown_lag(row.lag), NO_OWNER if row.owner is None else row.owner)
 
 
 def format_both_row(row: PartitionOffsetRow) -> str:
     return BOTH_ROW_FORMAT % (row.group, row.topic, row.partition, _shown(row.offset), _shown(row.kafka_offset),
-                              _shown(row.log_size), _shown(row.lag), _shown(row.kafka_lag),
+                              _shown(row.log_size), _shown_lag(row.lag), _shown_lag(row.kafka_lag),
                               NO_OWNER if row.owner is None else row.owner)
 
 
