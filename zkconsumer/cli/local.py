@@ -18,6 +18,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up = actions.add_parser("up", help="start ZooKeeper, the Tansu broker, the front and the bridge in the background")
     up.add_argument("--zookeeper-port", type=int, default=None, help="default: a free port")
     up.add_argument("--broker-port", type=int, default=None, help="default: a free port")
+    up.add_argument("--zookeeper-servers", type=int, default=1, metavar="N",
+                    help="an ensemble of N ZooKeeper servers (3 survives losing one), the connect string lists all; "
+                         "with --zookeeper-port P they listen on P, P+1...; default: 1")
     up.add_argument("--direct-broker", action="store_true",
                     help="start no front: clients are given the broker itself, with its own group coordinator")
     options.add_json(up, help='print {"zookeeper": ..., "bootstrap_servers": ..., "broker": ...}')
@@ -34,7 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_up(args: argparse.Namespace) -> int:
     env = LocalEnvironment(args.run_dir)
     already = env.endpoints() is not None
-    endpoints = env.up(args.zookeeper_port, args.broker_port, direct_broker=args.direct_broker)
+    endpoints = env.up(args.zookeeper_port, args.broker_port, direct_broker=args.direct_broker,
+                       zookeeper_servers=args.zookeeper_servers)
     reconciled = env.reconciled.summary()
     if reconciled is not None:
         print(f"zkconsumer local: {reconciled}", file=sys.stderr)
@@ -68,6 +72,8 @@ def run_status(args: argparse.Namespace) -> int:
         return 1
     print(f"run directory      {status.run_dir}  ({env.run_dir_origin})")
     print(f"zookeeper          {status.zookeeper}  {'imok' if status.zookeeper_ok else 'NOT ANSWERING'}")
+    for address, mode in status.zookeeper_servers:
+        print(f"  {address:<21} {mode}")
     print(f"bootstrap servers  {status.bootstrap_servers}  {'ok' if status.broker_ok else 'NOT ANSWERING'}"
           f"{'  (the front)' if status.broker != status.bootstrap_servers else ''}")
     if status.broker != status.bootstrap_servers:

@@ -31,9 +31,9 @@ from pathlib import Path
 
 from kazoo.exceptions import KazooException
 
-from zkconsumer.embedded.process import LOOPBACK, ProcessRecord, free_port, spawn, wait_until_ready
+from zkconsumer.embedded.process import LOOPBACK, ProcessRecord, check_port_free, free_port, spawn, wait_until_ready
 from zkconsumer.embedded.zookeeper import LocalZooKeeper
-from zkconsumer.errors import EnvironmentSetupError, ZkConsumerError
+from zkconsumer.errors import EnvironmentSetupError, UsageError, ZkConsumerError
 from zkconsumer.log import get_logger
 from zkconsumer.zk.client import zookeeper
 
@@ -323,3 +323,33 @@ class LocalEnsemble:
             server.wait_ready(timeout)
         self.log.info("ensemble.server_started", server=sid, mode=server_mode(server.address))
         return server.info()
+
+
+class LocalZooKeepers:
+    """What ``zkconsumer local up --zookeeper-servers N`` starts: one standalone server (N = 1, its process record
+    named ``zookeeper``, its files in ``workdir``) or an ensemble (records ``zookeeper-1``..., files in
+    ``workdir/1``...). ``port`` is the first client port; an ensemble's servers take the ports after it."""
+
+    def __init__(self, workdir: Path, port: int | None = None, servers: int = 1) -> None:
+        if servers < 1:
+            raise UsageError(f"--zookeeper-servers {servers}: a ZooKeeper ensemble needs at least one server")
+        ports = [port + i if port is not None else None for i in range(servers)]
+        for client_port in ports[1:]:
+            if client_port is not None:
+                check_port_free(client_port, "ZooKeeper")
+        self.servers = servers
+        self._one = LocalZooKeeper(workdir, port) if servers == 1 else None
+        self._ensemble = LocalEnsemble(workdir, servers, ports) if servers > 1 else None
+
+    @property
+    def connect(self) -> str:
+        server = self._one if self._one is not None else self._ensemble
+        assert server is not None
+        return server.connect
+
+    def start(self) -> dict[str, ProcessRecord]:
+        if self._one is not None:
+            return {"zookeeper": self._one.start()}
+        assert self._ensemble is not None
+        self._ensemble.start()
+        return {f"zookeeper-{sid}": record for sid, record in self._ensemble.records().items()}

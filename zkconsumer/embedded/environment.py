@@ -1,12 +1,14 @@
 """The embedded default environment behind ``zkconsumer local up|down|status``.
 
-A ZooKeeper server, a Tansu broker, the front (:mod:`zkconsumer.front`, the group coordinator in front of the broker)
-and a metadata bridge, started in the background with their state and logs in one run directory the user can look
-into (``state.json``, ``zookeeper/``, ``broker/``, ``front/front.log``, ``bridge.log``). Clients are given the front's
-address, and the bridge mirrors the brokers as the front advertises them, so the legacy consumers that find their
-brokers in ZooKeeper fetch through the front too. ``up(direct_broker=True)`` starts no front: clients are given the
-broker itself and its own coordinator. ``down`` stops exactly the processes recorded there: each record keeps the
-pid with its exact command line, and a pid that now runs something else is left alone.
+A ZooKeeper server (or an ensemble of N on loopback ports, ``up(zookeeper_servers=N)``: records ``zookeeper-1``...,
+files in ``zookeeper/1/``..., a connect string listing every server), a Tansu broker, the front
+(:mod:`zkconsumer.front`, the group coordinator in front of the broker) and a metadata bridge, started in the background
+with their state and logs in one run directory the user can look into (``state.json``, ``zookeeper/``, ``broker/``,
+``front/front.log``, ``bridge.log``). Clients are given the front's address, and the bridge mirrors the brokers as the
+front advertises them, so the legacy consumers that find their brokers in ZooKeeper fetch through the front too.
+``up(direct_broker=True)`` starts no front: clients are given the broker itself and its own coordinator. ``down`` stops
+exactly the processes recorded there: each record keeps the pid with its exact command line, and a pid that now runs
+something else is left alone.
 
 Events (logger ``zkconsumer.local``): ``local.started`` (``run_dir``, ``zookeeper``, ``bootstrap_servers``,
 ``broker``: the broker's own address, the same as ``bootstrap_servers`` without a front),
@@ -28,6 +30,7 @@ from pathlib import Path
 from kazoo.exceptions import KazooException
 
 from zkconsumer.embedded.broker import LocalTansu, tansu_binary
+from zkconsumer.embedded.ensemble import LocalZooKeepers, server_mode
 from zkconsumer.embedded.front import BrokerAddresses
 from zkconsumer.embedded.front_process import STOP_TIMEOUT as FRONT_STOP_TIMEOUT
 from zkconsumer.embedded.front_process import FrontProcess
@@ -51,11 +54,20 @@ def stop_all(records: dict[str, ProcessRecord]) -> list[str]:
     """Stop in reverse start order (bridge first, so it never reports the servers' shutdown as an outage; the front
     before the broker, so its clients lose the front rather than see it report the broker gone)."""
     stopped = []
-    for name in reversed(PROCESS_ORDER):
-        record = records.get(name)
-        if record is not None and record.stop(STOP_TIMEOUTS.get(name, 10.0)):
+    for name in sorted(records, key=_start_rank, reverse=True):
+        if records[name].stop(STOP_TIMEOUTS.get(_role(name), 10.0)):
             stopped.append(name)
     return stopped
+
+
+def _role(name: str) -> str:
+    """``zookeeper`` for every server of an ensemble (records ``zookeeper-1``...), the name itself otherwise."""
+    return name.split("-", 1)[0]
+
+
+def _start_rank(name: str) -> tuple[int, str]:
+    role = _role(name)
+    return (PROCESS_ORDER.index(role) if role in PROCESS_ORDER else len(PROCESS_ORDER), name)
 
 
 def default_run_dir_and_origin() -> tuple[Path, str]:
@@ -99,6 +111,8 @@ class EnvironmentStatus:
     direct_broker_ok: bool = False
     registered_brokers: tuple[str, ...] = ()
     topics: tuple[str, ...] = ()
+    #: each server of an ensemble (``local up --zookeeper-servers N``) and its ``srvr`` Mode (``down``: no answer)
+    zookeeper_servers: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -163,7 +177,7 @@ class LocalEnvironment:
     # -- commands ------------------------------------------------------------------------------
 
     def up(self, zookeeper_port: int | None = None, broker_port: int | None = None,
-           bridge_interval_ms: int = 500, direct_broker: bool = False) -> dict[str, str]:
+           bridge_interval_ms: int = 500, direct_broker: bool = False, zookeeper_servers: int = 1) -> dict[str, str]:
         """Start the environment, or find the one running (as it was started, with or without its front)."""
         running = self.endpoints()
         if running is not None:
@@ -177,8 +191,8 @@ class LocalEnvironment:
         tansu_binary()  # a missing broker is reported before ZooKeeper starts, not after
         records: dict[str, ProcessRecord] = {}
         try:
-            zk_server = LocalZooKeeper(self.run_dir / "zookeeper", zookeeper_port)
-            records["zookeeper"] = zk_server.start()
+            zk_server = LocalZooKeepers(self.run_dir / "zookeeper", zookeeper_port, zookeeper_servers)
+            records.update(zk_server.start())
             broker = LocalTansu(self.run_dir / "broker", broker_port)
             records["broker"] = broker.start()
             self.reconciled = reconcile(zk_server.connect, broker.bootstrap)
@@ -267,6 +281,7 @@ class LocalEnvironment:
             str(self.run_dir), all(p.alive for p in processes), zk, bootstrap, processes,
             zookeeper_ok=zk_ok, broker_ok=answers, registered_brokers=brokers, topics=topic_names,
             broker=addresses.broker,
+            zookeeper_servers=tuple((a, server_mode(a)) for a in zk.split(",")) if "," in zk else (),
             direct_broker_ok=broker_answers(addresses.broker, timeout=2.0) if addresses.fronted else answers,
         )
 
