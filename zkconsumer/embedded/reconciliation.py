@@ -74,16 +74,21 @@ class Reconciliation:
         """One line for the operator, or None when ZooKeeper and the broker agreed already."""
         parts = []
         if self.recreated:
-            topics = ", ".join(f"{t.name} ({t.partitions})" for t in self.recreated)
-            parts.append(f"recreated {len(self.recreated)} topic(s) ZooKeeper records, with empty logs: {topics}")
+            topics = ", ".join(f"{t.name} ({t.partitions} partition{_s(t.partitions)})" for t in self.recreated)
+            parts.append(f"recreated {len(self.recreated)} topic{_s(len(self.recreated))} ZooKeeper records, with "
+                         f"empty logs: {topics}")
         if self.skipped:
             parts.append(f"not recreated: {'; '.join(self.skipped)}")
         if self.past_end:
             groups = sorted({o.group for o in self.past_end})
-            parts.append(f"{len(self.past_end)} committed offset(s) past the log end, kept (their consumers reset "
-                         f"by auto.offset.reset; `zkconsumer groups describe --group G` shows them): "
-                         f"group(s) {', '.join(groups)}")
+            parts.append(f"{len(self.past_end)} committed offset{_s(len(self.past_end))} past the log end, kept "
+                         f"(a consumer resets by auto.offset.reset; `zkconsumer groups describe --group G` flags "
+                         f"them): group{_s(len(groups))} {', '.join(groups)}")
         return "; ".join(parts) or None
+
+
+def _s(count: int) -> str:
+    return "" if count == 1 else "s"
 
 
 def topics_to_recreate(recorded: Mapping[str, int], in_broker: Collection[str],

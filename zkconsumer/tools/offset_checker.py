@@ -252,12 +252,13 @@ def past_end_warning(rows: Iterable[PartitionOffsetRow]) -> str | None:
 
     Kafka's fetch answers such an offset with OFFSET_OUT_OF_RANGE and the consumer resets by ``auto.offset.reset``;
     a negative lag shown without a word would read as a consumer ahead of its log."""
-    found = [f"[{r.topic},{r.partition}] {offset} > {r.log_size}" for r in rows
-             for offset, lag in ((r.offset, r.lag), (r.kafka_offset, r.kafka_lag)) if lag is not None and lag < 0]
+    found = [f"[{r.topic},{r.partition}] {offset} > {r.log_size}{store}" for r in rows
+             for offset, lag, store in ((r.offset, r.lag, ""), (r.kafka_offset, r.kafka_lag, " in Kafka"))
+             if lag is not None and lag < 0]
     if not found:
         return None
-    return (f"{len(found)} committed offset(s) past the log end (the log is shorter than what the group consumed; "
-            f"a consumer resets them by auto.offset.reset): {', '.join(found)}")
+    return (f"{len(found)} committed offset{'' if len(found) == 1 else 's'} past the log end (the log is shorter "
+            f"than what the group consumed; a consumer resets by auto.offset.reset): {', '.join(found)}")
 
 
 def read_log_sizes(zk: KazooClient, partitions: Iterable[TopicPartition], bootstrap: str | None = None,
