@@ -12,11 +12,16 @@ something else is left alone.
 
 Events (logger ``zkconsumer.local``): ``local.started`` (``run_dir``, ``zookeeper``, ``bootstrap_servers``,
 ``broker``: the broker's own address, the same as ``bootstrap_servers`` without a front),
-``local.already_running``, ``local.reconciled`` (warning, after ``local.started`` when ZooKeeper and the broker did
+``local.already_running``, ``local.reconciled`` (after ``local.started`` when ZooKeeper and the broker did
 not agree: ``recreated``, the topics ZooKeeper records that were created in the broker; ``offsets_past_end``,
 ``group topic-partition at offset, log end N`` for each committed offset past its log's end; ``skipped``, topics
 not recreated and why; see :mod:`zkconsumer.embedded.reconciliation`), ``local.stale_state`` (``run_dir``,
-``dead``: processes of an earlier run that are gone), ``local.stopped`` (``run_dir``, ``processes``).
+``dead``: processes of an earlier run that are gone), ``local.stopped`` (``run_dir``, ``processes``). All at info
+level: what the operator must read (a stale run directory cleaned, topics recreated, offsets past the log end), the
+command line prints itself, once, so the events belong in the log file.
+
+``local down`` keeps the run directory: ZooKeeper's data (topics, groups, committed offsets) and the logs. The broker
+(Tansu on memory storage) starts empty, so ``up`` makes the two agree first (:mod:`.reconciliation`).
 """
 
 from __future__ import annotations
@@ -208,9 +213,9 @@ class LocalEnvironment:
         endpoints = _endpoints(zk_server.connect, addresses)
         self.log.info("local.started", **endpoints)
         if self.reconciled.summary() is not None:
-            self.log.warning("local.reconciled", recreated=[t.name for t in self.reconciled.recreated],
-                             offsets_past_end=[str(o) for o in self.reconciled.past_end],
-                             skipped=list(self.reconciled.skipped))
+            self.log.info("local.reconciled", recreated=[t.name for t in self.reconciled.recreated],
+                          offsets_past_end=[str(o) for o in self.reconciled.past_end],
+                          skipped=list(self.reconciled.skipped))
         return endpoints
 
     def _start_front(self, broker: str) -> tuple[ProcessRecord, str]:
@@ -236,13 +241,13 @@ class LocalEnvironment:
             state = self._read_state()
         except EnvironmentSetupError:
             state = None
-            self.log.warning("local.stale_state", dead=["unreadable state.json"])
+            self.log.info("local.stale_state", dead=["unreadable state.json"])
         if state is None:
             if self.state_path.exists():
                 self.state_path.unlink()
             return
         dead = [name for name, r in state["records"].items() if not r.is_alive()]
-        self.log.warning("local.stale_state", dead=dead)
+        self.log.info("local.stale_state", dead=dead)
         print(f"zkconsumer local: found a stale run directory {self.run_dir} (no longer running: "
               f"{', '.join(dead)}); cleaning it up and starting afresh", file=sys.stderr)
         stop_all(state["records"])
