@@ -141,7 +141,7 @@ class _RowLayout:
 # coordinator, a lane per consumer, the partition owners under their heading, the legend.
 TOP_PAD = 8  # above the first row of marker labels, and under the legend
 MARKER_ROW_H = 15  # a row of marker labels
-MARKER_ROWS_MAX = 6
+MARKER_ROWS_MAX = 16  # enough for the demo's five scenes (a start, an action and a settling each) without overlap
 MARKER_BASELINE = 11  # a marker label's baseline below the top of its row
 MARKER_LINE_TOP = 1  # a marker's line starts this far below the top of its label's row
 AXIS_BELOW_MARKERS = 16  # room for the tick labels, between the marker labels and the axis
@@ -374,6 +374,81 @@ def _label_rows(items: Sequence[tuple[float, float]], max_rows: int) -> list[int
     return rows
 
 
+MARKER_LABEL_SPACING_PX = 10  # between two markers' labels in one row, so that two never read as one
+LINE_CLEARANCE_PX = 1.5  # how near another marker's line may come to a label's text
+
+
+def _through_text(x: float, left: float, right: float) -> bool:
+    """Whether a vertical line at ``x`` runs through the text of a label whose box (padding included) spans
+    ``left`` to ``right``; a line in the padding, as a marker's own line beside its label, does not."""
+    return left + LABEL_PAD - LINE_CLEARANCE_PX < x < right - LABEL_PAD + LINE_CLEARANCE_PX
+
+
+def _marker_rows(items: Sequence[tuple[float, str]], max_rows: int) -> list[tuple[int, str, str]]:
+    """Row, anchor and shown text of the markers' labels, ``(line x, label)`` in order of line x: the first row
+    where the label, right of its line (``start``) or else left of it (``end``), stays on the page, meets no other
+    label and no other marker's line, and its own line crosses no label placed before.
+
+    A marker's line runs down from its label's row, so it crosses the labels of its row and the rows below: two
+    labels close together in one row would read as one run-on label, and a line through a label as its border.
+    Where a whole label fits nowhere (a cluster of markers at the page's right edge), the longest beginning of it
+    that fits is shown, ending in an ellipsis (the tooltip has it whole); where not even a few words fit, the label
+    goes right of its line in the row it crowds least (the one whose labels end first)."""
+    placed: list[_PlacedLabel] = []
+    result = []
+    for line_x, label in items:
+        choice, shown = _place_label(placed, line_x, label, max_rows), label
+        words = label.split(" ")
+        for keep in range(len(words) - 1, 0, -1):
+            if choice is not None:
+                break
+            shown = " ".join(words[:keep]).rstrip(",:;") + "\u2026"
+            choice = _place_label(placed, line_x, shown, max_rows)
+        if choice is None:
+            shown = label
+            width = len(label) * CHAR_PX + 2 * LABEL_PAD
+            ends = [max((p.right for p in placed if p.row == candidate), default=0.0) for candidate in range(max_rows)]
+            row = min(range(max_rows), key=ends.__getitem__)
+            left = line_x if line_x + width <= WIDTH - EDGE else line_x - width
+            choice = _PlacedLabel(row, line_x, left, left + width)
+        placed.append(choice)
+        result.append((choice.row, "start" if choice.left == line_x else "end", shown))
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class _PlacedLabel:
+    row: int
+    line_x: float
+    left: float  # the label's box, its padding included
+    right: float
+
+
+def _place_label(placed: Sequence[_PlacedLabel], line_x: float, shown: str, max_rows: int) -> _PlacedLabel | None:
+    """The first row, and right of the line before left of it, where ``shown`` fits (see :func:`_marker_rows`)."""
+    width = len(shown) * CHAR_PX + 2 * LABEL_PAD
+    for row in range(max_rows):
+        for left in (line_x, line_x - width):
+            candidate = _PlacedLabel(row, line_x, left, left + width)
+            if _label_fits(placed, candidate):
+                return candidate
+    return None
+
+
+def _label_fits(placed: Sequence[_PlacedLabel], new: _PlacedLabel) -> bool:
+    if new.left < LEFT - LABEL_PAD or new.right > WIDTH - EDGE:
+        return False
+    for other in placed:
+        if other.row == new.row and new.left < other.right + MARKER_LABEL_SPACING_PX \
+                and other.left < new.right + MARKER_LABEL_SPACING_PX:
+            return False  # the labels would touch
+        if other.row <= new.row and _through_text(other.line_x, new.left, new.right):
+            return False  # the other marker's line would cross this label
+        if other.row >= new.row and _through_text(new.line_x, other.left, other.right):
+            return False  # this marker's line would cross the other's label
+    return True
+
+
 HATCH_PX = 6
 
 
@@ -446,17 +521,15 @@ def render_svg(timeline: Timeline, standalone: bool = True, links: bool = False,
     if short is not None:
         markers = [(m, label.replace(m.consumer_id, short(m.consumer_id)) if m.consumer_id else label, note)
                    for m, label, note in markers]
-    # A label starts right of its line, or ends left of it when it would run off the page.
-    placements = []
-    for marker, label, _ in markers:
-        x, width = scale.x(marker.time), len(label) * CHAR_PX + 2 * LABEL_PAD
-        placements.append((x + LABEL_PAD, width, "start") if x + LABEL_PAD + width <= WIDTH - EDGE
-                          else (x - LABEL_PAD - width, width, "end"))
-    order = sorted(range(len(placements)), key=lambda i: placements[i][0])
-    sorted_rows = _label_rows([placements[i][:2] for i in order], marker_label_rows)
-    marker_rows = [0] * len(placements)
-    for i, row in zip(order, sorted_rows, strict=True):
+    # A label starts right of its line, or ends left of it, whichever finds a row nearer the top (_marker_rows).
+    lines_x = [scale.x(marker.time) for marker, _, _ in markers]
+    order = sorted(range(len(markers)), key=lines_x.__getitem__)
+    sorted_places = _marker_rows([(lines_x[i], markers[i][1]) for i in order], marker_label_rows)
+    marker_rows = [0] * len(markers)
+    placements: list[tuple[str, str]] = [("start", "")] * len(markers)
+    for i, (row, anchor, shown) in zip(order, sorted_places, strict=True):
         marker_rows[i] = row
+        placements[i] = (anchor, shown)
     rows_used = max(marker_rows, default=-1) + 1
     axis_y = TOP_PAD + rows_used * MARKER_ROW_H + AXIS_BELOW_MARKERS
     coordinators_top = axis_y + LANES_BELOW_AXIS
@@ -490,14 +563,14 @@ def render_svg(timeline: Timeline, standalone: bool = True, links: bool = False,
 
     out.append(_owners_svg(timeline, owners_top, scale, colours, prefix, short))
 
-    for (marker, label, note), row, (_, _, anchor) in zip(markers, marker_rows, placements, strict=True):
+    for (marker, label, note), row, (anchor, shown) in zip(markers, marker_rows, placements, strict=True):
         x = scale.x(marker.time)
         row_top = TOP_PAD + row * MARKER_ROW_H
         tooltip = f"{fmt_offset(marker.time)} {label}" + (f": {note}" if note else "")
         out.append(el("g", el("title", tooltip),
                       el("line", x1=x, y1=row_top + MARKER_LINE_TOP, x2=x, y2=bottom, stroke=MARKER_COLOUR,
                          stroke_width="1.2", stroke_dasharray="5 3"),
-                      el("text", label, x=x + LABEL_PAD if anchor == "start" else x - LABEL_PAD,
+                      el("text", shown, x=x + LABEL_PAD if anchor == "start" else x - LABEL_PAD,
                          y=row_top + MARKER_BASELINE, text_anchor=anchor, class_="markerlabel"),
                       class_="marker", data_kind=marker.kind))
     if legend:
