@@ -127,3 +127,15 @@ def test_after_down_and_up_zookeeper_and_the_broker_agree_and_old_offsets_are_fl
     assert [row[3:8] for row in rows] == [["2", "0", "-2", "(past", "end)"]] * 2
     assert (f"warning: 2 committed offsets past the log end (the log is shorter than what the group consumed; a "
             f"consumer resets by auto.offset.reset): [{TOPIC},0] 2 > 0, [{TOPIC},1] 2 > 0") in lag.stderr
+
+    # One new message a partition: the log ends at 1, before the committed 2. As on Kafka, the group's consumer
+    # resets by auto.offset.reset (smallest) and receives them, where it used to wait and print nothing.
+    for partition in (0, 1):
+        produce(endpoints["bootstrap_servers"], TOPIC, [f"new{partition}".encode()], partition=partition)
+    after = local(run_dir, "consume", "--group", "ops5", "--topic", TOPIC, "--from-beginning", "--max-messages", "2",
+                  "--timeout-ms", "20000")
+    assert after.returncode == 0, after.stderr
+    assert sorted(after.stdout.splitlines()) == ["new0", "new1"]
+    settled = local(run_dir, "groups", "describe", "--group", "ops5", "--json")
+    assert [(r["offset"], r["log_size"], r["lag"]) for r in json.loads(settled.stdout)] == [(1, 1, 0)] * 2
+    assert "past the log end" not in settled.stderr
