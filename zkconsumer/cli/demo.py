@@ -9,20 +9,38 @@ ones are refused: it writes test messages and adds partitions), growing the topi
 For the same reason it goes to other servers only when they are named on its command line, never from
 ``ZK_CONNECT`` / ``KAFKA_BOOTSTRAP`` as the other commands do, and ``--bootstrap-server`` alone is refused
 rather than ignored.
+
+What it plays is a scenario (``--scenario NAME|FILE``, :mod:`zkconsumer.scenarios`; ``--list-scenarios`` lists the
+shipped ones), read and checked before anything starts. Each run makes a topic of its own (``demo-<date>-<time>``)
+so that the offsets it shows start at 0; ``--topic`` names one (an existing one goes on from its offsets, which the
+demo says). Its closing lines are commands that run as printed: the CLI as this interpreter's environment has it,
+the broker named (the demo's bridge, which registered it in the chroot, is gone by then), and, on the embedded
+environment, that the servers stay up and how to stop them.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import signal
+import sys
 from pathlib import Path
 
 from zkconsumer.cli import COMMANDS, options
-from zkconsumer.demo.rebalance_demo import DemoResult, DemoSettings, play_against, play_in_own_chroot
+from zkconsumer.demo.rebalance_demo import (
+    DEFAULT_SCENARIO,
+    DemoResult,
+    DemoSettings,
+    fresh_topic,
+    play_against,
+    play_in_own_chroot,
+)
 from zkconsumer.demo.topic_placement import placement_lines
 from zkconsumer.embedded.environment import LocalEnvironment
 from zkconsumer.errors import UsageError
 from zkconsumer.log import configure_logging
+from zkconsumer.scenarios.model import Scenario
+from zkconsumer.scenarios.parse import load, shipped
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,17 +52,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     options.add_zookeeper(parser, help="run against this ZooKeeper instead of the embedded environment", auth=False)
     options.add_bootstrap(parser, help="with --zookeeper: the broker (default: the brokers registered in ZooKeeper)")
     options.add_run_dir(parser)
-    parser.add_argument("--topic", default="demo")
+    parser.add_argument("--scenario", default=DEFAULT_SCENARIO, metavar="NAME|FILE",
+                        help=f"what to play: a shipped scenario ({', '.join(shipped())}) or a TOML file (the format: "
+                        f"docs, the teaching view); default {DEFAULT_SCENARIO}")
+    parser.add_argument("--list-scenarios", action="store_true",
+                        help="list the shipped scenarios, their scenes and actions, and exit")
+    parser.add_argument("--topic", default=None,
+                        help="the topic (default: a fresh one per run, <scenario's topic name>-<date>-<time>)")
     parser.add_argument("--group", default="demo")
-    parser.add_argument("--partitions", type=int, default=4, help="partitions at the start (default 4; 2 are added)")
+    parser.add_argument("--partitions", type=int, default=None,
+                        help="partitions at the start (default: the scenario's; the demo's is 4, and 2 are added)")
     parser.add_argument("--strategy", choices=("range", "roundrobin"), default="range",
                         help="partition.assignment.strategy of every member (default range)")
     parser.add_argument("--pace", type=float, default=0.0, metavar="SECONDS",
                         help="pause this long after each scene heading and each narrated rebalance (classrooms)")
     parser.add_argument("--compare", action="store_true",
                         help="after each scene, what every legacy and modern assignor would do at that moment")
-    parser.add_argument("--session-timeout-ms", type=int, default=6000, metavar="MS",
-                        help="zookeeper.session.timeout.ms of the members (default 6000, Kafka's)")
+    parser.add_argument("--session-timeout-ms", type=int, default=None, metavar="MS",
+                        help="zookeeper.session.timeout.ms of the members (default: the scenario's, else 6000, "
+                        "Kafka's)")
     parser.add_argument("--output-dir", type=Path, default=Path("demo-output"), metavar="DIR",
                         help="where events.jsonl, timeline.html and the members' logs go (default ./demo-output)")
     parser.add_argument("--topic-placement", action="store_true",
@@ -54,14 +80,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.partitions < 1:
+    if args.list_scenarios:
+        print("\n".join(scenario_listing()))
+        return 0
+    if args.partitions is not None and args.partitions < 1:
         raise UsageError("--partitions must be at least 1")
     if args.pace < 0:
         raise UsageError("--pace must not be negative")
-    if args.session_timeout_ms < 1000:
+    if args.session_timeout_ms is not None and args.session_timeout_ms < 1000:
         raise UsageError("--session-timeout-ms must be at least 1000")
+    scenario = load(args.scenario)
+    partitions = scenario.topic.partitions if args.partitions is None else args.partitions
     if args.topic_placement:
-        print("\n".join(placement_lines(args.topic, args.partitions, added=2)))
+        print("\n".join(placement_lines(args.topic or scenario.topic.name, partitions, added=scenario.grown)))
         return 0
     if args.bootstrap_server and not args.zookeeper:
         # The embedded run brings its own broker: a broker given alone would be silently ignored.
@@ -70,14 +101,50 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     if args.log_level is None:  # the narration is the output; the bridge's and kazoo's info lines are noise here
         configure_logging(json=args.log_json, level="warning", force=True)
-    settings = DemoSettings(
-        zookeeper="", bootstrap="", topic=args.topic, group=args.group, strategy=args.strategy,
-        partitions=args.partitions, session_timeout_ms=args.session_timeout_ms, pace=args.pace,
-        compare=args.compare, output_dir=args.output_dir,
-    )
+    settings = settings_for(scenario, args, partitions)
     if args.zookeeper:
         return _run_external(args, settings)
     return _run_embedded(args, settings)
+
+
+def settings_for(scenario: Scenario, args: argparse.Namespace, partitions: int) -> DemoSettings:
+    """The scenario's values, where an option does not say otherwise."""
+    session = args.session_timeout_ms or scenario.session_timeout_ms or 6000
+    return DemoSettings(
+        zookeeper="", bootstrap="", topic=args.topic or fresh_topic(scenario.topic.name), group=args.group,
+        strategy=args.strategy, partitions=partitions, session_timeout_ms=session,
+        messages_per_partition=scenario.production.burst, pace=args.pace, compare=args.compare,
+        output_dir=args.output_dir, scenario=scenario,
+    )
+
+
+def scenario_listing() -> list[str]:
+    lines = []
+    for name in shipped():
+        scenario = load(name)
+        lines.append(f"{name}: {scenario.title} ({scenario.topic.partitions} partitions"
+                     + (f", grows by {scenario.grown}" if scenario.grown else "") + ")")
+        for scene in scenario.scenes:
+            lines.append(f"  {scene.label}: {'; '.join(a.describe() for a in scene.actions)}")
+    lines.append("Play one with `demo --scenario NAME` or `migration compare --scenario NAME`; a file of your own with "
+                 "--scenario FILE.toml.")
+    return lines
+
+
+def reachable_cli() -> str:
+    """The CLI as it can be typed in this shell: ``zkconsumer`` when that is this environment's on the PATH, else
+    the entry point beside the running interpreter (``.venv/bin/zkconsumer`` from the checkout), else the
+    interpreter with ``-m``."""
+    script = Path(sys.executable).parent / "zkconsumer"
+    if not script.exists():
+        return f"{sys.executable} -m zkconsumer"
+    found = shutil.which("zkconsumer")
+    if found is not None and Path(found).absolute() == script.absolute():
+        return "zkconsumer"
+    try:
+        return str(script.absolute().relative_to(Path.cwd()))
+    except ValueError:
+        return str(script)
 
 
 def _interrupt(signum: int, _frame: object) -> None:
@@ -88,20 +155,26 @@ def _run_embedded(args: argparse.Namespace, settings: DemoSettings) -> int:
     env = LocalEnvironment(args.run_dir)
     endpoints = env.up()
     root, bootstrap = endpoints["zookeeper"], endpoints["bootstrap_servers"]
-    print(f"embedded environment: ZooKeeper {root}, broker {bootstrap} (stop it with: zkconsumer local down)")
-    return _report(play_in_own_chroot(root, bootstrap, settings))
+    print(f"embedded environment: ZooKeeper {root}, broker {bootstrap}")
+    stop = f"{reachable_cli()} local down" + ("" if args.run_dir is None else f" --run-dir {args.run_dir}")
+    return _report(play_in_own_chroot(root, bootstrap, settings), servers_stay=stop)
 
 
 def _run_external(args: argparse.Namespace, settings: DemoSettings) -> int:
     return _report(play_against(args.zookeeper, args.bootstrap_server, settings))
 
 
-def _report(result: DemoResult) -> int:
+def _report(result: DemoResult, servers_stay: str | None = None) -> int:
+    """The closing hints, each a command that runs as printed."""
     settings = result.settings
+    cli = reachable_cli()
     print()
     print(f"events (JSON lines):  {result.events_path}")
     if result.timeline_path is not None:
         print(f"timeline (HTML):      {result.timeline_path}")
-    print(f"replay on a terminal: zkconsumer trace show {result.events_path}")
-    print(f"the group's znodes:   zkconsumer groups describe --group {settings.group} --zookeeper {settings.zookeeper}")
+    print(f"replay on a terminal: {cli} trace show {result.events_path}")
+    print(f"the group's znodes:   {cli} groups describe --group {settings.group} --zookeeper {settings.zookeeper} "
+          f"--bootstrap-server {settings.bootstrap}")
+    if servers_stay is not None:
+        print(f"the embedded servers stay up for these commands; stop them with: {servers_stay}")
     return 0  # a scene that never verifies is a DemoError (it did not settle), not a result

@@ -36,7 +36,17 @@ from zkconsumer.errors import UsageError
 from zkconsumer.log import configure_logging
 from zkconsumer.migration.report import problems, read_verdict, write_report
 from zkconsumer.migration.run import MAX_TOTAL_RATE, CompareSettings, collect, compare_protocols, member_settings
-from zkconsumer.migration.scenes import KIP848_PROTOCOLS, KNOWN, SCENES, Scene, parse_protocols
+from zkconsumer.migration.scenes import (
+    DEFAULT_SCENARIO,
+    KIP848_PROTOCOLS,
+    KNOWN,
+    Protocol,
+    Scene,
+    check_playable,
+    parse_protocols,
+)
+from zkconsumer.scenarios.model import EXPIRE, GROW, Scenario
+from zkconsumer.scenarios.parse import load, shipped
 
 if TYPE_CHECKING:
     from zkconsumer.embedded.front_process import FrontProcess
@@ -65,9 +75,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                          f"{' and '.join(KIP848_PROTOCOLS)} are KIP-848's consumer protocol with that server-side "
                          f"assignor, and need a coordinator that runs it: the default leaves them out at the "
                          f"broker's own)")
-    compare.add_argument("--partitions", type=int, default=4, help="partitions of every protocol's topic (default 4)")
-    compare.add_argument("--rate", type=float, default=50.0, metavar="MSG_PER_S",
-                         help="messages a second to every protocol's topic (default 50)")
+    compare.add_argument("--scenario", default=DEFAULT_SCENARIO, metavar="NAME|FILE",
+                         help=f"the script every protocol plays: a shipped scenario ({', '.join(shipped())}; "
+                         f"`zkconsumer demo --list-scenarios` lists them) or a TOML file (docs: the migration "
+                         f"comparison); default {DEFAULT_SCENARIO}")
+    compare.add_argument("--partitions", type=int, default=None,
+                         help="partitions of every protocol's topic at the start (default: the scenario's, 4)")
+    compare.add_argument("--rate", type=float, default=None, metavar="MSG_PER_S",
+                         help="messages a second to every protocol's topic (default: the scenario's, 50)")
     compare.add_argument("--pace", type=float, default=2.0, metavar="SECONDS",
                          help="steady production after each scene settled, before the next (default 2)")
     compare.add_argument("--output-dir", type=Path, required=True, metavar="DIR",
@@ -78,9 +93,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def validate(args: argparse.Namespace) -> CompareSettings:
     """Every refusal, before anything starts."""
+    from dataclasses import replace
+
     protocols = parse_protocols(args.protocols or ",".join(KNOWN))
-    if not 1 <= args.partitions <= MAX_PARTITIONS:
+    scenario = load(getattr(args, "scenario", None) or DEFAULT_SCENARIO)
+    partitions = scenario.topic.partitions if args.partitions is None else args.partitions
+    rate = scenario.production.rate if args.rate is None else args.rate
+    if not 1 <= partitions <= MAX_PARTITIONS:
         raise UsageError(f"--partitions must be between 1 and {MAX_PARTITIONS}")
+    if partitions + scenario.grown > MAX_PARTITIONS:
+        raise UsageError(f"{scenario.source} grows the topic by {scenario.grown}: --partitions {partitions} would "
+                         f"end above {MAX_PARTITIONS}")
+    if args.protocols is None:  # every protocol by default: those that cannot play the scenario are left out
+        protocols = without_unplayable(scenario, protocols)
+    check_playable(scenario, protocols)
+    args = argparse.Namespace(**{**vars(args), "partitions": partitions, "rate": rate})
     if not args.rate > 0:
         raise UsageError("--rate must be more than 0 messages a second")
     if args.rate * len(protocols) > MAX_TOTAL_RATE:
@@ -94,7 +121,24 @@ def validate(args: argparse.Namespace) -> CompareSettings:
     out: Path = args.output_dir
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"--output-dir {out} exists and is not an empty directory; give a new one")
-    return CompareSettings("", "", protocols, out, partitions=args.partitions, rate=args.rate, pace=args.pace)
+    settings = CompareSettings("", "", protocols, out, partitions=args.partitions, rate=args.rate, pace=args.pace,
+                               scenario=scenario)
+    if scenario.session_timeout_ms is not None:
+        settings = replace(settings, session_timeout_ms=scenario.session_timeout_ms)
+    return settings
+
+
+def without_unplayable(scenario: Scenario, protocols: tuple[Protocol, ...]) -> tuple[Protocol, ...]:
+    """The default protocols for a scenario that grows the topic or expires a session: the legacy ones, with one line
+    saying which were left out and why (named in ``--protocols``, a modern one is refused instead)."""
+    if scenario.uses(GROW) is None and scenario.uses(EXPIRE) is None:
+        return protocols
+    kept = tuple(p for p in protocols if p.family == "legacy")
+    left = [p.name for p in protocols if p.family != "legacy"]
+    print(f"zkconsumer migration: {', '.join(left)} left out: {scenario.source} grows the topic or expires a "
+          f"session, which only the legacy groups can be shown here (name them in --protocols to see why)",
+          file=sys.stderr)
+    return kept
 
 
 def run(args: argparse.Namespace) -> int:
@@ -194,9 +238,10 @@ def _progress(protocol: str, scene: Scene, settled: bool, seconds: float) -> Non
 
 def _compare(settings: CompareSettings, as_json: bool, where: str) -> int:
     settings.output_dir.mkdir(parents=True, exist_ok=True)
-    print(f"playing {len(SCENES)} scenes for {', '.join(p.name for p in settings.protocols)} "
-          f"({settings.partitions} partitions, {settings.rate:g} msg/s each, pace {settings.pace:g} s)",
-          file=sys.stderr)
+    scenario = settings.scenario
+    print(f"playing {len(scenario.scenes)} scenes of {scenario.name!r} for "
+          f"{', '.join(p.name for p in settings.protocols)} ({settings.partitions} partitions, "
+          f"{settings.rate:g} msg/s each, pace {settings.pace:g} s)", file=sys.stderr)
     runs = compare_protocols(settings, on_scene=_progress)
     results = collect(runs, settings.output_dir)
     meta = (f"run {settings.run_id} on the {where}: {settings.partitions} partitions per topic, "

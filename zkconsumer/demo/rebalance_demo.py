@@ -1,6 +1,7 @@
-"""The teaching demo: the classic rebalance story, played live by real group members and narrated step by step.
+"""The teaching demo: a scenario played live by real group members and narrated step by step.
 
-Five scenes, each one action and the rebalance it causes (see :data:`SCENES`):
+The scenario is a file (:mod:`zkconsumer.scenarios`); the default, the shipped ``demo`` (:data:`SCENES`), is the
+classic rebalance story in five scenes, each one action and the rebalance it causes:
 
 1. one consumer takes every partition;
 2. a second joins and both rebalance (the newcomer usually hits an ownership conflict first: the old owner has
@@ -9,6 +10,9 @@ Five scenes, each one action and the rebalance it causes (see :data:`SCENES`):
 4. the second is killed with SIGKILL: nothing happens until ZooKeeper expires its session, and meanwhile its
    partitions are consumed by nobody;
 5. partitions are added to the topic: the topic watch fires and everyone rebalances.
+
+A scene's actions (start, stop, SIGKILL, a pause, a forced session expiry, growing the topic, waiting) are played in
+order, then the scene waits until the group has settled, and the demo reports it.
 
 Members are separate processes (:mod:`zkconsumer.members.legacy_member`, started and followed through
 :mod:`zkconsumer.members.group`) writing their events as JSON lines; the demo reads them, narrates each attempt
@@ -26,7 +30,12 @@ The demo's own events (same JSON shape as the connector's; documented in ``docs/
 ``demo.scene`` (``scene``, ``title``, ``note``), ``demo.member_started`` (``consumer_id``, ``pid``, ``streams``),
 ``demo.member_killed`` (``consumer_id``, ``pid``, ``signal``), ``demo.member_stopped`` (``consumer_id``),
 ``demo.partitions_added`` (``topic``, ``before``, ``after``), ``demo.settled`` (``scene``, ``owners``: partitions
-with ``thread``, ``valid``).
+with ``thread``, ``valid``), ``demo.member_paused`` (``consumer_id``, ``pid``, ``seconds``) and
+``demo.member_resumed`` (``consumer_id``, ``pid``), ``demo.session_expired`` (``consumer_id``, ``forced``: false when
+the member had not written its session yet).
+
+Hooks: a :class:`DemoObserver` (any of its methods) is told when a scene begins, when an action was played, every
+event recorded, and each settled scene; ``on_action`` and ``on_settled`` are the short forms of the last two.
 """
 
 from __future__ import annotations
@@ -52,10 +61,13 @@ from zkconsumer.group.snapshot import read_group_snapshot
 from zkconsumer.kafka.metadata import admin_client, fetch_metadata
 from zkconsumer.kafka.topics import TopicCommandError, alter_partitions, create_topic
 from zkconsumer.members import legacy_member
+from zkconsumer.members.faults import expire_session, paused
 from zkconsumer.members.group import MemberGroup, MemberProcess
 from zkconsumer.members.recorder import EventRecorder
 from zkconsumer.members.topic_wait import wait_for_topic
 from zkconsumer.progress import Waiting
+from zkconsumer.scenarios.model import EXPIRE, GROW, KILL, PAUSE, SETTLE, START, STOP, WAIT, Action, Scenario, Scene
+from zkconsumer.scenarios.parse import load
 from zkconsumer.tools.offset_checker import GroupDescription, describe_group, format_table, registered_bootstrap
 from zkconsumer.tools.verify_rebalance import RebalanceCheck, verify_rebalance
 from zkconsumer.types import TopicPartition
@@ -72,17 +84,27 @@ class DemoError(ZkConsumerError):
     pass
 
 
+DEFAULT_SCENARIO = "demo"
+
+
+def default_scenario() -> Scenario:
+    return load(DEFAULT_SCENARIO)
+
+
 @dataclass(frozen=True)
 class DemoSettings:
+    """What the demo plays and where; ``partitions``, ``session_timeout_ms`` and ``messages_per_partition`` are what is
+    played (the command takes them from the scenario unless its options say otherwise)."""
+
     zookeeper: str  # connect string, chroot included
     bootstrap: str
     topic: str = "demo"
     group: str = "demo"
     strategy: str = "range"
     partitions: int = 4
-    added_partitions: int = 2
     session_timeout_ms: int = 6000
     messages_per_partition: int = 25  # produced at the start of every scene, so offsets and lag move
+    scenario: Scenario = field(default_factory=default_scenario)
     pace: float = 0.0  # seconds to pause after each scene's heading and each narrated block
     compare: bool = False
     explain: bool = True
@@ -96,29 +118,8 @@ class DemoSettings:
         return max(60.0, 2 * self.session_timeout_ms / 1000 + 20)
 
 
-@dataclass(frozen=True)
-class Scene:
-    number: int
-    title: str
-    note: str
-
-
-SCENES = (
-    Scene(1, "One consumer takes everything",
-          "c1 registers under /consumers/<group>/ids and rebalances alone: every partition goes to its only thread."),
-    Scene(2, "A second consumer joins",
-          "c2's registration fires c1's watch on the ids directory. Both run the same rebalance on their own; "
-          "c2 may find its partitions still owned by c1 (a conflict), back off and retry: there is no "
-          "coordinator, only znodes."),
-    Scene(3, "A third joins with more streams than there are partitions left",
-          "c3 asks for 3 streams. Threads are sorted and dealt partitions in ranges; with more threads than "
-          "partitions, the last threads get nothing and sit idle."),
-    Scene(4, "c2 is killed; its session must expire first",
-          "SIGKILL: c2 cannot release anything. Its ephemeral znodes (registration, owners) stay until "
-          "ZooKeeper expires its session, and until then its partitions are consumed by nobody."),
-    Scene(5, "Partitions are added to the topic",
-          "/brokers/topics/<topic> gets new partitions; every member's watch on it fires and all rebalance."),
-)
+SCENES = default_scenario().scenes
+"""The default story's scenes (the shipped ``demo`` scenario)."""
 
 
 @dataclass(frozen=True)
@@ -139,18 +140,37 @@ class DemoResult:
     scenes: list[SceneResult] = field(default_factory=list)
 
 
+class DemoObserver:
+    """Hooks into a demo as it plays (the narration of other protocols, a step mode, a live page): subclass and
+    override what you need. Called on the demo's thread, in order; what they block, the demo waits for."""
+
+    def scene_started(self, scene: Scene) -> None:
+        """A scene's heading was printed; its actions come next."""
+
+    def action_played(self, scene: Scene, action: Action) -> None:
+        """One of the scene's actions was played (a member started, killed, paused and resumed ...)."""
+
+    def event(self, event: dict[str, Any]) -> None:
+        """An event was recorded in ``events.jsonl`` (a member's, or the demo's own ``demo.*``)."""
+
+    def settled(self, result: SceneResult) -> None:
+        """The scene settled and was reported."""
+
+
 class RebalanceDemo:
-    """Plays :data:`SCENES`; ``grow(total)`` adds partitions and returns None, or why it cannot."""
+    """Plays ``settings.scenario``; ``grow(total)`` adds partitions and returns None, or why it cannot."""
 
     def __init__(self, settings: DemoSettings, grow: Callable[[int], str | None], out: TextIO = sys.stdout,
                  status: TextIO = sys.stderr, on_action: Callable[[Scene], None] | None = None,
-                 on_settled: Callable[[SceneResult], None] | None = None) -> None:
+                 on_settled: Callable[[SceneResult], None] | None = None,
+                 observers: tuple[DemoObserver, ...] = ()) -> None:
         self.settings = settings
         self.grow = grow
         self.out = out
         self.status = status
-        self.on_action = on_action
+        self.on_action = on_action  # after a scene's actions, before it settles
         self.on_settled = on_settled
+        self.observers = observers
         self.group = MemberGroup(settings.output_dir / "members")
         self.streams: dict[str, int] = {}  # member name -> its streams
         self.narrator = RebalanceNarrator(explain=settings.explain)
@@ -171,16 +191,13 @@ class RebalanceDemo:
         self._recorder = EventRecorder(result.events_path)
         self._zk = open_client(s.zookeeper)
         try:
+            self._say(f"Scenario {s.scenario.name!r}: {s.scenario.title}")
             self._say(f"Group {s.group!r} on topic {s.topic!r} ({s.partitions} partitions), strategy {s.strategy}, "
                       f"session timeout {s.session_timeout_ms} ms; ZooKeeper {s.zookeeper}")
-            played = [
-                self._scene(SCENES[0], lambda: self._start("c1", 1)),
-                self._scene(SCENES[1], lambda: self._start("c2", 1)),
-                self._scene(SCENES[2], lambda: self._start("c3", 3)),
-                self._scene(SCENES[3], lambda: self._kill("c2"), waiting_for="ZooKeeper to expire c2's session"),
-                self._scene(SCENES[4], self._add_partitions),  # None when the topic cannot grow
-            ]
-            result.scenes.extend(scene for scene in played if scene is not None)
+            for scene in s.scenario.scenes:
+                played = self._scene(scene)  # None when the topic cannot grow here
+                if played is not None:
+                    result.scenes.append(played)
             self._stop_all()
         except KazooException as exc:
             raise DemoError(f"ZooKeeper at {s.zookeeper} failed ({type(exc).__name__}); the demo stopped. "
@@ -192,28 +209,62 @@ class RebalanceDemo:
 
     # --- scenes -------------------------------------------------------------------------------------
 
-    def _scene(self, scene: Scene, action: Callable[[], bool | None], waiting_for: str = "the group to settle",
-               ) -> SceneResult | None:
+    def _scene(self, scene: Scene) -> SceneResult | None:
         self._record({"event": "demo.scene", "scene": scene.number, "title": scene.title, "note": scene.note})
         self._say("")
         self._say(f"== Scene {scene.number}: {scene.title} ==")
-        self._say(f"   {scene.note}")
+        if scene.note:
+            self._say(f"   {scene.note}")
+        for observer in self.observers:
+            observer.scene_started(scene)
         self._pause()
         self._produce()
         started = time.time()
-        if action() is False:
-            return None
+        # a scene that only pauses or waits need not make anyone rebalance: then the group settles as it stands
+        since = started if scene.changes_membership else None
+        for action in scene.actions:
+            if self._act(action, since, scene.waiting_for) is False:
+                return None
+            for observer in self.observers:
+                observer.action_played(scene, action)
         self._last_told = time.time()
         if self.on_action is not None:
             self.on_action(scene)
-        self._settle(started, waiting_for)
+        self._settle(since, scene.waiting_for)
         return self._report(scene)
 
-    def _start(self, name: str, streams: int) -> None:
+    def _act(self, action: Action, since: float | None, waiting_for: str) -> bool:
+        """Play one action; False when it cannot be played here (a topic that cannot grow): the scene is skipped."""
+        if action.kind == START:
+            self._start(action.member)
+        elif action.kind == KILL:
+            self._kill(action.member)
+        elif action.kind == STOP:
+            self._stop(self.group.members[action.member])
+        elif action.kind == PAUSE:
+            self._freeze(action.member, action.seconds)
+        elif action.kind == EXPIRE:
+            self._expire(action.member)
+        elif action.kind == GROW:
+            return self._add_partitions(action.partitions)
+        elif action.kind == WAIT:
+            self._say(f"-> waiting {action.seconds:g} s")
+            deadline = time.monotonic() + action.seconds
+            while time.monotonic() < deadline:
+                self._drain(min(0.1, max(0.0, deadline - time.monotonic())))
+        else:
+            assert action.kind == SETTLE
+            self._settle(since, waiting_for)
+        return True
+
+    def _start(self, name: str) -> None:
         s = self.settings
+        cast = s.scenario.member(name)
+        streams = cast.streams
         consumer_id = f"{s.group}_{name}"
         argv = legacy_member.command(zookeeper=s.zookeeper, group=s.group, topic=f"{s.topic}:{streams}",
                                      consumer_id=name, strategy=s.strategy, session_timeout_ms=s.session_timeout_ms,
+                                     config=dict(cast.config), session_file=self._session_file(name),
                                      stop_at_stdin_eof=True)
         member = self.group.start(name, consumer_id, argv)
         self.streams[name] = streams
@@ -229,9 +280,36 @@ class RebalanceDemo:
         self._say(f"-> killed {name} with SIGKILL; its znodes stay until its session expires "
                   f"(up to {self.settings.session_timeout_ms} ms)")
 
-    def _add_partitions(self) -> bool:
+    def _freeze(self, name: str, seconds: float) -> None:
+        member = self.group.members[name]
+        self._record({"event": "demo.member_paused", "consumer_id": member.consumer_id, "pid": member.pid,
+                      "seconds": seconds})
+        self._say(f"-> froze {name} with SIGSTOP for {seconds:g} s (its session timeout: "
+                  f"{self.settings.session_timeout_ms} ms); it runs nothing, heartbeats included")
+        deadline = time.monotonic() + seconds
+        with paused(member.process):
+            while time.monotonic() < deadline:
+                self._drain(min(0.1, max(0.0, deadline - time.monotonic())))
+        self._record({"event": "demo.member_resumed", "consumer_id": member.consumer_id, "pid": member.pid})
+        self._say(f"-> {name} continues (SIGCONT)")
+
+    def _expire(self, name: str) -> None:
+        member = self.group.members[name]
+        forced = expire_session(self.settings.zookeeper, self._session_file(name))
+        self._record({"event": "demo.session_expired", "consumer_id": member.consumer_id, "forced": forced})
+        if forced:
+            self._say(f"-> expired {name}'s ZooKeeper session (as a partition longer than the session would): its "
+                      f"ephemeral znodes go at once, and it registers again on a new session")
+        else:
+            self._say(f"-> {name} has not written its session yet; nothing to expire")
+
+    def _session_file(self, name: str) -> Path:
+        """Where a member keeps its ZooKeeper session's id and password, for ``expire``."""
+        return self.settings.output_dir / "members" / f"{name}.session"
+
+    def _add_partitions(self, added: int) -> bool:
         before = self._partitions
-        after = before + self.settings.added_partitions
+        after = before + added
         refused = self.grow(after)
         if refused is not None:
             self._say(f"-> cannot add partitions here: {refused}; scene skipped")
@@ -274,6 +352,8 @@ class RebalanceDemo:
     def _record(self, event: dict[str, Any]) -> None:
         if self._recorder is not None:
             self._recorder.write(event)
+        for observer in self.observers:
+            observer.event(event)
 
     def _drain(self, wait: float) -> None:
         """Record and narrate whatever the members said, waiting up to ``wait`` for the first event."""
@@ -297,9 +377,9 @@ class RebalanceDemo:
 
     # --- settling and reporting -----------------------------------------------------------------------
 
-    def _settled(self, since: float) -> bool:
-        """The members' events say every live member rebalanced since ``since`` and together they own every
-        partition, and ZooKeeper agrees (groups verify)."""
+    def _settled(self, since: float | None) -> bool:
+        """The members' events say every live member rebalanced since ``since`` (when given) and together they own
+        every partition, and ZooKeeper agrees (groups verify)."""
         if not self.group.settled(self._partitions, quiet_s=_QUIET_S, completed_after=since):
             return False
         try:
@@ -308,7 +388,7 @@ class RebalanceDemo:
         except (KazooException, ZkConsumerError):  # a znode vanished under us, or ZooKeeper is away: not yet
             return False
 
-    def _settle(self, since: float, waiting_for: str) -> None:
+    def _settle(self, since: float | None, waiting_for: str) -> None:
         self._waiting = Waiting(self.status, waiting_for)
         try:
             while not self._settled(since):
@@ -353,6 +433,8 @@ class RebalanceDemo:
         result = SceneResult(scene, owners, description, check)
         if self.on_settled is not None:
             self.on_settled(result)
+        for observer in self.observers:
+            observer.settled(result)
         self._pause()
         return result
 
@@ -438,10 +520,14 @@ CHROOT_MARKER = b"zkconsumer demo: cleared at the start of every run"
 def play_in_own_chroot(root: str, bootstrap: str, settings: DemoSettings, **hooks: Any) -> DemoResult:
     """The embedded way: a chroot of our own, cleared first, and a bridge that can add partitions on Tansu.
 
-    The topic is created at its final size and the bridge holds it at ``settings.partitions`` until scene 5.
-    ``hooks`` go to :class:`RebalanceDemo` (``on_action``, ``on_settled``, ``out``, ``status``).
+    The topic is created at its final size and the bridge holds it at ``settings.partitions`` until a scene grows
+    it. ``hooks`` go to :class:`RebalanceDemo` (``on_action``, ``on_settled``, ``observers``, ``out``, ``status``).
     """
-    ensure_topic(bootstrap, settings.topic, settings.partitions + settings.added_partitions)
+    final = settings.partitions + settings.scenario.grown
+    if ensure_topic(bootstrap, settings.topic, final) is not None:
+        out: TextIO = hooks.get("out") or sys.stdout
+        out.write(f"Topic {settings.topic!r} exists already (an earlier run's): its offsets go on from where that run "
+                  f"left them, so they start above 0 here. Without --topic the demo makes a fresh topic per run.\n")
     with zookeeper(root) as zk:
         fresh_chroot(zk)
     connect = root.rstrip("/") + CHROOT
@@ -460,7 +546,8 @@ def play_in_own_chroot(root: str, bootstrap: str, settings: DemoSettings, **hook
 
 
 def play_against(connect: str, bootstrap: str | None, settings: DemoSettings, **hooks: Any) -> DemoResult:
-    """Servers as they are: partitions are added with CreatePartitions, or scene 5 says why it cannot be."""
+    """Servers as they are: partitions are added with CreatePartitions, or the scene that grows the topic says why
+    it cannot be."""
     with zookeeper(connect, quiet=True) as zk:
         bootstrap = bootstrap or registered_bootstrap(zk)
         if bootstrap is None:
@@ -489,17 +576,24 @@ def play_against(connect: str, bootstrap: str | None, settings: DemoSettings, **
     return RebalanceDemo(settings, grow, **hooks).run()
 
 
-def ensure_topic(bootstrap: str, topic: str, partitions: int) -> int:
-    """Create the topic with ``partitions`` unless it exists with at least that many; returns its count."""
+def ensure_topic(bootstrap: str, topic: str, partitions: int) -> int | None:
+    """Create the topic with ``partitions`` unless it exists with at least that many; returns None when it was
+    created, else its count."""
     existing = fetch_metadata(admin_client(bootstrap), bootstrap).topics.get(topic)
     if existing is None:
         create_topic(bootstrap, topic, partitions)
-        return partitions
+        return None
     count = len(existing.partitions)
     if count < partitions:
         raise UsageError(f"topic {topic!r} exists with {count} partitions, fewer than the {partitions} the demo "
                          f"needs; pass --topic with a new name")
     return count
+
+
+def fresh_topic(prefix: str) -> str:
+    """A topic of this run's own (``demo-20261125-193012``): the offsets the demo shows start at 0, as the docs'
+    do, whatever ran before on the same broker."""
+    return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
 def fresh_chroot(zk: KazooClient) -> None:

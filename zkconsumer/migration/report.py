@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.migration.measures import Figures, ProtocolMeasures
-from zkconsumer.migration.scenes import SCENES, Protocol
+from zkconsumer.migration.scenes import Protocol
 from zkconsumer.migration.verdict import Verdict, verdict
 from zkconsumer.pages import Html, render_page
 from zkconsumer.pages.charts import bar_chart
@@ -182,13 +182,15 @@ def render_report(results: Sequence[ProtocolResult], meta: str, members: Sequenc
                        t.duplicates, t.rebalances, t.failed_attempts, f"{t.partition_seconds_paused:.2f}",
                        f"{t.max_pause_ms:.0f}", t.paused_partitions, t.moved_partitions, f"{t.settle_ms / 1000:.1f}")
             for r, t in zip(results, totals, strict=True)]
-    scene_labels = [s.label for s in SCENES]
+    # the scenes played (the run's scenario), as the runs' own markers name them
+    played = sorted({(s.scene, s.title) for r in results for s in r.measures.scenes})
+    scene_labels = [f"{number}. {title}" for number, title in played]
 
     def per_scene(attribute: str, scale: float = 1.0) -> dict[str, list[float]]:
         series = {}
         for r in results:
             by_number = {s.scene: getattr(s.figures, attribute) * scale for s in r.measures.scenes}
-            series[r.protocol.name] = [by_number.get(s.number, 0.0) for s in SCENES]
+            series[r.protocol.name] = [by_number.get(number, 0.0) for number, _ in played]
         return series
 
     small = (6.6, 3.0)

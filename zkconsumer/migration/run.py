@@ -47,17 +47,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from typing import Protocol as Interface
 
 from zkconsumer.events.fields import duration_ms, elapsed_ms
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.log import get_logger
 from zkconsumer.members import legacy_member, modern_member
+from zkconsumer.members.faults import expire_session, paused
 from zkconsumer.members.group import MemberGroup
 from zkconsumer.members.recorder import EventRecorder
 from zkconsumer.members.topic_wait import wait_for_topic
 from zkconsumer.migration.measures import DIED, DRAINING, Delivery, Produced, measure
 from zkconsumer.migration.report import MemberSettings, ProtocolResult
-from zkconsumer.migration.scenes import SCENES, Protocol, Scene
+from zkconsumer.migration.scenes import SCENES, Protocol, Scene, default_scenario
+from zkconsumer.scenarios.model import EXPIRE, GROW, KILL, PAUSE, SETTLE, START, STOP, WAIT, Action, Scenario
 from zkconsumer.trace.timeline import Event, build_timeline, read_events
 from zkconsumer.trace.vocabulary import COORDINATOR_EVENTS
 from zkconsumer.zk.client import zookeeper
@@ -87,6 +90,9 @@ class CompareSettings:
     # the front's events (JSON lines): each protocol's group's coordinator events are added to its events.jsonl, so
     # its timeline has the coordinator's lane
     coordinator_events: Path | None = None
+    # the script every protocol plays (:mod:`zkconsumer.scenarios`); its topic's partitions, rate and session are
+    # the command's defaults, the fields above what is played
+    scenario: Scenario = field(default_factory=default_scenario)
     settle_timeout_s: float = 60.0
     drain_timeout_s: float = 30.0
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:6])
@@ -141,18 +147,28 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
     return tuple(found)
 
 
+class PlayObserver(Interface):
+    """Told what each protocol's run does as it happens (``demo --protocol`` narrates from it): a scene begins,
+    and every event recorded in the protocol's ``events.jsonl`` (the members' and the runner's markers). Called from
+    the protocol's player thread: one protocol's calls come in order, different protocols' interleave."""
+
+    def scene(self, protocol: str, scene: Scene) -> None: ...
+
+    def event(self, protocol: str, event: dict[str, Any]) -> None: ...
+
+
 class GroupProtocolUnsupported(Exception):
     """A member said the broker cannot run its group protocol: its run cannot go on."""
 
 
 class SceneClock:
     """Every protocol's scene ``n`` begins at the same moment: a player is ready (:meth:`arrive`) for a scene (or for
-    the end of the script, ``len(SCENES) + 1``) and waits until every player still playing is ready too. The clock
+    the end of the script, ``scenes + 1``) and waits until every player still playing is ready too. The clock
     also says what the producer does: nothing before the first scene, then to every topic in the scene under way,
     nothing once the last player reached the end. A player that stops early leaves (:meth:`leave`); the others go on."""
 
-    def __init__(self, players: int, stop: threading.Event) -> None:
-        self.end = len(SCENES) + 1
+    def __init__(self, players: int, stop: threading.Event, scenes: int = len(SCENES)) -> None:
+        self.end = scenes + 1
         self.scene = 0  # the scene under way for everyone (0: not begun; ``end``: the script is over)
         self._active = players
         self._left: set[int] = set()
@@ -217,8 +233,10 @@ class _Player:
 
     def __init__(self, settings: CompareSettings, run: ProtocolRun, zk_connect: str, stop: threading.Event,
                  on_scene: Callable[[str, Scene, bool, float], None] | None, clock: SceneClock,
-                 number: int) -> None:
+                 number: int, grow: Callable[[ProtocolRun, int], None], observer: PlayObserver | None = None) -> None:
         self.settings = settings
+        self.grow = grow  # shows the run's topic with this many partitions to its members
+        self.observer = observer
         self.run = run
         self.clock = clock
         self.number = number  # the player's place on the clock
@@ -239,12 +257,15 @@ class _Player:
         self.playing = True
         try:
             log.info("migration.protocol_started", protocol=run.protocol.name, topic=run.topic, group=run.group)
-            for scene in SCENES:
+            for scene in self.settings.scenario.scenes:
                 if not self.clock.arrive(self.number, scene.number, while_waiting=lambda: self.pump(0)):
                     return
                 self.marker("demo.scene", scene=scene.number, title=scene.title, note=scene.note)
+                if self.observer is not None:
+                    self.observer.scene(run.protocol.name, scene)
                 began = time.monotonic()
-                self.act(scene)
+                for action in scene.actions:
+                    self.act(action, scene)
                 settled = self.settle(scene)
                 if self.stop.is_set():
                     return
@@ -266,18 +287,38 @@ class _Player:
             self.clock.leave(self.number)
             self.finish()
 
-    def act(self, scene: Scene) -> None:
-        action = scene.action
-        if action.kind == "start":
+    def act(self, action: Action, scene: Scene) -> None:
+        if action.kind == START:
             self.start_member(action.member)
+            return
+        if action.kind == GROW:
+            before = self.run.partitions
+            self.grow(self.run, before + action.partitions)
+            self.run.partitions = before + action.partitions
+            self.marker("demo.partitions_added", topic=self.run.topic, before=before, after=self.run.partitions)
+            return
+        if action.kind == WAIT:
+            self.wait(action.seconds)
+            return
+        if action.kind == SETTLE:
+            self.settle(scene)
             return
         member = self.group.members[action.member]
         if not member.alive:
             return
-        if action.kind == "kill":
+        if action.kind == KILL:
             self.group.kill(member)
             self.marker("demo.member_killed", consumer_id=member.consumer_id, pid=member.pid, signal="SIGKILL")
+        elif action.kind == PAUSE:
+            self.marker("demo.member_paused", consumer_id=member.consumer_id, pid=member.pid, seconds=action.seconds)
+            with paused(member.process):
+                self.wait(action.seconds)
+            self.marker("demo.member_resumed", consumer_id=member.consumer_id, pid=member.pid)
+        elif action.kind == EXPIRE:
+            expired = expire_session(self.zk_connect, self.session_file(action.member))
+            self.marker("demo.session_expired", consumer_id=member.consumer_id, forced=expired)
         else:
+            assert action.kind == STOP
             self.marker("demo.member_stopping", consumer_id=member.consumer_id)
             self.group.stop(member, timeout=20.0, while_waiting=lambda: self.pump(0.1))
             self.marker("demo.member_stopped", consumer_id=member.consumer_id)
@@ -304,11 +345,13 @@ class _Player:
         consumer_id = f"{run.group}_{name}"
         deliveries = run.directory / "members" / f"{name}.deliveries"
         argv: list[str]
+        cast = s.scenario.member(name)
         if run.protocol.family == "legacy":
-            argv = legacy_member.command(zookeeper=self.zk_connect, group=run.group, topic=f"{run.topic}:1",
-                                         consumer_id=name, strategy=run.protocol.strategy,
-                                         session_timeout_ms=s.session_timeout_ms, output=deliveries,
-                                         stop_at_stdin_eof=True)
+            argv = legacy_member.command(zookeeper=self.zk_connect, group=run.group,
+                                         topic=f"{run.topic}:{cast.streams}", consumer_id=name,
+                                         strategy=run.protocol.strategy, session_timeout_ms=s.session_timeout_ms,
+                                         config=dict(cast.config), output=deliveries, stop_at_stdin_eof=True,
+                                         session_file=self.session_file(name))
         else:
             group_protocol = "consumer" if run.protocol.group_protocol == "consumer" else "classic"
             argv = modern_member.command(bootstrap=s.bootstrap, group=run.group, topic=run.topic,
@@ -317,6 +360,10 @@ class _Player:
                                          stop_at_stdin_eof=True, group_protocol=group_protocol)
         member = self.group.start(name, consumer_id, argv)
         self.marker("demo.member_started", consumer_id=consumer_id, pid=member.pid)
+
+    def session_file(self, name: str) -> Path:
+        """Where a legacy member keeps its ZooKeeper session's id and password, for ``expire``."""
+        return self.run.directory / "members" / f"{name}.session"
 
     # --- settling -------------------------------------------------------------------------------------
 
@@ -333,7 +380,7 @@ class _Player:
         return False
 
     def settled(self, scene: Scene, began: float) -> bool:
-        return self.group.settled(self.settings.partitions, quiet_s=QUIET_S, began=began)
+        return self.group.settled(self.run.partitions, quiet_s=QUIET_S, began=began)
 
     def pump(self, wait: float) -> None:
         """Record what the members said (waiting up to ``wait`` for it), and notice a member that exited on its
@@ -372,6 +419,8 @@ class _Player:
     def record(self, event: dict[str, Any]) -> None:
         if self.recorder is not None:
             self.recorder.write(event)
+        if self.observer is not None:
+            self.observer.event(self.run.protocol.name, event)
 
     def wait(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
@@ -431,19 +480,34 @@ def write_produced(run: ProtocolRun) -> None:
 
 
 def compare_protocols(settings: CompareSettings,
-                      on_scene: Callable[[str, Scene, bool, float], None] | None = None) -> list[ProtocolRun]:
-    """Play the script for every protocol at once; returns the runs, their files written."""
+                      on_scene: Callable[[str, Scene, bool, float], None] | None = None,
+                      observer: PlayObserver | None = None) -> list[ProtocolRun]:
+    """Play the script for every protocol at once; returns the runs, their files written.
+
+    A scenario that grows the topic (legacy protocols only: :func:`~zkconsumer.migration.scenes.check_playable`)
+    has each topic created at its final size and held smaller in ZooKeeper by the bridge until the scene that grows
+    it, as the demo does: the broker needs no CreatePartitions, and to the members it is the znode change a
+    ZooKeeper-mode controller made."""
     from zkconsumer.bridge.metadata_bridge import MetadataBridge
 
     s = settings
     runs = [ProtocolRun(p, s.name(p), s.name(p), s.output_dir / p.name, s.partitions) for p in s.protocols]
+    final = s.partitions + s.scenario.grown
     for run in runs:
-        create_topic(s.bootstrap, run.topic, s.partitions)
+        create_topic(s.bootstrap, run.topic, final)
     chroot = f"/zkconsumer-migration-{s.run_id}"
     legacy = any(r.protocol.family == "legacy" for r in runs)
     stop, done = threading.Event(), threading.Event()
-    clock = SceneClock(len(runs), stop)
+    clock = SceneClock(len(runs), stop, len(s.scenario.scenes))
     bridge = contextlib.ExitStack()
+    shown: MetadataBridge | None = None
+
+    def grow(run: ProtocolRun, partitions: int) -> None:
+        assert shown is not None, "only legacy protocols grow their topic (check_playable)"
+        shown.show_partitions(run.topic, partitions)
+        with zookeeper(connect) as zk:
+            wait_for_topic(zk, run.topic, partitions)
+
     players: list[_Player] = []
     threads: list[threading.Thread] = []
     producer = threading.Thread(target=_produce, args=(runs, s.bootstrap, s.rate, clock, stop, done),
@@ -453,7 +517,10 @@ def compare_protocols(settings: CompareSettings,
             with zookeeper(s.zookeeper) as zk:
                 ensure_path(zk, chroot)  # a chroot as a broker's zookeeper.connect makes it: null data
             connect = s.zookeeper.rstrip("/") + chroot
-            bridge.enter_context(MetadataBridge(connect, s.bootstrap, interval_ms=250).running("migration-bridge"))
+            shown = MetadataBridge(connect, s.bootstrap, interval_ms=250,
+                                   partition_limits={r.topic: s.partitions for r in runs} if final > s.partitions
+                                   else None)
+            bridge.enter_context(shown.running("migration-bridge"))
             with zookeeper(connect) as zk:
                 for run in runs:
                     wait_for_topic(zk, run.topic, s.partitions)
@@ -461,7 +528,7 @@ def compare_protocols(settings: CompareSettings,
             connect = s.zookeeper
         producer.start()
         for number, run in enumerate(runs):
-            player = _Player(s, run, connect, stop, on_scene, clock, number)
+            player = _Player(s, run, connect, stop, on_scene, clock, number, grow, observer)
             players.append(player)
             thread = threading.Thread(target=player.play, name=f"play-{run.protocol.name}", daemon=True)
             threads.append(thread)

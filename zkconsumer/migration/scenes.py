@@ -1,10 +1,11 @@
-"""The comparison's script and cast, as data: which protocols can be compared, and the membership changes every
-protocol goes through, in the same order, so that their figures line up scene by scene.
+"""The comparison's cast and script: which protocols can be compared, and the scenario every protocol plays, in the
+same order, so that their figures line up scene by scene.
 
-The script is the demo's story without the topic growing (Tansu has no CreatePartitions, and a modern group
-would see the growth through a metadata refresh, not a znode watch, which is another comparison): one member; a
-second joins; a third joins; one is SIGKILLed (its session has to expire before anyone takes its partitions); one
-leaves cleanly (it hands its partitions over at once).
+The script is a scenario file (:mod:`zkconsumer.scenarios`); the default, the shipped ``migration``, is the demo's
+story without the topic growing (Tansu has no CreatePartitions, and a modern group would see the growth through a
+metadata refresh, not a znode watch, which is another comparison): one member; a second joins; a third joins; one
+is SIGKILLed (its session has to expire before anyone takes its partitions); one leaves cleanly (it hands its
+partitions over at once). :func:`check_playable` refuses what a protocol's members cannot do.
 """
 
 from __future__ import annotations
@@ -12,6 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from zkconsumer.errors import UsageError
+from zkconsumer.scenarios.model import EXPIRE, GROW, Action, Scenario, Scene
+from zkconsumer.scenarios.parse import load
+
+__all__ = ["KIP848_PROTOCOLS", "KNOWN", "PROTOCOLS", "SCENES", "Action", "Protocol", "Scene", "check_playable",
+           "default_scenario", "parse_protocols"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,40 +81,29 @@ def parse_protocols(text: str) -> tuple[Protocol, ...]:
     return tuple(KNOWN[name] for name in dict.fromkeys(names))
 
 
-@dataclass(frozen=True, slots=True)
-class Action:
-    """``start`` a member process, ``kill`` it (SIGKILL) or ``stop`` it (SIGTERM: it leaves the group)."""
-
-    kind: str
-    member: str
-
-
-@dataclass(frozen=True, slots=True)
-class Scene:
-    """``title`` is the scene's short name (what it does to whom); ``label`` numbers it, as the charts, the
-    timelines' markers and ``report.json`` show it."""
-
-    number: int
-    title: str
-    action: Action
-    note: str
-
-    @property
-    def label(self) -> str:
-        return f"{self.number}. {self.title}"
+def check_playable(scenario: Scenario, protocols: tuple[Protocol, ...]) -> None:
+    """Refuse, before anything starts, an action a protocol's members cannot do, in one line: a modern group cannot
+    see its topic grow on a broker without CreatePartitions (the embedded Tansu; the legacy groups see it through
+    the bridge, which holds the topic smaller in ZooKeeper until the scene), and a modern member has no ZooKeeper
+    session to expire (``pause`` it for longer than its session instead)."""
+    modern = [p.name for p in protocols if p.family == "modern"]
+    if not modern:
+        return
+    for kind, why in ((GROW, "a modern group sees a topic grow only through the broker's CreatePartitions, which "
+                             "the embedded broker (Tansu) does not have"),
+                      (EXPIRE, "a modern member has no ZooKeeper session (pause it for longer than its session "
+                               "timeout instead)")):
+        where = scenario.uses(kind)
+        if where is not None:
+            raise UsageError(f"{scenario.source}: {where}: {kind} cannot be played by {', '.join(modern)}: {why}; "
+                             f"play it with legacy protocols only")
 
 
-SCENES = (
-    Scene(1, "m1 starts", Action("start", "m1"),
-          "m1 joins alone and is given every partition."),
-    Scene(2, "m2 joins", Action("start", "m2"),
-          "Eager protocols stop every partition of every member; cooperative-sticky revokes only what moves to m2."),
-    Scene(3, "m3 joins", Action("start", "m3"),
-          "The same again with three members: half of m1's and m2's partitions stay where they are under "
-          "cooperative-sticky."),
-    Scene(4, "m2 SIGKILLed", Action("kill", "m2"),
-          "m2 cannot say goodbye: its partitions are fetched by nobody until its session expires (in ZooKeeper for "
-          "the legacy group, at the group coordinator for the modern ones)."),
-    Scene(5, "m1 leaves", Action("stop", "m1"),
-          "SIGTERM: m1 releases its partitions and leaves cleanly; the group rebalances at once."),
-)
+def default_scenario() -> Scenario:
+    """The comparison's script when ``--scenario`` is not given: the shipped ``migration``."""
+    return load(DEFAULT_SCENARIO)
+
+
+DEFAULT_SCENARIO = "migration"
+SCENES = default_scenario().scenes
+"""The default script's scenes (the shipped ``migration`` scenario)."""

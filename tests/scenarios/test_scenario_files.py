@@ -1,0 +1,119 @@
+"""Scenario files (zkconsumer.scenarios): the shipped ones are today's demo and comparison, and a bad file is one
+line naming the key and the problem, from either command, before any server or process starts."""
+
+from __future__ import annotations
+
+import pytest
+from support import zkconsumer_cli
+
+from zkconsumer.migration.scenes import check_playable, parse_protocols
+from zkconsumer.scenarios.model import GROW, PAUSE, START, WAIT, Action
+from zkconsumer.scenarios.parse import ScenarioError, load, parse, shipped
+
+GOOD = """
+title = "mine"
+[topic]
+partitions = 2
+[members.a]
+[members.b]
+streams = 2
+config = { "rebalance.backoff.ms" = 500, "auto.commit.enable" = true }
+[[scenes]]
+title = "a starts"
+actions = [{ start = "a" }]
+[[scenes]]
+title = "b joins, a freezes"
+actions = [{ start = "b" }, { settle = true }, { pause = "a", seconds = 1.5 }, { wait = 2 }, { grow = 1 }]
+"""
+
+
+def test_the_shipped_scenarios_are_the_demo_s_and_the_comparison_s_stories():
+    assert list(shipped()) == ["demo", "migration", "pause-and-grow"]
+    demo = load("demo")
+    assert [(s.number, [a.describe() for a in s.actions]) for s in demo.scenes] == [
+        (1, ["start c1"]), (2, ["start c2"]), (3, ["start c3"]), (4, ["kill c2"]), (5, ["grow the topic by 2"])]
+    assert (demo.topic.partitions, demo.final_partitions, demo.member("c3").streams) == (4, 6, 3)
+    assert demo.scenes[3].waiting_for == "ZooKeeper to expire c2's session"
+    migration = load("migration")
+    assert [s.label for s in migration.scenes] == ["1. m1 starts", "2. m2 joins", "3. m3 joins", "4. m2 SIGKILLed",
+                                                   "5. m1 leaves"]
+    assert migration.grown == 0 and migration.production.rate == 50.0
+
+
+def test_a_written_scenario_reads_as_written():
+    scenario = parse(GOOD, "mine", "scenario mine.toml")
+    assert scenario.member("b").config == (("rebalance.backoff.ms", "500"), ("auto.commit.enable", "true"))
+    assert scenario.scenes[1].actions == (Action(START, "b"), Action("settle"), Action(PAUSE, "a", seconds=1.5),
+                                          Action(WAIT, seconds=2.0), Action(GROW, partitions=1))
+    assert scenario.final_partitions == 3 and scenario.uses(GROW) == "scene 2, action 5"
+    assert not parse(GOOD.replace(', { grow = 1 }', '').replace(
+        '{ start = "b" }, { settle = true }, ', ''), "x", "x").scenes[1].changes_membership
+
+
+BAD = [  # (what replaces what in GOOD, the line's key and problem)
+    (("title = \"mine\"", "title = "), "not TOML: Invalid value (at line 2, column"),
+    (("title = \"mine\"", "topics = 3"), "topics: unknown key (known: title,"),
+    (("partitions = 2", "partitions = 0"), "topic.partitions: must be from 1 to 64, not 0"),
+    (("partitions = 2", "partitions = \"2\""), "topic.partitions: must be a whole number, not a string"),
+    (("streams = 2", "streams = 2\nowned = [1]"), "members.b.owned: unknown key (known: streams, config)"),
+    (("[members.a]\n[members.b]\nstreams = 2\n", ""), "topic.config: unknown key (known: name, partitions)"),
+    (("actions = [{ start = \"a\" }]", "actions = []"), "scene 1: actions: must be a non-empty array"),
+    (("{ start = \"a\" }", "{ start = \"c9\" }"), "scene 1, action 1 (start): unknown member 'c9' (members: a, b)"),
+    (("{ start = \"a\" }", "{ kill = \"a\" }"), "scene 1, action 1 (kill): a is not running at this point"),
+    (("{ pause = \"a\", seconds = 1.5 }", "{ pause = \"a\" }"), "scene 2, action 3 (pause): seconds: pause needs"),
+    (("seconds = 1.5", "seconds = -1"), "scene 2, action 3 (pause): seconds: must be more than 0"),
+    (("{ wait = 2 }", "{ wait = 2, grow = 1 }"), "scene 2, action 4: names 2 actions (wait, grow)"),
+    (("{ grow = 1 }", "{ grow = 70 }"), "scene 2, action 5 (grow): must be from 1 to 64, not 70"),
+    (("{ settle = true }", "{ settle = 1 }"), "scene 2, action 2 (settle): write settle = true"),
+    (("title = \"a starts\"", "name = \"a starts\""), "scene 1: name: unknown key"),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), BAD)
+def test_a_bad_file_is_one_line_naming_the_key(tmp_path, change, message):
+    path = tmp_path / "bad.toml"
+    old, new = change
+    assert old in GOOD
+    path.write_text(GOOD.replace(old, new, 1))
+    with pytest.raises(ScenarioError) as caught:
+        load(str(path))
+    line = str(caught.value)
+    assert "\n" not in line and line.startswith(f"scenario {path}: ") and message in line, line
+
+
+def test_both_commands_refuse_a_bad_file_before_anything_starts(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text(GOOD.replace("{ start = \"a\" }", "{ stop = \"a\" }"))
+    run_dir, out = tmp_path / "run", tmp_path / "out"
+    want = f"scenario {path}: scene 1, action 1 (stop): a is not running at this point of the story"
+    for command, prefix in ((["demo", "--run-dir", str(run_dir), "--output-dir", str(out)], "zkconsumer demo"),
+                            (["migration", "compare", "--output-dir", str(out)], "zkconsumer migration")):
+        done = zkconsumer_cli(*command, "--scenario", str(path), env={"ZKCONSUMER_RUN_DIR": str(run_dir)})
+        assert done.returncode == 2 and done.stderr.splitlines() == [f"{prefix}: {want}"], done.stderr
+        assert not run_dir.exists() and not out.exists()  # no environment started, nothing written
+    unknown = zkconsumer_cli("demo", "--scenario", "nope", env={"ZKCONSUMER_RUN_DIR": str(run_dir)})
+    assert unknown.returncode == 2 and "no shipped scenario 'nope' (shipped: demo, migration, pause-and-grow" in (
+        unknown.stderr)
+
+
+def test_a_modern_group_cannot_see_the_topic_grow_here_and_is_refused_before_start(tmp_path):
+    scenario = load("pause-and-grow")
+    check_playable(scenario, parse_protocols("legacy-range,legacy-roundrobin"))  # the bridge shows them the growth
+    with pytest.raises(ScenarioError.__mro__[1], match=r"scene 3, action 1: grow cannot be played by "
+                       r"cooperative-sticky: a modern group sees a topic grow only through the broker's "
+                       r"CreatePartitions"):
+        check_playable(scenario, parse_protocols("legacy-range,cooperative-sticky"))
+    out = tmp_path / "out"
+    done = zkconsumer_cli("migration", "compare", "--scenario", "pause-and-grow", "--protocols",
+                          "legacy-range,consumer-uniform", "--output-dir", str(out))
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "grow cannot be played by consumer-uniform" in done.stderr and not out.exists()
+
+
+def test_the_shipped_scenarios_are_listed_with_their_actions(tmp_path):
+    done = zkconsumer_cli("demo", "--list-scenarios", env={"ZKCONSUMER_RUN_DIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "demo: The classic rebalance story (4 partitions, grows by 2)" in lines
+    assert "  4. m2 SIGKILLed: kill m2" in lines and "  2. b frozen for 1 s: pause b for 1 s; wait 1 s" in lines
+    assert not any(tmp_path.iterdir())
