@@ -100,6 +100,19 @@ def test_a_log_behind_the_position_reads_nothing_and_keeps_the_position():
     assert plan.end.positions == {T0: 100}
 
 
+def test_a_log_behind_the_position_with_a_reset_position_is_read_from_there_and_replays_the_same():
+    start = SourceOffset({T0: 100, T1: 100})
+    plan = plan_batch(start, {T0: 40, T1: 40}, resets={T0: 0, T1: 41})  # t-1's reset is past its end: not used
+    assert plan.reset == {T0: (100, 0)} and plan.behind == {T1: (100, 40)}
+    assert plan.end.positions == {T0: 40, T1: 100} and plan.end.begins == {T0: 0}
+    replay = SourceOffset.from_json(json.loads(json.dumps(plan.end.to_json())))
+    assert batch_ranges(start, replay) == [OffsetRange("t", 0, 0, 40)]
+    # largest: the log's end; nothing to read, the position moves there
+    plan = plan_batch(start, {T0: 40}, resets={T0: 40})
+    assert plan.reset == {T0: (100, 40)} and plan.end.positions == {T0: 40, T1: 100}
+    assert batch_ranges(start, plan.end) == []
+
+
 def test_the_rate_limit_is_shared_in_proportion_and_exact():
     start = SourceOffset({T0: 0, T1: 0, U0: 0})
     plan = plan_batch(start, {T0: 900, T1: 90, U0: 10}, max_offsets=100)

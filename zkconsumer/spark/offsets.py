@@ -26,6 +26,13 @@ in the sink, and nothing between the source's position and the other member's co
 the other member started from an offset the source committed, at most its own position. A committed offset past
 the end of the log (a topic recreated) is ignored: the source keeps its own position.
 
+**A position past the end of the log.** A log that ends before the source's position (the broker lost it, the topic
+was recreated) would leave the partition waiting for offsets it may never reach. Kafka's broker answers such a fetch
+with OFFSET_OUT_OF_RANGE and the consumer resets by ``auto.offset.reset``; the planner does the same from the true
+log end: it gives :func:`plan_batch` the reset position (``resets``) and the range begins there, written into
+``@from`` like any other jump. Without a reset position (the log's start not known yet) the position is kept and
+nothing is read there.
+
 **Rate limit.** ``maxOffsetsPerTrigger`` is shared over the partitions in proportion to what each has waiting,
 rounded down, the remainder going to the largest fractions: a batch reads exactly ``min(limit, available)``.
 """
@@ -138,6 +145,9 @@ class BatchPlan:
     #: partitions whose log ends before the source's position (nothing read; the position is kept):
     #: partition -> (position, log end)
     behind: Mapping[TopicPartition, tuple[int, int]] = field(default_factory=dict)
+    #: partitions whose log ends before the source's position, reset by ``auto.offset.reset``:
+    #: partition -> (position, where the range begins instead)
+    reset: Mapping[TopicPartition, tuple[int, int]] = field(default_factory=dict)
     #: offsets waiting in the partitions read, and how many this batch takes (less when rate-limited)
     available: int = 0
     planned: int = 0
@@ -150,19 +160,22 @@ class BatchPlan:
 def plan_batch(start: SourceOffset, log_ends: Mapping[TopicPartition, int],
                first_positions: Mapping[TopicPartition, int] | None = None,
                committed: Mapping[TopicPartition, int] | None = None,
-               max_offsets: int | None = None) -> BatchPlan:
+               max_offsets: int | None = None, resets: Mapping[TopicPartition, int] | None = None) -> BatchPlan:
     """The next batch's end.
 
     ``log_ends``: the partitions to read now (owned, and whose log end is known) with their log end.
     ``first_positions``: where each of those without a position in ``start`` begins.
     ``committed``: the group's committed offset of partitions regained since the last planning (see the module's
-    docstring); ``max_offsets``: ``maxOffsetsPerTrigger``.
+    docstring); ``max_offsets``: ``maxOffsetsPerTrigger``; ``resets``: where a partition whose log ends before its
+    position begins instead (``auto.offset.reset``'s answer, at most its log end).
     """
     first_positions = first_positions or {}
     committed = committed or {}
+    resets = resets or {}
     begins: dict[TopicPartition, int] = {}
     resumed: dict[TopicPartition, tuple[int, int]] = {}
     behind: dict[TopicPartition, tuple[int, int]] = {}
+    reset: dict[TopicPartition, tuple[int, int]] = {}
     waiting: dict[TopicPartition, int] = {}
     for tp in sorted(log_ends):
         log_end = log_ends[tp]
@@ -180,7 +193,11 @@ def plan_batch(start: SourceOffset, log_ends: Mapping[TopicPartition, int],
                 begins[tp] = begin
                 resumed[tp] = (position, theirs)
         if log_end < begin:
-            behind[tp] = (begin, log_end)
+            if tp in resets and resets[tp] <= log_end:
+                reset[tp] = (begin, resets[tp])
+                begin = begins[tp] = resets[tp]
+            else:
+                behind[tp] = (begin, log_end)
         waiting[tp] = max(0, log_end - begin)
     available = sum(waiting.values())
     take = rate_limit(waiting, max_offsets) if max_offsets is not None else waiting
@@ -189,7 +206,7 @@ def plan_batch(start: SourceOffset, log_ends: Mapping[TopicPartition, int],
         begin = begins.get(tp, start.positions.get(tp, 0))
         positions[tp] = begin + take[tp]
     end = SourceOffset(dict(sorted(positions.items())), begins)
-    return BatchPlan(end, resumed, behind, available, sum(take.values()))
+    return BatchPlan(end, resumed, behind, reset, available, sum(take.values()))
 
 
 def rate_limit(waiting: Mapping[TopicPartition, int], limit: int) -> dict[TopicPartition, int]:

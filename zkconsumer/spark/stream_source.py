@@ -31,7 +31,9 @@ partition of the subscription), finds the true end of each partition's log (read
 :mod:`zkconsumer.kafka.log_end_offsets`: the embedded broker's high watermark is wrong), and plans the batch's end:
 each owned partition up to its log end, ``maxOffsetsPerTrigger`` shared out in proportion. Partitions it does not
 own keep their position. A partition seen for the first time starts at the group's committed offset, else at
-``auto.offset.reset`` (``startingOffsets`` applies to the partitions owned when a new query starts). A partition
+``auto.offset.reset`` (``startingOffsets`` applies to the partitions owned when a new query starts); a committed
+offset or a position beyond the true end of the log is reset by ``auto.offset.reset`` too, with a warning
+(``spark.offset_reset``: the broker may answer such a fetch with nothing rather than OFFSET_OUT_OF_RANGE). A partition
 regained after a rebalance starts at the group's committed offset when that is ahead of the source's position: the
 legacy member that had it consumed that far (:mod:`zkconsumer.spark.offsets` has the reasoning). ``partitions``
 turns the batch into one task per partition range, large ranges split.
@@ -77,8 +79,14 @@ decides otherwise. Partitions are lists of ``{"topic", "partition"}`` objects:
   partitions read), ``limited``, ``owned`` (how many partitions), ``duration_ms``.
 * ``spark.partition_resumed``: ``partitions`` (with ``position``, ``committed``): regained partitions that start at
   the group's committed offset.
+* ``spark.offset_reset`` (warning): ``topic``, ``partition``, ``reason`` (``past_log_end``), ``policy``
+  (``smallest``, ``largest``), ``old_offset``, ``new_offset``: a position (or, for a partition seen for the first
+  time, the group's committed offset) beyond the true end of the log, reset by ``auto.offset.reset`` as Kafka's
+  OFFSET_OUT_OF_RANGE would have it, with the connector's fields (``fetcher.offset_reset``); once per partition and
+  position.
 * ``spark.log_behind`` (warning): ``partitions`` (with ``position``, ``log_end``): logs that end before the source's
-  position (a topic recreated); nothing is read there and the position is kept.
+  position whose start is not known yet (``smallest``, the leader not answering): nothing is read there and the
+  position is kept until it is.
 * ``spark.log_end_unknown`` (warning): ``partitions`` (with ``reason``): not read in this batch.
 * ``spark.waiting_for_topics`` (warning): ``subscription``: no topic matches the filter yet (once until one does).
 * ``spark.partitions_planned``: ``tasks``, ``offsets``.
@@ -268,6 +276,9 @@ class StreamPlanner:
         self._initial: SourceOffset | None = None
         self._reported_paths: set[str] = set()
         self._warned: dict[str, object] = {}
+        #: partitions reset from beyond the log's end -> the offset reset from: the group may still hold it, and
+        #: the next commit takes it back (commits otherwise only go forward)
+        self._reset_from: dict[TopicPartition, int] = {}
         self._started = started
         self._log.info("spark.source_started", membership=options.membership,
                        subscription=options.subscription.describe(),
@@ -319,7 +330,11 @@ class StreamPlanner:
         regained = sorted(tp for tp in gained if tp in ends and tp in start.positions)
         committed = self._committed(regained)
         readable = {tp: end for tp, end in ends.items() if tp in start.positions or tp in first}
-        plan = plan_batch(start, readable, first, committed, self._max_offsets(limit))
+        past_end = [tp for tp, end in readable.items() if tp in start.positions and start.positions[tp] > end]
+        resets = self._reset_positions(past_end, ends)
+        plan = plan_batch(start, readable, first, committed, self._max_offsets(limit), resets)
+        for tp, (position, begin) in plan.reset.items():
+            self._log_reset(tp, position, begin)
         if plan.behind:
             self._log.warning("spark.log_behind", partitions=partition_list(
                 plan.behind, position={tp: p for tp, (p, _) in plan.behind.items()},
@@ -395,6 +410,7 @@ class StreamPlanner:
         self._report(tuple(fetched.malformed.values()))
         reset = EARLIEST if self.options.auto_offset_reset == "smallest" else LATEST
         choices: dict[TopicPartition, int | str] = {}
+        past_end: dict[TopicPartition, int] = {}  # the group's offset, beyond the log's end
         for tp in wanted:
             if tp in fetched.malformed:
                 continue
@@ -406,6 +422,8 @@ class StreamPlanner:
             else:
                 theirs = fetched.offsets.get(tp, -1)
                 choices[tp] = theirs if 0 <= theirs <= ends[tp] else reset
+                if theirs > ends[tp]:
+                    past_end[tp] = theirs
         need_earliest = [tp for tp, c in choices.items() if c == EARLIEST]
         earliest = self._earliest(need_earliest) if need_earliest else {}
         positions: dict[TopicPartition, int] = {}
@@ -418,7 +436,27 @@ class StreamPlanner:
             else:
                 assert isinstance(choice, int)
                 positions[tp] = choice
+        for tp, theirs in past_end.items():
+            if tp in positions:
+                self._log_reset(tp, theirs, positions[tp])
         return positions
+
+    def _reset_positions(self, partitions: list[TopicPartition], ends: Mapping[TopicPartition, int],
+                         ) -> dict[TopicPartition, int]:
+        """Where ``auto.offset.reset`` puts these partitions: their log's start (``smallest``; left out where it is
+        not known) or end (``largest``)."""
+        if not partitions:
+            return {}
+        if self.options.auto_offset_reset == "smallest":
+            return self._earliest(partitions)
+        return {tp: ends[tp] for tp in partitions}
+
+    def _log_reset(self, tp: TopicPartition, old: int, new: int) -> None:
+        """A position beyond the true end of the log, reset: the connector's fetchers say the same
+        (``fetcher.offset_reset``, reason ``past_log_end``). Once per partition and position: the position moves."""
+        self._reset_from[tp] = old
+        self._log.warning("spark.offset_reset", topic=tp.topic, partition=tp.partition, reason="past_log_end",
+                          policy=self.options.auto_offset_reset, old_offset=old, new_offset=new)
 
     def _committed(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
         """The group's committed offsets of these partitions (those it has)."""
@@ -435,10 +473,15 @@ class StreamPlanner:
         mine = sorted(tp for tp in positions if tp in owned)
         fetched = self._offsets.fetch(mine)
         self._report(tuple(fetched.malformed.values()))
-        plan = plan_commit({tp: positions[tp] for tp in mine if tp not in fetched.malformed}, owned, fetched.offsets)
+        # the offset a reset left behind, still the group's: written over, as the connector's next commit does
+        stale = {tp for tp, old in self._reset_from.items() if fetched.offsets.get(tp) == old}
+        held = {tp: -1 if tp in stale else offset for tp, offset in fetched.offsets.items()}
+        plan = plan_commit({tp: positions[tp] for tp in mine if tp not in fetched.malformed}, owned, held)
         if not plan.write:
             return
         result = self._offsets.commit(plan.write)
+        for tp in result.written:
+            self._reset_from.pop(tp, None)
         self._report(tuple(result.malformed.values()))
         if result.written:
             not_owned = [tp for tp in positions if tp not in owned]
