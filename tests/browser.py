@@ -71,6 +71,12 @@ def dump_dom(html_path: str | os.PathLike, timeout: float = TIMEOUT) -> str:
     return _run(["--dump-dom", Path(html_path).resolve().as_uri()], timeout).stdout
 
 
+def dump_url(url: str, timeout: float = TIMEOUT) -> str:
+    """The DOM of a page a local server serves (``http://127.0.0.1:PORT/...``), after it loaded and its scripts ran."""
+    assert url.startswith("http://127.0.0.1:"), url  # a test's browser goes nowhere but loopback
+    return _run(["--dump-dom", url], timeout).stdout
+
+
 def body_attributes(dom: str) -> dict[str, str]:
     """The attributes of the dumped page's ``<body>``: where a page's script reports what it rendered and any
     errors (``data-rendered``, ``data-errors``, counts of what it drew)."""
