@@ -72,7 +72,6 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "mkdocstrings": "docs",
     "material": "docs",
     "testcontainers": "test",
-    "moto": "broker-storage",
 }
 
 

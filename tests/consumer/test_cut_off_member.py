@@ -9,8 +9,6 @@ The cut is a real one: the member reaches the real ZooKeeper through a TCP relay
 
 from __future__ import annotations
 
-import contextlib
-import socket
 import threading
 import time
 
@@ -18,63 +16,9 @@ from structlog.testing import capture_logs
 from support import connector_config, mirrored_topic, wait_for
 
 from zkconsumer import ConsumerTimeoutException, create_connector
+from zkconsumer.embedded.relay import Relay
 
 SESSION_MS = 3000
-
-
-class Relay:
-    """Forwards loopback TCP connections to ``target``; :meth:`cut` resets them all and refuses new ones until
-    :meth:`restore`."""
-
-    def __init__(self, target: tuple[str, int]) -> None:
-        self.target = target
-        self.port = 0
-        self._conns: list[socket.socket] = []
-        self._lock = threading.Lock()
-        self._listener: socket.socket | None = None
-        self.restore()
-
-    def restore(self) -> None:
-        listener = socket.create_server(("127.0.0.1", self.port))
-        self.port = listener.getsockname()[1]
-        self._listener = listener
-        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
-
-    def cut(self) -> None:
-        listener, self._listener = self._listener, None
-        if listener is not None:
-            with contextlib.suppress(OSError):
-                listener.shutdown(socket.SHUT_RDWR)  # wakes the accept() blocked on it, which close() alone does not
-            listener.close()
-        with self._lock:
-            conns, self._conns = self._conns, []
-        for conn in conns:
-            with contextlib.suppress(OSError):  # its pipe may have closed it already
-                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
-                conn.close()  # with linger 0: a reset, as a crashed peer would give
-
-    def _accept(self, listener: socket.socket) -> None:
-        while True:
-            try:
-                client, _ = listener.accept()
-            except OSError:
-                return
-            upstream = socket.create_connection(self.target)
-            with self._lock:
-                self._conns += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pipe(src: socket.socket, dst: socket.socket) -> None:
-        try:
-            while data := src.recv(65536):
-                dst.sendall(data)
-        except OSError:
-            pass
-        for sock in (src, dst):
-            with contextlib.suppress(OSError):
-                sock.close()
 
 
 def produce_steadily(bootstrap: str, topic: str, stop: threading.Event) -> None:

