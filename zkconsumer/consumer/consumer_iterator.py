@@ -35,6 +35,13 @@ Events (logger ``zkconsumer.stream``):
   between were never handed out ("Consumer may lose data"). Fields: ``topic``, ``partition``,
   ``consumed_offset``, ``fetch_offset``.
 * ``stream.end``: the shutdown sentinel reached this stream. Fields: ``stream``.
+* ``stream.chunk_fenced`` (warning): a chunk was dropped without handing out any of it, because the member's hold
+  on its partitions could not be confirmed (:mod:`~zkconsumer.consumer.session_fence`). Fields: ``stream``,
+  ``topic``, ``partition``, ``fetch_offset``, ``messages``, ``reason`` (``session_lost``; ``cancelled``: the stream
+  was cleared by a rebalance or the connector shut down while it waited), ``confirmed_age_ms`` (how long before the
+  check the server last confirmed the session), ``waited_ms``.
+* ``stream.fence_waited``: the hold was confirmed again after a wait, and the chunk handed out. Fields: ``stream``,
+  ``topic``, ``partition``, ``confirmed_age_ms``, ``waited_ms``.
 """
 
 from __future__ import annotations
@@ -42,12 +49,21 @@ from __future__ import annotations
 import queue
 from collections.abc import Iterable, Iterator
 from itertools import chain, islice
+from time import monotonic
 from typing import Any
 
 from zkconsumer.consumer.data_path_events import emit
 from zkconsumer.consumer.message_and_metadata import Decoder, FetchedRecords, MessageAndMetadata, message_class
-from zkconsumer.consumer.partition_topic_info import SHUTDOWN_CHUNK, ChunkCursor, ChunkQueue, PartitionTopicInfo
+from zkconsumer.consumer.partition_topic_info import (
+    SHUTDOWN_CHUNK,
+    ChunkCursor,
+    ChunkQueue,
+    FetchedDataChunk,
+    PartitionTopicInfo,
+)
+from zkconsumer.consumer.session_fence import HELD, TIMED_OUT, SessionFence
 from zkconsumer.errors import ConsumerTimeoutException, MessageSizeTooLargeException
+from zkconsumer.events.fields import duration_ms, elapsed_ms
 from zkconsumer.log import get_logger
 
 __all__ = ["ConsumerIterator", "Decoder", "IllegalStateError", "MessageAndMetadata"]
@@ -72,7 +88,7 @@ _NOT_READY, _DONE, _FAILED = "not_ready", "done", "failed"
 
 class ConsumerIterator(Iterator[MessageAndMetadata]):
     def __init__(self, chunks: ChunkQueue, consumer_timeout_ms: int, key_decoder: Decoder,
-                 value_decoder: Decoder, name: str = "") -> None:
+                 value_decoder: Decoder, name: str = "", fence: SessionFence | None = None) -> None:
         self._chunks = chunks
         self._timeout_ms = consumer_timeout_ms
         self._timeout_s = None if consumer_timeout_ms < 0 else consumer_timeout_ms / 1000
@@ -88,6 +104,12 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         # the next hand-out, the first dropped item is still due to the application (Kafka's peeked nextItem).
         self._ready: tuple[ChunkCursor, int] | None = None
         self._held: tuple[Any, ...] | None = None  # a row
+        # Asked before each chunk is handed out: does the member still hold its partitions (None: no check)?
+        self._fence = fence
+        # A chunk taken from the queue while the fence did not hold, kept over a ConsumerTimeoutException, with the
+        # number of clears seen when it was taken: a clear since then drops it.
+        self._stashed: tuple[FetchedDataChunk, int] | None = None
+        self._clears = 0
 
     # --- the legacy protocol -------------------------------------------------------------------------------------
 
@@ -194,6 +216,8 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
 
     def clear_current_chunk(self) -> None:
         """Drop the chunk being iterated (rebalance): its remaining messages will be fetched again by the owner."""
+        self._clears += 1
+        self._stashed = None
         current, self._current = self._current, _empty_cursor()
         rest = current.drop_rest()
         ready = self._ready
@@ -207,7 +231,12 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         self._state = _FAILED
         try:
             while True:
-                chunk = self._chunks.get(self._timeout_s)
+                stashed = self._stashed
+                if stashed is None:
+                    chunk, clears = self._chunks.get(self._timeout_s), self._clears
+                else:
+                    self._stashed = None
+                    chunk, clears = stashed
                 if chunk is SHUTDOWN_CHUNK:
                     self._current.detach()
                     emit(_log, "info", "stream.end", stream=self._name)
@@ -215,6 +244,9 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
                     return False
                 info = chunk.topic_info
                 assert info is not None
+                fence = self._fence
+                if fence is not None and not fence.holds() and not self._fence_lets(chunk, clears, fence):
+                    continue
                 self._current.detach()
                 cursor = self._cursor_for(info, chunk.messages, chunk.fetch_offset)
                 if cursor is not None:
@@ -224,6 +256,27 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         except queue.Empty:
             self._state = _NOT_READY
             raise ConsumerTimeoutException(f"no message within consumer.timeout.ms={self._timeout_ms}") from None
+
+    def _fence_lets(self, chunk: FetchedDataChunk, clears: int, fence: SessionFence) -> bool:
+        """Wait for the member's hold to be confirmed before handing the chunk out; ``False`` when it is dropped.
+        Out of time (consumer.timeout.ms), the chunk is kept for the next call and the timeout raised."""
+        info = chunk.topic_info
+        assert info is not None
+        started = monotonic()
+        age = fence.confirmed_age_s()
+        age_ms = duration_ms(age) if age != float("inf") else None  # None: never confirmed yet
+        verdict = fence.await_hold(self._timeout_s, lambda: self._clears != clears)
+        if verdict == HELD:
+            emit(_log, "info", "stream.fence_waited", stream=self._name, topic=info.topic, partition=info.partition,
+                 confirmed_age_ms=age_ms, waited_ms=elapsed_ms(started))
+            return True
+        if verdict == TIMED_OUT:
+            self._stashed = (chunk, clears)
+            raise queue.Empty
+        emit(_log, "warning", "stream.chunk_fenced", stream=self._name, topic=info.topic, partition=info.partition,
+             fetch_offset=chunk.fetch_offset, messages=len(chunk.messages), reason=verdict, confirmed_age_ms=age_ms,
+             waited_ms=elapsed_ms(started))
+        return False
 
     def _cursor_for(self, info: PartitionTopicInfo, records: FetchedRecords, fetch_offset: int) -> ChunkCursor | None:
         """A cursor over the chunk's records from the partition's consumed offset on; ``None`` when every one of them

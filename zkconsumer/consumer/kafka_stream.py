@@ -2,7 +2,8 @@
 
 The stream owns one chunk queue and one ConsumerIterator, whose state every way of reading shares, so iterating
 again after a ConsumerTimeoutException continues where the last loop stopped, whichever way it read. The rebalance
-clears its current chunk.
+clears its current chunk. A connector's streams ask its :class:`~zkconsumer.consumer.session_fence.SessionFence`
+before each chunk: nothing is handed out once the member may have lost its partitions.
 
 Three ways to read, the same messages and offsets semantics (see :mod:`zkconsumer.consumer.consumer_iterator`):
 
@@ -21,15 +22,16 @@ from collections.abc import Iterator
 from zkconsumer.consumer.consumer_iterator import ConsumerIterator, Decoder, MessageAndMetadata
 from zkconsumer.consumer.message_and_metadata import FetchedRecords
 from zkconsumer.consumer.partition_topic_info import ChunkQueue
+from zkconsumer.consumer.session_fence import SessionFence
 
 
 class KafkaStream:
     def __init__(self, chunk_queue: ChunkQueue, consumer_timeout_ms: int, key_decoder: Decoder,
-                 value_decoder: Decoder, client_id: str, name: str = "") -> None:
+                 value_decoder: Decoder, client_id: str, name: str = "", fence: SessionFence | None = None) -> None:
         self.chunk_queue = chunk_queue
         self.client_id = client_id
         self.name = name
-        self._iterator = ConsumerIterator(chunk_queue, consumer_timeout_ms, key_decoder, value_decoder, name)
+        self._iterator = ConsumerIterator(chunk_queue, consumer_timeout_ms, key_decoder, value_decoder, name, fence)
 
     def __iter__(self) -> Iterator[MessageAndMetadata]:
         return self._iterator.fast()

@@ -19,6 +19,9 @@ Where it does better than Kafka 0.10.0.1, without changing what other members or
 * and a member cut off from ZooKeeper stops fetching once the server may have expired its session (a third of the
   session timeout after the disconnection: see :meth:`ZookeeperConsumerConnector._suspended_too_long`), instead of
   delivering what another member may own by then until it hears of the expiry, which may be never;
+* a stream hands out a chunk only while the server confirmed the session within half its timeout (a clock read per
+  chunk, :mod:`~zkconsumer.consumer.session_fence`), so a member woken from a pause longer than its session hands
+  out nothing fetched for partitions it may have lost (Kafka's zombie did until it noticed the expiry);
 * a stale registration left by a previous run with the same ``consumer.id`` is waited out with a watch;
 * ``/consumers/<group>/offsets`` and ``owners`` exist from registration, and a partition's offset znode from the
   moment its starting offset is known, so Burrow and kafka-manager see the group at once.
@@ -58,6 +61,7 @@ from zkconsumer.consumer.metrics import (
 from zkconsumer.consumer.partition_topic_info import ChunkQueue, PartitionTopicInfo
 from zkconsumer.consumer.rebalance_listener import ConsumerRebalanceListener
 from zkconsumer.consumer.rebalance_plan import NotRegisteredError, RebalancePlan, plan_rebalance
+from zkconsumer.consumer.session_fence import SessionFence
 from zkconsumer.consumer.zk_rebalancer_listener import ZKRebalancerListener
 from zkconsumer.errors import (
     ConsumerRebalanceFailedException,
@@ -81,6 +85,7 @@ from zkconsumer.zk.batched_transaction import check_budget, chroot_of
 from zkconsumer.zk.checked_ephemeral import create_checked_ephemeral
 from zkconsumer.zk.client import close_client, open_client
 from zkconsumer.zk.persistent import ensure_path
+from zkconsumer.zk.session_liveness import SessionLiveness
 
 Registry = dict[str, dict[int, PartitionTopicInfo]]
 
@@ -171,6 +176,7 @@ class ZookeeperConsumerConnector:
         self._meters: ConnectorMeters | None = None
         self.metrics_endpoint: MetricsEndpoint | None = None
         self.zk = self._connect()
+        self._fence = self._session_fence()
         self._offsets = self._offset_storage()
         # Starting offsets found by the fetchers one by one, written together (and off the fetchers' threads).
         self._initial_offsets: WriteBehind[TopicPartition] = WriteBehind(
@@ -209,6 +215,16 @@ class ZookeeperConsumerConnector:
             zk.add_listener(self._on_zookeeper_state)
             opened.pop_all()  # connected: from here on, shutdown() closes both
         return zk
+
+    def _session_fence(self) -> SessionFence | None:
+        """What the streams ask before each chunk; ``None`` (and a warning) where kazoo's connection cannot be
+        watched."""
+        liveness = SessionLiveness.attach(self.zk)
+        if liveness is None:
+            self._log.warning("consumer.unfenced", reason="this kazoo's connection handler cannot be watched")
+            return None
+        liveness.ask()  # confirmed before the first chunk, most likely
+        return SessionFence(liveness, self._session_lost, self._shutdown)
 
     def _offset_storage(self) -> OffsetStorage:
         """Where offsets are read and committed: ZooKeeper, or Kafka with ``offsets.storage=kafka`` (and ZooKeeper
@@ -321,7 +337,8 @@ class ZookeeperConsumerConnector:
 
     def _new_stream(self, queue: ChunkQueue, key_decoder, value_decoder) -> KafkaStream:
         stream = KafkaStream(queue, self.config.consumer_timeout_ms, key_decoder or self.config.key_decoder,
-                             value_decoder or self.config.value_decoder, self.config.client_id, queue.name)
+                             value_decoder or self.config.value_decoder, self.config.client_id, queue.name,
+                             self._fence)
         self._streams.append(stream)
         return stream
 

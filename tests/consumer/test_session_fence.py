@@ -1,0 +1,94 @@
+"""Fencing after a pause, against the real servers: a member woken from a pause longer than its session hands out
+nothing it fetched for the partitions it held (before or after the pause) until it owns partitions again; and the
+session's confirmation it is built on."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from datetime import datetime
+
+from confluent_kafka import Producer
+from support import mirrored_topic, wait_for
+
+from zkconsumer.members import legacy_member
+from zkconsumer.members.faults import paused
+from zkconsumer.members.group import MemberGroup
+from zkconsumer.zk.client import close_client, open_client
+from zkconsumer.zk.session_liveness import SessionLiveness
+
+SESSION_TIMEOUT_MS = 2000
+
+
+def test_the_session_is_confirmed_by_answers_from_when_their_requests_left(zookeeper_connect):
+    client = open_client(zookeeper_connect, session_timeout=4.0)
+    try:
+        liveness = SessionLiveness.attach(client)
+        assert liveness is not None
+        assert liveness.confirmed == float("-inf") and liveness.session_timeout_s == 4.0
+        before = time.monotonic()
+        client.exists("/")
+        after = time.monotonic()
+        assert before <= liveness.confirmed <= after  # the send time of the request answered
+        liveness.ask()
+        wait_for(lambda: liveness.confirmed > after)
+        assert liveness.age() < 4.0
+    finally:
+        close_client(client)
+
+
+def _seconds(timestamp: str) -> float:
+    return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
+
+
+def test_a_member_woken_after_its_session_expired_hands_out_nothing_stale(tmp_path, kafka_zk, zk, bootstrap_servers,
+                                                                          topic_name):
+    topic = mirrored_topic(zk, bootstrap_servers, topic_name, 2)
+    deliveries, events_file = tmp_path / "a.deliveries", tmp_path / "a.events"
+    argv = legacy_member.command(zookeeper=kafka_zk, group="fence", topic=topic, consumer_id="a",
+                                 session_timeout_ms=SESSION_TIMEOUT_MS, output=deliveries, delivery_format="timed",
+                                 events_file=events_file)
+    stop_producing = threading.Event()
+
+    def keep_producing() -> None:  # so that the member has something fetched to hand out the moment it wakes
+        producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 5})
+        number = 0
+        while not stop_producing.wait(0.005):
+            producer.produce(topic, value=f"v{number}".encode(), partition=number % 2)
+            producer.poll(0)
+            number += 1
+        producer.flush(10)
+
+    def events() -> list[dict]:
+        return [json.loads(line) for line in events_file.read_text().splitlines()] if events_file.exists() else []
+
+    def delivered() -> list[list[str]]:
+        return [line.split() for line in deliveries.read_text().splitlines()] if deliveries.exists() else []
+
+    group = MemberGroup(tmp_path)
+    producer = threading.Thread(target=keep_producing, daemon=True)
+    member = group.start("a", "fence_a", argv, follow=False)
+    producer.start()
+    try:
+        wait_for(lambda: len(delivered()) > 50, timeout=30)
+        with paused(member.process):
+            time.sleep(SESSION_TIMEOUT_MS / 1000 + 1.5)  # the member can do nothing: its session expires
+            woke = time.time()
+        wait_for(lambda: any(e["event"] == "rebalance.completed" and _seconds(e["timestamp"]) > woke
+                             for e in events()), timeout=30)
+        owns_again = min(_seconds(e["timestamp"]) for e in events()
+                         if e["event"] == "rebalance.completed" and _seconds(e["timestamp"]) > woke)
+        wait_for(lambda: any(float(row[0]) > owns_again for row in delivered()), timeout=30)
+    finally:
+        stop_producing.set()
+        group.stop(member, timeout=20.0)
+        group.close()
+        producer.join(15)
+    names = [e["event"] for e in events()]
+    assert "session.expired" in names  # the pause did outlast the session
+    stale = [row for row in delivered() if woke <= float(row[0]) < owns_again]
+    assert stale == []
+    fenced = [e for e in events() if e["event"] == "stream.chunk_fenced"]
+    assert fenced and all(e["reason"] == "session_lost" and e["messages"] > 0 for e in fenced)
+    assert all(e["confirmed_age_ms"] > SESSION_TIMEOUT_MS for e in fenced)
