@@ -27,6 +27,8 @@ import sys
 from pathlib import Path
 
 from zkconsumer.cli import COMMANDS, options
+from zkconsumer.demo.classroom import add_options as add_classroom_options
+from zkconsumer.demo.classroom import classroom
 from zkconsumer.demo.rebalance_demo import (
     DEFAULT_SCENARIO,
     DemoResult,
@@ -76,6 +78,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--topic-placement", action="store_true",
                         help="only show where the demo topic's partitions and leaders would sit on a 3-broker, "
                         "2-rack ZooKeeper-mode cluster, and why (no servers needed)")
+    add_classroom_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -152,16 +155,22 @@ def _interrupt(signum: int, _frame: object) -> None:
 
 
 def _run_embedded(args: argparse.Namespace, settings: DemoSettings) -> int:
-    env = LocalEnvironment(args.run_dir)
-    endpoints = env.up()
-    root, bootstrap = endpoints["zookeeper"], endpoints["bootstrap_servers"]
-    print(f"embedded environment: ZooKeeper {root}, broker {bootstrap}")
-    stop = f"{reachable_cli()} local down" + ("" if args.run_dir is None else f" --run-dir {args.run_dir}")
-    return _report(play_in_own_chroot(root, bootstrap, settings), servers_stay=stop)
+    with classroom(args, title=f"zkconsumer demo: group {settings.group}") as room:  # --step, --serve
+        env = LocalEnvironment(args.run_dir)
+        endpoints = env.up()
+        root, bootstrap = endpoints["zookeeper"], endpoints["bootstrap_servers"]
+        print(f"embedded environment: ZooKeeper {root}, broker {bootstrap}")
+        stop = f"{reachable_cli()} local down" + ("" if args.run_dir is None else f" --run-dir {args.run_dir}")
+        result = play_in_own_chroot(root, bootstrap, settings, observers=room.observers)
+        room.finish(result.timeline_path)
+    return _report(result, servers_stay=stop)
 
 
 def _run_external(args: argparse.Namespace, settings: DemoSettings) -> int:
-    return _report(play_against(args.zookeeper, args.bootstrap_server, settings))
+    with classroom(args, title=f"zkconsumer demo: group {settings.group}") as room:  # --step, --serve
+        result = play_against(args.zookeeper, args.bootstrap_server, settings, observers=room.observers)
+        room.finish(result.timeline_path)
+    return _report(result)
 
 
 def _report(result: DemoResult, servers_stay: str | None = None) -> int:
