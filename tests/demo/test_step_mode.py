@@ -1,0 +1,130 @@
+"""Step mode and the live page on a real demo run, the CLI driven through a pseudo-terminal as a teacher would: the
+demo stops before a scene's action (nothing started yet) and before a rebalance is told, the member it started
+keeps its ZooKeeper session while the class talks, the live page already shows that member's lane (the demo not
+yet ended), Enter goes on, ``c`` plays the rest, and the page served at the end is the demo's file."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import time
+
+import pytest
+from browser import body_attributes, dump_url
+from support import wait_for
+
+pytestmark = pytest.mark.browser
+
+SCENARIO = """
+title = "Two join"
+[topic]
+name = "steps"
+partitions = 2
+[production]
+burst = 2
+[members.c1]
+[members.c2]
+[[scenes]]
+title = "One consumer"
+note = "c1 alone."
+actions = [{ start = "c1" }]
+[[scenes]]
+title = "A second"
+note = "c2 joins."
+actions = [{ start = "c2" }]
+"""
+
+
+class Terminal:
+    """The demo's process on a pseudo-terminal: what it printed so far, and keys typed."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.master, slave = pty.openpty()
+        self.process = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, close_fds=True,
+                                        start_new_session=True)
+        os.close(slave)
+        self.text = ""
+
+    def read_until(self, pattern: str, timeout: float = 60.0) -> re.Match:
+        deadline = time.monotonic() + timeout
+        while True:
+            found = re.search(pattern, self.text)
+            if found is not None:
+                return found
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no {pattern!r} in the demo's output:\n{self.text[-3000:]}")
+            if select.select([self.master], [], [], min(left, 0.2))[0]:
+                try:
+                    chunk = os.read(self.master, 65536)
+                except OSError:  # the process ended and closed its side
+                    chunk = b""
+                if not chunk and self.process.poll() is not None:
+                    raise AssertionError(f"the demo ended without {pattern!r}:\n{self.text[-3000:]}")
+                self.text += chunk.decode(errors="replace")
+
+    def type(self, keys: str) -> None:
+        os.write(self.master, keys.encode())
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        os.close(self.master)
+
+
+def test_step_mode_and_live_page_through_a_terminal(tmp_path, zk, kafka_zk, topic_name):
+    wait_for(lambda: zk.exists("/brokers/ids") and zk.get_children("/brokers/ids"))
+    scenario = tmp_path / "two.toml"
+    scenario.write_text(SCENARIO)
+    group = f"{topic_name}-g"
+    ids = f"/consumers/{group}/ids"
+    out = tmp_path / "out"
+    term = Terminal([sys.executable, "-m", "zkconsumer", "demo", "--step", "--serve", "--scenario", str(scenario),
+                     "--zookeeper", kafka_zk, "--topic", topic_name, "--group", group, "--session-timeout-ms", "2000",
+                     "--output-dir", str(out)])
+    try:
+        url = term.read_until(r"live timeline: (http://127\.0\.0\.1:\d+/)").group(1)
+        term.read_until(r"\[step\] next: scene 1: start c1\. what happens next\?")
+        assert not zk.exists(ids) or zk.get_children(ids) == []  # stopped before the action
+        term.type("\n")
+        term.read_until(rf"\[step\] next: {group}_c1's rebalance 1, attempt 1, step by step\.")
+        registration = f"{ids}/{group}_c1"
+        owner = zk.exists(registration).ephemeralOwner
+        # the class talks for longer than the member's session timeout: its session lives on, the same one
+        held_until = time.monotonic() + 2.5
+        while time.monotonic() < held_until:
+            stat = zk.exists(registration)
+            assert stat is not None and stat.ephemeralOwner == owner
+            time.sleep(0.1)
+        assert f"{group}_c1: rebalance 1" not in term.text  # the block is held back until Enter
+        dom = dump_url(url)  # the demo is still running, held here
+        assert body_attributes(dom).get("data-rendered") == "ok"
+        assert f'<g class="lane" data-consumer="{group}_c1">' in dom
+        assert term.process.poll() is None
+        term.type("\n")
+        term.read_until(rf"  {group}_c1: rebalance 1 \(initial\), attempt 1")
+        term.read_until(r"\[step\] next: scene 2: start c2\.")
+        term.type("c\n")
+        term.read_until(r"\[step\] playing on without stopping")
+        term.read_until(r"timeline \(HTML\): ")
+        assert term.process.wait(timeout=60) == 0
+    finally:
+        term.close()
+    assert "Scene 2" in term.text and "[step] next: scene 3" not in term.text
+    assert (out / "timeline.html").exists()
+    assert term.text.count("[step] next:") == 3
+
+
+def test_step_mode_without_a_terminal_is_one_line(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "zkconsumer", "demo", "--step", "--zookeeper", "127.0.0.1:1",
+                             "--output-dir", str(tmp_path)], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines()[-1].endswith("--step waits for Enter on a terminal; stdin is not one")
+    assert "Traceback" not in result.stderr
+
