@@ -61,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="list the shipped scenarios, their scenes and actions, and exit")
     parser.add_argument("--topic", default=None,
                         help="the topic (default: a fresh one per run, <scenario's topic name>-<date>-<time>)")
-    parser.add_argument("--group", default="demo")
+    parser.add_argument("--group", default="demo", help="the group id of the demo's members (default: %(default)s)")
     parser.add_argument("--partitions", type=int, default=None,
                         help="partitions at the start (default: the scenario's; the demo's is 4, and 2 are added)")
     parser.add_argument("--strategy", choices=("range", "roundrobin"), default="range",
