@@ -24,6 +24,8 @@ import argparse
 import shutil
 import signal
 import sys
+import time
+from dataclasses import replace
 from pathlib import Path
 
 from zkconsumer.cli import COMMANDS, options
@@ -41,6 +43,7 @@ from zkconsumer.demo.topic_placement import placement_lines
 from zkconsumer.embedded.environment import LocalEnvironment
 from zkconsumer.errors import UsageError
 from zkconsumer.log import configure_logging
+from zkconsumer.migration.scenes import KNOWN, Protocol, check_playable, parse_protocols
 from zkconsumer.scenarios.model import Scenario
 from zkconsumer.scenarios.parse import load, shipped
 
@@ -66,6 +69,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="partitions at the start (default: the scenario's; the demo's is 4, and 2 are added)")
     parser.add_argument("--strategy", choices=("range", "roundrobin"), default="range",
                         help="partition.assignment.strategy of every member (default range)")
+    parser.add_argument("--protocol", default=None, metavar="P[,P...]",
+                        help="play the scenario with members of these protocols, side by side on one clock: "
+                        f"{', '.join(PROTOCOL_NAMES)} ({CONSUMER_ALIAS} is consumer-uniform); the modern groups at "
+                        "the embedded environment's front; writes report.html with every protocol's lanes. Default: "
+                        "legacy members with --strategy, narrated step by step")
     parser.add_argument("--pace", type=float, default=0.0, metavar="SECONDS",
                         help="pause this long after each scene heading and each narrated rebalance (classrooms)")
     parser.add_argument("--compare", action="store_true",
@@ -97,6 +105,11 @@ def run(args: argparse.Namespace) -> int:
     if args.topic_placement:
         print("\n".join(placement_lines(args.topic or scenario.topic.name, partitions, added=scenario.grown)))
         return 0
+    protocols = demo_protocols(args.protocol) if args.protocol is not None else None
+    if protocols is not None and len(protocols) == 1 and protocols[0].family == "legacy":
+        args.strategy, protocols = protocols[0].strategy, None  # the legacy demo itself, narrated step by step
+    if protocols is not None:
+        check_playable(scenario, protocols)
     if args.bootstrap_server and not args.zookeeper:
         # The embedded run brings its own broker: a broker given alone would be silently ignored.
         raise UsageError("--bootstrap-server needs --zookeeper (without them the demo uses the embedded environment)")
@@ -105,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
     if args.log_level is None:  # the narration is the output; the bridge's and kazoo's info lines are noise here
         configure_logging(json=args.log_json, level="warning", force=True)
     settings = settings_for(scenario, args, partitions)
+    if protocols is not None:
+        return play_protocols(args, settings, protocols)
     if args.zookeeper:
         return _run_external(args, settings)
     return _run_embedded(args, settings)
@@ -148,6 +163,77 @@ def reachable_cli() -> str:
         return str(script.absolute().relative_to(Path.cwd()))
     except ValueError:
         return str(script)
+
+
+PROTOCOL_NAMES = (*KNOWN, "consumer")
+CONSUMER_ALIAS = "consumer"
+
+
+def demo_protocols(text: str) -> tuple[Protocol, ...]:
+    """``--protocol``: the comparison's names, and ``consumer`` for KIP-848's with its default assignor."""
+    return parse_protocols(",".join("consumer-uniform" if name.strip() == CONSUMER_ALIAS else name
+                                    for name in text.split(",")))
+
+
+def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: tuple[Protocol, ...]) -> int:
+    """The scenario played by each protocol's members at once, on the comparison's clock, narrated as it goes;
+    the comparison's page (every protocol's lanes on one time axis, the coordinator's above each modern group's)
+    and each protocol's events in a directory of this run's own under ``--output-dir``."""
+    from zkconsumer.cli.migration import _registered, run_front
+    from zkconsumer.demo.protocols_narration import ProtocolsNarrator
+    from zkconsumer.migration.report import write_report
+    from zkconsumer.migration.run import CompareSettings, collect, compare_protocols, member_settings
+
+    scenario = settings.scenario
+    out = settings.output_dir / f"run-{time.strftime('%Y%m%d-%H%M%S')}"
+    compare = CompareSettings("", "", protocols, out, partitions=settings.partitions, rate=scenario.production.rate,
+                              pace=max(settings.pace, 1.0), session_timeout_ms=settings.session_timeout_ms,
+                              scenario=scenario, prefix=scenario.topic.name)
+    narrator = ProtocolsNarrator(sys.stdout, legacy={p.name for p in protocols if p.family == "legacy"})
+    own_front = None
+    servers_stay = None
+    if args.zookeeper:
+        bootstrap = args.bootstrap_server or _registered(args.zookeeper)
+        compare = replace(compare, zookeeper=args.zookeeper, bootstrap=bootstrap, coordinator="broker")
+    else:
+        env = LocalEnvironment(args.run_dir)
+        endpoints = env.up()
+        broker = endpoints.get("broker", endpoints["bootstrap_servers"])
+        out.mkdir(parents=True, exist_ok=True)
+        if any(p.family == "modern" for p in protocols):
+            own_front = run_front(broker, compare)
+            compare = replace(compare, bootstrap=own_front.address, coordinator_events=own_front.log_path,
+                              coordinator="front")
+        else:
+            compare = replace(compare, bootstrap=broker)
+        compare = replace(compare, zookeeper=endpoints["zookeeper"])
+        servers_stay = f"{reachable_cli()} local down" + ("" if args.run_dir is None else f" --run-dir {args.run_dir}")
+        print(f"embedded environment: ZooKeeper {endpoints['zookeeper']}, broker {broker}"
+              + ("" if own_front is None else f", the modern groups at a front of this run's own, {own_front.address}"))
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"Scenario {scenario.name!r}: {scenario.title}; protocols {', '.join(p.name for p in protocols)}, "
+          f"{compare.partitions} partitions, {compare.rate:g} messages a second to each, session timeout "
+          f"{compare.session_timeout_ms} ms")
+    try:
+        runs = compare_protocols(compare, observer=narrator)
+    finally:
+        if own_front is not None:
+            own_front.stop()
+    results = collect(runs, out)
+    _, page = write_report(out, results, {"run_id": compare.run_id, "partitions": compare.partitions,
+                                          "rate": compare.rate, "pace": compare.pace,
+                                          "session_timeout_ms": compare.session_timeout_ms,
+                                          "coordinator": compare.coordinator, "scenario": scenario.name},
+                           f"demo of scenario {scenario.name!r}, run {compare.run_id}", member_settings(compare))
+    print()
+    for run in runs:
+        print(f"{run.protocol.name + ':':<20} {run.events_path}" + (f"  (stopped early: {run.error})"
+                                                                   if run.error else ""))
+    print(f"every protocol's lanes: {page}")
+    print(f"replay on a terminal:  {reachable_cli()} trace show {runs[0].events_path}")
+    if servers_stay is not None:
+        print(f"the embedded servers stay up; stop them with: {servers_stay}")
+    return 1 if any(run.error for run in runs) else 0
 
 
 def _interrupt(signum: int, _frame: object) -> None:

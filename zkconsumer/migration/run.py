@@ -96,9 +96,10 @@ class CompareSettings:
     settle_timeout_s: float = 60.0
     drain_timeout_s: float = 30.0
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:6])
+    prefix: str = "migration"  # of every topic and group the run makes (``demo --protocol``: ``demo``)
 
     def name(self, protocol: Protocol) -> str:
-        return f"migration-{protocol.name}-{self.run_id}"
+        return f"{self.prefix}-{protocol.name}-{self.run_id}"
 
 
 @dataclass

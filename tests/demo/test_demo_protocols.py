@@ -1,0 +1,61 @@
+"""``demo --protocol``: a scenario played by a legacy and a modern group at once, on one clock, narrated as it goes
+(the legacy steps, the modern member's callbacks), with every protocol's events and the page of their lanes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from support import zkconsumer_cli
+
+SCENARIO = """
+title = "Two join"
+session_timeout_ms = 3000
+[topic]
+name = "class"
+partitions = 2
+[production]
+rate = 10
+[members.m1]
+[members.m2]
+[[scenes]]
+title = "m1 starts"
+actions = [{ start = "m1" }]
+[[scenes]]
+title = "m2 joins"
+actions = [{ start = "m2" }]
+"""
+
+
+@pytest.mark.migration
+def test_a_legacy_and_a_modern_group_play_one_scenario_side_by_side(tmp_path, zookeeper_connect, bootstrap_servers):
+    path, out = tmp_path / "two.toml", tmp_path / "out"
+    path.write_text(SCENARIO)
+    done = zkconsumer_cli("demo", "--zookeeper", zookeeper_connect, "--bootstrap-server", bootstrap_servers,
+                          "--scenario", str(path), "--protocol", "legacy-range,cooperative-sticky",
+                          "--output-dir", str(out), timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = done.stdout
+    assert text.count("== Scene 2: m2 joins ==") == 1  # one heading for both protocols: they begin it together
+    assert "[legacy-range]     5 assign" in text and "[legacy-range] -> started class-legacy-range-" in text
+    assert "[cooperative-sticky] -> started class-cooperative-sticky-" in text
+    assert "[cooperative-sticky] class-cooperative-sticky-" in text and ": revoked " in text
+    (run,) = out.iterdir()
+    for protocol in ("legacy-range", "cooperative-sticky"):
+        events = [json.loads(line) for line in (run / protocol / "events.jsonl").read_text().splitlines()]
+        assert [e["scene"] for e in events if e["event"] == "demo.scene"] == [1, 2], protocol
+        assert {e["consumer_id"].rsplit("_", 1)[1] for e in events if e["event"] == "rebalance.completed"} == {
+            "m1", "m2"}, protocol
+    report = json.loads((run / "report.json").read_text())
+    assert list(report["protocols"]) == ["legacy-range", "cooperative-sticky"]
+    assert f"every protocol's lanes: {run / 'report.html'}" in text
+
+
+def test_a_growth_is_refused_for_a_modern_protocol_before_anything_starts(tmp_path):
+    done = zkconsumer_cli("demo", "--protocol", "legacy-range,consumer", "--output-dir", str(tmp_path / "out"),
+                          env={"ZKCONSUMER_RUN_DIR": str(tmp_path / "run")})
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert ("shipped scenario demo: scene 5, action 1: grow cannot be played by consumer-uniform" in done.stderr)
+    assert not (tmp_path / "run").exists() and not (tmp_path / "out").exists()
+    unknown = zkconsumer_cli("demo", "--protocol", "sticky", env={"ZKCONSUMER_RUN_DIR": str(tmp_path / "run")})
+    assert unknown.returncode == 2 and "unknown protocol 'sticky'" in unknown.stderr

@@ -1,0 +1,97 @@
+"""``demo --protocol``: what the demo says while one or more protocols play a scenario side by side.
+
+The protocols are played by the migration comparison's runner, on one clock (every scene begins for every protocol
+at once); this observer is told each scene and every event recorded, from each protocol's player thread, and
+prints them as they come: the scene's heading once, a legacy group's rebalance attempts in the legacy narration's
+steps (:class:`~zkconsumer.demo.narration.RebalanceNarrator`), a modern member's callbacks (what it was given,
+released or lost) in one line each, and the runner's markers (a member started, killed, paused ...). Every line of
+a protocol starts with its name, so that two protocols' lines can interleave. A narration that tells more (the
+coordinator's rounds, KIP-848's epochs) replaces :meth:`ProtocolsNarrator.modern_lines`.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, TextIO
+
+from zkconsumer.demo.narration import RebalanceNarrator
+from zkconsumer.scenarios.model import Scene
+
+_MARKERS = {
+    "demo.member_started": "started {consumer_id} (pid {pid})",
+    "demo.member_killed": "killed {consumer_id} with {signal}",
+    "demo.member_stopping": "asked {consumer_id} to leave (SIGTERM)",
+    "demo.member_stopped": "{consumer_id} left",
+    "demo.member_paused": "froze {consumer_id} (SIGSTOP) for {seconds} s",
+    "demo.member_resumed": "{consumer_id} continues (SIGCONT)",
+    "demo.session_expired": "expired {consumer_id}'s ZooKeeper session",
+    "demo.partitions_added": "topic {topic} now has {after} partitions (was {before})",
+    "demo.member_died": "{consumer_id} exited on its own (status {returncode})",
+    "demo.not_settled": "scene {scene} did not settle: {note}",
+}
+
+
+def _partitions(refs: Any) -> str:
+    if not refs:
+        return "nothing"
+    return ", ".join(f"{r.get('topic')}-{r.get('partition')}" for r in refs if isinstance(r, dict))
+
+
+class ProtocolsNarrator:
+    """A :class:`~zkconsumer.migration.run.PlayObserver` that prints; ``legacy`` names the protocols whose members
+    are legacy ones (their events are the legacy steps)."""
+
+    def __init__(self, out: TextIO, legacy: set[str], explain: bool = True) -> None:
+        self.out = out
+        self.legacy = legacy
+        self.explain = explain
+        self._lock = threading.Lock()
+        self._scenes_told: set[int] = set()
+        self._narrators: dict[str, RebalanceNarrator] = {}
+
+    def scene(self, protocol: str, scene: Scene) -> None:
+        with self._lock:
+            if scene.number in self._scenes_told:
+                return
+            self._scenes_told.add(scene.number)
+            self._say("")
+            self._say(f"== Scene {scene.number}: {scene.title} ==")
+            if scene.note:
+                self._say(f"   {scene.note}")
+
+    def event(self, protocol: str, event: dict[str, Any]) -> None:
+        name = str(event.get("event", ""))
+        if name in _MARKERS:
+            lines = [f"-> {_MARKERS[name].format_map(_Missing(event))}"]
+        elif protocol in self.legacy:
+            narrator = self._narrators.setdefault(protocol, RebalanceNarrator(explain=self.explain))
+            lines = narrator.feed(event)
+        else:
+            lines = self.modern_lines(event)
+        if not lines:
+            return
+        with self._lock:
+            for line in lines:
+                self._say(f"[{protocol}] {line}")
+
+    def modern_lines(self, event: dict[str, Any]) -> list[str]:
+        """A modern member's rebalance callbacks, one line each."""
+        name, member = event.get("event"), event.get("consumer_id", "?")
+        if name == "rebalance.started":
+            return [f"{member}: rebalance {event.get('rebalance_id', '?')} begins ({event.get('cause', 'callback')})"]
+        if name == "rebalance.release":
+            return [f"{member}: revoked {_partitions(event.get('released'))}"]
+        if name == "rebalance.completed":
+            return [f"{member}: fetching {_partitions(event.get('owned'))}"]
+        return []
+
+    def _say(self, line: str) -> None:
+        self.out.write(line + "\n")
+        self.out.flush()
+
+
+class _Missing(dict[str, Any]):
+    """An event's fields for a marker's text; a field the event lacks reads as ``?``."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
