@@ -174,6 +174,12 @@ def _parse(key: ConfigKey, raw: Any) -> Any:
     return text
 
 
+def parse_value(name: str, raw: Any) -> Any:
+    """One key's value parsed and checked as at construction (the same one-line error naming the key), for a tool
+    that takes a key over before building the config."""
+    return _parse(_BY_NAME[name], raw)
+
+
 class ConsumerConfig:
     """The legacy consumer's configuration; read values as attributes, dots become underscores
     (``config.group_id``, ``config.auto_offset_reset``). Immutable once built."""

@@ -30,14 +30,19 @@ The command line, the demo and its member processes call :func:`configure_loggin
 library, and one ProcessorFormatter rendering zkconsumer's events and other libraries' lines (kazoo) alike, for a
 person or as JSON lines (``--log-json`` or ``ZKCONSUMER_LOG_JSON=1``; level ``--log-level`` or
 ``ZKCONSUMER_LOG_LEVEL``). The JSON lines are what the demo collects and the trace tools read: ``event``, ``level``,
-``timestamp`` (ISO 8601, UTC) and the event's fields.
+``timestamp`` (ISO 8601, UTC) and the event's fields. The command line keeps the terminal for what the operator
+asked for, as Kafka's tools did (their log4j printed warnings only): unless a level or JSON is asked for, it passes a
+``file`` to :func:`configure_logging`, where the events go from ``level`` up, and only warnings and errors also reach
+stderr.
 """
 
 from __future__ import annotations
 
 import logging
+import logging.handlers
 import os
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
 import structlog
@@ -180,12 +185,14 @@ def get_logger(name: str) -> EventLogger:
 
 
 def configure_logging(
-    json: bool | None = None, level: str | None = None, stream: TextIO | None = None, force: bool = False
+    json: bool | None = None, level: str | None = None, stream: TextIO | None = None, force: bool = False,
+    file: Path | None = None,
 ) -> None:
     """For entry points only (the command line, the demo's member processes, benchmarks), never for the library:
     zkconsumer's events rendered on ``stream`` (default stderr), for a person or as JSON lines, from ``level`` up;
-    other libraries' lines (kazoo) rendered alike on stderr, from warning up (or ``level`` if higher). Later calls
-    are ignored unless ``force`` (the first caller decides)."""
+    other libraries' lines (kazoo) rendered alike on stderr, from warning up (or ``level`` if higher). With ``file``,
+    the events from ``level`` up go to that file instead (appended, rotated at 10 MB, opened at the first event), and
+    ``stream`` gets warnings and errors only. Later calls are ignored unless ``force`` (the first caller decides)."""
     global _configured
     if _configured and not force:
         return
@@ -228,8 +235,14 @@ def configure_logging(
     package.setLevel(numeric)
     package.propagate = False  # the root handler below is for other libraries' lines; ours are rendered once
     root.setLevel(max(numeric, logging.WARNING))
-    for logger, target in ((package, stream or sys.stderr), (root, sys.stderr)):
-        handler = logging.StreamHandler(target)
+    handlers: list[tuple[logging.Logger, logging.Handler]] = [(package, logging.StreamHandler(stream or sys.stderr)),
+                                                              (root, logging.StreamHandler(sys.stderr))]
+    if file is not None:
+        handlers[0][1].setLevel(max(numeric, logging.WARNING))
+        rotating = logging.handlers.RotatingFileHandler(file, maxBytes=10 * 1024 * 1024, backupCount=2,
+                                                        encoding="utf-8", delay=True)
+        handlers += [(package, rotating), (root, rotating)]
+    for logger, handler in handlers:
         handler.setFormatter(formatter)
         logger.addHandler(handler)
         _installed.append((logger, handler))
@@ -240,6 +253,7 @@ def _remove_installed() -> None:
     while _installed:
         logger, handler = _installed.pop()
         logger.removeHandler(handler)
+        handler.close()  # a file handler's file; a stream handler leaves its stream open
 
 
 def reset_logging() -> None:

@@ -71,12 +71,19 @@ def test_export_import_round_trip_dry_run_and_live_members(zk, kafka_zk, bootstr
         dst_lines = f"/consumers/dst/offsets/{topic_name}/0:1\n/consumers/dst/offsets/{topic_name}/1:-1\n"
         assert everything.stdout == dst_lines + exported.read_text()
 
-        # The live group: warned about, and a dry run writes nothing.
+        # The live group: warned about, and a dry run writes nothing. Partition 5, which the topic does not have,
+        # is refused without --force (nothing written) and written with it, with a warning.
         live = tmp_path / "live.txt"
         live.write_text(f"/consumers/src/offsets/{topic_name}/0:0\n/consumers/src/offsets/{topic_name}/5:9\n")
-        dry = cli(kafka_zk, "offsets", "import", "--input", str(live), "--dry-run")
+        refused = cli(kafka_zk, "offsets", "import", "--input", str(live))
+        assert (refused.returncode, refused.stdout) == (1, "")
+        assert refused.stderr == (f"zkconsumer offsets: /consumers/src/offsets/{topic_name}/5: topic {topic_name} "
+                                  f"has 2 partitions, not partition 5; nothing was written (--force writes anyway)\n")
+        dry = cli(kafka_zk, "offsets", "import", "--input", str(live), "--dry-run", "--force")
         assert dry.returncode == 0
-        assert dry.stderr == ("warning: group src has 1 live member (src_c1); their next commit may overwrite the "
+        assert dry.stderr == (f"warning: /consumers/src/offsets/{topic_name}/5: topic {topic_name} has 2 partitions, "
+                              f"not partition 5; written anyway (--force)\n"
+                              "warning: group src has 1 live member (src_c1); their next commit may overwrite the "
                               "imported offsets\n")
         assert dry.stdout.splitlines() == [
             f"would set /consumers/src/offsets/{topic_name}/0:0 (now 3)",
@@ -84,7 +91,7 @@ def test_export_import_round_trip_dry_run_and_live_members(zk, kafka_zk, bootstr
             "dry run: 2 offsets of 1 group; nothing written",
         ]
         assert offsets(zk, "src", topic_name) == {"0": b"3", "1": b"2", "1-0": b"7"}
-        written = cli(kafka_zk, "offsets", "import", "--input", str(live))
+        written = cli(kafka_zk, "offsets", "import", "--input", str(live), "--force")
         assert written.returncode == 0 and written.stderr == dry.stderr
         assert offsets(zk, "src", topic_name)["5"] == b"9"
     finally:
@@ -173,3 +180,39 @@ def test_import_writes_large_groups_in_several_transactions(zk):
     assert (result.created, result.updated, result.groups) == (5, 1, ("g", "h"))
     assert offsets(zk, "g", "t") == {str(p): str(10 + p).encode() for p in range(5)}
     assert offsets(zk, "h", "u") == {"0": b"7"}
+
+
+def test_import_checks_topics_partitions_and_offsets_against_zookeeper(zk, kafka_zk, bootstrap_servers, topic_name,
+                                                                        tmp_path):
+    """The issue's three cases: a topic that does not exist, partition 7 of a 3-partition topic, offset -5. Each is
+    refused in one line and nothing of the file is written; --force writes them; -1 ("no offset") is accepted."""
+    create_topic(bootstrap_servers, topic_name, 3)
+    wait_for(lambda: zk.exists(f"/brokers/topics/{topic_name}"))
+    good = f"/consumers/imp/offsets/{topic_name}/0:4\n/consumers/imp/offsets/{topic_name}/1:-1\n"
+    cases = {
+        "/consumers/imp/offsets/no-such-topic/0:1\n":
+            "/consumers/imp/offsets/no-such-topic/0: topic no-such-topic does not exist (no znode "
+            "/brokers/topics/no-such-topic)",
+        f"/consumers/imp/offsets/{topic_name}/7:1\n":
+            f"/consumers/imp/offsets/{topic_name}/7: topic {topic_name} has 3 partitions, not partition 7",
+        f"/consumers/imp/offsets/{topic_name}/2:-5\n":
+            f"/consumers/imp/offsets/{topic_name}/2: offset -5 is below -1 (the legacy consumer's \"no offset\")",
+    }
+    for line, problem in cases.items():
+        bad = tmp_path / "bad.txt"
+        bad.write_text(good + line)
+        refused = cli(kafka_zk, "offsets", "import", "--input", str(bad))
+        assert (refused.returncode, refused.stdout) == (1, ""), line
+        assert refused.stderr.splitlines() == [
+            f"zkconsumer offsets: {problem}; nothing was written (--force writes anyway)"]
+        assert zk.exists("/consumers/imp") is None
+    every = tmp_path / "every.txt"
+    every.write_text(good + "".join(cases))
+    refused = cli(kafka_zk, "offsets", "import", "--input", str(every), "--json")
+    assert refused.returncode == 1 and refused.stderr.strip().endswith("(and 2 more); nothing was written (--force "
+                                                                       "writes anyway)")
+    forced = cli(kafka_zk, "offsets", "import", "--input", str(every), "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert [line.split(": ", 1)[1] for line in forced.stderr.splitlines()] == [
+        f"{problem}; written anyway (--force)" for problem in cases.values()]
+    assert offsets(zk, "imp", topic_name) == {"0": b"4", "1": b"-1", "2": b"-5", "7": b"1"}

@@ -33,6 +33,8 @@ positional arguments:
     assign              assign partitions for a JSON scenario with one strategy
     compare             compare strategies on a JSON scenario (spread, idle members, moves)
     consume             the console consumer: join a group and print its messages
+    produce             the console producer: send each line of stdin or a file as a message,
+                        every delivery checked
     groups              list, describe (offsets, lag, owners) and verify consumer groups
     offsets             export or import groups' ZooKeeper offsets (ExportZkOffsets,
                         ImportZkOffsets), or move a group's offsets between ZooKeeper and Kafka

@@ -122,6 +122,7 @@ def test_wrong_credentials_and_unknown_schemes_fail_at_construction(kafka_zk, al
 def test_offsets_import_writes_with_the_groups_identity(kafka_zk, alice_zk, bootstrap_servers, topic_name,
                                                         tmp_path, capsys, monkeypatch):
     create_topic(bootstrap_servers, topic_name, 1)
+    wait_for(lambda: alice_zk.exists(f"/brokers/topics/{topic_name}"))  # import checks the topic in ZooKeeper
     with create_connector(config(kafka_zk, "c1")) as consumer:
         consumer.create_message_streams({topic_name: 1})
     offsets = tmp_path / "offsets.txt"

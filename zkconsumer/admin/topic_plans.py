@@ -15,6 +15,7 @@ import random
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from zkconsumer.admin import replica_placement as placement
 from zkconsumer.admin.replica_placement import AdminOperationError, Assignment, BrokerMetadata, RackAwareMode
@@ -245,6 +246,21 @@ def plan_addition(before: TopicAssignment, version: int, brokers: Sequence[Broke
     added = placement.manual_partitions_to_add(replica_assignment, len(existing))
     placement.check_manual_assignment(added, {b.id for b in brokers}, len(existing[0]))
     return TopicAddition(before.topic, before, added, version)
+
+
+def describe_json(assignment: TopicAssignment, config: Mapping[str, str],
+                  states: Mapping[int, PartitionState | None]) -> dict[str, Any]:
+    """What :func:`describe_lines` shows, as data (``topics describe --json``): leader None and an empty ISR where
+    the controller has written no state yet."""
+    replicas = assignment.replicas
+    partitions: list[dict[str, Any]] = []
+    for partition in assignment.partitions:
+        state = states.get(partition)
+        partitions.append({"partition": partition, "leader": None if state is None else state.leader,
+                           "replicas": list(replicas[partition]), "isr": [] if state is None else list(state.isr)})
+    return {"topic": assignment.topic, "partition_count": len(replicas),
+            "replication_factor": len(replicas[min(replicas)]) if replicas else 0, "configs": dict(config),
+            "partitions": partitions}
 
 
 def describe_lines(assignment: TopicAssignment, config: Mapping[str, str],

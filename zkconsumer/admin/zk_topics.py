@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import posixpath
 import random
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
@@ -37,9 +39,12 @@ from zkconsumer.admin.topic_plans import (
     plan_creation,
 )
 from zkconsumer.zk import cluster, paths
-from zkconsumer.zk.cluster import PartitionState
+from zkconsumer.zk.cluster import PartitionState, TopicAssignment
 from zkconsumer.zk.persistent import ensure_path
 from zkconsumer.zk.reads import value_or_none
+
+#: how ``describe`` shows one topic: lines (``describe_lines``) or one object (``describe_json``)
+Renderer = Callable[[TopicAssignment, Mapping[str, str], Mapping[int, PartitionState | None]], Any]
 
 # Created by the transaction when absent, parents first (Kafka's ZkClient created parents too).
 _PARENTS = (paths.BROKERS_PATH, paths.BROKER_TOPICS_PATH, posixpath.dirname(paths.TOPIC_CONFIG_PATH),
@@ -119,9 +124,10 @@ def write_addition(zk: KazooClient, addition: TopicAddition) -> None:
         raise TopicStateError(f"topic {addition.topic!r} was deleted while partitions were being added") from None
 
 
-def describe(zk: KazooClient, topic: str | None = None) -> list[str]:
+def describe(zk: KazooClient, topic: str | None = None, render: Renderer = describe_lines) -> list[Any]:
     """``--describe``'s lines for one topic, or for every topic in name order (one that vanishes meanwhile is
-    left out, as it would be had it gone a moment earlier)."""
+    left out, as it would be had it gone a moment earlier); ``render`` makes each topic's lines (or, with
+    :func:`~zkconsumer.admin.topic_plans.describe_json`, its one object)."""
     names = [topic] if topic is not None else cluster.read_topic_names(zk)
     lines: list[str] = []
     for name in names:
@@ -139,5 +145,6 @@ def describe(zk: KazooClient, topic: str | None = None) -> list[str]:
             state_path = paths.partition_state_path(name, partition)
             states[partition] = None if got is None else cluster.parse_partition_state(name, partition, got[0],
                                                                                        state_path)
-        lines += describe_lines(assignment, read_topic_config(zk, name), states)
+        rendered = render(assignment, read_topic_config(zk, name), states)
+        lines += rendered if isinstance(rendered, list) else [rendered]
     return lines

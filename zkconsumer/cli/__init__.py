@@ -10,6 +10,12 @@ start as such, not pay for kazoo and confluent-kafka because ``consume`` needs t
 parsed first against a parser that knows every command by name and help only (which is all ``zkconsumer
 --help`` and a mistyped name need), then the whole command line again with that one command's real parser.
 
+The terminal carries what the operator asked for: a command's output and its one-line errors. The events of a run
+(fetchers started, offsets committed...) go to a log file, ``--log-file``, else ``$ZKCONSUMER_LOG_FILE``, else
+``$XDG_STATE_HOME/zkconsumer/zkconsumer.log`` (``~/.local/state/zkconsumer/zkconsumer.log``); warnings and errors
+reach stderr too. ``--verbose``, ``--log-level`` or ``--log-json`` (or their environment variables) put the events on
+stderr instead, as a library user's logging would.
+
 A command that needs an extra that is not installed (``NEEDS``, or an optional module its run imports) fails with
 one line naming the extra to install, exit status 2 like every usage error, before it has done any work.
 """
@@ -19,13 +25,17 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
+import os
 import sys
 from collections.abc import Collection
+from pathlib import Path
 from typing import Any
 
 from zkconsumer import __version__
 from zkconsumer.errors import MissingExtraError, ZkConsumerError, missing_extras
-from zkconsumer.log import configure_logging
+from zkconsumer.log import LOG_JSON_ENV, LOG_LEVEL_ENV, configure_logging
+
+LOG_FILE_ENV = "ZKCONSUMER_LOG_FILE"
 
 COMMANDS: dict[str, str] = {
     "local": "start, stop or inspect the embedded ZooKeeper + broker + bridge environment",
@@ -93,7 +103,13 @@ def build_parser(loaded: Collection[str] = ()) -> argparse.ArgumentParser:
         "--log-json", action="store_true", default=None,
         help="write events as JSON lines on stderr (also: ZKCONSUMER_LOG_JSON=1)",
     )
-    parser.add_argument("--log-level", default=None, help="debug, info (default), warning or error")
+    parser.add_argument("--log-level", default=None,
+                        help="write events from this level on stderr: debug, info, warning or error (also: "
+                        "ZKCONSUMER_LOG_LEVEL; default: info to the log file, warnings on stderr)")
+    parser.add_argument("--verbose", "-v", action="store_true", help="write events on stderr (--log-level info)")
+    parser.add_argument("--log-file", metavar="FILE", type=Path, default=None,
+                        help=f"where events go when not on stderr (default: ${LOG_FILE_ENV}, else "
+                        f"{default_log_file()})")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, summary in COMMANDS.items():
         if name in loaded:
@@ -116,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         missing = missing_extras(NEEDS.get(command, ()))
         if missing:
             raise MissingExtraError(missing)
-        configure_logging(json=args.log_json, level=args.log_level)
+        _configure_logging(args)
         return int(handler(args) or 0)
     except ModuleNotFoundError as exc:
         error = MissingExtraError.of(exc)
@@ -128,6 +144,35 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"zkconsumer {command}: interrupted", file=sys.stderr)
         return 130
+
+
+def default_log_file() -> Path:
+    """``$ZKCONSUMER_LOG_FILE``, else zkconsumer.log in the user's state directory (XDG's, as the run directory)."""
+    if os.environ.get(LOG_FILE_ENV):
+        return Path(os.environ[LOG_FILE_ENV])
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "zkconsumer" / "zkconsumer.log"
+
+
+def _configure_logging(args: argparse.Namespace) -> None:
+    """Events on stderr when asked for (a level, JSON, --verbose); else to the log file, warnings on stderr too. A
+    log file that cannot be made costs the events below warning, never the command."""
+    level = args.log_level or ("info" if args.verbose else None)
+    asked = level or args.log_json or os.environ.get(LOG_LEVEL_ENV) or os.environ.get(LOG_JSON_ENV)
+    if asked and args.log_file is None:
+        configure_logging(json=args.log_json, level=level)
+        return
+    file = args.log_file or default_log_file()
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        writable = os.access(file if file.exists() else file.parent, os.W_OK) and not file.is_dir()
+    except OSError:
+        writable = False
+    if not writable:
+        print(f"warning: cannot write the log file {file}; only warnings are shown", file=sys.stderr)
+        configure_logging(json=args.log_json, level="warning")
+        return
+    configure_logging(json=args.log_json, level=level, file=file)
 
 
 def _fail(command: str, error: ZkConsumerError) -> int:

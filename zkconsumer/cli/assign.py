@@ -14,7 +14,7 @@ from zkconsumer.assignors import NAMES, create
 from zkconsumer.assignors.legacy_roundrobin import HASH_FORMATS
 from zkconsumer.assignors.registry import StrategyOptions
 from zkconsumer.assignors.scenario import Scenario, parse_scenario
-from zkconsumer.cli import COMMANDS
+from zkconsumer.cli import COMMANDS, options
 from zkconsumer.cli.input_file import read_text
 from zkconsumer.errors import UsageError
 
@@ -28,6 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_scenario_arguments(parser)
     parser.add_argument("--strategy", metavar="NAME", help="overrides the scenario's \"strategy\"")
+    options.add_json(parser, help="print JSON (the only output; accepted so that every data command takes --json)")
     parser.set_defaults(handler=run)
 
 

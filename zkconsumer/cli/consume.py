@@ -7,6 +7,13 @@ for partitions the group has not committed yet (a named group resumes from its o
 Ctrl-C (or ``--max-messages``, or ``--timeout-ms`` without a message) leaves the group cleanly with the
 consumed offsets committed, and prints how many messages were processed, as Kafka's tool did.
 
+A ``--property`` is the user's: an option that sets the same key (``--group`` and ``group.id``, ``--zookeeper`` and
+``zookeeper.connect``, ``--from-beginning`` and ``auto.offset.reset``, ``--metrics-port``, ``--zookeeper-auth``) must
+agree with it, else the command refuses, naming both. ``consumer.timeout.ms`` means what it meant to Kafka's console
+consumer, the idle time after which the run ends (``--timeout-ms``; a negative value waits for ever); it is checked
+like every key (``consumer.timeout.ms=abc`` is refused naming the key), while the connector itself polls its streams
+every 100 ms so that one thread can serve them all.
+
 ``--metrics-port`` serves the consumer's metrics for Prometheus while it runs (the ``metrics.http.port`` property;
 ``docs/metrics.md``); the address is printed on stderr when it starts, which matters with ``--metrics-port 0``.
 """
@@ -23,7 +30,7 @@ import time
 from typing import Any
 
 from zkconsumer.cli import COMMANDS, options
-from zkconsumer.config import ConsumerConfig
+from zkconsumer.config import ConsumerConfig, parse_value
 from zkconsumer.consumer.consumer_iterator import MessageAndMetadata
 from zkconsumer.consumer.kafka_stream import KafkaStream
 from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
@@ -65,24 +72,42 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
-def _properties(args: argparse.Namespace) -> dict[str, Any]:
+def _properties(args: argparse.Namespace) -> tuple[dict[str, Any], int | None]:
+    """The connector's properties, and how long the run may stay idle (ms; None: for ever)."""
     props: dict[str, Any] = {}
     for item in args.property:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"--property {item!r}: expected KEY=VALUE")
         props[key.strip()] = value.strip()
-    props["zookeeper.connect"] = options.zookeeper(args)
+
+    def from_option(key: str, flag: str, value: Any, secret: bool = False) -> None:
+        if key in props and str(props[key]) != str(value):
+            shown = "" if secret else f"={props[key]}"
+            raise UsageError(f"--property {key}{shown} and {flag} disagree; give one of them")
+        props[key] = value
+
+    if args.zookeeper or "zookeeper.connect" not in props:
+        from_option("zookeeper.connect", "--zookeeper", options.zookeeper(args))
     auth = options.zookeeper_auth(args)
     if auth is not None:
-        props["zookeeper.auth"] = f"{auth.scheme}:{auth.credentials}"
-    props["group.id"] = args.group or f"console-consumer-{random.randint(0, 99999)}"
+        from_option("zookeeper.auth", "--zookeeper-auth", f"{auth.scheme}:{auth.credentials}", secret=True)
+    if args.group:
+        from_option("group.id", "--group", args.group)
+    props.setdefault("group.id", f"console-consumer-{random.randint(0, 99999)}")
     if args.from_beginning:
-        props["auto.offset.reset"] = "smallest"
+        from_option("auto.offset.reset", "--from-beginning", "smallest")
     if args.metrics_port is not None:
-        props["metrics.http.port"] = args.metrics_port
+        from_option("metrics.http.port", "--metrics-port", args.metrics_port)
+    idle_ms = args.timeout_ms
+    if "consumer.timeout.ms" in props:
+        given = parse_value("consumer.timeout.ms", props["consumer.timeout.ms"])
+        if args.timeout_ms is not None and given != args.timeout_ms:
+            raise UsageError(f"--property consumer.timeout.ms={given} and --timeout-ms {args.timeout_ms} disagree; "
+                             f"give one of them")
+        idle_ms = given if given >= 0 else None
     props["consumer.timeout.ms"] = _POLL_MS
-    return props
+    return props, idle_ms
 
 
 def _streams(connector: ZookeeperConsumerConnector, args: argparse.Namespace) -> list[KafkaStream]:
@@ -124,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and value < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     fmt = "json" if args.json or args.format == "json" else "text"
-    config = ConsumerConfig(_properties(args))
+    properties, idle_ms = _properties(args)
+    config = ConsumerConfig(properties)
     if args.topic:
         _require_topic(config, parse_topic_streams(args.topic)[0])
     connector = ZookeeperConsumerConnector(config)
@@ -155,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
                     break
             if got:
                 idle_since = time.monotonic()
-            elif args.timeout_ms is not None and (time.monotonic() - idle_since) * 1000 >= args.timeout_ms:
+            elif idle_ms is not None and (time.monotonic() - idle_since) * 1000 >= idle_ms:
                 break
     finally:
         connector.shutdown()

@@ -17,11 +17,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "coordinator", help=COMMANDS["coordinator"],
         description="The __consumer_offsets partition Kafka 0.10 computes for the group "
-        "(Utils.abs(groupId.hashCode) %% offsets.topic.num.partitions), the broker the cluster names as its "
+        "(Utils.abs(groupId.hashCode) % offsets.topic.num.partitions), the broker the cluster names as its "
         "coordinator (FindCoordinator), and the group as that broker sees it (DescribeGroups): state, protocol, "
         "members and their assignments. Groups of the legacy consumer have no broker-side members.",
     )
-    parser.add_argument("--group", required=True)
+    parser.add_argument("--group", required=True, help="the group whose coordinator and broker-side state to show")
     parser.add_argument("--offsets-partitions", type=int, default=DEFAULT_OFFSETS_PARTITIONS, metavar="N",
                         help="offsets.topic.num.partitions of the cluster (default: %(default)s)")
     parser.add_argument("--socket-timeout-ms", type=int, default=10000, metavar="MS",

@@ -8,7 +8,7 @@
   the log size from the brokers, the lag and the owner, in the tool's format or with ``--json`` as data;
   ``--offsets-storage kafka|both`` shows the group's offsets in Kafka instead, or beside ZooKeeper's.
 * ``verify``: VerifyConsumerRebalance (:mod:`zkconsumer.tools.verify_rebalance`): every partition owned by a current
-  thread of the group; each problem on a line, then the verdict; exits 1 when it failed.
+  thread of the group; each problem on a line, then the verdict (``--json``: one object); exits 1 when it failed.
 
 Problems with single znodes are warnings on stderr (``warning: znode PATH ...``); the command still answers.
 """
@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="ConsumerOffsetChecker: for every partition of the topics the group subscribes to, has offsets "
         "for or owns: the committed offset, the broker's latest offset (logSize), the lag and the owning thread.",
     )
-    describe.add_argument("--group", required=True)
+    describe.add_argument("--group", required=True, help="the group to describe")
     options.add_bootstrap(describe, help="a broker to ask for log sizes (default: the brokers registered in ZooKeeper)")
     for sub in (listing, describe):
         sub.add_argument(
@@ -57,7 +57,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     verify = actions.add_parser(
         "verify", help="is every partition owned by a current thread of the group (VerifyConsumerRebalance)",
     )
-    verify.add_argument("--group", required=True)
+    verify.add_argument("--group", required=True, help="the group to verify")
+    options.add_json(verify, help='one JSON object {"group", "ok", "problems": [...], "verdict"} instead of lines '
+                     "(exit status as without)")
     for sub in (listing, describe, verify):
         options.add_zookeeper(sub)
         options.add_run_dir(sub)
@@ -105,7 +107,11 @@ def run_describe(args: argparse.Namespace) -> int:
 def run_verify(args: argparse.Namespace) -> int:
     with zookeeper_session(args) as zk:
         check = verify_rebalance(zk, args.group)
-    for problem in check.problems:
-        print(problem)
-    print(check.verdict)
+    if args.json:
+        print(json.dumps({"group": check.group, "ok": check.ok, "problems": list(check.problems),
+                          "verdict": check.verdict}, indent=2))
+    else:
+        for problem in check.problems:
+            print(problem)
+        print(check.verdict)
     return 0 if check.ok else 1

@@ -6,7 +6,10 @@
   terminal, a line every 10,000 offsets otherwise.
 * ``import``: checks every line of the file first (:mod:`zkconsumer.tools.zk_offsets_file`) and writes nothing if one
   is bad; then writes each group in one transaction (:mod:`zkconsumer.tools.import_zk_offsets`), warning about groups
-  that have live members. ``--dry-run`` shows each write and the value it would replace, and writes nothing.
+  that have live members. Entries for a topic ZooKeeper does not know, a partition the topic does not have or an
+  offset below -1 are refused, the first named, and nothing is written (``--force`` writes them anyway, with a
+  warning each); a ZooKeeper with no topic registered at all is one warning. ``--dry-run`` shows each write and the
+  value it would replace, and writes nothing.
 * ``migrate``: copies one group's offsets from ZooKeeper to Kafka or back (:mod:`zkconsumer.tools.offsets_migration`),
   printing the plan (``--json``: as data). Refuses while the group is consumed (members in ``/consumers/<g>/ids``,
   or a broker-side group with members) unless ``--force``; a target already ahead is left alone unless ``--force``.
@@ -28,7 +31,13 @@ from zkconsumer.errors import ServerUnavailableError
 from zkconsumer.group.registry import list_groups, live_members, require_group
 from zkconsumer.progress import Progress
 from zkconsumer.tools.export_zk_offsets import export_group
-from zkconsumer.tools.import_zk_offsets import apply_import, by_group, plan_import
+from zkconsumer.tools.import_zk_offsets import (
+    ImportRefusedError,
+    apply_import,
+    by_group,
+    check_entries,
+    plan_import,
+)
 from zkconsumer.tools.zk_offsets_file import format_lines, parse_offsets_file
 
 
@@ -44,6 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     export.add_argument("--group", action="append", metavar="GROUP", help="a group to export (repeatable)")
     export.add_argument("--output", metavar="FILE", help="the file to write (default: stdout)")
+    options.add_json(export, help="a JSON list of objects (group, topic, partition, offset) instead of the lines")
     imp = actions.add_parser(
         "import", help="write the offsets of an exported file to ZooKeeper",
         description="ImportZkOffsets: read PATH:OFFSET lines up to the end or the first empty line, check them all, "
@@ -52,6 +62,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     imp.add_argument("--input", required=True, metavar="FILE", help="the offsets file ('-' for stdin)")
     imp.add_argument("--dry-run", action="store_true", help="show what would be written; write nothing")
+    imp.add_argument("--force", action="store_true",
+                     help="write entries for topics or partitions ZooKeeper does not know, or offsets below -1, "
+                     "with a warning each (default: refuse them all)")
+    options.add_json(imp, help="the writes (path, offset, current value) and the outcome as one JSON object")
     migrate = actions.add_parser(
         "migrate", help="copy a group's offsets from ZooKeeper to Kafka, or from Kafka to ZooKeeper",
         description="Copy the group's committed offsets to the other store and print the plan. Stop the group's "
@@ -59,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "group has members (--force to go on). A partition whose offset in the target is already higher is left "
         "alone and reported (--force writes the source's offset over it).",
     )
-    migrate.add_argument("--group", required=True)
+    migrate.add_argument("--group", required=True, help="the group whose offsets to copy")
     migrate.add_argument("--to", required=True, metavar="STORE", help="kafka or zookeeper (the source is the other)")
     migrate.add_argument("--dry-run", action="store_true", help="print the plan; write nothing")
     migrate.add_argument("--force", action="store_true",
@@ -89,6 +103,7 @@ def run_export(args: argparse.Namespace) -> int:
         with _output(args.output) as out:
             progress = Progress(sys.stderr)
             total = 0
+            rows: list[dict[str, object]] = []
             try:
                 for group in groups:
                     exported = export_group(zk, group, progress=progress.update)
@@ -97,10 +112,16 @@ def run_export(args: argparse.Namespace) -> int:
                         warn(f"znode {problem.path} {problem.problem}; skipped")
                     if given and not exported.has_offsets:
                         warn(f"group {group} has no offsets (no znode /consumers/{group}/offsets)")
-                    out.write(format_lines(exported.entries))
+                    if args.json:
+                        rows += [{"group": e.group, "topic": e.topic, "partition": e.partition, "offset": e.offset}
+                                 for e in exported.entries]
+                    else:
+                        out.write(format_lines(exported.entries))
                     total += len(exported.entries)
             finally:
                 progress.finish()
+            if args.json:
+                out.write(json.dumps(rows, indent=2) + "\n")
     if args.output:
         print(f"exported {total} offsets of {len(groups)} group{'s' if len(groups) != 1 else ''} to {args.output}")
     return 0
@@ -121,16 +142,37 @@ def run_import(args: argparse.Namespace) -> int:
     entries = parse_offsets_file(read_text(args.input))
     if not entries:
         warn(f"{args.input} holds no offsets; nothing to write")
+        if args.json:
+            print(json.dumps({"dry_run": args.dry_run, "offsets": 0, "groups": [], "writes": [], "created": 0,
+                              "updated": 0}))
         return 0
     groups = by_group(entries)
     plural = "s" if len(groups) != 1 else ""
     with zookeeper_session(args) as zk:
+        check = check_entries(zk, entries)
+        if check.unchecked:
+            warn(check.unchecked)
+        problems = check.problems
+        if problems and not args.force:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise ImportRefusedError(f"{problems[0]}{more}; nothing was written (--force writes anyway)")
+        for problem in problems:
+            warn(f"{problem}; written anyway (--force)")
         for group in groups:
             members = live_members(zk, group)
             if members:
                 shown = ", ".join(members[:3]) + (", ..." if len(members) > 3 else "")
                 warn(f"group {group} has {len(members)} live member{'s' if len(members) != 1 else ''} ({shown}); "
                      f"their next commit may overwrite the imported offsets")
+        if args.json:
+            writes = plan_import(zk, entries)
+            result = None if args.dry_run else apply_import(zk, entries)
+            print(json.dumps({
+                "dry_run": args.dry_run, "offsets": len(entries), "groups": list(groups),
+                "writes": [{"path": w.entry.path, "offset": w.entry.offset, "current": w.current} for w in writes],
+                "created": 0 if result is None else result.created, "updated": 0 if result is None else result.updated,
+            }, indent=2))
+            return 0
         if args.dry_run:
             for write in plan_import(zk, entries):
                 if write.creates:

@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     create = actions.add_parser("create", help="create a topic")
-    create.add_argument("name")
+    create.add_argument("name", help="the topic's name")
     create.add_argument("--partitions", type=int, help="the number of partitions (required unless "
                         "--replica-assignment is given)")
     create.add_argument("--replication-factor", type=int, help="replicas of each partition (default 1 through the "
@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     create.add_argument("--config", action="append", default=[], metavar="NAME=VALUE",
                         help="a topic configuration override, repeatable (with --zookeeper)")
     alter = actions.add_parser("alter", help="add partitions to a topic")
-    alter.add_argument("name")
+    alter.add_argument("name", help="the topic's name")
     alter.add_argument("--partitions", type=int, required=True, help="the new, larger partition count")
     for sub in (create, alter):
         options.add_bootstrap(sub)
@@ -59,14 +59,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     describe.add_argument("name", nargs="?", help="one topic (default: every topic)")
     options.add_zookeeper(describe)
     options.add_run_dir(describe)
+    options.add_json(describe, help="a JSON list, one object per topic (topic, partition_count, replication_factor, "
+                     "configs, partitions: partition, leader, replicas, isr), instead of the lines")
     describe.set_defaults(handler=run_describe)
 
     place = actions.add_parser("place", help="show where Kafka's placement puts a topic's replicas (no server)")
-    place.add_argument("--brokers", required=True, type=_broker_ids, metavar="ID,ID,...")
+    place.add_argument("--brokers", required=True, type=_broker_ids, metavar="ID,ID,...",
+                       help="the ids of the brokers to place on")
     place.add_argument("--racks", type=_racks, default={}, metavar="ID:RACK,...",
                        help="the brokers' racks (all of them, or none)")
-    place.add_argument("--partitions", type=int, required=True)
-    place.add_argument("--replication-factor", type=int, required=True)
+    place.add_argument("--partitions", type=int, required=True, help="the number of partitions to place")
+    place.add_argument("--replication-factor", type=int, required=True, help="replicas of each partition")
     place.add_argument("--start-index", type=int, default=-1, metavar="N",
                        help="the first partition's leader and the first shift (default: random, as Kafka drew them)")
     place.add_argument("--start-partition-id", type=int, default=-1, metavar="M",
@@ -192,10 +195,13 @@ def _alter_in_zookeeper(args: argparse.Namespace) -> int:
 
 
 def run_describe(args: argparse.Namespace) -> int:
-    from zkconsumer.admin import zk_topics
+    from zkconsumer.admin import topic_plans, zk_topics
     from zkconsumer.cli.zookeeper_session import zookeeper_session
 
     with zookeeper_session(args) as zk:
+        if args.json:
+            print(json.dumps(zk_topics.describe(zk, args.name, render=topic_plans.describe_json), indent=2))
+            return 0
         lines = zk_topics.describe(zk, args.name)
     for line in lines:
         print(line)

@@ -7,6 +7,13 @@ must stay under the server's ``jute.maxbuffer``): a group is imported entirely o
 all. A transaction that fails because a znode appeared or vanished between the read and the write is planned
 again from what is there now.
 
+Unlike Kafka's tool, the entries are checked against the cluster first (:func:`check_entries`): a topic ZooKeeper
+does not know (no ``/brokers/topics/<topic>``), a partition the topic does not have, or an offset below -1 would give
+the group an offset its consumers can never use, so the caller refuses them unless forced. -1 stays accepted: it is
+what the legacy consumer reads as "no offset" (it then resets by ``auto.offset.reset``). A ZooKeeper where no topic
+is registered at all (offsets restored before the cluster, a store of offsets only) cannot be checked against, which
+:func:`check_entries` says in one problem instead of one per entry.
+
 Like Kafka's tool this does not stop the group's consumers; ``plan_import`` reads what each write would replace
 (for ``--dry-run``), and the caller warns about groups with live members (:mod:`zkconsumer.group.registry`),
 whose next commit would write over the imported offsets.
@@ -14,15 +21,15 @@ whose next commit would write over the imported offsets.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError, RolledBackError
 
-from zkconsumer.errors import ZkConsumerError
+from zkconsumer.errors import ZkConsumerError, ZnodeFormatError
 from zkconsumer.tools.zk_offsets_file import OffsetEntry
-from zkconsumer.zk import paths
+from zkconsumer.zk import cluster, paths
 from zkconsumer.zk.persistent import ensure_path
 
 DEFAULT_MAX_OPS = 1000
@@ -31,6 +38,52 @@ _ATTEMPTS = 5
 
 class ImportFailedError(ZkConsumerError):
     """ZooKeeper refused a transaction for a reason a retry does not cure."""
+
+
+class ImportRefusedError(ZkConsumerError):
+    """Entries that do not fit the cluster (unknown topic or partition, negative offset); nothing was written."""
+
+
+def entry_problems(entries: Iterable[OffsetEntry], topics: Mapping[str, Collection[int] | None]) -> list[str]:
+    """``<path>: <problem>`` for each entry that does not fit the cluster; ``topics`` has every entry's topic with
+    its partitions, None for a topic ZooKeeper does not know. Pure."""
+    problems: list[str] = []
+    for entry in entries:
+        partitions = topics.get(entry.topic)
+        if partitions is None:
+            problems.append(f"{entry.path}: topic {entry.topic} does not exist (no znode "
+                            f"{paths.topic_path(entry.topic)})")
+        elif entry.partition not in partitions:
+            count = len(partitions)
+            problems.append(f"{entry.path}: topic {entry.topic} has {count} partition{'s' if count != 1 else ''}, "
+                            f"not partition {entry.partition}")
+        elif entry.offset < -1:
+            problems.append(f"{entry.path}: offset {entry.offset} is below -1 (the legacy consumer's \"no offset\")")
+    return problems
+
+
+@dataclass(frozen=True)
+class EntryCheck:
+    """What :func:`check_entries` found: entries that do not fit the cluster, or why they could not be checked."""
+
+    problems: tuple[str, ...] = ()
+    unchecked: str | None = None
+
+
+def check_entries(zk: KazooClient, entries: Sequence[OffsetEntry]) -> EntryCheck:
+    """:func:`entry_problems` against the topics registered in ZooKeeper (read in one round trip)."""
+    if not zk.exists(paths.BROKER_TOPICS_PATH) or not zk.get_children(paths.BROKER_TOPICS_PATH):
+        return EntryCheck(unchecked=f"no topic is registered in ZooKeeper ({paths.BROKER_TOPICS_PATH}): topics, "
+                                    f"partitions and offsets not checked")
+    reads = {topic: zk.get_async(paths.topic_path(topic)) for topic in dict.fromkeys(e.topic for e in entries)}
+    topics: dict[str, Collection[int] | None] = {}
+    for topic, call in reads.items():
+        try:
+            data = call.get()[0]
+            topics[topic] = frozenset(cluster.parse_topic(topic, data, paths.topic_path(topic)).partitions)
+        except (NoNodeError, ZnodeFormatError):  # a topic znode we cannot read names no partition we can check
+            topics[topic] = None
+    return EntryCheck(problems=tuple(entry_problems(entries, topics)))
 
 
 @dataclass(frozen=True, slots=True)
