@@ -12,6 +12,7 @@ import coordinator_trace as ct
 import pytest
 from support import wait_for
 
+from zkconsumer.demo.front_log_follower import FrontLogFollower
 from zkconsumer.demo.modern_narration import MEANINGS, ModernNarrator, is_round_start
 from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.kafka.topics import create_topic
@@ -104,6 +105,8 @@ def test_real_cooperative_sticky_and_kip_848_members_are_narrated(front, tmp_pat
         return all(n in state and not state[n].rebalancing and state[n].owned for n in names) and \
             sum(len(state[n].owned) for n in names) == 4
 
+    followed: list[dict] = []  # the coordinator's events as a demo sees them, while they are written
+    follower = FrontLogFollower(front.log_path, followed.append, from_start=True).start()
     try:
         start("coop1", "coop", "cooperative-sticky", "classic")
         start("kip1", "kip", "uniform", "consumer")
@@ -111,11 +114,15 @@ def test_real_cooperative_sticky_and_kip_848_members_are_narrated(front, tmp_pat
         start("coop2", "coop", "cooperative-sticky", "classic")
         start("kip2", "kip", "uniform", "consumer")
         wait_for(lambda: owned_by("coop1", "coop2") and owned_by("kip1", "kip2"), timeout=30)
+        assert any(e["event"] == "front.consumer_group.epoch_bumped" for e in followed)  # read as they came
     finally:
         members.stop_all(timeout=10.0)
         received.extend(members.close())
-    recorded = [json.loads(line) for line in front.log_path.read_text(encoding="utf-8").splitlines()
-                if line.startswith("{")] + received
+        follower.stop()
+    written = [json.loads(line) for line in front.log_path.read_text(encoding="utf-8").splitlines()
+               if line.startswith("{")]
+    assert followed == [e for e in written if e["event"].startswith(("front.group.", "front.consumer_group."))]
+    recorded = followed + received
     recorded.sort(key=lambda e: parse_timestamp(e.get("timestamp")).timestamp()
                   if parse_timestamp(e.get("timestamp")) else time.time())
     lines = narrate(recorded)
