@@ -122,6 +122,20 @@ def test_readme_command_runs_the_demo_on_a_fresh_environment(tmp_path):
         assert "Traceback" not in done.stderr
         assert (out_dir / "timeline.html").stat().st_size > 0
         assert (out_dir / "events.jsonl").stat().st_size > 0
+        # a topic of the run's own, so the offsets shown start at 0 whatever ran before on the broker
+        assert re.search(r"^Group 'demo' on topic 'demo-\d{8}-\d{6}' \(4 partitions\)", done.stdout, re.M)
+        # the closing hints run as printed, the servers still up: the group's table finds the broker
+        hints = dict(line.split(":", 1) for line in done.stdout.splitlines()[-6:] if ":" in line)
+        stop = hints["the embedded servers stay up for these commands; stop them with"].strip()
+        assert stop.endswith(f"zkconsumer local down --run-dir {run_dir}"), stop
+        described = subprocess.run(hints["the group's znodes"].strip(), shell=True, capture_output=True, text=True,
+                                   timeout=60)
+        assert described.returncode == 0 and "warning" not in described.stderr + described.stdout, described
+        # partition 0: 25 messages at the start of each of the 5 scenes, all consumed and committed
+        assert re.search(r"demo-\d{8}-\d{6}\s+0\s+125\s+125\s+0\s", described.stdout), described.stdout
+        shown = subprocess.run(hints["replay on a terminal"].strip(), shell=True, capture_output=True, text=True,
+                               timeout=60)
+        assert shown.returncode == 0 and "demo_c3" in shown.stdout, shown.stderr
     finally:
         zkconsumer_cli("local", "down", "--run-dir", str(run_dir))
 

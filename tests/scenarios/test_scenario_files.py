@@ -117,3 +117,15 @@ def test_the_shipped_scenarios_are_listed_with_their_actions(tmp_path):
     assert "demo: The classic rebalance story (4 partitions, grows by 2)" in lines
     assert "  4. m2 SIGKILLed: kill m2" in lines and "  2. b frozen for 1 s: pause b for 1 s; wait 1 s" in lines
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(("page", "scenes"), [("teaching.md", 4), ("migration-compare.md", 3)])
+def test_the_docs_examples_are_valid_scenarios(page, scenes):
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / page).read_text()
+    example = re.search(r"```toml\n(.*?)```", text, re.S)
+    assert example is not None
+    scenario = parse(example.group(1), "example", f"the example in docs/{page}")
+    assert len(scenario.scenes) == scenes and scenario.uses(PAUSE) and scenario.uses(GROW)
