@@ -180,6 +180,7 @@ def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: 
     the comparison's page (every protocol's lanes on one time axis, the coordinator's above each modern group's)
     and each protocol's events in a directory of this run's own under ``--output-dir``."""
     from zkconsumer.cli.migration import _registered, run_front
+    from zkconsumer.demo.front_log_follower import FrontLogFollower
     from zkconsumer.demo.protocols_narration import ProtocolsNarrator
     from zkconsumer.migration.report import write_report
     from zkconsumer.migration.run import CompareSettings, collect, compare_protocols, member_settings
@@ -214,9 +215,15 @@ def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: 
     print(f"Scenario {scenario.name!r}: {scenario.title}; protocols {', '.join(p.name for p in protocols)}, "
           f"{compare.partitions} partitions, {compare.rate:g} messages a second to each, session timeout "
           f"{compare.session_timeout_ms} ms")
+    follower = None
+    if own_front is not None:  # its coordinator's rounds narrated as they happen
+        narrator.groups = {compare.name(p): p.name for p in protocols if p.family == "modern"}
+        follower = FrontLogFollower(own_front.log_path, narrator.coordinator_event, interval=0.05).start()
     try:
         runs = compare_protocols(compare, observer=narrator)
     finally:
+        if follower is not None:
+            follower.stop()
         if own_front is not None:
             own_front.stop()
     results = collect(runs, out)

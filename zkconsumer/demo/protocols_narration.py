@@ -3,10 +3,13 @@
 The protocols are played by the migration comparison's runner, on one clock (every scene begins for every protocol
 at once); this observer is told each scene and every event recorded, from each protocol's player thread, and
 prints them as they come: the scene's heading once, a legacy group's rebalance attempts in the legacy narration's
-steps (:class:`~zkconsumer.demo.narration.RebalanceNarrator`), a modern member's callbacks (what it was given,
-released or lost) in one line each, and the runner's markers (a member started, killed, paused ...). Every line of
-a protocol starts with its name, so that two protocols' lines can interleave. A narration that tells more (the
-coordinator's rounds, KIP-848's epochs) replaces :meth:`ProtocolsNarrator.modern_lines`.
+steps (:class:`~zkconsumer.demo.narration.RebalanceNarrator`), a modern group's rounds from its coordinator's events
+and its members' callbacks (:class:`~zkconsumer.demo.modern_narration.ModernNarrator`: the generation and its leader,
+the SyncGroup waits, KIP-848's epochs and reconciliation, what each member revoked and when it fetched again), and
+the runner's markers (a member started, killed, paused ...). Every line of a protocol starts with its name, so that
+two protocols' lines can interleave. The coordinator's events come from the front's log
+(:class:`~zkconsumer.demo.front_log_follower.FrontLogFollower` calls :meth:`ProtocolsNarrator.coordinator_event`),
+each group's to the protocol :attr:`ProtocolsNarrator.groups` names.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import threading
 from typing import Any, TextIO
 
+from zkconsumer.demo.modern_narration import ModernNarrator
 from zkconsumer.demo.narration import RebalanceNarrator
 from zkconsumer.scenarios.model import Scene
 
@@ -31,12 +35,6 @@ _MARKERS = {
 }
 
 
-def _partitions(refs: Any) -> str:
-    if not refs:
-        return "nothing"
-    return ", ".join(f"{r.get('topic')}-{r.get('partition')}" for r in refs if isinstance(r, dict))
-
-
 class ProtocolsNarrator:
     """A :class:`~zkconsumer.migration.run.PlayObserver` that prints; ``legacy`` names the protocols whose members
     are legacy ones (their events are the legacy steps)."""
@@ -48,6 +46,9 @@ class ProtocolsNarrator:
         self._lock = threading.Lock()
         self._scenes_told: set[int] = set()
         self._narrators: dict[str, RebalanceNarrator] = {}
+        self._modern: dict[str, ModernNarrator] = {}
+        #: group id -> the protocol whose group it is, for the coordinator's events
+        self.groups: dict[str, str] = {}
 
     def scene(self, protocol: str, scene: Scene) -> None:
         with self._lock:
@@ -67,23 +68,27 @@ class ProtocolsNarrator:
             narrator = self._narrators.setdefault(protocol, RebalanceNarrator(explain=self.explain))
             lines = narrator.feed(event)
         else:
-            lines = self.modern_lines(event)
+            self._modern_lines(protocol, event)
+            return
         if not lines:
             return
         with self._lock:
             for line in lines:
                 self._say(f"[{protocol}] {line}")
 
-    def modern_lines(self, event: dict[str, Any]) -> list[str]:
-        """A modern member's rebalance callbacks, one line each."""
-        name, member = event.get("event"), event.get("consumer_id", "?")
-        if name == "rebalance.started":
-            return [f"{member}: rebalance {event.get('rebalance_id', '?')} begins ({event.get('cause', 'callback')})"]
-        if name == "rebalance.release":
-            return [f"{member}: revoked {_partitions(event.get('released'))}"]
-        if name == "rebalance.completed":
-            return [f"{member}: fetching {_partitions(event.get('owned'))}"]
-        return []
+    def coordinator_event(self, event: dict[str, Any]) -> None:
+        """One of the group coordinator's events (``front.group.*``, ``front.consumer_group.*``), told under the
+        protocol whose group it names; another group's is none of this demo's."""
+        protocol = self.groups.get(str(event.get("group")))
+        if protocol is not None:
+            self._modern_lines(protocol, event)
+
+    def _modern_lines(self, protocol: str, event: dict[str, Any]) -> None:
+        # the members' events (a player's thread) and the coordinator's (the log follower's) feed one narrator
+        with self._lock:
+            narrator = self._modern.setdefault(protocol, ModernNarrator(explain=self.explain))
+            for line in narrator.feed(event):
+                self._say(f"[{protocol}] {line[2:] if line.startswith('  ') else line}")
 
     def _say(self, line: str) -> None:
         self.out.write(line + "\n")
