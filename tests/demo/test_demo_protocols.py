@@ -8,6 +8,8 @@ import json
 import pytest
 from support import zkconsumer_cli
 
+from zkconsumer.cli import main
+
 SCENARIO = """
 title = "Two join"
 session_timeout_ms = 3000
@@ -51,11 +53,13 @@ def test_a_legacy_and_a_modern_group_play_one_scenario_side_by_side(tmp_path, zo
     assert f"every protocol's lanes: {run / 'report.html'}" in text
 
 
-def test_a_growth_is_refused_for_a_modern_protocol_before_anything_starts(tmp_path):
-    done = zkconsumer_cli("demo", "--protocol", "legacy-range,consumer", "--output-dir", str(tmp_path / "out"),
-                          env={"ZKCONSUMER_RUN_DIR": str(tmp_path / "run")})
-    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
-    assert ("shipped scenario demo: scene 5, action 1: grow cannot be played by consumer-uniform" in done.stderr)
+def test_a_growth_is_refused_for_a_modern_protocol_before_anything_starts(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ZKCONSUMER_RUN_DIR", str(tmp_path / "run"))
+    capsys.readouterr()
+    assert main(["demo", "--protocol", "legacy-range,consumer", "--output-dir", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and (
+        "shipped scenario demo: scene 5, action 1: grow cannot be played by consumer-uniform" in err), err
     assert not (tmp_path / "run").exists() and not (tmp_path / "out").exists()
-    unknown = zkconsumer_cli("demo", "--protocol", "sticky", env={"ZKCONSUMER_RUN_DIR": str(tmp_path / "run")})
-    assert unknown.returncode == 2 and "unknown protocol 'sticky'" in unknown.stderr
+    assert main(["demo", "--protocol", "sticky"]) == 2
+    assert "unknown protocol 'sticky'" in capsys.readouterr().err

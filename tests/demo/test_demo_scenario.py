@@ -1,5 +1,6 @@
 """A scenario a teacher writes, played by the demo on the real servers: a member frozen (SIGSTOP) for less than its
-session, which nobody notices, and the topic grown by the demo's bridge; every action in the events, in order."""
+session, which nobody notices, the topic grown by the demo's bridge, and a member's session expired (it registers
+again and everyone rebalances); every action in the events, in order."""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ actions = [{ pause = "b", seconds = 1 }]
 [[scenes]]
 title = "the topic grows by one"
 actions = [{ grow = 1 }]
+[[scenes]]
+title = "a's session is expired"
+actions = [{ expire = "a" }]
 """
 
 
@@ -42,7 +46,7 @@ def test_a_user_scenario_with_a_pause_and_a_growth_plays(tmp_path, zk_chroot, bo
     out = io.StringIO()
     result = play_in_own_chroot(zk_chroot, bootstrap_servers, settings, out=out, status=io.StringIO())
 
-    assert [r.scene.number for r in result.scenes] == [1, 2, 3]
+    assert [r.scene.number for r in result.scenes] == [1, 2, 3, 4]
     # range over a's thread and b's two: a-0 first, then b-0, b-1
     assert sorted(result.scenes[0].owners.values()) == ["demo_a-0", "demo_b-0"]
     assert result.scenes[1].owners == result.scenes[0].owners  # the pause moved nothing
@@ -59,5 +63,10 @@ def test_a_user_scenario_with_a_pause_and_a_growth_plays(tmp_path, zk_chroot, bo
     grown = next(e for e in events if e["event"] == "demo.partitions_added")
     between = events[events.index(paused):events.index(grown)]
     assert not [e for e in between if e["event"] == "rebalance.started"]
+    expired = next(e for e in events if e["event"] == "demo.session_expired")
+    assert (expired["consumer_id"], expired["forced"]) == ("demo_a", True)
+    after = events[events.index(expired):]
+    assert {e["consumer_id"] for e in after if e["event"] == "rebalance.completed"} == {"demo_a", "demo_b"}
+    assert result.scenes[3].owners == result.scenes[2].owners  # the same members: range deals the same
     text = out.getvalue()
     assert "Scenario 'mine': Two members, a pause, a growth" in text and "-> froze b with SIGSTOP for 1 s" in text

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from support import zkconsumer_cli
 
+from zkconsumer.cli import main
 from zkconsumer.migration.scenes import check_playable, parse_protocols
 from zkconsumer.scenarios.model import GROW, PAUSE, START, WAIT, Action
 from zkconsumer.scenarios.parse import ScenarioError, load, parse, shipped
@@ -81,19 +82,20 @@ def test_a_bad_file_is_one_line_naming_the_key(tmp_path, change, message):
     assert "\n" not in line and line.startswith(f"scenario {path}: ") and message in line, line
 
 
-def test_both_commands_refuse_a_bad_file_before_anything_starts(tmp_path):
+def test_both_commands_refuse_a_bad_file_before_anything_starts(tmp_path, capsys, monkeypatch):
     path = tmp_path / "bad.toml"
     path.write_text(GOOD.replace("{ start = \"a\" }", "{ stop = \"a\" }"))
     run_dir, out = tmp_path / "run", tmp_path / "out"
+    monkeypatch.setenv("ZKCONSUMER_RUN_DIR", str(run_dir))
     want = f"scenario {path}: scene 1, action 1 (stop): a is not running at this point of the story"
-    for command, prefix in ((["demo", "--run-dir", str(run_dir), "--output-dir", str(out)], "zkconsumer demo"),
+    for command, prefix in ((["demo", "--output-dir", str(out)], "zkconsumer demo"),
                             (["migration", "compare", "--output-dir", str(out)], "zkconsumer migration")):
-        done = zkconsumer_cli(*command, "--scenario", str(path), env={"ZKCONSUMER_RUN_DIR": str(run_dir)})
-        assert done.returncode == 2 and done.stderr.splitlines() == [f"{prefix}: {want}"], done.stderr
+        capsys.readouterr()
+        assert main([*command, "--scenario", str(path)]) == 2
+        assert capsys.readouterr().err.splitlines() == [f"{prefix}: {want}"]
         assert not run_dir.exists() and not out.exists()  # no environment started, nothing written
-    unknown = zkconsumer_cli("demo", "--scenario", "nope", env={"ZKCONSUMER_RUN_DIR": str(run_dir)})
-    assert unknown.returncode == 2 and "no shipped scenario 'nope' (shipped: demo, migration, pause-and-grow" in (
-        unknown.stderr)
+    assert main(["demo", "--scenario", "nope"]) == 2
+    assert "no shipped scenario 'nope' (shipped: demo, migration, pause-and-grow" in capsys.readouterr().err
 
 
 def test_a_modern_group_cannot_see_the_topic_grow_here_and_is_refused_before_start(tmp_path):
@@ -110,10 +112,11 @@ def test_a_modern_group_cannot_see_the_topic_grow_here_and_is_refused_before_sta
     assert "grow cannot be played by consumer-uniform" in done.stderr and not out.exists()
 
 
-def test_the_shipped_scenarios_are_listed_with_their_actions(tmp_path):
-    done = zkconsumer_cli("demo", "--list-scenarios", env={"ZKCONSUMER_RUN_DIR": str(tmp_path)})
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+def test_the_shipped_scenarios_are_listed_with_their_actions(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ZKCONSUMER_RUN_DIR", str(tmp_path))
+    capsys.readouterr()
+    assert main(["demo", "--list-scenarios"]) == 0
+    lines = capsys.readouterr().out.splitlines()
     assert "demo: The classic rebalance story (4 partitions, grows by 2)" in lines
     assert "  4. m2 SIGKILLed: kill m2" in lines and "  2. b frozen for 1 s: pause b for 1 s; wait 1 s" in lines
     assert not any(tmp_path.iterdir())
