@@ -218,7 +218,8 @@ def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: 
     follower = None
     if own_front is not None:  # its coordinator's rounds narrated as they happen
         narrator.groups = {compare.name(p): p.name for p in protocols if p.family == "modern"}
-        follower = FrontLogFollower(own_front.log_path, narrator.coordinator_event, interval=0.05).start()
+        follower = FrontLogFollower(own_front.log_path, narrator.coordinator_event, interval=0.05,
+                                    caught_up=narrator.caught_up).start()
     try:
         runs = compare_protocols(compare, observer=narrator)
     finally:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,12 @@ from zkconsumer.trace.vocabulary import CLASSIC_PREFIX, CONSUMER_PREFIX
 
 class FrontLogFollower:
     def __init__(self, path: Path, deliver: Callable[[dict[str, Any]], None], interval: float = 0.1,
-                 from_start: bool = False) -> None:
+                 from_start: bool = False, caught_up: Callable[[float], None] | None = None) -> None:
         self.path = Path(path)
         self.deliver = deliver
+        #: told, after each read, the time (seconds since the epoch) up to which the log has been read: what the
+        #: front logged before then has been delivered; after stop(), infinity
+        self.caught_up = caught_up
         self.interval = interval
         # what was written before us is another story's (an earlier run at the same front), unless asked for
         self._offset = 0 if from_start or not self.path.exists() else self.path.stat().st_size
@@ -39,6 +43,8 @@ class FrontLogFollower:
         if self._thread.is_alive():
             self._thread.join(5.0)
         self.read_new()
+        if self.caught_up is not None:
+            self.caught_up(float("inf"))
 
     def __enter__(self) -> FrontLogFollower:
         return self.start()
@@ -53,23 +59,30 @@ class FrontLogFollower:
     def read_new(self) -> int:
         """Deliver the coordinator events of the whole lines written since the last call; returns how many."""
         with self._lock:
-            try:
-                with open(self.path, "rb") as log:
-                    log.seek(self._offset)
-                    data = log.read()
-            except OSError:
-                return 0
-            end = data.rfind(b"\n")
-            if end < 0:
-                return 0
-            self._offset += end + 1
-            delivered = 0
-            for raw in data[:end].splitlines():
-                event = coordinator_event(raw)
-                if event is not None:
-                    self.deliver(event)
-                    delivered += 1
+            began = time.time()
+            delivered = self._read()
+            if self.caught_up is not None:
+                self.caught_up(began)
             return delivered
+
+    def _read(self) -> int:
+        try:
+            with open(self.path, "rb") as log:
+                log.seek(self._offset)
+                data = log.read()
+        except OSError:
+            return 0
+        end = data.rfind(b"\n")
+        if end < 0:
+            return 0
+        self._offset += end + 1
+        delivered = 0
+        for raw in data[:end].splitlines():
+            event = coordinator_event(raw)
+            if event is not None:
+                self.deliver(event)
+                delivered += 1
+        return delivered
 
 
 def coordinator_event(raw: bytes) -> dict[str, Any] | None:

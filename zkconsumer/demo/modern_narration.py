@@ -24,11 +24,11 @@ client id, which a modern member of this project sets to its consumer id, so coo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from zkconsumer.demo.narration import parse_time
-from zkconsumer.trace.timeline import partition_refs
+from zkconsumer.trace.timeline import PartitionRef, partition_refs
 from zkconsumer.trace.values import integer, json_list, text
 from zkconsumer.trace.vocabulary import CLASSIC_PREFIX, CONSUMER_PREFIX
 from zkconsumer.trace.words import describe_coordinator_event, fmt_ms, fmt_partitions
@@ -220,9 +220,9 @@ class ModernNarrator:
     def _tell_member(self, who: str, attempt: _MemberAttempt, end: Event) -> list[str]:
         eager = any(s.get("event") == "rebalance.stop_fetchers" for s in attempt.steps)
         revoked = [r for s in attempt.steps if s.get("event") == "rebalance.release"
-                   for r in partition_refs(s.get("released"))]
+                   for r in _plain(s.get("released"))]
         given = [r for s in attempt.steps if s.get("event") == "rebalance.assign"
-                 for r in partition_refs(s.get("assignment"))]
+                 for r in _plain(s.get("assignment"))]
         restart = next((s for s in attempt.steps if s.get("event") == "rebalance.start_fetchers"), None)
         parts = []
         if eager:
@@ -230,11 +230,11 @@ class ModernNarrator:
         elif revoked:
             parts.append(f"revoked {fmt_partitions(revoked)}")
         if restart is not None:
-            parts.append(f"given {fmt_partitions(given)}")
+            parts.append(f"given {fmt_partitions(given)}" if given else "given nothing")
         lines = [f"  {who}: " + ("; ".join(parts) or "nothing moved")]
-        owned = partition_refs(end.get("owned"))
-        resumed = f"    => owns {fmt_partitions(owned)}"
-        if restart is not None:
+        owned = _plain(end.get("owned"))
+        resumed = f"    => owns {fmt_partitions(owned) if owned else 'nothing'}"
+        if restart is not None and owned:
             at = _time(restart)
             if eager:
                 resumed += f"; fetched nothing for {fmt_ms((at - attempt.started) * 1000)}"
@@ -260,6 +260,11 @@ class ModernNarrator:
         return [f"      ({MEANINGS[key]})"]
 
 
+def _plain(partitions: object) -> list[PartitionRef]:
+    """A modern member's partitions without the thread the legacy-shaped events give them (the member itself)."""
+    return [replace(ref, thread=None) for ref in partition_refs(partitions)]
+
+
 def is_round_start(event: Event) -> bool:
     """Whether the coordinator begins a round (classic) or a reconciliation (KIP-848) with this event: where step
     mode stops before telling what follows."""
@@ -269,3 +274,23 @@ def is_round_start(event: Event) -> bool:
 
 def _time(event: Event) -> float:
     return parse_time(str(event.get("timestamp", "")))
+
+
+class InTimeOrder:
+    """Events from two sources that arrive at different delays (a member's stdout at once, the coordinator's log at
+    its next read) put back in the order they happened: :meth:`add` holds an event, :meth:`release` gives back, in
+    timestamp order, every event held that happened up to ``watermark`` (seconds since the epoch: the time up to
+    which every source has been read). Pure; the caller serialises the calls."""
+
+    def __init__(self) -> None:
+        self._held: list[tuple[float, int, Event]] = []
+        self._count = 0
+
+    def add(self, event: Event) -> None:
+        self._count += 1
+        self._held.append((_time(event), self._count, event))
+
+    def release(self, watermark: float) -> list[Event]:
+        ready = sorted(item for item in self._held if item[0] <= watermark)
+        self._held = [item for item in self._held if item[0] > watermark]
+        return [event for _, _, event in ready]

@@ -15,9 +15,10 @@ each group's to the protocol :attr:`ProtocolsNarrator.groups` names.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import Any, TextIO
 
-from zkconsumer.demo.modern_narration import ModernNarrator
+from zkconsumer.demo.modern_narration import InTimeOrder, ModernNarrator
 from zkconsumer.demo.narration import RebalanceNarrator
 from zkconsumer.scenarios.model import Scene
 
@@ -47,8 +48,10 @@ class ProtocolsNarrator:
         self._scenes_told: set[int] = set()
         self._narrators: dict[str, RebalanceNarrator] = {}
         self._modern: dict[str, ModernNarrator] = {}
-        #: group id -> the protocol whose group it is, for the coordinator's events
+        #: group id -> the protocol whose group it is, for the coordinator's events; while a log follower delivers
+        #: them, the modern members' events wait for it in _order, to be told in the order they happened
         self.groups: dict[str, str] = {}
+        self._order = InTimeOrder()
 
     def scene(self, protocol: str, scene: Scene) -> None:
         with self._lock:
@@ -81,14 +84,27 @@ class ProtocolsNarrator:
         protocol whose group it names; another group's is none of this demo's."""
         protocol = self.groups.get(str(event.get("group")))
         if protocol is not None:
-            self._modern_lines(protocol, event)
+            with self._lock:
+                self._order.add({**event, "_protocol": protocol})
+
+    def caught_up(self, watermark: float) -> None:
+        """The log follower read the coordinator's events up to ``watermark``: tell what happened until then."""
+        with self._lock:
+            for event in self._order.release(watermark):
+                self._tell_modern(str(event["_protocol"]), event)
 
     def _modern_lines(self, protocol: str, event: dict[str, Any]) -> None:
         # the members' events (a player's thread) and the coordinator's (the log follower's) feed one narrator
         with self._lock:
-            narrator = self._modern.setdefault(protocol, ModernNarrator(explain=self.explain))
-            for line in narrator.feed(event):
-                self._say(f"[{protocol}] {line[2:] if line.startswith('  ') else line}")
+            if self.groups:
+                self._order.add({**event, "_protocol": protocol})
+            else:
+                self._tell_modern(protocol, event)
+
+    def _tell_modern(self, protocol: str, event: Mapping[str, Any]) -> None:
+        narrator = self._modern.setdefault(protocol, ModernNarrator(explain=self.explain))
+        for line in narrator.feed(event):
+            self._say(f"[{protocol}] {line[2:] if line.startswith('  ') else line}")
 
     def _say(self, line: str) -> None:
         self.out.write(line + "\n")
