@@ -13,7 +13,7 @@ import pytest
 from support import wait_for
 
 from zkconsumer.demo.front_log_follower import FrontLogFollower
-from zkconsumer.demo.modern_narration import MEANINGS, ModernNarrator, is_round_start
+from zkconsumer.demo.modern_narration import MEANINGS, InTimeOrder, ModernNarrator, is_round_start
 from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.members import modern_member
@@ -137,3 +137,14 @@ def test_real_cooperative_sticky_and_kip_848_members_are_narrated(front, tmp_pat
     assert any(line.startswith("    kip1 (member epoch ") and "must first revoke" in line for line in lines), text
     assert any(line.startswith("    kip2 is given ") for line in lines), text
     assert any("fetching again" in line for line in lines if line.startswith("    => owns")), text
+
+
+def test_events_from_two_sources_are_put_back_in_the_order_they_happened():
+    order = InTimeOrder()
+    late_coordinator = {"event": "front.group.round_completed", "timestamp": "2026-01-02T03:04:05.100000Z"}
+    member = {"event": "rebalance.completed", "timestamp": "2026-01-02T03:04:05.200000Z"}
+    order.add(member)  # a member's stdout arrives first
+    assert order.release(parse_timestamp("2026-01-02T03:04:05.050000Z").timestamp()) == []
+    order.add(late_coordinator)  # the coordinator's log is read later
+    assert order.release(float("inf")) == [late_coordinator, member]
+    assert order.release(float("inf")) == []
