@@ -22,15 +22,6 @@ def state_records(run_dir) -> dict[str, ProcessRecord]:
     return {n: ProcessRecord(r["pid"], tuple(r["argv"]), r["log"]) for n, r in state["processes"].items()}
 
 
-@pytest.fixture
-def run_dir(tmp_path):
-    """A run directory that is always torn down, whatever the test did."""
-    path = tmp_path / "run"
-    yield path
-    if (path / "state.json").exists():
-        zkconsumer_cli("local", "down", "--run-dir", str(path))
-
-
 def test_up_topics_create_status_down(run_dir):
     up = zkconsumer_cli("local", "up", "--json", "--run-dir", str(run_dir))
     assert up.returncode == 0, up.stderr

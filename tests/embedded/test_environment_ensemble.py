@@ -15,14 +15,6 @@ from zkconsumer.zk.client import zookeeper
 pytestmark = pytest.mark.servers  # `zkconsumer local up` starts its own servers
 
 
-@pytest.fixture
-def run_dir(tmp_path):
-    path = tmp_path / "run"
-    yield path
-    if (path / "state.json").exists():
-        zkconsumer_cli("local", "down", "--run-dir", str(path))
-
-
 def test_up_with_three_zookeeper_servers_lists_them_all_and_down_stops_them(run_dir):
     up = zkconsumer_cli("local", "up", "--zookeeper-servers", "3", "--direct-broker", "--json",
                         "--run-dir", str(run_dir))

@@ -68,14 +68,6 @@ def test_the_default_run_directory_is_the_virtual_environment_s(tmp_path):
         f"no local environment in {tmp_path / 'none'} ($ZKCONSUMER_RUN_DIR; start one with: zkconsumer local up)"]
 
 
-@pytest.fixture
-def run_dir(tmp_path):
-    path = tmp_path / "run"
-    yield path
-    if (path / "state.json").exists():
-        zkconsumer_cli("local", "down", "--run-dir", str(path))
-
-
 def local(run_dir: Path, *args: str):
     return zkconsumer_cli(*args, "--run-dir", str(run_dir))
 
