@@ -96,12 +96,12 @@ def test_after_down_and_up_zookeeper_and_the_broker_agree_and_old_offsets_are_fl
     again = local(run_dir, "local", "up")
     assert again.returncode == 0, again.stderr
     said = again.stdout.splitlines()
-    assert len(said) == 1 and said[0].startswith(f"up in {run_dir}: zookeeper ")
+    assert len(said) == 1 and said[0].startswith(f"up in {run_dir}: zookeeper "), again.stdout
     assert said[0].endswith("; stop it with: zkconsumer local down")
     flagged = [line for line in again.stderr.splitlines() if line.startswith("zkconsumer local: ")]
     assert len(flagged) == 1, again.stderr
-    assert f"recreated 1 topic ZooKeeper records, with empty logs: {TOPIC} (2 partitions)" in flagged[0]
-    assert "2 committed offsets past the log end" in flagged[0] and "ops5" in flagged[0]
+    assert f"recreated 1 topic ZooKeeper records, with empty logs: {TOPIC} (2 partitions)" in flagged[0], flagged
+    assert "2 committed offsets past the log end" in flagged[0] and "ops5" in flagged[0], flagged
     endpoints = json.loads(local(run_dir, "local", "up", "--json").stdout)  # running: the same, nothing redone
 
     broker = fetch_metadata(admin_client(endpoints["broker"]), endpoints["broker"])
@@ -111,12 +111,12 @@ def test_after_down_and_up_zookeeper_and_the_broker_agree_and_old_offsets_are_fl
     assert recorded == {t: len(m.partitions) for t, m in broker.topics.items() if not t.startswith("__")}
     assert recorded == {TOPIC: 2}
     described = local(run_dir, "topics", "describe")
-    assert described.returncode == 0 and f"Topic:{TOPIC}\tPartitionCount:2" in described.stdout
+    assert described.returncode == 0 and f"Topic:{TOPIC}\tPartitionCount:2" in described.stdout, described
 
     lag = local(run_dir, "groups", "describe", "--group", "ops5")
     assert lag.returncode == 0, lag.stderr
     rows = [line.split() for line in lag.stdout.splitlines()[1:]]
-    assert [row[3:8] for row in rows] == [["2", "0", "-2", "(past", "end)"]] * 2
+    assert [row[3:8] for row in rows] == [["2", "0", "-2", "(past", "end)"]] * 2, lag.stdout + lag.stderr
     assert (f"warning: 2 committed offsets past the log end (the log is shorter than what the group consumed; a "
             f"consumer resets by auto.offset.reset): [{TOPIC},0] 2 > 0, [{TOPIC},1] 2 > 0") in lag.stderr
 
@@ -127,7 +127,8 @@ def test_after_down_and_up_zookeeper_and_the_broker_agree_and_old_offsets_are_fl
     after = local(run_dir, "consume", "--group", "ops5", "--topic", TOPIC, "--from-beginning", "--max-messages", "2",
                   "--timeout-ms", "20000")
     assert after.returncode == 0, after.stderr
-    assert sorted(after.stdout.splitlines()) == ["new0", "new1"]
+    assert sorted(after.stdout.splitlines()) == ["new0", "new1"], after.stderr[-3000:]
     settled = local(run_dir, "groups", "describe", "--group", "ops5", "--json")
-    assert [(r["offset"], r["log_size"], r["lag"]) for r in json.loads(settled.stdout)] == [(1, 1, 0)] * 2
+    assert [(r["offset"], r["log_size"], r["lag"]) for r in json.loads(settled.stdout)] == [(1, 1, 0)] * 2, (
+        settled.stdout + settled.stderr)
     assert "past the log end" not in settled.stderr
