@@ -125,3 +125,59 @@ def test_the_tools_take_sasl_credentials_from_the_command_line_or_the_environmen
         alice = open_client(sasl_zk, auth=parse_auth(ALICE))
         alice.delete(f"/consumers/{GROUP}", recursive=True)
         close_client(alice)
+
+
+def test_no_password_in_anything_written_with_the_root_logger_at_debug(sasl_zk, capfd, tmp_path):
+    """An application's first step when debugging: the root logger at DEBUG (here below it, kazoo's BLATHER too).
+    A digest session, a SASL session and a connector with each, then the command line with the credentials in the
+    environment: no password in any record, any handler's output, stdout or stderr."""
+    import io
+    import logging
+
+    from zkconsumer.cli import main
+
+    digest = "digest:carol:carol-digest-secret"
+    passwords = ("carol-digest-secret", ALICE.split(":")[2])
+    written = io.StringIO()
+    handler = logging.StreamHandler(written)
+    handler.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+            self.format(record)
+
+    root = logging.getLogger()
+    saved = root.level
+    stderr = logging.StreamHandler()  # bound to the captured stderr of this test
+    keep = Keep()
+    for h in (handler, stderr, keep):
+        root.addHandler(h)
+    root.setLevel(1)
+    try:
+        for auth in (digest, ALICE):
+            client = open_client(sasl_zk, auth=parse_auth(auth))
+            try:
+                client.ensure_path("/debug-log-check")
+            finally:
+                close_client(client)
+            with create_connector(ConsumerConfig({"zookeeper.connect": sasl_zk, "group.id": f"debug-{auth[:4]}",
+                                                  "zookeeper.auth": auth})) as connector:
+                connector.create_message_streams({"some-topic": 1})
+        offsets = tmp_path / "offsets.txt"
+        offsets.write_text(f"/consumers/{GROUP}/offsets/some-topic/0:5\n")
+        assert main(["--log-level", "debug", "offsets", "import", "--input", str(offsets), "--zookeeper", sasl_zk,
+                     "--zookeeper-auth", ALICE]) == 0
+    finally:
+        for h in (handler, stderr, keep):
+            root.removeHandler(h)
+        root.setLevel(saved)
+    out, err = capfd.readouterr()
+    sent = [r.getMessage() for r in records if "Sending request" in r.msg]
+    assert any("Auth(" in m for m in sent) and any("SASL(" in m for m in sent), sent  # the packets were logged
+    everything = "\n".join([written.getvalue(), out, err, *(r.getMessage() for r in records),
+                            *(repr(r.__dict__) for r in records)])
+    assert "Auth(auth_type=0, scheme='digest', auth='carol:***')" in written.getvalue()  # logged, redacted
+    for password in passwords:
+        assert password not in everything

@@ -37,7 +37,7 @@ from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerCo
 from zkconsumer.errors import ConsumerTimeoutException, UsageError, ZkConsumerError
 from zkconsumer.group.topic_count import Blacklist, Whitelist, parse_topic_streams
 from zkconsumer.zk import paths
-from zkconsumer.zk.client import zookeeper
+from zkconsumer.zk.client import require_chroot, zookeeper
 
 _POLL_MS = 100  # how long one stream is waited for before the next one gets its turn
 
@@ -137,6 +137,7 @@ def _require_topic(config: ConsumerConfig, topic: str) -> None:
     """A named topic must exist; only a filter waits for topics to appear (the old tool waited silently)."""
     timeout = config.zookeeper_connection_timeout_ms / 1000
     with zookeeper(config.zookeeper_connect, timeout=timeout, quiet=True, auth=config.zookeeper_auth) as zk:
+        require_chroot(zk, config.zookeeper_connect)
         if not zk.exists(paths.topic_path(topic)):
             raise TopicNotFoundError(
                 f"topic {topic!r} does not exist (no znode {paths.topic_path(topic)} at "

@@ -33,6 +33,7 @@ def zookeeper_session(args: argparse.Namespace) -> Iterator[KazooClient]:
     auth = options.zookeeper_auth(args)
     try:
         with zkclient.zookeeper(connect, quiet=True, auth=auth, acl=default_acl(auth, None)) as zk:
+            zkclient.require_chroot(zk, connect)
             yield zk
     except (ConnectionLoss, SessionExpiredError, OperationTimeoutError, KazooTimeoutError) as exc:
         raise ServerUnavailableError(

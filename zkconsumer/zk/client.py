@@ -14,6 +14,14 @@ Credentials (``auth``, a :class:`~zkconsumer.security.ZkAuth`) are sent with the
 it does not know (or SASL it cannot verify) by failing every later request, so the client makes one round trip
 at once and turns that into an :class:`~zkconsumer.errors.AuthenticationError` naming the scheme. ``acl`` becomes
 kazoo's ``default_acl``: every ``create``, ``ensure_path`` and transaction create then uses it.
+
+Credentials never reach a log: kazoo logs every request it sends at DEBUG, its Auth packet with the password in
+clear (``Auth(auth_type=0, scheme='digest', auth='alice:<password>')``), so an application that turns the root logger
+to DEBUG would write it. Every client opened here has :class:`CredentialFilter` on the logger kazoo writes to, which
+rewrites such a record's arguments before any handler sees it (``auth='alice:***'``).
+
+A chroot that does not exist is not kazoo's warning (a ``UserWarning`` naming kazoo's source file, printed once
+however the caller handles it): whoever needs the chroot asks :func:`require_chroot`, which fails in one line.
 """
 
 from __future__ import annotations
@@ -24,16 +32,24 @@ import importlib.util
 import logging
 import socket
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import AuthFailedError
 from kazoo.hosts import collect_hosts
+from kazoo.protocol.serialization import Auth
 from kazoo.protocol.states import KeeperState
 from kazoo.retry import KazooRetry
 
-from zkconsumer.errors import AuthenticationError, EnvironmentSetupError, ServerUnavailableError, UsageError
+from zkconsumer.errors import (
+    AuthenticationError,
+    EnvironmentSetupError,
+    ServerUnavailableError,
+    UsageError,
+    ZkConsumerError,
+)
 from zkconsumer.security import ZkAuth
 
 DEFAULT_CONNECT_TIMEOUT = 6.0
@@ -43,9 +59,39 @@ REFUSAL_PROBE_S = 1.0
 _REFUSED = {errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EADDRNOTAVAIL}
 
 
+class ChrootMissingError(ZkConsumerError):
+    """The connect string's chroot is not a znode of the ensemble."""
+
+
+class CredentialFilter(logging.Filter):
+    """Redacts the credentials of kazoo's Auth packets in a record's arguments; lets every record through."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and any(isinstance(arg, Auth) for arg in args):
+            record.args = tuple(_redacted(arg) if isinstance(arg, Auth) else arg for arg in args)
+        return True
+
+
+def _redacted(packet: Auth) -> Auth:
+    """The packet with its secret replaced: a digest's user name stays (it is in every ACL), the password goes."""
+    user, colon, _ = str(packet.auth).partition(":")
+    return packet._replace(auth=f"{user}:***" if packet.scheme == "digest" and colon else "***")
+
+
+CREDENTIAL_FILTER = CredentialFilter()
+#: the logger kazoo writes to unless given another (``KazooClient(logger=...)``)
+KAZOO_LOGGER = logging.getLogger("kazoo.client")
+
 _silent = logging.getLogger("zkconsumer.kazoo.probe")
 _silent.addHandler(logging.NullHandler())
 _silent.propagate = False
+
+
+def redact_credentials(logger: logging.Logger) -> None:
+    """Install :class:`CredentialFilter` on ``logger`` (once)."""
+    if CREDENTIAL_FILTER not in logger.filters:
+        logger.addFilter(CREDENTIAL_FILTER)
 
 
 def open_client(
@@ -68,6 +114,7 @@ def open_client(
     remaining = max(timeout - (time.monotonic() - started), 0.1)
     retry = KazooRetry(max_tries=-1, max_delay=2.0) if retry_forever else KazooRetry(max_tries=0)
     extra: dict[str, Any] = {"logger": _silent} if quiet else {}
+    redact_credentials(_silent if quiet else KAZOO_LOGGER)
     if auth is not None:
         extra["auth_data"] = auth.auth_data()
         if auth.sasl_options() is not None:
@@ -89,7 +136,9 @@ def open_client(
 
     client.add_listener(watch_auth)
     try:
-        client.start(timeout=remaining)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="No chroot path exists", category=UserWarning)
+            client.start(timeout=remaining)
     except Exception as exc:  # kazoo raises its timeout, or a socket error, for an unreachable ensemble
         auth_failed = isinstance(exc, AuthFailedError) or bool(refused_auth)
         with contextlib.suppress(Exception):
@@ -109,6 +158,14 @@ def open_client(
             close_client(client)
             raise _refused(connect, auth) from None
     return client
+
+
+def require_chroot(client: KazooClient, connect: str) -> None:
+    """Fail in one line when the chroot of ``connect`` does not exist: every read there would find nothing and every
+    write fail, which reads as an empty cluster rather than a mistyped address."""
+    if client.chroot and client.exists("/") is None:
+        raise ChrootMissingError(f"ZooKeeper at {connect}: the chroot {client.chroot} does not exist; check the "
+                                 f"connect string, or create it first")
 
 
 def _refused(connect: str, auth: ZkAuth) -> AuthenticationError:
