@@ -58,3 +58,48 @@ def test_three_consumers_use_the_partitions_an_existing_topic_has(kafka_zk, boot
     lines = re.findall(r"^example_consumer(\d): owns partitions \[(.*)\], got (\d+) messages", done.stdout, re.M)
     assert {n: parts for n, parts, _ in lines} == {"1": "0", "2": "1", "3": "2"}
     assert sum(int(count) for _, _, count in lines) == 60
+
+
+def quick_start_lines() -> list[str]:
+    """The commands of the README's quick start, as printed (comments left to the shell)."""
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("## Quick start", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    return [line for line in block.splitlines() if line.strip()]
+
+
+@pytest.mark.servers
+@pytest.mark.timeout(180)
+def test_the_readme_quick_start_runs_as_printed(tmp_path):
+    """Pasted into a shell at the top of the checkout, as a new user would (its own run directory, so it meets no
+    other environment): local up, a topic, three keyed lines produced, consumed, the group described, local down."""
+    import os
+
+    lines = quick_start_lines()
+    assert lines[0] == "source .venv/bin/activate" or lines[0].startswith("source .venv/bin/activate ")
+    assert [line.split()[:3] for line in lines if line.startswith("zkconsumer local")] == [
+        ["zkconsumer", "local", "up"], ["zkconsumer", "local", "down"]]
+    script = "set -eo pipefail\n" + "".join(
+        f"echo '### {n}'; echo '### {n}' >&2\n{line}\n" for n, line in enumerate(lines))
+    env = {k: v for k, v in os.environ.items() if k not in ("ZK_CONNECT", "KAFKA_BOOTSTRAP", "ZK_AUTH")}
+    env.update({"ZKCONSUMER_RUN_DIR": str(tmp_path / "run"), "ZKCONSUMER_LOG_FILE": str(tmp_path / "cli.log")})
+    try:
+        done = subprocess.run(["bash", "-c", script], cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=150)
+    finally:
+        subprocess.run([sys.executable, "-m", "zkconsumer", "local", "down"], env=env, capture_output=True,
+                       timeout=60)
+
+    def output(stream: str, command: str) -> str:
+        n = next(i for i, line in enumerate(lines) if command in line)
+        return stream.split(f"### {n}\n", 1)[1].split(f"### {n + 1}\n", 1)[0]
+
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    assert output(done.stderr, "zkconsumer produce").splitlines() == ["delivered 3 messages to quickstart"]
+    assert sorted(output(done.stdout, "zkconsumer consume").splitlines()) == ["order-1", "order-2", "order-3"]
+    assert output(done.stderr, "zkconsumer consume").splitlines() == ["Processed a total of 3 messages"]
+    described = output(done.stdout, "zkconsumer groups describe").splitlines()
+    rows = [row.split() for row in described[1:]]
+    assert [row[:2] for row in rows] == [["quickstart", "quickstart"]] * 3, described
+    assert sum(int(row[3]) for row in rows) == 3 and {row[5] for row in rows} == {"0"}, described  # offsets, lag
+    assert done.stdout.rstrip().splitlines()[-1].startswith("stopped ")

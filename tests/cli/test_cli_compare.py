@@ -194,3 +194,23 @@ def test_the_server_side_assignors_beside_cooperative_sticky(capsys, monkeypatch
     lines = out.splitlines()
     assert lines[2].split() == ["consumer-uniform", "modern", "1", "1", "1", "0", "0", "1"]
     assert ["consumer-uniform", "consumer", "1", "1", "1", "4"] in [line.split() for line in lines]
+
+
+def test_the_documented_scenario_runs_and_owned_at_the_top_is_placed(capsys, monkeypatch) -> None:
+    """docs/tools.md's example is a valid scenario for every strategy compared; `owned` written one level too high
+    is told it belongs inside a member."""
+    from support import REPO
+
+    page = (REPO / "docs" / "tools.md").read_text()
+    section = page.split("## The scenario of `assign` and `compare`", 1)[1]
+    example = section.split("```json\n", 1)[1].split("```", 1)[0]
+    status, out, err = compare(example, "--json", "--strategies", "legacy-range,range,sticky", capsys=capsys,
+                               monkeypatch=monkeypatch)
+    assert (status, err) == (0, "")
+    assert set(json.loads(out)["strategies"]) == {"legacy-range", "range", "sticky"}
+    misplaced = {"partitions": {"t": 2}, "members": {"c1": {"topics": ["t"]}}, "owned": [["t", 0]]}
+    status, out, err = compare(misplaced, capsys=capsys, monkeypatch=monkeypatch)
+    assert (status, out) == (2, "")
+    assert err.splitlines() == ['zkconsumer compare: invalid scenario: the scenario has "owned" at the top level: '
+                                'it is a member\'s key, it belongs inside a member ("members": {"c1": {"owned": '
+                                '...}})']

@@ -61,7 +61,7 @@ def test_every_data_command_takes_json() -> None:
     assert set(NOT_DATA) <= set(leaves)
     for words, parser in leaves.items():
         has_json = any("--json" in action.option_strings for action in parser._actions)
-        assert has_json == (words not in NOT_DATA), f"zkconsumer {words}: --json {'missing' if not has_json else ''}"
+        assert has_json or words in NOT_DATA, f"zkconsumer {words}: --json missing"
 
 
 @pytest.fixture

@@ -193,6 +193,9 @@ def _is_int(value: Any) -> bool:
 
 def _no_unknown_keys(obj: dict[str, Any], known: tuple[str, ...], where: str) -> None:
     unknown = [k for k in obj if k not in known]
+    if unknown and known is _TOP_KEYS and unknown[0] in _MEMBER_KEYS:  # a member's key written one level too high
+        _expect(False, f"{where} has {json.dumps(unknown[0])} at the top level: it is a member's key, it belongs "
+                       f'inside a member ("members": {{"c1": {{{json.dumps(unknown[0])}: ...}}}})')
     _expect(not unknown, f"{where} has unknown key {json.dumps(unknown[0]) if unknown else ''} "
                          f"(known: {', '.join(known)})")
 
