@@ -90,6 +90,7 @@ def test_after_down_and_up_zookeeper_and_the_broker_agree_and_old_offsets_are_fl
     with zookeeper(endpoints["zookeeper"]) as zk:
         assert [zk.get(f"/consumers/ops5/offsets/{TOPIC}/{p}")[0] for p in (0, 1)] == [b"2", b"2"]
     down = local(run_dir, "local", "down")
+    assert "local.stopped" not in down.stderr  # the event is for the log file, the line for the operator
     assert down.stdout.splitlines() == [
         f"stopped bridge, front, broker, zookeeper (ZooKeeper's data and the logs kept in {run_dir})"]
 
@@ -97,6 +98,7 @@ def test_after_down_and_up_zookeeper_and_the_broker_agree_and_old_offsets_are_fl
     assert again.returncode == 0, again.stderr
     said = again.stdout.splitlines()
     assert len(said) == 1 and said[0].startswith(f"up in {run_dir}: zookeeper "), again.stdout
+    assert "local.started" not in again.stderr and "local.reconciled" not in again.stderr, again.stderr
     assert said[0].endswith("; stop it with: zkconsumer local down")
     flagged = [line for line in again.stderr.splitlines() if line.startswith("zkconsumer local: ")]
     assert len(flagged) == 1, again.stderr
