@@ -6,19 +6,27 @@ group's invariants checked while it runs and at the end.
 Faults (``--faults``, default every one that can run here): ``kill`` (SIGKILL, restarted after 1-3 s), ``pause``
 (SIGSTOP for longer than the session timeout, then SIGCONT: a GC pause; the member must stop delivering what it no
 longer owns and rejoin), ``expire`` (a second client on the member's session id and password, closed: the session
-is gone), ``zk-short`` / ``zk-long`` (ZooKeeper killed and restarted on the same port and data directory, within and
-beyond the session timeout), ``rolling`` (every member restarted cleanly, one after another), ``leave`` (a member
-leaves cleanly, and comes back later), ``broker`` (the broker killed and restarted on the same port after 1-4 s; it
-needs storage that outlives it: the Tansu build here has memory and S3 storage only, so ``--broker-storage s3``
-runs an S3 server (moto's, ``python -m moto.server``, from whichever interpreter has it) beside it, and the broker
-fault joins the default faults; with memory storage, the default, asking for it is refused before anything starts).
-Tansu on that S3 server reads at 50-100 messages a second on a busy two-core machine (an object per batch, listed
-and read per fetch): give such a run ``--rate 30``, or the members trail the producer and the drain ends first.
+is gone), ``zk-short`` / ``zk-long`` (ZooKeeper, every server of it, killed and restarted on the same ports and data
+directories, within and beyond the session timeout), ``rolling`` (every member restarted cleanly, one after another),
+``leave`` (a member leaves cleanly, and comes back later), ``broker`` (the broker killed and restarted on the same port
+after 1-4 s; its log and committed offsets live in a local S3 server, SeaweedFS, extra ``broker-storage``: the Tansu
+build here has memory and S3 storage only; with ``--broker-storage memory`` asking for it is refused before anything
+starts). Before each broker restart the run commits offsets to the broker itself, and reads them back after it
+(``broker_restarts`` in the report: what the broker had acknowledged before, and whether its offsets were kept).
+
+On an ensemble (``--zookeeper-servers 3``, or more) four more: ``zk-leader`` (the leader, found through ``srvr``'s
+Mode, killed and restarted after 2-6 s: an election), ``zk-follower`` (the follower with the most client connections,
+by ``cons``, killed and restarted: its clients move to another server within their sessions), ``zk-rolling`` (every
+server restarted, one after another, the leader last, as operators roll an ensemble) and ``zk-cutoff`` (the server
+with the most client connections cut off from its peers for 3 s to twice the session timeout while its clients still
+reach it: every server reaches every other through a relay on loopback, :mod:`zkconsumer.embedded.relay`, and the
+cut server's relays are cut both ways; it leaves the quorum, drops its clients, and they reconnect elsewhere).
 
 Invariants: no two members delivering one partition beyond ``--overlap-limit-ms`` (the window in which an old owner
 is still stopping; its maximum is reported as ``max_overlap_ms``), and no member delivering a partition later than
-that after its own ownership ended, nor, woken from a pause beyond its session, later than that after its SIGCONT
-(``stale_after_pause`` lists what it handed out meanwhile, ``max_stale_after_pause_ms`` the longest); committed
+that after its own ownership ended; no member woken from a pause beyond its session handing out anything of a
+partition another member claimed meanwhile (its streams fence such chunks: ``fenced_chunks`` counts them;
+``stale_after_pause`` lists what was handed out, ``--stale-after-pause-ms`` tolerates some, 0 by default); committed
 offsets never move backwards; every produced message delivered at least once; every duplicate delivered after some
 fault (charged to the earliest one under way around it); no partition unfetched for longer than
 ``--unowned-limit-s`` with ZooKeeper up; at the end no member process and no znode of the group left. The report
@@ -50,7 +58,6 @@ import os
 import random
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -64,17 +71,20 @@ from typing import TYPE_CHECKING
 from zkconsumer.chaos.analysis import Limits, RunRecord, analyse
 from zkconsumer.chaos.records import Delivery, FaultSpan, Pause, parse_deliveries
 from zkconsumer.chaos.report import Report, verdict
+from zkconsumer.embedded.process import LocalServer
+from zkconsumer.embedded.relay import Relay
 from zkconsumer.members import legacy_member
 from zkconsumer.members.group import MemberGroup
 from zkconsumer.trace.timeline import Event, read_events
 from zkconsumer.zk.paths import GroupDirs
 
 if TYPE_CHECKING:
-    from zkconsumer.embedded.process import LocalServer
+    from zkconsumer.embedded.ensemble import LocalEnsemble
+    from zkconsumer.embedded.zookeeper import LocalZooKeeper
 
-ALL_FAULTS = ("kill", "pause", "expire", "zk-short", "zk-long", "rolling", "leave", "broker")
-WITHOUT_BROKER = tuple(f for f in ALL_FAULTS if f != "broker")
-S3_BUCKET = "tansu"
+ENSEMBLE_FAULTS = ("zk-leader", "zk-follower", "zk-rolling", "zk-cutoff")  # need three servers or more
+ALL_FAULTS = ("kill", "pause", "expire", "zk-short", "zk-long", "rolling", "leave", "broker", *ENSEMBLE_FAULTS)
+PROBE_GROUP = "chaos-broker-probe"  # the group whose offsets the run commits to the broker across its restarts
 # Enough partitions for every member to own one (the range assignor gives chaos-a's 12 to 12 of its 13 threads): a
 # fault on a member that owns nothing tests nothing.
 TOPICS = {"chaos-a": 12, "chaos-b": 8}
@@ -95,67 +105,26 @@ class Fault:
     time_s: float  # since the start of the run
     member: str | None = None
     duration_s: float = 0.0
+    detail: str = ""  # what a fault on a server hit: which server, in which mode
 
 
 class Refused(Exception):
     pass
 
 
-def moto_python() -> str | None:
-    """An interpreter that can run moto's S3 server: this one, else the ``python3`` on the PATH."""
-    import importlib.util
-    import shutil
-
-    if importlib.util.find_spec("moto") is not None and importlib.util.find_spec("flask") is not None:
-        return sys.executable
-    other = shutil.which("python3")
-    if not other:
-        return None
-    # Its own sys.executable, not a shim's path (pyenv): the server is stopped by the command line it runs under.
-    found = subprocess.run([other, "-c", "import moto.server, sys; print(sys.executable)"], capture_output=True,
-                           text=True, timeout=60)
-    return found.stdout.strip() or None if found.returncode == 0 else None
-
-
-def local_s3_class():
-    """moto's S3 server as a LocalServer (imported late: the member processes never need it)."""
-    import urllib.request
-
-    from zkconsumer.embedded.process import LocalServer
-
-    class LocalS3(LocalServer):
-        what = "S3 server"
-
-        def __init__(self, workdir: Path, python: str) -> None:
-            super().__init__(workdir)
-            self.python = python
-
-        def argv(self) -> list[str]:
-            return [self.python, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)]
-
-        def ready(self) -> bool:
-            try:
-                with urllib.request.urlopen(f"http://{self.address}/", timeout=1):
-                    return True
-            except OSError:
-                return False
-
-        def create_bucket(self, name: str) -> None:
-            urllib.request.urlopen(urllib.request.Request(f"http://{self.address}/{name}", method="PUT"), timeout=10)
-
-    return LocalS3
-
-
 class Chaos:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.rng = random.Random(args.seed)
-        self.s3_python = moto_python() if args.broker_storage == "s3" else None
         self.storage = args.broker_storage
-        default = ALL_FAULTS if self.storage == "s3" else WITHOUT_BROKER
+        self.ensemble = args.zookeeper_servers > 1
+        default = tuple(f for f in ALL_FAULTS if (f != "broker" or self.storage == "s3")
+                        and (f not in ENSEMBLE_FAULTS or args.zookeeper_servers >= 3))
         self.faults_allowed = tuple(args.faults.split(",")) if args.faults else default
+        self.relays: dict[tuple[int, int, str], Relay] = {}  # (viewer, peer, quorum|election): between two servers
+        self.acked_before_restart: list[frozenset[str]] = []  # what the broker had acknowledged, at each restart
         self.report = Report(args.seed, args.duration_s, args.members, args.session_timeout_ms,
-                             broker_storage=self.storage)
+                             broker_storage=self.storage, zookeeper_servers=args.zookeeper_servers)
         self.deaths: dict[str, list[float]] = defaultdict(list)  # wall times a member's process died
         self.pauses: list[Pause] = []
         self.leaving_at = 0.0
@@ -185,41 +154,47 @@ class Chaos:
         unknown = [f for f in self.faults_allowed if f not in ALL_FAULTS]
         if unknown:
             raise Refused(f"unknown fault kinds {', '.join(unknown)} (known: {', '.join(ALL_FAULTS)})")
-        if self.args.broker_storage == "s3" and not self.s3_python:
-            raise Refused("--broker-storage s3 needs moto's S3 server (pip install 'moto[server]'), "
-                          "importable here or by the python3 on the PATH")
         if "broker" in self.faults_allowed and self.storage != "s3":
-            raise Refused("fault 'broker' needs a broker with persistent storage (--broker-storage s3, with moto's "
-                          "S3 server installed): the Tansu here has memory and S3 storage only, and a restart with "
-                          "memory storage would lose every message")
+            raise Refused("fault 'broker' needs a broker with persistent storage (--broker-storage s3, the default): "
+                          "the Tansu here has memory and S3 storage only, and a restart with memory storage would "
+                          "lose every message")
+        on_ensemble = [f for f in self.faults_allowed if f in ENSEMBLE_FAULTS]
+        if on_ensemble and self.args.zookeeper_servers < 3:
+            raise Refused(f"faults {', '.join(on_ensemble)} need an ensemble of three servers or more "
+                          f"(--zookeeper-servers 3), not {self.args.zookeeper_servers}")
         from zkconsumer.embedded.broker import tansu_binary
+        from zkconsumer.embedded.object_store import weed_binary
         from zkconsumer.embedded.zookeeper import find_classpath, find_java
 
         find_java(), find_classpath(), tansu_binary()  # a missing binary is refused before anything starts
+        if self.storage == "s3":
+            weed_binary()
         if self.args.members < 2 or self.args.duration_s <= 0:
             raise Refused("--members must be at least 2 and --duration-s positive")
 
     def start_servers(self) -> None:
         from zkconsumer.bridge.metadata_bridge import MetadataBridge
-        from zkconsumer.embedded.broker import LocalTansu
+        from zkconsumer.embedded.broker import STORAGE_BUCKET, LocalTansu
+        from zkconsumer.embedded.ensemble import LocalEnsemble
         from zkconsumer.embedded.front import fronted
+        from zkconsumer.embedded.object_store import LocalObjectStore
         from zkconsumer.embedded.zookeeper import LocalZooKeeper
         from zkconsumer.kafka.topics import create_topic
         from zkconsumer.zk.client import zookeeper
 
-        self.zk_server = LocalZooKeeper(self.workdir / "zookeeper")
+        self.zk_server: LocalZooKeeper | LocalEnsemble
+        if self.ensemble:
+            self.zk_server = LocalEnsemble(self.workdir / "zookeeper", self.args.zookeeper_servers)
+            self._put_relays_between(self.zk_server)
+        else:
+            self.zk_server = LocalZooKeeper(self.workdir / "zookeeper")
         self.zk_server.start()
-        storage = "memory://tansu/"
         if self.storage == "s3":
-            assert self.s3_python is not None
-            self.s3 = local_s3_class()(self.workdir / "s3", self.s3_python)
+            self.s3 = LocalObjectStore(self.workdir / "s3", buckets=(STORAGE_BUCKET,))
             self.s3.start()
-            self.s3.create_bucket(S3_BUCKET)
-            # Tansu's S3 client reads these from the environment it inherits (moto checks no signature).
-            os.environ.update(AWS_ENDPOINT=f"http://{self.s3.address}", AWS_ALLOW_HTTP="true",
-                              AWS_ACCESS_KEY_ID="chaos", AWS_SECRET_ACCESS_KEY="chaos", AWS_DEFAULT_REGION="us-east-1")
-            storage = f"s3://{S3_BUCKET}/"
-        self.broker = LocalTansu(self.workdir / "broker", storage=storage)
+            self.broker = LocalTansu.on_object_store(self.workdir / "broker", self.s3)
+        else:
+            self.broker = LocalTansu(self.workdir / "broker")
         self.broker.start()
         # Clients (and, through the bridge's registration, the members) reach the broker through the front, as in the
         # embedded environment; the front outlives the broker's restarts (it refuses clients while the broker is down).
@@ -233,6 +208,32 @@ class Chaos:
             create_topic(self.bootstrap, topic, partitions)
         self.bridge = self.servers.enter_context(
             MetadataBridge(self.connect, self.bootstrap, interval_ms=500).running(join_timeout=5.0))
+
+    def _put_relays_between(self, ensemble: LocalEnsemble) -> None:
+        """Every server reaches every other through a relay of its own (quorum and election ports), so that one server
+        can be cut off from its peers while its clients still reach it."""
+        for viewer in ensemble.servers:
+            for peer in ensemble.servers:
+                if viewer.sid == peer.sid:
+                    continue
+                quorum = Relay(("127.0.0.1", peer.quorum_port))
+                election = Relay(("127.0.0.1", peer.election_port))
+                self.relays[(viewer.sid, peer.sid, "quorum")] = quorum
+                self.relays[(viewer.sid, peer.sid, "election")] = election
+                ensemble.peer_ports[(viewer.sid, peer.sid)] = (quorum.port, election.port)
+
+    @property
+    def quorum(self) -> LocalEnsemble:
+        """The ensemble, for its faults (refused before the run without one)."""
+        from zkconsumer.embedded.ensemble import LocalEnsemble
+
+        assert isinstance(self.zk_server, LocalEnsemble)
+        return self.zk_server
+
+    def zookeeper_running(self) -> bool:
+        if self.ensemble:
+            return bool(self.quorum.records())
+        return getattr(self.zk_server, "record", None) is not None
 
     def start_member(self, member: str) -> None:
         """Start ``member`` (again: its files go on), on its share of :data:`STREAMS`; its deliveries, events and
@@ -348,7 +349,7 @@ class Chaos:
         fault = Fault(kind, round(self.now(), 2))
         started = time.monotonic()
         if kind in GROUP_FAULTS:
-            GROUP_FAULTS[kind](self)
+            fault.detail = GROUP_FAULTS[kind](self) or ""
         elif member is not None:
             fault.member = member
             MEMBER_FAULTS[kind](self, member)
@@ -387,9 +388,13 @@ class Chaos:
             for t in loops:
                 t.start()
             time.sleep(min(FORMING_S, self.args.duration_s / 4))  # the group forms
+            # Every kind once before any comes again: the first round in the order of --faults when given, every
+            # other in a seeded order.
+            kinds = list(self.faults_allowed) if self.args.faults else []
             while self.now() < self.args.duration_s:
-                kind = self.rng.choice(self.faults_allowed)
-                self.report.faults.append(asdict(self.fault(kind)))
+                if not kinds:
+                    kinds = self.rng.sample(self.faults_allowed, len(self.faults_allowed))
+                self.report.faults.append(asdict(self.fault(kinds.pop(0))))
                 time.sleep(self.rng.uniform(1, self.args.fault_gap_s))
             self.stop.set()
             loops[0].join(40)
@@ -451,7 +456,7 @@ class Chaos:
                 self.group.kill(member)
         self.group.close(0)
         self.servers.close()
-        if hasattr(self, "zk_server") and self.zk_server.record is not None:
+        if hasattr(self, "zk_server") and self.zookeeper_running():
             from zkconsumer.zk.client import zookeeper
 
             try:
@@ -462,6 +467,8 @@ class Chaos:
         for server in ("broker", "s3", "zk_server"):
             if hasattr(self, server):
                 getattr(self, server).stop()
+        for relay in self.relays.values():
+            relay.close()
         self.report.wall_s = round(time.monotonic() - self.t0, 1)
         alive = [m.name for m in self.group.members.values() if m.process.poll() is None]
         if alive:
@@ -476,13 +483,18 @@ class Chaos:
 
         faults = [FaultSpan(f["kind"], self.wall0 + f["time_s"], self.wall0 + f["time_s"] + f["duration_s"])
                   for f in self.report.faults]
+        deliveries = self._deliveries()
+        delivered = {d.value for d in deliveries}
+        for restart, acked in zip(self.report.broker_restarts, self.acked_before_restart, strict=True):
+            restart["acknowledged_before_delivered"] = len(acked & delivered)
         record = RunRecord(
-            started=self.wall0, produced=frozenset(self.produced), deliveries=self._deliveries(),
+            started=self.wall0, produced=frozenset(self.produced), deliveries=deliveries,
             events={m: events(m) for m in self.group.members}, deaths=self.deaths, pauses=self.pauses, faults=faults,
             zookeeper_down=[f for f in faults if f.kind in ZOOKEEPER_DOWN],
             partitions=[(topic, p) for topic, n in TOPICS.items() for p in range(n)],
             formed_at=self.wall0 + FORMING_S, leaving_at=self.leaving_at, ended=time.time())
-        self.report.findings = analyse(record, Limits(self.args.overlap_limit_ms, self.args.unowned_limit_s))
+        self.report.findings = analyse(record, Limits(self.args.overlap_limit_ms, self.args.unowned_limit_s,
+                                                      self.args.stale_after_pause_ms))
 
 
 # --- the faults: one function per kind ------------------------------------------------------------------------
@@ -548,8 +560,86 @@ def zookeeper_down_beyond_session(chaos: Chaos) -> None:
 
 def _zookeeper_down(chaos: Chaos, down_s: float) -> None:
     chaos.zk_down.set()  # the watcher neither reads nor judges meanwhile
-    _crash_and_restart(chaos.zk_server, down_s)
+    if chaos.ensemble:
+        ensemble = chaos.quorum
+        for server in ensemble.servers:
+            ensemble.kill_server(server.sid)
+        time.sleep(down_s)
+        for server in ensemble.servers:  # none serves before a quorum of them runs
+            ensemble.start_server(server.sid, wait=False)
+        ensemble.wait_for_quorum(60)
+    else:
+        assert isinstance(chaos.zk_server, LocalServer)
+        _crash_and_restart(chaos.zk_server, down_s)
     chaos.zk_down.clear()
+
+
+def kill_leader(chaos: Chaos) -> str:
+    """The ensemble's leader (``srvr``'s Mode) killed, and started again 2-6 s later: the others elect a new one, and
+    the clients connected to it move to another server within their sessions."""
+    leader = chaos.quorum.leader()
+    if leader is None:
+        return "no leader (an election under way)"
+    return _kill_server(chaos, leader, chaos.rng.uniform(2, 6))
+
+
+def kill_follower(chaos: Chaos) -> str:
+    """The follower with the most client connections (the members', mostly) killed, and started again 2-6 s later."""
+    followers = chaos.quorum.followers()
+    if not followers:
+        return "no follower"
+    return _kill_server(chaos, max(followers, key=lambda sid: (_client_connections(chaos, sid), -sid)),
+                        chaos.rng.uniform(2, 6))
+
+
+def _kill_server(chaos: Chaos, sid: int, down_s: float) -> str:
+    mode, clients = chaos.quorum.modes()[sid], _client_connections(chaos, sid)
+    chaos.quorum.kill_server(sid)
+    chaos.report.zookeeper_servers_killed.append(sid)
+    time.sleep(down_s)
+    chaos.quorum.start_server(sid, timeout=60)
+    return f"server {sid} ({mode}, {clients} clients) down {down_s:.1f} s, back as {chaos.quorum.modes()[sid]}"
+
+
+def _client_connections(chaos: Chaos, sid: int) -> int:
+    """How many clients a server holds, by ``cons`` (one line per connection, this one's included)."""
+    from zkconsumer.embedded.ensemble import four_letter_word
+
+    try:
+        answer = four_letter_word(chaos.quorum.server(sid).address, b"cons")
+    except OSError:
+        return 0
+    return max(sum(1 for line in answer.splitlines() if "queued=" in line) - 1, 0)
+
+
+def roll_ensemble(chaos: Chaos) -> str:
+    """Every server of the ensemble restarted, one after another, each back in the quorum before the next goes, the
+    leader last."""
+    return "servers " + ", ".join(map(str, chaos.quorum.rolling_restart(timeout=60)))
+
+
+def cut_off_server(chaos: Chaos) -> str:
+    """The server with the most client connections cut off from its peers (its relays to them and theirs to it) for 3
+    s to twice the session timeout, its client port still open: it leaves the quorum and drops its clients, which
+    reconnect to the others; then it is let back in."""
+    from zkconsumer.embedded.ensemble import server_mode
+
+    running = [s.sid for s in chaos.quorum.servers if s.pid is not None]
+    if not running:
+        return "no server running"
+    sid = max(running, key=lambda i: (_client_connections(chaos, i), -i))
+    mode, clients = chaos.quorum.modes()[sid], _client_connections(chaos, sid)
+    relays = [r for (viewer, peer, _), r in chaos.relays.items() if sid in (viewer, peer)]
+    for relay in relays:
+        relay.cut()
+    cut_s = chaos.rng.uniform(3, 2 * chaos.session_s)
+    time.sleep(cut_s)
+    while_cut = server_mode(chaos.quorum.server(sid).address)
+    for relay in relays:
+        relay.restore()
+    chaos.quorum.wait_for_quorum(60)
+    return (f"server {sid} ({mode}, {clients} clients) cut off {cut_s:.1f} s: {while_cut} at its end, "
+            f"{_client_connections(chaos, sid)} clients")
 
 
 def rolling_restart(chaos: Chaos) -> None:
@@ -562,9 +652,45 @@ def rolling_restart(chaos: Chaos) -> None:
         time.sleep(0.3)
 
 
-def restart_broker(chaos: Chaos) -> None:
-    """The broker down for 1-4 s; its storage (S3) outlives it."""
+def restart_broker(chaos: Chaos) -> str:
+    """The broker down for 1-4 s; its storage (S3) outlives it. Offsets committed to the broker itself (not through
+    the front, whose coordinator is its own) before the crash must read back the same after it."""
+    index = len(chaos.report.broker_restarts)
+    probe = {p: 1000 * (index + 1) + p for p in range(TOPICS["chaos-a"])}
+    with chaos.lock:
+        acked = frozenset(chaos.produced)
+    committed_before = _probe_offsets(chaos.broker.bootstrap, probe)
     _crash_and_restart(chaos.broker, chaos.rng.uniform(1, 4))
+    committed_after = _probe_offsets(chaos.broker.bootstrap)
+    chaos.acked_before_restart.append(acked)
+    kept = committed_before == committed_after == probe
+    chaos.report.broker_restarts.append({"at_s": round(chaos.now(), 2), "acknowledged_before": len(acked),
+                                  "committed_offsets_kept": kept})
+    if not kept:
+        chaos.violation(f"the broker's committed offsets of {PROBE_GROUP} were {committed_before} before its restart "
+                        f"and {committed_after} after it (committed: {probe})")
+    return f"{len(acked)} messages acknowledged before; committed offsets {'kept' if kept else 'LOST'}"
+
+
+def _probe_offsets(bootstrap: str, commit: dict[int, int] | None = None) -> dict[int, int]:
+    """Commit ``commit`` (when given) for :data:`PROBE_GROUP` on chaos-a, and read back what the broker holds."""
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": PROBE_GROUP, "enable.auto.commit": False,
+                         "log_level": 0})
+    try:
+        for _ in range(3):  # a broker just back may not answer its first request yet
+            try:
+                if commit:
+                    consumer.commit(offsets=[TopicPartition("chaos-a", p, o) for p, o in commit.items()],
+                                    asynchronous=False)
+                wanted = [TopicPartition("chaos-a", p) for p in range(TOPICS["chaos-a"])]
+                return {tp.partition: tp.offset for tp in consumer.committed(wanted, timeout=10)}
+            except KafkaException:
+                time.sleep(1)
+        return {}
+    finally:
+        consumer.close()
 
 
 def _crash_and_restart(server: LocalServer, down_s: float) -> None:
@@ -585,9 +711,10 @@ def _crash_and_restart(server: LocalServer, down_s: float) -> None:
 MEMBER_FAULTS: dict[str, Callable[[Chaos, str], None]] = {
     "kill": kill_member, "pause": pause_member, "expire": expire_session, "leave": leave_and_return,
 }
-GROUP_FAULTS: dict[str, Callable[[Chaos], None]] = {
+GROUP_FAULTS: dict[str, Callable[[Chaos], str | None]] = {
     "zk-short": zookeeper_down_within_session, "zk-long": zookeeper_down_beyond_session, "rolling": rolling_restart,
-    "broker": restart_broker,
+    "broker": restart_broker, "zk-leader": kill_leader, "zk-follower": kill_follower, "zk-rolling": roll_ensemble,
+    "zk-cutoff": cut_off_server,
 }
 ZOOKEEPER_DOWN = ("zk-short", "zk-long")
 
@@ -605,12 +732,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--fault-gap-s", type=float, default=6.0, help="at most this long between faults")
     parser.add_argument("--overlap-limit-ms", type=float, default=1500.0)
     parser.add_argument("--unowned-limit-s", type=float, default=20.0)
+    parser.add_argument("--stale-after-pause-ms", type=float, default=0.0,
+                        help="how long a member woken from a pause may hand out what others claimed meanwhile "
+                        "(default 0: nothing)")
     parser.add_argument("--drain-s", type=float, default=60.0)
     parser.add_argument("--keep-workdir", action="store_true",
                         help="keep the members' deliveries, events and logs even when every invariant held")
-    parser.add_argument("--broker-storage", choices=("memory", "s3"), default="memory",
-                        help="the broker's storage: s3 runs moto's S3 server for it, which the broker fault needs "
-                        "(slower: give it --rate 30)")
+    parser.add_argument("--broker-storage", choices=("s3", "memory"), default="s3",
+                        help="the broker's storage: s3 (the default) runs a local S3 server, SeaweedFS, for it, which "
+                        "the broker fault needs; memory leaves that fault out")
+    parser.add_argument("--zookeeper-servers", type=int, default=1,
+                        help=f"ZooKeeper servers: 3 or more make an ensemble and add {', '.join(ENSEMBLE_FAULTS)}")
     parser.add_argument("--direct-broker", action="store_true",
                         help="no front: the members and the producer reach the broker itself")
     return parser

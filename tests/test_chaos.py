@@ -1,6 +1,7 @@
-"""The chaos run's short version (benchmarks/chaos.py): ten member processes, one group, two topics, a steady
-producer and seeded faults of every kind that can run here; every invariant must hold. And a fault that cannot
-run here is refused before anything starts. The invariants themselves, on hand-made timelines: tests/chaos/."""
+"""The chaos run's short versions (benchmarks/chaos.py): ten member processes, one group, two topics, a steady
+producer and seeded faults, on one ZooKeeper server and on an ensemble of three; every invariant must hold. And a
+fault that cannot run here is refused before anything starts. The invariants themselves, on hand-made timelines:
+tests/chaos/."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from support import REPO
 
 CHAOS = REPO / "benchmarks" / "chaos.py"
 FAULTS = "kill,pause,expire,zk-short,zk-long,leave,rolling"
+ENSEMBLE_FAULTS = "broker,zk-leader,zk-cutoff"  # the pause, with its stale check: FAULTS
 
 
 @pytest.mark.chaos
@@ -23,7 +25,7 @@ FAULTS = "kill,pause,expire,zk-short,zk-long,leave,rolling"
 def test_the_short_chaos_run_holds_every_invariant(tmp_path):
     report_path = tmp_path / "chaos.json"
     run = subprocess.run([sys.executable, str(CHAOS), "--duration-s", "25", "--seed", "7", "--faults", FAULTS,
-                          "--fault-gap-s", "2", "--report", str(report_path)],
+                          "--fault-gap-s", "2", "--broker-storage", "memory", "--report", str(report_path)],
                          capture_output=True, text=True, timeout=140)
     verdict = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-2000:]
     report = json.loads(report_path.read_text())
@@ -34,17 +36,48 @@ def test_the_short_chaos_run_holds_every_invariant(tmp_path):
     assert sum(report["duplicates_by_fault"].values()) == report["duplicates"]
     assert len({f["kind"] for f in report["faults"]}) >= 3
     assert report["offsets_checked"] > 0 and report["violations"] == []
+    assert report["stale_after_pause"] == []  # a woken member hands out nothing another claimed meanwhile
+
+
+@pytest.mark.chaos
+@pytest.mark.servers
+@pytest.mark.timeout(150)
+def test_the_short_chaos_run_on_an_ensemble_holds_through_server_faults_and_a_broker_restart(tmp_path):
+    """Three ZooKeeper servers; the broker restarted on its object store, the leader killed, the busiest server cut off
+    from its peers: nothing lost, the broker's committed offsets kept."""
+    report_path = tmp_path / "chaos.json"
+    run = subprocess.run([sys.executable, str(CHAOS), "--duration-s", "24", "--seed", "11", "--zookeeper-servers", "3",
+                          "--faults", ENSEMBLE_FAULTS, "--fault-gap-s", "1.5", "--report", str(report_path)],
+                         capture_output=True, text=True, timeout=140)
+    verdict = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-2000:]
+    report = json.loads(report_path.read_text())
+    assert run.returncode == 0, (verdict, report["violations"])
+    assert verdict.startswith("chaos HELD")
+    assert report["lost"] == 0 and report["delivered_distinct"] >= report["produced"] > 1000
+    assert [f["kind"] for f in report["faults"]][:3] == ENSEMBLE_FAULTS.split(",")
+    assert report["violations"] == []
+    [restart] = report["broker_restarts"]
+    assert restart["committed_offsets_kept"] and restart["acknowledged_before"] > 0
+    assert restart["acknowledged_before_delivered"] == restart["acknowledged_before"]
+    assert report["zookeeper_servers_killed"] and report["zookeeper_servers"] == 3
+    cut = next(f for f in report["faults"] if f["kind"] == "zk-cutoff")
+    assert ": not serving at its end" in cut["detail"]  # out of the quorum while cut, its client port still open
 
 
 def test_a_fault_that_cannot_run_here_is_refused_before_anything_starts(tmp_path):
     started = time.monotonic()
     env = {**os.environ, "TMPDIR": str(tmp_path)}  # where its working directory would go
-    run = subprocess.run([sys.executable, str(CHAOS), "--duration-s", "5", "--faults", "kill,broker"],
-                         capture_output=True, text=True, timeout=60, env=env)
+    run = subprocess.run([sys.executable, str(CHAOS), "--duration-s", "5", "--faults", "kill,broker",
+                          "--broker-storage", "memory"], capture_output=True, text=True, timeout=60, env=env)
     assert run.returncode == 2 and time.monotonic() - started < 20
     assert run.stderr.startswith("chaos refused: fault 'broker' needs a broker with persistent storage")
     assert "Traceback" not in run.stderr
     unknown = subprocess.run([sys.executable, str(CHAOS), "--faults", "meteor"], capture_output=True, text=True,
                              timeout=60, env=env)
     assert unknown.returncode == 2 and "unknown fault kinds meteor" in unknown.stderr
+    one_server = subprocess.run([sys.executable, str(CHAOS), "--faults", "kill,zk-leader"], capture_output=True,
+                                text=True, timeout=60, env=env)
+    assert one_server.returncode == 2
+    assert one_server.stderr == ("chaos refused: faults zk-leader need an ensemble of three servers or more "
+                                 "(--zookeeper-servers 3), not 1\n")
     assert list(tmp_path.iterdir()) == []  # no working directory left behind

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from hand_made_timelines import claim, end
+from hand_made_timelines import claim, end, event
 
 from zkconsumer.chaos.analysis import Limits, RunRecord, analyse
 from zkconsumer.chaos.records import Delivery, FaultSpan, Pause
@@ -75,7 +75,18 @@ def test_a_member_woken_from_a_pause_handing_out_what_was_claimed_meanwhile_beyo
         "m0, woken from a pause at 14.0s, delivered 1 messages of t/0 (claimed by another member meanwhile) for "
         "1800 ms before it noticed its session was gone",
         "t/0: m0 still delivered it 1800 ms after m1 began, from 10.0s"]
-    assert analyse(record, Limits(overlap_ms=2000.0, unfetched_s=20.0)).violations == []
+    assert analyse(record, Limits(overlap_ms=2000.0, unfetched_s=20.0, stale_after_pause_ms=2000.0)).violations == []
+    # with the default limit (0), a stale delivery at any time after waking breaks the run, overlap limit or not
+    assert analyse(record, Limits(overlap_ms=2000.0, unfetched_s=20.0)).violations == [
+        "m0, woken from a pause at 14.0s, delivered 1 messages of t/0 (claimed by another member meanwhile) for "
+        "1800 ms before it noticed its session was gone"]
+
+
+def test_the_fenced_chunks_of_the_members_streams_are_counted():
+    fenced = event("stream.chunk_fenced", 12.0, messages=7, reason="session_lost")
+    found = analyse(run(events={"m0": [claim(1.0, 0), fenced, fenced]}), LIMITS)
+    assert (found.fenced_chunks, found.fenced_messages) == (2, 14)
+    assert found.violations == []
 
 
 def test_a_partition_fetched_by_nobody_beyond_the_limit_breaks_the_run_unless_zookeeper_was_down():

@@ -1,10 +1,12 @@
 """The chaos run's invariants applied to what one run recorded: each rule's measure as a finding, each breach as a
 violation. Pure: :class:`RunRecord` in, :class:`Findings` out.
 
-The rules: every produced message delivered; every repeat after some fault; no member woken from a pause, no old
-owner still delivering beside a new one, and no member delivering a partition after its ownership of it ended, for
-longer than ``Limits.overlap_ms``; no partition fetched by nobody for longer than ``Limits.unfetched_s`` while
-ZooKeeper is up. (Committed offsets, and what is left behind at the end, are watched by the run itself.)
+The rules: every produced message delivered; every repeat after some fault; no member woken from a pause handing
+out anything of a partition another member claimed meanwhile (streams fence their chunks on the session's liveness:
+``Limits.stale_after_pause_ms`` is 0 by default); no old owner still delivering beside a new one, and no member
+delivering a partition after its ownership of it ended, for longer than ``Limits.overlap_ms``; no partition fetched by
+nobody for longer than ``Limits.unfetched_s`` while ZooKeeper is up. (Committed offsets, and what is left behind at the
+end, are watched by the run itself.)
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ LOST_NAMED = 5  # how many lost messages a violation names
 class Limits:
     overlap_ms: float  # how long an old owner may still deliver while it stops
     unfetched_s: float  # how long a partition may go unfetched with ZooKeeper up
+    # how long a member woken from a pause may still hand out what another member claimed meanwhile: 0, nothing at
+    # all (a stream hands out no chunk once its member's session may be gone: stream.chunk_fenced)
+    stale_after_pause_ms: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,9 @@ class Findings:
     # a member woken from a pause, delivering partitions others claimed meanwhile
     stale_after_pause: list[dict[str, Any]] = field(default_factory=list)
     max_stale_after_pause_ms: float = 0.0
+    # chunks the members' streams dropped unhanded because the session may have been lost (stream.chunk_fenced)
+    fenced_chunks: int = 0
+    fenced_messages: int = 0
     max_unfetched_s: float = 0.0  # longest span a partition had no member fetching it (ZooKeeper down excepted)
     violations: list[str] = field(default_factory=list)
 
@@ -81,6 +89,9 @@ def analyse(record: RunRecord, limits: Limits) -> Findings:
     all_tenures = [t for member, events in record.events.items()
                    for t in tenures(member, events, record.deaths.get(member, ()), record.ended)]
     findings.handovers = handovers(all_tenures)
+    fenced = [e for events in record.events.values() for e in events if e.name == "stream.chunk_fenced"]
+    findings.fenced_chunks = len(fenced)
+    findings.fenced_messages = sum(int(e.fields.get("messages") or 0) for e in fenced)
     _stale_wakes(record, limits, all_tenures, findings)
     _overlaps(record, limits, all_tenures, findings)
     _unfetched(record, limits, all_tenures, findings)
@@ -117,13 +128,13 @@ def _burst_row(record: RunRecord, burst: DuplicateBurst) -> dict[str, Any]:
 
 
 def _stale_wakes(record: RunRecord, limits: Limits, all_tenures: list[Tenure], findings: Findings) -> None:
-    """A member woken from a pause is an old owner still stopping from its SIGCONT: it cannot notice its session
-    expired before it runs again. So what it hands out on waking gets the limit of any overlap. (Handing out nothing
-    at all after waking would need a session lease checked per message in the data path.)"""
+    """A member woken from a pause cannot notice its session expired before it runs again, but it must not hand out,
+    meanwhile, what it fetched before the pause: its streams check that the server confirmed its session recently
+    enough before each chunk. So with the default limit of 0 any such delivery breaks the run."""
     for wake in stale_wakes(all_tenures, record.deliveries, record.pauses):
         findings.stale_after_pause.append(_stale_row(record, wake))
         findings.max_stale_after_pause_ms = round(max(findings.max_stale_after_pause_ms, wake.last_ms), 1)
-        if wake.last_ms > limits.overlap_ms:
+        if limits.stale_after_pause_ms == 0 or wake.last_ms > limits.stale_after_pause_ms:
             findings.violations.append(
                 f"{wake.member}, woken from a pause at {_since(record, wake.resumed):.1f}s, delivered "
                 f"{wake.deliveries} messages of {', '.join(wake.partitions)} (claimed by another member meanwhile) "

@@ -16,7 +16,12 @@ class Report:
     members: int
     session_timeout_ms: int
     broker_storage: str = "memory"
+    zookeeper_servers: int = 1
     faults: list[dict[str, Any]] = field(default_factory=list)
+    # each broker restart: when, how many messages the broker had acknowledged before it, how many of those were
+    # delivered by the end of the run, and whether the offsets committed to it before read back the same after
+    broker_restarts: list[dict[str, Any]] = field(default_factory=list)
+    zookeeper_servers_killed: list[int] = field(default_factory=list)  # by zk-leader and zk-follower, in order
     max_unowned_s: float = 0.0  # longest a partition had no owner znode while a live member owned nothing
     offsets_checked: int = 0
     watch_errors: int = 0
