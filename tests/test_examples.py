@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from support import REPO
@@ -103,3 +104,31 @@ def test_the_readme_quick_start_runs_as_printed(tmp_path):
     assert [row[:2] for row in rows] == [["quickstart", "quickstart"]] * 3, described
     assert sum(int(row[3]) for row in rows) == 3 and {row[5] for row in rows} == {"0"}, described  # offsets, lag
     assert done.stdout.rstrip().splitlines()[-1].startswith("stopped ")
+
+
+def test_the_readme_consumer_in_twenty_lines(zk, kafka_zk, bootstrap_servers, topic_name, tmp_path):
+    """The section's commands and its file as printed, against the test servers in place of `local up`'s fixed
+    ports (`local up` and `local down` are the quick start's, run above), with this test's own topic and group for
+    `orders` and `readme`: ten keyed messages produced, each printed once, the offsets committed where Kafka's tools
+    read them."""
+    import os
+
+    def adapt(text: str) -> str:
+        text = text.replace("127.0.0.1:2181", kafka_zk).replace("127.0.0.1:9092", bootstrap_servers)
+        return re.sub(r"\b(orders|readme)\b", topic_name, text.replace(".venv/bin/", ""))
+
+    section = (REPO / "README.md").read_text().split("## The consumer in twenty lines", 1)[1]
+    commands = section.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()
+    program = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert program.startswith("# consume_orders.py\n")
+    (tmp_path / "consume_orders.py").write_text(adapt(program))
+    script = "set -eo pipefail\n" + "\n".join(adapt(line) for line in commands if " local " not in line)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "ZK_CONNECT": kafka_zk,
+           "KAFKA_BOOTSTRAP": bootstrap_servers, "ZKCONSUMER_LOG_FILE": str(tmp_path / "cli.log")}
+    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    printed = re.findall(r"^(\d) (\d+) b'(customer-\d)' b'(order-\d)'$", done.stdout, re.M)
+    assert sorted(value for *_, value in printed) == [f"order-{i}" for i in range(10)]
+    assert all(key == f"customer-{int(value[-1]) % 3}" for _, _, key, value in printed)
+    committed = sum(int(zk.get(f"/consumers/{topic_name}/offsets/{topic_name}/{p}")[0]) for p in range(3))
+    assert committed == 10
