@@ -31,7 +31,9 @@ from pathlib import Path
 from zkconsumer.cli import COMMANDS, options
 from zkconsumer.demo.classroom import add_options as add_classroom_options
 from zkconsumer.demo.classroom import classroom
+from zkconsumer.demo.falling_behind import FallingBehind
 from zkconsumer.demo.rebalance_demo import (
+    CHROOT,
     DEFAULT_SCENARIO,
     DemoResult,
     DemoSettings,
@@ -255,14 +257,16 @@ def _run_embedded(args: argparse.Namespace, settings: DemoSettings) -> int:
         root, bootstrap = endpoints["zookeeper"], endpoints["bootstrap_servers"]
         print(f"embedded environment: ZooKeeper {root}, broker {bootstrap}")
         stop = f"{reachable_cli()} local down" + ("" if args.run_dir is None else f" --run-dir {args.run_dir}")
-        result = play_in_own_chroot(root, bootstrap, settings, observers=room.observers)
+        behind = FallingBehind(root.rstrip("/") + CHROOT, bootstrap, settings.group, sys.stdout)
+        result = play_in_own_chroot(root, bootstrap, settings, observers=(*room.observers, behind))
         room.finish(result.timeline_path)
     return _report(result, servers_stay=stop)
 
 
 def _run_external(args: argparse.Namespace, settings: DemoSettings) -> int:
     with classroom(args, title=f"zkconsumer demo: group {settings.group}") as room:  # --step, --serve
-        result = play_against(args.zookeeper, args.bootstrap_server, settings, observers=room.observers)
+        behind = FallingBehind(args.zookeeper, args.bootstrap_server, settings.group, sys.stdout)
+        result = play_against(args.zookeeper, args.bootstrap_server, settings, observers=(*room.observers, behind))
         room.finish(result.timeline_path)
     return _report(result)
 
