@@ -158,3 +158,20 @@ def test_an_application_that_configures_nothing_sees_nothing(tmp_path, zk, kafka
     assert "INFO zkconsumer.connector consumer.connected " in loud.stderr
     assert "INFO zkconsumer.connector rebalance.completed " in loud.stderr
     assert "DEBUG zkconsumer." in loud.stderr  # the data path's debug events (one per chunk fetched, today)
+
+
+def test_with_a_file_events_go_there_and_only_warnings_to_the_stream(tmp_path) -> None:
+    """The command line's quiet mode: every event from the level up in the file (opened at the first event), the
+    stream kept for warnings and errors."""
+    log_file = tmp_path / "events.log"
+    stream = io.StringIO()
+    configure_logging(json=True, level="debug", stream=stream, file=log_file)
+    assert not log_file.exists()
+    log = get_logger("zkconsumer.test_log")
+    log.debug("test.detail", n=1)
+    log.info("test.progress", n=2)
+    log.warning("test.trouble", n=3)
+    events = [json.loads(line) for line in log_file.read_text().splitlines()]
+    assert [(e["event"], e["level"], e["n"]) for e in events] == [
+        ("test.detail", "debug", 1), ("test.progress", "info", 2), ("test.trouble", "warning", 3)]
+    assert [json.loads(line)["event"] for line in stream.getvalue().splitlines()] == ["test.trouble"]
