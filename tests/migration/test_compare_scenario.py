@@ -43,7 +43,7 @@ def test_a_team_scenario_with_a_pause_and_a_growth_plays(tmp_path, zookeeper_con
     assert "playing 3 scenes of 'team' for legacy-range (2 partitions, 20 msg/s each" in done.stderr
     report = json.loads(done.stdout)
     figures = report["protocols"]["legacy-range"]
-    assert report["session_timeout_ms"] == 3000 and report["partitions"] == 2
+    assert report["session_timeout_ms"] == 3000 and report["partitions"] == 2 and report["scenario"] == "team"
     assert [s["label"] for s in figures["scenes"]] == ["1. two members", "2. m2 paused 1 s", "3. topic grows to 4"]
     assert figures["lost"] == 0 and figures["produced"] > 0 and figures["delivered"] == figures["produced"]
     events = read_events((out / "legacy-range" / "events.jsonl").read_text().splitlines()).events

@@ -7,6 +7,7 @@ import pytest
 from support import zkconsumer_cli
 
 from zkconsumer.cli import main
+from zkconsumer.errors import UsageError
 from zkconsumer.migration.scenes import check_playable, parse_protocols
 from zkconsumer.scenarios.model import GROW, PAUSE, START, WAIT, Action
 from zkconsumer.scenarios.parse import ScenarioError, load, parse, shipped
@@ -101,7 +102,7 @@ def test_both_commands_refuse_a_bad_file_before_anything_starts(tmp_path, capsys
 def test_a_modern_group_cannot_see_the_topic_grow_here_and_is_refused_before_start(tmp_path):
     scenario = load("pause-and-grow")
     check_playable(scenario, parse_protocols("legacy-range,legacy-roundrobin"))  # the bridge shows them the growth
-    with pytest.raises(ScenarioError.__mro__[1], match=r"scene 3, action 1: grow cannot be played by "
+    with pytest.raises(UsageError, match=r"scene 3, action 1: grow cannot be played by "
                        r"cooperative-sticky: a modern group sees a topic grow only through the broker's "
                        r"CreatePartitions"):
         check_playable(scenario, parse_protocols("legacy-range,cooperative-sticky"))
@@ -132,3 +133,11 @@ def test_the_docs_examples_are_valid_scenarios(page, scenes):
     assert example is not None
     scenario = parse(example.group(1), "example", f"the example in docs/{page}")
     assert len(scenario.scenes) == scenes and scenario.uses(PAUSE) and scenario.uses(GROW)
+
+
+def test_a_member_s_settings_are_refused_for_a_modern_member():
+    scenario = parse(GOOD.replace(", { grow = 1 }", ""), "mine", "scenario mine.toml")
+    check_playable(scenario, parse_protocols("legacy-range"))
+    with pytest.raises(UsageError, match=r"^scenario mine.toml: members.b.config: settings over a "
+                       r"member's own apply to legacy members only, not to range"):
+        check_playable(scenario, parse_protocols("legacy-range,range"))

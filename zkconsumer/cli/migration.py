@@ -43,9 +43,10 @@ from zkconsumer.migration.scenes import (
     Protocol,
     Scene,
     check_playable,
+    legacy_only,
     parse_protocols,
 )
-from zkconsumer.scenarios.model import EXPIRE, GROW, Scenario
+from zkconsumer.scenarios.model import Scenario
 from zkconsumer.scenarios.parse import load, shipped
 
 if TYPE_CHECKING:
@@ -129,15 +130,16 @@ def validate(args: argparse.Namespace) -> CompareSettings:
 
 
 def without_unplayable(scenario: Scenario, protocols: tuple[Protocol, ...]) -> tuple[Protocol, ...]:
-    """The default protocols for a scenario that grows the topic or expires a session: the legacy ones, with one line
-    saying which were left out and why (named in ``--protocols``, a modern one is refused instead)."""
-    if scenario.uses(GROW) is None and scenario.uses(EXPIRE) is None:
+    """The default protocols for a scenario only legacy members can play here (it grows the topic, expires a session
+    or sets members' settings): the legacy ones, with one line saying which were left out and why (named in
+    ``--protocols``, a modern one is refused instead)."""
+    if not legacy_only(scenario):
         return protocols
     kept = tuple(p for p in protocols if p.family == "legacy")
     left = [p.name for p in protocols if p.family != "legacy"]
-    print(f"zkconsumer migration: {', '.join(left)} left out: {scenario.source} grows the topic or expires a "
-          f"session, which only the legacy groups can be shown here (name them in --protocols to see why)",
-          file=sys.stderr)
+    print(f"zkconsumer migration: {', '.join(left)} left out: {scenario.source} grows the topic, expires a session "
+          f"or sets members' settings, which only the legacy groups can play here (name them in --protocols to see "
+          f"why)", file=sys.stderr)
     return kept
 
 
@@ -244,7 +246,8 @@ def _compare(settings: CompareSettings, as_json: bool, where: str) -> int:
           f"{settings.rate:g} msg/s each, pace {settings.pace:g} s)", file=sys.stderr)
     runs = compare_protocols(settings, on_scene=_progress)
     results = collect(runs, settings.output_dir)
-    meta = (f"run {settings.run_id} on the {where}: {settings.partitions} partitions per topic, "
+    meta = (f"run {settings.run_id} of scenario {settings.scenario.name!r} on the {where}: {settings.partitions} "
+            f"partitions per topic (at the start), "
             f"{settings.rate:g} messages a second to each, {settings.pace:g} s of steady production after each "
             f"scene (the scenes begin together for every protocol), member session timeout "
             f"{settings.session_timeout_ms} ms, modern groups at "
@@ -253,7 +256,7 @@ def _compare(settings: CompareSettings, as_json: bool, where: str) -> int:
     json_path, html_path = write_report(settings.output_dir, results, {
         "run_id": settings.run_id, "partitions": settings.partitions, "rate": settings.rate,
         "pace": settings.pace, "session_timeout_ms": settings.session_timeout_ms,
-        "coordinator": settings.coordinator}, meta, member_settings(settings))
+        "coordinator": settings.coordinator, "scenario": settings.scenario.name}, meta, member_settings(settings))
     if as_json:
         print(json_path.read_text(encoding="utf-8"), end="")
     else:

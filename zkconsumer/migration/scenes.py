@@ -17,7 +17,7 @@ from zkconsumer.scenarios.model import EXPIRE, GROW, Action, Scenario, Scene
 from zkconsumer.scenarios.parse import load
 
 __all__ = ["KIP848_PROTOCOLS", "KNOWN", "PROTOCOLS", "SCENES", "Action", "Protocol", "Scene", "check_playable",
-           "default_scenario", "parse_protocols"]
+           "default_scenario", "legacy_only", "parse_protocols"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +84,8 @@ def parse_protocols(text: str) -> tuple[Protocol, ...]:
 def check_playable(scenario: Scenario, protocols: tuple[Protocol, ...]) -> None:
     """Refuse, before anything starts, an action a protocol's members cannot do, in one line: a modern group cannot
     see its topic grow on a broker without CreatePartitions (the embedded Tansu; the legacy groups see it through
-    the bridge, which holds the topic smaller in ZooKeeper until the scene), and a modern member has no ZooKeeper
-    session to expire (``pause`` it for longer than its session instead)."""
+    the bridge, which holds the topic smaller in ZooKeeper until the scene), a modern member has no ZooKeeper
+    session to expire (``pause`` it for longer than its session instead), and takes no settings of the file's."""
     modern = [p.name for p in protocols if p.family == "modern"]
     if not modern:
         return
@@ -97,6 +97,17 @@ def check_playable(scenario: Scenario, protocols: tuple[Protocol, ...]) -> None:
         if where is not None:
             raise UsageError(f"{scenario.source}: {where}: {kind} cannot be played by {', '.join(modern)}: {why}; "
                              f"play it with legacy protocols only")
+    configured = next((m for m in scenario.members if m.config), None)
+    if configured is not None:
+        raise UsageError(f"{scenario.source}: members.{configured.name}.config: settings over a member's own apply to "
+                         f"legacy members only, not to {', '.join(modern)} (a modern member runs with the settings "
+                         f"the report lists); play it with legacy protocols only")
+
+
+def legacy_only(scenario: Scenario) -> bool:
+    """Whether only legacy members can play the scenario here (see :func:`check_playable`)."""
+    return (scenario.uses(GROW) is not None or scenario.uses(EXPIRE) is not None
+            or any(m.config for m in scenario.members))
 
 
 def default_scenario() -> Scenario:
