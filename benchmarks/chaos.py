@@ -73,7 +73,7 @@ from zkconsumer.chaos.records import Delivery, FaultSpan, Pause, parse_deliverie
 from zkconsumer.chaos.report import Report, verdict
 from zkconsumer.embedded.process import LocalServer
 from zkconsumer.embedded.relay import Relay
-from zkconsumer.members import legacy_member
+from zkconsumer.members import faults, legacy_member
 from zkconsumer.members.group import MemberGroup
 from zkconsumer.trace.timeline import Event, read_events
 from zkconsumer.zk.paths import GroupDirs
@@ -525,20 +525,7 @@ def pause_member(chaos: Chaos, member: str) -> None:
 def expire_session(chaos: Chaos, member: str) -> None:
     """A second client on the member's session (id and password from ``<member>.session``), closed: that closes the
     session, which the member finds expired. A member that has not written its session yet is left alone."""
-    from kazoo.client import KazooClient
-
-    try:
-        sid, password = (chaos.workdir / f"{member}.session").read_text().split()
-    except (OSError, ValueError):
-        return
-    other = KazooClient(hosts=chaos.connect, client_id=(int(sid), bytes.fromhex(password)), timeout=2.0)
-    try:
-        other.start(5)
-    except Exception:
-        pass
-    finally:
-        other.stop()
-        other.close()
+    faults.expire_session(chaos.connect, chaos.workdir / f"{member}.session")
 
 
 def leave_and_return(chaos: Chaos, member: str) -> None:
