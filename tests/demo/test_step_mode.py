@@ -128,3 +128,35 @@ def test_step_mode_without_a_terminal_is_one_line(tmp_path):
     assert result.stderr.strip().splitlines()[-1].endswith("--step waits for Enter on a terminal; stdin is not one")
     assert "Traceback" not in result.stderr
 
+
+
+def test_with_protocols_step_mode_stops_before_scenes_rounds_and_reconciliations_and_c_plays_on():
+    """``demo --protocol``: the step mode sees the scenes and events through the protocols' narrator, in its lock (a
+    stop holds every protocol's player), and stops before each coordinator round and KIP-848 reconciliation; the
+    modern members' own rebalance events are no legacy attempt."""
+    import io
+    import json
+
+    import coordinator_trace as ct
+
+    from zkconsumer.demo.protocols_narration import ProtocolsNarrator
+    from zkconsumer.demo.step_mode import StepMode
+    from zkconsumer.scenarios.model import Action, Scene
+
+    answers = iter(["\n", "\n", "\n", "c\n"])
+    out = io.StringIO()
+    step = StepMode(read_line=lambda: next(answers), out=out, legacy=lambda consumer_id: consumer_id.startswith("L"))
+    narrator = ProtocolsNarrator(out, legacy={"legacy-range"})
+    narrator.observers = (step,)
+    narrator.groups = {"g": "cooperative-sticky", "k": "consumer-uniform"}
+    narrator.scene("cooperative-sticky", Scene(1, "Two join", "", (Action("start", "m1"),)))
+    narrator.scene("consumer-uniform", Scene(1, "Two join", "", (Action("start", "m1"),)))  # one heading, one stop
+    for line in ct.consumer_story() + ct.classic_story():
+        narrator.coordinator_event(json.loads(line))
+    narrator.caught_up(float("inf"))
+    stops = re.findall(r"\[step\] next: ([^.]*)\.", out.getvalue())
+    assert stops == ["scene 1: start m1", "the coordinator's reconciliation to group epoch 1 of group k",
+                     "the coordinator's reconciliation to group epoch 2 of group k",
+                     "the coordinator's round of group g"]
+    assert "[step] playing on without stopping" in out.getvalue()
+    assert "[consumer-uniform] coordinator k: GROUP EPOCH 1 -> 2 (member_joined)" in out.getvalue()

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from zkconsumer.cli import COMMANDS, options
 from zkconsumer.demo.classroom import add_options as add_classroom_options
+from zkconsumer.demo.classroom import check_options as check_classroom_options
 from zkconsumer.demo.classroom import classroom
 from zkconsumer.demo.falling_behind import FallingBehind
 from zkconsumer.demo.rebalance_demo import (
@@ -102,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--pace must not be negative")
     if args.session_timeout_ms is not None and args.session_timeout_ms < 1000:
         raise UsageError("--session-timeout-ms must be at least 1000")
+    check_classroom_options(args)  # --step without a terminal, before anything starts
     scenario = load(args.scenario)
     partitions = scenario.topic.partitions if args.partitions is None else args.partitions
     if args.topic_placement:
@@ -217,24 +219,29 @@ def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: 
     print(f"Scenario {scenario.name!r}: {scenario.title}; protocols {', '.join(p.name for p in protocols)}, "
           f"{compare.partitions} partitions, {compare.rate:g} messages a second to each, session timeout "
           f"{compare.session_timeout_ms} ms")
-    follower = None
-    if own_front is not None:  # its coordinator's rounds narrated as they happen
-        narrator.groups = {compare.name(p): p.name for p in protocols if p.family == "modern"}
-        follower = FrontLogFollower(own_front.log_path, narrator.coordinator_event, interval=0.05,
-                                    caught_up=narrator.caught_up).start()
-    try:
-        runs = compare_protocols(compare, observer=narrator)
-    finally:
-        if follower is not None:
-            follower.stop()
-        if own_front is not None:
-            own_front.stop()
-    results = collect(runs, out)
-    _, page = write_report(out, results, {"run_id": compare.run_id, "partitions": compare.partitions,
-                                          "rate": compare.rate, "pace": compare.pace,
-                                          "session_timeout_ms": compare.session_timeout_ms,
-                                          "coordinator": compare.coordinator, "scenario": scenario.name},
-                           f"demo of scenario {scenario.name!r}, run {compare.run_id}", member_settings(compare))
+    legacy_groups = tuple(compare.name(p) for p in protocols if p.family == "legacy")
+    with classroom(args, title=f"zkconsumer demo: scenario {scenario.name}",  # --step, --serve
+                   legacy=lambda consumer_id: consumer_id.startswith(legacy_groups)) as room:
+        narrator.observers = room.observers
+        follower = None
+        if own_front is not None:  # its coordinator's rounds narrated as they happen
+            narrator.groups = {compare.name(p): p.name for p in protocols if p.family == "modern"}
+            follower = FrontLogFollower(own_front.log_path, narrator.coordinator_event, interval=0.05,
+                                        caught_up=narrator.caught_up).start()
+        try:
+            runs = compare_protocols(compare, observer=narrator)
+        finally:
+            if follower is not None:
+                follower.stop()
+            if own_front is not None:
+                own_front.stop()
+        results = collect(runs, out)
+        _, page = write_report(out, results, {"run_id": compare.run_id, "partitions": compare.partitions,
+                                              "rate": compare.rate, "pace": compare.pace,
+                                              "session_timeout_ms": compare.session_timeout_ms,
+                                              "coordinator": compare.coordinator, "scenario": scenario.name},
+                               f"demo of scenario {scenario.name!r}, run {compare.run_id}", member_settings(compare))
+        room.finish(page)
     print()
     for run in runs:
         print(f"{run.protocol.name + ':':<20} {run.events_path}" + (f"  (stopped early: {run.error})"

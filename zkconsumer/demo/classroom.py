@@ -41,17 +41,21 @@ class Classroom:
             self.live.linger()
 
 
+def check_options(args: argparse.Namespace, stdin: TextIO | None = None) -> None:
+    """``--step`` needs a terminal to press Enter on: refused in one line, before any server or member starts."""
+    stdin = stdin if stdin is not None else sys.stdin
+    if args.step and (stdin is None or not stdin.isatty()):
+        raise UsageError("--step waits for Enter on a terminal; stdin is not one")
+
+
 @contextlib.contextmanager
 def classroom(args: argparse.Namespace, title: str, out: TextIO = sys.stdout, stdin: TextIO | None = None,
               legacy: Callable[[str], bool] = lambda _consumer_id: True) -> Iterator[Classroom]:
     """The observers ``--step`` and ``--serve`` ask for (none without them); the live page listens until the block
     ends. ``--step`` needs a terminal to press Enter on: refused, in one line, when stdin is none."""
+    check_options(args, stdin)
     stdin = stdin if stdin is not None else sys.stdin
-    step = None
-    if args.step:
-        if stdin is None or not stdin.isatty():
-            raise UsageError("--step waits for Enter on a terminal; stdin is not one")
-        step = StepMode(read_line=stdin.readline, out=out, legacy=legacy)
+    step = StepMode(read_line=stdin.readline, out=out, legacy=legacy) if args.step else None
     live = LivePage(args.serve, title=title) if args.serve is not None else None
     try:
         if live is not None:

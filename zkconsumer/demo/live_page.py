@@ -55,6 +55,7 @@ class LivePage:
         self.title = title
         self._lock = threading.Lock()
         self._lines: list[str] = []
+        self._scenes: set[object] = set()
         self._version = 0
         self._final: bytes | None = None
         self._final_fetched = threading.Event()
@@ -83,6 +84,10 @@ class LivePage:
         pass
 
     def event(self, event: dict[str, Any]) -> None:
+        if event.get("event") == "demo.scene":  # several protocols' players begin each scene together: one marker
+            if event.get("scene") in self._scenes:
+                return
+            self._scenes.add(event.get("scene"))
         line = json.dumps(event, default=str)
         with self._lock:
             self._lines.append(line)

@@ -52,6 +52,10 @@ class ProtocolsNarrator:
         #: them, the modern members' events wait for it in _order, to be told in the order they happened
         self.groups: dict[str, str] = {}
         self._order = InTimeOrder()
+        #: the demo's observers (:mod:`zkconsumer.demo.classroom`: the live page, the step mode), told every scene and
+        #: event as they come, under the narration's lock: a step stop holds every protocol's player (the members and
+        #: the servers run on)
+        self.observers: tuple[Any, ...] = ()
 
     def scene(self, protocol: str, scene: Scene) -> None:
         with self._lock:
@@ -62,8 +66,11 @@ class ProtocolsNarrator:
             self._say(f"== Scene {scene.number}: {scene.title} ==")
             if scene.note:
                 self._say(f"   {scene.note}")
+            for observer in self.observers:
+                observer.scene_started(scene)
 
     def event(self, protocol: str, event: dict[str, Any]) -> None:
+        self._tell_observers(event)
         name = str(event.get("event", ""))
         if name in _MARKERS:
             lines = [f"-> {_MARKERS[name].format_map(_Missing(event))}"]
@@ -84,8 +91,15 @@ class ProtocolsNarrator:
         protocol whose group it names; another group's is none of this demo's."""
         protocol = self.groups.get(str(event.get("group")))
         if protocol is not None:
+            self._tell_observers(event)
             with self._lock:
                 self._order.add({**event, "_protocol": protocol})
+
+    def _tell_observers(self, event: dict[str, Any]) -> None:
+        if self.observers:
+            with self._lock:
+                for observer in self.observers:
+                    observer.event(event)
 
     def caught_up(self, watermark: float) -> None:
         """The log follower read the coordinator's events up to ``watermark``: tell what happened until then."""
