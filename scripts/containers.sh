@@ -5,7 +5,7 @@
 #   2. the container configuration, /etc/containers/containers.conf.d/zkconsumer.conf: runc with cgroupfs and no
 #      default ulimits (crun refuses hybrid cgroups, and podman's default ulimits can exceed the machine's);
 #   3. the project's own ZooKeeper image, zkconsumer/zookeeper:3.8-debian (not the official zookeeper:3.8, which
-#      cannot be pulled here): a root file system of Debian's packages made by mmdebstrap from the machine's
+#      cannot be pulled here; alone, or a server of an ensemble as docker/docker-compose.ensemble.yml runs three): a root file system of Debian's packages made by mmdebstrap from the machine's
 #      package sources, imported, then docker/zookeeper/Containerfile. A label holds a hash of its inputs: the
 #      build is skipped while the image exists with the same hash;
 #   4. podman's Docker-compatible API service on /run/podman/podman.sock (started in the background unless it
@@ -44,6 +44,7 @@ MMDEBSTRAP_OPTS=(--quiet --variant=apt --aptopt='APT::Install-Recommends "false"
 # Left out, to keep the pass near a minute: tests of the broker alone, and of a ZooKeeper that does not answer.
 PASS_TESTS=(
   tests/embedded/test_containers.py       # the session's ZooKeeper is the container; the compose file's service
+  tests/embedded/test_containers_ensemble.py  # the ensemble compose file: three services, one quorum, leader killed
   tests/embedded/test_fixtures.py         # the launchers: ruok, chroots, ZK_CONNECT, ZKCONSUMER_NO_DOCKER=1
   tests/consumer/test_connector.py        # the connector: registration, rebalances, offsets, session expiry
   tests/consumer/test_group_processes.py  # members in their own processes, one killed with SIGKILL
