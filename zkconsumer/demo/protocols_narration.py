@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 from zkconsumer.demo.modern_narration import InTimeOrder, ModernNarrator
 from zkconsumer.demo.narration import RebalanceNarrator
+from zkconsumer.demo.rebalance_demo import scene_heading
 from zkconsumer.scenarios.model import Scene
 
 _MARKERS = {
@@ -62,10 +63,8 @@ class ProtocolsNarrator:
             if scene.number in self._scenes_told:
                 return
             self._scenes_told.add(scene.number)
-            self._say("")
-            self._say(f"== Scene {scene.number}: {scene.title} ==")
-            if scene.note:
-                self._say(f"   {scene.note}")
+            for line in scene_heading(scene):
+                self._say(line)
             for observer in self.observers:
                 observer.scene_started(scene)
 

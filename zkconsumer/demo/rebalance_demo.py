@@ -140,6 +140,11 @@ class DemoResult:
     scenes: list[SceneResult] = field(default_factory=list)
 
 
+def scene_heading(scene: Scene) -> list[str]:
+    """How the demo opens a scene on the terminal: a blank line, the numbered title, the note."""
+    return ["", f"== Scene {scene.number}: {scene.title} ==", *([f"   {scene.note}"] if scene.note else [])]
+
+
 class DemoObserver:
     """Hooks into a demo as it plays (the narration of other protocols, a step mode, a live page): subclass and
     override what you need. Called on the demo's thread, in order; what they block, the demo waits for."""
@@ -211,10 +216,8 @@ class RebalanceDemo:
 
     def _scene(self, scene: Scene) -> SceneResult | None:
         self._record({"event": "demo.scene", "scene": scene.number, "title": scene.title, "note": scene.note})
-        self._say("")
-        self._say(f"== Scene {scene.number}: {scene.title} ==")
-        if scene.note:
-            self._say(f"   {scene.note}")
+        for line in scene_heading(scene):
+            self._say(line)
         for observer in self.observers:
             observer.scene_started(scene)
         self._pause()
