@@ -183,7 +183,7 @@ def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: 
     """The scenario played by each protocol's members at once, on the comparison's clock, narrated as it goes;
     the comparison's page (every protocol's lanes on one time axis, the coordinator's above each modern group's)
     and each protocol's events in a directory of this run's own under ``--output-dir``."""
-    from zkconsumer.cli.migration import _registered, run_front
+    from zkconsumer.cli.migration import registered_broker, run_front
     from zkconsumer.demo.front_log_follower import FrontLogFollower
     from zkconsumer.demo.protocols_narration import ProtocolsNarrator
     from zkconsumer.migration.report import write_report
@@ -198,7 +198,7 @@ def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: 
     own_front = None
     servers_stay = None
     if args.zookeeper:
-        bootstrap = args.bootstrap_server or _registered(args.zookeeper)
+        bootstrap = args.bootstrap_server or registered_broker(args.zookeeper)
         compare = replace(compare, zookeeper=args.zookeeper, bootstrap=bootstrap, coordinator="broker")
     else:
         env = LocalEnvironment(args.run_dir)

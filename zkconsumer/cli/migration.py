@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     if args.log_level is None:
         configure_logging(json=args.log_json, level="warning", force=True)
     if args.zookeeper:
-        bootstrap = args.bootstrap_server or _registered(args.zookeeper)
+        bootstrap = args.bootstrap_server or registered_broker(args.zookeeper)
         settings = replace(settings, zookeeper=args.zookeeper, bootstrap=bootstrap,
                            coordinator=args.coordinator or "broker")
         return _compare(without_kip848_at_broker(settings, args.protocols is None), args.json, f"broker {bootstrap}")
@@ -222,7 +222,8 @@ def _interrupt(signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def _registered(connect: str) -> str:
+def registered_broker(connect: str) -> str:
+    """The bootstrap of the brokers registered in ZooKeeper at ``connect``; one line when there is none."""
     from zkconsumer.tools.offset_checker import registered_bootstrap
     from zkconsumer.zk.client import zookeeper
 
