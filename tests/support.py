@@ -141,3 +141,23 @@ def delete_tree(zk, root: str) -> None:
         if batched.failed(batched.commit_async(zk, batch).get()):  # something changed meanwhile: slow but sure
             zk.delete(root, recursive=True)
             return
+
+
+#: a scenario file (``demo --scenario FILE``): two members join one after the other, on a 2-partition topic
+TWO_JOIN_SCENARIO = """
+title = "Two join"
+session_timeout_ms = 3000
+[topic]
+name = "class"
+partitions = 2
+[production]
+rate = 10
+[members.m1]
+[members.m2]
+[[scenes]]
+title = "m1 starts"
+actions = [{ start = "m1" }]
+[[scenes]]
+title = "m2 joins"
+actions = [{ start = "m2" }]
+"""

@@ -6,27 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from support import zkconsumer_cli
+from support import TWO_JOIN_SCENARIO, zkconsumer_cli
 
 from zkconsumer.cli import main
 
-SCENARIO = """
-title = "Two join"
-session_timeout_ms = 3000
-[topic]
-name = "class"
-partitions = 2
-[production]
-rate = 10
-[members.m1]
-[members.m2]
-[[scenes]]
-title = "m1 starts"
-actions = [{ start = "m1" }]
-[[scenes]]
-title = "m2 joins"
-actions = [{ start = "m2" }]
-"""
+SCENARIO = TWO_JOIN_SCENARIO
 
 
 @pytest.mark.migration

@@ -15,29 +15,9 @@ import time
 
 import pytest
 from browser import body_attributes, dump_url
-from support import wait_for
+from support import TWO_JOIN_SCENARIO, wait_for
 
 pytestmark = pytest.mark.browser
-
-SCENARIO = """
-title = "Two join"
-[topic]
-name = "steps"
-partitions = 2
-[production]
-burst = 2
-[members.c1]
-[members.c2]
-[[scenes]]
-title = "One consumer"
-note = "c1 alone."
-actions = [{ start = "c1" }]
-[[scenes]]
-title = "A second"
-note = "c2 joins."
-actions = [{ start = "c2" }]
-"""
-
 
 class Terminal:
     """The demo's process on a pseudo-terminal: what it printed so far, and keys typed."""
@@ -80,7 +60,7 @@ class Terminal:
 def test_step_mode_and_live_page_through_a_terminal(tmp_path, zk, kafka_zk, topic_name):
     wait_for(lambda: zk.exists("/brokers/ids") and zk.get_children("/brokers/ids"))
     scenario = tmp_path / "two.toml"
-    scenario.write_text(SCENARIO)
+    scenario.write_text(TWO_JOIN_SCENARIO)
     group = f"{topic_name}-g"
     ids = f"/consumers/{group}/ids"
     out = tmp_path / "out"
@@ -89,11 +69,11 @@ def test_step_mode_and_live_page_through_a_terminal(tmp_path, zk, kafka_zk, topi
                      "--output-dir", str(out)])
     try:
         url = term.read_until(r"live timeline: (http://127\.0\.0\.1:\d+/)").group(1)
-        term.read_until(r"\[step\] next: scene 1: start c1\. what happens next\?")
+        term.read_until(r"\[step\] next: scene 1: start m1\. what happens next\?")
         assert not zk.exists(ids) or zk.get_children(ids) == []  # stopped before the action
         term.type("\n")
-        term.read_until(rf"\[step\] next: {group}_c1's rebalance 1, attempt 1, step by step\.")
-        registration = f"{ids}/{group}_c1"
+        term.read_until(rf"\[step\] next: {group}_m1's rebalance 1, attempt 1, step by step\.")
+        registration = f"{ids}/{group}_m1"
         owner = zk.exists(registration).ephemeralOwner
         # the class talks for longer than the member's session timeout: its session lives on, the same one
         held_until = time.monotonic() + 2.5
@@ -101,14 +81,14 @@ def test_step_mode_and_live_page_through_a_terminal(tmp_path, zk, kafka_zk, topi
             stat = zk.exists(registration)
             assert stat is not None and stat.ephemeralOwner == owner
             time.sleep(0.1)
-        assert f"{group}_c1: rebalance 1" not in term.text  # the block is held back until Enter
+        assert f"{group}_m1: rebalance 1" not in term.text  # the block is held back until Enter
         dom = dump_url(url)  # the demo is still running, held here
         assert body_attributes(dom).get("data-rendered") == "ok"
-        assert f'<g class="lane" data-consumer="{group}_c1">' in dom
+        assert f'<g class="lane" data-consumer="{group}_m1">' in dom
         assert term.process.poll() is None
         term.type("\n")
-        term.read_until(rf"  {group}_c1: rebalance 1 \(initial\), attempt 1")
-        term.read_until(r"\[step\] next: scene 2: start c2\.")
+        term.read_until(rf"  {group}_m1: rebalance 1 \(initial\), attempt 1")
+        term.read_until(r"\[step\] next: scene 2: start m2\.")
         term.type("c\n")
         term.read_until(r"\[step\] playing on without stopping")
         term.read_until(r"timeline \(HTML\): ")
