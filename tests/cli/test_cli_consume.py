@@ -115,7 +115,7 @@ def test_json_and_its_older_spelling_print_the_same(zk, kafka_zk, bootstrap_serv
         "argument --format: not allowed with argument --json")
 
 
-def test_properties_are_the_users_and_checked(zk, kafka_zk, bootstrap_servers, topic_name):
+def test_properties_are_the_users_and_checked(zk, kafka_zk, bootstrap_servers, topic_name, capfd):
     """A --property is never overwritten: group.id and consumer.timeout.ms (the idle time that ends the run, as in
     Kafka's console consumer) are used as given; a bad value or a disagreeing option is one line naming the key."""
     topic = mirrored_topic(zk, bootstrap_servers, topic_name)
@@ -125,14 +125,15 @@ def test_properties_are_the_users_and_checked(zk, kafka_zk, bootstrap_servers, t
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["only"]
     assert zk.get(f"/consumers/from-property/offsets/{topic}/0")[0] == b"1"
-    bad = zkconsumer_cli("consume", "--zookeeper", kafka_zk, "--topic", topic, "--property", "consumer.timeout.ms=abc")
-    assert bad.returncode == 2 and bad.stderr.splitlines() == [
-        "zkconsumer consume: config consumer.timeout.ms='abc': expected a whole number"]
-    clash = zkconsumer_cli("consume", "--zookeeper", kafka_zk, "--topic", topic, "--group", "g1",
-                           "--property", "group.id=g2")
-    assert clash.returncode == 2 and clash.stderr.splitlines() == [
-        "zkconsumer consume: --property group.id=g2 and --group disagree; give one of them"]
-    timeouts = zkconsumer_cli("consume", "--zookeeper", kafka_zk, "--topic", topic, "--timeout-ms", "500",
-                              "--property", "consumer.timeout.ms=900")
-    assert timeouts.returncode == 2 and timeouts.stderr.splitlines() == [
-        "zkconsumer consume: --property consumer.timeout.ms=900 and --timeout-ms 500 disagree; give one of them"]
+    # Refused before the consumer starts (in-process: nothing is installed by then).
+    from zkconsumer.cli import main
+
+    refusals = {
+        ("--property", "consumer.timeout.ms=abc"): "config consumer.timeout.ms='abc': expected a whole number",
+        ("--group", "g1", "--property", "group.id=g2"): "--property group.id=g2 and --group disagree; give one of them",
+        ("--timeout-ms", "500", "--property", "consumer.timeout.ms=900"):
+            "--property consumer.timeout.ms=900 and --timeout-ms 500 disagree; give one of them",
+    }
+    for given, problem in refusals.items():
+        assert main(["consume", "--zookeeper", kafka_zk, "--topic", topic, *given]) == 2
+        assert capfd.readouterr().err.splitlines() == [f"zkconsumer consume: {problem}"]
