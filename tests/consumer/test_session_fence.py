@@ -9,9 +9,17 @@ import threading
 import time
 from datetime import datetime
 
-from confluent_kafka import Producer
+import pytest
+from confluent_kafka import Message, Producer
+from structlog.testing import capture_logs
 from support import mirrored_topic, wait_for
 
+from zkconsumer.config import identity_decoder
+from zkconsumer.consumer.kafka_stream import KafkaStream
+from zkconsumer.consumer.message_and_metadata import FetchedRecords
+from zkconsumer.consumer.partition_topic_info import ChunkQueue, PartitionTopicInfo
+from zkconsumer.consumer.session_fence import SessionFence
+from zkconsumer.errors import ConsumerTimeoutException
 from zkconsumer.members import legacy_member
 from zkconsumer.members.faults import paused
 from zkconsumer.members.group import MemberGroup
@@ -36,6 +44,39 @@ def test_the_session_is_confirmed_by_answers_from_when_their_requests_left(zooke
         assert liveness.age() < 4.0
     finally:
         close_client(client)
+
+
+def _records(offsets: range) -> FetchedRecords:
+    return FetchedRecords.of([Message(topic="t", partition=0, offset=o, value=str(o).encode()) for o in offsets],
+                             "t", 0)
+
+
+def test_a_chunk_waits_for_the_sessions_confirmation_and_is_dropped_once_the_session_is_lost(zk):
+    """The fence's three outcomes on one stream: not confirmed yet (consumer.timeout.ms passes, nothing handed out,
+    the chunk kept), confirmed (handed out), lost (dropped, one event). The liveness is not attached to the client:
+    the test sets its confirmation."""
+    liveness = SessionLiveness(zk, session_timeout_s=2.0)
+    lost, shutdown = threading.Event(), threading.Event()
+    chunks = ChunkQueue(4)
+    info = PartitionTopicInfo("t", 0, chunks, 0, 0, 1024, "client")
+    stream = KafkaStream(chunks, 100, identity_decoder, identity_decoder, "client", "s",
+                         SessionFence(liveness, lost, shutdown))
+    info.enqueue(_records(range(3)))
+    with pytest.raises(ConsumerTimeoutException):
+        next(iter(stream))
+    assert info.consumed_offset == 0 and chunks.qsize() == 0  # taken, kept, not handed out
+    liveness.confirmed = time.monotonic()
+    assert [m.offset for m in next(stream.chunks())] == [0, 1, 2]
+    assert info.consumed_offset == 3
+    liveness.confirmed = time.monotonic() - 1.5  # older than half the session timeout: no longer certain
+    info.enqueue(_records(range(3, 6)))
+    lost.set()
+    with capture_logs() as events, pytest.raises(ConsumerTimeoutException):
+        next(iter(stream))
+    (fenced,) = [e for e in events if e["event"] == "stream.chunk_fenced"]
+    assert (fenced["reason"], fenced["messages"], fenced["fetch_offset"]) == ("session_lost", 3, 3)
+    assert fenced["confirmed_age_ms"] >= 1500 and fenced["log_level"] == "warning"
+    assert info.consumed_offset == 3 and chunks.qsize() == 0
 
 
 def _seconds(timestamp: str) -> float:
