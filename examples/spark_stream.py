@@ -9,6 +9,9 @@ Run it on the embedded environment (`.venv/bin/zkconsumer local up` first), or p
 
     .venv/bin/python examples/spark_stream.py [--zookeeper HOST:PORT[/chroot]] [--bootstrap-server HOST:PORT]
         [--topic clicks] [--group spark-example] [--messages 3000] [--out DIR]
+
+An existing topic is used with the partitions it has; every message sent is checked by its delivery report, and
+one the broker did not take fails the run.
 """
 
 from __future__ import annotations
@@ -46,8 +49,10 @@ def main() -> int:
     zookeeper, bootstrap, topic, group = options.zookeeper(args), options.bootstrap(args), args.topic, args.group
     out = Path(args.out or tempfile.mkdtemp(prefix="spark-stream-"))
 
-    if topic not in fetch_metadata(admin_client(bootstrap), bootstrap).topics:
+    existing = fetch_metadata(admin_client(bootstrap), bootstrap).topics.get(topic)
+    if existing is None:
         create_topic(bootstrap, topic, PARTITIONS)
+    partitions = PARTITIONS if existing is None else len(existing.partitions)
     with zookeeper_client(zookeeper) as zk:  # the bridge mirrors a new topic into ZooKeeper within a second
         for _ in range(100):
             if zk.exists(f"/brokers/topics/{topic}"):
@@ -76,7 +81,9 @@ def main() -> int:
     while query.isActive and query.lastProgress is None:  # started: its first trigger is done
         time.sleep(0.2)
 
-    producer = threading.Thread(target=produce, args=(bootstrap, topic, args.messages), daemon=True)
+    failures: list[str] = []
+    producer = threading.Thread(target=produce, args=(bootstrap, topic, partitions, args.messages, failures),
+                                daemon=True)
     producer.start()
     started = time.monotonic()
     caught_up = False
@@ -95,21 +102,34 @@ def main() -> int:
     finally:
         query.stop()
         producer.join(30)
+    if failures:
+        print(f"{len(failures)} of {args.messages} messages not delivered to {topic}: {failures[0]}", file=sys.stderr)
+        spark.stop()
+        return 1
     rows = spark.read.parquet(str(out / "data")).count()
     print(f"wrote {rows} rows to {out / 'data'}; the group {'caught up' if caught_up else 'did NOT catch up'}")
     spark.stop()
     return 0 if caught_up else 1
 
 
-def produce(bootstrap: str, topic: str, count: int) -> None:
-    """``count`` messages over about ten seconds, so the query has something to catch up with as it runs."""
+def produce(bootstrap: str, topic: str, partitions: int, count: int, failures: list[str]) -> None:
+    """``count`` messages over about ten seconds, so the query has something to catch up with as it runs; each one
+    the broker did not take is added to ``failures``."""
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+
+    def report(err: object, msg: object) -> None:
+        if err is not None:
+            failures.append(str(err))
+
     waves = 20
     for wave in range(waves):
         for i in range(wave * count // waves, (wave + 1) * count // waves):
-            producer.produce(topic, key=str(i).encode(), value=f"click-{i}".encode(), partition=i % PARTITIONS)
+            producer.produce(topic, key=str(i).encode(), value=f"click-{i}".encode(), partition=i % partitions,
+                             on_delivery=report)
         producer.flush(10)
         time.sleep(0.5)
+    if producer.flush(10):
+        failures.append("no acknowledgement within 10 s")
 
 
 def lag(spark, zookeeper: str, bootstrap: str, group: str, topic: str) -> tuple[int | str, str, int]:
