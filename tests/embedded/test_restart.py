@@ -46,6 +46,8 @@ def test_the_summary_is_one_line_or_nothing():
     line = Reconciliation((RecordedTopic(TOPIC, 3),), (OffsetPastEnd("g", TOPIC, 0, 8, 0),)).summary()
     assert line is not None and "\n" not in line
     assert "orders (3 partitions)" in line and "1 committed offset past the log end" in line and "g" in line
+    many = Reconciliation(tuple(RecordedTopic(f"t{i:02}", 1) for i in range(10))).summary() or ""
+    assert many.endswith("t06 (1 partition), t07 (1 partition), ... (2 more)")
 
 
 def test_describe_warns_of_every_offset_past_the_end():

@@ -36,6 +36,8 @@ from zkconsumer.zk.reads import children, pipelined_get
 
 #: topics a broker makes for itself (Kafka's internal topics start so); creating one by hand would be wrong
 INTERNAL_PREFIX = "__"
+#: how many topics or groups ``local up``'s line names before it only counts the rest
+LISTED = 8
 
 
 @dataclass(frozen=True, order=True)
@@ -74,7 +76,7 @@ class Reconciliation:
         """One line for the operator, or None when ZooKeeper and the broker agreed already."""
         parts = []
         if self.recreated:
-            topics = ", ".join(f"{t.name} ({t.partitions} partition{_s(t.partitions)})" for t in self.recreated)
+            topics = _listed([f"{t.name} ({t.partitions} partition{_s(t.partitions)})" for t in self.recreated])
             parts.append(f"recreated {len(self.recreated)} topic{_s(len(self.recreated))} ZooKeeper records, with "
                          f"empty logs: {topics}")
         if self.skipped:
@@ -83,12 +85,18 @@ class Reconciliation:
             groups = sorted({o.group for o in self.past_end})
             parts.append(f"{len(self.past_end)} committed offset{_s(len(self.past_end))} past the log end, kept "
                          f"(a consumer resets by auto.offset.reset; `zkconsumer groups describe --group G` flags "
-                         f"them): group{_s(len(groups))} {', '.join(groups)}")
+                         f"them): group{_s(len(groups))} {_listed(groups)}")
         return "; ".join(parts) or None
 
 
 def _s(count: int) -> str:
     return "" if count == 1 else "s"
+
+
+def _listed(names: list[str]) -> str:
+    """The names, the first :data:`LISTED` of them and how many more: the line stays one line to read."""
+    more = f", ... ({len(names) - LISTED} more)" if len(names) > LISTED else ""
+    return ", ".join(names[:LISTED]) + more
 
 
 def topics_to_recreate(recorded: Mapping[str, int], in_broker: Collection[str],
