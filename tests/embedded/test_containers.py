@@ -81,8 +81,9 @@ def compose_command() -> str | None:
     return shutil.which("podman-compose") or shutil.which("podman-compose", path=str(Path(sys.executable).parent))
 
 
-def compose(command: str, project: str, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    result = subprocess.run([command, "-p", project, "-f", str(COMPOSE_FILE), *args],
+def compose(command: str, project: str, *args: str, env: dict[str, str],
+            file: Path = COMPOSE_FILE) -> subprocess.CompletedProcess:
+    result = subprocess.run([command, "-p", project, "-f", str(file), *args],
                             capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0, f"podman-compose {' '.join(args)}: {result.stderr or result.stdout}"
     return result

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import uuid
 
 import pytest
 from support import REPO, wait_for, zkconsumer_cli
-from test_containers import IN_CONTAINER_PASS, compose_command, require
+from test_containers import IN_CONTAINER_PASS, compose, compose_command, require
 
 from zkconsumer.embedded.ensemble import server_mode
 from zkconsumer.embedded.process import free_port
@@ -21,13 +20,6 @@ from zkconsumer.embedded.zookeeper import zookeeper_image
 pytestmark = pytest.mark.servers
 
 ENSEMBLE_FILE = REPO / "docker" / "docker-compose.ensemble.yml"
-
-
-def compose(command: str, project: str, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    result = subprocess.run([command, "-p", project, "-f", str(ENSEMBLE_FILE), *args],
-                            capture_output=True, text=True, env=env, timeout=120)
-    assert result.returncode == 0, f"podman-compose {' '.join(args)}: {result.stderr or result.stdout}"
-    return result
 
 
 def test_the_compose_files_ensemble_forms_a_quorum_and_survives_its_leader_killed(tmp_path):
@@ -49,7 +41,7 @@ def test_the_compose_files_ensemble_forms_a_quorum_and_survives_its_leader_kille
     def modes() -> list[str]:
         return sorted(server_mode(address) for address in addresses.values())
 
-    compose(command, project, "up", "-d", env=env)
+    compose(command, project, "up", "-d", env=env, file=ENSEMBLE_FILE)
     try:
         wait_for(lambda: modes() == ["follower", "follower", "leader"], timeout=90, interval=0.3)
         offsets = tmp_path / "offsets.txt"
@@ -58,7 +50,7 @@ def test_the_compose_files_ensemble_forms_a_quorum_and_survives_its_leader_kille
         assert imported.returncode == 0, imported.stderr
 
         leader = next(sid for sid, address in addresses.items() if server_mode(address) == "leader")
-        compose(command, project, "kill", f"zookeeper-{leader}", env=env)
+        compose(command, project, "kill", f"zookeeper-{leader}", env=env, file=ENSEMBLE_FILE)
         survivors = [address for sid, address in addresses.items() if sid != leader]
         wait_for(lambda: sorted(server_mode(a) for a in survivors) == ["follower", "leader"], timeout=60, interval=0.3)
         for address in survivors:  # each survivor holds the offset written before the kill
@@ -67,5 +59,5 @@ def test_the_compose_files_ensemble_forms_a_quorum_and_survives_its_leader_kille
         listed = zkconsumer_cli("groups", "list", "--zookeeper", connect)
         assert listed.returncode == 0 and listed.stdout.split() == ["ensemble-check"], listed.stderr
     finally:
-        compose(command, project, "down", env=env)
+        compose(command, project, "down", env=env, file=ENSEMBLE_FILE)
     assert all(server_mode(address) == "down" for address in addresses.values())

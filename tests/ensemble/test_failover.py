@@ -17,6 +17,12 @@ from zkconsumer.embedded.ensemble import LocalEnsemble
 pytestmark = pytest.mark.servers
 
 
+def session_of(client) -> int | None:
+    """The client's session id while it is connected (kazoo has none to give while it reconnects)."""
+    client_id = client.client_id if client.connected else None
+    return client_id[0] if client_id else None
+
+
 class KillLeaderWhenArmed(ConsumerRebalanceListener):
     """Kills the ensemble's leader from inside a rebalance of its member: between the release of its partitions and
     the claims of the new ones, once armed."""
@@ -82,3 +88,28 @@ def test_the_leader_killed_during_a_rebalance_leaves_one_owner_per_partition_and
         for sid in killer.killed:  # the session's ensemble whole again for the next test
             zookeeper_ensemble.start_server(sid)
         zookeeper_ensemble.wait_for_quorum()
+
+
+def test_a_rolling_restart_keeps_the_members_sessions_their_partitions_and_consumption(
+        zookeeper_ensemble, zk, kafka_zk, bootstrap_servers, topic_name):
+    """Every server restarted in turn, the leader last (as operators roll an ensemble): each member's session moves
+    to a running server and survives, so its registration (same session), its partitions and its stream stay."""
+    topic = mirrored_topic(zk, bootstrap_servers, topic_name, 2)
+    with create_connector(config(kafka_zk, "c1")) as first, create_connector(config(kafka_zk, "c2")) as second:
+        streams = [c.create_message_streams({topic: 1})[topic][0] for c in (first, second)]
+        expected = [("0", "group1_c1-0"), ("1", "group1_c2-0")]
+        wait_for(lambda: owners(zk, topic) == expected)
+        sessions = [session_of(c.zk) for c in (first, second)]
+
+        restarted = zookeeper_ensemble.rolling_restart()
+
+        assert sorted(restarted) == [1, 2, 3] and zookeeper_ensemble.leader() is not None
+        # The last restart (the leader's) makes an election, during which the other servers drop their clients: the
+        # members (and this test's client) connect again, to the sessions they had.
+        wait_for(lambda: [session_of(c.zk) for c in (first, second)] == sessions and session_of(zk), timeout=30)
+        for member, session in zip(("group1_c1", "group1_c2"), sessions, strict=True):
+            assert zk.exists(f"/consumers/{GROUP}/ids/{member}").ephemeralOwner == session
+        assert owners(zk, topic) == expected
+        for p in range(2):
+            produce(bootstrap_servers, topic, [f"after-{p}".encode()], partition=p)
+        assert [[m.message for m in take(stream, 1)] for stream in streams] == [[b"after-0"], [b"after-1"]]
