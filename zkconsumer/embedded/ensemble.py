@@ -174,9 +174,10 @@ class LocalEnsemble:
         for sid, port in enumerate(ports, start=1):
             self._servers[sid] = EnsembleServer(
                 self.workdir / str(sid), sid, port, free_port(), free_port(),
-                peers=functools.partial(self._peer_lines, sid))
+                peers=functools.partial(self.peer_lines, sid))
 
-    def _peer_lines(self, viewer: int) -> str:
+    def peer_lines(self, viewer: int) -> str:
+        """The ``server.N`` lines of server ``viewer``'s zoo.cfg: its own ports, and where it reaches each peer."""
         lines = []
         for sid, server in self._servers.items():
             quorum, election = (server.quorum_port, server.election_port) if sid == viewer else \
