@@ -251,8 +251,11 @@ class Chaos:
     def produce(self) -> None:
         from confluent_kafka import Producer
 
-        producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5,
-                             "message.timeout.ms": 60000, "log_level": 0})
+        # Batches of several messages (a topic's messages of 100 ms go to one partition together): the broker on its
+        # object store keeps a batch per object and answers a fetch with one of them, so a member behind after a fault
+        # catches up a batch per round trip.
+        producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 100,
+                             "sticky.partitioning.linger.ms": 100, "message.timeout.ms": 60000, "log_level": 0})
 
         def acked(err, msg) -> None:
             if err is None:
