@@ -45,6 +45,18 @@ def fresh_logging() -> Iterator[None]:
     zkconsumer.log.reset_logging()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def cli_log_file(tmp_path_factory) -> Iterator[None]:
+    """The command lines the tests run (in-process or as processes) write their events to the session's own log file,
+    not to the checkout's run directory, where a user's environment keeps its log."""
+    if os.environ.get("ZKCONSUMER_LOG_FILE"):
+        yield
+        return
+    os.environ["ZKCONSUMER_LOG_FILE"] = str(tmp_path_factory.mktemp("cli-log") / "zkconsumer.log")
+    yield
+    del os.environ["ZKCONSUMER_LOG_FILE"]
+
+
 @pytest.fixture(scope="session")
 def zookeeper_connect(tmp_path_factory) -> Iterator[str]:
     with provide_zookeeper(tmp_path_factory.mktemp("zookeeper")) as connect:

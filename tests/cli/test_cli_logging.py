@@ -11,14 +11,14 @@ from support import mirrored_topic, produce, zkconsumer_cli
 def test_a_console_consumer_run_prints_only_its_messages(zk, kafka_zk, bootstrap_servers, topic_name, tmp_path):
     topic = mirrored_topic(zk, bootstrap_servers, topic_name)
     produce(bootstrap_servers, topic, [b"one", b"two"])
-    env = {"XDG_STATE_HOME": str(tmp_path / "state"), "ZKCONSUMER_LOG_FILE": "", "ZKCONSUMER_LOG_LEVEL": "",
+    env = {"ZKCONSUMER_RUN_DIR": str(tmp_path / "run"), "ZKCONSUMER_LOG_FILE": "", "ZKCONSUMER_LOG_LEVEL": "",
            "ZKCONSUMER_LOG_JSON": ""}
     quiet = zkconsumer_cli("consume", "--zookeeper", kafka_zk, "--topic", topic, "--from-beginning",
                            "--max-messages", "2", env=env)
     assert quiet.returncode == 0, quiet.stderr
     assert quiet.stdout.splitlines() == ["one", "two"]
     assert quiet.stderr.splitlines() == ["Processed a total of 2 messages"]
-    log = (tmp_path / "state" / "zkconsumer" / "zkconsumer.log").read_text()
+    log = (tmp_path / "run" / "zkconsumer.log").read_text()  # the run directory's
     assert "consumer.connected" in log and "rebalance.completed" in log
     verbose = zkconsumer_cli("--verbose", "consume", "--zookeeper", kafka_zk, "--topic", topic, "--from-beginning",
                              "--max-messages", "2", env=env)

@@ -255,3 +255,23 @@ def test_the_bridge_leaves_a_topic_created_through_zookeeper_as_written(zk, kafk
     assert zk.get_children(paths.topic_path(name)) == []
     assert zkconsumer_cli("topics", "describe", name, "--zookeeper", kafka_zk).stdout.splitlines()[1:2] == \
         [f"\tTopic: {name}\tPartition: 0\tLeader: none\tReplicas: {broker}\tIsr: "]
+
+
+def test_if_not_exists_leaves_an_existing_topic_as_it_is(zk, zk_chroot, bootstrap_servers, topic_name, capsys):
+    register(zk, {0: None})
+    assert run(capsys, "create", "orders", "--zookeeper", zk_chroot, "--partitions", "2", "--replication-factor",
+               "1")[0] == 0
+    written = zk.get("/brokers/topics/orders")[0]
+    again = run(capsys, "create", "orders", "--zookeeper", zk_chroot, "--partitions", "5", "--replication-factor",
+                "1", "--if-not-exists")
+    assert again == (0, 'Topic "orders" already exists; left as it is.\n', "")
+    assert zk.get("/brokers/topics/orders")[0] == written
+    assert run(capsys, "create", "orders", "--zookeeper", zk_chroot, "--partitions", "2", "--replication-factor",
+               "1")[0] != 0  # without the option it is still an error
+    # Through the broker: created once, then left as it is.
+    through_broker = ("create", topic_name, "--bootstrap-server", bootstrap_servers, "--partitions", "2",
+                      "--if-not-exists")
+    assert run(capsys, *through_broker)[0:2] == (0, f"created topic {topic_name} with 2 partitions at "
+                                                    f"{bootstrap_servers}\n")
+    assert run(capsys, *through_broker)[0:2] == (0, f"topic {topic_name} already exists at {bootstrap_servers}; "
+                                                    f"left as it is\n")

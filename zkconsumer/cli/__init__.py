@@ -12,7 +12,7 @@ parsed first against a parser that knows every command by name and help only (wh
 
 The terminal carries what the operator asked for: a command's output and its one-line errors. The events of a run
 (fetchers started, offsets committed...) go to a log file, ``--log-file``, else ``$ZKCONSUMER_LOG_FILE``, else
-``$XDG_STATE_HOME/zkconsumer/zkconsumer.log`` (``~/.local/state/zkconsumer/zkconsumer.log``); warnings and errors
+``zkconsumer.log`` in the run directory (the virtual environment's ``var/zkconsumer``); warnings and errors
 reach stderr too. ``--verbose``, ``--log-level`` or ``--log-json`` (or their environment variables) put the events on
 stderr instead, as a library user's logging would.
 
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer import __version__
+from zkconsumer.embedded.run_dir import default_run_dir_and_origin
 from zkconsumer.errors import MissingExtraError, ZkConsumerError, missing_extras
 from zkconsumer.log import LOG_JSON_ENV, LOG_LEVEL_ENV, configure_logging
 
@@ -147,11 +148,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def default_log_file() -> Path:
-    """``$ZKCONSUMER_LOG_FILE``, else zkconsumer.log in the user's state directory (XDG's, as the run directory)."""
+    """``$ZKCONSUMER_LOG_FILE``, else zkconsumer.log in the run directory (the virtual environment's, as ``local
+    status`` says), beside the embedded environment's own logs."""
     if os.environ.get(LOG_FILE_ENV):
         return Path(os.environ[LOG_FILE_ENV])
-    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state) / "zkconsumer" / "zkconsumer.log"
+    return default_run_dir_and_origin()[0] / "zkconsumer.log"
 
 
 def _configure_logging(args: argparse.Namespace) -> None:

@@ -40,6 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "broker; required with --zookeeper unless --replica-assignment is given)")
     create.add_argument("--config", action="append", default=[], metavar="NAME=VALUE",
                         help="a topic configuration override, repeatable (with --zookeeper)")
+    create.add_argument("--if-not-exists", action="store_true",
+                        help="a topic of this name already there is no error: it is left as it is")
     alter = actions.add_parser("alter", help="add partitions to a topic")
     alter.add_argument("name", help="the topic's name")
     alter.add_argument("--partitions", type=int, required=True, help="the new, larger partition count")
@@ -130,7 +132,10 @@ def run_create(args: argparse.Namespace) -> int:
 
     bootstrap = options.bootstrap(args)
     replication_factor = 1 if args.replication_factor is None else args.replication_factor
-    topics.create_topic(bootstrap, args.name, args.partitions, replication_factor)
+    if not topics.create_topic(bootstrap, args.name, args.partitions, replication_factor,
+                               if_not_exists=args.if_not_exists):
+        print(f"topic {args.name} already exists at {bootstrap}; left as it is")
+        return 0
     print(f"created topic {args.name} with {args.partitions} partitions at {bootstrap}")
     return 0
 
@@ -150,6 +155,9 @@ def _create_in_zookeeper(args: argparse.Namespace) -> int:
     if has_collision_chars(args.name):
         print(topic_plans.COLLISION_WARNING, file=sys.stderr)
     with zookeeper_session(args) as zk:
+        if args.if_not_exists and zk.exists(paths.topic_path(args.name)):
+            print(f'Topic "{args.name}" already exists; left as it is.')
+            return 0
         creation = zk_topics.prepare_creation(zk, request)
         if args.dry_run:
             print(f"would write {paths.topic_config_path(args.name)} {creation.config_data.decode()}")

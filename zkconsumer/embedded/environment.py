@@ -27,7 +27,6 @@ command line prints itself, once, so the events belong in the log file.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -41,6 +40,7 @@ from zkconsumer.embedded.front_process import STOP_TIMEOUT as FRONT_STOP_TIMEOUT
 from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.embedded.process import ProcessRecord, check_port_free, spawn, wait_until_ready
 from zkconsumer.embedded.reconciliation import Reconciliation, reconcile
+from zkconsumer.embedded.run_dir import default_run_dir_and_origin
 from zkconsumer.embedded.zookeeper import LocalZooKeeper
 from zkconsumer.errors import EnvironmentSetupError, ZkConsumerError
 from zkconsumer.kafka.metadata import broker_answers
@@ -49,7 +49,6 @@ from zkconsumer.zk import paths
 from zkconsumer.zk.client import zookeeper
 from zkconsumer.zk.reads import children
 
-RUN_DIR_ENV = "ZKCONSUMER_RUN_DIR"
 PROCESS_ORDER = ("zookeeper", "broker", "front", "bridge")
 STOP_TIMEOUTS = {"zookeeper": LocalZooKeeper.stop_timeout, "broker": LocalTansu.stop_timeout,
                  "front": FRONT_STOP_TIMEOUT}
@@ -73,22 +72,6 @@ def _role(name: str) -> str:
 def _start_rank(name: str) -> tuple[int, str]:
     role = _role(name)
     return (PROCESS_ORDER.index(role) if role in PROCESS_ORDER else len(PROCESS_ORDER), name)
-
-
-def default_run_dir_and_origin() -> tuple[Path, str]:
-    """The default run directory, and in a few words where it comes from (``local status`` says it):
-    ``$ZKCONSUMER_RUN_DIR``, else ``var/zkconsumer`` in the virtual environment zkconsumer runs in, else
-    ``zkconsumer`` in the user's state directory (``$XDG_STATE_HOME``, ``~/.local/state``).
-
-    A project checkout has a virtual environment of its own (``.venv``), so its environment, topics and groups are
-    not those of another checkout on the same machine; an installation outside any virtual environment is the
-    user's, and so is its run directory."""
-    if os.environ.get(RUN_DIR_ENV):
-        return Path(os.environ[RUN_DIR_ENV]), f"${RUN_DIR_ENV}"
-    if sys.prefix != sys.base_prefix:
-        return Path(sys.prefix) / "var" / "zkconsumer", f"the default of the virtual environment {sys.prefix}"
-    state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state_home) / "zkconsumer", "the default of this user, outside any virtual environment"
 
 
 @dataclass(frozen=True)

@@ -56,14 +56,20 @@ def _wait_for_partitions(admin, bootstrap: str, name: str, partitions: int, time
 
 
 def create_topic(
-    bootstrap: str, name: str, partitions: int, replication_factor: int = 1, timeout: float = 10.0
-) -> None:
+    bootstrap: str, name: str, partitions: int, replication_factor: int = 1, timeout: float = 10.0,
+    if_not_exists: bool = False,
+) -> bool:
+    """Create ``name``; with ``if_not_exists`` a topic of that name already there is left as it is (kafka-topics.sh's
+    ``--if-not-exists``). True if this call created it."""
     validate(name, partitions)
     admin = admin_client(bootstrap)
-    fetch_metadata(admin, bootstrap, timeout)  # a clear error when nothing answers
+    existing = fetch_metadata(admin, bootstrap, timeout).topics  # a clear error when nothing answers
+    if if_not_exists and name in existing:
+        return False
     futures = admin.create_topics([NewTopic(name, partitions, replication_factor)], operation_timeout=timeout)
     _result(futures[name], bootstrap, timeout)
     _wait_for_partitions(admin, bootstrap, name, partitions, timeout)
+    return True
 
 
 def alter_partitions(bootstrap: str, name: str, partitions: int, timeout: float = 10.0) -> None:
