@@ -57,7 +57,7 @@ BAD = [  # (what replaces what in GOOD, the line's key and problem)
     (("title = \"mine\"", "topics = 3"), "topics: unknown key (known: title,"),
     (("partitions = 2", "partitions = 0"), "topic.partitions: must be from 1 to 64, not 0"),
     (("partitions = 2", "partitions = \"2\""), "topic.partitions: must be a whole number, not a string"),
-    (("streams = 2", "streams = 2\nowned = [1]"), "members.b.owned: unknown key (known: streams, config)"),
+    (("streams = 2", "streams = 2\nowned = [1]"), "members.b.owned: unknown key (known: streams, config, revoke_ms)"),
     (("[members.a]\n[members.b]\nstreams = 2\n", ""), "topic.config: unknown key (known: name, partitions)"),
     (("actions = [{ start = \"a\" }]", "actions = []"), "scene 1: actions: must be a non-empty array"),
     (("{ start = \"a\" }", "{ start = \"c9\" }"), "scene 1, action 1 (start): unknown member 'c9' (members: a, b)"),

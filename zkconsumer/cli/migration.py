@@ -46,7 +46,7 @@ from zkconsumer.migration.scenes import (
     legacy_only,
     parse_protocols,
 )
-from zkconsumer.scenarios.model import Scenario
+from zkconsumer.scenarios.model import MAX_REVOKE_MS, Scenario
 from zkconsumer.scenarios.parse import load, shipped
 
 if TYPE_CHECKING:
@@ -86,6 +86,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                          help="messages a second to every protocol's topic (default: the scenario's, 50)")
     compare.add_argument("--pace", type=float, default=2.0, metavar="SECONDS",
                          help="steady production after each scene settled, before the next (default 2)")
+    compare.add_argument("--revoke-ms", type=int, default=None, metavar="MS",
+                         help="every member's application spends this long each time it gives up partitions, "
+                         "before releasing them (flushing state, committing its own offsets); default: each "
+                         "member's revoke_ms in the scenario, 0")
     compare.add_argument("--output-dir", type=Path, required=True, metavar="DIR",
                          help="new or empty: report.json, report.html, <protocol>/events.jsonl, deliveries")
     options.add_json(compare, help="print report.json on stdout instead of the table")
@@ -117,13 +121,16 @@ def validate(args: argparse.Namespace) -> CompareSettings:
                          f"reliably (every delivery report is kept)")
     if args.pace < 0:
         raise UsageError("--pace must not be negative")
+    revoke_ms = getattr(args, "revoke_ms", None)
+    if revoke_ms is not None and not 0 <= revoke_ms <= MAX_REVOKE_MS:
+        raise UsageError(f"--revoke-ms must be from 0 to {MAX_REVOKE_MS} ms, not {revoke_ms}")
     if args.bootstrap_server and not args.zookeeper:
         raise UsageError("--bootstrap-server needs --zookeeper (without them the embedded environment is used)")
     out: Path = args.output_dir
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"--output-dir {out} exists and is not an empty directory; give a new one")
     settings = CompareSettings("", "", protocols, out, partitions=args.partitions, rate=args.rate, pace=args.pace,
-                               scenario=scenario)
+                               scenario=scenario, revoke_ms=revoke_ms)
     if scenario.session_timeout_ms is not None:
         settings = replace(settings, session_timeout_ms=scenario.session_timeout_ms)
     return settings
@@ -251,13 +258,15 @@ def _compare(settings: CompareSettings, as_json: bool, where: str) -> int:
             f"partitions per topic (at the start), "
             f"{settings.rate:g} messages a second to each, {settings.pace:g} s of steady production after each "
             f"scene (the scenes begin together for every protocol), member session timeout "
-            f"{settings.session_timeout_ms} ms, modern groups at "
+            f"{settings.session_timeout_ms} ms, the members' revoke cost {settings.revoke_costs()}, modern groups at "
             + ("the broker's own group coordinator" if settings.coordinator == "broker"
                else f"the {settings.coordinator}'s group coordinator"))
     json_path, html_path = write_report(settings.output_dir, results, {
         "run_id": settings.run_id, "partitions": settings.partitions, "rate": settings.rate,
         "pace": settings.pace, "session_timeout_ms": settings.session_timeout_ms,
-        "coordinator": settings.coordinator, "scenario": settings.scenario.name}, meta, member_settings(settings))
+        "coordinator": settings.coordinator, "scenario": settings.scenario.name,
+        "revoke_ms": {m.name: settings.member_revoke_ms(m.name) for m in settings.scenario.members}},
+        meta, member_settings(settings))
     if as_json:
         print(json_path.read_text(encoding="utf-8"), end="")
     else:

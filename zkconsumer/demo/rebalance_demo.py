@@ -268,7 +268,7 @@ class RebalanceDemo:
         argv = legacy_member.command(zookeeper=s.zookeeper, group=s.group, topic=f"{s.topic}:{streams}",
                                      consumer_id=name, strategy=s.strategy, session_timeout_ms=s.session_timeout_ms,
                                      config=dict(cast.config), session_file=self._session_file(name),
-                                     stop_at_stdin_eof=True)
+                                     stop_at_stdin_eof=True, revoke_ms=cast.revoke_ms)
         member = self.group.start(name, consumer_id, argv)
         self.streams[name] = streams
         self._record({"event": "demo.member_started", "consumer_id": consumer_id, "pid": member.pid,

@@ -8,8 +8,10 @@ exactly the failure the legacy consumer had to survive, which a thread in the ca
 The member consumes every stream (one thread each) and writes its events as JSON lines on stdout (or appended to
 ``--events-file``). With ``--output`` it appends one line per message delivered, ``partition offset value`` (or, with
 ``--delivery-format timed``, ``time topic partition offset value``), flushed at once, so a SIGKILL loses nothing
-already written. ``--session-file`` keeps its ZooKeeper session id and password there (``<id> <password hex>``), for
-a caller that expires the session from outside. It leaves the group cleanly on SIGTERM or SIGINT
+already written. ``--revoke-ms N`` gives it an application that spends N ms before releasing partitions
+(:mod:`zkconsumer.members.revoke_cost`, in the connector's rebalance listener).
+``--session-file`` keeps its ZooKeeper session id and password there (``<id> <password hex>``), for a caller that
+expires the session from outside. It leaves the group cleanly on SIGTERM or SIGINT
 (:mod:`zkconsumer.members.stop_signals`), and dumps its threads' stacks to stderr on SIGUSR1, for a caller that is
 about to kill it because it hangs.
 """
@@ -34,6 +36,7 @@ from zkconsumer.errors import UsageError
 from zkconsumer.group.topic_count import parse_topic_streams
 from zkconsumer.log import configure_logging
 from zkconsumer.members.command_line import member_argv, member_parser
+from zkconsumer.members.revoke_cost import RevokeCost, RevokeListener, add_revoke_option
 from zkconsumer.members.stop_signals import stacks_on_request, stop_event
 
 MODULE = "zkconsumer.members.legacy_member"
@@ -50,13 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="json: the connector's events as JSON lines, on stdout or in --events-file (default)")
     parser.add_argument("--events-file", help="append the events to this file instead of writing them on stdout")
     parser.add_argument("--session-file", help="keep the ZooKeeper session's id and password in this file")
+    add_revoke_option(parser)
     return parser
 
 
 def command(*, zookeeper: str, group: str, topic: str, consumer_id: str, strategy: str = "range",
             session_timeout_ms: int = 6000, config: Mapping[str, object] | None = None, output: Path | None = None,
             delivery_format: str = "plain", events_file: Path | None = None, session_file: Path | None = None,
-            stop_at_stdin_eof: bool = False) -> list[str]:
+            stop_at_stdin_eof: bool = False, revoke_ms: int = 0) -> list[str]:
     """The command line that starts this member process with these settings (see :func:`build_parser`)."""
     argv = member_argv(MODULE, "zookeeper", zookeeper, group=group, topic=topic, consumer_id=consumer_id,
                        strategy=strategy, session_timeout_ms=session_timeout_ms, output=output,
@@ -69,6 +73,8 @@ def command(*, zookeeper: str, group: str, topic: str, consumer_id: str, strateg
         argv += ["--events-file", str(events_file)]
     if session_file is not None:
         argv += ["--session-file", str(session_file)]
+    if revoke_ms:
+        argv += ["--revoke-ms", str(revoke_ms)]
     return argv
 
 
@@ -154,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     connector = create_connector(member_config(
         zookeeper=args.zookeeper, group=args.group, consumer_id=args.consumer_id, strategy=args.strategy,
         session_timeout_ms=args.session_timeout_ms, overrides=parse_settings(args.config)))
+    if args.revoke_ms:
+        connector.set_consumer_rebalance_listener(RevokeListener(RevokeCost(args.revoke_ms)))
     output = open(args.output, "a", buffering=1) if args.output else None  # noqa: SIM115 - closed below
     try:
         if args.session_file:

@@ -18,6 +18,11 @@ what the member fetches from then on. A rebalance here runs from the first callb
 ``on_assign`` (under cooperative-sticky possibly empty: the follow-up round completes it); under KIP-848 each
 callback is a rebalance of its own (a reconciliation step: a revocation needs no assignment after it).
 
+``--revoke-ms N`` gives it an application that spends N ms in ``on_revoke``, after committing and before giving
+the partitions up, whenever it gives up at least one (:mod:`zkconsumer.members.revoke_cost`): written as the legacy
+listener's step, ``rebalance.listener_before_release``, whose ``kept`` names what an incremental member goes on
+fetching once it returns (``poll()`` delivers nothing meanwhile).
+
 Every message delivered is appended as ``partition offset value`` to ``--output`` (flushed at once, so a SIGKILL
 loses nothing written), the same format as the legacy member's; SIGTERM (or stdin closing, with
 ``--stop-at-stdin-eof``) closes the consumer, which revokes and leaves the group.
@@ -53,6 +58,7 @@ from typing import Any, TextIO
 from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.log import configure_logging, get_logger
 from zkconsumer.members.command_line import member_argv, member_parser
+from zkconsumer.members.revoke_cost import RevokeCost, add_revoke_option
 from zkconsumer.members.stop_signals import stacks_on_request, stop_event
 
 MODULE = "zkconsumer.members.modern_member"
@@ -73,17 +79,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser = member_parser(MODULE, __doc__.splitlines()[0], "bootstrap", "HOST:PORT of a broker", STRATEGIES)
     parser.add_argument("--group-protocol", default="classic", choices=GROUP_PROTOCOLS,
                         help="classic (JoinGroup/SyncGroup) or consumer (KIP-848); default classic")
+    add_revoke_option(parser)
     return parser
 
 
 def command(*, bootstrap: str, group: str, topic: str, consumer_id: str, strategy: str = "range",
             session_timeout_ms: int = 6000, output: Path | None = None, stop_at_stdin_eof: bool = False,
-            group_protocol: str = "classic") -> list[str]:
+            group_protocol: str = "classic", revoke_ms: int = 0) -> list[str]:
     """The command line that starts this member process with these settings (see :func:`build_parser`)."""
     argv = member_argv(MODULE, "bootstrap", bootstrap, group=group, topic=topic, consumer_id=consumer_id,
                        strategy=strategy, session_timeout_ms=session_timeout_ms, output=output,
                        stop_at_stdin_eof=stop_at_stdin_eof)
-    return [*argv, "--group-protocol", group_protocol] if group_protocol != "classic" else argv
+    if group_protocol != "classic":
+        argv += ["--group-protocol", group_protocol]
+    return [*argv, "--revoke-ms", str(revoke_ms)] if revoke_ms else argv
 
 
 def incremental(strategy: str, group_protocol: str = "classic") -> bool:
@@ -102,7 +111,8 @@ class RebalanceEvents:
     """The callbacks: each one does what the protocol asks (assign or unassign, all or incrementally) and says so
     in the legacy rebalance steps' words, timed with a monotonic clock."""
 
-    def __init__(self, consumer_id: str, group: str, strategy: str, group_protocol: str = "classic") -> None:
+    def __init__(self, consumer_id: str, group: str, strategy: str, group_protocol: str = "classic",
+                 revoke_ms: int = 0) -> None:
         self.base = get_logger("zkconsumer.migration.member").bind(consumer_id=consumer_id, group=group)
         self.log = self.base
         self.consumer_id = consumer_id
@@ -116,6 +126,8 @@ class RebalanceEvents:
         self.started_at: float | None = None
         self.owned: set[tuple[str, int]] = set()
         self.consumer: Any = None
+        self.revoke_cost = RevokeCost(revoke_ms)
+        self.closing = False  # the member is leaving: no revoke cost (see zkconsumer.members.revoke_cost)
 
     def _start(self, cause: str) -> None:
         if self.started_at is None:
@@ -143,17 +155,31 @@ class RebalanceEvents:
             begun = time.monotonic()
             self.log.info("rebalance.stop_fetchers", step=2, attempt=1, chunks_dropped=0, duration_ms=elapsed_ms(begun))
         self._commit()
+        gone = {(p.topic, p.partition) for p in partitions}
+        kept = set() if not self.cooperative else self.owned - gone
+        self._spend_revoke_cost(partitions, kept)
         begun = time.monotonic()
         if self.cooperative:
             consumer.incremental_unassign(partitions)
         else:
             consumer.unassign()
-        gone = {(p.topic, p.partition) for p in partitions}
-        self.owned = set() if not self.cooperative else self.owned - gone
+        self.owned = kept
         self.log.info("rebalance.release", step=4, attempt=1, released=_refs(partitions, self.consumer_id),
                       batches=0, duration_ms=elapsed_ms(begun))
         if self.steps_complete_alone:
             self._complete()
+
+    def _spend_revoke_cost(self, partitions: list, kept: set[tuple[str, int]]) -> None:
+        """The application's work before it gives ``partitions`` up, as the legacy listener's step 3; ``kept``:
+        what the member fetches again once it returns (nothing, under an eager protocol)."""
+        if self.revoke_cost.ms <= 0:
+            return
+        begun = time.monotonic()
+        spent = self.revoke_cost.spend(0 if self.closing else len(partitions))
+        self.log.info("rebalance.listener_before_release", step=3, attempt=1, revoke_ms=self.revoke_cost.ms,
+                      spent=spent, revoked=_refs(partitions, self.consumer_id),
+                      kept=[{"topic": t, "partition": p, "thread": self.consumer_id} for t, p in sorted(kept)],
+                      duration_ms=elapsed_ms(begun))
 
     def on_lost(self, consumer: Any, partitions: list) -> None:
         """The member's session ended without it: nothing to commit (the partitions may be someone else's)."""
@@ -265,7 +291,7 @@ def watched(config: dict[str, object], watch: UnsupportedWatch) -> dict[str, obj
 def consume(args: argparse.Namespace, stop: threading.Event, output: TextIO | None) -> None:
     from confluent_kafka import Consumer
 
-    events = RebalanceEvents(args.consumer_id, args.group, args.strategy, args.group_protocol)
+    events = RebalanceEvents(args.consumer_id, args.group, args.strategy, args.group_protocol, args.revoke_ms)
     config = consumer_config(bootstrap=args.bootstrap, group=args.group, consumer_id=args.consumer_id,
                              strategy=args.strategy, session_timeout_ms=args.session_timeout_ms,
                              group_protocol=args.group_protocol)
@@ -292,6 +318,7 @@ def consume(args: argparse.Namespace, stop: threading.Event, output: TextIO | No
     finally:
         begun = time.monotonic()
         events.log.info("consumer.shutting_down")
+        events.closing = True
         consumer.close()  # revokes (the callbacks run), commits, leaves the group
         events.log.info("consumer.shutdown", duration_ms=elapsed_ms(begun))
 

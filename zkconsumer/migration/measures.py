@@ -6,7 +6,9 @@ Pure: parsed events and records in, frozen dataclasses out.
 *Fetching* is read from the events with one rule for both families, since the modern member speaks the legacy
 steps' words (:mod:`zkconsumer.members.modern_member`): ``rebalance.stop_fetchers`` stops everything the
 member fetched (from the moment the step began), ``rebalance.release`` stops the partitions it names,
-``rebalance.completed`` makes ``owned`` what the member fetches, ``session.expired`` drops what it names and
+``rebalance.completed`` makes ``owned`` what the member fetches, ``rebalance.listener_before_release`` (the
+application's revoke work, :mod:`zkconsumer.members.revoke_cost`) stops everything the member fetched while it ran
+(the member delivers nothing meanwhile) and resumes what it names ``kept``, ``session.expired`` drops what it names and
 ``consumer.shutting_down``, ``demo.member_killed`` and ``demo.member_died`` stop everything. A partition is
 *paused* while nobody fetches it, from the moment its last fetcher stopped to the next start: a partition that
 was never fetched yet (the start of the run) is not paused, and what happens once the runner stops the script
@@ -24,6 +26,7 @@ from datetime import datetime
 from zkconsumer.trace.timeline import Event, build_timeline, partition_refs, rebalance_rounds
 
 SCENE = "demo.scene"
+REVOKE_WORK = "rebalance.listener_before_release"
 DRAINING = "demo.draining"
 DIED = "demo.member_died"
 _STOP_ALL = ("consumer.shutting_down", "demo.member_killed", DIED)
@@ -192,6 +195,11 @@ def measure(protocol: str, events: Sequence[Event], produced: Sequence[Produced]
         if name == "rebalance.stop_fetchers":
             start = time - _duration_s(event)
             fetching.stop(member, set(fetching.by_member[member]), start, scene_at(start))
+        elif name == REVOKE_WORK:
+            start = time - _duration_s(event)
+            held = set(fetching.by_member[member])
+            fetching.stop(member, held, start, scene_at(start))
+            fetching.start(member, sorted(held & set(_partitions(event.fields.get("kept"), topic))), time, scene)
         elif name == "rebalance.release":
             fetching.stop(member, _partitions(event.fields.get("released"), topic), time - _duration_s(event), scene)
         elif name == "session.expired":

@@ -93,6 +93,9 @@ class CompareSettings:
     # the script every protocol plays (:mod:`zkconsumer.scenarios`); its topic's partitions, rate and session are
     # the command's defaults, the fields above what is played
     scenario: Scenario = field(default_factory=default_scenario)
+    # the application's cost of giving partitions up, for every member (:mod:`zkconsumer.members.revoke_cost`);
+    # None: each member's ``revoke_ms`` in the scenario
+    revoke_ms: int | None = None
     settle_timeout_s: float = 60.0
     drain_timeout_s: float = 30.0
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:6])
@@ -100,6 +103,16 @@ class CompareSettings:
 
     def name(self, protocol: Protocol) -> str:
         return f"{self.prefix}-{protocol.name}-{self.run_id}"
+
+    def member_revoke_ms(self, member: str) -> int:
+        return self.revoke_ms if self.revoke_ms is not None else self.scenario.member(member).revoke_ms
+
+    def revoke_costs(self) -> str:
+        """The members' revoke cost in words, for the page: ``0 ms``, or ``500 ms``, or ``m1 500 ms, m2 0 ms``."""
+        costs = {m.name: self.member_revoke_ms(m.name) for m in self.scenario.members}
+        if len(set(costs.values())) == 1:
+            return f"{next(iter(costs.values()))} ms"
+        return ", ".join(f"{name} {ms} ms" for name, ms in costs.items())
 
 
 @dataclass
@@ -132,7 +145,9 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
     legacy = tuple((k, str(v)) for k, v in legacy_config.items() if k not in skip)
     modern = tuple((k, str(v)) for k, v in modern_config.items() if k not in skip)
     poll = ("poll() timeout", f"{modern_member.POLL_TIMEOUT_S * 1000:g} ms")
-    modern += (("max.poll.interval.ms", "300000 (librdkafka default)"), poll)
+    revoke = ("revoke cost (the application's, revoke_ms)", settings.revoke_costs())
+    legacy += (revoke,)
+    modern += (("max.poll.interval.ms", "300000 (librdkafka default)"), poll, revoke)
     found = [MemberSettings("legacy", legacy_member.MODULE, legacy),
              MemberSettings("modern", modern_member.MODULE, modern)]
     if any(p.group_protocol == "consumer" for p in settings.protocols):
@@ -143,7 +158,8 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
         session_ms, heartbeat_ms = modern_member.consumer_group_timeouts_ms(settings.session_timeout_ms)
         consumer += (("session and heartbeat", f"the coordinator's: group.consumer.session.timeout.ms {session_ms}, "
                                                f"group.consumer.heartbeat.interval.ms {heartbeat_ms} (the front the "
-                                               f"comparison starts; a broker's own, whatever it was given)"), poll)
+                                               f"comparison starts; a broker's own, whatever it was given)"), poll,
+                     revoke)
         found.append(MemberSettings("consumer", modern_member.MODULE, consumer))
     return tuple(found)
 
@@ -352,13 +368,15 @@ class _Player:
                                          topic=f"{run.topic}:{cast.streams}", consumer_id=name,
                                          strategy=run.protocol.strategy, session_timeout_ms=s.session_timeout_ms,
                                          config=dict(cast.config), output=deliveries, stop_at_stdin_eof=True,
-                                         session_file=self.session_file(name))
+                                         session_file=self.session_file(name),
+                                         revoke_ms=s.member_revoke_ms(name))
         else:
             group_protocol = "consumer" if run.protocol.group_protocol == "consumer" else "classic"
             argv = modern_member.command(bootstrap=s.bootstrap, group=run.group, topic=run.topic,
                                          consumer_id=consumer_id, strategy=run.protocol.strategy,
                                          session_timeout_ms=s.session_timeout_ms, output=deliveries,
-                                         stop_at_stdin_eof=True, group_protocol=group_protocol)
+                                         stop_at_stdin_eof=True, group_protocol=group_protocol,
+                                         revoke_ms=s.member_revoke_ms(name))
         member = self.group.start(name, consumer_id, argv)
         self.marker("demo.member_started", consumer_id=consumer_id, pid=member.pid)
 

@@ -16,6 +16,8 @@ MEMBER_ACTIONS = (START, STOP, KILL, PAUSE, EXPIRE)
 ACTIONS = (*MEMBER_ACTIONS, GROW, SETTLE, WAIT)
 #: actions after which the group must rebalance: the scene settles only once every member completed one since
 MEMBERSHIP_ACTIONS = (START, STOP, KILL, EXPIRE, GROW)
+#: a member's ``revoke_ms`` at most: longer would outlast the comparison's session and rebalance timeouts
+MAX_REVOKE_MS = 30_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,12 +71,15 @@ class Scene:
 
 @dataclass(frozen=True, slots=True)
 class Member:
-    """A member of the cast: ``streams`` consumer threads (a legacy member's; a modern member is one consumer), and
-    ``config``, consumer settings over the member's own (legacy members: ``--config KEY=VALUE``)."""
+    """A member of the cast: ``streams`` consumer threads (a legacy member's; a modern member is one consumer),
+    ``config``, consumer settings over the member's own (legacy members: ``--config KEY=VALUE``), and ``revoke_ms``,
+    its application's cost of giving partitions up (:mod:`zkconsumer.members.revoke_cost`): the application's, not
+    the client's, so every kind of member plays it."""
 
     name: str
     streams: int = 1
     config: tuple[tuple[str, str], ...] = ()
+    revoke_ms: int = 0
 
 
 @dataclass(frozen=True, slots=True)

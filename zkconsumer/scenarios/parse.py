@@ -23,6 +23,7 @@ from zkconsumer.scenarios.model import (
     ACTIONS,
     GROW,
     KILL,
+    MAX_REVOKE_MS,
     MEMBER_ACTIONS,
     PAUSE,
     SETTLE,
@@ -135,9 +136,10 @@ class _Reader:
             if not _NAME.match(name):
                 raise self.fail(key, "a member's name is 1 to 40 letters, digits, '_' or '-'")
             if not isinstance(spec, dict):
-                raise self.fail(key, "must be a table (streams, config)")
-            self.known_keys(spec, ("streams", "config"), f"{key}.")
+                raise self.fail(key, "must be a table (streams, config, revoke_ms)")
+            self.known_keys(spec, ("streams", "config", "revoke_ms"), f"{key}.")
             streams = self.whole(spec.get("streams", 1), f"{key}.streams", 1, MAX_STREAMS)
+            revoke_ms = self.whole(spec.get("revoke_ms", 0), f"{key}.revoke_ms", 0, MAX_REVOKE_MS)
             config = self.table(spec, "config", prefix=f"{key}.")
             items = []
             for setting, value in config.items():
@@ -145,7 +147,7 @@ class _Reader:
                     raise self.fail(f"{key}.config.{setting}", "must be a string, a number or true/false")
                 shown = str(value).lower() if isinstance(value, bool) else str(value)
                 items.append((setting, shown))
-            found.append(Member(name, streams, tuple(items)))
+            found.append(Member(name, streams, tuple(items), revoke_ms))
         return tuple(found)
 
     def scenes(self, data: Any, members: tuple[Member, ...]) -> tuple[Scene, ...]:
