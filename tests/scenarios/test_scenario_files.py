@@ -30,7 +30,7 @@ actions = [{ start = "b" }, { settle = true }, { pause = "a", seconds = 1.5 }, {
 
 
 def test_the_shipped_scenarios_are_the_demo_s_and_the_comparison_s_stories():
-    assert list(shipped()) == ["demo", "migration", "pause-and-grow"]
+    assert list(shipped()) == ["demo", "migration", "pause-and-grow", "rolling-restart"]
     demo = load("demo")
     assert [(s.number, [a.describe() for a in s.actions]) for s in demo.scenes] == [
         (1, ["start c1"]), (2, ["start c2"]), (3, ["start c3"]), (4, ["kill c2"]), (5, ["grow the topic by 2"])]
@@ -40,6 +40,11 @@ def test_the_shipped_scenarios_are_the_demo_s_and_the_comparison_s_stories():
     assert [s.label for s in migration.scenes] == ["1. m1 starts", "2. m2 joins", "3. m3 joins", "4. m2 SIGKILLed",
                                                    "5. m1 leaves"]
     assert migration.grown == 0 and migration.production.rate == 50.0
+    rolling = load("rolling-restart")
+    assert (len(rolling.members), rolling.topic.partitions, len(rolling.scenes)) == (6, 12, 7)
+    assert [[a.describe() for a in s.actions] for s in rolling.scenes[1:]] == [
+        [f"stop m{i}", "wait until the group has settled", f"start m{i}"] for i in range(1, 7)]
+    check_playable(rolling, parse_protocols("legacy-range,cooperative-sticky,consumer-uniform"))
 
 
 def test_a_written_scenario_reads_as_written():
