@@ -82,3 +82,4 @@ def test_a_broker_on_the_object_store_keeps_messages_and_committed_offsets_acros
             assert committed(broker.bootstrap) == {0: 40, 1: 55}
             more = produce_acknowledged(broker.bootstrap, 10)  # and it goes on taking messages
             assert len(more) == 10
+    assert not any(path.exists() for path in store.grpc_sockets())  # nothing of it left outside its directory

@@ -70,8 +70,19 @@ class LocalObjectStore(LocalServer):
         (self.workdir / "data").mkdir(parents=True, exist_ok=True)
 
     def environment(self) -> dict[str, str]:
-        # its gRPC unix sockets go to the temporary directory: this server's own, removed with it
+        # its logs go to the temporary directory: this server's own, removed with it
         return {**os.environ, "TMPDIR": str(self.workdir)}
+
+    def stop(self) -> None:
+        super().stop()
+        for path in self.grpc_sockets():  # a killed server leaves them behind
+            if path.is_socket():
+                path.unlink(missing_ok=True)
+
+    def grpc_sockets(self) -> list[Path]:
+        """The unix sockets it opens beside its gRPC ports, always in /tmp whatever its environment says."""
+        return [Path(f"/tmp/seaweedfs-{role}-grpc-{self.ports[f'{role}.port.grpc']}.sock")
+                for role in ("master", "volume", "filer", "s3")]
 
     def ready(self) -> bool:
         """The gateway answers and every bucket exists (created here: PUT is idempotent for its owner)."""
