@@ -1,7 +1,7 @@
 """The chaos run: ten member processes of one group on two topics, a steady producer, seeded random faults, and the
 group's invariants checked while it runs and at the end.
 
-    python benchmarks/chaos.py --duration-s 180 --seed 1 --report chaos.json
+    python benchmarks/chaos.py --duration-s 180 --seed 1 --zookeeper-servers 3 --report chaos.json
 
 Faults (``--faults``, default every one that can run here): ``kill`` (SIGKILL, restarted after 1-3 s), ``pause``
 (SIGSTOP for longer than the session timeout, then SIGCONT: a GC pause; the member must stop delivering what it no
