@@ -47,6 +47,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bench_support import memory_kib
+from process_cpu import descends, process_table
 
 from zkconsumer.fleet.analysis import analyze_group
 from zkconsumer.fleet.events import member_figures
@@ -155,29 +156,13 @@ def pressure() -> str:
 
 def tree_cpu() -> dict[str, float]:
     """CPU-seconds of this process and its descendants (the JVM, the Python daemon and workers), from /proc."""
-    tick = os.sysconf("SC_CLK_TCK")
-    procs = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        comm, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
-        procs[int(entry)] = (int(rest[1]), comm, int(rest[11]) + int(rest[12]), int(rest[13]) + int(rest[14]))
+    procs = process_table()
     me = os.getpid()
-
-    def mine(pid: int) -> bool:
-        while pid in procs and pid != me:
-            pid = procs[pid][0]
-        return pid == me
-
-    cpu = {"driver": procs[me][2] / tick, "jvm": 0.0, "python workers": 0.0}
+    cpu = {"driver": procs[me][2], "jvm": 0.0, "python workers": 0.0}
     for pid, (_parent, comm, own, reaped) in procs.items():
-        if pid != me and mine(pid):
+        if pid != me and descends(procs, pid, me):
             kind = "jvm" if comm == "java" else "python workers"
-            cpu[kind] += (own + (reaped if kind != "jvm" else 0)) / tick
+            cpu[kind] += own + (reaped if kind != "jvm" else 0)
     return cpu
 
 
