@@ -206,7 +206,7 @@ def main() -> None:
     print(f"  bound: {ours['chunks']} chunks in the queue + the one being read + the fetcher's batch, each at most "
           f"{ours['chunk_messages']:,} messages and {ours['chunk_bytes'] / mib / mib:g} MiB of values "
           f"({queue_bound / mib / mib:.1f} MiB of values here), and librdkafka's prefetch, "
-          f"{ours['rdkafka_kbytes'] / mib:g} MiB of values (queued.max.message.chunks x fetch.message.max.bytes)")
+          f"{ours['rdkafka_kbytes'] / mib:g} MiB of values (queued.max.messages.kbytes)")
     print(f"{'resident memory, MiB':40} {'before':>7} {'first msg':>10} {'max reading':>12} {'end':>7} "
           f"{'growth reading':>15} {'peak (VmHWM)':>13}")
     for label, report in (("zkconsumer, 1 stream", ours), ("raw confluent-kafka (defaults), poll()", raw)):

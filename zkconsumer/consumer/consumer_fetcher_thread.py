@@ -112,9 +112,10 @@ _CONSUME_TIMEOUT_S = 0.1
 #: the collector never runs while they are alive (which would promote them to older generations, walked whole).
 _CONSUME_BATCH = 500
 #: librdkafka's prefetch, in legacy stream queues' worth. With exactly one, a busy partition fills it with every fetch,
-#: so librdkafka stops fetching and starts again all the time: its threads then spent about 0.03 us a message more
-#: than with four, where they cost what they cost raw confluent-kafka with its 64 MiB default (10-byte messages).
-_PREFETCH_FACTOR = 4
+#: so librdkafka stops fetching and starts again all the time: its threads then spent about 0.02-0.03 us a message
+#: more (10-byte messages) than with two, close to what they cost raw confluent-kafka with its 64 MiB default. Four
+#: gained little more CPU and cost a consumer of 10,000 partitions far behind 23 MiB more (benchmarks/memory.py).
+_PREFETCH_FACTOR = 2
 #: Partitions whose reset offsets are looked up in one request (Tansu answers ListOffsets in about 0.6 ms per
 #: partition: 500 fit a network slice with room to spare).
 _LOOKUP_GROUP = 500
