@@ -10,7 +10,14 @@ from support import produce, produce_batched
 
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.spark.offsets import OffsetRange
-from zkconsumer.spark.partition_reader import ARROW_SCHEMA, RangeReadError, RangeTask, ReadSettings, read_range
+from zkconsumer.spark.partition_reader import (
+    ARROW_SCHEMA,
+    CONSUME_MESSAGES,
+    RangeReadError,
+    RangeTask,
+    ReadSettings,
+    read_range,
+)
 
 
 def read(bootstrap: str, topic: str, begin: int, end: int, batch_rows: int = 10_000) -> list:
@@ -49,3 +56,18 @@ def test_a_range_the_log_does_not_have_fails_naming_it(bootstrap_servers, topic_
     # Kafka answers "out of range" (a fetch error); Tansu answers nothing: after socket.timeout.ms, the same failure
     with pytest.raises(RangeReadError, match=rf"^{topic_name}-0: .*reading \[50, 60\).* from {bootstrap_servers}"):
         read(bootstrap_servers, topic_name, 50, 60)
+
+
+def test_batches_of_the_size_asked_joined_from_smaller_consumes(bootstrap_servers, topic_name):
+    """The reader takes at most CONSUME_MESSAGES from librdkafka at a time and joins them: the batches Spark gets
+    are still ``batch_rows`` long (the last one shorter), in offset order."""
+    create_topic(bootstrap_servers, topic_name, 1)
+    produce_batched(bootstrap_servers, topic_name, 0, 2 * CONSUME_MESSAGES + 700)
+    task = RangeTask(OffsetRange(topic_name, 0, 100, 2 * CONSUME_MESSAGES + 700),
+                     ReadSettings(bootstrap_servers, "reader-test", socket_timeout_ms=3000))
+    batch_rows = CONSUME_MESSAGES + CONSUME_MESSAGES // 2
+    batches = list(read_range(task, batch_rows))
+    assert [b.num_rows for b in batches] == [batch_rows, 2 * CONSUME_MESSAGES + 600 - batch_rows]
+    offsets = [o for b in batches for o in b.column("offset").to_pylist()]
+    assert offsets == list(range(100, 2 * CONSUME_MESSAGES + 700))
+    assert all(b.schema == ARROW_SCHEMA for b in batches)
