@@ -100,6 +100,8 @@ MARK_KINDS: tuple[MarkKind, ...] = (
     MarkKind("suspended", "zookeeper.suspended", "ZooKeeper connection suspended", Symbol("bar", "#7a0177")),
     MarkKind("suspended_too_long", "zookeeper.suspended_too_long", "cut off too long: stopped fetching",
              Symbol("bar", "#b10026")),
+    MarkKind("chunk_fenced", "stream.chunk_fenced", "chunk dropped: session lost during a pause",
+             Symbol("diamond", "#08519c")),
     # A demo event about one member rather than the whole run: a mark on its lane (a crash's traceback would
     # otherwise draw a line across the page for every line it printed).
     MarkKind("member_output", "demo.member_output", "member printed a non-event line", Symbol("square", "#000000")),
