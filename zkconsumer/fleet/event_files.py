@@ -17,6 +17,7 @@ import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
+from zkconsumer.errors import UsageError
 from zkconsumer.trace.timeline import read_events
 
 SNIFF_LINES = 32  # non-blank lines looked at: a log may start with a few lines of other output
@@ -30,7 +31,8 @@ class EventFiles:
 
 
 def find_event_files(paths: list[str]) -> EventFiles:
-    """The files to read for ``paths`` (files and directories, each existing: see ``job_output.check_inputs``)."""
+    """The files to read for ``paths`` (files and directories, each existing: see ``job_output.check_inputs``); a
+    file under a directory that cannot be read is a UsageError naming it."""
     read: list[Path] = []
     skipped: list[Path] = []
     for given in paths:
@@ -41,7 +43,10 @@ def find_event_files(paths: list[str]) -> EventFiles:
         for found in sorted(p for p in path.rglob("*") if p.is_file() and not _hidden(p.relative_to(path))):
             if found.stat().st_size == 0:
                 continue
-            (read if holds_events(found) else skipped).append(found)
+            try:
+                (read if holds_events(found) else skipped).append(found)
+            except OSError as exc:
+                raise UsageError(f"events file {found} cannot be read ({exc.strerror or exc})") from None
     return EventFiles(tuple(read), tuple(skipped))
 
 
