@@ -1,10 +1,12 @@
 """Step mode and the live page on a real demo run, the CLI driven through a pseudo-terminal as a teacher would: the
-demo stops before a scene's action (nothing started yet) and before a rebalance is told, the member it started
-keeps its ZooKeeper session while the class talks, the live page already shows that member's lane (the demo not
-yet ended), Enter goes on, ``c`` plays the rest, and the page served at the end is the demo's file."""
+demo stops before a scene's action (nothing started yet) and before each step of a legacy rebalance, before that
+step happens (before the claim: no claim event, no owner znode), the member it started keeps its ZooKeeper session
+while the class talks, the live page already shows that member's lane (the demo not yet ended), Enter lets exactly
+the step waited for run, ``c`` plays the rest, and the page served at the end is the demo's file."""
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import re
@@ -18,6 +20,22 @@ from browser import body_attributes, dump_url
 from support import TWO_JOIN_SCENARIO, wait_for
 
 pytestmark = pytest.mark.browser
+
+#: the steps of a first attempt before its claim, as the step mode names them (no listener: no step 3)
+BEFORE_THE_CLAIM = [(1, "read the cluster"), (2, "stop fetchers"), (2, "commit offsets"), (4, "release ownership"),
+                    (5, "assign"), (6, "fetch offsets"), (7, "rebuild topicRegistry")]
+
+
+def steps_of(out, consumer_id: str) -> list[str]:
+    """The rebalance steps of ``consumer_id`` the demo recorded so far, in order."""
+    steps = []
+    for line in (out / "events.jsonl").read_text().splitlines():
+        event = json.loads(line)
+        name = str(event.get("event", ""))
+        if event.get("consumer_id") == consumer_id and name.startswith("rebalance.") and "step" in event:
+            steps.append(name.removeprefix("rebalance."))
+    return steps
+
 
 class Terminal:
     """The demo's process on a pseudo-terminal: what it printed so far, and keys typed."""
@@ -72,8 +90,17 @@ def test_step_mode_and_live_page_through_a_terminal(tmp_path, zk, kafka_zk, topi
         term.read_until(r"\[step\] next: scene 1: start m1\. what happens next\?")
         assert not zk.exists(ids) or zk.get_children(ids) == []  # stopped before the action
         term.type("\n")
-        term.read_until(rf"\[step\] next: {group}_m1's rebalance 1, attempt 1, step by step\.")
-        registration = f"{ids}/{group}_m1"
+        member = f"{group}_m1"
+        owners = f"/consumers/{group}/owners/{topic_name}"
+        for number, title in BEFORE_THE_CLAIM:  # m1's first attempt, a stop before each step
+            term.read_until(rf"\[step\] next: {member} is about to: {number} {re.escape(title)} \N{{EM DASH}} ")
+            term.type("\n")
+        term.read_until(rf"\[step\] next: {member} is about to: 8 claim ownership \N{{EM DASH}} create the owner "
+                        r"znodes.*\(rebalance 1, attempt 1\)\. what happens next\?")
+        assert steps_of(out, member) == ["read_cluster", "stop_fetchers", "commit_offsets", "release", "assign",
+                                         "fetch_offsets", "build_registry"]  # the claim has not happened
+        assert not zk.exists(owners) or zk.get_children(owners) == []
+        registration = f"{ids}/{member}"
         owner = zk.exists(registration).ephemeralOwner
         # the class talks for longer than the member's session timeout: its session lives on, the same one
         held_until = time.monotonic() + 2.5
@@ -81,13 +108,19 @@ def test_step_mode_and_live_page_through_a_terminal(tmp_path, zk, kafka_zk, topi
             stat = zk.exists(registration)
             assert stat is not None and stat.ephemeralOwner == owner
             time.sleep(0.1)
-        assert f"{group}_m1: rebalance 1" not in term.text  # the block is held back until Enter
+        assert f"{member}: rebalance 1" not in term.text  # the attempt is told when it ends
+        assert "claim" not in steps_of(out, member) and (not zk.exists(owners) or zk.get_children(owners) == [])
         dom = dump_url(url)  # the demo is still running, held here
         assert body_attributes(dom).get("data-rendered") == "ok"
-        assert f'<g class="lane" data-consumer="{group}_m1">' in dom
+        assert f'<g class="lane" data-consumer="{member}">' in dom
         assert term.process.poll() is None
+        term.type("\n")  # the claim, and nothing after it
+        term.read_until(rf"\[step\] next: {member} is about to: 9 restart fetchers ")
+        assert steps_of(out, member)[-1] == "claim"
+        assert sorted(zk.get_children(owners)) == ["0", "1"]
+        assert zk.exists(registration).ephemeralOwner == owner
         term.type("\n")
-        term.read_until(rf"  {group}_m1: rebalance 1 \(initial\), attempt 1")
+        term.read_until(rf"  {member}: rebalance 1 \(initial\), attempt 1")
         term.read_until(r"\[step\] next: scene 2: start m2\.")
         term.type("c\n")
         term.read_until(r"\[step\] playing on without stopping")
@@ -97,7 +130,7 @@ def test_step_mode_and_live_page_through_a_terminal(tmp_path, zk, kafka_zk, topi
         term.close()
     assert "Scene 2" in term.text and "[step] next: scene 3" not in term.text
     assert (out / "timeline.html").exists()
-    assert term.text.count("[step] next:") == 3
+    assert term.text.count("[step] next:") == 2 + len(BEFORE_THE_CLAIM) + 2  # 2 scenes, 9 steps, none after c
 
 
 def test_step_mode_without_a_terminal_is_one_line(tmp_path):

@@ -136,7 +136,7 @@ def settings_for(scenario: Scenario, args: argparse.Namespace, partitions: int) 
         zookeeper="", bootstrap="", topic=args.topic or fresh_topic(scenario.topic.name), group=args.group,
         strategy=args.strategy, partitions=partitions, session_timeout_ms=session,
         messages_per_partition=scenario.production.burst, pace=args.pace, compare=args.compare,
-        output_dir=args.output_dir, scenario=scenario,
+        output_dir=args.output_dir, scenario=scenario, step_gate=bool(getattr(args, "step", False)),
     )
 
 

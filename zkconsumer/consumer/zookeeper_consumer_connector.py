@@ -39,7 +39,7 @@ import contextlib
 import random
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +62,7 @@ from zkconsumer.consumer.partition_topic_info import ChunkQueue, PartitionTopicI
 from zkconsumer.consumer.rebalance_listener import ConsumerRebalanceListener
 from zkconsumer.consumer.rebalance_plan import NotRegisteredError, RebalancePlan, plan_rebalance
 from zkconsumer.consumer.session_fence import SessionFence
+from zkconsumer.consumer.step_gate import StepContext, StepGate
 from zkconsumer.consumer.zk_rebalancer_listener import ZKRebalancerListener
 from zkconsumer.errors import (
     ConsumerRebalanceFailedException,
@@ -69,7 +70,7 @@ from zkconsumer.errors import (
     UsageError,
 )
 from zkconsumer.events.fields import elapsed_ms, partition_list
-from zkconsumer.events.rebalance_steps import BY_NAME
+from zkconsumer.events.rebalance_steps import BY_NAME, RebalanceStep
 from zkconsumer.group.kafka_offset_store import KafkaOffsetStore
 from zkconsumer.group.offset_storage import KAFKA, OffsetsCommitFailedError, OffsetStorage, StorageCommit
 from zkconsumer.group.offset_store import WriteBehind, ZooKeeperOffsetStore, largest_offset_op
@@ -130,10 +131,13 @@ def create_connector(config: ConsumerConfig | Mapping[str, Any],
 
 class ZookeeperConsumerConnector:
     def __init__(self, config: ConsumerConfig, listener: ConsumerRebalanceListener | None = None,
-                 fetch: bool = True) -> None:
+                 fetch: bool = True, *, step_gate: StepGate | None = None) -> None:
         """``fetch=False`` makes a member that owns partitions without fetching them: it registers, rebalances and
         claims as any member, and its streams stay empty; something else reads what it owns (the Spark source,
-        :mod:`zkconsumer.spark.stream_source`, plans micro-batches over :attr:`topic_registry`)."""
+        :mod:`zkconsumer.spark.stream_source`, plans micro-batches over :attr:`topic_registry`).
+
+        ``step_gate``, a teaching and debugging hook outside the legacy API (:mod:`zkconsumer.consumer.step_gate`),
+        is called before each numbered step of every rebalance attempt, which waits for it to return."""
         self.config = config
         self.fetch = fetch
         self.group = config.group_id
@@ -165,6 +169,9 @@ class ZookeeperConsumerConnector:
         self._wildcard_topics: set[str] = set()
         self._broker_watch_armed = False
         self._rebalance_id = 0
+        self._attempt_number = 0  # of the attempt running, for the step gate
+        self._step_gate = step_gate
+        self._before_step: Callable[[RebalanceStep], None] | None = None if step_gate is None else self._at_step_gate
         self._rebalances = 0
         self._failed_rebalances = 0
         self._consecutive_failures = 0
@@ -539,6 +546,7 @@ class ZookeeperConsumerConnector:
             for attempt in range(1, retries + 1):
                 if self._shutdown.is_set():
                     return
+                self._attempt_number = attempt
                 outcome = self._rebalance(log.bind(attempt=attempt))
                 if outcome.completed:
                     self._rebalances += 1
@@ -608,7 +616,7 @@ class ZookeeperConsumerConnector:
     def _read_cluster(self, log: EventLogger) -> bool:
         """Step 1: is there a cluster at all? Without brokers nothing can be fetched: the attempt succeeds owning
         nothing new (``False``), and a watch on /brokers/ids rebalances at the first broker's arrival."""
-        with _step(log, "read_cluster") as fields:
+        with _step(log, "read_cluster", self._before_step) as fields:
             brokers = reads.children(self.zk, paths.BROKER_IDS_PATH)
             fields["brokers"] = brokers
         if brokers:
@@ -623,12 +631,12 @@ class ZookeeperConsumerConnector:
     def _stop_fetchers(self, log: EventLogger) -> None:
         """Step 2: stop fetching and empty the buffers, so nothing fetched under the old ownership is handed out
         later."""
-        with _step(log, "stop_fetchers") as fields:
+        with _step(log, "stop_fetchers", self._before_step) as fields:
             fields["chunks_dropped"] = self._stop_fetching()
 
     def _commit_before_release(self, log: EventLogger) -> None:
         """Step 2, then: commit what the application consumed (with auto-commit), while we still own it."""
-        with _step(log, "commit_offsets") as fields:
+        with _step(log, "commit_offsets", self._before_step) as fields:
             fields["auto_commit"] = self.config.auto_commit_enable
             if self.config.auto_commit_enable:
                 result = self._commit("rebalance", log_event=False)
@@ -640,7 +648,7 @@ class ZookeeperConsumerConnector:
         """Step 3: tell the application, which may commit its own offsets now."""
         if self._listener is None:
             return
-        with _step(log, "listener_before_release"):
+        with _step(log, "listener_before_release", self._before_step):
             ownership: dict[str, set[int]] = {}
             for tp in owned:
                 ownership.setdefault(tp.topic, set()).add(tp.partition)
@@ -648,7 +656,7 @@ class ZookeeperConsumerConnector:
 
     def _release(self, log: EventLogger, owned: Iterable[TopicPartition]) -> None:
         """Step 4: give up every partition; the assignment is computed from scratch (eager, as in Kafka)."""
-        with _step(log, "release") as fields:
+        with _step(log, "release", self._before_step) as fields:
             with self._commit_lock:
                 held, self._held = self._held, None
                 released = release_partitions(self.zk, self.group, set(owned) | self._unconfirmed_claims,
@@ -660,7 +668,7 @@ class ZookeeperConsumerConnector:
     def _assign(self, log: EventLogger) -> RebalancePlan:
         """Step 5: read the group and compute this consumer's share, as every other member does from its own
         reading."""
-        with _step(log, "assign") as fields:
+        with _step(log, "assign", self._before_step) as fields:
             snapshot = read_group_snapshot(self.zk, self.group, self.config.exclude_internal_topics)
             self._report_malformed(snapshot.malformed)
             plan = plan_rebalance(snapshot, self.consumer_id, self.config.partition_assignment_strategy,
@@ -673,7 +681,7 @@ class ZookeeperConsumerConnector:
     def _fetch_offsets(self, log: EventLogger, plan: RebalancePlan) -> dict[TopicPartition, int]:
         """Step 6: where each assigned partition's consumption resumes (a partition whose offset cannot be read
         is left out, and so not claimed)."""
-        with _step(log, "fetch_offsets") as fields:
+        with _step(log, "fetch_offsets", self._before_step) as fields:
             fields["storage"] = self._offsets.storage
             fetched = self._offsets.fetch(plan.assignment)
             self._report_malformed(tuple(fetched.malformed.values()))
@@ -688,7 +696,7 @@ class ZookeeperConsumerConnector:
 
     def _build_registry(self, log: EventLogger, plan: RebalancePlan, offsets: Mapping[TopicPartition, int]) -> Registry:
         """Step 7: the new topicRegistry, each partition bound to the queue of the stream of its thread."""
-        with _step(log, "build_registry") as fields:
+        with _step(log, "build_registry", self._before_step) as fields:
             registry: Registry = {}
             for tp, offset in offsets.items():
                 thread = plan.assignment[tp]
@@ -703,7 +711,7 @@ class ZookeeperConsumerConnector:
         """Step 8: claim ownership, all or nothing. ``False`` on a conflict: another member has not released yet,
         or read the group differently, and the attempt backs off and retries. The claims stay unconfirmed until
         the claim and the read after it are through, so that the next release covers znodes an error left."""
-        with _step(log, "claim") as fields:
+        with _step(log, "claim", self._before_step) as fields:
             self._unconfirmed_claims.update(claims)
             claimed = claim_partitions(self.zk, self.group, claims, self.config.zookeeper_multi_max_bytes)
             self._held = claimed.held if claimed.ok else None
@@ -723,14 +731,14 @@ class ZookeeperConsumerConnector:
         """Step 9: tell the application the group's decision before fetching resumes."""
         if self._listener is None:
             return
-        with _step(log, "listener_before_start"):
+        with _step(log, "listener_before_start", self._before_step):
             decision = {t: {p: ConsumerThreadId(th) for p, th in ps.items()}
                         for t, ps in plan.global_assignment.items()}
             self._listener.before_starting_fetchers(self.consumer_id, decision)
 
     def _start_fetchers(self, log: EventLogger, registry: Registry) -> None:
         """Step 9, then: hand the new registry to the fetcher manager (unless this member does not fetch)."""
-        with _step(log, "start_fetchers") as fields:
+        with _step(log, "start_fetchers", self._before_step) as fields:
             infos = [info for ps in registry.values() for info in ps.values()]
             if not self.zk.connected:  # cut off since the claim: _suspended_too_long may have stopped us already
                 raise ConnectionError("ZooKeeper connection lost before the fetchers started")
@@ -739,6 +747,11 @@ class ZookeeperConsumerConnector:
                 self._fetcher.start_connections(infos)
             fields["partitions"] = len(infos)
             fields["fetching"] = self.fetch
+
+    def _at_step_gate(self, step: RebalanceStep) -> None:
+        """Hold the attempt before ``step`` for as long as the step gate does (only the rebalance lock is held)."""
+        assert self._step_gate is not None
+        self._step_gate(step, StepContext(self.consumer_id, self._rebalance_id, self._attempt_number))
 
     def _offsets_committed_since(self, registry: Registry, read: Mapping[TopicPartition, int],
                                  claimed: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
@@ -872,12 +885,16 @@ class ZookeeperConsumerConnector:
 
 
 @contextlib.contextmanager
-def _step(log: EventLogger, name: str) -> Iterator[dict[str, Any]]:
+def _step(log: EventLogger, name: str, before: Callable[[RebalanceStep], None] | None = None,
+          ) -> Iterator[dict[str, Any]]:
     """One step of an attempt: its event (numbered as in :mod:`zkconsumer.events.rebalance_steps`) on ``log`` when
     the step is done, with the fields the step puts in the dict it is given. A step that raises still emits it, as a
     warning with what it gathered so far and the ``error``, so that a timeline shows where the attempt broke; the
-    exception then fails the attempt."""
+    exception then fails the attempt. ``before`` (a teaching hook, :mod:`zkconsumer.consumer.step_gate`) is called
+    first, and the step's time counts from its return."""
     step = BY_NAME[name]
+    if before is not None:
+        before(step)
     started = time.monotonic()
     fields: dict[str, Any] = {}
     try:

@@ -110,6 +110,7 @@ class DemoSettings:
     explain: bool = True
     output_dir: Path = Path("demo-output")
     settle_timeout_s: float | None = None  # default: 60 s, or twice the session timeout + 20 s if longer
+    step_gate: bool = False  # members wait before each rebalance step until the step mode lets them go (--step)
 
     @property
     def settle_limit_s(self) -> float:
@@ -268,7 +269,8 @@ class RebalanceDemo:
         argv = legacy_member.command(zookeeper=s.zookeeper, group=s.group, topic=f"{s.topic}:{streams}",
                                      consumer_id=name, strategy=s.strategy, session_timeout_ms=s.session_timeout_ms,
                                      config=dict(cast.config), session_file=self._session_file(name),
-                                     stop_at_stdin_eof=True, revoke_ms=cast.revoke_ms)
+                                     stop_at_stdin_eof=True, revoke_ms=cast.revoke_ms,
+                                     step_gate=self._session_file(name).with_suffix(".step") if s.step_gate else None)
         member = self.group.start(name, consumer_id, argv)
         self.streams[name] = streams
         self._record({"event": "demo.member_started", "consumer_id": consumer_id, "pid": member.pid,
@@ -393,9 +395,10 @@ class RebalanceDemo:
 
     def _settle(self, since: float | None, waiting_for: str) -> None:
         self._waiting = Waiting(self.status, waiting_for)
+        held_before = self._held_s()
         try:
             while not self._settled(since):
-                if self._waiting.elapsed > self.settings.settle_limit_s:
+                if self._waiting.elapsed - (self._held_s() - held_before) > self.settings.settle_limit_s:
                     raise DemoError(
                         f"the group did not settle within {self.settings.settle_limit_s:g} s; the members' logs "
                         f"are in {self.settings.output_dir / 'members'}")
@@ -408,6 +411,10 @@ class RebalanceDemo:
         finally:
             self._waiting.finish()
             self._waiting = None
+
+    def _held_s(self) -> float:
+        """How long observers held the demo (a step mode's stops, ``held_s``): a class talking is no slow group."""
+        return sum(float(getattr(observer, "held_s", 0.0)) for observer in self.observers)
 
     def _report(self, scene: Scene) -> SceneResult:
         s = self.settings

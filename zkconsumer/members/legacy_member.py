@@ -11,7 +11,8 @@ The member consumes every stream (one thread each) and writes its events as JSON
 already written. ``--revoke-ms N`` gives it an application that spends N ms before releasing partitions
 (:mod:`zkconsumer.members.revoke_cost`, in the connector's rebalance listener).
 ``--session-file`` keeps its ZooKeeper session id and password there (``<id> <password hex>``), for a caller that
-expires the session from outside. It leaves the group cleanly on SIGTERM or SIGINT
+expires the session from outside. ``--step-gate FIFO`` stops it before each numbered step of its rebalances until the
+demo's step mode says go on (:mod:`zkconsumer.members.step_control`). It leaves the group cleanly on SIGTERM or SIGINT
 (:mod:`zkconsumer.members.stop_signals`), and dumps its threads' stacks to stderr on SIGUSR1, for a caller that is
 about to kill it because it hangs.
 """
@@ -28,15 +29,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
+from zkconsumer.config import ConsumerConfig
 from zkconsumer.consumer.consumer_iterator import ConsumerTimeoutException
 from zkconsumer.consumer.kafka_stream import KafkaStream
 from zkconsumer.consumer.message_and_metadata import MessageAndMetadata
-from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector, create_connector
+from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
 from zkconsumer.errors import UsageError
 from zkconsumer.group.topic_count import parse_topic_streams
 from zkconsumer.log import configure_logging
 from zkconsumer.members.command_line import member_argv, member_parser
 from zkconsumer.members.revoke_cost import RevokeCost, RevokeListener, add_revoke_option
+from zkconsumer.members.step_control import HeldSteps
 from zkconsumer.members.stop_signals import stacks_on_request, stop_event
 
 MODULE = "zkconsumer.members.legacy_member"
@@ -53,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="json: the connector's events as JSON lines, on stdout or in --events-file (default)")
     parser.add_argument("--events-file", help="append the events to this file instead of writing them on stdout")
     parser.add_argument("--session-file", help="keep the ZooKeeper session's id and password in this file")
+    parser.add_argument("--step-gate", metavar="FIFO",
+                        help="before each rebalance step, emit member.step_waiting and wait for a line on this FIFO "
+                        "(made if missing): 'go' runs the step, 'off' runs it and every later one")
     add_revoke_option(parser)
     return parser
 
@@ -60,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
 def command(*, zookeeper: str, group: str, topic: str, consumer_id: str, strategy: str = "range",
             session_timeout_ms: int = 6000, config: Mapping[str, object] | None = None, output: Path | None = None,
             delivery_format: str = "plain", events_file: Path | None = None, session_file: Path | None = None,
-            stop_at_stdin_eof: bool = False, revoke_ms: int = 0) -> list[str]:
+            stop_at_stdin_eof: bool = False, revoke_ms: int = 0, step_gate: Path | None = None) -> list[str]:
     """The command line that starts this member process with these settings (see :func:`build_parser`)."""
     argv = member_argv(MODULE, "zookeeper", zookeeper, group=group, topic=topic, consumer_id=consumer_id,
                        strategy=strategy, session_timeout_ms=session_timeout_ms, output=output,
@@ -75,6 +81,8 @@ def command(*, zookeeper: str, group: str, topic: str, consumer_id: str, strateg
         argv += ["--session-file", str(session_file)]
     if revoke_ms:
         argv += ["--revoke-ms", str(revoke_ms)]
+    if step_gate is not None:
+        argv += ["--step-gate", str(step_gate)]
     return argv
 
 
@@ -157,9 +165,10 @@ def main(argv: list[str] | None = None) -> int:
     topics = parse_topics(args.topic)
     stop = stop_event(stop_at_stdin_eof=args.stop_at_stdin_eof)
     stacks_on_request()
-    connector = create_connector(member_config(
+    held = HeldSteps(Path(args.step_gate), stop) if args.step_gate else None
+    connector = ZookeeperConsumerConnector(ConsumerConfig(member_config(
         zookeeper=args.zookeeper, group=args.group, consumer_id=args.consumer_id, strategy=args.strategy,
-        session_timeout_ms=args.session_timeout_ms, overrides=parse_settings(args.config)))
+        session_timeout_ms=args.session_timeout_ms, overrides=parse_settings(args.config))), step_gate=held)
     if args.revoke_ms:
         connector.set_consumer_rebalance_listener(RevokeListener(RevokeCost(args.revoke_ms)))
     output = open(args.output, "a", buffering=1) if args.output else None  # noqa: SIM115 - closed below
@@ -178,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
         for thread in threads:
             thread.join(2)
     finally:
+        if held is not None:
+            held.close()  # a held step goes on, so that the rebalance lets shutdown have its lock
         connector.shutdown()
         if output is not None:
             output.close()
