@@ -1,6 +1,7 @@
 """A teaching and debugging hook of the connector, not part of the legacy API: a gate called before each numbered
-step of a rebalance attempt (:mod:`zkconsumer.events.rebalance_steps`), on the rebalance thread, which runs the
-step when the gate returns.
+step of a rebalance attempt (:mod:`zkconsumer.events.rebalance_steps`), on the thread running the rebalance (the
+caller of ``create_message_streams`` for the first, the connector's rebalance thread after), which runs the step when
+the gate returns. A gate should return once the connector shuts down: shutdown waits for the rebalance.
 
 ``zkconsumer demo --step`` uses it to stop a member before a step happens, so that a class can say what comes next
 before seeing it (:mod:`zkconsumer.members.step_control`). A gate may block as long as it likes: the rebalance thread

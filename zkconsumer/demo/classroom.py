@@ -21,8 +21,9 @@ from zkconsumer.errors import UsageError
 def add_options(parser: argparse.ArgumentParser) -> None:
     room = parser.add_argument_group("in class")
     room.add_argument("--step", action="store_true",
-                      help="stop before each scene's action and each rebalance told, and wait for Enter (c: play on); "
-                      "servers and members run on, their sessions alive")
+                      help="stop before each scene's action and each step of a legacy rebalance (with --protocol: each "
+                      "coordinator round and each legacy attempt told), and wait for Enter (c: play on); servers and "
+                      "members stay as they are, their sessions alive")
     room.add_argument("--serve", type=int, nargs="?", const=0, default=None, metavar="PORT",
                       help="serve the timeline page on 127.0.0.1:PORT (default: a free port, printed) while the demo "
                       "runs; it grows as events arrive, and ends as timeline.html")

@@ -8,6 +8,7 @@ the FIFO) and waits. The demo answers with :func:`tell`: one line :data:`GO` run
 and every later one without waiting. A FIFO rather than the member's stdin, because stdin closing is already how a
 member learns that its starter is gone (``--stop-at-stdin-eof``); and the demo needs nothing but the event's path to
 answer. Leaving the group (SIGTERM, or stdin closing) also lets a held step go, so that the member can shut down.
+The event is no ``demo.*`` one: those are the timeline's markers, drawn across every lane.
 """
 
 from __future__ import annotations
