@@ -173,3 +173,66 @@ def test_with_protocols_step_mode_stops_before_scenes_rounds_and_reconciliations
                      "the coordinator's round of group g"]
     assert "[step] playing on without stopping" in out.getvalue()
     assert "[consumer-uniform] coordinator k: GROUP EPOCH 1 -> 2 (member_joined)" in out.getvalue()
+
+
+def test_members_waiting_at_once_go_on_one_at_a_time_in_arrival_order_and_c_lets_every_one_go(tmp_path):
+    """Two members' step gates (real FIFOs, :mod:`zkconsumer.members.step_control`) wait before their release: the
+    step mode takes the first that said so, lets only it go on at Enter (the other stays held), then the second; ``c``
+    lets every member go, including one that waits again meanwhile, without another stop."""
+    import io
+    import threading
+
+    from structlog.testing import capture_logs
+
+    from zkconsumer.consumer.step_gate import StepContext
+    from zkconsumer.demo.step_mode import StepMode
+    from zkconsumer.events.rebalance_steps import BY_NAME
+    from zkconsumer.members.step_control import STEP_WAITING, HeldSteps
+
+    stop = threading.Event()
+    gates = {who: HeldSteps(tmp_path / f"{who}.step", stop) for who in ("a", "b")}
+    done: dict[str, list[str]] = {"a": [], "b": []}
+
+    def member(who: str, steps: list[str]) -> None:
+        for name in steps:
+            gates[who](BY_NAME[name], StepContext(who, 1, 1))
+            done[who].append(name)
+
+    def waiting(events) -> list[dict]:
+        return [e for e in events if e["event"] == STEP_WAITING]
+
+    prompts: list[dict] = []
+
+    def answer() -> str:
+        prompts.append({"done": {who: list(steps) for who, steps in done.items()}})
+        return "\n" if len(prompts) == 1 else "c\n"
+
+    out = io.StringIO()
+    step = StepMode(read_line=answer, out=out)
+    try:
+        with capture_logs() as events:
+            threads = [threading.Thread(target=member, args=("a", ["release", "assign"]), daemon=True)]
+            threads[0].start()
+            wait_for(lambda: len(waiting(events)) == 1)
+            threads.append(threading.Thread(target=member, args=("b", ["release"]), daemon=True))
+            threads[1].start()
+            wait_for(lambda: len(waiting(events)) == 2)
+            first, second = waiting(events)
+            assert (first["consumer_id"], second["consumer_id"]) == ("a", "b")
+            step.event(first)  # Enter: a releases, b stays held
+            wait_for(lambda: done["a"] == ["release"])
+            step.event(second)  # c: b, and a wherever it waits, go on
+            for thread in threads:
+                thread.join(10)
+                assert not thread.is_alive()
+            for later in waiting(events)[2:]:  # a's wait before assign, answered without a stop
+                step.event(later)
+    finally:
+        for gate in gates.values():
+            gate.close()
+    assert prompts[0]["done"] == {"a": [], "b": []}
+    assert prompts[1]["done"] == {"a": ["release"], "b": []}
+    assert done == {"a": ["release", "assign"], "b": ["release"]}
+    stops = re.findall(r"\[step\] next: (\w+) is about to: (\d) ([a-z ]+) \N{EM DASH}", out.getvalue())
+    assert stops == [("a", "4", "release ownership"), ("b", "4", "release ownership")]
+    assert step.stops == 2 and not (tmp_path / "a.step").exists()  # the FIFO it made, removed on close
