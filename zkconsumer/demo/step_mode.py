@@ -98,7 +98,9 @@ class StepMode:
         if not self.stepping:
             return
         self.stops += 1
-        self.out.write(f"\n  [step] next: {coming}. {PROMPT_END} ")
+        # on a terminal, over the line a wait indicator may be drawing (the stop comes while a scene settles)
+        clear = "\r\033[K" if self.out.isatty() else ""
+        self.out.write(f"{clear}\n  [step] next: {coming}. {PROMPT_END} ")
         self.out.flush()
         started = time.monotonic()
         answer = self.read_line()
