@@ -3,6 +3,8 @@
 # Python workers) and the migration comparison (member processes, mostly waiting on rebalances) beside all the
 # others (mostly waiting on ZooKeeper sessions, rebalances and brokers), which on a 2-core machine takes the time of
 # the longer run instead of the sum: the migration tests are in the second run because it is the shorter one.
+# The first run's tests go to two worker processes (pytest-xdist), a test module's tests to one worker, so that its
+# module fixtures are made once: waiting tests overlap, and each worker starts its own servers as each run does.
 # Each run starts its own servers. The second run's output is kept in a file and shown after the first one's; the
 # exit status is non-zero if either run failed. Extra arguments go to both runs.
 # Usage: scripts/run_tests.sh [VENV] [pytest args...]
@@ -17,7 +19,7 @@ trap 'rm -f "$spark_log"' EXIT
 spark_pid=$!
 trap 'kill "$spark_pid" 2>/dev/null; rm -f "$spark_log"' INT TERM
 
-"$VENV/bin/python" -m pytest -m "not spark and not migration" "$@"
+"$VENV/bin/python" -m pytest -m "not spark and not migration" -n 2 --dist loadfile "$@"
 rest=$?
 wait "$spark_pid"
 spark=$?

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import json
-import os
+import random
 import socket
 import struct
 import threading
@@ -234,7 +234,7 @@ def _closed_by_peer(sock: socket.socket) -> bool:
 
 
 @pytest.mark.parametrize(("name", "data", "event"), [
-    ("garbage", struct.pack(">i", 64) + b"\x7f\x00" + os.urandom(62), "front.request_invalid"),
+    ("garbage", struct.pack(">i", 64) + b"\x7f\x00" + random.Random(64).randbytes(62), "front.request_invalid"),
     ("too short for a header", struct.pack(">i", 5) + b"\x00\x03\x00\x00\x00", "front.request_invalid"),
     ("a size no broker reads", struct.pack(">i", 2**31 - 1) + b"\x00" * 16, "front.request_invalid"),
     ("truncated", struct.pack(">i", 100) + b"\x00\x03\x00\x0c\x00\x00\x00\x01", "front.request_truncated"),

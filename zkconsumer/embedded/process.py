@@ -20,6 +20,7 @@ from pathlib import Path
 from zkconsumer.errors import EnvironmentSetupError
 
 LOOPBACK = "127.0.0.1"
+REAP_WAIT_S = 5.0  # how long a stop waits for its own exited child to be reapable
 
 
 def free_port(host: str = LOOPBACK) -> int:
@@ -74,6 +75,7 @@ class ProcessRecord:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not self.is_alive() or _reaped(self.pid):
+                _wait_reaped(self.pid, REAP_WAIT_S)
                 return True
             time.sleep(0.05)
         _signal_group(self.pid, signal.SIGKILL)
@@ -81,6 +83,7 @@ class ProcessRecord:
             if not self.is_alive() or _reaped(self.pid):
                 break
             time.sleep(0.05)
+        _wait_reaped(self.pid, REAP_WAIT_S)
         return True
 
 
@@ -90,6 +93,21 @@ def _signal_group(pid: int, sig: int) -> None:
     except (ProcessLookupError, PermissionError):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, sig)
+
+
+def _wait_reaped(pid: int, timeout: float) -> None:
+    """Reap our own child once it has exited. A process that is exiting has given up its command line before the
+    kernel makes it a zombie, so "not alive" by its command line can come before there is anything to reap; a child
+    left unreaped would stay a zombie for the rest of the run. Not our child: nothing to do."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if done == pid or time.monotonic() >= deadline:
+            return
+        time.sleep(0.02)
 
 
 def _reaped(pid: int) -> bool:
