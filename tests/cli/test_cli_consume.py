@@ -32,6 +32,30 @@ def test_consumes_exactly_what_it_prints_and_resumes_there(zk, kafka_zk, bootstr
     assert zk.get_children("/consumers/console/ids") == []
 
 
+
+def test_from_beginning_with_committed_offsets_needs_delete_consumer_offsets(zk, kafka_zk, bootstrap_servers,
+                                                                          topic_name):
+    topic = mirrored_topic(zk, bootstrap_servers, topic_name)
+    produce(bootstrap_servers, topic, [b"a", b"b"])
+    read = ("consume", "--zookeeper", kafka_zk, "--group", "again", "--topic", topic, "--from-beginning",
+            "--max-messages", "2")
+    assert zkconsumer_cli(*read).returncode == 0
+    refused = zkconsumer_cli(*read)
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert refused.stderr.splitlines() == ["zkconsumer consume: Found previous offset information for this group "
+                                           "again. Please use --delete-consumer-offsets to delete previous offsets "
+                                           "metadata"]
+    assert zk.get(f"/consumers/again/offsets/{topic}/0")[0] == b"2"  # nothing written or deleted
+    live = zk.create("/consumers/again/ids/again_live", b"{}", ephemeral=True)
+    busy = zkconsumer_cli(*read, "--delete-consumer-offsets")
+    assert busy.returncode == 1 and "has live members" in busy.stderr
+    assert zk.exists(f"/consumers/again/offsets/{topic}/0")
+    zk.delete(live)
+    again = zkconsumer_cli(*read, "--delete-consumer-offsets")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines() == ["a", "b"]
+    assert zk.get(f"/consumers/again/offsets/{topic}/0")[0] == b"2"
+
 def test_ctrl_c_leaves_the_group_with_offsets_committed(zk, kafka_zk, bootstrap_servers, topic_name):
     topic = mirrored_topic(zk, bootstrap_servers, topic_name, 2)
     produce(bootstrap_servers, topic, [b"a", b"b"], partition=0)

@@ -3,7 +3,9 @@
 It is a real group member: it registers, rebalances with the group's other members and commits to ZooKeeper, so
 operators can watch it with the group tools. As in Kafka, without ``--group`` it joins a fresh
 ``console-consumer-<n>`` group; ``--from-beginning`` means ``auto.offset.reset=smallest``, which only matters
-for partitions the group has not committed yet (a named group resumes from its offsets, and we say so).
+for partitions the group has not committed yet; so, as Kafka 0.10's tool did, ``--from-beginning`` with a group that
+has offsets in ZooKeeper is refused in one line naming ``--delete-consumer-offsets``, which deletes the group's
+directory (``/consumers/<group>``) before the start, and is itself refused while the group has live members.
 Ctrl-C (or ``--max-messages``, or ``--timeout-ms`` without a message) leaves the group cleanly with the
 consumed offsets committed, and prints how many messages were processed, as Kafka's tool did.
 
@@ -57,6 +59,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--streams", type=int, default=1, help="streams for --whitelist/--blacklist (default 1)")
     parser.add_argument("--from-beginning", action="store_true",
                         help="start partitions the group never committed at the earliest offset")
+    parser.add_argument("--delete-consumer-offsets", action="store_true",
+                        help="delete the group's offsets (its /consumers/<group> directory) before starting, so that "
+                             "--from-beginning reads from the beginning; refused while the group has live members")
     parser.add_argument("--max-messages", type=int, metavar="N", help="exit after N messages")
     parser.add_argument("--timeout-ms", type=int, metavar="MS", help="exit after MS milliseconds without a message")
     output = parser.add_mutually_exclusive_group()
@@ -133,15 +138,35 @@ class TopicNotFoundError(ZkConsumerError):
     pass
 
 
-def _require_topic(config: ConsumerConfig, topic: str) -> None:
-    """A named topic must exist; only a filter waits for topics to appear (the old tool waited silently)."""
+class PreviousOffsetsError(ZkConsumerError):
+    pass
+
+
+def _check_zookeeper(config: ConsumerConfig, args: argparse.Namespace) -> None:
+    """Before the connector starts: a named topic must exist (only a filter waits for topics to appear; the old tool
+    waited silently), and ``--from-beginning`` with a group that committed offsets is refused unless
+    ``--delete-consumer-offsets`` deletes them first, as Kafka 0.10's console consumer did."""
     timeout = config.zookeeper_connection_timeout_ms / 1000
     with zookeeper(config.zookeeper_connect, timeout=timeout, quiet=True, auth=config.zookeeper_auth) as zk:
         require_chroot(zk, config.zookeeper_connect)
-        if not zk.exists(paths.topic_path(topic)):
-            raise TopicNotFoundError(
-                f"topic {topic!r} does not exist (no znode {paths.topic_path(topic)} at "
-                f"{config.zookeeper_connect}); create it first, or use --whitelist to wait for it")
+        if args.topic:
+            topic = parse_topic_streams(args.topic)[0]
+            if not zk.exists(paths.topic_path(topic)):
+                raise TopicNotFoundError(
+                    f"topic {topic!r} does not exist (no znode {paths.topic_path(topic)} at "
+                    f"{config.zookeeper_connect}); create it first, or use --whitelist to wait for it")
+        dirs = paths.GroupDirs(config.group_id)
+        if args.delete_consumer_offsets:
+            if zk.exists(dirs.registry_dir) and zk.get_children(dirs.registry_dir):
+                raise PreviousOffsetsError(
+                    f"group {config.group_id} has live members ({dirs.registry_dir}); --delete-consumer-offsets "
+                    f"deletes nothing of a running group")
+            if zk.exists(dirs.group_dir):
+                zk.delete(dirs.group_dir, recursive=True)
+        elif args.from_beginning and zk.exists(dirs.offsets_dir):
+            raise PreviousOffsetsError(
+                f"Found previous offset information for this group {config.group_id}. Please use "
+                f"--delete-consumer-offsets to delete previous offsets metadata")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -152,8 +177,7 @@ def run(args: argparse.Namespace) -> int:
     fmt = "json" if args.json or args.format == "json" else "text"
     properties, idle_ms = _properties(args)
     config = ConsumerConfig(properties)
-    if args.topic:
-        _require_topic(config, parse_topic_streams(args.topic)[0])
+    _check_zookeeper(config, args)
     connector = ZookeeperConsumerConnector(config)
     if connector.metrics_endpoint is not None:
         print(f"metrics: {connector.metrics_endpoint.url}", file=sys.stderr, flush=True)
