@@ -653,13 +653,16 @@ def restart_broker(chaos: Chaos) -> str:
     _crash_and_restart(chaos.broker, chaos.rng.uniform(1, 4))
     committed_after = _probe_offsets(chaos.broker.bootstrap)
     chaos.acked_before_restart.append(acked)
-    kept = committed_before == committed_after == probe
+    # A probe that got no answer ({}) tells nothing either way: recorded as unknown, not as a loss.
+    kept: bool | None = None if not committed_before or not committed_after else (
+        committed_before == committed_after == probe)
     chaos.report.broker_restarts.append({"at_s": round(chaos.now(), 2), "acknowledged_before": len(acked),
                                   "committed_offsets_kept": kept})
-    if not kept:
+    if kept is False:
         chaos.violation(f"the broker's committed offsets of {PROBE_GROUP} were {committed_before} before its restart "
                         f"and {committed_after} after it (committed: {probe})")
-    return f"{len(acked)} messages acknowledged before; committed offsets {'kept' if kept else 'LOST'}"
+    verdict = {True: "kept", False: "LOST", None: "not known (a probe got no answer)"}[kept]
+    return f"{len(acked)} messages acknowledged before; committed offsets {verdict}"
 
 
 def _probe_offsets(bootstrap: str, commit: dict[int, int] | None = None) -> dict[int, int]:

@@ -159,3 +159,20 @@ def test_a_legacy_member_with_the_chaos_runs_options(tmp_path, kafka_zk, zk, boo
             member.process.send_signal(signal.SIGKILL)
             member.process.wait()
         group.close()
+
+
+def test_expiring_a_session_that_is_gone_already_expires_nothing_and_says_so(zookeeper_connect, tmp_path):
+    from kazoo.client import KazooClient
+
+    from zkconsumer.members.faults import expire_session
+
+    live = KazooClient(hosts=zookeeper_connect, timeout=10.0)
+    live.start(10)
+    sid, password = live.client_id
+    session_file = tmp_path / "m.session"
+    session_file.write_text(f"{sid} {password.hex()}", encoding="utf-8")
+    assert expire_session(zookeeper_connect, session_file)  # the live session: closed under its owner
+    assert wait_for(lambda: live.client_state == "EXPIRED_SESSION" or not live.connected, timeout=20)
+    live.stop()
+    live.close()
+    assert not expire_session(zookeeper_connect, session_file)  # gone already: nothing to expire

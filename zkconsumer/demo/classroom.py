@@ -47,6 +47,8 @@ def check_options(args: argparse.Namespace, stdin: TextIO | None = None) -> None
     stdin = stdin if stdin is not None else sys.stdin
     if args.step and (stdin is None or not stdin.isatty()):
         raise UsageError("--step waits for Enter on a terminal; stdin is not one")
+    if args.serve is not None and not 0 <= args.serve <= 65535:
+        raise UsageError(f"--serve {args.serve}: a port is 0 to 65535 (0: a free one)")
 
 
 @contextlib.contextmanager

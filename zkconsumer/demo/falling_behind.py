@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Any, TextIO
 
-from confluent_kafka import Producer
+from confluent_kafka import KafkaException, Producer
 from kazoo.exceptions import KazooException
 
 from zkconsumer.errors import ZkConsumerError
@@ -96,6 +96,7 @@ class FallingBehind:
         """Told after the first look, so that it follows the demo's own line about the kill."""
         began = time.monotonic()
         producer = None
+        told_intro = False  # once per kill watched
         try:
             with zookeeper(self.zookeeper_connect, quiet=True) as zk:
                 bootstrap = self.bootstrap or registered_bootstrap(zk)
@@ -119,12 +120,13 @@ class FallingBehind:
                             told.append(f"{key[0]}-{key[1]} lag {row.lag if row.lag is not None else '?'} (offset "
                                         f"{row.offset}, log end {row.log_size}, owner {row.owner or 'none'})")
                     if told and not self._stop.is_set():
-                        if not self.reports:
+                        if not told_intro:
                             self._say(intro)
+                            told_intro = True
                         self.reports += 1
                         self._say(f"      +{time.monotonic() - began:.1f} s  " + "   ".join(told))
                     self._stop.wait(max(0.0, INTERVAL_S - (time.monotonic() - tick)))
-        except (ZkConsumerError, KazooException, OSError) as exc:  # the servers went away: the demo says so itself
+        except (ZkConsumerError, KazooException, KafkaException, BufferError, OSError) as exc:  # servers gone
             self._say(f"      (could not read the lag: {type(exc).__name__}: {exc})")
         finally:
             if producer is not None:

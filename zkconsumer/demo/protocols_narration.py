@@ -58,6 +58,12 @@ class ProtocolsNarrator:
         #: the servers run on)
         self.observers: tuple[Any, ...] = ()
 
+    @property
+    def held_s(self) -> float:
+        """How long the observers held the play (a step mode's stops): the players leave it out of their settle
+        limit."""
+        return sum(float(getattr(observer, "held_s", 0.0)) for observer in self.observers)
+
     def scene(self, protocol: str, scene: Scene) -> None:
         with self._lock:
             if scene.number in self._scenes_told:

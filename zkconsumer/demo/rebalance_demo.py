@@ -226,11 +226,15 @@ class RebalanceDemo:
         started = time.time()
         # a scene that only pauses or waits need not make anyone rebalance: then the group settles as it stands
         since = started if scene.changes_membership else None
+        refused = False
         for action in scene.actions:
             if self._act(action, since, scene.waiting_for) is False:
-                return None
+                refused = True  # the rest of the scene still plays: the scenario's later scenes count on it
+                continue
             for observer in self.observers:
                 observer.action_played(scene, action)
+        if refused and not any(a.kind in (START, KILL, STOP, EXPIRE) for a in scene.actions):
+            return None  # nothing else in it changes the group: nothing to settle, the scene is skipped
         self._last_told = time.time()
         if self.on_action is not None:
             self.on_action(scene)
@@ -238,7 +242,7 @@ class RebalanceDemo:
         return self._report(scene)
 
     def _act(self, action: Action, since: float | None, waiting_for: str) -> bool:
-        """Play one action; False when it cannot be played here (a topic that cannot grow): the scene is skipped."""
+        """Play one action; False when it cannot be played here (a topic that cannot grow)."""
         if action.kind == START:
             self._start(action.member)
         elif action.kind == KILL:
@@ -266,6 +270,7 @@ class RebalanceDemo:
         cast = s.scenario.member(name)
         streams = cast.streams
         consumer_id = f"{s.group}_{name}"
+        self._session_file(name).unlink(missing_ok=True)  # an earlier process's session, never this one's
         argv = legacy_member.command(zookeeper=s.zookeeper, group=s.group, topic=f"{s.topic}:{streams}",
                                      consumer_id=name, strategy=s.strategy, session_timeout_ms=s.session_timeout_ms,
                                      config=dict(cast.config), session_file=self._session_file(name),

@@ -41,10 +41,12 @@ def find_event_files(paths: list[str]) -> EventFiles:
             read.append(path)
             continue
         for found in sorted(p for p in path.rglob("*") if p.is_file() and not _hidden(p.relative_to(path))):
-            if found.stat().st_size == 0:
-                continue
             try:
+                if found.stat().st_size == 0:
+                    continue
                 (read if holds_events(found) else skipped).append(found)
+            except FileNotFoundError:
+                continue  # gone since the listing (a member's file replaced by a rename while it runs)
             except OSError as exc:
                 raise UsageError(f"events file {found} cannot be read ({exc.strerror or exc})") from None
     return EventFiles(tuple(read), tuple(skipped))

@@ -30,7 +30,8 @@ def paused(process: subprocess.Popen[str]) -> Iterator[None]:
 def expire_session(connect: str, session_file: Path) -> bool:
     """A second client on the member's session (id and password from the file a legacy member keeps with
     ``--session-file``), closed: that closes the session, which the member then finds expired, as it would after a
-    partition. False when the member has not written its session yet (nothing is done)."""
+    partition. False when the member has not written its session yet, or the session in the file is gone already
+(nothing is done)."""
     try:
         sid, password = session_file.read_text(encoding="utf-8").split()
         client_id = (int(sid), bytes.fromhex(password))
@@ -39,9 +40,11 @@ def expire_session(connect: str, session_file: Path) -> bool:
     other = KazooClient(hosts=connect, client_id=client_id, timeout=2.0)
     try:
         other.start(5)
+        # kazoo opens a new session of its own when the one asked for is gone: closing that would expire nothing
+        joined = other.client_id is not None and other.client_id[0] == client_id[0]
     except Exception:  # the session is gone already, or ZooKeeper is away: closing it is moot
         return False
     finally:
         other.stop()
         other.close()
-    return True
+    return joined

@@ -364,6 +364,7 @@ class _Player:
         argv: list[str]
         cast = s.scenario.member(name)
         if run.protocol.family == "legacy":
+            self.session_file(name).unlink(missing_ok=True)  # an earlier process's session, never this one's
             argv = legacy_member.command(zookeeper=self.zk_connect, group=run.group,
                                          topic=f"{run.topic}:{cast.streams}", consumer_id=name,
                                          strategy=run.protocol.strategy, session_timeout_ms=s.session_timeout_ms,
@@ -388,15 +389,21 @@ class _Player:
 
     def settle(self, scene: Scene) -> bool:
         began = time.monotonic()
+        held_before = self._held_s()
         while not self.stop.is_set():
             self.pump(0.1)
             if self.settled(scene, began):
                 return True
-            if time.monotonic() - began > self.settings.settle_timeout_s:
+            # the time an observer held the play (a class at a step mode's stop) is no slow group
+            if time.monotonic() - began - (self._held_s() - held_before) > self.settings.settle_timeout_s:
                 self.marker("demo.not_settled", scene=scene.number,
                             note=f"not settled within {self.settings.settle_timeout_s:g} s")
                 return False
         return False
+
+    def _held_s(self) -> float:
+        """How long the observer has held the play so far (its ``held_s``, when it has one)."""
+        return float(getattr(self.observer, "held_s", 0.0))
 
     def settled(self, scene: Scene, began: float) -> bool:
         return self.group.settled(self.run.partitions, quiet_s=QUIET_S, began=began)
