@@ -31,6 +31,8 @@ import threading
 import time
 from typing import Any
 
+from kazoo.exceptions import NotEmptyError
+
 from zkconsumer.cli import COMMANDS, options
 from zkconsumer.config import ConsumerConfig, parse_value
 from zkconsumer.consumer.consumer_iterator import MessageAndMetadata
@@ -161,8 +163,13 @@ def _check_zookeeper(config: ConsumerConfig, args: argparse.Namespace) -> None:
                 raise PreviousOffsetsError(
                     f"group {config.group_id} has live members ({dirs.registry_dir}); --delete-consumer-offsets "
                     f"deletes nothing of a running group")
-            if zk.exists(dirs.group_dir):
-                zk.delete(dirs.group_dir, recursive=True)
+            try:
+                if zk.exists(dirs.group_dir):
+                    zk.delete(dirs.group_dir, recursive=True)
+            except NotEmptyError:
+                raise PreviousOffsetsError(
+                    f"group {config.group_id} got a member while its directory was being deleted; start again "
+                    f"once it has left") from None
         elif args.from_beginning and zk.exists(dirs.offsets_dir):
             raise PreviousOffsetsError(
                 f"Found previous offset information for this group {config.group_id}. Please use "

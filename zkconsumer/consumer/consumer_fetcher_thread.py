@@ -48,6 +48,9 @@ Deliberate differences from Kafka:
   all the partitions due) once it has had no message for ``_VERIFY_AFTER_S``; beyond it, ``auto.offset.reset``
   applies as for OFFSET_OUT_OF_RANGE (reason ``past_log_end``): once per partition and position, since the reset
   moves the position. A partition that receives messages is never checked: a message at the position proves it.
+  A position found past the end is reset only when a second look ``_CONFIRM_S`` later finds it past the end again:
+  on Kafka a new leader's high watermark can trail what consumers already committed for a moment, and a position
+  between the high watermark and the log's end is valid there.
 
 Events (logger ``zkconsumer.fetcher``; every one also carries ``consumer_id``, ``fetcher_id`` and ``broker_id``):
 
@@ -124,6 +127,8 @@ _OUT_OF_RANGE = frozenset({KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFS
 _VERIFY_AFTER_S = 0.5
 #: Any position that got no message this long is compared again (the broker may have lost its log since).
 _RECHECK_S = 30.0
+#: A position found past the log end is looked at again this much later, and reset only if it still is.
+_CONFIRM_S = 3.0
 #: How often the fetch loop looks for positions due a check (a scan of one dict).
 _CHECK_TICK_S = 0.25
 
@@ -258,6 +263,8 @@ class ConsumerFetcherThread(threading.Thread):
         # This thread only: partition -> when its position is due a comparison with the log end, unless a message
         # of it arrives first (which moves it on by _RECHECK_S).
         self._check_due: dict[TopicPartition, float] = {}
+        #: positions found past their log's end once, waiting for the second look (partition -> position)
+        self._past_once: dict[TopicPartition, int] = {}
         self._next_check = 0.0
         self._consumer = Consumer(librdkafka_config(config, broker.address))
         self._closed = False
@@ -577,7 +584,14 @@ class ConsumerFetcherThread(threading.Thread):
         for tp in due:
             if tp in self._check_due:
                 self._check_due[tp] = later + (_RECHECK_S if tp in ends else self._backoff_s)
-        past = sorted(tp for tp, position in positions.items() if tp in ends and position > ends[tp])
+        found = {tp for tp, position in positions.items() if tp in ends and position > ends[tp]}
+        past = sorted(tp for tp in found if self._past_once.get(tp) == positions[tp])
+        for tp in due:
+            self._past_once.pop(tp, None)
+        for tp in found.difference(past):  # the first look: again _CONFIRM_S later
+            self._past_once[tp] = positions[tp]
+            if tp in self._check_due:
+                self._check_due[tp] = later + _CONFIRM_S
         if not past:
             return
         self._unfetch(past)

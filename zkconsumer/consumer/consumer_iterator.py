@@ -247,6 +247,8 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
                 fence = self._fence
                 if fence is not None and not fence.holds() and not self._fence_lets(chunk, clears, fence):
                     continue
+                if self._clears != clears:
+                    continue  # taken before a rebalance cleared this stream: fetched for the registry it replaced
                 self._current.detach()
                 cursor = self._cursor_for(info, chunk.messages, chunk.fetch_offset)
                 if cursor is not None:

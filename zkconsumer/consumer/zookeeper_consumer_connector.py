@@ -20,8 +20,9 @@ Where it does better than Kafka 0.10.0.1, without changing what other members or
   session timeout after the disconnection: see :meth:`ZookeeperConsumerConnector._suspended_too_long`), instead of
   delivering what another member may own by then until it hears of the expiry, which may be never;
 * a stream hands out a chunk only while the server confirmed the session within half its timeout (a clock read per
-  chunk, :mod:`~zkconsumer.consumer.session_fence`), so a member woken from a pause longer than its session hands
-  out nothing fetched for partitions it may have lost (Kafka's zombie did until it noticed the expiry);
+  chunk, :mod:`~zkconsumer.consumer.session_fence`), so a member woken from a pause longer than its session starts
+  no new chunk of partitions it may have lost (Kafka's zombie did until it noticed the expiry); the rest of a chunk
+  the application was in the middle of when the pause began is still handed out;
 * a stale registration left by a previous run with the same ``consumer.id`` is waited out with a watch;
 * ``/consumers/<group>/offsets`` and ``owners`` exist from registration, and a partition's offset znode from the
   moment its starting offset is known, so Burrow and kafka-manager see the group at once.

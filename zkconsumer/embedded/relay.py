@@ -71,12 +71,20 @@ class Relay:
                 client.close()
                 continue
             with self._lock:
-                self._conns += [client, upstream]
+                # accepted just before a cut, connected upstream after it: cut as well, never piped through
+                cut_meanwhile = self._listener is not listener
+                if not cut_meanwhile:
+                    self._conns += [client, upstream]
+            if cut_meanwhile:
+                for sock in (client, upstream):
+                    with contextlib.suppress(OSError):
+                        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, RESET)
+                        sock.close()
+                return
             for a, b in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
 
-    @staticmethod
-    def _pipe(src: socket.socket, dst: socket.socket) -> None:
+    def _pipe(self, src: socket.socket, dst: socket.socket) -> None:
         try:
             while data := src.recv(65536):
                 dst.sendall(data)
@@ -85,3 +93,5 @@ class Relay:
         for sock in (src, dst):
             with contextlib.suppress(OSError):
                 sock.close()
+        with self._lock:  # a long run's closed pairs are not kept
+            self._conns = [c for c in self._conns if c is not src and c is not dst]
