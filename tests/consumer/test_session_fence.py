@@ -113,8 +113,11 @@ def test_a_member_woken_after_its_session_expired_hands_out_nothing_stale(tmp_pa
     producer.start()
     try:
         wait_for(lambda: len(delivered()) > 50, timeout=30)
+        registry = "/consumers/fence/ids"
+        assert zk.get_children(registry)
         with paused(member.process):
-            time.sleep(SESSION_TIMEOUT_MS / 1000 + 1.5)  # the member can do nothing: its session expires
+            # the member can do nothing: the server expires its session and its registration with it
+            wait_for(lambda: zk.get_children(registry) == [], timeout=30)
             woke = time.time()
         wait_for(lambda: any(e["event"] == "rebalance.completed" and _seconds(e["timestamp"]) > woke
                              for e in events()), timeout=30)
