@@ -15,12 +15,12 @@ from zkconsumer.errors import UsageError
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.members import legacy_member, modern_member
 from zkconsumer.members.group import MemberGroup
-from zkconsumer.members.topic_wait import wait_for_topic
 from zkconsumer.migration.measures import REVOKE_WORK, measure
 from zkconsumer.migration.scenes import check_playable, parse_protocols
 from zkconsumer.scenarios.parse import ScenarioError, parse
 from zkconsumer.trace.timeline import Event
 from zkconsumer.zk.client import zookeeper
+from zkconsumer.zk.cluster import wait_for_topic
 
 pytestmark = pytest.mark.migration
 REVOKE_MS = 400

@@ -136,8 +136,29 @@ def run_create(args: argparse.Namespace) -> int:
                                if_not_exists=args.if_not_exists):
         print(f"topic {args.name} already exists at {bootstrap}; left as it is")
         return 0
+    _wait_for_the_bridge(args, bootstrap, args.name, args.partitions)
     print(f"created topic {args.name} with {args.partitions} partitions at {bootstrap}")
     return 0
+
+
+def _wait_for_the_bridge(args: argparse.Namespace, bootstrap: str, name: str, partitions: int) -> None:
+    """On a ``zkconsumer local`` environment, return once its bridge has written the topic into ZooKeeper: the
+    legacy consumer reads topics there, so a ``consume`` run right after this command finds it (as after Kafka
+    0.10's ``kafka-topics.sh``, which wrote ZooKeeper itself). Another broker's ZooKeeper is not ours to wait on."""
+    from zkconsumer.embedded.environment import LocalEnvironment
+    from zkconsumer.errors import ServerUnavailableError
+    from zkconsumer.zk.client import zookeeper
+    from zkconsumer.zk.cluster import wait_for_topic
+
+    running = LocalEnvironment(getattr(args, "run_dir", None)).endpoints()
+    if running is None or bootstrap not in (running["bootstrap_servers"], running["broker"]):
+        return
+    try:
+        with zookeeper(running["zookeeper"], quiet=True) as zk:
+            wait_for_topic(zk, name, partitions)
+    except ServerUnavailableError as e:
+        print(f"zkconsumer topics: warning: {e} (the broker has it; the metadata bridge has not written it yet)",
+              file=sys.stderr)
 
 
 def _create_in_zookeeper(args: argparse.Namespace) -> int:
@@ -177,6 +198,7 @@ def run_alter(args: argparse.Namespace) -> int:
 
     bootstrap = options.bootstrap(args)
     topics.alter_partitions(bootstrap, args.name, args.partitions)
+    _wait_for_the_bridge(args, bootstrap, args.name, args.partitions)
     print(f"topic {args.name} now has {args.partitions} partitions at {bootstrap}")
     return 0
 

@@ -64,7 +64,6 @@ from zkconsumer.members import legacy_member
 from zkconsumer.members.faults import expire_session, paused
 from zkconsumer.members.group import MemberGroup, MemberProcess
 from zkconsumer.members.recorder import EventRecorder
-from zkconsumer.members.topic_wait import wait_for_topic
 from zkconsumer.progress import Waiting
 from zkconsumer.scenarios.model import EXPIRE, GROW, KILL, PAUSE, SETTLE, START, STOP, WAIT, Action, Scenario, Scene
 from zkconsumer.scenarios.parse import load
@@ -73,6 +72,7 @@ from zkconsumer.tools.verify_rebalance import RebalanceCheck, verify_rebalance
 from zkconsumer.types import TopicPartition
 from zkconsumer.zk import paths
 from zkconsumer.zk.client import close_client, open_client, zookeeper
+from zkconsumer.zk.cluster import wait_for_topic
 from zkconsumer.zk.reads import children
 
 EVENTS_FILE = "events.jsonl"

@@ -3,7 +3,6 @@
 The processes themselves (:mod:`~zkconsumer.members.legacy_member`, :mod:`~zkconsumer.members.modern_member`) and how
 they learn to leave (:mod:`~zkconsumer.members.stop_signals`); on the starter's side, the processes started,
 killed and stopped (:mod:`~zkconsumer.members.group`), their JSON events gathered into one queue
-(:mod:`~zkconsumer.members.inbox`) and written to one file (:mod:`~zkconsumer.members.recorder`), the rule that
-says a group has settled (:mod:`~zkconsumer.members.settle`), and the wait for a topic to show in ZooKeeper before
-the members start (:mod:`~zkconsumer.members.topic_wait`).
+(:mod:`~zkconsumer.members.inbox`) and written to one file (:mod:`~zkconsumer.members.recorder`), and the rule
+that says a group has settled (:mod:`~zkconsumer.members.settle`).
 """

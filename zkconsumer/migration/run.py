@@ -56,7 +56,6 @@ from zkconsumer.members import legacy_member, modern_member
 from zkconsumer.members.faults import expire_session, paused
 from zkconsumer.members.group import MemberGroup
 from zkconsumer.members.recorder import EventRecorder
-from zkconsumer.members.topic_wait import wait_for_topic
 from zkconsumer.migration.measures import DIED, DRAINING, Delivery, Produced, measure
 from zkconsumer.migration.report import MemberSettings, ProtocolResult
 from zkconsumer.migration.scenes import SCENES, Protocol, Scene, default_scenario
@@ -64,6 +63,7 @@ from zkconsumer.scenarios.model import EXPIRE, GROW, KILL, PAUSE, SETTLE, START,
 from zkconsumer.trace.timeline import Event, build_timeline, read_events
 from zkconsumer.trace.vocabulary import COORDINATOR_EVENTS
 from zkconsumer.zk.client import zookeeper
+from zkconsumer.zk.cluster import wait_for_topic
 from zkconsumer.zk.persistent import ensure_path
 
 EVENTS_FILE = "events.jsonl"

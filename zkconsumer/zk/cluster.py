@@ -19,13 +19,15 @@ the keys themselves).
 from __future__ import annotations
 
 import re
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from zkconsumer.errors import ZnodeFormatError, ZnodeMissingError
+from zkconsumer.errors import ServerUnavailableError, ZnodeFormatError, ZnodeMissingError
 from zkconsumer.zk import paths, znode_json
 from zkconsumer.zk.reads import children, pipelined_get
 
@@ -242,3 +244,24 @@ def read_topic(zk: KazooClient, topic: str) -> TopicAssignment:
 def read_partition_state(zk: KazooClient, topic: str, partition: int) -> PartitionState:
     path = paths.partition_state_path(topic, partition)
     return parse_partition_state(topic, partition, _get(zk, path), path)
+
+
+def wait_for_topic(zk: KazooClient, topic: str, partitions: int, timeout: float = 15.0) -> None:
+    """Until ZooKeeper shows ``topic`` with at least ``partitions`` partitions (a broker that does not write
+    ZooKeeper itself is mirrored there by the metadata bridge a moment later); ServerUnavailableError after
+    ``timeout`` seconds. Woken by a watch on the topic's znode, not by polling."""
+    deadline = time.monotonic() + timeout
+    path = paths.topic_path(topic)
+    changed = threading.Event()  # a watch left from an earlier look only costs one more look
+    while True:
+        changed.clear()
+        if zk.exists(path, watch=lambda _event: changed.set()) is not None:
+            try:
+                if len(read_topic(zk, topic).partitions) >= partitions:
+                    return
+            except ZnodeMissingError:
+                pass  # deleted between the two reads: the watch fires
+        left = deadline - time.monotonic()
+        if left <= 0 or not changed.wait(left):
+            raise ServerUnavailableError(
+                f"topic {topic} did not show {partitions} partitions in ZooKeeper within {timeout:g} s")
