@@ -45,7 +45,7 @@ def servers(workdir: Path, front: bool = True) -> Iterator[Servers]:
 
 def wait_for_topic(connect: str, topic: str, partitions: int, timeout: float = 30.0) -> None:
     """Until the bridge shows the topic with all its partitions in ZooKeeper (the consumer reads them there)."""
-    from zkconsumer.members.topic_wait import wait_for_topic as wait
+    from zkconsumer.zk.cluster import wait_for_topic as wait
     from zkconsumer.zk.client import zookeeper as zk_client
 
     with zk_client(connect) as client:
