@@ -24,8 +24,8 @@ PROTOCOL = "legacy-range"  # a ZooKeeper chroot and a topic to clean up, and the
 
 def start_compare(zookeeper: str, bootstrap: str, out: Path) -> subprocess.Popen:
     argv = [sys.executable, "-m", "zkconsumer", "migration", "compare", "--zookeeper", zookeeper,
-            "--bootstrap-server", bootstrap, "--protocols", PROTOCOL, "--partitions", "2", "--rate", "20",
-            "--pace", "0.3", "--output-dir", str(out), "--json"]
+            "--bootstrap-server", bootstrap, "--protocols", PROTOCOL, "--scenario", "migration", "--partitions", "2",
+            "--rate", "20", "--pace", "0.3", "--output-dir", str(out), "--json"]
     # SIGINT as a terminal's Ctrl-C finds it: a test run started in the background (make test's second pytest run)
     # has SIGINT ignored, which its children inherit, and Python then never turns SIGINT into KeyboardInterrupt.
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -29,8 +29,8 @@ def test_a_coordinator_without_kip848_stops_that_protocol_in_one_line(zookeeper_
     began = time.monotonic()
     result = zkconsumer_cli("migration", "compare", "--zookeeper", zookeeper_connect, "--bootstrap-server",
                             broker_bootstrap, "--coordinator", "broker", "--protocols", "consumer-uniform,legacy-range",
-                            "--partitions", "2", "--rate", "10", "--pace", "0.3", "--output-dir", str(out), "--json",
-                            timeout=180)
+                            "--scenario", "migration", "--partitions", "2", "--rate", "10", "--pace", "0.3",
+                            "--output-dir", str(out), "--json", timeout=180)
     assert result.returncode == 1, result.stderr[-3000:]
     problems = [line for line in result.stderr.splitlines() if line.startswith("zkconsumer migration: ")]
     assert problems == [

@@ -20,7 +20,8 @@ from zkconsumer.errors import UsageError
 from zkconsumer.log import configure_logging
 from zkconsumer.members import modern_member
 from zkconsumer.migration.run import SceneClock
-from zkconsumer.migration.scenes import KIP848_PROTOCOLS, KNOWN, PROTOCOLS, SCENES, parse_protocols
+from zkconsumer.migration.scenes import KIP848_PROTOCOLS, KNOWN, PROTOCOLS, parse_protocols
+from zkconsumer.scenarios.parse import load
 
 pytestmark = pytest.mark.migration
 CLASSIC_ONLY = ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy")
@@ -115,14 +116,15 @@ def test_a_strategy_of_the_other_protocol_is_refused():
 
 def test_the_clock_starts_each_scene_for_every_player_at_once_and_lets_a_leaver_go():
     stop = threading.Event()
-    clock = SceneClock(3, stop)
+    scenes = load("migration").scenes  # five scenes
+    clock = SceneClock(3, stop, len(scenes))
     ready: dict[int, dict[int, float]] = {0: {}, 1: {}, 2: {}}  # player -> scene -> when it was ready for it
     began: dict[int, dict[int, float]] = {0: {}, 1: {}, 2: {}}  # ... and when it began it
     failures: list[BaseException] = []  # a failed assertion in a player's thread, for the test to raise
 
     def play(player: int, delay: float, leave_after: int | None = None) -> None:
         try:
-            for scene in SCENES:
+            for scene in scenes:
                 time.sleep(delay)  # settling, at its own speed
                 if leave_after is not None and scene.number > leave_after:
                     return

@@ -13,19 +13,21 @@ from support import zkconsumer_cli
 
 from zkconsumer.migration.measures import measure
 from zkconsumer.migration.run import ProtocolRun, read_deliveries
-from zkconsumer.migration.scenes import PROTOCOLS, SCENES
+from zkconsumer.migration.scenes import PROTOCOLS
+from zkconsumer.scenarios.parse import load
 from zkconsumer.trace.timeline import read_events
 
 pytestmark = pytest.mark.migration
 PARTITIONS = 4
+SCENES = load("migration").scenes  # the small script (three members), played here for its length
 
 
 @pytest.fixture(scope="module")
 def comparison(zookeeper_connect, bootstrap_servers, tmp_path_factory) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("migration") / "out"
     result = zkconsumer_cli("migration", "compare", "--zookeeper", zookeeper_connect, "--bootstrap-server",
-                            bootstrap_servers, "--partitions", str(PARTITIONS), "--rate", "20", "--pace", "0.3",
-                            "--output-dir", str(out), "--json", timeout=240)
+                            bootstrap_servers, "--scenario", "migration", "--partitions", str(PARTITIONS),
+                            "--rate", "20", "--pace", "0.3", "--output-dir", str(out), "--json", timeout=240)
     assert result.returncode == 0, result.stderr[-3000:]
     # the default protocols at the broker's own coordinator, which does not run KIP-848
     assert ("zkconsumer migration: consumer-uniform, consumer-range left out: the broker's own group coordinator "

@@ -9,6 +9,7 @@ from support import zkconsumer_cli
 from zkconsumer.cli import main
 from zkconsumer.errors import UsageError
 from zkconsumer.migration.scenes import check_playable, parse_protocols
+from zkconsumer.migration.scenes import default_scenario as migration_default
 from zkconsumer.scenarios.model import GROW, PAUSE, START, WAIT, Action
 from zkconsumer.scenarios.parse import ScenarioError, load, parse, shipped
 
@@ -41,9 +42,10 @@ def test_the_shipped_scenarios_are_the_demo_s_and_the_comparison_s_stories():
                                                    "5. m1 leaves"]
     assert migration.grown == 0 and migration.production.rate == 50.0
     rolling = load("rolling-restart")
-    assert (len(rolling.members), rolling.topic.partitions, len(rolling.scenes)) == (6, 12, 7)
+    assert (len(rolling.members), rolling.topic.partitions, len(rolling.scenes)) == (6, 12, 8)
     assert [[a.describe() for a in s.actions] for s in rolling.scenes[1:]] == [
-        [f"stop m{i}", "wait until the group has settled", f"start m{i}"] for i in range(1, 7)]
+        [f"stop m{i}", "wait until the group has settled", f"start m{i}"] for i in range(1, 7)] + [["kill m3"]]
+    assert migration_default().title == rolling.title  # the comparison plays a deploy and a crash by default
     check_playable(rolling, parse_protocols("legacy-range,cooperative-sticky,consumer-uniform"))
 
 

@@ -62,8 +62,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     commands = parser.add_subparsers(dest="migration_command", metavar="SUBCOMMAND", required=True)
     compare = commands.add_parser(
         "compare", help="play one membership script for every protocol and compare pauses, moves and deliveries",
-        description="For each protocol, real members join, one is SIGKILLed and one leaves, while a producer "
-        "writes keyed messages; writes report.json, report.html and every run's events to --output-dir.")
+        description="For each protocol, real members play one script while a producer writes keyed messages (by "
+        "default six members are restarted in turn, then one is SIGKILLed); writes report.json, report.html and "
+        "every run's events to --output-dir.")
     options.add_zookeeper(compare, help="run against this ZooKeeper instead of the embedded environment",
                           auth=False)
     options.add_bootstrap(compare, help="with --zookeeper: the broker (default: the brokers registered in it)")
