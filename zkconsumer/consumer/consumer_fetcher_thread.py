@@ -21,9 +21,11 @@ thread instead.
 The hot path (every fetched message goes through it) runs no Python code per message: a ``consume()`` batch is cut
 into runs of one partition by C loops over the batch (``map`` of confluent-kafka's unbound methods, ``list.count``,
 ``groupby``), a run within ``fetch.message.max.bytes`` (summed by ``sum(map(len, run))``) becomes a chunk as it is,
-and only the rare run above the limit or a batch with an error is walked message by message. A chunk holds fetched
-records (lists of offsets, values, keys made in one C pass each, and librdkafka's messages for their timestamps,
-read only when asked for: :class:`~zkconsumer.consumer.message_and_metadata.FetchedRecords`).
+and only the rare run above the limit or a batch with an error is walked message by message. Those three passes
+(errors, partitions, sizes) are all it makes over every message: offsets are read at a run's edges only, and a chunk
+holds librdkafka's messages as they came (the ``consume()`` list itself when the batch is of one partition), their
+fields read only when the stream hands them out
+(:class:`~zkconsumer.consumer.message_and_metadata.FetchedRecords`).
 
 Deliberate differences from Kafka:
 
@@ -78,18 +80,19 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import groupby
 from time import monotonic, perf_counter
-from typing import Any, cast
+from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.consumer.data_path_events import emit, partition_names
-from zkconsumer.consumer.message_and_metadata import FetchedRecords
+from zkconsumer.consumer.message_and_metadata import FetchedRecords, offset_of, partition_of, topic_of
 from zkconsumer.consumer.metrics import ConnectorMeters
 from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo
 from zkconsumer.consumer.sliced_deadline import NETWORK_SLICE_S, call_in_slices
@@ -111,8 +114,8 @@ _LOSSY_RESETS = frozenset({RESET_OUT_OF_RANGE, RESET_PAST_LOG_END})
 #: How long the fetch loop waits for a message: the longest a stop or an assignment change waits for it.
 _CONSUME_TIMEOUT_S = 0.1
 #: Messages per consume() call, so also the most a chunk holds. Below the garbage collector's default threshold (700
-#: new objects): librdkafka's messages of one batch all die before the fetcher asks for the next, so in steady state
-#: the collector never runs while they are alive (which would promote them to older generations, walked whole).
+#: new objects), so that fewer of the queued chunks' messages are alive when a young collection runs (each one it
+#: finds is promoted to an older generation, walked whole later): measured, 250 and 1000 cost more CPU a message.
 _CONSUME_BATCH = 500
 #: librdkafka's prefetch, in legacy stream queues' worth. With exactly one, a busy partition fills it with every fetch,
 #: so librdkafka stops fetching and starts again all the time: its threads then spent about 0.02-0.03 us a message
@@ -210,18 +213,8 @@ def _describe(exc: Exception) -> tuple[str, str]:
     return type(exc).__name__, str(exc)
 
 
-def _offset(message: Message) -> int:
-    """The offset of a message without error (librdkafka always sets it on those; the stubs allow None)."""
-    offset = message.offset()
-    assert offset is not None
-    return offset
-
-
-# Unbound C methods: mapped over a whole batch, they read a field of every message without a Python call each.
-# (Topic and partition are set on every message without error; the stubs allow None.)
+# An unbound C method: mapped over a whole batch, it reads a field of every message without a Python call each.
 _error_of = Message.error
-_partition_of = cast("Callable[[Message], int]", Message.partition)
-_topic_of = cast("Callable[[Message], str]", Message.topic)
 
 
 class ConsumerFetcherThread(threading.Thread):
@@ -408,7 +401,7 @@ class ConsumerFetcherThread(threading.Thread):
         response together). Everything per message is done by C loops (``map``, ``count``, ``groupby``)."""
         if not messages:
             return
-        partitions = list(map(_partition_of, messages))
+        partitions = list(map(partition_of, messages))
         if self._single_topic:
             topic = messages[0].topic()
             assert topic is not None
@@ -423,7 +416,7 @@ class ConsumerFetcherThread(threading.Thread):
                 start = end
             return
         start = 0
-        for (name, number), same in groupby(zip(map(_topic_of, messages), partitions, strict=True)):
+        for (name, number), same in groupby(zip(map(topic_of, messages), partitions, strict=True)):
             end = start + len(list(same))
             yield TopicPartition(name, number), messages[start:end]
             start = end
@@ -484,8 +477,8 @@ class ConsumerFetcherThread(threading.Thread):
         info = self._partition_map.get(tp)
         if current is None or info is None or tp not in self._fetching:
             return []  # removed since librdkafka fetched it
-        if _offset(run[0]) < current:  # fetched before a reset moved the partition; the new position's copy follows
-            run = [message for message in run if _offset(message) >= current]
+        if offset_of(run[0]) < current:  # fetched before a reset moved the partition; the new position's copy follows
+            run = run[bisect_left(run, current, key=offset_of):]
             if not run:
                 return []
         limit = self._config.fetch_message_max_bytes
@@ -502,7 +495,7 @@ class ConsumerFetcherThread(threading.Thread):
                     plans.append(_Chunk(tp, info, FetchedRecords.of(chunk, tp.topic, tp.partition, chunk_bytes)))
                 chunk, chunk_bytes = [], 0
                 if size > limit:
-                    plans.append(_TooLarge(tp, info, _offset(message), size))
+                    plans.append(_TooLarge(tp, info, offset_of(message), size))
                     return plans
             chunk.append(message)
             chunk_bytes += size
@@ -513,7 +506,7 @@ class ConsumerFetcherThread(threading.Thread):
         """Hand a chunk to the stream (blocking while its queue is full); ``False`` when it was not handed on."""
         tp, info, records = plan.tp, plan.info, plan.records
         expected = self._current_offset(tp)
-        if expected is None or records.offsets[0] < expected:
+        if expected is None or records.first_offset < expected:
             return False
         fetch_offset = info.fetched_offset
         if not info.enqueue(records, stop=self._stopping):

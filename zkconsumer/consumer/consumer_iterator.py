@@ -7,16 +7,16 @@ offset (to the message's offset + 1), so that offset is what a commit writes.
 
 Why it is shaped as it is: a Python ``__next__`` per message, a lock and an attribute write per message, and an
 object built by a Python ``__init__`` per message cost several times what librdkafka needs to fetch the message.
-So a chunk's fetched records are handed out by C iterators (a ``zip`` over its columns), each row made into the
-stream's MessageAndMetadata by a C call as it goes (:mod:`~zkconsumer.consumer.message_and_metadata`); the
-partition's consumed offset is read from the position of the list iterator over its offsets
+So a chunk's messages are handed out by C iterators (a ``zip`` over the list of librdkafka's messages), each row
+made into the stream's MessageAndMetadata by a C call as it goes (:mod:`~zkconsumer.consumer.message_and_metadata`);
+the partition's consumed offset is read from the position of the list iterator over its messages
 (:class:`~zkconsumer.consumer.partition_topic_info.ChunkCursor`), so it moves at the very step that hands a message
 out. ``for message in stream`` (:meth:`ConsumerIterator.fast`) chains those iterators, so no Python code runs
 between two messages of a chunk; ``has_next()``/``next()`` keep Kafka's explicit protocol on the same state.
 
 By chunks: :meth:`ConsumerIterator.next_chunk` returns the rest of the current chunk (one partition's messages, in
-offset order) as a list, and :meth:`ConsumerIterator.next_records` the same as columns (offsets, values, keys; the
-timestamps read from librdkafka's messages when asked for), undecoded, making nothing per message. Everything
+offset order) as a list, and :meth:`ConsumerIterator.next_records` the same as columns (offsets, values, keys,
+timestamps, each made by one C pass when first read), undecoded, making nothing per message in Python. Everything
 returned counts as handed out when the call returns: the partition's consumed offset is then the last offset
 returned + 1, so a commit from then on covers the whole batch, processed or not, exactly as a commit covers a
 message ``next()`` returned.
@@ -50,10 +50,18 @@ import queue
 from collections.abc import Iterable, Iterator
 from itertools import chain, islice
 from time import monotonic
-from typing import Any
+
+from confluent_kafka import Message
 
 from zkconsumer.consumer.data_path_events import emit
-from zkconsumer.consumer.message_and_metadata import Decoder, FetchedRecords, MessageAndMetadata, message_class
+from zkconsumer.consumer.message_and_metadata import (
+    Decoder,
+    FetchedRecords,
+    MessageAndMetadata,
+    message_class,
+    partition_of,
+    topic_of,
+)
 from zkconsumer.consumer.partition_topic_info import (
     SHUTDOWN_CHUNK,
     ChunkCursor,
@@ -75,7 +83,7 @@ class IllegalStateError(RuntimeError):
     """The iterator failed earlier (Kafka's IllegalStateException "Iterator is in failed state")."""
 
 
-_NOTHING = FetchedRecords("", -1, (), (), (), (), 0)
+_NOTHING = FetchedRecords("", -1, (), 0)
 
 
 def _empty_cursor() -> ChunkCursor:
@@ -103,7 +111,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         # has_next() answered True for this cursor with this many items left: if a rebalance drops the chunk before
         # the next hand-out, the first dropped item is still due to the application (Kafka's peeked nextItem).
         self._ready: tuple[ChunkCursor, int] | None = None
-        self._held: tuple[Any, ...] | None = None  # a row
+        self._held: Message | None = None
         # Asked before each chunk is handed out: does the member still hold its partitions (None: no check)?
         self._fence = fence
         # A chunk taken from the queue while the fence did not hold, kept over a ConsumerTimeoutException, with the
@@ -133,7 +141,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         held = self._held
         if held is not None:
             self._held = None
-            return self._make(held)
+            return self._make((held,))
         while True:
             if self._state == _FAILED:
                 raise IllegalStateError("Iterator is in failed state")
@@ -159,7 +167,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
             held = self._held
             if held is not None:
                 self._held = None
-                yield (self._make(held),)
+                yield (self._make((held,)),)
                 continue
             if self._state == _FAILED:
                 raise IllegalStateError("Iterator is in failed state")
@@ -179,7 +187,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         held = self._held
         if held is not None:
             self._held = None
-            return [self._make(held)]
+            return [self._make((held,))]
         while True:
             if self._state == _FAILED:
                 raise IllegalStateError("Iterator is in failed state")
@@ -200,8 +208,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         held = self._held
         if held is not None:
             self._held = None
-            offset, value, key, topic, partition, source = held
-            return FetchedRecords(topic, partition, [offset], [value], [key], [source], len(value or b""))
+            return FetchedRecords.of([held], topic_of(held), partition_of(held))
         while True:
             if self._state == _FAILED:
                 raise IllegalStateError("Iterator is in failed state")
@@ -295,7 +302,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
                 f"partition {info.partition} at fetch offset {fetch_offset}. Increase the fetch size, or "
                 f"decrease the maximum message size the broker will allow."
             )
-        if records.offsets[0] < consumed:  # re-fetched, or already handed out: skip up to the consumed offset
+        if records.first_offset < consumed:  # re-fetched, or already handed out: skip up to the consumed offset
             records = records.since(consumed)
             if not records:
                 return None

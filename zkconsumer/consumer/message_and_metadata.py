@@ -1,141 +1,176 @@
 """MessageAndMetadata, and the fetched records streams make them from.
 
-Why two shapes for one message: the cost of a consumer written in Python is not in fetching but in what is done per
-message, in Python's own calls. So a fetched chunk is not one object per message but :class:`FetchedRecords`: a
-chunk's offsets, values and keys as lists, each made by the fetcher from librdkafka's ``Message`` objects in one
-C-level pass (``map`` of an unbound method). The application's MessageAndMetadata is made from a row of those lists
-at the moment the stream hands it out, by C calls (``zip`` and a tuple subclass), and is as short-lived as the
-application keeps it.
+Why they are shaped as they are: the cost of a consumer written in Python is not in fetching but in what is done per
+message, in Python's own calls, and in C passes over every message too (each one reads a field of 500 librdkafka
+``Message`` objects spread over memory). So a fetched chunk is :class:`FetchedRecords`: librdkafka's ``Message``
+objects of one partition as ``consume()`` returned them (the very list when the batch was all of one partition), and
+nothing is read from them until asked for. The fetcher passes over a batch only for what it must know (errors,
+partitions, value sizes); the first and last offsets are read at the edges.
 
-The timestamp is the exception: librdkafka's ``Message.timestamp()`` builds a new tuple at every call, which made
-its column the dearest of all (as much as the offsets, values and keys together, measured with the garbage
-collection its tuples caused). So the chunk keeps the ``Message`` objects themselves (``sources``) and a timestamp is
-read from its message only when asked for. Keeping them costs the collector some walking while a chunk waits in a
-queue (they are tracked objects; bounded by ``queued.max.message.chunks`` chunks of at most 500), measured at well
-under what the column cost.
+What the application gets is made at the moment the stream hands it out, by C calls: a MessageAndMetadata is a tuple
+holding the one ``Message`` (a ``zip`` row made into the stream's tuple subclass), its fields read from the message
+when asked for. A record batch's columns (offsets, values, keys) are made, once each, by one C pass over its
+messages when first read, so a reader that wants only the values pays only for those.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from itertools import repeat
-from operator import itemgetter
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from confluent_kafka import Message
 
 from zkconsumer.config import identity_decoder
 
-try:  # the C accessor namedtuple's fields use (CPython), faster to read than a property over itemgetter
-    from _collections import _tuplegetter as _field  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - other interpreters
-
-    def _field(index: int, doc: str) -> Any:
-        return property(itemgetter(index), doc=doc)
-
-
 Decoder = Callable[[bytes | None], Any]
 
-# Unbound C methods, mapped over a whole run (the offset is set on every message without error; the stubs allow None).
-_offset_of = cast("Callable[[Message], int]", Message.offset)
+# Unbound C methods, mapped over a whole run or called on one message (offset, topic and partition are set on every
+# message without error; the stubs allow None).
+offset_of = cast("Callable[[Message], int]", Message.offset)
 _value_of = Message.value
 _key_of = Message.key
+topic_of = cast("Callable[[Message], str]", Message.topic)
+partition_of = cast("Callable[[Message], int]", Message.partition)
 _timestamp_of = cast("Callable[[Message], tuple[int, int]]", Message.timestamp)
 
 
-@dataclass(slots=True, eq=False)
 class FetchedRecords:
-    """Messages of one partition fetched together, in offset order, as columns. Never changed once made (not frozen
-    only because a frozen dataclass takes six times as long to make, once per chunk on the fetch path)."""
+    """Messages of one partition fetched together, in offset order: librdkafka's ``Message`` objects (``sources``)
+    and, made from them by one C pass each when first read, the columns ``offsets``, ``values`` and ``keys``. Never
+    changed once made."""
 
-    topic: str
-    partition: int
-    offsets: Sequence[int]
-    values: Sequence[bytes | None]
-    keys: Sequence[bytes | None]
-    sources: Sequence[Message]  # librdkafka's messages, read only for their timestamps (see the module docstring)
-    value_bytes: int
+    __slots__ = ("topic", "partition", "sources", "value_bytes", "_offsets", "_values", "_keys")
+
+    def __init__(self, topic: str, partition: int, sources: Sequence[Message], value_bytes: int) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.sources = sources
+        self.value_bytes = value_bytes
+        self._offsets: list[int] | None = None
+        self._values: list[bytes | None] | None = None
+        self._keys: list[bytes | None] | None = None
+
+    @property
+    def offsets(self) -> list[int]:
+        """Each record's offset."""
+        offsets = self._offsets
+        if offsets is None:
+            offsets = self._offsets = list(map(offset_of, self.sources))
+        return offsets
+
+    @property
+    def values(self) -> list[bytes | None]:
+        """Each record's value as fetched (bytes, or None for a null value)."""
+        values = self._values
+        if values is None:
+            values = self._values = list(map(_value_of, self.sources))
+        return values
+
+    @property
+    def keys(self) -> list[bytes | None]:
+        """Each record's key as fetched (bytes, or None)."""
+        keys = self._keys
+        if keys is None:
+            keys = self._keys = list(map(_key_of, self.sources))
+        return keys
 
     @property
     def timestamps(self) -> list[tuple[int, int]]:
         """(type, milliseconds) of each record, as confluent-kafka's ``Message.timestamp()``; made at each call."""
         return list(map(_timestamp_of, self.sources))
 
+    @property
+    def first_offset(self) -> int:
+        """The first record's offset (there must be one)."""
+        return offset_of(self.sources[0])
+
+    @property
+    def last_offset(self) -> int:
+        """The last record's offset (there must be one)."""
+        return offset_of(self.sources[-1])
+
     @staticmethod
     def of(messages: Sequence[Message], topic: str, partition: int, value_bytes: int | None = None) -> FetchedRecords:
-        """The records of librdkafka's messages (without error) of one partition; ``value_bytes`` when the caller
-        summed their ``len()`` already."""
-        if not messages:
-            return FetchedRecords(topic, partition, (), (), (), (), 0)
+        """The records of librdkafka's messages (without error) of one partition, in offset order; ``value_bytes``
+        when the caller summed their ``len()`` already. The sequence is kept as it is, not copied."""
         if value_bytes is None:
             value_bytes = sum(map(len, messages))
-        return FetchedRecords(topic, partition, list(map(_offset_of, messages)), list(map(_value_of, messages)),
-                              list(map(_key_of, messages)), messages, value_bytes)
+        return FetchedRecords(topic, partition, messages, value_bytes)
 
     def __len__(self) -> int:
-        return len(self.offsets)
+        return len(self.sources)
 
     def since(self, offset: int) -> FetchedRecords:
         """The records from ``offset`` on."""
-        return self.slice(bisect_left(self.offsets, offset), len(self.offsets))
+        return self.slice(bisect_left(self.sources, offset, key=offset_of), len(self.sources))
 
     def slice(self, start: int, stop: int) -> FetchedRecords:
         """The records from index ``start`` to ``stop`` (excluded)."""
-        if start == 0 and stop >= len(self.offsets):
+        if start == 0 and stop >= len(self.sources):
             return self
-        values = self.values[start:stop]
-        return FetchedRecords(self.topic, self.partition, self.offsets[start:stop], values, self.keys[start:stop],
-                              self.sources[start:stop], sum(map(len, filter(None, values))))
+        sources = self.sources[start:stop]
+        return FetchedRecords(self.topic, self.partition, sources, sum(map(len, sources)))
 
-    def rows(self, offsets: Iterator[int]) -> Iterator[tuple[Any, ...]]:
-        """One tuple per record, in MessageAndMetadata's field order, pulled from ``offsets`` (an iterator over
-        :attr:`offsets`, which the caller keeps to know how far the rows went)."""
-        return zip(offsets, iter(self.values), iter(self.keys), repeat(self.topic), repeat(self.partition),
-                   iter(self.sources), strict=False)
+    def __repr__(self) -> str:
+        return (f"FetchedRecords(topic={self.topic!r}, partition={self.partition}, offsets={self.offsets!r}, "
+                f"values={self.values!r}, keys={self.keys!r}, value_bytes={self.value_bytes})")
 
 
-class MessageAndMetadata(tuple[Any, ...]):
+class MessageAndMetadata(tuple[Message]):
     """A message as the application sees it: ``topic``, ``partition``, ``offset``, ``key``, ``message`` (the key and
     value as the stream's decoders make them), ``raw_key``, ``raw_message``, ``timestamp``, ``timestamp_type``,
     ``key_decoder``, ``value_decoder``.
 
-    A tuple underneath (offset, value, key, topic, partition, librdkafka's message), its fields read by C accessors
-    (the timestamp is read from the message when asked for). ``key`` and
-    ``message`` run the stream's decoders each time they are read, so a decoder failure surfaces there and does not
-    break the iteration (as in Kafka). Each stream has its own subclass, which carries its decoders
-    (:func:`message_class`).
+    A tuple underneath, of librdkafka's ``Message`` alone (made by a C call per message, see the module docstring);
+    every field is read from it when asked for. ``key`` and ``message`` run the stream's decoders each time they are
+    read, so a decoder failure surfaces there and does not break the iteration (as in Kafka). Each stream has its own
+    subclass, which carries its decoders (:func:`message_class`).
     """
 
     __slots__ = ()
 
-    if TYPE_CHECKING:
-        offset: int
-        raw_message: bytes | None
-        raw_key: bytes | None
-        topic: str
-        partition: int
-        _key_decoder: Decoder
-        _value_decoder: Decoder
-    else:
-        offset = _field(0, "The message's offset in its partition.")
-        raw_message = _field(1, "The value as fetched (bytes, or None for a null value).")
-        raw_key = _field(2, "The key as fetched (bytes, or None).")
-        topic = _field(3, "The topic.")
-        partition = _field(4, "The partition.")
+    if not TYPE_CHECKING:
         _key_decoder = staticmethod(identity_decoder)
         _value_decoder = staticmethod(identity_decoder)
+    else:
+        _key_decoder: Decoder
+        _value_decoder: Decoder
+
+    @property
+    def offset(self) -> int:
+        """The message's offset in its partition."""
+        return offset_of(self[0])
+
+    @property
+    def raw_message(self) -> bytes | None:
+        """The value as fetched (bytes, or None for a null value)."""
+        return _value_of(self[0])
+
+    @property
+    def raw_key(self) -> bytes | None:
+        """The key as fetched (bytes, or None)."""
+        return _key_of(self[0])
+
+    @property
+    def topic(self) -> str:
+        """The topic."""
+        return topic_of(self[0])
+
+    @property
+    def partition(self) -> int:
+        """The partition."""
+        return partition_of(self[0])
 
     @property
     def timestamp(self) -> int:
         """Milliseconds since the epoch, as the broker gave it."""
-        return _timestamp_of(self[5])[1]
+        return _timestamp_of(self[0])[1]
 
     @property
     def timestamp_type(self) -> int:
         """0 none, 1 create time, 2 log append time (confluent-kafka's ``TIMESTAMP_*``)."""
-        return _timestamp_of(self[5])[0]
+        return _timestamp_of(self[0])[0]
 
     @property
     def key_decoder(self) -> Decoder:
@@ -147,25 +182,32 @@ class MessageAndMetadata(tuple[Any, ...]):
 
     @property
     def key(self) -> Any:
-        return self._key_decoder(self[2])
+        return self._key_decoder(_key_of(self[0]))
 
     @property
     def message(self) -> Any:
-        return self._value_decoder(self[1])
+        return self._value_decoder(_value_of(self[0]))
+
+    def _identity(self) -> tuple[Any, ...]:
+        """What tells one message from another (as Kafka's case class, minus the decoders): offset, value, key,
+        topic, partition, then the timestamp."""
+        source = self[0]
+        return (offset_of(source), _value_of(source), _key_of(source), topic_of(source), partition_of(source),
+                _timestamp_of(source))
 
     def __eq__(self, other: object) -> bool:
-        """Equal when the same message (as Kafka's case class): librdkafka's message inside is compared by its
-        timestamp, not by identity, so a message fetched twice, or pickled and back, is equal to itself."""
+        """Equal when the same message: librdkafka's message inside is compared by its fields, not by identity, so a
+        message fetched twice, or pickled and back, is equal to itself."""
         if not isinstance(other, MessageAndMetadata):
             return NotImplemented
-        return self[:5] == other[:5] and _timestamp_of(self[5]) == _timestamp_of(other[5])
+        return self._identity() == other._identity()
 
     def __ne__(self, other: object) -> bool:
         equal = self.__eq__(other)
         return equal if equal is NotImplemented else not equal
 
     def __hash__(self) -> int:
-        return hash(self[:5])
+        return hash(self._identity()[:5])
 
     def __repr__(self) -> str:
         return (f"MessageAndMetadata(topic={self.topic!r}, partition={self.partition}, offset={self.offset}, "
@@ -173,14 +215,18 @@ class MessageAndMetadata(tuple[Any, ...]):
 
 
 class _UndecodedMessageAndMetadata(MessageAndMetadata):
-    """The messages of a stream whose decoders are both the identity (the default): ``key`` and ``message`` are the
-    C accessors of the raw fields, one Python call less per read (an identity decoder cannot fail)."""
+    """The messages of a stream whose decoders are both the identity (the default): ``key`` and ``message`` read the
+    raw fields without a decoder call (an identity decoder cannot fail)."""
 
     __slots__ = ()
 
-    if not TYPE_CHECKING:
-        key = MessageAndMetadata.raw_key
-        message = MessageAndMetadata.raw_message
+    @property
+    def key(self) -> Any:
+        return _key_of(self[0])
+
+    @property
+    def message(self) -> Any:
+        return _value_of(self[0])
 
 
 def message_class(key_decoder: Decoder, value_decoder: Decoder) -> type[MessageAndMetadata]:

@@ -13,27 +13,28 @@ fetcher applies ``auto.offset.reset`` before the first fetch.
 
 The consumed offset is not written once per message. While a stream hands out a chunk of this partition, the
 chunk's :class:`ChunkCursor` is attached here, and the consumed offset is read from how far the cursor's list
-iterator has gone: handing a message out is then nothing but the C-level step of that iterator, which is what lets a
-``for message in stream`` loop run close to librdkafka's own speed. The value read is exactly Kafka's (the offset of
+iterator over the chunk's messages has gone (the offset of the message before it, read when asked for): handing a
+message out is then nothing but the C-level step of that iterator, which is what lets a ``for message in stream``
+loop run close to librdkafka's own speed. The value read is exactly Kafka's (the offset of
 the last message handed out + 1) at every moment, because the step and the hand-out are one and the same. When the
 stream moves to its next chunk, or a rebalance drops the chunk, the cursor is detached and the value it had reached
 is kept as a plain attribute.
 
-A chunk holds :class:`~zkconsumer.consumer.message_and_metadata.FetchedRecords`: lists of ints and bytes, and
-librdkafka's messages for their timestamps, at most ``queued.max.message.chunks`` chunks of at most 500 per stream.
+A chunk holds :class:`~zkconsumer.consumer.message_and_metadata.FetchedRecords`: librdkafka's messages, at most
+``queued.max.message.chunks`` chunks of at most 500 per stream.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
-from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import islice
 from typing import Any
 
-from zkconsumer.consumer.message_and_metadata import FetchedRecords
+from confluent_kafka import Message
+
+from zkconsumer.consumer.message_and_metadata import FetchedRecords, offset_of
 from zkconsumer.types import INVALID_OFFSET
 
 #: How often a blocked put or get wakes up to look at its stop flag.
@@ -93,8 +94,8 @@ class ChunkQueue:
 class ChunkCursor:
     """The chunk a stream is handing out, and how far it has got.
 
-    ``rows`` yields the chunk's messages as tuples in MessageAndMetadata's field order, pulling each from
-    ``remaining``, a list iterator over the chunk's offsets: whatever pulls a row hands that message out. Several
+    ``rows`` yields the chunk's messages as rows of one (what a MessageAndMetadata is made from), pulling each from
+    ``remaining``, a list iterator over the chunk's messages: whatever pulls a row hands that message out. Several
     threads read the consumed offset (auto-commit, the rebalance) while the application's thread pulls rows without
     any lock; a pull is one C call under the GIL, so a reader sees either side of it. The lock only keeps
     :meth:`consumed_offset` and the two writers below (a rebalance dropping the rest, a reset) from interleaving.
@@ -106,8 +107,8 @@ class ChunkCursor:
         self.info = info
         self.records = records
         # a list iterator: its __length_hint__ is what was not handed out
-        self.remaining: Any = iter(records.offsets)
-        self.rows: Iterator[tuple[Any, ...]] = records.rows(self.remaining)
+        self.remaining: Any = iter(records.sources)
+        self.rows: Iterator[tuple[Message]] = zip(self.remaining)
         self._end = len(records)  # minus what a rebalance dropped unseen
         self._base = base  # the consumed offset before the first message of this chunk is handed out (or a reset's)
         self._base_handed = 0
@@ -122,7 +123,7 @@ class ChunkCursor:
             handed = self._end - self.remaining.__length_hint__()
             if handed <= self._base_handed:
                 return self._base
-            return self.records.offsets[handed - 1] + 1
+            return offset_of(self.records.sources[handed - 1]) + 1
 
     def rebase(self, offset: int) -> None:
         """A reset of the consumed offset: it holds until the next message is handed out, as Kafka's did."""
@@ -139,14 +140,14 @@ class ChunkCursor:
                 return None
             count = left if most is None else min(left, most)
             start = len(self.records) - left
-            deque(islice(self.rows, count), maxlen=0)  # every column's iterator moves on together, in one C call
+            self.remaining.__setstate__(start + count)  # a list iterator's position, set in one step
         return self.records.slice(start, start + count)
 
-    def drop_rest(self) -> list[tuple[Any, ...]]:
-        """Take every row not handed out yet away from whoever iterates (``list()`` of the rows is one C call, so no
-        row is both dropped and handed out); they no longer count as handed out."""
+    def drop_rest(self) -> list[Message]:
+        """Take every message not handed out yet away from whoever iterates (``list()`` of the iterator is one C
+        call, so no message is both dropped and handed out); they no longer count as handed out."""
         with self._lock:
-            rest = list(self.rows)
+            rest = list(self.remaining)
             self._end -= len(rest)
         return rest
 
@@ -213,12 +214,12 @@ class PartitionTopicInfo:
         if not records:
             if not too_large:
                 return True
-            records = FetchedRecords(self.topic, self.partition, (), (), (), (), 0)
+            records = FetchedRecords(self.topic, self.partition, (), 0)
         chunk = FetchedDataChunk(records, self, self.fetched_offset)
         if not self.chunk_queue.put(chunk, stop):
             return False
         if records:
-            self.fetched_offset = records.offsets[-1] + 1
+            self.fetched_offset = records.last_offset + 1
         return True
 
     def __repr__(self) -> str:
@@ -241,4 +242,4 @@ class FetchedDataChunk:
 
 
 #: Put on every queue at shutdown; iterators compare by identity and then report the end of the stream.
-SHUTDOWN_CHUNK = FetchedDataChunk(FetchedRecords("", INVALID_OFFSET, (), (), (), (), 0), None, INVALID_OFFSET)
+SHUTDOWN_CHUNK = FetchedDataChunk(FetchedRecords("", INVALID_OFFSET, (), 0), None, INVALID_OFFSET)
