@@ -46,6 +46,20 @@ def test_the_session_is_confirmed_by_answers_from_when_their_requests_left(zooke
         close_client(client)
 
 
+def test_attached_before_the_client_starts_the_timeout_is_the_one_the_server_negotiated(zookeeper_connect):
+    """The embedded server's maxSessionTimeout is 60 s: a client asking for 90 s is given 60, and a fence that
+    believed 90 would hand out chunks for 30 s after the session could have expired."""
+    attached: list[SessionLiveness | None] = []
+    client = open_client(zookeeper_connect, session_timeout=90.0,
+                         before_start=lambda c: attached.append(SessionLiveness.attach(c)))
+    try:
+        (liveness,) = attached
+        assert liveness is not None and liveness.session_timeout_s == pytest.approx(60.0)
+        assert liveness.age() < 60.0  # confirmed from the handshake
+    finally:
+        close_client(client)
+
+
 def _records(offsets: range) -> FetchedRecords:
     return FetchedRecords.of([Message(topic="t", partition=0, offset=o, value=str(o).encode()) for o in offsets],
                              "t", 0)

@@ -183,6 +183,7 @@ class ZookeeperConsumerConnector:
             check_budget(config.zookeeper_multi_max_bytes, largest, chroot_of(config.zookeeper_connect), self._acl)
         self._meters: ConnectorMeters | None = None
         self.metrics_endpoint: MetricsEndpoint | None = None
+        self._liveness: SessionLiveness | None = None
         self.zk = self._connect()
         self._fence = self._session_fence()
         self._offsets = self._offset_storage()
@@ -217,6 +218,7 @@ class ZookeeperConsumerConnector:
                 retry_forever=True,
                 auth=config.zookeeper_auth,
                 acl=self._acl,
+                before_start=self._watch_session,
             )
             opened.callback(close_client, zk)
             verify_group_writable(zk, self.group, config.zookeeper_auth, config.zookeeper_connect)
@@ -224,10 +226,15 @@ class ZookeeperConsumerConnector:
             opened.pop_all()  # connected: from here on, shutdown() closes both
         return zk
 
+    def _watch_session(self, client: KazooClient) -> None:
+        """Watch the session's confirmations from its first handshake, which says the timeout the server
+        negotiated (lower than the one asked for above the server's ``maxSessionTimeout``)."""
+        self._liveness = SessionLiveness.attach(client)
+
     def _session_fence(self) -> SessionFence | None:
         """What the streams ask before each chunk; ``None`` (and a warning) where kazoo's connection cannot be
         watched."""
-        liveness = SessionLiveness.attach(self.zk)
+        liveness = self._liveness
         if liveness is None:
             self._log.warning("consumer.unfenced", reason="this kazoo's connection handler cannot be watched")
             return None

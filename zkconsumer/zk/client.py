@@ -33,7 +33,7 @@ import logging
 import socket
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from kazoo.client import KazooClient
@@ -97,10 +97,12 @@ def redact_credentials(logger: logging.Logger) -> None:
 def open_client(
     connect: str, timeout: float = DEFAULT_CONNECT_TIMEOUT, retry_forever: bool = False, quiet: bool = False,
     session_timeout: float | None = None, auth: ZkAuth | None = None, acl: Sequence[Any] | None = None,
+    before_start: Callable[[KazooClient], object] | None = None,
 ) -> KazooClient:
     """A started client; ``retry_forever`` keeps reconnecting after a later loss (long-running services),
     ``quiet`` silences kazoo's own connection warnings (probes, where failing is an answer). ``timeout`` bounds
-    the first connection; the session timeout asked of the server defaults to it."""
+    the first connection; the session timeout asked of the server defaults to it. ``before_start`` is given the
+    client before it connects (to watch its first handshake too)."""
     if auth is not None and auth.scheme == "sasl" and auth.sasl_options() is None:
         raise UsageError(f"zookeeper.auth ({auth.describe()}): SASL credentials are user:password (DIGEST-MD5); "
                          f"other mechanisms, such as Kerberos, are not supported")
@@ -135,6 +137,8 @@ def open_client(
             refused_auth.append(True)
 
     client.add_listener(watch_auth)
+    if before_start is not None:
+        before_start(client)
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="No chroot path exists", category=UserWarning)

@@ -18,9 +18,10 @@ it). Where the handler lacks them (a kazoo unlike 2.x), nothing is attached and 
 caller then has no fence, and says so.
 
 Until the first answer after :meth:`SessionLiveness.attach` nothing is confirmed (``confirmed`` is minus infinity);
-:meth:`SessionLiveness.ask` sends a cheap request whose answer confirms. The session timeout is the one asked for
-until the next handshake tells the negotiated one (a server lowers it only above its ``maxSessionTimeout``, twenty
-ticks by default).
+:meth:`SessionLiveness.ask` sends a cheap request whose answer confirms. The session timeout is the negotiated one
+when the liveness was attached before the client started (``open_client(before_start=SessionLiveness.attach)``, as
+the connector does); attached to a connected client, it is the one asked for until the next handshake tells (a
+server lowers it only above its ``maxSessionTimeout``, twenty ticks by default).
 """
 
 from __future__ import annotations
