@@ -32,7 +32,6 @@ cores.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import shutil
 from collections.abc import Callable, Iterator
@@ -42,6 +41,7 @@ from typing import Any
 
 from zkconsumer.errors import UsageError
 from zkconsumer.events.rebalance_steps import STEPS
+from zkconsumer.fleet.event_columns import ColumnMember, column_figures
 from zkconsumer.fleet.event_files import find_event_files
 from zkconsumer.fleet.events import MemberFigures, MemberRow, RebalanceRow, StepRow, member_figures
 from zkconsumer.fleet.job_output import check_inputs, check_output, staged_directory
@@ -127,36 +127,58 @@ def member_task(tables: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
     member's lines are all here), its tables written under ``tables``, one row of totals out."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import numpy as np
         import pyarrow as pa
 
         table = _table(pa, batches)
         if table.num_rows == 0:
             return
-        # the lines in member and file order by Arrow: no Python object per line but the line itself, which keeps
-        # Python's collector off a heap of tuples
+        # the lines in member and file order by Arrow: no Python object per line
         ordered = table.sort_by([("consumer_id", "ascending"), ("seq", "ascending")])
         del table
-        keys = ordered.column("consumer_id").to_pylist()
-        values = ordered.column("value").to_pylist()
-        del ordered
+        encoded = ordered.column("consumer_id").combine_chunks().dictionary_encode()
+        indices = encoded.indices.to_numpy(zero_copy_only=False)
+        starts = np.flatnonzero(np.r_[True, indices[1:] != indices[:-1]])
+        keys = [key or None for key in encoded.dictionary.take(pa.array(indices[starts])).to_pylist()]
+        values = ordered.column("value").combine_chunks()
+        del ordered, encoded
+        regular = column_figures(keys, starts, values)
+        bounds = [*starts.tolist(), len(values)]
         with TaskFiles(TABLES, Path(tables)) as files:
-            totals, chunk, start = TaskTotals(), [], 0
-            for key, run_ in itertools.groupby(keys):
-                count = sum(1 for _ in run_)
-                chunk.append(member_figures(key or None, values[start:start + count]))
-                start += count
-                if len(chunk) == MEMBERS_PER_WRITE:
-                    _write(files, chunk)
-                    totals, chunk = totals.plus(figures_totals(chunk)), []
-            _write(files, chunk)
-            totals = totals.plus(figures_totals(chunk))
+            files.write_table("rebalances", regular.rebalances)
+            files.write_table("steps", regular.steps)
+            totals, chunk, chunk_totals, members = TaskTotals(), [], TaskTotals(), []
+            for index, key in enumerate(keys):
+                found = regular.members.get(key) if key is not None else None
+                if found is None:
+                    lines = values.slice(bounds[index], bounds[index + 1] - bounds[index]).to_pylist()
+                    figures = member_figures(key, lines)
+                    chunk.append(figures)
+                    chunk_totals = chunk_totals.plus(figures_totals([figures]))
+                    if figures.member is not None:
+                        members.append(figures.member)
+                else:
+                    chunk_totals = chunk_totals.plus(_column_totals(found))
+                    members.append(found.member)
+                if (index + 1) % MEMBERS_PER_WRITE == 0:
+                    _write(files, chunk, members)
+                    totals, chunk, chunk_totals, members = totals.plus(chunk_totals), [], TaskTotals(), []
+            _write(files, chunk, members)
+            totals = totals.plus(chunk_totals)
         yield task_result(dataclasses.asdict(totals))
 
     return run
 
 
-def _write(files: TaskFiles, chunk: list[MemberFigures]) -> None:
-    files.write("members", [f.member for f in chunk if f.member is not None])
+def _column_totals(found: ColumnMember) -> TaskTotals:
+    member = found.member
+    return TaskTotals(events=member.events, members=1, **{name: getattr(member, name) for name in _MEMBER_SUMS},
+                      buckets=found.buckets, first_stop=_extreme(min, *found.stopped),
+                      last_stop=_extreme(max, *found.stopped))
+
+
+def _write(files: TaskFiles, chunk: list[MemberFigures], members: list[MemberRow]) -> None:
+    files.write("members", members)
     files.write("rebalances", [r for f in chunk for r in f.rebalances])
     files.write("steps", [s for f in chunk for s in f.steps])
 

@@ -58,6 +58,11 @@ class TaskFiles:
             structs = arrow_structs(self._pa, self._classes[name], rows)
             self._writers[name].write_batch(self._pa.RecordBatch.from_struct_array(structs))
 
+    def write_table(self, name: str, table: Any) -> None:
+        """Append the rows of an Arrow table (of the table's schema) to the table ``name``."""
+        if table.num_rows:
+            self._writers[name].write_table(table)
+
     def __enter__(self) -> TaskFiles:
         return self
 

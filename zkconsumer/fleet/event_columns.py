@@ -1,0 +1,471 @@
+"""The figures of members whose events have the regular shape, computed over columns: what ``analyze events``' tasks
+run in place of :func:`zkconsumer.fleet.events.member_figures` for every member where the result is the same, so that
+no Python code runs per line.
+
+A task's lines (a run per member, in file order) are parsed by Arrow's JSON reader with a schema of the fields the
+figures read, and every figure of :mod:`zkconsumer.fleet.events` (the rebalance timeline's meaning) is computed with
+array operations, a Python step per rebalance at most. That is only the timeline's answer for events it can read one
+way; a member is *regular*, and computed here, when every one of its lines:
+
+* parses with the schema (the fields it reads have the types the connector writes: a field of another type, a
+  duplicate key, a line that is not one JSON object fail the member), holds no ``\\u`` escape (a key can be spelled
+  with one) and no ``"error"`` (a failed step; present even as ``null``, which the reader cannot tell from missing);
+* carries the consumer id it was grouped under, an ``event`` of ``rebalance.started``, ``rebalance.completed``,
+  ``rebalance.attempt_failed``, a known step or a fetcher's, and a timestamp as the connector writes it
+  (``2026-11-21T21:12:00.928083Z``, from 1970 on);
+* in timestamp order, makes runs of one ``rebalance_id`` each (a different id per run), each begun by
+  ``rebalance.started`` and ended by ``rebalance.completed`` if it has one, with attempts from 1 and finite durations.
+
+Every other member (and the lines of no consumer) is left to :func:`~zkconsumer.fleet.events.member_figures`, which
+the caller runs on its lines: the tables do not depend on which way a member went. Times are computed as the
+timeline computes them (floats, seconds since the member's first moment), so the rows agree to the bit.
+
+Pure: Arrow arrays in, rows and Arrow tables out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from zkconsumer.events.rebalance_steps import STEPS
+from zkconsumer.fleet.events import MemberRow, RebalanceRow, StepRow
+from zkconsumer.fleet.pages import DURATION_BUCKETS
+from zkconsumer.fleet.row_schema import arrow_fields
+
+#: a timestamp as the connector writes it, from 1970 on (earlier ones, other zones: the timeline's own parsing)
+TIMESTAMP_PATTERN = (r"^(19[7-9]\d|[2-9]\d{3})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d"
+                     r"(\.\d{1,6})?Z$")
+MAX_DURATION_MS = 1e11  # a longer step is left to the timeline (its block could reach back before the year 1)
+MAX_ATTEMPT = 1 << 20
+MAX_SPAN_US = 1 << 48  # a member's events over more microseconds than this: floats no longer hold them exactly
+_STARTED, _STEP, _ATTEMPT_FAILED, _COMPLETED, _TRIGGERED = 0, 1, 2, 3, 4
+_KINDS = {"rebalance.started": _STARTED, "rebalance.attempt_failed": _ATTEMPT_FAILED,
+          "rebalance.completed": _COMPLETED, "rebalance.triggered": _TRIGGERED, **{step.event: _STEP for step in STEPS}}
+_STEP_INDEX = {step.event: index for index, step in enumerate(STEPS)}
+_BOUNDS = [bound for _, bound in DURATION_BUCKETS]
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def event_schema(pa: Any) -> Any:
+    """The fields the figures read, as the connector writes them."""
+    partitions = pa.list_(pa.struct([("topic", pa.string()), ("partition", pa.int64())]))
+    return pa.schema([("consumer_id", pa.string()), ("group", pa.string()), ("event", pa.string()),
+                      ("timestamp", pa.string()), ("rebalance_id", pa.int64()), ("attempt", pa.int64()),
+                      ("step", pa.int64()), ("duration_ms", pa.float64()), ("cause", pa.string()),
+                      ("attempts", pa.int64()), ("members", pa.list_(pa.string())), ("owned", partitions),
+                      ("conflicts", partitions)])
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnMember:
+    """A regular member's figures: its row, its steps per duration bucket, the start times (seconds since the epoch)
+    of its rebalances with a finished stop-the-world."""
+
+    member: MemberRow
+    buckets: tuple[int, ...]
+    stopped: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnFigures:
+    """What :func:`column_figures` made of a task's lines: the regular members (by consumer id) with their
+    ``rebalances`` and ``steps`` rows as Arrow tables (the schemas of :class:`RebalanceRow` and :class:`StepRow`);
+    the members it left to the timeline are the others."""
+
+    members: dict[str, ColumnMember]
+    rebalances: Any
+    steps: Any
+
+
+def column_figures(keys: Sequence[str | None], starts: Any, lines: Any) -> ColumnFigures:
+    """The figures of the regular members among ``lines`` (an Arrow string array, each member's lines together and
+    in file order); member ``i`` is ``keys[i]`` (the consumer id its lines were grouped by, ``None`` for none), its
+    lines from ``starts[i]`` (a sequence of ints) to the next start."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(lines)
+    bounds = np.append(np.asarray(starts, dtype=np.int64), n)
+    member_of = np.repeat(np.arange(len(keys)), np.diff(bounds))
+    good = np.array([key is not None for key in keys], dtype=bool)
+    parsed = _parse(pa, pc, lines, bounds, good)
+
+    event = parsed.column("event")
+    kind = _lookup(pc, event, _KINDS, -1)
+    # an event no rebalance is made of: a fetcher's, the member's connection, its commits, its shutdown...
+    other = pc.fill_null(pc.and_(pc.greater(pc.utf8_length(event), 0), pc.invert(pc.or_(
+        pc.starts_with(event, "rebalance."), pc.starts_with(event, "demo.")))), False).to_numpy(zero_copy_only=False)
+    key_column = pa.array(keys, pa.string()).take(pa.array(member_of))
+    ts_text = parsed.column("timestamp")
+    ts_ok = pc.fill_null(pc.match_substring_regex(ts_text, TIMESTAMP_PATTERN), False)
+    row_ok = (
+        pc.fill_null(pc.equal(parsed.column("consumer_id"), key_column), False).to_numpy(zero_copy_only=False)
+        & ((kind >= 0) | other)
+        & ts_ok.to_numpy(zero_copy_only=False)
+        & ~pc.match_substring(lines, "\\u").to_numpy(zero_copy_only=False)
+        & ~pc.match_substring(lines, '"error"').to_numpy(zero_copy_only=False)
+    )
+    good[member_of[~row_ok]] = False
+    ts_us = np.zeros(n, dtype=np.int64)
+    usable = row_ok & good[member_of]
+    ts_us[usable] = _timestamps(pa, pc, ts_text.filter(pa.array(usable)), good, member_of[usable])
+
+    duration = _floats(parsed.column("duration_ms"))
+    rid = _ints(parsed.column("rebalance_id"))
+    attempt = _ints(parsed.column("attempt"))
+    step_field = _ints(parsed.column("step"))
+    attempts_field = _ints(parsed.column("attempts"))
+    is_step = kind == _STEP
+    # the field checks of the rows the rebalances are built from
+    relevant = (kind >= 0) & (kind != _TRIGGERED)
+    bad = relevant & (rid < -(1 << 62))
+    bad |= ((kind == _STEP) | (kind == _ATTEMPT_FAILED)) & ((attempt < 1) | (attempt > MAX_ATTEMPT))
+    bad |= ~np.isnan(duration) & ~(np.abs(duration) < MAX_DURATION_MS)
+    bad |= ((kind == _STARTED) | (kind == _COMPLETED) | (kind == _TRIGGERED)) & (step_field > -(1 << 62))  # a step
+    bad |= (kind == _COMPLETED) & ((attempts_field > MAX_ATTEMPT) | ((attempts_field < 0) & (attempts_field >
+                                                                                               -(1 << 62))))
+    good[member_of[bad]] = False
+
+    # the timeline's order: timestamp, then line
+    order = np.lexsort((np.arange(n), ts_us, member_of))
+    clipped = np.where(is_step & (duration > 0), duration, 0.0)
+    block = ts_us - np.rint(np.minimum(clipped, MAX_DURATION_MS) * 1000.0).astype(np.int64)
+    origin_us = _origins(ts_us, block, clipped, is_step, member_of, good, len(keys))
+    spans = np.zeros(len(keys), dtype=np.int64)
+    np.maximum.at(spans, member_of, ts_us - origin_us[member_of])
+    good &= spans < MAX_SPAN_US
+
+    # rebalance rows: the relevant rows of the good members, in order
+    rows = order[relevant[order] & good[member_of[order]]]
+    good = _check_runs(rows, kind, rid, member_of, good)
+    rows = rows[good[member_of[rows]]]
+    members_of_rows = member_of[rows]
+    seconds = (ts_us[rows] - origin_us[members_of_rows]) / 1e6
+    k = kind[rows]
+    step_start = seconds - clipped[rows] / 1000.0
+    run_starts = np.flatnonzero(k == _STARTED)
+    runs = len(run_starts)
+    run_of = np.cumsum(k == _STARTED) - 1
+    run_ends = np.append(run_starts[1:], len(rows))
+    run_member = members_of_rows[run_starts] if runs else np.zeros(0, dtype=np.int64)
+    last_kind = k[run_ends - 1] if runs else np.zeros(0, dtype=np.int64)
+    completed = last_kind == _COMPLETED
+    completed_row = rows[run_ends[completed] - 1]
+    step_attempt = np.where(k == _STEP, attempt[rows], 0)
+    max_step_attempt = np.maximum(_reduce(np.maximum, step_attempt, run_starts, 0), 1)
+    run_completed_attempt = np.zeros(runs, dtype=np.int64)
+    given = attempts_field[completed_row]
+    run_completed_attempt[completed] = np.where(given > 0, given, max_step_attempt[completed])
+
+    start = _reduce(np.minimum, np.where(k == _STARTED, seconds, np.where(k == _STEP, step_start, np.inf)),
+                    run_starts, np.inf)
+    last = _reduce(np.maximum, seconds, run_starts, -np.inf)
+    ended = last  # a completed run ends with its completed event, its latest
+    step_index = _lookup(pc, event, _STEP_INDEX, -1)
+    row_step = step_index[rows]
+    attempt_rows = (k == _STEP) | (k == _ATTEMPT_FAILED)
+    attempts_count = _distinct_per_run(np.concatenate([run_of[attempt_rows], np.flatnonzero(completed)]),
+                                       np.concatenate([attempt[rows][attempt_rows], run_completed_attempt[completed]]),
+                                       runs)
+    failed = k == _ATTEMPT_FAILED
+    failed_count = _distinct_per_run(run_of[failed], attempt[rows][failed], runs)
+    claim = row_step == _index("claim")
+    conflict_lengths = _lengths(pc, parsed.column("conflicts"))[rows]
+    conflicts = _reduce(np.add, np.where(claim, conflict_lengths, 0), run_starts, 0)
+    assign = row_step == _index("assign")
+    last_assign = _reduce(np.maximum, np.where(assign, np.arange(len(rows)), -1), run_starts, -1)
+    member_lengths = _lengths(pc, parsed.column("members"), missing=-1)[rows]
+    stop = row_step == _index("stop_fetchers")
+    stop_start = _reduce(np.minimum, np.where(stop, step_start, np.inf), run_starts, np.inf)
+    restart = (row_step == _index("start_fetchers")) & (attempt[rows] == run_completed_attempt[run_of])
+    restart_end = _reduce(np.maximum, np.where(restart, seconds, -np.inf), run_starts, -np.inf)
+    gap_end = np.where(restart_end > -np.inf, restart_end, ended)
+    stop_ms = (gap_end - stop_start) * 1000.0
+    has_gap = completed & (stop_start < np.inf)
+
+    causes = parsed.column("cause").take(pa.array(rows[run_starts])).to_pylist()
+    durations = duration[rows[run_ends - 1]] if runs else np.zeros(0)
+    owned = _owned(pa, pc, parsed.column("owned"), completed_row)
+    groups = _groups(parsed.column("group"), order, member_of, len(keys))
+    origins = [None if not g else _EPOCH + timedelta(microseconds=int(o)) for g, o in zip(good, origin_us,
+                                                                                          strict=True)]
+    rid_runs = rid[rows[run_starts]]
+
+    table: dict[str, list[Any]] = {f.name: [] for f in arrow_fields(pa, RebalanceRow)}
+    per_member: dict[int, list[int]] = {}
+    completed_index = np.cumsum(completed) - 1
+    previous: dict[int, set[tuple[str, int]]] = {}
+    moved_list: list[int | None] = []
+    for run in range(runs):
+        m = int(run_member[run])
+        per_member.setdefault(m, []).append(run)
+        origin = origins[m]
+        assert origin is not None
+        done = bool(completed[run])
+        moved = released = size = None
+        if done:
+            now = owned[int(completed_index[run])]
+            before = previous.get(m, set())
+            moved, released, size = len(now - before), len(before - now), len(now)
+            previous[m] = now
+        moved_list.append(moved)
+        assigned = int(last_assign[run])
+        members = None if assigned < 0 or member_lengths[assigned] < 0 else int(member_lengths[assigned])
+        count = int(attempts_count[run])
+        table["consumer_id"].append(keys[m])
+        table["group"].append(groups[m])
+        table["rebalance_id"].append(int(rid_runs[run]))
+        table["cause"].append(causes[run])
+        table["outcome"].append("completed" if done else "unfinished")
+        table["started_at"].append(origin + timedelta(seconds=float(start[run])))
+        table["ended_at"].append(origin + timedelta(seconds=float(ended[run])))
+        table["duration_ms"].append(float(durations[run]) if done and not np.isnan(durations[run]) else None)
+        table["members"].append(members)
+        table["attempts"].append(count)
+        table["failed_attempts"].append(int(failed_count[run]))
+        table["retries"].append(max(count - 1, 0))
+        table["conflicts"].append(int(conflicts[run]))
+        table["stop_the_world_ms"].append(float(stop_ms[run]) if has_gap[run] else None)
+        table["partitions_owned"].append(size)
+        table["partitions_moved"].append(moved)
+        table["partitions_released"].append(released)
+    rebalances = pa.table(table, schema=pa.schema(arrow_fields(pa, RebalanceRow)))
+
+    step_rows = rows[row_step >= 0]
+    step_member = member_of[step_rows]
+    step_durations = clipped[step_rows]
+    step_fields = arrow_fields(pa, StepRow)
+    steps = pa.table({
+        "consumer_id": key_column.take(pa.array(step_rows)),
+        "group": pa.array(groups, pa.string()).take(pa.array(step_member)),
+        "rebalance_id": rid[step_rows],
+        "attempt": attempt[step_rows],
+        "step": pa.array([STEPS[i].name for i in range(len(STEPS))]).take(pa.array(step_index[step_rows])),
+        "step_number": pa.array([STEPS[i].number for i in range(len(STEPS))], pa.int64()).take(
+            pa.array(step_index[step_rows])),
+        "duration_ms": step_durations,
+        "failed": np.zeros(len(step_rows), dtype=bool),
+        "ended_at": pa.array(ts_us[step_rows], pa.timestamp("us", tz="UTC")),
+    }, schema=pa.schema(step_fields))
+    bucket = np.minimum(np.searchsorted(_BOUNDS, step_durations, side="right"), len(_BOUNDS) - 1)
+    buckets = np.zeros((len(keys), len(_BOUNDS)), dtype=np.int64)
+    np.add.at(buckets, (step_member, bucket), 1)
+    events = np.bincount(member_of, minlength=len(keys))
+
+    found: dict[str, ColumnMember] = {}
+    for m in np.flatnonzero(good).tolist():
+        key = keys[m]
+        assert key is not None
+        mine = per_member.get(m, [])
+        gaps = [float(stop_ms[run]) for run in mine if has_gap[run]]
+        stopped = tuple(table["started_at"][run].timestamp() for run in mine if has_gap[run])
+        found[key] = ColumnMember(MemberRow(
+            consumer_id=key,
+            group=groups[m],
+            rebalances=len(mine),
+            completed=sum(1 for run in mine if completed[run]),
+            attempts=sum(table["attempts"][run] for run in mine),
+            failed_attempts=sum(table["failed_attempts"][run] for run in mine),
+            conflicts=sum(table["conflicts"][run] for run in mine),
+            stop_the_world_ms=sum(gaps),
+            longest_stop_ms=max(gaps, default=None),
+            partitions_moved=sum(moved_list[run] or 0 for run in mine),
+            events=int(events[m]),
+        ), tuple(int(b) for b in buckets[m]), stopped)
+    return ColumnFigures(found, rebalances, steps)
+
+
+def _index(name: str) -> int:
+    return next(i for i, step in enumerate(STEPS) if step.name == name)
+
+
+def _parse(pa: Any, pc: Any, lines: Any, bounds: Any, good: Any) -> Any:
+    """The lines parsed with :func:`event_schema`, a row per line; a member whose lines do not parse (as a whole,
+    one row each) gets rows of nulls and is no longer ``good``."""
+    import numpy as np
+    import pyarrow.json as pj
+
+    schema = event_schema(pa)
+    options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+
+    def parse(chunk: Any) -> Any:
+        text = pc.binary_join_element_wise(chunk, "", "\n")  # each line and its end, one after another in memory
+        offsets = np.frombuffer(text.buffers()[1], dtype=np.int64 if pa.types.is_large_string(text.type)
+                                else np.int32)[text.offset:text.offset + len(text) + 1]
+        data = (text.buffers()[2].slice(int(offsets[0]), int(offsets[-1] - offsets[0])) if len(text)
+                else pa.py_buffer(b""))
+        table = pj.read_json(pa.BufferReader(data), parse_options=options,
+                             read_options=pj.ReadOptions(use_threads=False, block_size=max(len(data), 1 << 20)))
+        if table.num_rows != len(chunk):
+            raise ValueError("not one object a line")
+        return table.cast(schema).combine_chunks()
+
+    try:
+        return parse(lines)
+    except (pa.ArrowInvalid, ValueError):
+        pass
+    parts = []
+    for index in range(len(bounds) - 1):
+        chunk = lines.slice(int(bounds[index]), int(bounds[index + 1] - bounds[index]))
+        try:
+            parts.append(parse(chunk) if good[index] else None)
+        except (pa.ArrowInvalid, ValueError):
+            parts.append(None)
+        if parts[-1] is None:
+            good[index] = False
+            parts[-1] = pa.table({f.name: pa.nulls(len(chunk), f.type) for f in schema}, schema=schema)
+    return pa.concat_tables(parts).combine_chunks() if parts else schema.empty_table()
+
+
+def _timestamps(pa: Any, pc: Any, text: Any, good: Any, member_of: Any) -> Any:
+    """Microseconds since the epoch of regular timestamp texts; a member with an impossible date (February 30) is no
+    longer ``good`` (its rows get 0)."""
+    import numpy as np
+
+    def cast(values: Any) -> Any:
+        stamps = pc.cast(values, pa.timestamp("us", tz="UTC"))
+        days = pc.cast(pc.utf8_slice_codeunits(values, 8, 10), pa.int64())
+        if not pc.all(pc.equal(pc.day(stamps), days)).as_py():
+            raise ValueError("a day the month does not have")
+        return stamps.cast(pa.int64()).to_numpy(zero_copy_only=False)
+
+    try:
+        return cast(text)
+    except (pa.ArrowInvalid, ValueError):
+        pass
+    found = np.zeros(len(text), dtype=np.int64)
+    for m in np.unique(member_of):
+        where = np.flatnonzero(member_of == m)
+        try:
+            found[where] = cast(text.take(pa.array(where)))
+        except (pa.ArrowInvalid, ValueError):
+            good[m] = False
+    return found
+
+
+def _origins(ts_us: Any, block: Any, clipped: Any, is_step: Any, member_of: Any, good: Any, members: int) -> Any:
+    """Each member's first moment, as the timeline takes it: its earliest event, or a step's start (its timestamp less
+    its duration, rounded to the microsecond by ``timedelta``) where earlier. Found with integer arithmetic, then
+    the few candidates within a microsecond of it computed as the timeline does."""
+    import numpy as np
+
+    approx = np.full(members, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(approx, member_of, block)
+    near = np.flatnonzero(good[member_of] & (block <= approx[member_of] + 2))
+    origins = approx.copy()
+    exact: dict[int, int] = {}
+    for row in near:
+        m = int(member_of[row])
+        value = int(ts_us[row])
+        if is_step[row]:
+            moment = _EPOCH + timedelta(microseconds=value) - timedelta(milliseconds=float(clipped[row]))
+            value = (moment - _EPOCH) // timedelta(microseconds=1)
+        exact[m] = min(exact.get(m, value), value)
+    for m, value in exact.items():
+        origins[m] = value
+    return origins
+
+
+def _check_runs(rows: Any, kind: Any, rid: Any, member_of: Any, good: Any) -> Any:
+    """``good`` without the members whose rebalance events (``rows``, in order) are not runs of one id each, begun by
+    ``rebalance.started``, ended by ``rebalance.completed`` if at all, every id once."""
+    import numpy as np
+
+    good = good.copy()
+    if not len(rows):
+        return good
+    k, ids, mem = kind[rows], rid[rows], member_of[rows]
+    first = np.ones(len(rows), dtype=bool)
+    first[1:] = mem[1:] != mem[:-1]
+    bad = first & (k != _STARTED)
+    run_of = np.maximum(np.cumsum(k == _STARTED) - 1, 0)
+    starts = np.flatnonzero(k == _STARTED)
+    if len(starts):
+        bad |= ids != ids[starts][run_of]
+        bad |= mem != mem[starts][run_of]
+        ends_run = np.ones(len(rows), dtype=bool)
+        ends_run[:-1] = (k[1:] == _STARTED) | (mem[1:] != mem[:-1])
+        bad |= (k == _COMPLETED) & ~ends_run
+        pairs = np.lexsort((ids[starts], mem[starts]))
+        same = (mem[starts][pairs][1:] == mem[starts][pairs][:-1]) & (ids[starts][pairs][1:] == ids[starts][pairs][:-1])
+        good[mem[starts][pairs][1:][same]] = False
+    good[mem[bad]] = False
+    return good
+
+
+def _reduce(op: Any, values: Any, starts: Any, empty: Any) -> Any:
+    import numpy as np
+
+    if not len(starts):
+        return np.zeros(0, dtype=np.asarray(values).dtype) + empty
+    return op.reduceat(values, starts)
+
+
+def _distinct_per_run(runs: Any, values: Any, count: int) -> Any:
+    import numpy as np
+
+    if not len(runs):
+        return np.zeros(count, dtype=np.int64)
+    pairs = np.unique(np.stack([runs, values]), axis=1)
+    return np.bincount(pairs[0], minlength=count)
+
+
+def _lookup(pc: Any, column: Any, codes: dict[str, int], missing: int) -> Any:
+    import numpy as np
+    import pyarrow as pa
+
+    names = list(codes)
+    index = pc.index_in(column, value_set=pa.array(names)).to_numpy(zero_copy_only=False)
+    values = np.array([codes[name] for name in names] + [missing], dtype=np.int64)
+    return values[np.where(np.isnan(index), len(names), index).astype(np.int64)]
+
+
+def _ints(column: Any) -> Any:
+    """An int64 column with its nulls as the smallest int64 (below every check's range)."""
+    import numpy as np
+
+    return column.fill_null(np.iinfo(np.int64).min).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _floats(column: Any) -> Any:
+    return column.to_numpy(zero_copy_only=False).astype("float64")  # nulls become NaN
+
+
+def _lengths(pc: Any, column: Any, missing: int = 0) -> Any:
+    import numpy as np
+
+    return pc.fill_null(pc.list_value_length(column), missing).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _owned(pa: Any, pc: Any, column: Any, rows: Any) -> list[set[tuple[str, int]]]:
+    """The partitions of ``rebalance.completed``'s ``owned`` on each of ``rows`` (entries without a topic or a
+    partition left out, as the timeline does)."""
+    picked = column.take(pa.array(rows, pa.int64()))
+    offsets = pc.fill_null(pc.list_value_length(picked), 0).to_pylist()
+    flat = pc.list_flatten(picked)
+    topics = pc.struct_field(flat, "topic").to_pylist()
+    partitions = pc.struct_field(flat, "partition").to_pylist()
+    found, at = [], 0
+    for length in offsets:
+        found.append({(t, p) for t, p in zip(topics[at:at + length], partitions[at:at + length], strict=True)
+                      if t is not None and p is not None})
+        at += length
+    return found
+
+
+def _groups(column: Any, order: Any, member_of: Any, members: int) -> list[str | None]:
+    """Each member's group: the first its events name, in timestamp order."""
+    import numpy as np
+    import pyarrow as pa
+
+    named = np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    rows = order[named[order]]
+    firsts, at = np.unique(member_of[rows], return_index=True)
+    found: list[str | None] = [None] * members
+    for m, value in zip(firsts.tolist(), column.take(pa.array(rows[at], pa.int64())).to_pylist(), strict=True):
+        found[m] = value
+    return found
