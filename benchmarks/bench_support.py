@@ -45,8 +45,8 @@ def servers(workdir: Path, front: bool = True) -> Iterator[Servers]:
 
 def wait_for_topic(connect: str, topic: str, partitions: int, timeout: float = 30.0) -> None:
     """Until the bridge shows the topic with all its partitions in ZooKeeper (the consumer reads them there)."""
-    from zkconsumer.zk.cluster import wait_for_topic as wait
     from zkconsumer.zk.client import zookeeper as zk_client
+    from zkconsumer.zk.cluster import wait_for_topic as wait
 
     with zk_client(connect) as client:
         wait(client, topic, partitions, timeout)
