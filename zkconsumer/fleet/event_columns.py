@@ -62,11 +62,14 @@ def event_schema(pa: Any) -> Any:
 @dataclass(frozen=True, slots=True)
 class ColumnMember:
     """A regular member's figures: its row, its steps per duration bucket, the start times (seconds since the epoch)
-    of its rebalances with a finished stop-the-world."""
+    of its rebalances with a finished stop-the-world, and where its rows are in :class:`ColumnFigures`' tables
+    (``(start, stop)``: the rows of a member are together, the members in the order given)."""
 
     member: MemberRow
     buckets: tuple[int, ...]
     stopped: tuple[float, ...]
+    rebalance_rows: tuple[int, int]
+    step_rows: tuple[int, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +258,8 @@ def column_figures(keys: Sequence[str | None], starts: Any, lines: Any) -> Colum
     buckets = np.zeros((len(keys), len(_BOUNDS)), dtype=np.int64)
     np.add.at(buckets, (step_member, bucket), 1)
     events = np.bincount(member_of, minlength=len(keys))
+    step_bounds = (np.searchsorted(step_member, np.arange(len(keys)), side="left"),
+                   np.searchsorted(step_member, np.arange(len(keys)), side="right"))
 
     found: dict[str, ColumnMember] = {}
     for m in np.flatnonzero(good).tolist():
@@ -275,7 +280,8 @@ def column_figures(keys: Sequence[str | None], starts: Any, lines: Any) -> Colum
             longest_stop_ms=max(gaps, default=None),
             partitions_moved=sum(moved_list[run] or 0 for run in mine),
             events=int(events[m]),
-        ), tuple(int(b) for b in buckets[m]), stopped)
+        ), tuple(int(b) for b in buckets[m]), stopped, (mine[0], mine[-1] + 1) if mine else (0, 0),
+            (int(step_bounds[0][m]), int(step_bounds[1][m])))
     return ColumnFigures(found, rebalances, steps)
 
 

@@ -35,13 +35,14 @@ import dataclasses
 import math
 import shutil
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from zkconsumer.errors import UsageError
 from zkconsumer.events.rebalance_steps import STEPS
-from zkconsumer.fleet.event_columns import ColumnMember, column_figures
+from zkconsumer.fleet.event_columns import ColumnFigures, ColumnMember, column_figures
 from zkconsumer.fleet.event_files import find_event_files
 from zkconsumer.fleet.events import MemberFigures, MemberRow, RebalanceRow, StepRow, member_figures
 from zkconsumer.fleet.job_output import check_inputs, check_output, staged_directory
@@ -145,25 +146,21 @@ def member_task(tables: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
         regular = column_figures(keys, starts, values)
         bounds = [*starts.tolist(), len(values)]
         with TaskFiles(TABLES, Path(tables)) as files:
-            files.write_table("rebalances", regular.rebalances)
-            files.write_table("steps", regular.steps)
-            totals, chunk, chunk_totals, members = TaskTotals(), [], TaskTotals(), []
+            totals, chunk_totals, chunk = TaskTotals(), TaskTotals(), _Chunk(files, regular)
             for index, key in enumerate(keys):
                 found = regular.members.get(key) if key is not None else None
                 if found is None:
-                    lines = values.slice(bounds[index], bounds[index + 1] - bounds[index]).to_pylist()
-                    figures = member_figures(key, lines)
-                    chunk.append(figures)
+                    figures = member_figures(key, values.slice(bounds[index], bounds[index + 1] - bounds[index])
+                                             .to_pylist())
+                    chunk.add_figures(figures)
                     chunk_totals = chunk_totals.plus(figures_totals([figures]))
-                    if figures.member is not None:
-                        members.append(figures.member)
                 else:
+                    chunk.add_columns(found)
                     chunk_totals = chunk_totals.plus(_column_totals(found))
-                    members.append(found.member)
                 if (index + 1) % MEMBERS_PER_WRITE == 0:
-                    _write(files, chunk, members)
-                    totals, chunk, chunk_totals, members = totals.plus(chunk_totals), [], TaskTotals(), []
-            _write(files, chunk, members)
+                    chunk.write()
+                    totals, chunk_totals, chunk = totals.plus(chunk_totals), TaskTotals(), _Chunk(files, regular)
+            chunk.write()
             totals = totals.plus(chunk_totals)
         yield task_result(dataclasses.asdict(totals))
 
@@ -177,10 +174,51 @@ def _column_totals(found: ColumnMember) -> TaskTotals:
                       last_stop=_extreme(max, *found.stopped))
 
 
-def _write(files: TaskFiles, chunk: list[MemberFigures], members: list[MemberRow]) -> None:
-    files.write("members", members)
-    files.write("rebalances", [r for f in chunk for r in f.rebalances])
-    files.write("steps", [s for f in chunk for s in f.steps])
+class _Chunk:
+    """The rows of up to ``MEMBERS_PER_WRITE`` members, in member order, whichever way each was computed; written as
+    one row group per table."""
+
+    def __init__(self, files: TaskFiles, regular: ColumnFigures) -> None:
+        self.files, self.regular = files, regular
+        self.members: list[MemberRow] = []
+        self.pieces: dict[str, list[Any]] = {"rebalances": [], "steps": []}
+        self.runs: dict[str, list[int] | None] = {"rebalances": None, "steps": None}  # rows of the last members
+
+    def add_columns(self, found: ColumnMember) -> None:
+        self.members.append(found.member)
+        for name, (start, stop) in (("rebalances", found.rebalance_rows), ("steps", found.step_rows)):
+            run = self.runs[name]
+            if start == stop:
+                continue
+            if run is not None and run[1] == start:
+                run[1] = stop
+            else:
+                self._close(name)
+                self.runs[name] = [start, stop]
+
+    def add_figures(self, figures: MemberFigures) -> None:
+        if figures.member is not None:
+            self.members.append(figures.member)
+        for name, rows in (("rebalances", figures.rebalances), ("steps", figures.steps)):
+            if rows:
+                self._close(name)
+                self.pieces[name].append(self.files.batch(name, rows))
+
+    def _close(self, name: str) -> None:
+        run = self.runs[name]
+        if run is not None:
+            table = self.regular.rebalances if name == "rebalances" else self.regular.steps
+            self.pieces[name].extend(table.slice(run[0], run[1] - run[0]).to_batches())
+            self.runs[name] = None
+
+    def write(self) -> None:
+        import pyarrow as pa
+
+        self.files.write("members", self.members)
+        for name, pieces in self.pieces.items():
+            self._close(name)
+            if pieces:
+                self.files.write_table(name, pa.Table.from_batches(pieces).combine_chunks())
 
 
 def _table(pa: Any, batches: Iterator[Any]) -> Any:
@@ -236,36 +274,49 @@ def _member_tables(spark: Any, paths: list[str], tasks: int, key: Any, tables: P
 
 def events_summary(spark: Any, tables: Path, inputs: tuple[str, ...], found: TaskTotals) -> EventsSummary:
     """The page's figures: the totals, the duration buckets and the stop-the-world span the tasks counted, the rest
-    aggregated by Spark over the tables just written (small: a row per member, rebalance, step)."""
+    aggregated by Spark over the tables just written (small: a row per member, rebalance, step). The four
+    aggregations are small jobs that wait on Spark more than they work: they are submitted together."""
     from pyspark.sql import functions as F
 
-    members = spark.read.parquet(str(tables / "members"))
-    rebalances = spark.read.parquet(str(tables / "rebalances"))
-    steps = spark.read.parquet(str(tables / "steps"))
     totals = EventsTotals(found.members, found.rebalances, found.completed, found.attempts, found.failed_attempts,
                           found.conflicts, found.stop_the_world_ms, found.events, found.broken, found.ignored)
     duration = F.col("duration_ms")
-    quantiles = F.percentile_approx(duration, [0.5, 0.95], 1000)
-    per_step = steps.groupBy("step").agg(F.min("step_number").alias("number"), F.count("*").alias("count"),
-                                         quantiles.alias("q"), F.max(duration).alias("max")).collect()
+    width = 0.0
+    if found.first_stop is not None and found.last_stop is not None:
+        width = max((found.last_stop - found.first_stop) / STOP_THE_WORLD_POINTS, 1e-3)
+
+    def stopped() -> Any:
+        rebalances = spark.read.parquet(str(tables / "rebalances"))
+        return rebalances.where(F.col("stop_the_world_ms").isNotNull() & F.col("started_at").isNotNull())
+
+    def per_step() -> list[Any]:
+        quantiles = F.percentile_approx(duration, [0.5, 0.95], 1000)
+        return spark.read.parquet(str(tables / "steps")).groupBy("step").agg(
+            F.min("step_number").alias("number"), F.count("*").alias("count"), quantiles.alias("q"),
+            F.max(duration).alias("max")).collect()
+
+    def points() -> list[Any]:
+        if not width:
+            return []
+        index = F.floor((F.col("started_at").cast("double") - F.lit(found.first_stop)) / F.lit(width))
+        return stopped().groupBy(index.alias("i")).agg(F.max("stop_the_world_ms").alias("max"),
+                                                       F.avg("stop_the_world_ms").alias("mean")).orderBy("i").collect()
+
+    def conflicts() -> list[Any]:
+        return (spark.read.parquet(str(tables / "members")).where(F.col("conflicts") > 0)
+                .orderBy(F.desc("conflicts"), "consumer_id").limit(CONFLICT_MEMBERS).collect())
+
+    def longest() -> list[Any]:
+        return stopped().orderBy(F.desc("stop_the_world_ms")).limit(LONGEST_ROWS).collect()
+
+    jobs = (per_step, points, conflicts, longest)
+    with ThreadPoolExecutor(len(jobs), thread_name_prefix="zkconsumer-events-summary") as pool:
+        step_rows, point_rows, conflict_rows, longest_rows = [f.result() for f in [pool.submit(j) for j in jobs]]
     step_totals = tuple(sorted((StepTotals(r["step"], int(r["number"]), int(r["count"]), float(r["q"][0]),
-                                           float(r["q"][1]), float(r["max"])) for r in per_step),
+                                           float(r["q"][1]), float(r["max"])) for r in step_rows),
                                key=lambda s: (s.step_number, _STEP_ORDER.get(s.step, len(_STEP_ORDER)), s.step)))
     durations_found = tuple(zip(_BUCKET_LABELS, found.buckets, strict=True))
-
-    stopped = rebalances.where(F.col("stop_the_world_ms").isNotNull() & F.col("started_at").isNotNull())
-    seconds = F.col("started_at").cast("double")
-    points: tuple[tuple[float, float, float], ...] = ()
-    if found.first_stop is not None and found.last_stop is not None:
-        first = found.first_stop
-        width = max((found.last_stop - first) / STOP_THE_WORLD_POINTS, 1e-3)
-        index = F.floor((seconds - F.lit(first)) / F.lit(width))
-        rows = stopped.groupBy(index.alias("i")).agg(F.max("stop_the_world_ms").alias("max"),
-                                                     F.avg("stop_the_world_ms").alias("mean")).orderBy("i").collect()
-        points = tuple((round(int(r["i"]) * width, 3), float(r["max"]), float(r["mean"])) for r in rows)
-    conflicts = tuple((r["consumer_id"], int(r["conflicts"])) for r in members.where(F.col("conflicts") > 0)
-                      .orderBy(F.desc("conflicts"), "consumer_id").limit(CONFLICT_MEMBERS).collect())
-    longest = tuple(RebalanceRow(**r.asDict()) for r in stopped.orderBy(F.desc("stop_the_world_ms"))
-                    .limit(LONGEST_ROWS).collect())
-    return EventsSummary(inputs, totals, step_totals, durations_found, points, conflicts, longest)
-
+    return EventsSummary(inputs, totals, step_totals, durations_found,
+                         tuple((round(int(r["i"]) * width, 3), float(r["max"]), float(r["mean"])) for r in point_rows),
+                         tuple((r["consumer_id"], int(r["conflicts"])) for r in conflict_rows),
+                         tuple(RebalanceRow(**r.asDict()) for r in longest_rows))

@@ -55,11 +55,15 @@ class TaskFiles:
     def write(self, name: str, rows: Sequence[Any]) -> None:
         """Append ``rows`` (instances of the table's dataclass) to the table ``name``."""
         if rows:
-            structs = arrow_structs(self._pa, self._classes[name], rows)
-            self._writers[name].write_batch(self._pa.RecordBatch.from_struct_array(structs))
+            self._writers[name].write_batch(self.batch(name, rows))
+
+    def batch(self, name: str, rows: Sequence[Any]) -> Any:
+        """``rows`` (instances of the table's dataclass) as an Arrow record batch of the table ``name``."""
+        return self._pa.RecordBatch.from_struct_array(arrow_structs(self._pa, self._classes[name], rows))
 
     def write_table(self, name: str, table: Any) -> None:
-        """Append the rows of an Arrow table (of the table's schema) to the table ``name``."""
+        """Append the rows of an Arrow table (of the table's schema) to the table ``name``, as :meth:`write` does
+        a batch: one row group."""
         if table.num_rows:
             self._writers[name].write_table(table)
 
