@@ -422,6 +422,10 @@ class ConsumerFetcherThread(threading.Thread):
             start = end
 
     def _apply_assignment_changes(self) -> None:
+        if not self._dropped and not self._pending:
+            # Looked at without the lock (before every fetch, so mostly nothing): a change recorded just after it is
+            # applied before the next fetch, as one recorded during this fetch would have been anyway.
+            return
         with self._lock:
             dropped, self._dropped = self._dropped, set()
             pending, self._pending = self._pending, {}

@@ -60,6 +60,7 @@ from zkconsumer.consumer.message_and_metadata import (
     MessageAndMetadata,
     message_class,
     partition_of,
+    row_of,
     topic_of,
 )
 from zkconsumer.consumer.partition_topic_info import (
@@ -141,7 +142,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         held = self._held
         if held is not None:
             self._held = None
-            return self._make((held,))
+            return self._make(row_of(held))
         while True:
             if self._state == _FAILED:
                 raise IllegalStateError("Iterator is in failed state")
@@ -167,7 +168,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
             held = self._held
             if held is not None:
                 self._held = None
-                yield (self._make((held,)),)
+                yield (self._make(row_of(held)),)
                 continue
             if self._state == _FAILED:
                 raise IllegalStateError("Iterator is in failed state")
@@ -187,7 +188,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         held = self._held
         if held is not None:
             self._held = None
-            return [self._make((held,))]
+            return [self._make(row_of(held))]
         while True:
             if self._state == _FAILED:
                 raise IllegalStateError("Iterator is in failed state")

@@ -8,20 +8,28 @@ nothing is read from them until asked for. The fetcher passes over a batch only 
 partitions, value sizes); the first and last offsets are read at the edges.
 
 What the application gets is made at the moment the stream hands it out, by C calls: a MessageAndMetadata is a tuple
-holding the one ``Message`` (a ``zip`` row made into the stream's tuple subclass), its fields read from the message
-when asked for. A record batch's columns (offsets, values, keys) are made, once each, by one C pass over its
-messages when first read, so a reader that wants only the values pays only for those.
+of the value and the ``Message`` (a row of :func:`rows`, made into the stream's tuple subclass), its other fields read
+from the message when asked for. A record batch's columns (offsets, values, keys) are made, once each, by one C pass
+over its messages when first read, so a reader that wants only the values pays only for those.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, cast
 
 from confluent_kafka import Message
 
 from zkconsumer.config import identity_decoder
+
+try:  # the C accessor namedtuple's fields use (CPython), faster to read than a property over itemgetter
+    from _collections import _tuplegetter as _field  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - other interpreters
+
+    def _field(index: int, doc: str) -> Any:
+        return property(itemgetter(index), doc=doc)
 
 Decoder = Callable[[bytes | None], Any]
 
@@ -33,6 +41,17 @@ _key_of = Message.key
 topic_of = cast("Callable[[Message], str]", Message.topic)
 partition_of = cast("Callable[[Message], int]", Message.partition)
 _timestamp_of = cast("Callable[[Message], tuple[int, int]]", Message.timestamp)
+
+
+def rows(values: Iterator[Message], messages: Iterator[Message]) -> Iterator[tuple[bytes | None, Message]]:
+    """(value, message) rows, what a MessageAndMetadata holds, from two iterators over the same messages in step:
+    the caller keeps ``messages`` to know how far the rows went (and moves both when it skips some)."""
+    return zip(map(_value_of, values), messages, strict=False)  # the messages end first after a rebalance's drop
+
+
+def row_of(message: Message) -> tuple[bytes | None, Message]:
+    """One message's row, as :func:`rows` makes them."""
+    return _value_of(message), message
 
 
 class FetchedRecords:
@@ -117,13 +136,14 @@ class FetchedRecords:
                 f"values={self.values!r}, keys={self.keys!r}, value_bytes={self.value_bytes})")
 
 
-class MessageAndMetadata(tuple[Message]):
+class MessageAndMetadata(tuple[bytes | None, Message]):
     """A message as the application sees it: ``topic``, ``partition``, ``offset``, ``key``, ``message`` (the key and
     value as the stream's decoders make them), ``raw_key``, ``raw_message``, ``timestamp``, ``timestamp_type``,
     ``key_decoder``, ``value_decoder``.
 
-    A tuple underneath, of librdkafka's ``Message`` alone (made by a C call per message, see the module docstring);
-    every field is read from it when asked for. ``key`` and ``message`` run the stream's decoders each time they are
+    A tuple underneath, of the value and librdkafka's ``Message`` (made by C calls per message, see the module
+    docstring): the value, the field nearly every reader reads, by a C accessor; every other field is read from the
+    message when asked for. ``key`` and ``message`` run the stream's decoders each time they are
     read, so a decoder failure surfaces there and does not break the iteration (as in Kafka). Each stream has its own
     subclass, which carries its decoders (:func:`message_class`).
     """
@@ -131,46 +151,43 @@ class MessageAndMetadata(tuple[Message]):
     __slots__ = ()
 
     if not TYPE_CHECKING:
+        raw_message = _field(0, "The value as fetched (bytes, or None for a null value).")
         _key_decoder = staticmethod(identity_decoder)
         _value_decoder = staticmethod(identity_decoder)
     else:
+        raw_message: bytes | None
         _key_decoder: Decoder
         _value_decoder: Decoder
 
     @property
     def offset(self) -> int:
         """The message's offset in its partition."""
-        return offset_of(self[0])
-
-    @property
-    def raw_message(self) -> bytes | None:
-        """The value as fetched (bytes, or None for a null value)."""
-        return _value_of(self[0])
+        return offset_of(self[1])
 
     @property
     def raw_key(self) -> bytes | None:
         """The key as fetched (bytes, or None)."""
-        return _key_of(self[0])
+        return _key_of(self[1])
 
     @property
     def topic(self) -> str:
         """The topic."""
-        return topic_of(self[0])
+        return topic_of(self[1])
 
     @property
     def partition(self) -> int:
         """The partition."""
-        return partition_of(self[0])
+        return partition_of(self[1])
 
     @property
     def timestamp(self) -> int:
         """Milliseconds since the epoch, as the broker gave it."""
-        return _timestamp_of(self[0])[1]
+        return _timestamp_of(self[1])[1]
 
     @property
     def timestamp_type(self) -> int:
         """0 none, 1 create time, 2 log append time (confluent-kafka's ``TIMESTAMP_*``)."""
-        return _timestamp_of(self[0])[0]
+        return _timestamp_of(self[1])[0]
 
     @property
     def key_decoder(self) -> Decoder:
@@ -182,16 +199,16 @@ class MessageAndMetadata(tuple[Message]):
 
     @property
     def key(self) -> Any:
-        return self._key_decoder(_key_of(self[0]))
+        return self._key_decoder(_key_of(self[1]))
 
     @property
     def message(self) -> Any:
-        return self._value_decoder(_value_of(self[0]))
+        return self._value_decoder(self[0])
 
     def _identity(self) -> tuple[Any, ...]:
         """What tells one message from another (as Kafka's case class, minus the decoders): offset, value, key,
         topic, partition, then the timestamp."""
-        source = self[0]
+        source = self[1]
         return (offset_of(source), _value_of(source), _key_of(source), topic_of(source), partition_of(source),
                 _timestamp_of(source))
 
@@ -216,17 +233,16 @@ class MessageAndMetadata(tuple[Message]):
 
 class _UndecodedMessageAndMetadata(MessageAndMetadata):
     """The messages of a stream whose decoders are both the identity (the default): ``key`` and ``message`` read the
-    raw fields without a decoder call (an identity decoder cannot fail)."""
+    raw fields without a decoder call (an identity decoder cannot fail); ``message`` is the value's C accessor."""
 
     __slots__ = ()
 
     @property
     def key(self) -> Any:
-        return _key_of(self[0])
+        return _key_of(self[1])
 
-    @property
-    def message(self) -> Any:
-        return _value_of(self[0])
+    if not TYPE_CHECKING:
+        message = MessageAndMetadata.raw_message
 
 
 def message_class(key_decoder: Decoder, value_decoder: Decoder) -> type[MessageAndMetadata]:

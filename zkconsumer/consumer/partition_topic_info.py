@@ -26,6 +26,7 @@ A chunk holds :class:`~zkconsumer.consumer.message_and_metadata.FetchedRecords`:
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from collections.abc import Iterator
@@ -34,7 +35,7 @@ from typing import Any
 
 from confluent_kafka import Message
 
-from zkconsumer.consumer.message_and_metadata import FetchedRecords, offset_of
+from zkconsumer.consumer.message_and_metadata import FetchedRecords, offset_of, rows
 from zkconsumer.types import INVALID_OFFSET
 
 #: How often a blocked put or get wakes up to look at its stop flag.
@@ -46,46 +47,61 @@ class ChunkQueue:
 
     A full queue blocks the fetcher thread that fills it; that is the legacy back-pressure. Unlike Kafka, which
     interrupted the blocked thread to stop it, a put gives up when its stop event is set.
+
+    Made of two C queues (``queue.SimpleQueue``): the chunks, and one token per free place, which a put takes (waiting
+    while there is none: the queue is full) and a get gives back. A hand-over is then a few C calls on each side,
+    where ``queue.Queue``'s condition variables ran some dozens of lines of Python per chunk and per side.
     """
 
     def __init__(self, capacity: int, name: str = "") -> None:
         self.name = name
         self.capacity = max(1, capacity)
-        self._queue: queue.Queue[FetchedDataChunk] = queue.Queue(maxsize=self.capacity)
+        self._chunks: queue.SimpleQueue[FetchedDataChunk] = queue.SimpleQueue()
+        self._room: queue.SimpleQueue[None] = queue.SimpleQueue()
+        for _ in range(self.capacity):
+            self._room.put(None)
 
     def put(self, chunk: FetchedDataChunk, stop: threading.Event | None = None) -> bool:
         """Block until there is room; ``False`` if ``stop`` was set first (the chunk is dropped)."""
+        room = self._room
         while True:
             try:
-                self._queue.put(chunk, timeout=_POLL_S)
-                return True
-            except queue.Full:
+                room.get(timeout=_POLL_S)
+                break
+            except queue.Empty:
                 if stop is not None and stop.is_set():
                     return False
+        self._chunks.put(chunk)
+        return True
 
     def put_sentinel(self) -> None:
         """After a clear, so there is room: shutdown must never block on a full queue."""
         try:
-            self._queue.put_nowait(SHUTDOWN_CHUNK)
-        except queue.Full:
+            self._room.get_nowait()
+        except queue.Empty:
             self.clear()
-            self._queue.put_nowait(SHUTDOWN_CHUNK)
+            with contextlib.suppress(queue.Empty):  # a fetcher took the room meanwhile: the sentinel goes in anyway
+                self._room.get_nowait()
+        self._chunks.put(SHUTDOWN_CHUNK)
 
     def get(self, timeout_s: float | None) -> FetchedDataChunk:
         """The next chunk; raises ``queue.Empty`` after ``timeout_s`` (``None`` waits for ever)."""
-        return self._queue.get(timeout=timeout_s)
+        chunk = self._chunks.get(timeout=timeout_s)
+        self._room.put(None)
+        return chunk
 
     def clear(self) -> int:
         dropped = 0
         while True:
             try:
-                self._queue.get_nowait()
-                dropped += 1
+                self._chunks.get_nowait()
             except queue.Empty:
                 return dropped
+            self._room.put(None)
+            dropped += 1
 
     def qsize(self) -> int:
-        return self._queue.qsize()
+        return self._chunks.qsize()
 
     def __repr__(self) -> str:
         return f"ChunkQueue({self.name!r}, {self.qsize()} chunks)"
@@ -94,21 +110,23 @@ class ChunkQueue:
 class ChunkCursor:
     """The chunk a stream is handing out, and how far it has got.
 
-    ``rows`` yields the chunk's messages as rows of one (what a MessageAndMetadata is made from), pulling each from
-    ``remaining``, a list iterator over the chunk's messages: whatever pulls a row hands that message out. Several
+    ``rows`` yields the chunk's messages as (value, message) rows (what a MessageAndMetadata is made from), pulling
+    each message from ``remaining``, a list iterator over the chunk's messages: whatever pulls a row hands that
+    message out. Several
     threads read the consumed offset (auto-commit, the rebalance) while the application's thread pulls rows without
     any lock; a pull is one C call under the GIL, so a reader sees either side of it. The lock only keeps
     :meth:`consumed_offset` and the two writers below (a rebalance dropping the rest, a reset) from interleaving.
     """
 
-    __slots__ = ("info", "records", "remaining", "rows", "_end", "_base", "_base_handed", "_lock")
+    __slots__ = ("info", "records", "remaining", "rows", "_values", "_end", "_base", "_base_handed", "_lock")
 
     def __init__(self, info: PartitionTopicInfo | None, records: FetchedRecords, base: int) -> None:
         self.info = info
         self.records = records
         # a list iterator: its __length_hint__ is what was not handed out
         self.remaining: Any = iter(records.sources)
-        self.rows: Iterator[tuple[Message]] = zip(self.remaining)
+        self._values: Any = iter(records.sources)  # the rows' values, in step with ``remaining``
+        self.rows: Iterator[tuple[bytes | None, Message]] = rows(self._values, self.remaining)
         self._end = len(records)  # minus what a rebalance dropped unseen
         self._base = base  # the consumed offset before the first message of this chunk is handed out (or a reset's)
         self._base_handed = 0
@@ -141,6 +159,7 @@ class ChunkCursor:
             count = left if most is None else min(left, most)
             start = len(self.records) - left
             self.remaining.__setstate__(start + count)  # a list iterator's position, set in one step
+            self._values.__setstate__(start + count)
         return self.records.slice(start, start + count)
 
     def drop_rest(self) -> list[Message]:
