@@ -37,6 +37,7 @@ import json
 import os
 import platform
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -50,7 +51,9 @@ from bench_support import memory_kib
 from process_cpu import descends, process_table
 
 from zkconsumer.fleet.analysis import analyze_group
+from zkconsumer.fleet.event_columns import column_figures
 from zkconsumer.fleet.events import member_figures
+from zkconsumer.fleet.events_job import CONSUMER_ID_PATTERN
 from zkconsumer.fleet.pages import FleetSummary
 from zkconsumer.fleet.snapshot import decode, encode
 from zkconsumer.fleet.synthetic import synthetic_groups
@@ -137,6 +140,32 @@ def events_loop(path: Path) -> tuple[int, int]:
         figures = member_figures(cid, lines)
         rebalances += len(figures.rebalances)
         steps += len(figures.steps)
+    return rebalances, steps
+
+
+def events_columns_loop(path: Path) -> tuple[int, int]:
+    """What the job's tasks do, in one process: the lines grouped by the job's key, the regular members' figures over
+    Arrow columns (:func:`column_figures`), the others by ``member_figures``."""
+    import pyarrow as pa
+
+    key = re.compile(CONSUMER_ID_PATTERN)
+    by_member: dict[str | None, list[str]] = defaultdict(list)
+    with open(path) as f:
+        for line in f:
+            found = key.search(line)
+            by_member[found[1] if found and found[1] else None].append(line.rstrip("\n"))
+    keys = sorted(by_member, key=lambda k: k or "")
+    starts, lines = [], []
+    for cid in keys:
+        starts.append(len(lines))
+        lines += by_member[cid]
+    figures = column_figures(keys, starts, pa.array(lines, pa.string()))
+    rebalances, steps = figures.rebalances.num_rows, figures.steps.num_rows
+    for cid in keys:
+        if cid is None or cid not in figures.members:
+            other = member_figures(cid, by_member[cid])
+            rebalances += len(other.rebalances)
+            steps += len(other.steps)
     return rebalances, steps
 
 
@@ -274,11 +303,16 @@ def main() -> int:
             spark = best(args.repeat, lambda: spark_run("events", events, work / "out"))
             running = best(args.repeat, lambda: spark_run("events", events, work / "out", events_tenth))
             loop = best(args.repeat, lambda: loop_run(events_loop, events))
+            columns = best(args.repeat, lambda: loop_run(events_columns_loop, events))
             rebalances, steps = loop["check"]
+            assert columns["check"] == loop["check"], (columns, loop)
             for run in (spark, running):
                 assert run["check"] == {"rebalances": rebalances}, (run, loop)
             report(f"analyze events, {args.events} events ({rebalances} rebalances, {steps} steps)", loop, spark,
                    running)
+            print(f"  the tasks' column figures in one process: {columns['wall']:.1f} s ({columns['cpu']:.1f} CPU-s; "
+                  f"{columns['pressure']}): {loop['wall'] / columns['wall']:.2f}x the loop, Spark end to end "
+                  f"{columns['wall'] / spark['wall']:.2f}x it")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -4,11 +4,14 @@ Spark reads the files as text, numbers the lines in file order (``seq``: it brea
 does) and takes each line's consumer id with a regular expression (under a third of the JVM's work of parsing the
 line as JSON, ``get_json_object``; see below for when it is wrong). One hash exchange on the consumer id brings each
 member's lines to one task (no sort in the JVM); the task (``mapInArrow``) orders its lines by member and ``seq``
-with Arrow, runs :func:`zkconsumer.fleet.events.member_figures` (the rebalance timeline's parsing) on each member's
-run of lines, and writes the rows itself, a member at a time, as its own Parquet file of each table ``members``,
-``rebalances`` and ``steps`` (pyarrow; a file per task, written under a hidden name and renamed, so a task run
-again replaces its file and a reader never sees half of one). Back to Spark comes one row per task: its totals,
-its steps per duration bucket and the span of its stop-the-world; the driver adds up those few rows. The rest of
+with Arrow and computes its members' figures without Python code per line: the members whose events have the
+regular shape over columns (:mod:`zkconsumer.fleet.event_columns`: Arrow's JSON reader with a schema, array
+operations), every other member by :func:`zkconsumer.fleet.events.member_figures` (the rebalance timeline's parsing)
+on its lines; the tables are the same either way. It writes the rows itself, in member order, as its own Parquet
+file of each table ``members``, ``rebalances`` and ``steps`` (pyarrow; a file per task, written under a hidden name
+and renamed, so a task run again replaces its file and a reader never sees half of one). Back to Spark comes one row
+per task: its totals, its steps per duration bucket and the span of its stop-the-world; the driver adds up those few
+rows. The rest of
 the page's figures are Spark aggregates over the tables just written, a few dozen rows collected.
 
 Writing from the task rather than through Spark's writer spares the JVM the rows' conversion, a cached copy of
@@ -134,15 +137,18 @@ def member_task(tables: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
         table = _table(pa, batches)
         if table.num_rows == 0:
             return
-        # the lines in member and file order by Arrow: no Python object per line
-        ordered = table.sort_by([("consumer_id", "ascending"), ("seq", "ascending")])
-        del table
-        encoded = ordered.column("consumer_id").combine_chunks().dictionary_encode()
-        indices = encoded.indices.to_numpy(zero_copy_only=False)
-        starts = np.flatnonzero(np.r_[True, indices[1:] != indices[:-1]])
-        keys = [key or None for key in encoded.dictionary.take(pa.array(indices[starts])).to_pylist()]
-        values = ordered.column("value").combine_chunks()
-        del ordered, encoded
+        # the lines in member and file order: the members' ids sorted once each, the lines by number
+        encoded = table.column("consumer_id").combine_chunks().fill_null("").dictionary_encode()
+        names = encoded.dictionary.to_pylist()
+        rank = np.empty(len(names), dtype=np.int64)
+        rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+        member = rank[encoded.indices.to_numpy(zero_copy_only=False)]
+        order = np.lexsort((table.column("seq").to_numpy(), member))
+        counts = np.bincount(member, minlength=len(names))
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        keys = [name or None for name in sorted(names)]
+        values = table.column("value").combine_chunks().take(pa.array(order))
+        del table, encoded
         regular = column_figures(keys, starts, values)
         bounds = [*starts.tolist(), len(values)]
         with TaskFiles(TABLES, Path(tables)) as files:
