@@ -267,3 +267,32 @@ def test_a_clear_drops_exactly_what_a_record_batch_did_not_take():
     info.enqueue(messages([9]))
     assert list(it.next_records().offsets) == [9]  # not 3: the dropped chunk is not handed out either
     assert info.consumed_offset == 10
+
+
+def test_a_full_queue_makes_room_for_the_shutdown_sentinel_and_a_take_or_a_clear_gives_places_back():
+    queue, info, stream = setup(consumed=0, capacity=2)
+    info.enqueue(messages([0]))
+    info.enqueue(messages([1]))
+    stopped = threading.Event()
+    stopped.set()
+    assert not info.enqueue(messages([2]), stop=stopped)  # full: the put gives up once stopped
+    assert [m.offset for m in stream.iterator().next_chunk()] == [0]  # a take gives a place back
+    assert info.enqueue(messages([2]), stop=stopped)
+    queue.put_sentinel()  # full again: cleared, then the sentinel goes in
+    assert queue.qsize() == 1 and list(stream) == []
+    assert info.enqueue(messages([3]), stop=stopped) and info.enqueue(messages([4]), stop=stopped)
+    assert not info.enqueue(messages([5]), stop=stopped)
+    assert queue.clear() == 2 and info.enqueue(messages([5]), stop=stopped)
+
+
+def test_record_batch_columns_are_librdkafka_s_fields_and_a_slice_counts_its_own_bytes():
+    sources = [Message(topic="t", partition=1, offset=7, key=b"a", value=b"xyz", timestamp=(1, 10)),
+               Message(topic="t", partition=1, offset=9, key=None, value=None, timestamp=(2, 11)),
+               Message(topic="t", partition=1, offset=10, key=b"c", value=b"zz", timestamp=(1, 12))]
+    records = FetchedRecords.of(sources, "t", 1)
+    assert (records.offsets, records.values, records.keys) == ([7, 9, 10], [b"xyz", None, b"zz"], [b"a", None, b"c"])
+    assert records.timestamps == [(1, 10), (2, 11), (1, 12)] and records.value_bytes == 5
+    assert (records.first_offset, records.last_offset, len(records)) == (7, 10, 3)
+    assert records.since(8).offsets == [9, 10] and records.since(8).value_bytes == 2
+    assert records.since(7) is records and len(records.since(11)) == 0
+    assert records.slice(0, 2).keys == [b"a", None] and records.slice(0, 2).value_bytes == 3

@@ -54,6 +54,19 @@ def row_of(message: Message) -> tuple[bytes | None, Message]:
     return _value_of(message), message
 
 
+def _column(slot: str, read: Callable[[Message], Any], doc: str) -> property:
+    """A column of :class:`FetchedRecords`: made from its messages by one C pass when first read, kept in ``slot``."""
+
+    def column(records: FetchedRecords) -> list[Any]:
+        made = getattr(records, slot)
+        if made is None:
+            made = list(map(read, records.sources))
+            setattr(records, slot, made)
+        return made
+
+    return property(column, doc=doc)
+
+
 class FetchedRecords:
     """Messages of one partition fetched together, in offset order: librdkafka's ``Message`` objects (``sources``)
     and, made from them by one C pass each when first read, the columns ``offsets``, ``values`` and ``keys``. Never
@@ -70,29 +83,14 @@ class FetchedRecords:
         self._values: list[bytes | None] | None = None
         self._keys: list[bytes | None] | None = None
 
-    @property
-    def offsets(self) -> list[int]:
-        """Each record's offset."""
-        offsets = self._offsets
-        if offsets is None:
-            offsets = self._offsets = list(map(offset_of, self.sources))
-        return offsets
-
-    @property
-    def values(self) -> list[bytes | None]:
-        """Each record's value as fetched (bytes, or None for a null value)."""
-        values = self._values
-        if values is None:
-            values = self._values = list(map(_value_of, self.sources))
-        return values
-
-    @property
-    def keys(self) -> list[bytes | None]:
-        """Each record's key as fetched (bytes, or None)."""
-        keys = self._keys
-        if keys is None:
-            keys = self._keys = list(map(_key_of, self.sources))
-        return keys
+    if TYPE_CHECKING:
+        offsets: list[int]
+        values: list[bytes | None]
+        keys: list[bytes | None]
+    else:
+        offsets = _column("_offsets", offset_of, "Each record's offset.")
+        values = _column("_values", _value_of, "Each record's value as fetched (bytes, or None for a null value).")
+        keys = _column("_keys", _key_of, "Each record's key as fetched (bytes, or None).")
 
     @property
     def timestamps(self) -> list[tuple[int, int]]:
