@@ -15,10 +15,10 @@ The consumed offset is not written once per message. While a stream hands out a 
 chunk's :class:`ChunkCursor` is attached here, and the consumed offset is read from how far the cursor's list
 iterator over the chunk's messages has gone (the offset of the message before it, read when asked for): handing a
 message out is then nothing but the C-level step of that iterator, which is what lets a ``for message in stream``
-loop run close to librdkafka's own speed. The value read is exactly Kafka's (the offset of
-the last message handed out + 1) at every moment, because the step and the hand-out are one and the same. When the
-stream moves to its next chunk, or a rebalance drops the chunk, the cursor is detached and the value it had reached
-is kept as a plain attribute.
+loop run close to librdkafka's own speed. The value read is exactly Kafka's (the offset of the last message handed
+out + 1) at every moment, because the step and the hand-out are one and the same. When the stream moves to its next
+chunk, or a rebalance drops the chunk, the cursor is detached and the value it had reached is kept as a plain
+attribute.
 
 A chunk holds :class:`~zkconsumer.consumer.message_and_metadata.FetchedRecords`: librdkafka's messages, at most
 ``queued.max.message.chunks`` chunks of at most 500 per stream.
@@ -112,10 +112,10 @@ class ChunkCursor:
 
     ``rows`` yields the chunk's messages as (value, message) rows (what a MessageAndMetadata is made from), pulling
     each message from ``remaining``, a list iterator over the chunk's messages: whatever pulls a row hands that
-    message out. Several
-    threads read the consumed offset (auto-commit, the rebalance) while the application's thread pulls rows without
-    any lock; a pull is one C call under the GIL, so a reader sees either side of it. The lock only keeps
-    :meth:`consumed_offset` and the two writers below (a rebalance dropping the rest, a reset) from interleaving.
+    message out. Several threads read the consumed offset (auto-commit, the rebalance) while the application's thread
+    pulls rows without any lock; a pull is one C call under the GIL, so a reader sees either side of it. The lock
+    only keeps :meth:`consumed_offset` and the writers below (a batch taken, a rebalance dropping the rest, a reset)
+    from interleaving.
     """
 
     __slots__ = ("info", "records", "remaining", "rows", "_values", "_end", "_base", "_base_handed", "_lock")
