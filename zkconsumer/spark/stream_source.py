@@ -33,7 +33,9 @@ each owned partition up to its log end, ``maxOffsetsPerTrigger`` shared out in p
 own keep their position. A partition seen for the first time starts at the group's committed offset, else at
 ``auto.offset.reset`` (``startingOffsets`` applies to the partitions owned when a new query starts); a committed
 offset or a position beyond the true end of the log is reset by ``auto.offset.reset`` too, with a warning
-(``spark.offset_reset``: the broker may answer such a fetch with nothing rather than OFFSET_OUT_OF_RANGE). A partition
+(``spark.offset_reset``: the broker may answer such a fetch with nothing rather than OFFSET_OUT_OF_RANGE), once a
+second planning at least 3 s later finds it beyond the end again, as the connector's fetchers decide it
+(:mod:`zkconsumer.kafka.past_end`); meanwhile the partition is not read. A partition
 regained after a rebalance starts at the group's committed offset when that is ahead of the source's position: the
 legacy member that had it consumed that far (:mod:`zkconsumer.spark.offsets` has the reasoning). ``partitions``
 turns the batch into one task per partition range, large ranges split.
@@ -83,7 +85,7 @@ decides otherwise. Partitions are lists of ``{"topic", "partition"}`` objects:
   (``smallest``, ``largest``), ``old_offset``, ``new_offset``: a position (or, for a partition seen for the first
   time, the group's committed offset) beyond the true end of the log, reset by ``auto.offset.reset`` as Kafka's
   OFFSET_OUT_OF_RANGE would have it, with the connector's fields (``fetcher.offset_reset``); once per partition and
-  position.
+  position, on the second look that finds it there (:mod:`zkconsumer.kafka.past_end`).
 * ``spark.log_behind`` (warning): ``partitions`` (with ``position``, ``log_end``): logs that end before the source's
   position whose start is not known yet (``smallest``, the leader not answering): nothing is read there and the
   position is kept until it is.
@@ -117,6 +119,7 @@ from zkconsumer.group.offset_store import ZooKeeperOffsetStore
 from zkconsumer.group.snapshot import MalformedZnode, read_partitions
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
 from zkconsumer.kafka.log_end_offsets import fetch_log_end_offsets
+from zkconsumer.kafka.past_end import PastEndLooks
 from zkconsumer.log import get_logger
 from zkconsumer.spark.offsets import (
     DEFAULT_MAX_RANGE,
@@ -279,6 +282,7 @@ class StreamPlanner:
         #: partitions reset from beyond the log's end -> the offset reset from: the group may still hold it, and
         #: the next commit takes it back (commits otherwise only go forward)
         self._reset_from: dict[TopicPartition, int] = {}
+        self._past_end = PastEndLooks()  # positions found beyond the log's end once, waiting for a second look
         self._started = started
         self._log.info("spark.source_started", membership=options.membership,
                        subscription=options.subscription.describe(),
@@ -330,7 +334,15 @@ class StreamPlanner:
         regained = sorted(tp for tp in gained if tp in ends and tp in start.positions)
         committed = self._committed(regained)
         readable = {tp: end for tp, end in ends.items() if tp in start.positions or tp in first}
-        past_end = [tp for tp, end in readable.items() if tp in start.positions and start.positions[tp] > end]
+        now = time.monotonic()
+        past_end: list[TopicPartition] = []
+        for tp in sorted(tp for tp in readable if tp in start.positions):
+            if start.positions[tp] <= readable[tp]:
+                self._past_end.forget(tp)
+            elif self._past_end.confirmed(tp, start.positions[tp], now):
+                past_end.append(tp)
+            else:
+                del readable[tp]  # past the end at a first look: not read, and looked at again
         resets = self._reset_positions(past_end, ends)
         plan = plan_batch(start, readable, first, committed, self._max_offsets(limit), resets)
         for tp, (position, begin) in plan.reset.items():
@@ -421,9 +433,13 @@ class StreamPlanner:
                 choices[tp] = starting.kind
             else:
                 theirs = fetched.offsets.get(tp, -1)
-                choices[tp] = theirs if 0 <= theirs <= ends[tp] else reset
                 if theirs > ends[tp]:
+                    if not self._past_end.confirmed(tp, theirs, time.monotonic()):
+                        continue  # a first look: no position yet, so asked again at the next planning
                     past_end[tp] = theirs
+                else:
+                    self._past_end.forget(tp)
+                choices[tp] = theirs if 0 <= theirs <= ends[tp] else reset
         need_earliest = [tp for tp, c in choices.items() if c == EARLIEST]
         earliest = self._earliest(need_earliest) if need_earliest else {}
         positions: dict[TopicPartition, int] = {}
