@@ -10,8 +10,12 @@ eight with an ownership conflict and a second attempt, and some fetcher events).
 * fleet Spark: what ``zkconsumer analyze fleet --master local[2]`` does, in a fresh process each time: the command's
   session (:func:`zkconsumer.cli.analyze.spark_session`), ``run_fleet_job`` (the analysis on the executors, the two
   Parquet tables, the page's aggregates and the page), the session stopped;
-* events loop: read the files, group the lines by ``consumer_id`` in a dict, ``member_figures`` per member;
-* events Spark: the same for ``run_events_job``.
+* events loop: read the files, group the lines by ``consumer_id`` in a dict, ``member_figures`` per member (the
+  timeline's parsing and figures: the reference the job's tables are compared with);
+* events Spark: the same for ``run_events_job``, whose tasks compute the members whose events have the regular shape
+  over Arrow columns (:mod:`zkconsumer.fleet.event_columns`) and the others by ``member_figures``;
+* events columns: what those tasks do, in one process (no Spark): how much of Spark's lead over the loop is the
+  columns' rather than the two cores'.
 
 Spark is timed three ways: end to end, session start-up included (a new JVM, as the command starts one); without the
 start-up (from the job's call to its return: reading, the Python workers' start, the JVM loading and compiling what
@@ -51,7 +55,7 @@ from bench_support import memory_kib
 from process_cpu import descends, process_table
 
 from zkconsumer.fleet.analysis import analyze_group
-from zkconsumer.fleet.event_columns import column_figures
+from zkconsumer.fleet.event_columns import grouped_column_figures
 from zkconsumer.fleet.events import member_figures
 from zkconsumer.fleet.events_job import CONSUMER_ID_PATTERN
 from zkconsumer.fleet.pages import FleetSummary
@@ -145,23 +149,16 @@ def events_loop(path: Path) -> tuple[int, int]:
 
 def events_columns_loop(path: Path) -> tuple[int, int]:
     """What the job's tasks do, in one process: the lines grouped by the job's key, the regular members' figures over
-    Arrow columns (:func:`column_figures`), the others by ``member_figures``."""
-    import pyarrow as pa
-
+    Arrow columns (:func:`grouped_column_figures`), the others by ``member_figures``."""
     key = re.compile(CONSUMER_ID_PATTERN)
     by_member: dict[str | None, list[str]] = defaultdict(list)
     with open(path) as f:
         for line in f:
             found = key.search(line)
             by_member[found[1] if found and found[1] else None].append(line.rstrip("\n"))
-    keys = sorted(by_member, key=lambda k: k or "")
-    starts, lines = [], []
-    for cid in keys:
-        starts.append(len(lines))
-        lines += by_member[cid]
-    figures = column_figures(keys, starts, pa.array(lines, pa.string()))
+    figures = grouped_column_figures(by_member)
     rebalances, steps = figures.rebalances.num_rows, figures.steps.num_rows
-    for cid in keys:
+    for cid in by_member:
         if cid is None or cid not in figures.members:
             other = member_figures(cid, by_member[cid])
             rebalances += len(other.rebalances)

@@ -25,7 +25,7 @@ Pure: Arrow arrays in, rows and Arrow tables out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -283,6 +283,20 @@ def column_figures(keys: Sequence[str | None], starts: Any, lines: Any) -> Colum
         ), tuple(int(b) for b in buckets[m]), stopped, (mine[0], mine[-1] + 1) if mine else (0, 0),
             (int(step_bounds[0][m]), int(step_bounds[1][m])))
     return ColumnFigures(found, rebalances, steps)
+
+
+def grouped_column_figures(groups: Mapping[str | None, Sequence[str]]) -> ColumnFigures:
+    """:func:`column_figures` of lines already grouped by consumer id (``None``: no member's), as a one-process
+    caller has them."""
+    import pyarrow as pa
+
+    keys = sorted(groups, key=lambda k: k or "")
+    starts: list[int] = []
+    lines: list[str] = []
+    for key in keys:
+        starts.append(len(lines))
+        lines += groups[key]
+    return column_figures(keys, starts, pa.array(lines, pa.string()))
 
 
 def _index(name: str) -> int:

@@ -38,7 +38,6 @@ import dataclasses
 import math
 import shutil
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -280,49 +279,36 @@ def _member_tables(spark: Any, paths: list[str], tasks: int, key: Any, tables: P
 
 def events_summary(spark: Any, tables: Path, inputs: tuple[str, ...], found: TaskTotals) -> EventsSummary:
     """The page's figures: the totals, the duration buckets and the stop-the-world span the tasks counted, the rest
-    aggregated by Spark over the tables just written (small: a row per member, rebalance, step). The four
-    aggregations are small jobs that wait on Spark more than they work: they are submitted together."""
+    aggregated by Spark over the tables just written (small: a row per member, rebalance, step)."""
     from pyspark.sql import functions as F
 
+    members = spark.read.parquet(str(tables / "members"))
+    rebalances = spark.read.parquet(str(tables / "rebalances"))
+    steps = spark.read.parquet(str(tables / "steps"))
     totals = EventsTotals(found.members, found.rebalances, found.completed, found.attempts, found.failed_attempts,
                           found.conflicts, found.stop_the_world_ms, found.events, found.broken, found.ignored)
     duration = F.col("duration_ms")
-    width = 0.0
-    if found.first_stop is not None and found.last_stop is not None:
-        width = max((found.last_stop - found.first_stop) / STOP_THE_WORLD_POINTS, 1e-3)
-
-    def stopped() -> Any:
-        rebalances = spark.read.parquet(str(tables / "rebalances"))
-        return rebalances.where(F.col("stop_the_world_ms").isNotNull() & F.col("started_at").isNotNull())
-
-    def per_step() -> list[Any]:
-        quantiles = F.percentile_approx(duration, [0.5, 0.95], 1000)
-        return spark.read.parquet(str(tables / "steps")).groupBy("step").agg(
-            F.min("step_number").alias("number"), F.count("*").alias("count"), quantiles.alias("q"),
-            F.max(duration).alias("max")).collect()
-
-    def points() -> list[Any]:
-        if not width:
-            return []
-        index = F.floor((F.col("started_at").cast("double") - F.lit(found.first_stop)) / F.lit(width))
-        return stopped().groupBy(index.alias("i")).agg(F.max("stop_the_world_ms").alias("max"),
-                                                       F.avg("stop_the_world_ms").alias("mean")).orderBy("i").collect()
-
-    def conflicts() -> list[Any]:
-        return (spark.read.parquet(str(tables / "members")).where(F.col("conflicts") > 0)
-                .orderBy(F.desc("conflicts"), "consumer_id").limit(CONFLICT_MEMBERS).collect())
-
-    def longest() -> list[Any]:
-        return stopped().orderBy(F.desc("stop_the_world_ms")).limit(LONGEST_ROWS).collect()
-
-    jobs = (per_step, points, conflicts, longest)
-    with ThreadPoolExecutor(len(jobs), thread_name_prefix="zkconsumer-events-summary") as pool:
-        step_rows, point_rows, conflict_rows, longest_rows = [f.result() for f in [pool.submit(j) for j in jobs]]
+    quantiles = F.percentile_approx(duration, [0.5, 0.95], 1000)
+    per_step = steps.groupBy("step").agg(F.min("step_number").alias("number"), F.count("*").alias("count"),
+                                         quantiles.alias("q"), F.max(duration).alias("max")).collect()
     step_totals = tuple(sorted((StepTotals(r["step"], int(r["number"]), int(r["count"]), float(r["q"][0]),
-                                           float(r["q"][1]), float(r["max"])) for r in step_rows),
+                                           float(r["q"][1]), float(r["max"])) for r in per_step),
                                key=lambda s: (s.step_number, _STEP_ORDER.get(s.step, len(_STEP_ORDER)), s.step)))
     durations_found = tuple(zip(_BUCKET_LABELS, found.buckets, strict=True))
-    return EventsSummary(inputs, totals, step_totals, durations_found,
-                         tuple((round(int(r["i"]) * width, 3), float(r["max"]), float(r["mean"])) for r in point_rows),
-                         tuple((r["consumer_id"], int(r["conflicts"])) for r in conflict_rows),
-                         tuple(RebalanceRow(**r.asDict()) for r in longest_rows))
+
+    stopped = rebalances.where(F.col("stop_the_world_ms").isNotNull() & F.col("started_at").isNotNull())
+    seconds = F.col("started_at").cast("double")
+    points: tuple[tuple[float, float, float], ...] = ()
+    if found.first_stop is not None and found.last_stop is not None:
+        first = found.first_stop
+        width = max((found.last_stop - first) / STOP_THE_WORLD_POINTS, 1e-3)
+        index = F.floor((seconds - F.lit(first)) / F.lit(width))
+        rows = stopped.groupBy(index.alias("i")).agg(F.max("stop_the_world_ms").alias("max"),
+                                                     F.avg("stop_the_world_ms").alias("mean")).orderBy("i").collect()
+        points = tuple((round(int(r["i"]) * width, 3), float(r["max"]), float(r["mean"])) for r in rows)
+    conflicts = tuple((r["consumer_id"], int(r["conflicts"])) for r in members.where(F.col("conflicts") > 0)
+                      .orderBy(F.desc("conflicts"), "consumer_id").limit(CONFLICT_MEMBERS).collect())
+    longest = tuple(RebalanceRow(**r.asDict()) for r in stopped.orderBy(F.desc("stop_the_world_ms"))
+                    .limit(LONGEST_ROWS).collect())
+    return EventsSummary(inputs, totals, step_totals, durations_found, points, conflicts, longest)
+
