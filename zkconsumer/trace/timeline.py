@@ -431,7 +431,14 @@ class Timeline:
         return tuple(o for o in self.ownership if (o.topic, o.partition) == (topic, partition))
 
     def at(self, seconds: float) -> datetime | None:
-        return None if self.origin is None else self.origin + timedelta(seconds=seconds)
+        """The date of a time on the timeline; None without events, or outside the calendar (a corrupt duration of
+        millions of years reaches there)."""
+        if self.origin is None:
+            return None
+        try:
+            return self.origin + timedelta(seconds=seconds)
+        except OverflowError:
+            return None
 
 
 # --- building ---------------------------------------------------------------------------------------------------
