@@ -171,9 +171,11 @@ def test_the_job_writes_the_timelines_tables(spark, tmp_path):
         event = {**event, "consumer_id": f"{event['consumer_id']}-{rng.randint(0, 3)}"}
         if rng.random() < 0.05:
             event[rng.choice(["rebalance_id", "attempt", "duration_ms", "cause", "timestamp", "members", "owned",
-                              "event"])] = rng.choice([None, "1", 1.5, -1, [], {}, "x", 2**40, True])
+                              "event"])] = rng.choice([None, "1", 1.5, -1, [], {}, "x", 2**40, 2**70, True])
         spoiled.append(json.dumps(event))
     spoiled += ["starting up...", '{"consumer_id": "gs2_c1-0", "event": ', '{"event": "x", "timestamp": "2026"}']
+    started = next(e for e in SAMPLE if e["event"] == "rebalance.started")
+    spoiled.append(json.dumps({**started, "consumer_id": "gs2_c1-0", "rebalance_id": 2**70}))  # beyond any column
     # a line the job's shortcut groups under another member (it is grouped again by its JSON), and one of no member
     claim = next(i for i, e in enumerate(SAMPLE) if e["event"] == "rebalance.claim" and e["consumer_id"] == "gs2_c2")
     tricky = [*LINES, '{"event": "x", "timestamp": "2026-11-21T21:12:00Z"}']

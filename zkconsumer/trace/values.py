@@ -16,8 +16,13 @@ def finite_number(value: object) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
+_INT64 = range(-(2**63), 2**63)
+
+
 def integer(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """An integer of 64 bits at most, as every id, epoch and offset Kafka and the connector write (a larger one is
+    a corrupt figure, which no Parquet or Arrow column holds either), not a bool."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value in _INT64 else None
 
 
 def json_list(value: object) -> list[Any]:
