@@ -50,7 +50,8 @@ Deliberate differences from Kafka:
   all the partitions due) once it has had no message for ``_VERIFY_AFTER_S``; beyond it, ``auto.offset.reset``
   applies as for OFFSET_OUT_OF_RANGE (reason ``past_log_end``): once per partition and position, since the reset
   moves the position. A partition that receives messages is never checked: a message at the position proves it.
-  A position found past the end is reset only when a second look ``_CONFIRM_S`` later finds it past the end again:
+  A position found past the end is reset only when a second look ``CONFIRM_S`` later finds it past the end again
+  (:mod:`zkconsumer.kafka.past_end`, which the Spark source follows too):
   on Kafka a new leader's high watermark can trail what consumers already committed for a moment, and a position
   between the high watermark and the log's end is valid there.
 
@@ -99,6 +100,7 @@ from zkconsumer.consumer.sliced_deadline import NETWORK_SLICE_S, call_in_slices
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
 from zkconsumer.kafka.log_end_offsets import fetch_log_end_offsets
 from zkconsumer.kafka.metadata import BrokerMeta
+from zkconsumer.kafka.past_end import CONFIRM_S
 from zkconsumer.log import get_logger
 from zkconsumer.types import TopicPartition
 
@@ -130,8 +132,6 @@ _OUT_OF_RANGE = frozenset({KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFS
 _VERIFY_AFTER_S = 0.5
 #: Any position that got no message this long is compared again (the broker may have lost its log since).
 _RECHECK_S = 30.0
-#: A position found past the log end is looked at again this much later, and reset only if it still is.
-_CONFIRM_S = 3.0
 #: How often the fetch loop looks for positions due a check (a scan of one dict).
 _CHECK_TICK_S = 0.25
 
@@ -585,10 +585,10 @@ class ConsumerFetcherThread(threading.Thread):
         past = sorted(tp for tp in found if self._past_once.get(tp) == positions[tp])
         for tp in due:
             self._past_once.pop(tp, None)
-        for tp in found.difference(past):  # the first look: again _CONFIRM_S later
+        for tp in found.difference(past):  # the first look: again CONFIRM_S later
             self._past_once[tp] = positions[tp]
             if tp in self._check_due:
-                self._check_due[tp] = later + _CONFIRM_S
+                self._check_due[tp] = later + CONFIRM_S
         if not past:
             return
         self._unfetch(past)
