@@ -14,7 +14,8 @@ from confluent_kafka import Message, Producer
 from structlog.testing import capture_logs
 from support import mirrored_topic, wait_for
 
-from zkconsumer.config import identity_decoder
+from zkconsumer import create_connector
+from zkconsumer.config import ConsumerConfig, identity_decoder
 from zkconsumer.consumer.kafka_stream import KafkaStream
 from zkconsumer.consumer.message_and_metadata import FetchedRecords
 from zkconsumer.consumer.partition_topic_info import ChunkQueue, PartitionTopicInfo
@@ -58,6 +59,16 @@ def test_attached_before_the_client_starts_the_timeout_is_the_one_the_server_neg
         assert liveness.age() < 60.0  # confirmed from the handshake
     finally:
         close_client(client)
+
+
+def test_the_connector_s_fence_uses_the_negotiated_timeout(kafka_zk):
+    connector = create_connector(ConsumerConfig({"zookeeper.connect": kafka_zk, "group.id": "fence-negotiated",
+                                                 "zookeeper.session.timeout.ms": 90000}))
+    try:
+        fence = connector._fence
+        assert fence is not None and fence._liveness.session_timeout_s == pytest.approx(60.0)  # the server's max
+    finally:
+        connector.shutdown()
 
 
 def _records(offsets: range) -> FetchedRecords:

@@ -1,18 +1,20 @@
 """The streaming source's planner against the real ZooKeeper and broker, where a partition's offset lies beyond the
 true end of its log (the broker lost it, the topic was recreated): reset by ``auto.offset.reset`` with one warning
-once a second look at least 3 s after the first finds it there again, as the connector's fetchers do
-(tests/consumer/test_past_log_end.py), whether the offset is the group's, read when the query starts, or the
-source's own position; meanwhile the partition is not read; the next commit writes the new offset."""
+when a second look 3 s after the first, within the same planning, finds it there again, as the connector's fetchers
+do (tests/consumer/test_past_log_end.py), whether the offset is the group's, read when the query starts, or the
+source's own position; the next commit writes the new offset. A position the log has reached by the second look
+stands."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
 from structlog.testing import capture_logs
 from support import mirrored_topic, produce, wait_for
 
-from zkconsumer.kafka.past_end import CONFIRM_S, PastEndLooks
+from zkconsumer.kafka.past_end import CONFIRM_S, still_past_end
 from zkconsumer.spark.offsets import OffsetRange, SourceOffset
 from zkconsumer.spark.options import parse_options
 from zkconsumer.spark.stream_source import StreamPlanner
@@ -27,6 +29,11 @@ def resets(events) -> list[tuple]:
             for e in events if e["event"] == "spark.offset_reset"]
 
 
+def seen(events) -> list[list[tuple]]:
+    return [[(p["partition"], p["position"], p["log_end"]) for p in e["partitions"]]
+            for e in events if e["event"] == "spark.past_end_seen"]
+
+
 @pytest.mark.parametrize("policy", ["smallest", "largest"])
 def test_an_offset_past_the_log_end_resets_once_and_is_committed(zk, kafka_zk, bootstrap_servers, topic_name,
                                                                   policy):
@@ -35,34 +42,32 @@ def test_an_offset_past_the_log_end_resets_once_and_is_committed(zk, kafka_zk, b
     group = f"spark-past-end-{policy}"
     offset_path = paths.GroupTopicDirs(group, topic=topic).offset_path(0)
     zk.create(offset_path, str(BEYOND).encode(), makepath=True)
-    tp, reset_to = TopicPartition(topic, 0), 0 if policy == "smallest" else 4  # largest: the end when it applies
+    tp, reset_to = TopicPartition(topic, 0), 0 if policy == "smallest" else 3
     planner = StreamPlanner(parse_options({"zookeeper.connect": kafka_zk, "group.id": group, "topics": topic,
                                            "membership": "none", "auto.offset.reset": policy}))
     try:
         with capture_logs() as events:
-            # the group's offset, read when the query starts: a first look, the partition left without a position
+            # the group's offset, read when the query starts: reset after a second look, within the same call
+            began = time.monotonic()
             initial = planner.initial_offset()
-            assert SourceOffset.from_json(initial).positions == {}
-            assert resets(events) == []
-            produce(bootstrap_servers, topic, [b"new0"], partition=0)
-            first_look = time.monotonic()
-            end = wait_for(lambda: (lambda e: e if e != initial else None)(planner.latest_offset(initial, None)))
-            assert time.monotonic() - first_look >= CONFIRM_S  # the second look, at least 3 s after the first
+            assert time.monotonic() - began >= CONFIRM_S
+            assert seen(events) == [[(0, BEYOND, 3)]]
+            assert SourceOffset.from_json(initial).positions == {tp: reset_to}
             assert resets(events) == [("warning", 0, "past_log_end", policy, BEYOND, reset_to)]
-            ranges = [p.task.range for p in planner.partitions(initial, end)]
-            assert ranges == ([OffsetRange(topic, 0, 0, 4)] if policy == "smallest" else [])
+            produce(bootstrap_servers, topic, [b"new0"], partition=0)
+            end = planner.latest_offset(initial, None)
+            assert planner.partitions(initial, end)[0].task.range == OffsetRange(topic, 0, reset_to, 4)
             planner.latest_offset(end, None)  # the batch done: committed, backwards over the group's stale offset
             assert int(zk.get(offset_path)[0]) == 4
-            assert len(resets(events)) == 1
+            assert len(resets(events)) == 1 and len(seen(events)) == 1
 
             # the source's own position beyond the log's end (its checkpoint outlived the log)
             del events[:]
             behind = SourceOffset({tp: BEYOND}).to_json()
-            assert planner.latest_offset(behind, None) == behind  # a first look: kept, nothing read
-            assert resets(events) == []
-            first_look = time.monotonic()
-            end = wait_for(lambda: (lambda e: e if e != behind else None)(planner.latest_offset(behind, None)))
-            assert time.monotonic() - first_look >= CONFIRM_S
+            began = time.monotonic()
+            end = planner.latest_offset(behind, None)
+            assert time.monotonic() - began >= CONFIRM_S
+            assert seen(events) == [[(0, BEYOND, 4)]]
             moved_to = 0 if policy == "smallest" else 4
             assert resets(events) == [("warning", 0, "past_log_end", policy, BEYOND, moved_to)]
             ranges = [p.task.range for p in planner.partitions(behind, end)]
@@ -75,12 +80,36 @@ def test_an_offset_past_the_log_end_resets_once_and_is_committed(zk, kafka_zk, b
         planner.stop()
 
 
-def test_a_position_past_the_end_is_confirmed_by_a_second_look_at_the_same_position_later():
-    looks, tp = PastEndLooks(confirm_s=3.0), TopicPartition("t", 0)
-    assert not looks.confirmed(tp, 50, now=10.0)  # the first look
-    assert not looks.confirmed(tp, 50, now=12.9) and looks.waiting() == {tp}  # too soon: still waiting
-    assert looks.confirmed(tp, 50, now=13.0) and looks.waiting() == frozenset()
-    assert not looks.confirmed(tp, 50, now=13.1)  # confirmed once: a later finding starts over
-    assert not looks.confirmed(tp, 60, now=20.0)  # another position: a first look again
-    looks.forget(tp)  # found within the log meanwhile
-    assert not looks.confirmed(tp, 60, now=30.0) and looks.confirmed(tp, 60, now=33.5)
+def test_a_position_the_log_reaches_by_the_second_look_stands(zk, kafka_zk, bootstrap_servers, topic_name):
+    """As on Kafka when a new leader's high watermark trails: past the end at the first look, within the log at the
+    second (the messages arrived meanwhile), so nothing is reset and the batch reads from the position."""
+    topic = mirrored_topic(zk, bootstrap_servers, topic_name, 1)
+    produce(bootstrap_servers, topic, [b"old0", b"old1", b"old2"], partition=0)
+    tp = TopicPartition(topic, 0)
+    planner = StreamPlanner(parse_options({"zookeeper.connect": kafka_zk, "group.id": "spark-past-end-reached",
+                                           "topics": topic, "membership": "none", "auto.offset.reset": "smallest"}))
+    try:
+        with capture_logs() as events:
+            initial = planner.initial_offset()
+            assert SourceOffset.from_json(initial).positions == {tp: 0}  # no offset of the group: smallest
+            ahead = SourceOffset({tp: 5}).to_json()
+
+            def catch_up() -> None:  # once the first look has been taken: the log grows past the position
+                wait_for(lambda: seen(events))
+                produce(bootstrap_servers, topic, [b"m3", b"m4", b"m5", b"m6"], partition=0)
+
+            producer = threading.Thread(target=catch_up)
+            producer.start()
+            end = planner.latest_offset(ahead, None)
+            producer.join(30)
+            assert seen(events) == [[(0, 5, 3)]] and resets(events) == []
+            assert [p.task.range for p in planner.partitions(ahead, end)] == [OffsetRange(topic, 0, 5, 7)]
+    finally:
+        planner.stop()
+
+
+def test_a_position_past_the_end_at_both_looks_is_confirmed():
+    t0, t1, t2 = (TopicPartition("t", p) for p in range(3))
+    first = {t0: 50, t1: 50, t2: 50}
+    assert still_past_end(first, {t0: 3, t1: 60}) == {t0}  # t1 reached meanwhile; t2's end unread: not confirmed
+    assert still_past_end({}, {t0: 3}) == frozenset()

@@ -82,9 +82,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                          f"`zkconsumer demo --list-scenarios` lists them) or a TOML file (docs: the migration "
                          f"comparison); default {DEFAULT_SCENARIO}")
     compare.add_argument("--partitions", type=int, default=None,
-                         help="partitions of every protocol's topic at the start (default: the scenario's, 4)")
+                         help="partitions of every protocol's topic at the start (default: the scenario's; 12 in the "
+                         "default rolling-restart)")
     compare.add_argument("--rate", type=float, default=None, metavar="MSG_PER_S",
-                         help="messages a second to every protocol's topic (default: the scenario's, 50)")
+                         help="messages a second to every protocol's topic (default: the scenario's; 50 in the shipped "
+                         "ones)")
     compare.add_argument("--pace", type=float, default=2.0, metavar="SECONDS",
                          help="steady production after each scene settled, before the next (default 2)")
     compare.add_argument("--revoke-ms", type=int, default=None, metavar="MS",

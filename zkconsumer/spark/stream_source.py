@@ -34,8 +34,9 @@ own keep their position. A partition seen for the first time starts at the group
 ``auto.offset.reset`` (``startingOffsets`` applies to the partitions owned when a new query starts); a committed
 offset or a position beyond the true end of the log is reset by ``auto.offset.reset`` too, with a warning
 (``spark.offset_reset``: the broker may answer such a fetch with nothing rather than OFFSET_OUT_OF_RANGE), once a
-second planning at least 3 s later finds it beyond the end again, as the connector's fetchers decide it
-(:mod:`zkconsumer.kafka.past_end`); meanwhile the partition is not read. A partition
+second look 3 s later finds it beyond the end again, as the connector's fetchers decide it
+(:mod:`zkconsumer.kafka.past_end`). The second look is taken within the same planning, which waits for it: Spark
+may plan once a run (``Trigger.AvailableNow``), and a query's next run starts with a new source. A partition
 regained after a rebalance starts at the group's committed offset when that is ahead of the source's position: the
 legacy member that had it consumed that far (:mod:`zkconsumer.spark.offsets` has the reasoning). ``partitions``
 turns the batch into one task per partition range, large ranges split.
@@ -85,7 +86,10 @@ decides otherwise. Partitions are lists of ``{"topic", "partition"}`` objects:
   (``smallest``, ``largest``), ``old_offset``, ``new_offset``: a position (or, for a partition seen for the first
   time, the group's committed offset) beyond the true end of the log, reset by ``auto.offset.reset`` as Kafka's
   OFFSET_OUT_OF_RANGE would have it, with the connector's fields (``fetcher.offset_reset``); once per partition and
-  position, on the second look that finds it there (:mod:`zkconsumer.kafka.past_end`).
+  position, when a second look 3 s after the first finds it there (:mod:`zkconsumer.kafka.past_end`).
+* ``spark.past_end_seen``: ``partitions`` (with ``position``, ``log_end``), ``confirm_ms``: positions found beyond
+  the log's end at a first look; the planning waits ``confirm_ms`` for the second (``spark.offset_reset`` follows
+  for those still beyond it).
 * ``spark.log_behind`` (warning): ``partitions`` (with ``position``, ``log_end``): logs that end before the source's
   position whose start is not known yet (``smallest``, the leader not answering): nothing is read there and the
   position is kept until it is.
@@ -119,7 +123,7 @@ from zkconsumer.group.offset_store import ZooKeeperOffsetStore
 from zkconsumer.group.snapshot import MalformedZnode, read_partitions
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
 from zkconsumer.kafka.log_end_offsets import fetch_log_end_offsets
-from zkconsumer.kafka.past_end import PastEndLooks
+from zkconsumer.kafka.past_end import CONFIRM_S, still_past_end
 from zkconsumer.log import get_logger
 from zkconsumer.spark.offsets import (
     DEFAULT_MAX_RANGE,
@@ -282,7 +286,6 @@ class StreamPlanner:
         #: partitions reset from beyond the log's end -> the offset reset from: the group may still hold it, and
         #: the next commit takes it back (commits otherwise only go forward)
         self._reset_from: dict[TopicPartition, int] = {}
-        self._past_end = PastEndLooks()  # positions found beyond the log's end once, waiting for a second look
         self._started = started
         self._log.info("spark.source_started", membership=options.membership,
                        subscription=options.subscription.describe(),
@@ -334,15 +337,14 @@ class StreamPlanner:
         regained = sorted(tp for tp in gained if tp in ends and tp in start.positions)
         committed = self._committed(regained)
         readable = {tp: end for tp, end in ends.items() if tp in start.positions or tp in first}
-        now = time.monotonic()
-        past_end: list[TopicPartition] = []
-        for tp in sorted(tp for tp in readable if tp in start.positions):
-            if start.positions[tp] <= readable[tp]:
-                self._past_end.forget(tp)
-            elif self._past_end.confirmed(tp, start.positions[tp], now):
-                past_end.append(tp)
+        suspects = {tp: start.positions[tp] for tp in readable if tp in start.positions
+                    and start.positions[tp] > readable[tp]}
+        past_end = sorted(self._second_look(suspects, ends))
+        for tp in suspects:  # the second look's end; one it could not read: not read in this batch
+            if tp in ends:
+                readable[tp] = ends[tp]
             else:
-                del readable[tp]  # past the end at a first look: not read, and looked at again
+                del readable[tp]
         resets = self._reset_positions(past_end, ends)
         plan = plan_batch(start, readable, first, committed, self._max_offsets(limit), resets)
         for tp, (position, begin) in plan.reset.items():
@@ -410,8 +412,9 @@ class StreamPlanner:
                         subscription=self.options.subscription.describe())
 
     def _first_positions(self, partitions: Iterable[TopicPartition], starting: StartingOffsets,
-                         ends: Mapping[TopicPartition, int] | None = None) -> dict[TopicPartition, int]:
-        """Where partitions without a position begin: ``startingOffsets``, or the group's offset, or the reset."""
+                         ends: dict[TopicPartition, int] | None = None) -> dict[TopicPartition, int]:
+        """Where partitions without a position begin: ``startingOffsets``, or the group's offset, or the reset.
+        ``ends`` (read if not given) takes what a second look at a group's offset past the end reads."""
         wanted = sorted(partitions)
         if not wanted:
             return {}
@@ -434,12 +437,16 @@ class StreamPlanner:
             else:
                 theirs = fetched.offsets.get(tp, -1)
                 if theirs > ends[tp]:
-                    if not self._past_end.confirmed(tp, theirs, time.monotonic()):
-                        continue  # a first look: no position yet, so asked again at the next planning
-                    past_end[tp] = theirs
-                else:
-                    self._past_end.forget(tp)
+                    past_end[tp] = theirs  # at a first look
                 choices[tp] = theirs if 0 <= theirs <= ends[tp] else reset
+        if past_end:
+            confirmed = self._second_look(past_end, ends)  # the caller's ends take the second look's too
+            for tp in [tp for tp in past_end if tp not in confirmed]:
+                del past_end[tp]
+                if tp in ends:  # within the log at the second look: the group's offset stands
+                    choices[tp] = fetched.offsets[tp]
+                else:  # the second look could not read its end: positioned at a later planning
+                    del choices[tp]
         need_earliest = [tp for tp, c in choices.items() if c == EARLIEST]
         earliest = self._earliest(need_earliest) if need_earliest else {}
         positions: dict[TopicPartition, int] = {}
@@ -456,6 +463,23 @@ class StreamPlanner:
             if tp in positions:
                 self._log_reset(tp, theirs, positions[tp])
         return positions
+
+    def _second_look(self, first_look: Mapping[TopicPartition, int],
+                     ends: dict[TopicPartition, int]) -> frozenset[TopicPartition]:
+        """The positions a look just found past their log's end that a second look :data:`CONFIRM_S` later finds
+        there again (:mod:`zkconsumer.kafka.past_end`). ``ends`` takes the second look's ends (one it could not
+        read is dropped). Nothing to confirm: no wait."""
+        if not first_look:
+            return frozenset()
+        self._log.info("spark.past_end_seen", partitions=partition_list(
+            first_look, position=first_look, log_end={tp: ends[tp] for tp in first_look if tp in ends}),
+            confirm_ms=int(CONFIRM_S * 1000))
+        time.sleep(CONFIRM_S)
+        again = self._log_ends(first_look)
+        for tp in first_look:
+            ends.pop(tp, None)
+        ends.update(again)
+        return still_past_end(first_look, again)
 
     def _reset_positions(self, partitions: list[TopicPartition], ends: Mapping[TopicPartition, int],
                          ) -> dict[TopicPartition, int]:
