@@ -14,6 +14,7 @@ from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from fuzzing import FUZZ, JSON_VALUES
 from hypothesis import given
 from hypothesis import strategies as st
@@ -94,6 +95,38 @@ def test_a_step_of_millions_of_years_leaves_its_rebalance_without_a_date_and_the
     undated = [r for r in expected["rebalances"] if r["consumer_id"] == corrupt["consumer_id"]
                and r["rebalance_id"] == corrupt["rebalance_id"]]
     assert [r["started_at"] for r in undated] == [None]
+
+
+def _spoil(kind: str) -> list[str]:
+    """The recorded run with one line the columns could read otherwise than Python's json and the timeline do."""
+    events = [dict(e) for e in SAMPLE]
+    completed = next(i for i, e in enumerate(events) if e["event"] == "rebalance.completed")
+    if kind == "attempts at the null's value":
+        events[completed]["attempts"] = -(2**62) - 1
+    elif kind == "step at the null's value":
+        events[completed].update(step=-(2**63), duration_ms=12345.678)
+    elif kind == "a duration beyond every float":
+        next(e for e in events if e["event"] == "rebalance.assign")["duration_ms"] = 10**400
+    lines = [json.dumps(e) for e in events]
+    first_of_c2 = next(i for i, e in enumerate(events) if e["consumer_id"] == "gs2_c2")
+    if kind == "a byte-order mark":
+        lines[first_of_c2] = "\ufeff" + lines[first_of_c2]
+        lines.append("starting up...")  # a line that is no JSON: each member parsed on its own
+    elif kind == "nesting a thousand deep":
+        lines[first_of_c2] = lines[first_of_c2][:-1] + ', "deep": ' + "[" * 1000 + "]" * 1000 + "}"
+    elif kind == "an integer of 5,000 digits":
+        lines[first_of_c2] = lines[first_of_c2][:-1] + ', "big": ' + "1" * 5000 + "}"
+    return lines
+
+
+@pytest.mark.parametrize("kind", ["attempts at the null's value", "step at the null's value",
+                                  "a duration beyond every float", "a byte-order mark", "nesting a thousand deep",
+                                  "an integer of 5,000 digits"])
+def test_lines_the_columns_could_read_otherwise_give_the_timelines_figures(kind):
+    lines = _spoil(kind)
+    found, regular = columns(lines)
+    assert regular == 2, kind  # the member with that line went the timeline's way
+    same(found, reference(lines), kind)
 
 
 def test_the_recorded_run_goes_the_columns_way_with_the_timelines_figures():

@@ -1,6 +1,6 @@
 """The figures of members whose events have the regular shape, computed over columns: what ``analyze events``' tasks
 run in place of :func:`zkconsumer.fleet.events.member_figures` for every member where the result is the same, so that
-no Python code runs per line.
+no Python code runs per line (but a long one's check, below).
 
 A task's lines (a run per member, in file order) are parsed by Arrow's JSON reader with a schema of the fields the
 figures read, and every figure of :mod:`zkconsumer.fleet.events` (the rebalance timeline's meaning) is computed with
@@ -9,7 +9,9 @@ way; a member is *regular*, and computed here, when every one of its lines:
 
 * parses with the schema (the fields it reads have the types the connector writes: a field of another type, a
   duplicate key, a line that is not one JSON object fail the member), holds no ``\\u`` escape (a key can be spelled
-  with one) and no ``"error"`` (a failed step; present even as ``null``, which the reader cannot tell from missing);
+  with one) and no ``"error"`` (a failed step; present even as ``null``, which the reader cannot tell from missing),
+  begins with ``{`` (Arrow skips a byte-order mark that Python's json refuses), is read by Python's json too when
+  longer than :data:`LONG_LINE` characters, and has no id, attempt or step at or below -2**62 (the columns' nulls);
 * carries the consumer id it was grouped under, an ``event`` of ``rebalance.started``, ``rebalance.completed``,
   ``rebalance.attempt_failed``, a known step or a fetcher's, and a timestamp as the connector writes it
   (``2026-11-21T21:12:00.928083Z``, from 1970 on);
@@ -111,6 +113,9 @@ def column_figures(keys: Sequence[str | None], starts: Any, lines: Any) -> Colum
         & ts_ok.to_numpy(zero_copy_only=False)
         & ~pc.match_substring(lines, "\\u").to_numpy(zero_copy_only=False)
         & ~pc.match_substring(lines, '"error"').to_numpy(zero_copy_only=False)
+        # a byte-order mark or anything before the object: Arrow skips a mark, Python's json does not
+        & pc.starts_with(lines, "{").to_numpy(zero_copy_only=False)
+        & _python_reads_long_lines(pc, lines)
     )
     good[member_of[~row_ok]] = False
     ts_us = np.zeros(n, dtype=np.int64)
@@ -126,6 +131,8 @@ def column_figures(keys: Sequence[str | None], starts: Any, lines: Any) -> Colum
     # the field checks of the rows the rebalances are built from
     relevant = (kind >= 0) & (kind != _TRIGGERED)
     bad = relevant & (rid < -(1 << 62))
+    for column in ("rebalance_id", "attempt", "step", "attempts"):  # a value the checks would take for a null
+        bad |= pc.fill_null(pc.less_equal(parsed.column(column), -(1 << 62)), False).to_numpy(zero_copy_only=False)
     bad |= ((kind == _STEP) | (kind == _ATTEMPT_FAILED)) & ((attempt < 1) | (attempt > MAX_ATTEMPT))
     bad |= ~np.isnan(duration) & ~(np.abs(duration) < MAX_DURATION_MS)
     bad |= ((kind == _STARTED) | (kind == _COMPLETED) | (kind == _TRIGGERED)) & (step_field > -(1 << 62))  # a step
@@ -442,6 +449,28 @@ def _lookup(pc: Any, column: Any, codes: dict[str, int], missing: int) -> Any:
     index = pc.index_in(column, value_set=pa.array(names)).to_numpy(zero_copy_only=False)
     values = np.array([codes[name] for name in names] + [missing], dtype=np.int64)
     return values[np.where(np.isnan(index), len(names), index).astype(np.int64)]
+
+
+LONG_LINE = 1900
+"""Characters beyond which a line is also read by Python's json before the columns take it: nesting a thousand
+levels deep, or an integer of thousands of digits, needs at least that many, and Python's parser refuses both
+(recursion, digit limit) where Arrow's reads them."""
+
+
+def _python_reads_long_lines(pc: Any, lines: Any) -> Any:
+    """True for each line shorter than :data:`LONG_LINE`, or that Python's json reads."""
+    import json
+
+    import numpy as np
+
+    long = pc.greater(pc.utf8_length(lines), LONG_LINE).to_numpy(zero_copy_only=False)
+    ok = np.ones(len(lines), dtype=bool)
+    for index in np.flatnonzero(long):
+        try:
+            json.loads(lines[int(index)].as_py())
+        except (ValueError, RecursionError):
+            ok[index] = False
+    return ok
 
 
 def _ints(column: Any) -> Any:

@@ -13,7 +13,11 @@ def finite_number(value: object) -> float | None:
     """A finite number, not a bool (JSON ``true`` is not a duration)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value) if math.isfinite(value) else None
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond every float
+        return None
+    return number if math.isfinite(number) else None
 
 
 _INT64 = range(-(2**63), 2**63)
