@@ -225,6 +225,22 @@ def test_message_and_metadata_fields_with_the_default_decoders():
     assert m != type(m)((b"v", later))
 
 
+def shouted(data: bytes | None) -> bytes:  # a decoder of the module: pickled by reference
+    return (data or b"").upper()
+
+
+def test_a_decoded_message_pickles_with_its_decoders_and_messages_sort_by_offset():
+    queue, info, stream = setup(consumed=0, decoder=shouted)
+    info.enqueue(FetchedRecords.of([Message(topic="topic", partition=0, offset=o, value=v)
+                                    for o, v in ((0, b"b"), (1, b"a"), (2, b"a"), (3, None))], "topic", 0))
+    loop = iter(stream)
+    got = [next(loop) for _ in range(4)]
+    back = pickle.loads(pickle.dumps(got[1]))
+    assert back == got[1] and back.message == b"A" and back.value_decoder is shouted
+    assert [m.offset for m in sorted(reversed(got))] == [0, 1, 2, 3]  # equal values and a None value included
+    assert max(got).offset == 3 and got[0] < got[1]
+
+
 def test_decoders_run_on_every_read():
     calls = []
 

@@ -261,6 +261,12 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
                 cursor = self._cursor_for(info, chunk.messages, chunk.fetch_offset)
                 if cursor is not None:
                     self._current = cursor
+                    if self._clears != clears:
+                        # a rebalance cleared the stream since the check above (before it could see this cursor)
+                        cursor.drop_rest()
+                        cursor.detach()
+                        self._current = _empty_cursor()
+                        continue
                     self._state = _NOT_READY
                     return True
         except queue.Empty:

@@ -224,6 +224,29 @@ class MessageAndMetadata(tuple[bytes | None, Message]):
     def __hash__(self) -> int:
         return hash(self._identity()[:5])
 
+    # Ordered as a tuple of (offset, value, key, topic, partition): sorted() puts a partition's messages in offset
+    # order, whatever the tuple underneath holds.
+    def __lt__(self, other: object) -> bool:
+        return self._identity()[:5] < other._identity()[:5] if isinstance(other, MessageAndMetadata) \
+            else NotImplemented
+
+    def __le__(self, other: object) -> bool:
+        return self._identity()[:5] <= other._identity()[:5] if isinstance(other, MessageAndMetadata) \
+            else NotImplemented
+
+    def __gt__(self, other: object) -> bool:
+        return self._identity()[:5] > other._identity()[:5] if isinstance(other, MessageAndMetadata) \
+            else NotImplemented
+
+    def __ge__(self, other: object) -> bool:
+        return self._identity()[:5] >= other._identity()[:5] if isinstance(other, MessageAndMetadata) \
+            else NotImplemented
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled with its stream's decoders (by reference: module-level functions pickle, a lambda does not), so
+        that a message of a stream with decoders of its own is read back by a class with the same decoders."""
+        return _restore, (self[0], self[1], self._key_decoder, self._value_decoder)
+
     def __repr__(self) -> str:
         return (f"MessageAndMetadata(topic={self.topic!r}, partition={self.partition}, offset={self.offset}, "
                 f"key={self.raw_key!r}, message={self.raw_message!r})")
@@ -241,6 +264,20 @@ class _UndecodedMessageAndMetadata(MessageAndMetadata):
 
     if not TYPE_CHECKING:
         message = MessageAndMetadata.raw_message
+
+
+def _restore(value: bytes | None, message: Message, key_decoder: Decoder,
+             value_decoder: Decoder) -> MessageAndMetadata:
+    """A pickled MessageAndMetadata read back (see ``__reduce__``)."""
+    key = (key_decoder, value_decoder)
+    cls = _RESTORED.get(key)
+    if cls is None:
+        cls = _RESTORED[key] = message_class(key_decoder, value_decoder)
+    return cls((value, message))
+
+
+_RESTORED: dict[tuple[Decoder, Decoder], type[MessageAndMetadata]] = {}
+"""The classes of messages read back from pickles, one per pair of decoders."""
 
 
 def message_class(key_decoder: Decoder, value_decoder: Decoder) -> type[MessageAndMetadata]:
