@@ -406,3 +406,14 @@ def test_broker_and_leader_changes_do_not_rebalance(zk, kafka_zk, bootstrap_serv
         assert [m.message for m in take(stream, 1)] == [b"still flowing"]  # meanwhile any watch would have fired
         started = [e for e in events if e["event"] == "rebalance.started"]
         assert [e["cause"] for e in started] == ["initial"]
+
+
+def test_a_rebalance_that_outlasts_shutdown_leaves_every_stream_its_end(zk, kafka_zk, bootstrap_servers, topic_name):
+    """Shutdown waits for a running rebalance only so long; one that clears the queues after shutdown ended the
+    streams must end them again, or a stream without consumer.timeout.ms would wait for ever."""
+    topic = mirrored_topic(zk, bootstrap_servers, topic_name, 1)
+    consumer = create_connector(config(kafka_zk, "late-rebalance"))
+    stream = consumer.create_message_streams({topic: 1})[topic][0]
+    consumer.shutdown()
+    consumer._stop_fetching()  # what a rebalance still running at that moment does next
+    assert list(stream) == []  # ended by the sentinel, not by consumer.timeout.ms

@@ -323,10 +323,8 @@ class ZookeeperConsumerConnector:
         try:
             if self._auto_commit is not None:
                 self._auto_commit.join(5)
-            self._stop_fetching()
+            self._stop_fetching()  # shutdown is set: it ends every stream (the sentinel)
             self._initial_offsets.close()
-            for queue in self._all_queues():
-                queue.put_sentinel()
             if self.config.auto_commit_enable:
                 if self.zk.connected:
                     self._commit("shutdown")
@@ -791,6 +789,11 @@ class ZookeeperConsumerConnector:
         dropped = sum(queue.clear() for queue in self._all_queues())
         for stream in self._streams:
             stream.clear()
+        if self._shutdown.is_set():
+            # a rebalance that outlasted shutdown's wait for it must not clear the streams' end away: a stream
+            # without consumer.timeout.ms would wait for ever
+            for queue in self._all_queues():
+                queue.put_sentinel()
         return dropped
 
     # --- offsets ----------------------------------------------------------------------------------------
