@@ -7,10 +7,11 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from kazoo.exceptions import ConnectionLoss
 
 from zkconsumer.embedded.process import free_port
 from zkconsumer.errors import ServerUnavailableError
-from zkconsumer.zk.client import close_client, open_client, refusals
+from zkconsumer.zk.client import close_client, open_client, refusals, session_id
 
 
 @pytest.fixture
@@ -52,3 +53,13 @@ def test_a_live_ensemble_connects(zookeeper_connect) -> None:
         assert client.connected and client.exists("/") is not None
     finally:
         close_client(client)
+
+
+def test_the_session_id_of_a_client_without_a_session_is_a_connection_loss(zookeeper_connect):
+    """As the bridge, the ownership writes and the checked ephemerals meet it when the connection drops between
+    their reads and the id: an outage they wait out, not a TypeError that ends a thread."""
+    client = open_client(zookeeper_connect)
+    assert session_id(client) == client.client_id[0]
+    close_client(client)
+    with pytest.raises(ConnectionLoss):
+        session_id(client)

@@ -71,7 +71,7 @@ from zkconsumer.log import get_logger
 from zkconsumer.security import ZkAuth, default_acl
 from zkconsumer.zk import batched_transaction as batched
 from zkconsumer.zk import cluster, paths, znode_json
-from zkconsumer.zk.client import close_client, open_client
+from zkconsumer.zk.client import close_client, open_client, session_id
 from zkconsumer.zk.persistent import ensure_broker_paths, ensure_path
 from zkconsumer.zk.reads import children, value_or_none
 
@@ -148,7 +148,8 @@ def read_view(zk: KazooClient, topics: Iterable[str]) -> ZkView:
         except ZnodeFormatError:
             controller_id = None
     has_epoch = epoch_read.get() is not None
-    return ZkView(zk.client_id[0], brokers, topic_nodes, controller_owner, controller_id, has_epoch)
+    # the connection may have dropped since the reads: ConnectionLoss, an outage waited out as any other
+    return ZkView(session_id(zk), brokers, topic_nodes, controller_owner, controller_id, has_epoch)
 
 
 def _commit(txn, what: str) -> None:

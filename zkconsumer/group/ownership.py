@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import BadVersionError, ConnectionLoss, NodeExistsError, NoNodeError
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from kazoo.protocol.states import KeeperState
 from kazoo.retry import KazooRetry
 
@@ -47,6 +47,7 @@ from zkconsumer.zk.batched_transaction import (
     failed,
     plan_for,
 )
+from zkconsumer.zk.client import session_id
 from zkconsumer.zk.persistent import ensure_path
 from zkconsumer.zk.reads import value_or_none
 
@@ -95,13 +96,6 @@ def largest_claim_op(group: str, consumer_id: str) -> Create:
     return Create(owner_path(group, tp), (consumer_id + _LONGEST_STREAM_SUFFIX).encode(), ephemeral=True)
 
 
-def _session(zk: KazooClient) -> int:
-    client_id = zk.client_id  # None while (re)connecting
-    if client_id is None:
-        raise ConnectionLoss("not connected to ZooKeeper: the session is unknown")
-    return client_id[0]
-
-
 def claim_partitions(zk: KazooClient, group: str, claims: Mapping[TopicPartition, str],
                      max_bytes: int = DEFAULT_MULTI_MAX_BYTES) -> ClaimResult:
     """Create every owner znode of ``claims`` (partition -> thread id), or leave none of this attempt's behind.
@@ -118,7 +112,7 @@ def claim_partitions(zk: KazooClient, group: str, claims: Mapping[TopicPartition
     order = sorted(claims)
     batches = plan_for(zk, (Create(owner_path(group, tp), claims[tp].encode(), ephemeral=True) for tp in order),
                        max_bytes)
-    session = _session(zk)
+    session = session_id(zk)
     created: list[TopicPartition] = []
     ours: list[TopicPartition] = []
     versions: dict[TopicPartition, int] = {}
@@ -190,7 +184,7 @@ def _claim_batch(zk: KazooClient, group: str, todo: dict[TopicPartition, str], s
 def _claim_one_by_one(zk: KazooClient, group: str, claims: Mapping[TopicPartition, str]) -> ClaimResult:
     """Kafka's ``reflectPartitionOwnershipDecision``: one create per partition, every partition tried, those
     created deleted again if any was held by someone else (here: by another session)."""
-    session = _session(zk)
+    session = session_id(zk)
     created: list[TopicPartition] = []
     ours: list[TopicPartition] = []
     versions: dict[TopicPartition, int] = {}
@@ -252,7 +246,7 @@ def release_partitions(zk: KazooClient, group: str, partitions: Iterable[TopicPa
     """Delete the owner znodes of ``partitions`` that our session holds, in batched multi-ops (budget 0: one
     delete each, as Kafka did). Those in ``held`` (what a claim of this same session left) are deleted at the
     version it recorded, unread; the others are read first, and deleted only if our session holds them."""
-    session = _session(zk)
+    session = session_id(zk)
     known = held.versions if held is not None and held.session == session else {}
     partitions = set(partitions)
     unread = {tp: known[tp] for tp in partitions if tp in known}

@@ -18,6 +18,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError
 
 from zkconsumer.errors import ZkConsumerError
+from zkconsumer.zk.client import session_id
 from zkconsumer.zk.persistent import create_with_parents
 
 
@@ -51,7 +52,7 @@ def create_checked_ephemeral(zk: KazooClient, path: str, data: bytes, wait_s: fl
         stat = zk.exists(path, watch=lambda event, gone=gone: gone.set())
         if stat is None:
             continue  # vanished between the create and the check
-        if stat.ephemeralOwner == zk.client_id[0]:
+        if stat.ephemeralOwner == session_id(zk):
             current, _ = zk.get(path)
             if current != data:
                 zk.set(path, data, version=stat.version)

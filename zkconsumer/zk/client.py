@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import AuthFailedError
+from kazoo.exceptions import AuthFailedError, ConnectionLoss
 from kazoo.hosts import collect_hosts
 from kazoo.protocol.serialization import Auth
 from kazoo.protocol.states import KeeperState
@@ -234,3 +234,12 @@ def zookeeper(connect: str, timeout: float = DEFAULT_CONNECT_TIMEOUT, quiet: boo
     finally:
         close_client(client)
 
+
+
+def session_id(zk: KazooClient) -> int:
+    """The client's session id; ConnectionLoss while it has none (connecting, reconnecting, closed), which callers
+    handle as any connection loss."""
+    client_id = zk.client_id
+    if client_id is None:
+        raise ConnectionLoss("not connected to ZooKeeper: the session is unknown")
+    return client_id[0]
