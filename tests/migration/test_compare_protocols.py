@@ -152,7 +152,7 @@ def test_the_clock_starts_each_scene_for_every_player_at_once_and_lets_a_leaver_
         last_ready = max(ready[player][number] for player in ready if number in ready[player])
         assert min(began[player][number] for player in began if number in began[player]) >= last_ready
     assert clock.scene == clock.end and not clock.producing
-    stopped = SceneClock(2, stop)
+    stopped = SceneClock(2, stop, len(scenes))
     stop.set()
     assert stopped.arrive(0, 1) is False  # an interrupted run waits for nobody
 

@@ -15,6 +15,7 @@ over its messages when first read, so a reader that wants only the values pays o
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from operator import itemgetter
@@ -226,21 +227,22 @@ class MessageAndMetadata(tuple[bytes | None, Message]):
 
     # Ordered as a tuple of (offset, value, key, topic, partition): sorted() puts a partition's messages in offset
     # order, whatever the tuple underneath holds.
+    def _compare(self, other: object, order: Callable[[Any, Any], bool]) -> bool:
+        if not isinstance(other, MessageAndMetadata):
+            return NotImplemented
+        return order(self._identity()[:5], other._identity()[:5])
+
     def __lt__(self, other: object) -> bool:
-        return self._identity()[:5] < other._identity()[:5] if isinstance(other, MessageAndMetadata) \
-            else NotImplemented
+        return self._compare(other, operator.lt)
 
     def __le__(self, other: object) -> bool:
-        return self._identity()[:5] <= other._identity()[:5] if isinstance(other, MessageAndMetadata) \
-            else NotImplemented
+        return self._compare(other, operator.le)
 
     def __gt__(self, other: object) -> bool:
-        return self._identity()[:5] > other._identity()[:5] if isinstance(other, MessageAndMetadata) \
-            else NotImplemented
+        return self._compare(other, operator.gt)
 
     def __ge__(self, other: object) -> bool:
-        return self._identity()[:5] >= other._identity()[:5] if isinstance(other, MessageAndMetadata) \
-            else NotImplemented
+        return self._compare(other, operator.ge)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled with its stream's decoders (by reference: module-level functions pickle, a lambda does not), so

@@ -85,7 +85,7 @@ from zkconsumer.zk import paths, reads
 from zkconsumer.zk.acl_check import verify_group_writable
 from zkconsumer.zk.batched_transaction import check_budget, chroot_of
 from zkconsumer.zk.checked_ephemeral import create_checked_ephemeral
-from zkconsumer.zk.client import close_client, open_client
+from zkconsumer.zk.client import close_client, open_client, session_id
 from zkconsumer.zk.persistent import ensure_path
 from zkconsumer.zk.session_liveness import SessionLiveness
 
@@ -891,7 +891,7 @@ class ZookeeperConsumerConnector:
 
     def _session_hex(self) -> str:
         with contextlib.suppress(Exception):
-            return f"{self.zk.client_id[0]:#x}"
+            return f"{session_id(self.zk):#x}"
         return "none"
 
 

@@ -11,8 +11,7 @@ on its lines; the tables are the same either way. It writes the rows itself, in 
 file of each table ``members``, ``rebalances`` and ``steps`` (pyarrow; a file per task, written under a hidden name
 and renamed, so a task run again replaces its file and a reader never sees half of one). Back to Spark comes one row
 per task: its totals, its steps per duration bucket and the span of its stop-the-world; the driver adds up those few
-rows. The rest of
-the page's figures are Spark aggregates over the tables just written, a few dozen rows collected.
+rows. The rest of the page's figures are Spark aggregates over the tables just written, a few dozen rows collected.
 
 Writing from the task rather than through Spark's writer spares the JVM the rows' conversion, a cached copy of
 them and three passes over it: about 12 of the JVM's 27 CPU-seconds on a million events. It asks the same of the

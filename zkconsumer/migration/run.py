@@ -58,7 +58,7 @@ from zkconsumer.members.group import MemberGroup
 from zkconsumer.members.recorder import EventRecorder
 from zkconsumer.migration.measures import DIED, DRAINING, Delivery, Produced, measure
 from zkconsumer.migration.report import MemberSettings, ProtocolResult
-from zkconsumer.migration.scenes import SCENES, Protocol, Scene, default_scenario
+from zkconsumer.migration.scenes import Protocol, Scene, default_scenario
 from zkconsumer.scenarios.model import EXPIRE, GROW, KILL, PAUSE, SETTLE, START, STOP, WAIT, Action, Scenario
 from zkconsumer.trace.timeline import Event, build_timeline, read_events
 from zkconsumer.trace.vocabulary import COORDINATOR_EVENTS
@@ -184,7 +184,7 @@ class SceneClock:
     also says what the producer does: nothing before the first scene, then to every topic in the scene under way,
     nothing once the last player reached the end. A player that stops early leaves (:meth:`leave`); the others go on."""
 
-    def __init__(self, players: int, stop: threading.Event, scenes: int = len(SCENES)) -> None:
+    def __init__(self, players: int, stop: threading.Event, scenes: int) -> None:
         self.end = scenes + 1
         self.scene = 0  # the scene under way for everyone (0: not begun; ``end``: the script is over)
         self._active = players

@@ -19,7 +19,7 @@ from zkconsumer.errors import UsageError
 from zkconsumer.scenarios.model import EXPIRE, GROW, Action, Scenario, Scene
 from zkconsumer.scenarios.parse import load
 
-__all__ = ["KIP848_PROTOCOLS", "KNOWN", "PROTOCOLS", "SCENES", "Action", "Protocol", "Scene", "check_playable",
+__all__ = ["KIP848_PROTOCOLS", "KNOWN", "PROTOCOLS", "Action", "Protocol", "Scene", "check_playable",
            "default_scenario", "legacy_only", "parse_protocols"]
 
 
@@ -119,5 +119,3 @@ def default_scenario() -> Scenario:
 
 
 DEFAULT_SCENARIO = "rolling-restart"
-SCENES = default_scenario().scenes
-"""The default script's scenes (the shipped ``rolling-restart`` scenario)."""
