@@ -19,12 +19,14 @@ until the command runs, so ``zkconsumer --help`` does not need it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from zkconsumer.cli import COMMANDS
+from zkconsumer.cli.class_archive import ClassArchive, class_archive, finish
 from zkconsumer.errors import MissingExtraError, UsageError
 
 DEFAULT_MASTER = "local[*]"
@@ -62,13 +64,10 @@ def run_fleet(args: argparse.Namespace) -> int:
 
     check_inputs(args.inputs, "snapshot")
     check_output(args.output)
-    spark = spark_session(args.master, "zkconsumer analyze fleet")
-    from zkconsumer.fleet.fleet_job import run_fleet_job
+    with command_session(args.master, "zkconsumer analyze fleet") as spark:
+        from zkconsumer.fleet.fleet_job import run_fleet_job
 
-    try:
         summary = run_fleet_job(spark, args.inputs, args.output)
-    finally:
-        spark.stop()
     t = summary.totals
     broken = f", {t.broken_lines} broken lines skipped" if t.broken_lines else ""
     print(f"analysed {t.groups} groups ({t.needing_attention} needing attention{broken}) into {args.output}",
@@ -81,13 +80,10 @@ def run_events(args: argparse.Namespace) -> int:
 
     check_inputs(args.inputs, "events path")
     check_output(args.output)
-    spark = spark_session(args.master, "zkconsumer analyze events")
-    from zkconsumer.fleet.events_job import run_events_job
+    with command_session(args.master, "zkconsumer analyze events") as spark:
+        from zkconsumer.fleet.events_job import run_events_job
 
-    try:
         summary = run_events_job(spark, args.inputs, args.output)
-    finally:
-        spark.stop()
     if summary.skipped_files:
         print(f"skipped {len(summary.skipped_files)} files without events: {', '.join(summary.skipped_files)}",
               file=sys.stderr)
@@ -106,10 +102,37 @@ def run_events(args: argparse.Namespace) -> int:
 LOCAL_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
 
 
-def spark_session(master: str, name: str, config: Mapping[str, str] | None = None) -> Any:
+@contextlib.contextmanager
+def command_session(master: str, name: str, config: Mapping[str, str] | None = None) -> Iterator[Any]:
+    """:func:`spark_session` for the length of a command, stopped after it. A local session that starts its own JVM
+    maps Spark's classes from the class archive (:mod:`zkconsumer.cli.class_archive`), or records it the first time:
+    then the command waits, once, for the JVM to write it as it exits."""
+    try:
+        from pyspark import SparkContext
+    except ModuleNotFoundError as exc:
+        raise (MissingExtraError.of(exc) or exc) from None
+
+    archive = class_archive() if master.startswith("local") and SparkContext._gateway is None else None
+    spark = spark_session(master, name, config, archive)
+    gateway = SparkContext._gateway
+    jvm = getattr(gateway, "proc", None)
+    try:
+        yield spark
+    finally:
+        spark.stop()
+        if archive is not None and archive.record and gateway is not None and jvm is not None:
+            print(f"zkconsumer: writing Spark's classes to {archive.path.parent} for faster starts (once)",
+                  file=sys.stderr)
+            gateway.shutdown()
+            SparkContext._gateway = SparkContext._jvm = None  # a later session starts a JVM of its own
+            finish(archive, jvm)
+
+
+def spark_session(master: str, name: str, config: Mapping[str, str] | None = None,
+                  archive: ClassArchive | None = None) -> Any:
     """A session for one command: Spark's console noise off, its workers on this interpreter (which has
     zkconsumer); on a cluster, PYSPARK_PYTHON set by the operator wins. ``config``: more Spark settings (the
-    benchmark's local directory)."""
+    benchmark's local directory). ``archive``: the class archive a local JVM maps or records."""
     try:
         from pyspark.sql import SparkSession
     except ModuleNotFoundError as exc:
@@ -120,7 +143,8 @@ def spark_session(master: str, name: str, config: Mapping[str, str] | None = Non
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", "8"))
     if master.startswith("local"):
-        builder = builder.config("spark.driver.defaultJavaOptions", LOCAL_JAVA_OPTIONS)
+        options = LOCAL_JAVA_OPTIONS if archive is None else f"{LOCAL_JAVA_OPTIONS} {archive.java_options}"
+        builder = builder.config("spark.driver.defaultJavaOptions", options)
     for key, value in (config or {}).items():
         builder = builder.config(key, value)
     try:

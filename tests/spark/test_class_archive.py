@@ -1,0 +1,107 @@
+"""The class archive of a local command's Spark JVM (zkconsumer.cli.class_archive): the first ``analyze`` records it
+and waits for it, the next one's JVM maps it, and an archive that is not whole is never handed to a JVM (which would
+die of a bus error reading past its end)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+from support import SAMPLE_EVENTS, wait_for
+
+from zkconsumer.cli.class_archive import (
+    ARCHIVE_ENV,
+    PARTIAL,
+    SUFFIX,
+    archive_directory,
+    archive_path,
+    class_archive,
+    plan,
+    whole,
+)
+
+
+def test_the_directory_is_the_cache_unless_the_environment_names_one_or_turns_it_off():
+    assert archive_directory({"HOME": "/home/op"}) == Path("/home/op/.cache/zkconsumer")
+    cache = {"HOME": "/home/op", "XDG_CACHE_HOME": "/var/cache/op"}
+    assert archive_directory(cache) == Path("/var/cache/op/zkconsumer")
+    assert archive_directory({"HOME": "/home/op", ARCHIVE_ENV: "/srv/archives"}) == Path("/srv/archives")
+    assert archive_directory({"HOME": "/home/op", ARCHIVE_ENV: "OFF"}) is None
+    assert archive_directory({}) is None
+
+
+def test_a_session_maps_the_archive_found_and_records_one_otherwise():
+    found = Path("/c/spark-classes-ab.1000.jsa")
+    assert plan(Path("/c"), "spark-classes-ab", found, 7) == plan(Path("/c"), "spark-classes-ab", found, 8)
+    mapping = plan(Path("/c"), "spark-classes-ab", found, 7)
+    assert mapping is not None and not mapping.record and f"-XX:SharedArchiveFile={found}" in mapping.java_options
+    recording = plan(Path("/c"), "spark-classes-ab", None, 7)
+    assert recording is not None and recording.record and recording.path == Path("/c/spark-classes-ab.7.partial")
+    assert "-XX:ArchiveClassesAtExit=/c/spark-classes-ab.7.partial" in recording.java_options
+    assert "-Xlog:cds*=off" in recording.java_options and "-Xlog:cds*=off" in mapping.java_options
+    assert plan(Path("/my cache"), "spark-classes-ab", None, 7) is None  # Spark would split the option there
+
+
+def test_an_archive_is_whole_only_at_the_size_its_name_gives():
+    final = archive_path(Path("/c/spark-classes-ab.7.partial"), 1000)
+    assert final == Path("/c/spark-classes-ab.1000.jsa")
+    assert whole(final, 1000)
+    assert not whole(final, 999) and not whole(final, 1001)
+    assert not whole(Path("/c/spark-classes-ab.7.partial"), 7) and not whole(Path("/c/spark-classes-ab.0.jsa"), 0)
+
+
+def test_a_short_archive_is_recorded_again_not_mapped(tmp_path):
+    env = {**os.environ, ARCHIVE_ENV: str(tmp_path)}
+    first = class_archive(env)
+    assert first is not None and first.record
+    stem = first.path.name.split(".")[0]
+    (tmp_path / f"{stem}.5000{SUFFIX}").write_bytes(b"x" * 4000)  # cut short: a disk full, a copy interrupted
+    again = class_archive(env)
+    assert again is not None and again.record
+    (tmp_path / f"{stem}.4000{SUFFIX}").write_bytes(b"x" * 4000)
+    found = class_archive(env)
+    assert found is not None and not found.record and found.path == tmp_path / f"{stem}.4000{SUFFIX}"
+
+
+def _analyze(archives: Path, output: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "zkconsumer", "analyze", "events", str(SAMPLE_EVENTS), "--output", str(output),
+         "--master", "local[1]"],
+        env={**os.environ, ARCHIVE_ENV: str(archives)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _mapped_by_a_jvm(archive: Path) -> bool:
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if str(archive) in Path(f"/proc/{pid}/maps").read_text():
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def test_the_first_command_records_the_archive_and_the_next_ones_jvm_maps_it(tmp_path):
+    archives = tmp_path / "archives"
+    first = _analyze(archives, tmp_path / "first")
+    _, err = first.communicate(timeout=240)
+    assert first.returncode == 0, err
+    assert f"writing Spark's classes to {archives}" in err and "[cds]" not in err
+    written = list(archives.iterdir())
+    assert len(written) == 1 and written[0].suffix == SUFFIX and whole(written[0], written[0].stat().st_size)
+    assert not list(archives.glob(f"*{PARTIAL}"))
+
+    second = _analyze(archives, tmp_path / "second")
+    try:
+        seen = wait_for(lambda: "mapped" if _mapped_by_a_jvm(written[0]) else second.poll(), timeout=120, interval=0.1)
+        assert seen == "mapped", f"the second command ended ({seen}) without its JVM mapping the archive"
+    finally:
+        _, err = second.communicate(timeout=240)
+    assert second.returncode == 0, err
+    assert "writing Spark's classes" not in err and "[cds]" not in err
+    assert list(archives.iterdir()) == written
+    for table in ("members", "rebalances", "steps"):
+        rows = [sorted(map(repr, pq.read_table(tmp_path / run / table).to_pylist())) for run in ("first", "second")]
+        assert rows[0] == rows[1] and rows[0]
