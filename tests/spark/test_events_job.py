@@ -4,9 +4,13 @@ a browser, and a path with no events."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
+import math
 import re
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -14,8 +18,17 @@ from browser import assert_offline, dump_dom
 from migration_layout import NOT_EVENTS, migration_output
 
 from zkconsumer.errors import UsageError
-from zkconsumer.fleet.events_job import CONSUMER_ID_PATTERN, run_events_job
+from zkconsumer.fleet.events import RebalanceRow
+from zkconsumer.fleet.events_job import (
+    CONSUMER_ID_PATTERN,
+    LONGEST_ROWS,
+    TaskTotals,
+    longest_order,
+    longest_rebalances,
+    run_events_job,
+)
 from zkconsumer.fleet.pages import DURATION_BUCKETS, duration_bucket
+from zkconsumer.fleet.row_schema import arrow_structs
 
 SAMPLE = Path(__file__).parent.parent / "data" / "sample-events.jsonl"
 
@@ -66,11 +79,46 @@ def test_sample_run_tables_and_page(spark, tmp_path):
     assert [s.step for s in summary.steps][:2] == ["read_cluster", "stop_fetchers"]
     assert dict(summary.conflicts) == {"gs2_c2": 2, "gs2_c3": 2}
     assert summary.longest[0].stop_the_world_ms == pytest.approx(324.57, abs=0.01)
+    # the tasks' lists are what Spark's query over the tables gives (the sample's stops have no ties), row for row
+    stopped = spark.read.parquet(str(out / "rebalances")).where(
+        "stop_the_world_ms is not null and started_at is not null")
+    assert summary.longest == tuple(RebalanceRow(**r.asDict()) for r in stopped.orderBy(
+        stopped["stop_the_world_ms"].desc()).limit(LONGEST_ROWS).collect())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["logs", "out"]
 
     assert_offline((out / "summary.html").read_text())
     body = re.search(r"<body[^>]*>", dump_dom(out / "summary.html"))[0]
     assert 'data-rendered="ok"' in body and 'data-charts="4"' in body, body
+
+
+def test_the_tasks_lists_merge_in_one_order_whatever_the_tasks():
+    """Each task lists its longest rebalances and its members with most conflicts; the driver merges the lists. Ties
+    go by consumer id (then rebalance id), a NaN stop first as Spark orders it, so the page does not depend on which
+    task finished first; a task's list is the same order's head of its rows."""
+    import pyarrow as pa
+
+    def rebalance(member: str, rebalance_id: int, stop: float | None) -> RebalanceRow:
+        return RebalanceRow(member, "g", rebalance_id, None, "completed", None if stop is None else datetime.now(UTC),
+                            None, None, None, 1, 0, 0, 0, stop, None, None, None)
+
+    rows = [rebalance(f"c{i % 7}", i, float(i % 4)) for i in range(40)] + [
+        rebalance("c9", 1, math.nan), rebalance("c0", 99, None)]
+    table = pa.Table.from_batches([pa.RecordBatch.from_struct_array(arrow_structs(pa, RebalanceRow, rows))])
+    stopped = [(r.consumer_id, r.rebalance_id) for r in sorted(
+        (r for r in rows if r.stop_the_world_ms is not None), key=lambda r: longest_order(dataclasses.asdict(r)))]
+    tasks = [longest_rebalances(table.slice(start, 14)) for start in (0, 14, 28)]
+    assert tasks[0] == tuple(sorted(tasks[0], key=longest_order)) and len(tasks[0]) <= LONGEST_ROWS
+    merged = [TaskTotals(longest=tasks[a]).plus(TaskTotals(longest=tasks[b])).plus(TaskTotals(longest=tasks[c]))
+              for a, b, c in itertools.permutations(range(3))]
+    assert all(m == merged[0] for m in merged)
+    first = merged[0].longest
+    assert len(first) == LONGEST_ROWS and math.isnan(first[0]["stop_the_world_ms"])
+    assert [(r["consumer_id"], r["rebalance_id"]) for r in first[1:4]] == [("c0", 7), ("c0", 35), ("c1", 15)]
+    assert [(r["consumer_id"], r["rebalance_id"]) for r in first] == stopped[:LONGEST_ROWS]
+
+    conflicts = [TaskTotals(conflict_members=(("b", 3), ("c", 1))), TaskTotals(conflict_members=(("a", 3),))]
+    assert (conflicts[0].plus(conflicts[1]).conflict_members == conflicts[1].plus(conflicts[0]).conflict_members
+            == (("a", 3), ("b", 3), ("c", 1)))
 
 
 def test_a_line_the_shortcut_would_misgroup_is_grouped_by_its_json(spark, tmp_path):

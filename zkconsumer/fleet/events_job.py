@@ -55,7 +55,14 @@ from zkconsumer.fleet.pages import (
     duration_bucket_index,
     events_page,
 )
-from zkconsumer.fleet.task_files import TaskFiles, collect_results, keep_tables, task_directory, task_result
+from zkconsumer.fleet.task_files import (
+    TaskFiles,
+    collect_results,
+    keep_tables,
+    read_table,
+    task_directory,
+    task_result,
+)
 
 #: the connector's order of the steps (two share number 2, two number 9)
 _STEP_ORDER = {step.name: index for index, step in enumerate(STEPS)}
@@ -89,13 +96,52 @@ class TaskTotals:
     buckets: tuple[int, ...] = (0,) * len(DURATION_BUCKETS)  # steps per DURATION_BUCKETS bucket
     first_stop: float | None = None  # seconds since the epoch of the earliest rebalance with a finished gap
     last_stop: float | None = None
+    #: the LONGEST_ROWS rebalances with the longest stop-the-world, in :func:`longest_order` (rows of the rebalances
+    #: table as Arrow reads them, times in microseconds since the epoch: what JSON carries to the driver)
+    longest: tuple[dict[str, Any], ...] = ()
+    #: the CONFLICT_MEMBERS members with the most ownership conflicts (consumer id, conflicts), most first, ties in
+    #: consumer id order; members without any are not listed
+    conflict_members: tuple[tuple[str, int], ...] = ()
 
     def plus(self, other: TaskTotals) -> TaskTotals:
         sums = {f.name: getattr(self, f.name) + getattr(other, f.name) for f in dataclasses.fields(self)
-                if f.name not in ("buckets", "first_stop", "last_stop")}
+                if f.name not in _NOT_ADDED}
         return TaskTotals(**sums, buckets=tuple(a + b for a, b in zip(self.buckets, other.buckets, strict=True)),
                           first_stop=_extreme(min, self.first_stop, other.first_stop),
-                          last_stop=_extreme(max, self.last_stop, other.last_stop))
+                          last_stop=_extreme(max, self.last_stop, other.last_stop),
+                          longest=_first(LONGEST_ROWS, longest_order, self.longest, other.longest),
+                          conflict_members=_first(CONFLICT_MEMBERS, conflict_order, self.conflict_members,
+                                                  other.conflict_members))
+
+    @classmethod
+    def from_result(cls, found: dict[str, Any]) -> TaskTotals:
+        """A task's totals from what JSON made of them on the way to the driver."""
+        return cls(**{**found, "buckets": tuple(found["buckets"]), "longest": tuple(found["longest"]),
+                      "conflict_members": tuple((member, count) for member, count in found["conflict_members"])})
+
+
+_NOT_ADDED = ("buckets", "first_stop", "last_stop", "longest", "conflict_members")
+
+
+def _first(count: int, order: Callable[[Any], Any], *lists: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The first ``count`` of the items of ``lists`` (each already in ``order``) in ``order``."""
+    present = [items for items in lists if items]
+    if len(present) <= 1:
+        return present[0][:count] if present else ()
+    return tuple(sorted((item for items in present for item in items), key=order)[:count])
+
+
+def longest_order(row: dict[str, Any]) -> tuple[Any, ...]:
+    """The order of the longest rebalances: stop-the-world descending, a NaN first (as Spark orders a descending
+    column), ties by consumer id and rebalance id: the same rows whatever the tasks and the order they finish in."""
+    stop = row["stop_the_world_ms"]
+    nan = math.isnan(stop)
+    return (not nan, 0.0 if nan else -stop, row["consumer_id"], row["rebalance_id"])
+
+
+def conflict_order(member: tuple[str, int]) -> tuple[int, str]:
+    """The order of the members with conflicts: most first, ties by consumer id (Spark's order of the page's list)."""
+    return (-member[1], member[0])
 
 
 def _extreme(pick: Callable[..., float], *values: float | None) -> float | None:
@@ -162,10 +208,9 @@ def member_task(tables: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
                     chunk.add_columns(found)
                     chunk_totals = chunk_totals.plus(_column_totals(found))
                 if (index + 1) % MEMBERS_PER_WRITE == 0:
-                    chunk.write()
-                    totals, chunk_totals, chunk = totals.plus(chunk_totals), TaskTotals(), _Chunk(files, regular)
-            chunk.write()
-            totals = totals.plus(chunk_totals)
+                    totals = totals.plus(chunk_totals).plus(chunk.write())
+                    chunk_totals, chunk = TaskTotals(), _Chunk(files, regular)
+            totals = totals.plus(chunk_totals).plus(chunk.write())
         yield task_result(dataclasses.asdict(totals))
 
     return run
@@ -215,14 +260,43 @@ class _Chunk:
             self.pieces[name].extend(table.slice(run[0], run[1] - run[0]).to_batches())
             self.runs[name] = None
 
-    def write(self) -> None:
+    def write(self) -> TaskTotals:
+        """Write the rows; what the page lists of them (the longest rebalances, the members with most conflicts)."""
         import pyarrow as pa
 
         self.files.write("members", self.members)
+        longest: tuple[dict[str, Any], ...] = ()
         for name, pieces in self.pieces.items():
             self._close(name)
             if pieces:
-                self.files.write_table(name, pa.Table.from_batches(pieces).combine_chunks())
+                table = pa.Table.from_batches(pieces).combine_chunks()
+                self.files.write_table(name, table)
+                if name == "rebalances":
+                    longest = longest_rebalances(table)
+        conflicts = sorted(((m.consumer_id, m.conflicts) for m in self.members if m.conflicts > 0),
+                           key=conflict_order)
+        return TaskTotals(longest=longest, conflict_members=tuple(conflicts[:CONFLICT_MEMBERS]))
+
+
+def longest_rebalances(rebalances: Any) -> tuple[dict[str, Any], ...]:
+    """The ``LONGEST_ROWS`` rebalances of an Arrow table of them with the longest finished stop-the-world, in
+    :func:`longest_order`, their times as microseconds since the epoch."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    stop = rebalances.column("stop_the_world_ms")
+    stopped = rebalances.filter(pc.and_(pc.is_valid(stop), pc.is_valid(rebalances.column("started_at"))))
+    if not stopped.num_rows:
+        return ()
+    keys = stopped.select(["stop_the_world_ms", "consumer_id", "rebalance_id"]).append_column(
+        "nan", pc.is_nan(stopped.column("stop_the_world_ms")))
+    order = pc.sort_indices(keys, [("nan", "descending"), ("stop_the_world_ms", "descending"),
+                                   ("consumer_id", "ascending"), ("rebalance_id", "ascending")])
+    top = stopped.take(order[:LONGEST_ROWS])
+    for index, field in enumerate(top.schema):
+        if pa.types.is_timestamp(field.type):
+            top = top.set_column(index, field.name, top.column(index).cast(pa.int64()))
+    return tuple(top.to_pylist())
 
 
 def _table(pa: Any, batches: Iterator[Any]) -> Any:
@@ -272,42 +346,47 @@ def _member_tables(spark: Any, paths: list[str], tasks: int, key: Any, tables: P
     lines = spark.read.text(paths).withColumn("seq", F.monotonically_increasing_id()).withColumn("consumer_id", key)
     total = TaskTotals()
     for found in collect_results(lines.repartition(tasks, "consumer_id"), member_task(str(tables))):
-        total = total.plus(TaskTotals(**{**found, "buckets": tuple(found["buckets"])}))
+        total = total.plus(TaskTotals.from_result(found))
     return total
 
 
 def events_summary(spark: Any, tables: Path, inputs: tuple[str, ...], found: TaskTotals) -> EventsSummary:
-    """The page's figures: the totals, the duration buckets and the stop-the-world span the tasks counted, the rest
-    aggregated by Spark over the tables just written (small: a row per member, rebalance, step)."""
+    """The page's figures: what the tasks counted and listed (the totals, the duration buckets, the stop-the-world
+    span, the longest rebalances, the members with most conflicts), and in one Spark query over the tables just
+    written (small: a row per rebalance and step) the steps' quantiles and the stop-the-world chart's points."""
     from pyspark.sql import functions as F
+    from pyspark.sql.types import TimestampType
 
-    members = spark.read.parquet(str(tables / "members"))
-    rebalances = spark.read.parquet(str(tables / "rebalances"))
-    steps = spark.read.parquet(str(tables / "steps"))
     totals = EventsTotals(found.members, found.rebalances, found.completed, found.attempts, found.failed_attempts,
                           found.conflicts, found.stop_the_world_ms, found.events, found.broken, found.ignored)
-    duration = F.col("duration_ms")
-    quantiles = F.percentile_approx(duration, [0.5, 0.95], 1000)
-    per_step = steps.groupBy("step").agg(F.min("step_number").alias("number"), F.count("*").alias("count"),
-                                         quantiles.alias("q"), F.max(duration).alias("max")).collect()
-    step_totals = tuple(sorted((StepTotals(r["step"], int(r["number"]), int(r["count"]), float(r["q"][0]),
-                                           float(r["q"][1]), float(r["max"])) for r in per_step),
-                               key=lambda s: (s.step_number, _STEP_ORDER.get(s.step, len(_STEP_ORDER)), s.step)))
-    durations_found = tuple(zip(_BUCKET_LABELS, found.buckets, strict=True))
-
-    stopped = rebalances.where(F.col("stop_the_world_ms").isNotNull() & F.col("started_at").isNotNull())
-    seconds = F.col("started_at").cast("double")
-    points: tuple[tuple[float, float, float], ...] = ()
+    # one aggregation over both tables: a row per step name (kind 0) and one per time bucket (kind 1)
+    duration, stop = F.col("duration_ms"), F.col("stop_the_world_ms")
+    steps = read_table(spark, tables / "steps", StepRow)
+    rows = steps.select(F.lit(0).alias("kind"), "step", "step_number", duration, F.lit(None).cast("long").alias("i"),
+                        F.lit(None).cast("double").alias("stop_the_world_ms"))
+    width = 0.0
     if found.first_stop is not None and found.last_stop is not None:
         first = found.first_stop
         width = max((found.last_stop - first) / STOP_THE_WORLD_POINTS, 1e-3)
-        index = F.floor((seconds - F.lit(first)) / F.lit(width))
-        rows = stopped.groupBy(index.alias("i")).agg(F.max("stop_the_world_ms").alias("max"),
-                                                     F.avg("stop_the_world_ms").alias("mean")).orderBy("i").collect()
-        points = tuple((round(int(r["i"]) * width, 3), float(r["max"]), float(r["mean"])) for r in rows)
-    conflicts = tuple((r["consumer_id"], int(r["conflicts"])) for r in members.where(F.col("conflicts") > 0)
-                      .orderBy(F.desc("conflicts"), "consumer_id").limit(CONFLICT_MEMBERS).collect())
-    longest = tuple(RebalanceRow(**r.asDict()) for r in stopped.orderBy(F.desc("stop_the_world_ms"))
-                    .limit(LONGEST_ROWS).collect())
-    return EventsSummary(inputs, totals, step_totals, durations_found, points, conflicts, longest)
-
+        index = F.floor((F.col("started_at").cast("double") - F.lit(first)) / F.lit(width))
+        stopped = read_table(spark, tables / "rebalances", RebalanceRow).where(
+            stop.isNotNull() & F.col("started_at").isNotNull())
+        rows = rows.unionByName(stopped.select(
+            F.lit(1).alias("kind"), F.lit(None).cast("string").alias("step"),
+            F.lit(None).cast("long").alias("step_number"), F.lit(None).cast("double").alias("duration_ms"),
+            index.alias("i"), stop))
+    found_rows = rows.groupBy("kind", "step", "i").agg(
+        F.min("step_number").alias("number"), F.count("*").alias("count"),
+        F.percentile_approx(duration, [0.5, 0.95], 1000).alias("q"), F.max(duration).alias("max"),
+        F.max(stop).alias("stop_max"), F.avg(stop).alias("stop_mean")).collect()
+    per_step = [r for r in found_rows if r["kind"] == 0]
+    step_totals = tuple(sorted((StepTotals(r["step"], int(r["number"]), int(r["count"]), float(r["q"][0]),
+                                           float(r["q"][1]), float(r["max"])) for r in per_step),
+                               key=lambda s: (s.step_number, _STEP_ORDER.get(s.step, len(_STEP_ORDER)), s.step)))
+    points = tuple((round(int(r["i"]) * width, 3), float(r["stop_max"]), float(r["stop_mean"]))
+                   for r in sorted((r for r in found_rows if r["kind"] == 1), key=lambda r: r["i"]))
+    durations_found = tuple(zip(_BUCKET_LABELS, found.buckets, strict=True))
+    timestamp = TimestampType()  # the rows' times as Spark's collect() gives a timestamp column's
+    longest = tuple(RebalanceRow(**{**row, "started_at": timestamp.fromInternal(row["started_at"]),
+                                    "ended_at": timestamp.fromInternal(row["ended_at"])}) for row in found.longest)
+    return EventsSummary(inputs, totals, step_totals, durations_found, points, found.conflict_members, longest)

@@ -107,6 +107,16 @@ def keep_tables(directory: Path, tables: Sequence[tuple[str, type]], output: Pat
     shutil.rmtree(directory)
 
 
+def read_table(spark: Any, directory: Path, cls: type) -> Any:
+    """The table of rows ``cls`` the tasks wrote into ``directory``, as a Spark DataFrame of the schema they wrote it
+    with: Spark need not read the files' footers for it (a job of its own) before the query that reads them."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    schema = from_arrow_schema(pa.schema(arrow_fields(pa, cls)), prefer_timestamp_ntz=False)
+    return spark.read.schema(schema).parquet(str(directory))
+
+
 def task_result(value: Any) -> Any:
     """A task's result (anything JSON can carry) as the one-row Arrow batch its ``mapInArrow`` function yields."""
     import pyarrow as pa
