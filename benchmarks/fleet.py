@@ -54,6 +54,7 @@ from pathlib import Path
 from bench_support import memory_kib
 from process_cpu import descends, process_table
 
+from zkconsumer.cli.class_archive import ARCHIVE_ENV
 from zkconsumer.fleet.analysis import analyze_group
 from zkconsumer.fleet.event_columns import grouped_column_figures
 from zkconsumer.fleet.events import member_figures
@@ -193,30 +194,30 @@ def tree_cpu() -> dict[str, float]:
 
 
 def child(job: str, path: str, output: str, warm_up: str) -> int:
-    """One Spark measurement in this (fresh) process: session start, the job (after the same job on ``warm_up``
-    unless it is ``-``: a running session), the session stopped; JSON out."""
+    """One Spark measurement in this (fresh) process, as the command runs it: session start, the job (after the same
+    job on ``warm_up`` unless it is ``-``: a running session), the session stopped (waiting for the JVM to write the
+    class archive when this run records it); JSON out."""
     started, cpu0 = time.perf_counter(), tree_cpu()
-    from zkconsumer.cli.analyze import spark_session
+    from zkconsumer.cli.analyze import command_session
     from zkconsumer.fleet.events_job import run_events_job
     from zkconsumer.fleet.fleet_job import run_fleet_job
 
-    spark = spark_session("local[2]", f"zkconsumer-bench-{job}", {"spark.ui.enabled": "false"})
-    session = time.perf_counter() - started
-    jvm_pid = spark.sparkContext._gateway.proc.pid
-    run = run_fleet_job if job == "fleet" else run_events_job
-    if warm_up != "-":
-        run(spark, [warm_up], output)
-        shutil.rmtree(output)
-        session, cpu0 = time.perf_counter() - started, tree_cpu()
-    summary = run(spark, [path], output)
-    if isinstance(summary, FleetSummary):
-        check = {"groups": summary.totals.groups, "moved": sum(s.moved_partitions for s in summary.strategies)}
-    else:
-        check = {"rebalances": summary.totals.rebalances}
-    job_time = time.perf_counter() - started - session
-    jvm_rss = memory_kib(pid=jvm_pid)
-    cpu = tree_cpu()
-    spark.stop()
+    with command_session("local[2]", f"zkconsumer-bench-{job}") as spark:
+        session = time.perf_counter() - started
+        jvm_pid = spark.sparkContext._gateway.proc.pid
+        run = run_fleet_job if job == "fleet" else run_events_job
+        if warm_up != "-":
+            run(spark, [warm_up], output)
+            shutil.rmtree(output)
+            session, cpu0 = time.perf_counter() - started, tree_cpu()
+        summary = run(spark, [path], output)
+        if isinstance(summary, FleetSummary):
+            check = {"groups": summary.totals.groups, "moved": sum(s.moved_partitions for s in summary.strategies)}
+        else:
+            check = {"rebalances": summary.totals.rebalances}
+        job_time = time.perf_counter() - started - session
+        jvm_rss = memory_kib(pid=jvm_pid)
+        cpu = tree_cpu()
     print(json.dumps({"wall": time.perf_counter() - started, "session": session, "job": job_time, "check": check,
                       "cpu": {k: round(cpu[k] - cpu0.get(k, 0.0), 1) for k in cpu},
                       "driver_peak_kb": memory_kib("VmHWM"), "jvm_kb": jvm_rss}))
@@ -224,10 +225,12 @@ def child(job: str, path: str, output: str, warm_up: str) -> int:
 
 
 def spark_run(job: str, path: Path, output: Path, warm_up: Path | None = None) -> dict:
+    """A child's measurement; its class archive (:mod:`zkconsumer.cli.class_archive`) is the run's own, in the
+    directory of ``output``: the first child records it, as a user's first command does, the others map it."""
     before = pressure()
+    env = {**os.environ, ARCHIVE_ENV: str(output.parent / "class-archive")}
     done = subprocess.run([sys.executable, __file__, "--child", job, str(path), str(output), str(warm_up or "-")],
-                          check=True,
-                          capture_output=True, text=True)
+                          check=True, capture_output=True, text=True, env=env)
     result = json.loads(done.stdout.strip().splitlines()[-1])
     result["pressure"] = f"{before} -> {pressure()}"
     shutil.rmtree(output, ignore_errors=True)
@@ -284,6 +287,8 @@ def main() -> int:
               f"({big.stat().st_size / 1e6:.1f} MB), {args.events} events"
               + (f" ({events.stat().st_size / 1e6:.1f} MB)" if events.exists() else ""))
 
+        first = spark_run(args.only or "fleet", small if args.only != "events" else events_tenth, work / "out")
+        print(f"  the first command ever (records the class archive): {first['wall']:.1f} s ({first['pressure']})")
         if args.only != "events":
             small_run = spark_run("fleet", small, work / "out")
             spark = best(args.repeat, lambda: spark_run("fleet", big, work / "out"))
