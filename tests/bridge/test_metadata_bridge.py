@@ -186,6 +186,30 @@ def test_malformed_znodes_are_reported_and_left_untouched(zk, zk_chroot, bootstr
     ).items()
 
 
+class FailingPasses(MetadataBridge):
+    """A bridge whose first passes fail as no pass is expected to (a defect in a later change, say)."""
+
+    failures = 3
+
+    def _apply(self, snapshot):
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("a pass that breaks")
+        return super()._apply(snapshot)
+
+
+def test_a_pass_that_fails_unexpectedly_is_reported_once_and_the_loop_goes_on(zk, zk_chroot, bootstrap_servers,
+                                                                                topic_name):
+    create_topic(bootstrap_servers, topic_name, 2)
+    bridge = FailingPasses(zk_chroot, bootstrap_servers, interval_ms=50)
+    with capture_logs() as events, bridge.running():
+        wait_for(lambda: zk.exists(paths.topic_path(topic_name)), timeout=30)
+    assert bridge.failures == 0
+    failed = [e for e in events if e["event"] == "bridge.pass_failed"]
+    assert len(failed) == 1 and failed[0]["error"] == "RuntimeError: a pass that breaks"
+    assert failed[0]["log_level"] == "error" and failed[0]["exc_info"] is True
+
+
 def test_survives_the_broker_going_away_and_coming_back(tmp_path, zk, zk_chroot):
     tansu = LocalTansu(tmp_path / "tansu")
     tansu.start()

@@ -34,6 +34,8 @@ Events (structlog, logger ``zkconsumer.bridge.metadata_bridge``; every one carri
 ``bridge.zookeeper_unavailable``   ``error`` (warning, once per outage)
 ``bridge.zookeeper_recovered``     ``session_id``
 ``bridge.synced``                  ``changes``, ``duration_ms`` (debug)
+``bridge.pass_failed``             ``error``: a pass of :meth:`run` failed in a way none is expected to (a defect:
+                                   error, with its traceback, once per distinct error); the next pass runs as usual
 ``bridge.stopped``
 =================================  ===================================================================
 """
@@ -312,8 +314,17 @@ class MetadataBridge:
         return self.sync_safely()
 
     def run(self, stop: threading.Event) -> None:
+        """Pass after pass until ``stop``. Outages are waited out by :meth:`sync_safely`; any other failure of a pass
+        is reported and the next pass runs: this thread keeps ZooKeeper's view of the cluster for every consumer of
+        the environment, and if it died that view would stay as it was, silently."""
         while not stop.is_set():
-            self.sync_safely()
+            try:
+                self.sync_safely()
+            except Exception as exc:
+                error = f"{type(exc).__name__}: {exc}"
+                if ("bridge.pass_failed", error) not in self._reported:
+                    self._reported.add(("bridge.pass_failed", error))
+                    self.log.error("bridge.pass_failed", error=error, exc_info=True)
             stop.wait(self.interval)
 
     # -- one pass ------------------------------------------------------------------------------
