@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import shutil
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,7 @@ from zkconsumer.fleet.pages import (
     StepTotals,
     duration_bucket_index,
     events_page,
+    warm_up_charts,
 )
 from zkconsumer.fleet.task_files import (
     TaskFiles,
@@ -322,6 +324,8 @@ def run_events_job(spark: Any, paths: list[str], output: str) -> EventsSummary:
     files = [str(p) for p in found.read]
     size = sum(p.stat().st_size for p in found.read)
     tasks = max(spark.sparkContext.defaultParallelism, math.ceil(size / BYTES_PER_TASK), 1)
+    charts = threading.Thread(target=warm_up_charts, name="warm-up-charts", daemon=True)
+    charts.start()  # while the driver waits for Spark: the page's charts are drawn right after it
     with staged_directory(output) as staging:
         tables = task_directory(staging)
         totals = _member_tables(spark, files, tasks, F.regexp_extract("value", CONSUMER_ID_PATTERN, 1), tables)
@@ -335,6 +339,7 @@ def run_events_job(spark: Any, paths: list[str], output: str) -> EventsSummary:
             broken = f", {totals.broken} broken lines" if totals.broken else ""
             raise UsageError(f"{' '.join(paths)}: {what}{broken}")
         summary = dataclasses.replace(events_summary(spark, staging, tuple(paths), totals), skipped_files=skipped)
+        charts.join()
         (staging / "summary.html").write_text(events_page(summary), encoding="utf-8")
     return summary
 

@@ -148,6 +148,12 @@ def events_page(summary: EventsSummary, title: str = "Rebalance analysis") -> st
                        meta=f"{summary.totals.events} events from {', '.join(summary.inputs)}")
 
 
+def warm_up_charts() -> None:
+    """Draw a throwaway chart: matplotlib's import and first drawing (its fonts) done ahead, in a thread of a job's
+    driver that would otherwise wait for its executors, rather than after them before the page."""
+    charts.bar_chart(["a"], {"b": [1]}, title="warm-up", ylabel="b")
+
+
 def size_bucket(members: int) -> str:
     return next(label for label, bound in SIZE_BUCKETS if members <= bound)
 
