@@ -8,6 +8,7 @@ here knows Spark, so a page can be made and tested from hand-made figures.
 from __future__ import annotations
 
 import bisect
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -150,8 +151,10 @@ def events_page(summary: EventsSummary, title: str = "Rebalance analysis") -> st
 
 def warm_up_charts() -> None:
     """Draw a throwaway chart: matplotlib's import and first drawing (its fonts) done ahead, in a thread of a job's
-    driver that would otherwise wait for its executors, rather than after them before the page."""
-    charts.bar_chart(["a"], {"b": [1]}, title="warm-up", ylabel="b")
+    driver that would otherwise wait for its executors, rather than after them before the page. Quiet: whatever
+    fails here (matplotlib not installed) fails again, and is reported, when the page is drawn."""
+    with contextlib.suppress(Exception):  # reported by the page's own drawing
+        charts.bar_chart(["a"], {"b": [1]}, title="warm-up", ylabel="b")
 
 
 def size_bucket(members: int) -> str:
