@@ -22,6 +22,7 @@ from zkconsumer.fleet.events import RebalanceRow
 from zkconsumer.fleet.events_job import (
     CONSUMER_ID_PATTERN,
     LONGEST_ROWS,
+    STOP_THE_WORLD_POINTS,
     TaskTotals,
     longest_order,
     longest_rebalances,
@@ -35,6 +36,8 @@ SAMPLE = Path(__file__).parent.parent / "data" / "sample-events.jsonl"
 
 @pytest.mark.browser
 def test_sample_run_tables_and_page(spark, tmp_path):
+    from pyspark.sql import functions as F
+
     logs = tmp_path / "logs"
     logs.mkdir()
     lines = SAMPLE.read_text().splitlines()
@@ -84,6 +87,20 @@ def test_sample_run_tables_and_page(spark, tmp_path):
         "stop_the_world_ms is not null and started_at is not null")
     assert summary.longest == tuple(RebalanceRow(**r.asDict()) for r in stopped.orderBy(
         stopped["stop_the_world_ms"].desc()).limit(LONGEST_ROWS).collect())
+    # the one query over both tables gives what a query over each gives: the steps' quantiles, the chart's points
+    by_step = {r["step"]: r for r in steps.groupBy("step").agg(
+        F.count("*").alias("count"), F.percentile_approx("duration_ms", [0.5, 0.95], 1000).alias("q"),
+        F.max("duration_ms").alias("max")).collect()}
+    assert [(s.count, s.p50_ms, s.p95_ms, s.max_ms) for s in summary.steps] == [
+        (r["count"], *r["q"], r["max"]) for r in (by_step[s.step] for s in summary.steps)]
+    assert len(by_step) == len(summary.steps) > 0
+    times = [r["started_at"].timestamp() for r in stopped.collect()]
+    width = max((max(times) - min(times)) / STOP_THE_WORLD_POINTS, 1e-3)
+    index = F.floor((stopped["started_at"].cast("double") - F.lit(min(times))) / F.lit(width))
+    assert summary.stop_the_world == tuple((round(r["i"] * width, 3), r["max"], r["mean"]) for r in stopped.groupBy(
+        index.alias("i")).agg(F.max("stop_the_world_ms").alias("max"), F.avg("stop_the_world_ms").alias("mean"))
+        .orderBy("i").collect())
+    assert len(summary.stop_the_world) > 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["logs", "out"]
 
     assert_offline((out / "summary.html").read_text())
