@@ -10,8 +10,12 @@ operations), every other member by :func:`zkconsumer.fleet.events.member_figures
 on its lines; the tables are the same either way. It writes the rows itself, in member order, as its own Parquet
 file of each table ``members``, ``rebalances`` and ``steps`` (pyarrow; a file per task, written under a hidden name
 and renamed, so a task run again replaces its file and a reader never sees half of one). Back to Spark comes one row
-per task: its totals, its steps per duration bucket and the span of its stop-the-world; the driver adds up those few
-rows. The rest of the page's figures are Spark aggregates over the tables just written, a few dozen rows collected.
+per task: its totals, its steps per duration bucket, the span of its stop-the-world, and the page's lists as far as
+its own rows go (its :data:`LONGEST_ROWS` longest stops of the world, its :data:`CONFLICT_MEMBERS` members with most
+conflicts: bounded, whatever the input); the driver adds up and merges those few rows, in one order whichever task
+finished first. The rest of the page's figures (the steps' quantiles, the stop-the-world chart) are one Spark query
+over the tables just written, read with the schema the tasks wrote them with (no job reading the files' footers), a
+few dozen rows collected.
 
 Writing from the task rather than through Spark's writer spares the JVM the rows' conversion, a cached copy of
 them and three passes over it: about 12 of the JVM's 27 CPU-seconds on a million events. It asks the same of the
