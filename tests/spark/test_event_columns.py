@@ -221,3 +221,24 @@ def test_the_job_writes_the_timelines_tables(spark, tmp_path):
         found = written(tmp_path / name)
         same(found, reference(expected), name)
         assert found["steps"], name
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_lines_holding_a_text_are_those_arrow_matches(large):
+    """The columns look for ``\\u`` and ``"error"`` in the lines' bytes at once; a line holds one only when it lies
+    within the line (not across two), on a slice of an array as on a whole one, and past many occurrences too."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from zkconsumer.fleet.event_columns import _contains
+
+    kind = pa.large_string() if large else pa.string()
+    lines = ['{"a": "x\\', 'u"}', "", '{"error": 1}', '"err', 'or"', '{"b": "\\u00e9"}', "\\u", "plain", '"error"']
+    cases = [pa.array(lines, kind), pa.array(["pad", *lines, "pad"], kind).slice(1, len(lines)),
+             pa.array(lines * 40, kind), pa.array([], kind)]
+    for array in cases:
+        for needle in (b"\\u", b'"error"'):
+            expected = pc.match_substring(array, needle.decode()).to_numpy(zero_copy_only=False)
+            assert _contains(pa, pc, array, needle).tolist() == expected.tolist(), (needle, len(array))
+    assert _contains(pa, pc, cases[0], b"\\u").tolist() == [False, False, False, False, False, False, True, True,
+                                                              False, False]
