@@ -4,12 +4,14 @@ because nothing here talks to one (chunks are what a fetcher would enqueue)."""
 from __future__ import annotations
 
 import pickle
+import sys
 import threading
 
 import pytest
 from confluent_kafka import Message
 
 from zkconsumer.config import identity_decoder
+from zkconsumer.consumer import partition_topic_info
 from zkconsumer.consumer.consumer_iterator import IllegalStateError, MessageAndMetadata
 from zkconsumer.consumer.kafka_stream import KafkaStream
 from zkconsumer.consumer.message_and_metadata import FetchedRecords
@@ -199,6 +201,57 @@ def test_a_reset_of_the_consumed_offset_holds_until_the_next_hand_out():
     assert info.consumed_offset == 42
     assert next(loop).offset == 1
     assert info.consumed_offset == 2
+
+
+def test_a_finished_chunk_is_let_go_before_the_stream_waits_for_the_next():
+    queue, info, stream = setup(consumed=0)
+    records = messages([0, 1, 2])
+    unheld = sys.getrefcount(records)
+    info.enqueue(records)
+    loop = iter(stream)
+    assert [next(loop).offset for _ in range(3)] == [0, 1, 2]
+    with pytest.raises(ConsumerTimeoutException):
+        next(loop)  # the wait for the next chunk, which does not come
+    assert sys.getrefcount(records) == unheld  # the stream holds nothing of the chunk it finished
+    assert info.consumed_offset == 3
+    info.reset_consume_offset(7)  # a reset while the stream waits holds as at any other moment
+    assert info.consumed_offset == 7
+    info.enqueue(messages([7, 8]))
+    assert next(iter(stream)).offset == 7
+    assert info.consumed_offset == 8
+
+
+def test_a_fetcher_waits_after_a_put_into_an_empty_queue_until_the_reader_is_back_for_the_next_chunk(monkeypatch):
+    monkeypatch.setattr(partition_topic_info, "_TURN_S", 30.0)  # so that only the reader's return ends the wait
+    queue, info, stream = setup(consumed=0)
+    loop = iter(stream)
+    handed = threading.Event()
+    go_on = threading.Event()
+    seen = []
+
+    def read():
+        seen.append(next(loop).offset)
+        handed.set()
+        go_on.wait(10)
+        seen.append(next(loop).offset)
+        with pytest.raises(ConsumerTimeoutException):
+            next(loop)  # back once more, which ends the second put's turn
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    put = threading.Thread(target=lambda: (info.enqueue(messages([0])), queue.wait_turn()))
+    put.start()
+    assert handed.wait(10)
+    put.join(0.3)
+    assert put.is_alive()  # the reader has the chunk and has not come back for the next
+    assert info.fetched_offset == 1  # the put and its bookkeeping are done: only the next batch waits
+    go_on.set()
+    put.join(10)
+    assert not put.is_alive()  # back for the next chunk: its turn is over
+    assert info.enqueue(messages([1]))
+    queue.wait_turn()
+    reader.join(10)
+    assert seen == [0, 1] and info.consumed_offset == 2
 
 
 def test_message_and_metadata_fields_with_the_default_decoders():

@@ -177,7 +177,9 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
             current = self._current
             if current.left():
                 yield map(self._make, current.rows)
-            elif not self._advance():
+                continue
+            del current  # the exhausted chunk is freed before waiting for the next (see _advance)
+            if not self._advance():
                 return
 
     def next_chunk(self, max_messages: int | None = None) -> list[MessageAndMetadata]:
@@ -237,6 +239,13 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         """Make the next chunk current (with at least one message to hand out); ``False`` at the end of the stream.
         States as in Kafka's IteratorTemplate: failed while it runs, so that an unexpected error sticks."""
         self._state = _FAILED
+        current = self._current
+        if not current.left():
+            # Done with it: its messages are freed now rather than after the wait for the next chunk, while the
+            # fetcher allocates the next batch (fewer of them alive when a young collection runs).
+            current.detach()
+            self._current = _empty_cursor()
+        del current
         try:
             while True:
                 stashed = self._stashed

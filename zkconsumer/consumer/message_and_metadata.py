@@ -1,7 +1,7 @@
 """MessageAndMetadata, and the fetched records streams make them from.
 
 Why they are shaped as they are: the cost of a consumer written in Python is not in fetching but in what is done per
-message, in Python's own calls, and in C passes over every message too (each one reads a field of 500 librdkafka
+message, in Python's own calls, and in C passes over every message too (each one reads a field of hundreds of librdkafka
 ``Message`` objects spread over memory). So a fetched chunk is :class:`FetchedRecords`: librdkafka's ``Message``
 objects of one partition as ``consume()`` returned them (the very list when the batch was all of one partition), and
 nothing is read from them until asked for. The fetcher passes over a batch only for what it must know (errors,

@@ -21,7 +21,7 @@ chunk, or a rebalance drops the chunk, the cursor is detached and the value it h
 attribute.
 
 A chunk holds :class:`~zkconsumer.consumer.message_and_metadata.FetchedRecords`: librdkafka's messages, at most
-``queued.max.message.chunks`` chunks of at most 500 per stream.
+``queued.max.message.chunks`` chunks of at most 600 per stream.
 """
 
 from __future__ import annotations
@@ -40,6 +40,9 @@ from zkconsumer.types import INVALID_OFFSET
 
 #: How often a blocked put or get wakes up to look at its stop flag.
 _POLL_S = 0.1
+#: The longest a put into an empty queue waits for the stream's reader to come back for the next chunk (see
+#: ChunkQueue): a fast loop hands out a chunk in a tenth of that; a slower one lets the fetcher go on meanwhile.
+_TURN_S = 0.002
 
 
 class ChunkQueue:
@@ -51,6 +54,16 @@ class ChunkQueue:
     Made of two C queues (``queue.SimpleQueue``): the chunks, and one token per free place, which a put takes (waiting
     while there is none: the queue is full) and a get gives back. A hand-over is then a few C calls on each side,
     where ``queue.Queue``'s condition variables ran some dozens of lines of Python per chunk and per side.
+
+    The fetcher and the stream's reader take turns when the reader keeps up: after a put into an empty queue (the
+    reader is waiting, or about to) and its bookkeeping, the fetcher waits (:meth:`wait_turn`, at most
+    :data:`_TURN_S`) for the reader to come back for the next chunk, which it does once it has handed this one out
+    and let it go. The fetcher's next batch is then made while no queued
+    messages are alive, so the garbage collector's young generation (700 new objects by default) is not overrun by
+    two batches at once: no young collection finds queued messages alive and promotes them, which otherwise led to a
+    full collection of the whole heap about every 500,000 messages. And the two threads no longer contend for
+    the GIL while the reader hands a chunk out. A reader that does not keep up finds chunks queued and the fetcher
+    never waits.
     """
 
     def __init__(self, capacity: int, name: str = "") -> None:
@@ -60,9 +73,13 @@ class ChunkQueue:
         self._room: queue.SimpleQueue[None] = queue.SimpleQueue()
         for _ in range(self.capacity):
             self._room.put(None)
+        # Held by a put into an empty queue until the reader is back for the next chunk; a ``threading.Lock`` may be
+        # released by another thread than the one that took it.
+        self._turn = threading.Lock()
 
     def put(self, chunk: FetchedDataChunk, stop: threading.Event | None = None) -> bool:
-        """Block until there is room; ``False`` if ``stop`` was set first (the chunk is dropped)."""
+        """Block until there is room; ``False`` if ``stop`` was set first (the chunk is dropped). A chunk put into an
+        empty queue starts the reader's turn (see :meth:`wait_turn`)."""
         room = self._room
         while True:
             try:
@@ -71,8 +88,20 @@ class ChunkQueue:
             except queue.Empty:
                 if stop is not None and stop.is_set():
                     return False
-        self._chunks.put(chunk)
+        chunks = self._chunks
+        if not chunks.empty():
+            chunks.put(chunk)
+            return True
+        self._turn.acquire(False)  # still held when a previous wait ran out before the reader came back: fine too
+        chunks.put(chunk)
         return True
+
+    def wait_turn(self) -> None:
+        """Until the reader's turn is over (it came back for the next chunk), at most :data:`_TURN_S`: what a fetcher
+        does once it has put a chunk and done its bookkeeping, before it makes its next batch."""
+        turn = self._turn
+        if turn.locked() and turn.acquire(True, _TURN_S):
+            turn.release()
 
     def put_sentinel(self) -> None:
         """After a clear, so there is room: shutdown must never block on a full queue."""
@@ -86,7 +115,15 @@ class ChunkQueue:
 
     def get(self, timeout_s: float | None) -> FetchedDataChunk:
         """The next chunk; raises ``queue.Empty`` after ``timeout_s`` (``None`` waits for ever)."""
-        chunk = self._chunks.get(timeout=timeout_s)
+        chunks = self._chunks
+        try:
+            chunk = chunks.get_nowait()
+        except queue.Empty:
+            turn = self._turn
+            if turn.locked():  # a fetcher waits for this: the reader is done with what it had
+                with contextlib.suppress(RuntimeError):  # another reader of the stream released it first
+                    turn.release()
+            chunk = chunks.get(timeout=timeout_s)
         self._room.put(None)
         return chunk
 
