@@ -24,7 +24,9 @@ A second table splits the CPU of the threads that run Python, the ones that shar
 whatever the cores: the peers' one thread (``consume()`` making librdkafka's messages, and the loop), zkconsumer's
 fetcher thread (the same ``consume()``, and cutting the batch into chunks) and its stream readers (making each
 MessageAndMetadata and handing it out). Each thread's own CPU clock is read (``pthread_getcpuclockid``, Linux and
-most Unixes); where there is none, the table is left out.
+most Unixes); where there is none, the table is left out. Beside it, how many times the garbage collector ran
+meanwhile, by generation: a full collection walks every object of the process, which costs a consumer with
+zkconsumer's imports (kazoo, structlog...) about 10-20 ms each, so whether one happened in a run shows in its CPU.
 With ``--repeat N`` each consumer runs N times and its best run is kept: the one with the least CPU a message, the
 figure compared. Ratios are against confluent-kafka and
 kafka-python of the same run. This is a benchmark, not a test: nothing here fails on slowness.
@@ -33,6 +35,7 @@ kafka-python of the same run. This is a benchmark, not a test: nothing here fail
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
@@ -76,6 +79,7 @@ class Run:
     peak_rss_kib: int
     fetcher_cpu: float = float("nan")  # CPU seconds of zkconsumer's fetcher threads over the same time
     reader_cpu: float = float("nan")  # CPU seconds of the application's threads (zkconsumer's readers, a peer's one)
+    collections: tuple[int, ...] = ()  # the garbage collector's runs over the same time, by generation (young first)
 
     @property
     def rate(self) -> float:
@@ -115,7 +119,8 @@ def run_child(kind: str, zookeeper: str, bootstrap: str, topic: str, partitions:
         raise SystemExit(f"{kind} failed:\n{done.stderr[-3000:]}")
     report = json.loads(done.stdout.strip().splitlines()[-1])
     return Run(kind, report["messages"], report["seconds"], report["cpu"], report["startup"], report["peak_rss_kib"],
-               report.get("fetcher_cpu", float("nan")), report.get("reader_cpu", float("nan")))
+               report.get("fetcher_cpu", float("nan")), report.get("reader_cpu", float("nan")),
+               tuple(report.get("collections", ())))
 
 
 # --- the consumers (children) ---------------------------------------------------------------------------------------
@@ -127,6 +132,11 @@ def thread_cpu(thread: threading.Thread) -> float:
         return time.clock_gettime(time.pthread_getcpuclockid(thread.ident or 0))
     except (AttributeError, OSError):
         return float("nan")
+
+
+def collections() -> list[int]:
+    """How many times the garbage collector ran so far, by generation."""
+    return [stats["collections"] for stats in gc.get_stats()]
 
 
 def fetcher_threads_cpu() -> float:
@@ -145,16 +155,17 @@ def child_confluent(bootstrap: str, topic: str, partitions: int, messages: int) 
     while count < messages:
         batch = consumer.consume(num_messages=1000, timeout=1.0)
         if batch and first is None:
-            first, first_cpu, first_own = time.perf_counter(), time.process_time(), time.thread_time()
+            first, first_cpu, first_own, first_gc = (time.perf_counter(), time.process_time(), time.thread_time(),
+                                                     collections())
         for message in batch:
             if message.error() is None:
                 message.value()
                 count += 1
-    last, last_cpu, last_own = time.perf_counter(), time.process_time(), time.thread_time()
+    last, last_cpu, last_own, last_gc = time.perf_counter(), time.process_time(), time.thread_time(), collections()
     consumer.close()
     assert first is not None
     return {"messages": count, "seconds": last - first, "cpu": last_cpu - first_cpu, "startup": first - started,
-            "reader_cpu": last_own - first_own}
+            "reader_cpu": last_own - first_own, "collections": [b - a for a, b in zip(first_gc, last_gc, strict=True)]}
 
 
 def child_kafka_python(bootstrap: str, topic: str, partitions: int, messages: int) -> dict:
@@ -170,16 +181,17 @@ def child_kafka_python(bootstrap: str, topic: str, partitions: int, messages: in
     count, first = 0, None
     for message in consumer:
         if first is None:
-            first, first_cpu, first_own = time.perf_counter(), time.process_time(), time.thread_time()
+            first, first_cpu, first_own, first_gc = (time.perf_counter(), time.process_time(), time.thread_time(),
+                                                     collections())
         _ = message.value
         count += 1
         if count >= messages:
             break
-    last, last_cpu, last_own = time.perf_counter(), time.process_time(), time.thread_time()
+    last, last_cpu, last_own, last_gc = time.perf_counter(), time.process_time(), time.thread_time(), collections()
     consumer.close()
     assert first is not None
     return {"messages": count, "seconds": last - first, "cpu": last_cpu - first_cpu, "startup": first - started,
-            "reader_cpu": last_own - first_own}
+            "reader_cpu": last_own - first_own, "collections": [b - a for a, b in zip(first_gc, last_gc, strict=True)]}
 
 
 def child_zkconsumer(zookeeper: str, topic: str, partitions: int, messages: int, streams: int,
@@ -196,8 +208,8 @@ def child_zkconsumer(zookeeper: str, topic: str, partitions: int, messages: int,
     shares = {id(s.chunk_queue): 0 for s in created}
     for info in connector.topic_registry[topic].values():
         shares[id(info.chunk_queue)] += per_partition
-    firsts: list[tuple[float, float]] = []
-    lasts: list[tuple[float, float]] = []
+    firsts: list[tuple[float, float, list[int]]] = []
+    lasts: list[tuple[float, float, list[int]]] = []
     counts: list[int] = []
     readers_cpu: list[float] = []
     fetchers_at_first: list[float] = []
@@ -205,7 +217,7 @@ def child_zkconsumer(zookeeper: str, topic: str, partitions: int, messages: int,
     def started_reading() -> None:
         if not firsts:  # the first reader to get a message starts the clocks (a race between readers costs nothing)
             fetchers_at_first.append(fetcher_threads_cpu())
-        firsts.append((time.perf_counter(), time.process_time()))
+        firsts.append((time.perf_counter(), time.process_time(), collections()))
 
     def read(stream, share: int) -> None:
         count = 0
@@ -243,7 +255,7 @@ def child_zkconsumer(zookeeper: str, topic: str, partitions: int, messages: int,
                 _ = message.message
             count = share
         readers_cpu.append(time.thread_time() - own)
-        lasts.append((time.perf_counter(), time.process_time()))
+        lasts.append((time.perf_counter(), time.process_time(), collections()))
         counts.append(count)
 
     threads = [threading.Thread(target=read, args=(s, shares[id(s.chunk_queue)])) for s in created
@@ -256,7 +268,8 @@ def child_zkconsumer(zookeeper: str, topic: str, partitions: int, messages: int,
     connector.shutdown()
     first, last = min(firsts), max(lasts)
     return {"messages": sum(counts), "seconds": last[0] - first[0], "cpu": last[1] - first[1],
-            "startup": first[0] - started, "fetcher_cpu": fetchers_cpu, "reader_cpu": sum(readers_cpu)}
+            "startup": first[0] - started, "fetcher_cpu": fetchers_cpu, "reader_cpu": sum(readers_cpu),
+            "collections": [b - a for a, b in zip(first[2], last[2], strict=True)]}
 
 
 def child(args: argparse.Namespace) -> None:
@@ -327,14 +340,14 @@ def main() -> None:
               f"{run.startup:8.2f}s {run.peak_rss_kib / 1024:7.1f} MiB")
     if raw and raw.python_cpu_per_message == raw.python_cpu_per_message:
         print(f"\n{'CPU of the threads running Python, a message':40} {'total':>9} {'vs raw':>7} {'fetcher':>9} "
-              f"{'readers':>9}")
+              f"{'readers':>9} {'GC runs, young/middle/full':>27}")
         for kind in kinds:
             run = runs[kind]
             fetcher = (f"{run.fetcher_cpu / run.messages * 1e6:6.2f} us" if run.fetcher_cpu == run.fetcher_cpu
                        else f"{'-':>9}")
             print(f"{LABELS[kind]:40} {run.python_cpu_per_message * 1e6:6.2f} us "
                   f"{raw.python_cpu_per_message / run.python_cpu_per_message:6.2f}x {fetcher} "
-                  f"{run.reader_cpu / run.messages * 1e6:6.2f} us")
+                  f"{run.reader_cpu / run.messages * 1e6:6.2f} us {'/'.join(map(str, run.collections)):>27}")
     if raw:
         print_cpu_ratios(runs, kinds, raw)
 
