@@ -330,21 +330,24 @@ def run_events_job(spark: Any, paths: list[str], output: str) -> EventsSummary:
     tasks = max(spark.sparkContext.defaultParallelism, math.ceil(size / BYTES_PER_TASK), 1)
     charts = threading.Thread(target=warm_up_charts, name="warm-up-charts", daemon=True)
     charts.start()  # while the driver waits for Spark: the page's charts are drawn right after it
-    with staged_directory(output) as staging:
-        tables = task_directory(staging)
-        totals = _member_tables(spark, files, tasks, F.regexp_extract("value", CONSUMER_ID_PATTERN, 1), tables)
-        if totals.foreign:  # a line grouped under another consumer: group by the parsed JSON instead
-            shutil.rmtree(tables)
+    try:
+        with staged_directory(output) as staging:
             tables = task_directory(staging)
-            totals = _member_tables(spark, files, tasks, F.get_json_object("value", "$.consumer_id"), tables)
-        keep_tables(tables, TABLES, staging)
-        if not totals.members:
-            what = f"{totals.events} events, none of a consumer" if totals.events else "no events"
-            broken = f", {totals.broken} broken lines" if totals.broken else ""
-            raise UsageError(f"{' '.join(paths)}: {what}{broken}")
-        summary = dataclasses.replace(events_summary(spark, staging, tuple(paths), totals), skipped_files=skipped)
-        charts.join()
-        (staging / "summary.html").write_text(events_page(summary), encoding="utf-8")
+            totals = _member_tables(spark, files, tasks, F.regexp_extract("value", CONSUMER_ID_PATTERN, 1), tables)
+            if totals.foreign:  # a line grouped under another consumer: group by the parsed JSON instead
+                shutil.rmtree(tables)
+                tables = task_directory(staging)
+                totals = _member_tables(spark, files, tasks, F.get_json_object("value", "$.consumer_id"), tables)
+            keep_tables(tables, TABLES, staging)
+            if not totals.members:
+                what = f"{totals.events} events, none of a consumer" if totals.events else "no events"
+                broken = f", {totals.broken} broken lines" if totals.broken else ""
+                raise UsageError(f"{' '.join(paths)}: {what}{broken}")
+            summary = dataclasses.replace(events_summary(spark, staging, tuple(paths), totals), skipped_files=skipped)
+            charts.join()
+            (staging / "summary.html").write_text(events_page(summary), encoding="utf-8")
+    finally:
+        charts.join()  # on a failure too: no warm-up left drawing beside a later page (matplotlib's style is global)
     return summary
 
 
