@@ -241,8 +241,8 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         self._state = _FAILED
         current = self._current
         if not current.left():
-            # Done with it: its messages are freed now rather than after the wait for the next chunk, while the
-            # fetcher allocates the next batch (fewer of them alive when a young collection runs).
+            # Done with it: its messages are freed before the wait for the next chunk, which ends the fetcher's wait
+            # for this reader's turn (ChunkQueue), so that they are gone before the fetcher makes its next batch.
             current.detach()
             self._current = _empty_cursor()
         del current

@@ -58,12 +58,12 @@ class ChunkQueue:
     The fetcher and the stream's reader take turns when the reader keeps up: after a put into an empty queue (the
     reader is waiting, or about to) and its bookkeeping, the fetcher waits (:meth:`wait_turn`, at most
     :data:`_TURN_S`) for the reader to come back for the next chunk, which it does once it has handed this one out
-    and let it go. The fetcher's next batch is then made while no queued
-    messages are alive, so the garbage collector's young generation (700 new objects by default) is not overrun by
-    two batches at once: no young collection finds queued messages alive and promotes them, which otherwise led to a
-    full collection of the whole heap about every 500,000 messages. And the two threads no longer contend for
-    the GIL while the reader hands a chunk out. A reader that does not keep up finds chunks queued and the fetcher
-    never waits.
+    and let it go. The fetcher's next batch is then made while no other batch's messages are alive, so the garbage
+    collector's young generation (700 new objects by default) is not overrun by two batches at once: no young
+    collection finds queued messages alive and promotes them to the older generations, whose growth would start a
+    full collection of the whole process about every 500,000 messages. And the two threads do not contend for the
+    GIL while the reader hands a chunk out. A reader that does not keep up finds chunks queued, and the fetcher does
+    not wait then.
     """
 
     def __init__(self, capacity: int, name: str = "") -> None:
