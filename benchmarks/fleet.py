@@ -17,7 +17,9 @@ eight with an ownership conflict and a second attempt, and some fetcher events).
 * events columns: what those tasks do, in one process (no Spark): how much of Spark's lead over the loop is the
   columns' rather than the two cores'.
 
-Spark is timed three ways: end to end, session start-up included (a new JVM, as the command starts one); without the
+Spark is timed three ways, every run in a fresh process with the command's session (a new JVM mapping Spark's classes
+from the run's own class archive, :mod:`zkconsumer.cli.class_archive`, which the first Spark run records and is
+reported apart, as a user's first command would): end to end, session start-up included; without the
 start-up (from the job's call to its return: reading, the Python workers' start, the JVM loading and compiling what
 the job needs, the analysis, the writes, the page); and in a running session, where the same process has first run
 the job on a tenth of the input, as a notebook, a long-lived driver or a cluster's executors have (classes loaded and
