@@ -221,6 +221,21 @@ def test_a_finished_chunk_is_let_go_before_the_stream_waits_for_the_next():
     assert info.consumed_offset == 8
 
 
+def test_a_finished_chunk_is_let_go_before_has_next_waits_for_the_next():
+    queue, info, stream = setup(consumed=0)
+    records = messages([0, 1])
+    unheld = sys.getrefcount(records)
+    info.enqueue(records)
+    it = stream.iterator()
+    offsets = []
+    while len(offsets) < 2 and it.has_next():
+        offsets.append(next(it).offset)
+    assert offsets == [0, 1]
+    with pytest.raises(ConsumerTimeoutException):
+        it.has_next()  # the wait for the next chunk, which does not come
+    assert sys.getrefcount(records) == unheld
+
+
 def test_a_fetcher_waits_after_a_put_into_an_empty_queue_until_the_reader_is_back_for_the_next_chunk(monkeypatch):
     monkeypatch.setattr(partition_topic_info, "_TURN_S", 30.0)  # so that only the reader's return ends the wait
     queue, info, stream = setup(consumed=0)
@@ -252,6 +267,24 @@ def test_a_fetcher_waits_after_a_put_into_an_empty_queue_until_the_reader_is_bac
     queue.wait_turn()
     reader.join(10)
     assert seen == [0, 1] and info.consumed_offset == 2
+
+
+def test_a_fetcher_does_not_wait_after_a_put_into_a_queue_the_reader_has_not_emptied(monkeypatch):
+    monkeypatch.setattr(partition_topic_info, "_TURN_S", 30.0)  # a wait that happened would outlast the test
+    queue, info, _ = setup(consumed=0)
+    assert info.enqueue(messages([0]))  # into the empty queue: a turn no reader ends (none reads yet)
+    done = threading.Event()
+
+    def another_fetcher():  # its partition led by another broker, say
+        assert info.enqueue(messages([1]))
+        queue.wait_turn()  # its put found the queue not empty: no turn of its own to wait out
+        done.set()
+
+    threading.Thread(target=another_fetcher, daemon=True).start()
+    assert done.wait(10)
+    assert info.enqueue(messages([2]))
+    queue.wait_turn()  # the same for the first fetcher's next put
+    assert queue.qsize() == 3
 
 
 def test_message_and_metadata_fields_with_the_default_decoders():

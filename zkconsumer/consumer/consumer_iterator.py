@@ -245,6 +245,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
             # for this reader's turn (ChunkQueue), so that they are gone before the fetcher makes its next batch.
             current.detach()
             self._current = _empty_cursor()
+            self._ready = None  # has_next()'s promise was of that chunk: nothing of it is held through the wait
         del current
         try:
             while True:

@@ -62,8 +62,9 @@ class ChunkQueue:
     collector's young generation (700 new objects by default) is not overrun by two batches at once: no young
     collection finds queued messages alive and promotes them to the older generations, whose growth would start a
     full collection of the whole process about every 500,000 messages. And the two threads do not contend for the
-    GIL while the reader hands a chunk out. A reader that does not keep up finds chunks queued, and the fetcher does
-    not wait then.
+    GIL while the reader hands a chunk out. A reader that does not keep up finds chunks queued: a put into a queue
+    that is not empty starts no turn, and the fetcher does not wait then (nor for other streams' queues, which it
+    also feeds).
     """
 
     def __init__(self, capacity: int, name: str = "") -> None:
@@ -76,6 +77,9 @@ class ChunkQueue:
         # Held by a put into an empty queue until the reader is back for the next chunk; a ``threading.Lock`` may be
         # released by another thread than the one that took it.
         self._turn = threading.Lock()
+        # Per fetcher thread (several feed one stream when its partitions have different leaders): whether its last
+        # put took the turn, which only that fetcher then waits out.
+        self._mine = threading.local()
 
     def put(self, chunk: FetchedDataChunk, stop: threading.Event | None = None) -> bool:
         """Block until there is room; ``False`` if ``stop`` was set first (the chunk is dropped). A chunk put into an
@@ -89,19 +93,23 @@ class ChunkQueue:
                 if stop is not None and stop.is_set():
                     return False
         chunks = self._chunks
-        if not chunks.empty():
-            chunks.put(chunk)
-            return True
-        self._turn.acquire(False)  # still held when a previous wait ran out before the reader came back: fine too
+        # Into an empty queue the turn is taken, unless it is still held (a previous wait ran out before the reader
+        # came back, or another fetcher's turn): then this fetcher does not wait.
+        self._mine.turn = chunks.empty() and self._turn.acquire(False)
         chunks.put(chunk)
         return True
 
     def wait_turn(self) -> None:
-        """Until the reader's turn is over (it came back for the next chunk), at most :data:`_TURN_S`: what a fetcher
-        does once it has put a chunk and done its bookkeeping, before it makes its next batch."""
+        """When this thread's last put took the turn: until the reader's turn is over (it came back for the next
+        chunk), at most :data:`_TURN_S`. What a fetcher does once it has put a chunk and done its bookkeeping, before it
+        makes its next batch."""
+        if not getattr(self._mine, "turn", False):
+            return
+        self._mine.turn = False
         turn = self._turn
-        if turn.locked() and turn.acquire(True, _TURN_S):
-            turn.release()
+        if turn.acquire(True, _TURN_S):
+            with contextlib.suppress(RuntimeError):  # the reader, back at an empty queue meanwhile, released it
+                turn.release()
 
     def put_sentinel(self) -> None:
         """After a clear, so there is room: shutdown must never block on a full queue."""
