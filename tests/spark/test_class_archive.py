@@ -24,51 +24,69 @@ from zkconsumer.cli.class_archive import (
 )
 
 
-def test_the_directory_is_the_cache_unless_the_environment_names_one_or_turns_it_off():
+def test_the_directory_is_the_cache_unless_the_environment_names_one_or_turns_it_off(tmp_path, monkeypatch):
     assert archive_directory({"HOME": "/home/op"}) == Path("/home/op/.cache/zkconsumer")
     cache = {"HOME": "/home/op", "XDG_CACHE_HOME": "/var/cache/op"}
     assert archive_directory(cache) == Path("/var/cache/op/zkconsumer")
     assert archive_directory({"HOME": "/home/op", ARCHIVE_ENV: "/srv/archives"}) == Path("/srv/archives")
-    assert archive_directory({"HOME": "/home/op", ARCHIVE_ENV: "OFF"}) is None
+    for off in ("off", "OFF", "0", "false", "no"):
+        assert archive_directory({"HOME": "/home/op", ARCHIVE_ENV: off}) is None
+    monkeypatch.chdir(tmp_path)
+    assert archive_directory({ARCHIVE_ENV: "archives"}) == tmp_path / "archives"  # not one per working directory
     assert archive_directory({}) is None
 
 
 def test_a_session_maps_the_archive_found_and_records_one_otherwise():
     found = Path("/c/spark-classes-ab.1000.jsa")
-    assert plan(Path("/c"), "spark-classes-ab", found, 7) == plan(Path("/c"), "spark-classes-ab", found, 8)
-    mapping = plan(Path("/c"), "spark-classes-ab", found, 7)
+    mapping = plan(Path("/c"), "spark-classes-ab", found, "7-a1", can_record=True)
     assert mapping is not None and not mapping.record and f"-XX:SharedArchiveFile={found}" in mapping.java_options
-    recording = plan(Path("/c"), "spark-classes-ab", None, 7)
-    assert recording is not None and recording.record and recording.path == Path("/c/spark-classes-ab.7.partial")
-    assert "-XX:ArchiveClassesAtExit=/c/spark-classes-ab.7.partial" in recording.java_options
+    assert plan(Path("/c"), "spark-classes-ab", found, "7-a1", can_record=False) == mapping
+    recording = plan(Path("/c"), "spark-classes-ab", None, "7-a1", can_record=True)
+    assert recording is not None and recording.record and recording.path == Path("/c/spark-classes-ab.7-a1.partial")
+    assert "-XX:ArchiveClassesAtExit=/c/spark-classes-ab.7-a1.partial" in recording.java_options
     assert "-Xlog:cds*=off" in recording.java_options and "-Xlog:cds*=off" in mapping.java_options
-    assert plan(Path("/my cache"), "spark-classes-ab", None, 7) is None  # Spark would split the option there
+    assert plan(Path("/c"), "spark-classes-ab", None, "7-a1", can_record=False) is None  # no base archive to add to
+    for odd in ("/my cache", "/a:b", "/it's", '/"q"'):  # Spark splits at white space and reads quotes; HotSpot a colon
+        assert plan(Path(odd), "spark-classes-ab", None, "7-a1", can_record=True) is None
 
 
 def test_an_archive_is_whole_only_at_the_size_its_name_gives():
-    final = archive_path(Path("/c/spark-classes-ab.7.partial"), 1000)
+    final = archive_path(Path("/c/spark-classes-ab.7-a1.partial"), 1000)
     assert final == Path("/c/spark-classes-ab.1000.jsa")
     assert whole(final, 1000)
     assert not whole(final, 999) and not whole(final, 1001)
     assert not whole(Path("/c/spark-classes-ab.7.partial"), 7) and not whole(Path("/c/spark-classes-ab.0.jsa"), 0)
 
 
-def test_a_short_archive_is_recorded_again_not_mapped(tmp_path):
+def test_a_short_archive_is_removed_and_recorded_again_not_mapped(tmp_path):
     env = {**os.environ, ARCHIVE_ENV: str(tmp_path)}
     first = class_archive(env)
     assert first is not None and first.record
     stem = first.path.name.split(".")[0]
-    (tmp_path / f"{stem}.5000{SUFFIX}").write_bytes(b"x" * 4000)  # cut short: a disk full, a copy interrupted
+    short = tmp_path / f"{stem}.5000{SUFFIX}"
+    short.write_bytes(b"x" * 4000)  # cut short: a disk full, a copy interrupted
     again = class_archive(env)
-    assert again is not None and again.record
+    assert again is not None and again.record and not short.exists()
     (tmp_path / f"{stem}.4000{SUFFIX}").write_bytes(b"x" * 4000)
     found = class_archive(env)
     assert found is not None and not found.record and found.path == tmp_path / f"{stem}.4000{SUFFIX}"
 
 
-def _analyze(archives: Path, output: Path) -> subprocess.Popen[str]:
+def test_a_java_runtime_without_the_jdks_own_archive_records_none(tmp_path):
+    runtime = tmp_path / "jre"
+    (runtime / "bin").mkdir(parents=True)
+    (runtime / "bin" / "java").write_text("#!/bin/sh\n")
+    env = {**os.environ, ARCHIVE_ENV: str(tmp_path / "archives"), "JAVA_HOME": str(runtime)}
+    assert class_archive(env) is None  # HotSpot cannot start recording without it: the JVM would not start
+    (runtime / "lib" / "server").mkdir(parents=True)
+    (runtime / "lib" / "server" / "classes.jsa").write_bytes(b"")
+    recording = class_archive(env)
+    assert recording is not None and recording.record
+
+
+def _analyze(archives: Path, output: Path, events: Path = SAMPLE_EVENTS) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "zkconsumer", "analyze", "events", str(SAMPLE_EVENTS), "--output", str(output),
+        [sys.executable, "-m", "zkconsumer", "analyze", "events", str(events), "--output", str(output),
          "--master", "local[1]"],
         env={**os.environ, ARCHIVE_ENV: str(archives)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -86,9 +104,9 @@ def _mapped_by_a_jvm(archive: Path) -> bool:
 def test_the_first_command_records_the_archive_and_the_next_ones_jvm_maps_it(tmp_path):
     archives = tmp_path / "archives"
     first = _analyze(archives, tmp_path / "first")
-    _, err = first.communicate(timeout=240)
+    out, err = first.communicate(timeout=240)
     assert first.returncode == 0, err
-    assert f"writing Spark's classes to {archives}" in err and "[cds]" not in err
+    assert f"writing Spark's classes to {archives}" in err and "cds" not in out + err
     written = list(archives.iterdir())
     assert len(written) == 1 and written[0].suffix == SUFFIX and whole(written[0], written[0].stat().st_size)
     assert not list(archives.glob(f"*{PARTIAL}"))
@@ -98,10 +116,21 @@ def test_the_first_command_records_the_archive_and_the_next_ones_jvm_maps_it(tmp
         seen = wait_for(lambda: "mapped" if _mapped_by_a_jvm(written[0]) else second.poll(), timeout=120, interval=0.1)
         assert seen == "mapped", f"the second command ended ({seen}) without its JVM mapping the archive"
     finally:
-        _, err = second.communicate(timeout=240)
+        out, err = second.communicate(timeout=240)
     assert second.returncode == 0, err
-    assert "writing Spark's classes" not in err and "[cds]" not in err
+    assert "writing Spark's classes" not in err and "cds" not in out + err
     assert list(archives.iterdir()) == written
     for table in ("members", "rebalances", "steps"):
         rows = [sorted(map(repr, pq.read_table(tmp_path / run / table).to_pylist())) for run in ("first", "second")]
         assert rows[0] == rows[1] and rows[0]
+
+
+def test_a_first_command_whose_job_fails_records_nothing(tmp_path):
+    events = tmp_path / "anonymous.jsonl"  # events, but of no consumer: the job itself finds nothing to analyse
+    events.write_text('{"event": "rebalance.started", "timestamp": "2026-01-01T00:00:00Z"}\n' * 3)
+    archives = tmp_path / "archives"
+    failed = _analyze(archives, tmp_path / "out", events)
+    _, err = failed.communicate(timeout=240)
+    assert failed.returncode == 2 and "none of a consumer" in err, err
+    assert "writing Spark's classes" not in err
+    assert list(archives.iterdir()) == []  # made for the recording; its partial file removed with the JVM killed

@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from zkconsumer.cli import COMMANDS
-from zkconsumer.cli.class_archive import ClassArchive, class_archive, finish
+from zkconsumer.cli.class_archive import ClassArchive, abandon, class_archive, finish
 from zkconsumer.errors import MissingExtraError, UsageError
 
 DEFAULT_MASTER = "local[*]"
@@ -113,19 +113,36 @@ def command_session(master: str, name: str, config: Mapping[str, str] | None = N
         raise (MissingExtraError.of(exc) or exc) from None
 
     archive = class_archive() if master.startswith("local") and SparkContext._gateway is None else None
-    spark = spark_session(master, name, config, archive)
+    try:
+        spark = spark_session(master, name, config, archive)
+    except UsageError:
+        if archive is None:
+            raise
+        archive = None  # a JVM that does not start with the archive's options (a runtime that cannot share classes)
+        spark = spark_session(master, name, config)
     gateway = SparkContext._gateway
-    jvm = getattr(gateway, "proc", None)
+    jvm: Any = getattr(gateway, "proc", None)  # the JVM's process (spark-class ends in exec), when this one started it
+    recording = archive if archive is not None and archive.record and jvm is not None else None
     try:
         yield spark
-    finally:
+    except BaseException:
         spark.stop()
-        if archive is not None and archive.record and gateway is not None and jvm is not None:
-            print(f"zkconsumer: writing Spark's classes to {archive.path.parent} for faster starts (once)",
-                  file=sys.stderr)
-            gateway.shutdown()
-            SparkContext._gateway = SparkContext._jvm = None  # a later session starts a JVM of its own
-            finish(archive, jvm)
+        if recording is not None:
+            _end_gateway(gateway, SparkContext)
+            abandon(recording, jvm)
+        raise
+    spark.stop()
+    if recording is not None:
+        print(f"zkconsumer: writing Spark's classes to {recording.path.parent} for faster starts (once)",
+              file=sys.stderr)
+        _end_gateway(gateway, SparkContext)
+        finish(recording, jvm)
+
+
+def _end_gateway(gateway: Any, context: Any) -> None:
+    """Close the JVM's gateway; a later session in this process starts a JVM of its own."""
+    gateway.shutdown()
+    context._gateway = context._jvm = None
 
 
 def spark_session(master: str, name: str, config: Mapping[str, str] | None = None,

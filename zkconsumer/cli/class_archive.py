@@ -7,12 +7,16 @@ about half of the session's start-up and of the planning before the first job (3
 archive when that JVM exits (``-XX:ArchiveClassesAtExit``) and map them from it in later JVMs
 (``-XX:SharedArchiveFile``): the first local session records one, every later one maps it.
 
-* **Where.** ``$ZKCONSUMER_SPARK_CLASS_ARCHIVE`` names the directory, or ``off`` turns this off; otherwise
+* **Where.** ``$ZKCONSUMER_SPARK_CLASS_ARCHIVE`` names the directory, or ``off`` (``0``, ``false``, ``no``) turns
+  this off; otherwise
   ``$XDG_CACHE_HOME/zkconsumer`` (``~/.cache/zkconsumer``). An archive is about 150 MB, one per Java runtime and
-  PySpark install; one no session has mapped for :data:`UNUSED_S` is removed when a new one is written.
+  PySpark install; one no session has mapped for :data:`UNUSED_S` is removed by a later command.
 * **Once.** Recording costs the first run some seconds: the JVM writes the archive as it exits, and the command waits
   for it, so that the file is renamed into place whole (written under a name of its own, it is never read half
-  done, and two first runs at once each write their own).
+  done, and two first runs at once each write their own). A run whose job fails records nothing. A Java runtime
+  without the JDK's own class archive (``lib/server/classes.jsa``: a trimmed runtime) cannot record one and is
+  left alone; and should the JVM not start with the archive's options at all, the session is started again
+  without them.
 * **Safe when stale.** The JVM checks an archive before it maps it: one written by another JVM build, or for another
   class path (a user's extra jars), is not used and Spark runs as it would without it. The archive's name carries a
   digest of the Java runtime's and PySpark's files, so an upgrade of either records a new one. The JVM's own
@@ -25,15 +29,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import secrets
 import shutil
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 ARCHIVE_ENV = "ZKCONSUMER_SPARK_CLASS_ARCHIVE"
-OFF = "off"
+OFF = frozenset({"off", "0", "false", "no"})
 PREFIX = "spark-classes-"
 SUFFIX = ".jsa"
 PARTIAL = ".partial"
@@ -62,10 +67,10 @@ class ClassArchive:
 def archive_directory(env: Mapping[str, str]) -> Path | None:
     """The directory of the archives, or None when ``env`` turns them off. Pure."""
     given = env.get(ARCHIVE_ENV, "").strip()
-    if given.lower() == OFF:
+    if given.lower() in OFF:
         return None
     if given:
-        return Path(given).expanduser()
+        return Path(given).expanduser().absolute()
     cache = env.get("XDG_CACHE_HOME", "").strip()
     if cache:
         return Path(cache) / "zkconsumer"
@@ -90,11 +95,14 @@ def whole(path: Path, size: int) -> bool:
     return len(parts) == 3 and f".{parts[2]}" == SUFFIX and parts[1] == str(size) and size > 0
 
 
-def plan(directory: Path, stem: str, found: Path | None, pid: int) -> ClassArchive | None:
-    """Map the archive ``found``, else record one under a name of this process's; None for a path the JVM's option
-    string could not carry (Spark splits it at white space, and reads quotes). Pure."""
-    path = found if found is not None else directory / f"{stem}.{pid}{PARTIAL}"
-    if any(c.isspace() or c in "\"'\\" for c in str(path)):
+def plan(directory: Path, stem: str, found: Path | None, token: str, can_record: bool) -> ClassArchive | None:
+    """Map the archive ``found``, else record one under a name of this run's own (``token``: no dot), if the runtime
+    ``can_record``; None for a path the JVM's option could not carry (Spark splits it at white space and reads quotes;
+    HotSpot reads a colon as between two archives). Pure."""
+    if found is None and not can_record:
+        return None
+    path = found if found is not None else directory / f"{stem}.{token}{PARTIAL}"
+    if any(c.isspace() or c in "\"'\\:" for c in str(path)):
         return None
     return ClassArchive(path, record=found is None)
 
@@ -104,10 +112,11 @@ def class_archive(env: Mapping[str, str] | None = None) -> ClassArchive | None:
     there is no Java to start, or when the directory cannot be made."""
     env = os.environ if env is None else env
     directory = archive_directory(env)
-    identity = _identity(env)
-    if directory is None or identity is None:
+    runtime = _java_runtime(env)
+    if directory is None or runtime is None:
         return None
-    stem = archive_stem(identity)
+    stem = archive_stem(_identity(env, runtime))
+    _remove_old(directory, None)
     found = None
     for candidate in directory.glob(f"{stem}.*{SUFFIX}"):
         with contextlib.suppress(OSError):
@@ -120,7 +129,8 @@ def class_archive(env: Mapping[str, str] | None = None) -> ClassArchive | None:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError:
             return None
-    return plan(directory, stem, found, os.getpid())
+    can_record = any((runtime / "lib" / "server" / name).is_file() for name in ("classes.jsa", "classes_nocoops.jsa"))
+    return plan(directory, stem, found, f"{os.getpid()}-{secrets.token_hex(4)}", can_record)
 
 
 def finish(archive: ClassArchive, jvm: subprocess.Popen[bytes]) -> bool:
@@ -143,36 +153,72 @@ def finish(archive: ClassArchive, jvm: subprocess.Popen[bytes]) -> bool:
         return False
     final = archive_path(partial, size)
     os.replace(partial, final)
-    _remove_old(final)
+    _remove_old(final.parent, final)
     return True
 
 
-def _remove_old(kept: Path) -> None:
+def abandon(archive: ClassArchive, jvm: subprocess.Popen[bytes]) -> None:
+    """A recording session whose job failed: its JVM killed (its archive would hold what a failed run loaded) and its
+    partial file removed."""
+    with contextlib.suppress(OSError):
+        jvm.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        jvm.wait(EXIT_WAIT_S)
+    archive.path.unlink(missing_ok=True)
+
+
+def _remove_old(directory: Path, kept: Path | None) -> None:
+    """Our files no run will map: archives not whole, others of ``kept``'s stem (two first runs at once), archives
+    unused for long, and partial files of runs that died."""
     now = time.time()
-    for found in kept.parent.glob(PREFIX + "*"):
+    stem = kept.name.split(".")[0] if kept is not None else None
+    for found in directory.glob(PREFIX + "*"):
         with contextlib.suppress(OSError):
             stat = found.stat()
             age, size = now - stat.st_mtime, stat.st_size
-            if (found.name.endswith(SUFFIX) and found != kept and (age > UNUSED_S or not whole(found, size))
-                    or found.name.endswith(PARTIAL) and age > STALE_PARTIAL_S):
+            if found.name.endswith(SUFFIX) and found != kept:
+                stale = age > UNUSED_S or not whole(found, size) or found.name.split(".")[0] == stem
+            else:
+                stale = found.name.endswith(PARTIAL) and age > STALE_PARTIAL_S
+            if stale:
                 found.unlink()
 
 
-def _identity(env: Mapping[str, str]) -> bytes | None:
-    """What an archive depends on: the Java runtime Spark will start (as ``spark-class`` finds it: ``JAVA_HOME``,
-    else ``java`` on the path) and PySpark's jars, by path, size and modification time."""
+def _java_runtime(env: Mapping[str, str]) -> Path | None:
+    """The Java runtime Spark will start, as ``spark-class`` finds it: ``JAVA_HOME``, else ``java`` on the path."""
     java_home = env.get("JAVA_HOME", "").strip()
     java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java", path=env.get("PATH"))
     if not java or not os.path.isfile(java):
         return None
+    return Path(os.path.realpath(java)).parent.parent
+
+
+#: settings that change the JVM's class path or its options (a user's jars, configuration, a heap of 32 GB or more)
+_SETTINGS = ("SPARK_HOME", "SPARK_CONF_DIR", "PYSPARK_SUBMIT_ARGS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS")
+
+
+def _spark_home(find: Callable[[], str]) -> str:
     try:
+        return find()
+    except SystemExit:  # PySpark's search prints and exits when it finds no Spark: its own directory then
         import pyspark
-    except ImportError:
-        return None
-    runtime = Path(os.path.realpath(java)).parent.parent
-    files = [Path(os.path.realpath(java)), *sorted(runtime.glob("lib/server/*")),
-             *sorted((Path(pyspark.__file__).parent / "jars").glob("*.jar"))]
+
+        return str(Path(pyspark.__file__).parent)
+
+
+def _identity(env: Mapping[str, str], runtime: Path) -> bytes:
+    """What an archive depends on: the Java runtime, the jars Spark will run (``SPARK_HOME``'s, else PySpark's own)
+    by path, size and modification time, and the settings that change the class path or the JVM's options. A change
+    of any records a new archive: the JVM would refuse the old one silently, every time."""
+    import pyspark
+    from pyspark.find_spark_home import _find_spark_home
+
     digest = hashlib.sha256(pyspark.__version__.encode())
+    for name in _SETTINGS:
+        digest.update(f"{name}={env.get(name, '')}\n".encode())
+    spark_home = Path(env.get("SPARK_HOME", "").strip() or _spark_home(_find_spark_home))
+    files = [runtime / "bin" / "java", *sorted(runtime.glob("lib/server/*")), *sorted(spark_home.glob("jars/*.jar")),
+             *sorted(spark_home.glob("conf/*"))]
     for file in files:
         with contextlib.suppress(OSError):
             stat = file.stat()
