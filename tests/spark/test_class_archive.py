@@ -84,11 +84,12 @@ def test_a_java_runtime_without_the_jdks_own_archive_records_none(tmp_path):
     assert recording is not None and recording.record
 
 
-def _analyze(archives: Path, output: Path, events: Path = SAMPLE_EVENTS) -> subprocess.Popen[str]:
+def _analyze(archives: Path, output: Path, events: Path = SAMPLE_EVENTS, **env: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "zkconsumer", "analyze", "events", str(events), "--output", str(output),
          "--master", "local[1]"],
-        env={**os.environ, ARCHIVE_ENV: str(archives)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env={**os.environ, ARCHIVE_ENV: str(archives), **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
 
 
 def _mapped_by_a_jvm(archive: Path) -> bool:
@@ -134,3 +135,13 @@ def test_a_first_command_whose_job_fails_records_nothing(tmp_path):
     assert failed.returncode == 2 and "none of a consumer" in err, err
     assert "writing Spark's classes" not in err
     assert list(archives.iterdir()) == []  # made for the recording; its partial file removed with the JVM killed
+
+
+def test_a_jvm_that_cannot_start_recording_runs_the_command_without_the_archive(tmp_path):
+    archives = tmp_path / "archives"
+    # class sharing off for every JVM: HotSpot refuses to start when also asked to record an archive
+    run = _analyze(archives, tmp_path / "out", JAVA_TOOL_OPTIONS="-Xshare:off")
+    _, err = run.communicate(timeout=240)
+    assert run.returncode == 0, err
+    assert "writing Spark's classes" not in err and list(archives.iterdir()) == []
+    assert (tmp_path / "out" / "summary.html").is_file()
