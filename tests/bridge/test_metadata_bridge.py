@@ -198,8 +198,8 @@ class FailingPasses(MetadataBridge):
         return super()._apply(snapshot)
 
 
-def test_a_pass_that_fails_unexpectedly_is_reported_once_and_the_loop_goes_on(zk, zk_chroot, bootstrap_servers,
-                                                                                topic_name):
+def test_passes_failing_unexpectedly_are_reported_once_and_the_loop_goes_on_and_says_when_one_succeeds(
+        zk, zk_chroot, bootstrap_servers, topic_name):
     create_topic(bootstrap_servers, topic_name, 2)
     bridge = FailingPasses(zk_chroot, bootstrap_servers, interval_ms=50)
     with capture_logs() as events, bridge.running():
@@ -208,6 +208,8 @@ def test_a_pass_that_fails_unexpectedly_is_reported_once_and_the_loop_goes_on(zk
     failed = [e for e in events if e["event"] == "bridge.pass_failed"]
     assert len(failed) == 1 and failed[0]["error"] == "RuntimeError: a pass that breaks"
     assert failed[0]["log_level"] == "error" and failed[0]["exc_info"] is True
+    recovered = [e for e in events if e["event"] == "bridge.pass_recovered"]
+    assert [e["failed_passes"] for e in recovered] == [3]
 
 
 def test_survives_the_broker_going_away_and_coming_back(tmp_path, zk, zk_chroot):

@@ -35,7 +35,8 @@ Events (structlog, logger ``zkconsumer.bridge.metadata_bridge``; every one carri
 ``bridge.zookeeper_recovered``     ``session_id``
 ``bridge.synced``                  ``changes``, ``duration_ms`` (debug)
 ``bridge.pass_failed``             ``error``: a pass of :meth:`run` failed in a way none is expected to (a defect:
-                                   error, with its traceback, once per distinct error); the next pass runs as usual
+                                   error, with its traceback, once for passes failing in a row); the next runs
+``bridge.pass_recovered``          ``failed_passes``: a pass succeeded after that many failed in a row
 ``bridge.stopped``
 =================================  ===================================================================
 """
@@ -317,14 +318,18 @@ class MetadataBridge:
         """Pass after pass until ``stop``. Outages are waited out by :meth:`sync_safely`; any other failure of a pass
         is reported and the next pass runs: this thread keeps ZooKeeper's view of the cluster for every consumer of
         the environment, and if it died that view would stay as it was, silently."""
+        failed = 0  # passes in a row
         while not stop.is_set():
             try:
                 self.sync_safely()
             except Exception as exc:
-                error = f"{type(exc).__name__}: {exc}"
-                if ("bridge.pass_failed", error) not in self._reported:
-                    self._reported.add(("bridge.pass_failed", error))
-                    self.log.error("bridge.pass_failed", error=error, exc_info=True)
+                if not failed:
+                    self.log.error("bridge.pass_failed", error=f"{type(exc).__name__}: {exc}", exc_info=True)
+                failed += 1
+            else:
+                if failed:
+                    self.log.info("bridge.pass_recovered", failed_passes=failed)
+                failed = 0
             stop.wait(self.interval)
 
     # -- one pass ------------------------------------------------------------------------------
