@@ -458,6 +458,8 @@ def _contains(pa: Any, pc: Any, lines: Any, needle: bytes) -> Any:
     lines the lines are matched one by one instead, so that no input makes a Python step per line."""
     import numpy as np
 
+    if isinstance(lines, pa.Array) and not (pa.types.is_string(lines.type) or pa.types.is_large_string(lines.type)):
+        lines = lines.cast(pa.large_string())  # a view's strings are not offsets into one buffer, as read below
     if not isinstance(lines, pa.Array) or len(lines) == 0 or lines.null_count:
         return pc.fill_null(pc.match_substring(lines, needle.decode()), False).to_numpy(zero_copy_only=False)
     offsets = np.frombuffer(lines.buffers()[1], dtype=np.int64 if pa.types.is_large_string(lines.type)
