@@ -145,3 +145,18 @@ def test_a_jvm_that_cannot_start_recording_runs_the_command_without_the_archive(
     assert run.returncode == 0, err
     assert "writing Spark's classes" not in err and list(archives.iterdir()) == []
     assert (tmp_path / "out" / "summary.html").is_file()
+
+
+def test_an_archive_a_jvm_cannot_map_is_removed_and_the_command_runs_without_it(tmp_path):
+    archives = tmp_path / "archives"
+    # sharing required: a JVM that cannot map the archive given does not start at all
+    env = {**os.environ, ARCHIVE_ENV: str(archives), "JAVA_TOOL_OPTIONS": "-Xshare:on"}
+    recording = class_archive(env)
+    assert recording is not None and recording.record
+    spoiled = archives / f"{recording.path.name.split('.')[0]}.4096{SUFFIX}"
+    spoiled.write_bytes(b"\0" * 4096)  # whole by its name, but no archive
+    run = _analyze(archives, tmp_path / "out", JAVA_TOOL_OPTIONS="-Xshare:on")
+    _, err = run.communicate(timeout=240)
+    assert run.returncode == 0, err
+    assert not spoiled.exists()  # a later run records a good one
+    assert (tmp_path / "out" / "summary.html").is_file()

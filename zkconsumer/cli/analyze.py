@@ -118,7 +118,11 @@ def command_session(master: str, name: str, config: Mapping[str, str] | None = N
     except UsageError:
         if archive is None:
             raise
-        archive = None  # a JVM that does not start with the archive's options (a runtime that cannot share classes)
+        # a JVM that does not start with the archive's options: a runtime that cannot share classes, or an archive
+        # it cannot map (ours: removed, so that a later run records it again)
+        if not archive.record:
+            archive.path.unlink(missing_ok=True)
+        archive = None
         spark = spark_session(master, name, config)
     gateway = SparkContext._gateway
     jvm: Any = getattr(gateway, "proc", None)  # the JVM's process (spark-class ends in exec), when this one started it

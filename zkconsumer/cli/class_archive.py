@@ -16,7 +16,7 @@ archive when that JVM exits (``-XX:ArchiveClassesAtExit``) and map them from it 
   done, and two first runs at once each write their own). A run whose job fails records nothing. A Java runtime
   without the JDK's own class archive (``lib/server/classes.jsa``: a trimmed runtime) cannot record one and is
   left alone; and should the JVM not start with the archive's options at all, the session is started again
-  without them.
+  without them (an archive it could not map is removed, to be recorded again).
 * **Safe when stale.** The JVM checks an archive before it maps it: one written by another JVM build, or for another
   class path (a user's extra jars), is not used and Spark runs as it would without it. The archive's name carries a
   digest of the Java runtime's and PySpark's files, so an upgrade of either records a new one. The JVM's own
