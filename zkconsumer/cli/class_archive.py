@@ -147,14 +147,18 @@ def finish(archive: ClassArchive, jvm: subprocess.Popen[bytes]) -> bool:
     except subprocess.TimeoutExpired:
         return False
     partial = archive.path
-    size = partial.stat().st_size if partial.is_file() else 0
-    if status != 0 or size == 0:
+    try:
+        size = partial.stat().st_size if partial.is_file() else 0
+        if status == 0 and size > 0:
+            final = archive_path(partial, size)
+            os.replace(partial, final)
+            _remove_old(final.parent, final)
+            return True
+    except OSError:  # the directory changed under us: the command's own work is done, the archive is only a speed-up
+        pass
+    with contextlib.suppress(OSError):
         partial.unlink(missing_ok=True)
-        return False
-    final = archive_path(partial, size)
-    os.replace(partial, final)
-    _remove_old(final.parent, final)
-    return True
+    return False
 
 
 def abandon(archive: ClassArchive, jvm: subprocess.Popen[bytes]) -> None:
