@@ -23,7 +23,8 @@ reported apart, as a user's first command would): end to end, session start-up i
 start-up (from the job's call to its return: reading, the Python workers' start, the JVM loading and compiling what
 the job needs, the analysis, the writes, the page); and in a running session, where the same process has first run
 the job on a tenth of the input, as a notebook, a long-lived driver or a cluster's executors have (classes loaded and
-compiled, Python workers up). The Spark jobs do more than the loops (they also write Parquet and the page), so the
+compiled, Python workers up). The events job is also run end to end with the archive off, in the same run, for what
+the archive itself gains. The Spark jobs do more than the loops (they also write Parquet and the page), so the
 ratio is, if anything, unfair to Spark. The results are checked to agree (groups, partitions moved; rebalances)
 before the times are printed.
 
@@ -226,11 +227,12 @@ def child(job: str, path: str, output: str, warm_up: str) -> int:
     return 0
 
 
-def spark_run(job: str, path: Path, output: Path, warm_up: Path | None = None) -> dict:
+def spark_run(job: str, path: Path, output: Path, warm_up: Path | None = None, archive: bool = True) -> dict:
     """A child's measurement; its class archive (:mod:`zkconsumer.cli.class_archive`) is the run's own, in the
-    directory of ``output``: the first child records it, as a user's first command does, the others map it."""
+    directory of ``output``: the first child records it, as a user's first command does, the others map it (unless
+    ``archive`` is False: a JVM loading Spark's classes afresh, as without the archive)."""
     before = pressure()
-    env = {**os.environ, ARCHIVE_ENV: str(output.parent / "class-archive")}
+    env = {**os.environ, ARCHIVE_ENV: str(output.parent / "class-archive") if archive else "off"}
     done = subprocess.run([sys.executable, __file__, "--child", job, str(path), str(output), str(warm_up or "-")],
                           check=True, capture_output=True, text=True, env=env)
     result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -305,15 +307,20 @@ def main() -> int:
                   f"local mode) {small_run['jvm_kb'] / 1024:.0f} MB, {spark['jvm_kb'] / 1024:.0f} MB")
         if args.only != "fleet":
             spark = best(args.repeat, lambda: spark_run("events", events, work / "out"))
+            fresh = best(args.repeat, lambda: spark_run("events", events, work / "out", archive=False))
             running = best(args.repeat, lambda: spark_run("events", events, work / "out", events_tenth))
             loop = best(args.repeat, lambda: loop_run(events_loop, events))
             columns = best(args.repeat, lambda: loop_run(events_columns_loop, events))
             rebalances, steps = loop["check"]
             assert columns["check"] == loop["check"], (columns, loop)
-            for run in (spark, running):
+            for run in (spark, fresh, running):
                 assert run["check"] == {"rebalances": rebalances}, (run, loop)
             report(f"analyze events, {args.events} events ({rebalances} rebalances, {steps} steps)", loop, spark,
                    running)
+            print(f"  without the class archive: {fresh['wall']:.1f} s end to end = session start "
+                  f"{fresh['session']:.1f} s + job {fresh['job']:.1f} s ({sum(fresh['cpu'].values()):.1f} CPU-s, JVM "
+                  f"{fresh['cpu']['jvm']:.1f}; {fresh['pressure']}): {loop['wall'] / fresh['wall']:.2f}x the loop; "
+                  f"the archive's end to end {fresh['wall'] / spark['wall']:.2f}x as fast")
             print(f"  the tasks' column figures in one process: {columns['wall']:.1f} s ({columns['cpu']:.1f} CPU-s; "
                   f"{columns['pressure']}): {loop['wall'] / columns['wall']:.2f}x the loop, Spark end to end "
                   f"{columns['wall'] / spark['wall']:.2f}x it")

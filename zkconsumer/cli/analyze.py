@@ -127,20 +127,18 @@ def command_session(master: str, name: str, config: Mapping[str, str] | None = N
     gateway = SparkContext._gateway
     jvm: Any = getattr(gateway, "proc", None)  # the JVM's process (spark-class ends in exec), when this one started it
     recording = archive if archive is not None and archive.record and jvm is not None else None
+    failed = True
     try:
         yield spark
-    except BaseException:
+        failed = False
+    finally:
         spark.stop()
         if recording is not None:
+            if not failed:
+                print(f"zkconsumer: writing Spark's classes to {recording.path.parent} for faster starts (once)",
+                      file=sys.stderr)
             _end_gateway(gateway, SparkContext)
-            abandon(recording, jvm)
-        raise
-    spark.stop()
-    if recording is not None:
-        print(f"zkconsumer: writing Spark's classes to {recording.path.parent} for faster starts (once)",
-              file=sys.stderr)
-        _end_gateway(gateway, SparkContext)
-        finish(recording, jvm)
+            (abandon if failed else finish)(recording, jvm)
 
 
 def _end_gateway(gateway: Any, context: Any) -> None:

@@ -2,8 +2,8 @@
 
 A local ``analyze`` command starts a JVM of its own every time, and much of its start is that JVM finding, reading
 and verifying the thousands of classes of Spark, Hadoop and Scala it needs before the job's first task: on 2 cores
-about half of the session's start-up and of the planning before the first job (3.9 s and 2.4 s, against 2.0 s and
-0.9 s with the archive, for a million events). HotSpot can write the classes a run loaded into a class-data-sharing
+about 40% of the session's start-up and a sixth of the job's time on a million events (``benchmarks/fleet.py`` runs
+it both ways). HotSpot can write the classes a run loaded into a class-data-sharing
 archive when that JVM exits (``-XX:ArchiveClassesAtExit``) and map them from it in later JVMs
 (``-XX:SharedArchiveFile``): the first local session records one, every later one maps it.
 
