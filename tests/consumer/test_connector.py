@@ -23,6 +23,7 @@ from zkconsumer import (
     create_connector,
 )
 from zkconsumer.kafka.topics import create_topic
+from zkconsumer.members.faults import close_session
 from zkconsumer.zk.client import close_client, open_client
 from zkconsumer.zk.reads import children, value_or_none
 
@@ -313,12 +314,11 @@ def test_session_expiry_re_registers_and_rebalances(zk, kafka_zk, bootstrap_serv
         # Progress since the last commit is lost with the session (as in Kafka): commit so none is expected.
         consumer.commit_offsets()
         old_session = zk.get(f"/consumers/{GROUP}/ids/group1_c")[1].ephemeralOwner
-        # Expire the session the way ZooKeeper does: another client attaches to it and closes it.
-        session_id, password = consumer.zk.client_id
-        thief = KazooClient(hosts=kafka_zk, client_id=(session_id, password))
-        thief.start(10)
-        thief.stop()
-        thief.close()
+        # Expire the session the way ZooKeeper does: another client attaches to it and closes it (again, should the
+        # two clients of the session have taken the connection from each other until that one gave up).
+        session = consumer.zk.client_id
+        wait_for(lambda: "session.expired" in [e["event"] for e in events] or close_session(kafka_zk, session),
+                 timeout=30, interval=0.5)
         wait_for(lambda: "consumer.registered" in [e["event"] for e in events])
         wait_for(lambda: owners(zk, topic) == [("0", "group1_c-0"), ("1", "group1_c-0")], timeout=30)
         stat = zk.exists(f"/consumers/{GROUP}/ids/group1_c")

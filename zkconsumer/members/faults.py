@@ -28,15 +28,21 @@ def paused(process: subprocess.Popen[str]) -> Iterator[None]:
 
 
 def expire_session(connect: str, session_file: Path) -> bool:
-    """A second client on the member's session (id and password from the file a legacy member keeps with
-    ``--session-file``), closed: that closes the session, which the member then finds expired, as it would after a
-    partition. False when the member has not written its session yet, or the session in the file is gone already
-(nothing is done)."""
+    """Close a member's session (id and password from the file a legacy member keeps with ``--session-file``), which
+    the member then finds expired, as it would after a partition. False when the member has not written its session
+    yet, or as :func:`close_session`."""
     try:
         sid, password = session_file.read_text(encoding="utf-8").split()
         client_id = (int(sid), bytes.fromhex(password))
     except (OSError, ValueError):
         return False
+    return close_session(connect, client_id)
+
+
+def close_session(connect: str, client_id: tuple[int, bytes]) -> bool:
+    """A second client on the session ``client_id`` (id, password), closed: that closes the session for its owner
+    too. False when the session is gone already, or when ZooKeeper did not answer (the two clients of one session
+    take the connection from each other until one gives up: try again)."""
     other = KazooClient(hosts=connect, client_id=client_id, timeout=2.0)
     try:
         other.start(5)
