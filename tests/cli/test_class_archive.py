@@ -84,12 +84,11 @@ def test_a_java_runtime_without_the_jdks_own_archive_records_none(tmp_path):
     assert recording is not None and recording.record
 
 
-def _analyze(archives: Path, output: Path, events: Path = SAMPLE_EVENTS, **env: str) -> subprocess.Popen[str]:
+def _analyze(archives: Path, output: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "zkconsumer", "analyze", "events", str(events), "--output", str(output),
+        [sys.executable, "-m", "zkconsumer", "analyze", "events", str(SAMPLE_EVENTS), "--output", str(output),
          "--master", "local[1]"],
-        env={**os.environ, ARCHIVE_ENV: str(archives), **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True)
+        env={**os.environ, ARCHIVE_ENV: str(archives)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _mapped_by_a_jvm(archive: Path) -> bool:
@@ -126,25 +125,28 @@ def test_the_first_command_records_the_archive_and_the_next_ones_jvm_maps_it(tmp
         assert rows[0] == rows[1] and rows[0]
 
 
+def _session(archives: Path, body: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """A command's local session (what ``analyze`` runs its job in) in a process of its own, running ``body``."""
+    script = f"from zkconsumer.cli.analyze import command_session\nwith command_session('local[1]', 't') as spark:\n" \
+             f"    {body}\n"
+    return subprocess.run([sys.executable, "-c", script], env={**os.environ, ARCHIVE_ENV: str(archives), **env},
+                          capture_output=True, text=True, timeout=240)
+
+
 def test_a_first_command_whose_job_fails_records_nothing(tmp_path):
-    events = tmp_path / "anonymous.jsonl"  # events, but of no consumer: the job itself finds nothing to analyse
-    events.write_text('{"event": "rebalance.started", "timestamp": "2026-01-01T00:00:00Z"}\n' * 3)
     archives = tmp_path / "archives"
-    failed = _analyze(archives, tmp_path / "out", events)
-    _, err = failed.communicate(timeout=240)
-    assert failed.returncode == 2 and "none of a consumer" in err, err
-    assert "writing Spark's classes" not in err
+    failed = _session(archives, "raise SystemExit(3)")
+    assert failed.returncode == 3, failed.stderr
+    assert "writing Spark's classes" not in failed.stderr
     assert list(archives.iterdir()) == []  # made for the recording; its partial file removed with the JVM killed
 
 
 def test_a_jvm_that_cannot_start_recording_runs_the_command_without_the_archive(tmp_path):
     archives = tmp_path / "archives"
     # class sharing off for every JVM: HotSpot refuses to start when also asked to record an archive
-    run = _analyze(archives, tmp_path / "out", JAVA_TOOL_OPTIONS="-Xshare:off")
-    _, err = run.communicate(timeout=240)
-    assert run.returncode == 0, err
-    assert "writing Spark's classes" not in err and list(archives.iterdir()) == []
-    assert (tmp_path / "out" / "summary.html").is_file()
+    run = _session(archives, "print(spark.range(3).count())", JAVA_TOOL_OPTIONS="-Xshare:off")
+    assert run.returncode == 0 and run.stdout.split()[-1] == "3", run.stderr
+    assert "writing Spark's classes" not in run.stderr and list(archives.iterdir()) == []
 
 
 def test_an_archive_a_jvm_cannot_map_is_removed_and_the_command_runs_without_it(tmp_path):
@@ -155,8 +157,6 @@ def test_an_archive_a_jvm_cannot_map_is_removed_and_the_command_runs_without_it(
     assert recording is not None and recording.record
     spoiled = archives / f"{recording.path.name.split('.')[0]}.4096{SUFFIX}"
     spoiled.write_bytes(b"\0" * 4096)  # whole by its name, but no archive
-    run = _analyze(archives, tmp_path / "out", JAVA_TOOL_OPTIONS="-Xshare:on")
-    _, err = run.communicate(timeout=240)
-    assert run.returncode == 0, err
+    run = _session(archives, "print(spark.range(3).count())", JAVA_TOOL_OPTIONS="-Xshare:on")
+    assert run.returncode == 0 and run.stdout.split()[-1] == "3", run.stderr
     assert not spoiled.exists()  # a later run records a good one
-    assert (tmp_path / "out" / "summary.html").is_file()
