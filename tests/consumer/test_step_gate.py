@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 
+from consumer.test_connector import owners as owners_of
 from structlog.testing import capture_logs
 from support import CONNECTOR_GROUP as GROUP
 from support import connector_config as config
@@ -54,7 +55,7 @@ def test_a_step_gate_holds_the_step_while_the_session_and_its_watches_go_on(zk, 
                 joined.join(20)
                 assert not joined.is_alive()
                 # the change seen while held is handled: each member owns its share
-                wait_for(lambda: sorted(zk.get(f"{owners}/{p}")[0].decode() for p in zk.get_children(owners))
+                wait_for(lambda: sorted(owner for _, owner in owners_of(zk, topic))
                          == [f"{GROUP}_held-0", f"{GROUP}_other-0"])
         finally:
             go.set()
