@@ -308,7 +308,7 @@ def test_message_and_metadata_fields_with_the_default_decoders():
     info.enqueue(FetchedRecords.of([again], "t", 3))
     assert next(iter(stream)) == m and hash(m) == hash(pickle.loads(pickle.dumps(m))) and m == pickle.loads(
         pickle.dumps(m))
-    assert m != type(m)((b"v", later))
+    assert m != type(m)(b"v", later)
 
 
 def shouted(data: bytes | None) -> bytes:  # a decoder of the module: pickled by reference

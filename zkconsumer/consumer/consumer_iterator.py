@@ -7,8 +7,8 @@ offset (to the message's offset + 1), so that offset is what a commit writes.
 
 Why it is shaped as it is: a Python ``__next__`` per message, a lock and an attribute write per message, and an
 object built by a Python ``__init__`` per message cost several times what librdkafka needs to fetch the message.
-So a chunk's messages are handed out by C iterators (a ``zip`` over the list of librdkafka's messages), each row
-made into the stream's MessageAndMetadata by a C call as it goes (:mod:`~zkconsumer.consumer.message_and_metadata`);
+So a chunk's messages are handed out by C iterators (a ``map`` over the list of librdkafka's messages), each made
+into the stream's MessageAndMetadata by a C call as it goes (:mod:`~zkconsumer.consumer.message_and_metadata`);
 the partition's consumed offset is read from the position of the list iterator over its messages
 (:class:`~zkconsumer.consumer.partition_topic_info.ChunkCursor`), so it moves at the very step that hands a message
 out. ``for message in stream`` (:meth:`ConsumerIterator.fast`) chains those iterators, so no Python code runs
@@ -59,8 +59,8 @@ from zkconsumer.consumer.message_and_metadata import (
     FetchedRecords,
     MessageAndMetadata,
     message_class,
+    message_of,
     partition_of,
-    row_of,
     topic_of,
 )
 from zkconsumer.consumer.partition_topic_info import (
@@ -142,15 +142,15 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         held = self._held
         if held is not None:
             self._held = None
-            return self._make(row_of(held))
+            return message_of(self._make, held)
         while True:
             if self._state == _FAILED:
                 raise IllegalStateError("Iterator is in failed state")
             if self._state == _DONE:
                 raise StopIteration
-            row = next(self._current.rows, None)
-            if row is not None:
-                return self._make(row)
+            message = next(self._current.messages, None)
+            if message is not None:
+                return message
             self._advance()
 
     next = __next__
@@ -168,7 +168,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
             held = self._held
             if held is not None:
                 self._held = None
-                yield (self._make(row_of(held)),)
+                yield (message_of(self._make, held),)
                 continue
             if self._state == _FAILED:
                 raise IllegalStateError("Iterator is in failed state")
@@ -176,7 +176,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
                 return
             current = self._current
             if current.left():
-                yield map(self._make, current.rows)
+                yield current.messages
                 continue
             del current  # the exhausted chunk is freed before waiting for the next (see _advance)
             if not self._advance():
@@ -190,14 +190,14 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         held = self._held
         if held is not None:
             self._held = None
-            return [self._make(row_of(held))]
+            return [message_of(self._make, held)]
         while True:
             if self._state == _FAILED:
                 raise IllegalStateError("Iterator is in failed state")
             if self._state == _DONE:
                 raise StopIteration
-            rows = self._current.rows
-            batch = list(map(self._make, rows if max_messages is None else islice(rows, max_messages)))
+            made = self._current.messages
+            batch = list(made if max_messages is None else islice(made, max_messages))
             if batch:
                 return batch
             self._advance()
@@ -323,6 +323,6 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
             records = records.since(consumed)
             if not records:
                 return None
-        cursor = ChunkCursor(info, records, consumed)
+        cursor = ChunkCursor(info, records, consumed, self._make)
         info.attach(cursor)
         return cursor

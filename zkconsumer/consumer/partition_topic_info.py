@@ -35,7 +35,7 @@ from typing import Any
 
 from confluent_kafka import Message
 
-from zkconsumer.consumer.message_and_metadata import FetchedRecords, offset_of, rows
+from zkconsumer.consumer.message_and_metadata import FetchedRecords, MessageAndMetadata, messages, offset_of
 from zkconsumer.types import INVALID_OFFSET
 
 #: How often a blocked put or get wakes up to look at its stop flag.
@@ -155,23 +155,24 @@ class ChunkQueue:
 class ChunkCursor:
     """The chunk a stream is handing out, and how far it has got.
 
-    ``rows`` yields the chunk's messages as (value, message) rows (what a MessageAndMetadata is made from), pulling
-    each message from ``remaining``, a list iterator over the chunk's messages: whatever pulls a row hands that
+    ``messages`` yields the chunk's messages as the stream's MessageAndMetadata (class ``make``), pulling each
+    librdkafka message from ``remaining``, a list iterator over the chunk's messages: whatever pulls one hands that
     message out. Several threads read the consumed offset (auto-commit, the rebalance) while the application's thread
-    pulls rows without any lock; a pull is one C call under the GIL, so a reader sees either side of it. The lock
+    pulls messages without any lock; a pull is one C call under the GIL, so a reader sees either side of it. The lock
     only keeps :meth:`consumed_offset` and the writers below (a batch taken, a rebalance dropping the rest, a reset)
     from interleaving.
     """
 
-    __slots__ = ("info", "records", "remaining", "rows", "_values", "_end", "_base", "_base_handed", "_lock")
+    __slots__ = ("info", "records", "remaining", "messages", "_values", "_end", "_base", "_base_handed", "_lock")
 
-    def __init__(self, info: PartitionTopicInfo | None, records: FetchedRecords, base: int) -> None:
+    def __init__(self, info: PartitionTopicInfo | None, records: FetchedRecords, base: int,
+                 make: type[MessageAndMetadata] = MessageAndMetadata) -> None:
         self.info = info
         self.records = records
         # a list iterator: its __length_hint__ is what was not handed out
         self.remaining: Any = iter(records.sources)
-        self._values: Any = iter(records.sources)  # the rows' values, in step with ``remaining``
-        self.rows: Iterator[tuple[bytes | None, Message]] = rows(self._values, self.remaining)
+        self._values: Any = iter(records.sources)  # the messages' values, in step with ``remaining``
+        self.messages: Iterator[MessageAndMetadata] = messages(make, self._values, self.remaining)
         self._end = len(records)  # minus what a rebalance dropped unseen
         self._base = base  # the consumed offset before the first message of this chunk is handed out (or a reset's)
         self._base_handed = 0
