@@ -298,6 +298,9 @@ def test_message_and_metadata_fields_with_the_default_decoders():
         ("t", 3, 0, b"k", b"v", b"k", b"v")
     assert (m.timestamp, m.timestamp_type) == (1_700_000_000_000, 1)
     assert m.key_decoder is identity_decoder and m.value_decoder is identity_decoder
+    for name in ("raw_message", "message", "offset", "topic"):  # immutable, as Kafka's case class
+        with pytest.raises(AttributeError):
+            setattr(m, name, None)
     assert repr(m) == "MessageAndMetadata(topic='t', partition=3, offset=0, key=b'k', message=b'v')"
     assert isinstance(m, MessageAndMetadata)
     # the same message fetched again (another librdkafka object) is equal; another timestamp is not
