@@ -3,9 +3,11 @@ because nothing here talks to one (chunks are what a fetcher would enqueue)."""
 
 from __future__ import annotations
 
+import gc
 import pickle
 import sys
 import threading
+import weakref
 
 import pytest
 from confluent_kafka import Message
@@ -312,6 +314,44 @@ def test_message_and_metadata_fields_with_the_default_decoders():
     assert next(iter(stream)) == m and hash(m) == hash(pickle.loads(pickle.dumps(m))) and m == pickle.loads(
         pickle.dumps(m))
     assert m != type(m)(b"v", later)
+
+
+def test_messages_kept_by_the_object_whose_method_decodes_them_are_collected_with_it():
+    """A stream's decoder that is a bound method of the object keeping its messages makes a cycle through the
+    messages' class; the cycle is collected (the stream's messages are then tracked by the collector)."""
+
+    class Worker:
+        def __init__(self) -> None:
+            self.pending: list = []
+            queue, info, self.stream = setup(consumed=0, decoder=self.decode)
+            info.enqueue(FetchedRecords.of([Message(topic="topic", partition=0, offset=o, value=b"v")
+                                            for o in range(3)], "topic", 0))
+
+        def decode(self, data: bytes | None) -> bytes | None:
+            return data
+
+        def run(self) -> None:
+            loop = iter(self.stream)
+            self.pending.extend(next(loop) for _ in range(3))
+
+    workers = []
+    for _ in range(3):
+        worker = Worker()
+        worker.run()
+        assert [m.message for m in worker.pending] == [b"v"] * 3
+        workers.append(weakref.ref(worker))
+        del worker
+    gc.collect()
+    assert [ref() for ref in workers] == [None, None, None]
+
+
+def test_rich_pretty_prints_a_message_as_its_repr():
+    pretty = pytest.importorskip("rich.pretty")
+    queue, info, stream = setup(consumed=0, decoder=identity_decoder)
+    info.enqueue(FetchedRecords.of([Message(topic="topic", partition=0, offset=0, key=b"k", value=b"v")], "topic", 0))
+    m = next(iter(stream))
+    assert pretty.pretty_repr(m) == repr(m) == \
+        "MessageAndMetadata(topic='topic', partition=0, offset=0, key=b'k', message=b'v')"
 
 
 def shouted(data: bytes | None) -> bytes:  # a decoder of the module: pickled by reference

@@ -9,17 +9,26 @@ partitions, value sizes); the first and last offsets are read at the edges.
 
 What the application gets is made at the moment the stream hands it out, by C calls (:func:`messages`): a
 MessageAndMetadata holds the value and the ``Message``, its other fields read from the message when asked for. It is a
-``msgspec.Struct``: a type written in C, which a ``map`` makes by one vectorcall per message, with no arguments tuple,
-and which stays out of the garbage collector (it refers only to the value's bytes and the ``Message``, neither of
-which can refer back to it, so it can never be part of a cycle). Made and freed, it costs about a third of what a
-class defined in Python costs (a tuple subclass included), which is most of what a stream adds per message to
-librdkafka's own binding. A record batch's columns (offsets, values, keys) are made, once each, by one C pass over its
-messages when first read, so a reader that wants only the values pays only for those.
+``msgspec.Struct``: a type written in C, which a ``map`` makes by one vectorcall per message, with no arguments tuple.
+Made and freed, it costs about a third of what a class defined in Python costs (a tuple subclass included), which is
+most of what a stream adds per message to librdkafka's own binding.
+
+The messages of a stream with the default (identity) decoders also stay out of the garbage collector: they refer to
+the value's bytes, librdkafka's ``Message`` and their class, a module-level class whose decoders are module-level
+functions, none of which refers to anything an application makes (short of putting a message into the headers list its
+own librdkafka message keeps), so such a message cannot be part of a cycle and needs no collector to be freed. A
+stream with decoders of its own gets a class that holds them, and a decoder may refer back to what keeps the messages
+(a bound method of the object that queues them): its messages are tracked by the collector, as any Python object, so
+such a cycle is collected.
+
+A record batch's columns (offsets, values, keys) are made, once each, by one C pass over its messages when first read,
+so a reader that wants only the values pays only for those.
 """
 
 from __future__ import annotations
 
 import operator
+import types
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -222,7 +231,7 @@ class MessageAndMetadata(msgspec.Struct, frozen=True, gc=False, weakref=False):
         return hash(self._identity()[:5])
 
     # Ordered as a tuple of (offset, value, key, topic, partition): sorted() puts a partition's messages in offset
-    # order, whatever the tuple underneath holds.
+    # order.
     def _compare(self, other: object, order: Callable[[Any, Any], bool]) -> bool:
         if not isinstance(other, MessageAndMetadata):
             return NotImplemented
@@ -244,6 +253,13 @@ class MessageAndMetadata(msgspec.Struct, frozen=True, gc=False, weakref=False):
         """Pickled with its stream's decoders (by reference: module-level functions pickle, a lambda does not), so
         that a message of a stream with decoders of its own is read back by a class with the same decoders."""
         return _restore, (self.raw_message, self._source, self._key_decoder, self._value_decoder)
+
+    @property
+    def __rich_repr__(self) -> Any:
+        """Absent (reading it raises AttributeError), so that rich's pretty printer (a REPL, a traceback's locals)
+        shows :meth:`__repr__` rather than msgspec's own listing of the struct's fields, the private ``Message`` among
+        them."""
+        raise AttributeError("__rich_repr__")
 
     def __repr__(self) -> str:
         return (f"MessageAndMetadata(topic={self.topic!r}, partition={self.partition}, offset={self.offset}, "
@@ -280,7 +296,10 @@ def message_class(key_decoder: Decoder, value_decoder: Decoder) -> type[MessageA
     """The MessageAndMetadata subclass a stream with these decoders hands out."""
     if key_decoder is identity_decoder and value_decoder is identity_decoder:
         return _UndecodedMessageAndMetadata
-    return type("MessageAndMetadata", (MessageAndMetadata,), {
+    namespace = {
         "__module__": __name__, "__qualname__": "MessageAndMetadata",
         "_key_decoder": staticmethod(key_decoder), "_value_decoder": staticmethod(value_decoder),
-    })
+    }
+    # gc=True: the class holds the decoders, which may refer back to what keeps the messages (module docstring).
+    return types.new_class("MessageAndMetadata", (MessageAndMetadata,), {"gc": True},
+                           lambda body: body.update(namespace))
