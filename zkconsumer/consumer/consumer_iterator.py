@@ -89,7 +89,7 @@ _NOTHING = FetchedRecords("", -1, (), 0)
 
 def _empty_cursor() -> ChunkCursor:
     """A cursor with nothing left: the state before the first chunk, and after a rebalance dropped the current one."""
-    return ChunkCursor(None, _NOTHING, -1)
+    return ChunkCursor(None, _NOTHING, -1, MessageAndMetadata)  # it makes none
 
 
 _NOT_READY, _DONE, _FAILED = "not_ready", "done", "failed"

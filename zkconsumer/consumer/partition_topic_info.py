@@ -166,7 +166,7 @@ class ChunkCursor:
     __slots__ = ("info", "records", "remaining", "messages", "_values", "_end", "_base", "_base_handed", "_lock")
 
     def __init__(self, info: PartitionTopicInfo | None, records: FetchedRecords, base: int,
-                 make: type[MessageAndMetadata] = MessageAndMetadata) -> None:
+                 make: type[MessageAndMetadata]) -> None:
         self.info = info
         self.records = records
         # a list iterator: its __length_hint__ is what was not handed out
