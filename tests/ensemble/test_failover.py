@@ -40,16 +40,24 @@ class KillLeaderWhenArmed(ConsumerRebalanceListener):
             self.killed.append(leader)
 
 
+# Every client loses its server while the ensemble elects, and a member whose claim meets an owner that is still
+# reconnecting must retry until that owner has released. So the members' retries span the session timeout, as Kafka
+# advised sizing rebalance.max.retries x rebalance.backoff.ms: 30 backoffs of 200 ms are 6 s, the default
+# zookeeper.session.timeout.ms, before the attempts' own time. The suite's usual four retries end within about a
+# second, which an election on a loaded machine can outlast (seen once in CI: the newcomer gave up).
+SPANS_AN_ELECTION = {"rebalance.max.retries": 30}
+
+
 def test_the_leader_killed_during_a_rebalance_leaves_one_owner_per_partition_and_consumption_going(
         zookeeper_ensemble, zk, kafka_zk, bootstrap_servers, topic_name):
     topic = mirrored_topic(zk, bootstrap_servers, topic_name, 4)
     killer = KillLeaderWhenArmed(zookeeper_ensemble)
     members = []
     try:
-        first = create_connector(config(kafka_zk, "c1"), listener=killer)
+        first = create_connector(config(kafka_zk, "c1", **SPANS_AN_ELECTION), listener=killer)
         members.append(first)
         streams = [first.create_message_streams({topic: 1})[topic][0]]
-        second = create_connector(config(kafka_zk, "c2"))
+        second = create_connector(config(kafka_zk, "c2", **SPANS_AN_ELECTION))
         members.append(second)
         streams.append(second.create_message_streams({topic: 1})[topic][0])
         wait_for(lambda: [owner for _, owner in owners(zk, topic)] == ["group1_c1-0"] * 2 + ["group1_c2-0"] * 2)
@@ -61,7 +69,7 @@ def test_the_leader_killed_during_a_rebalance_leaves_one_owner_per_partition_and
 
         # A third member joins; the first one's rebalance kills the leader between its release and its claims.
         killer.armed.set()
-        third = create_connector(config(kafka_zk, "c3"))
+        third = create_connector(config(kafka_zk, "c3", **SPANS_AN_ELECTION))
         members.append(third)
         streams.append(third.create_message_streams({topic: 1})[topic][0])
         wait_for(lambda: killer.killed, timeout=30)
