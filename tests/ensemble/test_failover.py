@@ -44,7 +44,7 @@ class KillLeaderWhenArmed(ConsumerRebalanceListener):
 # reconnecting must retry until that owner has released. So the members' retries span the session timeout, as Kafka
 # advised sizing rebalance.max.retries x rebalance.backoff.ms: 30 backoffs of 200 ms are 6 s, the default
 # zookeeper.session.timeout.ms, before the attempts' own time. The suite's usual four retries end within about a
-# second, which an election on a loaded machine can outlast (seen once in CI: the newcomer gave up).
+# second, which an election on a loaded machine can outlast.
 SPANS_AN_ELECTION = {"rebalance.max.retries": 30}
 
 
