@@ -18,19 +18,9 @@ MKDOCS = NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs
 docs: bootstrap
 	$(MKDOCS) build --strict
 
-# The tests also need a headless browser (the timeline page is checked in chromium): `test` installs it.
-# Before the tests: ruff, the layers contract (import-linter, pyproject.toml), mypy on the package, and the docs site
-# built strictly (mkdocs.yml: a broken link, a page left out of the nav or an unreadable docstring fails; not with
-# --quiet, which hides the warnings that --strict counts).
-# The tests: scripts/run_tests.sh (the Spark tests beside the others, see there).
-# After them, the container pass: the server tests that matter for the Docker path once more, with ZooKeeper in a
-# container of the project's own image on podman (scripts/containers.sh sets it up); where containers are not
-# available it prints that it was skipped and why, and does not fail.
+# The tests: scripts/test.sh (the install, the checks, the suite's time scale, the main run with the Spark and
+# migration run beside it, the container pass, and each pass's duration; see there). `make test SLOW=1` is the
+# slow-machine mode: one core held busy by a CPU hog for the whole run (docs/development.md).
+SLOW ?=
 test:
-	@scripts/bootstrap.sh "$(VENV)" test
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/lint-imports
-	$(VENV)/bin/mypy
-	$(MKDOCS) build --strict
-	@scripts/run_tests.sh "$(VENV)"
-	@scripts/containers.sh test "$(VENV)"
+	@ZKCONSUMER_TEST_SLOW="$${ZKCONSUMER_TEST_SLOW:-$(SLOW)}" scripts/test.sh "$(VENV)"

@@ -6,26 +6,50 @@
 # The first run's tests go to two worker processes (pytest-xdist), a test module's tests to one worker, so that its
 # module fixtures are made once: waiting tests overlap, and each worker starts its own servers as each run does.
 # Each run starts its own servers. The second run's output is kept in a file and shown after the first one's; the
-# exit status is non-zero if either run failed. Extra arguments go to both runs.
+# exit status is non-zero if either run failed. Extra arguments go to both runs. Each run's duration is printed at
+# the end, and appended to the file ZKCONSUMER_TEST_TIMES names, when set (scripts/test.sh, for its summary).
 # Usage: scripts/run_tests.sh [VENV] [pytest args...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 VENV="${1:-.venv}"
 shift || true
 spark_log="$(mktemp -t zkconsumer-spark-tests.XXXXXX)"
-trap 'rm -f "$spark_log"' EXIT
+spark_time="$spark_log.seconds"
+trap 'rm -f "$spark_log" "$spark_time"' EXIT
 
-"$VENV/bin/python" -m pytest -m "spark or migration" -p no:cacheprovider "$@" >"$spark_log" 2>&1 &
+# One time scale for both runs and their workers (tests/time_scale.py), unless it is given.
+if [ -z "${ZKCONSUMER_TEST_TIME_SCALE:-}" ]; then
+  ZKCONSUMER_TEST_TIME_SCALE="$("$VENV/bin/python" tests/time_scale.py)" || exit $?
+  export ZKCONSUMER_TEST_TIME_SCALE
+fi
+
+(
+  began=$SECONDS
+  "$VENV/bin/python" -m pytest -m "spark or migration" -p no:cacheprovider "$@" >"$spark_log" 2>&1 &
+  child=$!
+  trap 'kill "$child" 2>/dev/null' TERM
+  wait "$child"
+  rc=$?
+  echo "$((SECONDS - began))" > "$spark_time"
+  exit "$rc"
+) &
 spark_pid=$!
-trap 'kill "$spark_pid" 2>/dev/null; rm -f "$spark_log"' INT TERM
+trap 'kill "$spark_pid" 2>/dev/null; rm -f "$spark_log" "$spark_time"' INT TERM
 
+began=$SECONDS
 "$VENV/bin/python" -m pytest -m "not spark and not migration" -n 2 --dist loadfile "$@"
 rest=$?
+main_s=$((SECONDS - began))
 wait "$spark_pid"
 spark=$?
+spark_s="$(cat "$spark_time" 2>/dev/null || echo '?')"
 
 printf '\n===== the Spark and migration tests (run beside the others) =====\n'
 cat "$spark_log"
+printf 'main run %s s; Spark and migration run %s s beside it\n' "$main_s" "$spark_s"
+if [ -n "${ZKCONSUMER_TEST_TIMES:-}" ]; then
+  printf 'main %s\nspark %s\n' "$main_s" "$spark_s" >> "$ZKCONSUMER_TEST_TIMES"
+fi
 if [ "$rest" -ne 0 ]; then exit "$rest"; fi
 if [ "$spark" -ne 0 ] && [ "$spark" -ne 5 ]; then exit "$spark"; fi
 exit 0

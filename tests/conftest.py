@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+import time_scale
 from kazoo.client import KazooClient
 from support import CHROOT_BASE, delete_tree
 
@@ -29,12 +30,41 @@ from zkconsumer.zk.client import close_client, open_client
 SERVER_FIXTURES = frozenset({"zookeeper_connect", "kafka_addresses", "zookeeper_ensemble"})
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    time_scale.factor()  # calibrated here, before xdist starts its workers: they inherit it through the environment
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"zkconsumer: {time_scale.describe()}"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that needs ZooKeeper or the broker, so that ``pytest -m "not servers and not browser"``
-    runs the pure half in seconds. Tests that start servers without these fixtures carry the mark themselves."""
+    runs the pure half in seconds. Tests that start servers without these fixtures carry the mark themselves.
+    Every test's own limit (its ``timeout`` mark, else pytest-timeout's default) is scaled to this machine."""
     for item in items:
         if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.servers)
+        limit = _time_limit(item)
+        if limit:
+            item.add_marker(pytest.mark.timeout(time_scale.scaled(limit)), append=False)
+
+
+def _time_limit(item: pytest.Item) -> float | None:
+    """The test's limit as written: its own ``timeout`` mark, else the command line's or pyproject's."""
+    marker = item.get_closest_marker("timeout")
+    if marker is not None:
+        given = marker.args[0] if marker.args else marker.kwargs.get("timeout")
+        return float(given) if given else None
+    given = item.config.getoption("timeout", None) or item.config.getini("timeout")
+    return float(given) if given else None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item) -> None:
+    """Inner waits (support.wait_for, time_scale.bounded) end before the test's own limit, which pytest-timeout
+    counts from here (setup, call and teardown)."""
+    time_scale.set_test_deadline(_time_limit(item))
 
 
 @pytest.fixture(autouse=True)

@@ -9,18 +9,24 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from time_scale import bounded, describe
+
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_EVENTS = REPO / "tests" / "data" / "sample-events.jsonl"  # a recorded three-member run
 CHROOT_BASE = "/zkconsumer-tests"  # every test's chroot lives under it
 
 
 def wait_for(predicate: Callable[[], object], timeout: float = 15.0, interval: float = 0.05) -> object:
-    """Poll until ``predicate`` returns something truthy; fail the test with its last value otherwise."""
-    deadline = time.monotonic() + timeout
+    """Poll until ``predicate`` returns something truthy; fail the test with its last value otherwise. ``timeout``
+    is the figure for the reference machine: the wait lasts it times the suite's time scale, and ends before the
+    test's own limit (tests/time_scale.py)."""
+    limit = bounded(timeout)
+    deadline = time.monotonic() + limit
     value = predicate()
     while not value:
         if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s (last value: {value!r})")
+            raise AssertionError(f"condition not met within {limit:.1f} s ({timeout:g} s at {describe()}; last "
+                                 f"value: {value!r})")
         time.sleep(interval)
         value = predicate()
     return value
@@ -28,10 +34,12 @@ def wait_for(predicate: Callable[[], object], timeout: float = 15.0, interval: f
 
 def zkconsumer_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60.0,
                    input: str | None = None) -> subprocess.CompletedProcess:
-    """Run the real ``zkconsumer`` command in a child process, as a user would (``input``: its stdin)."""
+    """Run the real ``zkconsumer`` command in a child process, as a user would (``input``: its stdin); ``timeout``
+    as :func:`wait_for`'s."""
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "zkconsumer", *args], capture_output=True, text=True, env=full_env, timeout=timeout,
+        [sys.executable, "-m", "zkconsumer", *args], capture_output=True, text=True, env=full_env,
+        timeout=bounded(timeout),
         input=input,
     )
 

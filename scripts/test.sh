@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# `make test`, the README's test command: everything it does, in order, then how long each pass took.
+#   1. install what the tests need (scripts/bootstrap.sh: the virtual environment, ZooKeeper, a headless browser);
+#   2. the checks: ruff, the layers contract (import-linter, pyproject.toml), mypy on the package, and the docs site
+#      built strictly (mkdocs.yml: a broken link, a page left out of the nav or an unreadable docstring fails; not
+#      with --quiet, which hides the warnings that --strict counts);
+#   3. the suite's time scale, calibrated once for every pass (tests/time_scale.py; ZKCONSUMER_TEST_TIME_SCALE set
+#      beforehand is used as it is);
+#   4. the tests: scripts/run_tests.sh (the main run and, beside it, the Spark and migration run);
+#   5. the container pass: the server tests that matter for the Docker path once more, with ZooKeeper in a container
+#      of the project's own image on podman (scripts/containers.sh); skipped, with the reason, where containers are
+#      not available;
+#   6. each pass's duration and the time scale, whatever failed.
+#
+# Slow-machine mode (`make test SLOW=1`, `scripts/test.sh --slow`, or ZKCONSUMER_TEST_SLOW=1): a CPU hog holds one
+# of the cores busy for the whole run (bounded: it ends by itself after 90 minutes, and with this script), so that
+# anyone can see the suite hold on a machine half as fast. It starts before the calibration, which then measures
+# the slower machine.
+# Usage: scripts/test.sh [--slow] [VENV]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+SLOW="${ZKCONSUMER_TEST_SLOW:-}"
+if [ "${1:-}" = "--slow" ]; then SLOW=1; shift; fi
+VENV="${1:-.venv}"
+case "$SLOW" in ""|0|no|false) SLOW="" ;; esac
+
+say() { printf 'make test: %s\n' "$*"; }
+started=$SECONDS
+times="$(mktemp -t zkconsumer-test-times.XXXXXX)"
+hog_pid=""
+finish() {
+  [ -n "$hog_pid" ] && kill "$hog_pid" 2>/dev/null
+  rm -f "$times"
+}
+trap finish EXIT
+trap 'exit 130' INT TERM
+
+if [ -n "$SLOW" ]; then
+  # python3, not the environment's: the environment may not exist yet
+  python3 -c 'import time
+end = time.monotonic() + 5400
+while time.monotonic() < end:
+    pass' &
+  hog_pid=$!
+  say "slow-machine mode: a CPU hog (pid $hog_pid) holds one core busy until the tests end"
+fi
+
+# 1.
+scripts/bootstrap.sh "$VENV" test || exit $?
+install_s=$((SECONDS - started))
+
+# 2.
+checks_started=$SECONDS
+"$VENV/bin/ruff" check . || exit $?
+"$VENV/bin/lint-imports" || exit $?
+"$VENV/bin/mypy" || exit $?
+NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict || exit $?
+checks_s=$((SECONDS - checks_started))
+
+# 3.
+if [ -z "${ZKCONSUMER_TEST_TIME_SCALE:-}" ]; then
+  ZKCONSUMER_TEST_TIME_SCALE="$("$VENV/bin/python" tests/time_scale.py)" || exit $?
+  scale_source="calibrated"
+else
+  scale_source="from ZKCONSUMER_TEST_TIME_SCALE"
+fi
+export ZKCONSUMER_TEST_TIME_SCALE
+say "time scale $ZKCONSUMER_TEST_TIME_SCALE ($scale_source): every deadline of the suite is its written figure times this"
+
+# 4. and 5.
+ZKCONSUMER_TEST_TIMES="$times" scripts/run_tests.sh "$VENV"
+tests_rc=$?
+containers_started=$SECONDS
+scripts/containers.sh test "$VENV"
+containers_rc=$?
+echo "containers $((SECONDS - containers_started))" >> "$times"
+
+# 6.
+printf '\n===== make test: durations =====\n'
+printf '%-34s %5s s\n' "install (bootstrap)" "$install_s" "checks (ruff, layers, mypy, docs)" "$checks_s"
+while read -r pass seconds; do
+  case "$pass" in
+    main) label="main run" ;;
+    spark) label="Spark and migration run (beside it)" ;;
+    containers) label="container pass" ;;
+    *) label="$pass" ;;
+  esac
+  printf '%-34s %5s s\n' "$label" "$seconds"
+done < "$times"
+printf '%-34s %5s s\n' "in all" "$((SECONDS - started))"
+printf 'time scale %s (%s)%s\n' "$ZKCONSUMER_TEST_TIME_SCALE" "$scale_source" "${SLOW:+, slow-machine mode (one core held busy)}"
+if [ "$tests_rc" -ne 0 ]; then exit "$tests_rc"; fi
+exit "$containers_rc"
