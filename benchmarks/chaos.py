@@ -46,7 +46,8 @@ drives the run: the servers, the members, the producer, the watcher of the znode
 Each member is a :mod:`zkconsumer.members.legacy_member` process, started and stopped through
 :class:`zkconsumer.members.group.MemberGroup`: it writes ``time topic partition offset value`` per message delivered
 (flushed at once, so a SIGKILL loses nothing written), its events, and its session id and password, for ``expire``.
-Loopback only; bounded in time (the duration plus a drain of at most ``--drain-s``) and in count (ten members).
+Loopback only; bounded in time (the duration, or ``--max-duration-s`` for a run that must show ``--min-fault-kinds``
+kinds of fault, plus a drain of at most ``--drain-s``) and in count (ten members).
 """
 
 from __future__ import annotations
@@ -171,6 +172,9 @@ class Chaos:
             weed_binary()
         if self.args.members < 2 or self.args.duration_s <= 0:
             raise Refused("--members must be at least 2 and --duration-s positive")
+        if self.args.min_fault_kinds > len(set(self.faults_allowed)):
+            raise Refused(f"--min-fault-kinds {self.args.min_fault_kinds}: only {len(set(self.faults_allowed))} "
+                          f"fault kinds can run ({', '.join(self.faults_allowed)})")
 
     def start_servers(self) -> None:
         from zkconsumer.bridge.metadata_bridge import MetadataBridge
@@ -393,8 +397,12 @@ class Chaos:
             time.sleep(min(FORMING_S, self.args.duration_s / 4))  # the group forms
             # Every kind once before any comes again: the first round in the order of --faults when given, every
             # other in a seeded order.
+            # A run that must show some kinds (--min-fault-kinds) goes on past its duration until it has, within
+            # --max-duration-s: how many faults fit in a duration depends on the machine's speed.
             kinds = list(self.faults_allowed) if self.args.faults else []
-            while self.now() < self.args.duration_s:
+            while self.now() < self.args.duration_s or (
+                    len({f["kind"] for f in self.report.faults}) < self.args.min_fault_kinds
+                    and self.now() < self.args.max_duration_s):
                 if not kinds:
                     kinds = self.rng.sample(self.faults_allowed, len(self.faults_allowed))
                 self.report.faults.append(asdict(self.fault(kinds.pop(0))))
@@ -723,6 +731,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--faults", default="", help=f"comma separated, of {', '.join(ALL_FAULTS)} "
                         f"(default: all, without broker when the storage is memory)")
     parser.add_argument("--fault-gap-s", type=float, default=6.0, help="at most this long between faults")
+    parser.add_argument("--min-fault-kinds", type=int, default=0,
+                        help="go on past --duration-s until this many kinds of fault have run (the first round "
+                        "takes --faults in their order), up to --max-duration-s")
+    parser.add_argument("--max-duration-s", type=float, default=0.0,
+                        help="with --min-fault-kinds: the longest the faults may go on (default: twice --duration-s)")
     parser.add_argument("--overlap-limit-ms", type=float, default=1500.0)
     parser.add_argument("--unowned-limit-s", type=float, default=20.0)
     parser.add_argument("--stale-after-pause-ms", type=float, default=0.0,
@@ -743,6 +756,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    args.max_duration_s = args.max_duration_s or 2 * args.duration_s
     import logging
 
     logging.basicConfig(level=logging.ERROR)  # kazoo's reconnection lines while ZooKeeper is down are expected

@@ -64,8 +64,8 @@ def produce(bootstrap: str, topic: str, values: list[bytes], partition: int | No
         else:
             producer.produce(topic, value=value, partition=partition, on_delivery=report)
         if batch_each:
-            producer.flush(10)
-    assert producer.flush(10) == 0, "messages not delivered"
+            producer.flush(bounded(10))
+    assert producer.flush(bounded(10)) == 0, "messages not delivered"
     assert not failures, failures
 
 
@@ -78,7 +78,7 @@ def produce_batched(bootstrap: str, topic: str, partition: int, count: int, ling
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": linger_ms, "batch.num.messages": batch_messages})
     for i in range(count):
         producer.produce(topic, value=f"m{i}".encode(), partition=partition)
-    assert producer.flush(15) == 0, "messages not delivered"
+    assert producer.flush(bounded(15)) == 0, "messages not delivered"
 
 
 def mirrored_topic(zk, bootstrap: str, topic: str, partitions: int = 1) -> str:
@@ -110,11 +110,12 @@ def connector_config(zk_connect: str, consumer_id: str, **extra):
 
 
 def take(stream, count: int, timeout: float = 20.0) -> list:
-    """Up to ``count`` messages from a stream whose consumer.timeout.ms is short; stops early only at ``timeout``."""
+    """Up to ``count`` messages from a stream whose consumer.timeout.ms is short; stops early only at ``timeout`` (as
+    :func:`wait_for`'s)."""
     from zkconsumer.errors import ConsumerTimeoutException
 
     got: list = []
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + bounded(timeout)
     while len(got) < count and time.monotonic() < deadline:
         try:
             for message in stream:
