@@ -10,7 +10,9 @@ import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 from support import SAMPLE_EVENTS, wait_for
+from time_scale import bounded
 
 from zkconsumer.cli.class_archive import (
     ARCHIVE_ENV,
@@ -101,10 +103,14 @@ def _mapped_by_a_jvm(archive: Path) -> bool:
     return False
 
 
+@pytest.mark.timeout(300)  # two analyze commands, each a Spark JVM's start and job: its inner waits end before
 def test_the_first_command_records_the_archive_and_the_next_ones_jvm_maps_it(tmp_path):
     archives = tmp_path / "archives"
     first = _analyze(archives, tmp_path / "first")
-    out, err = first.communicate(timeout=240)
+    try:
+        out, err = first.communicate(timeout=bounded(130))
+    finally:
+        first.kill()  # nothing, once it has ended; a command still running at the deadline is not left behind
     assert first.returncode == 0, err
     assert f"writing Spark's classes to {archives}" in err and "cds" not in out + err
     written = list(archives.iterdir())
@@ -113,10 +119,11 @@ def test_the_first_command_records_the_archive_and_the_next_ones_jvm_maps_it(tmp
 
     second = _analyze(archives, tmp_path / "second")
     try:
-        seen = wait_for(lambda: "mapped" if _mapped_by_a_jvm(written[0]) else second.poll(), timeout=120, interval=0.1)
+        seen = wait_for(lambda: "mapped" if _mapped_by_a_jvm(written[0]) else second.poll(), timeout=100, interval=0.1)
         assert seen == "mapped", f"the second command ended ({seen}) without its JVM mapping the archive"
+        out, err = second.communicate(timeout=bounded(130))
     finally:
-        out, err = second.communicate(timeout=240)
+        second.kill()
     assert second.returncode == 0, err
     assert "writing Spark's classes" not in err and "cds" not in out + err
     assert list(archives.iterdir()) == written
@@ -130,7 +137,7 @@ def _session(archives: Path, body: str, **env: str) -> subprocess.CompletedProce
     script = f"from zkconsumer.cli.analyze import command_session\nwith command_session('local[1]', 't') as spark:\n" \
              f"    {body}\n"
     return subprocess.run([sys.executable, "-c", script], env={**os.environ, ARCHIVE_ENV: str(archives), **env},
-                          capture_output=True, text=True, timeout=240)
+                          capture_output=True, text=True, timeout=bounded(100))
 
 
 def test_a_first_command_whose_job_fails_records_nothing(tmp_path):
