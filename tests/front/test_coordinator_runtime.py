@@ -8,6 +8,7 @@ import asyncio
 import time
 
 from structlog.testing import capture_logs
+from time_scale import bounded
 
 from zkconsumer.front.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
 from zkconsumer.front.classic_group_messages import (
@@ -48,7 +49,7 @@ def test_a_join_is_answered_when_the_initial_delay_passes_and_the_session_expire
         return joined, waited, runtime  # type: ignore[return-value]
 
     with capture_logs() as events:
-        joined, waited, runtime = asyncio.run(asyncio.wait_for(scenario(), 10))
+        joined, waited, runtime = asyncio.run(asyncio.wait_for(scenario(), bounded(10)))
     assert joined.error_code is ErrorCode.none and joined.generation_id == 1
     assert waited >= DELAY_MS / 1000
     names = [e["event"] for e in events if e["event"].startswith("front.group.")]
@@ -75,7 +76,7 @@ def test_a_join_replaced_by_a_newer_one_of_the_same_member_raises_request_droppe
         runtime.close()
         return dropped[0], newer_waits
 
-    dropped, newer_waits = asyncio.run(asyncio.wait_for(scenario(), 10))
+    dropped, newer_waits = asyncio.run(asyncio.wait_for(scenario(), bounded(10)))
     assert isinstance(dropped, RequestDropped)
     assert newer_waits  # the newer one waits for the round, as the older did
 
@@ -115,7 +116,7 @@ def _join_answered(runtime: CoordinatorRuntime) -> JoinGroupResponse:
         finally:
             runtime.close()
 
-    return asyncio.run(asyncio.wait_for(scenario(), 10))
+    return asyncio.run(asyncio.wait_for(scenario(), bounded(10)))
 
 
 def test_a_classic_tick_that_raises_is_logged_and_the_next_timer_still_fires():

@@ -9,7 +9,8 @@ import subprocess
 import sys
 
 from kio.schema.errors import ErrorCode
-from support import wait_for
+from support import wait_for, zkconsumer_cli
+from time_scale import bounded
 
 from zkconsumer.front.client import api_versions_request, exchange
 
@@ -24,7 +25,7 @@ def test_the_command_serves_in_the_foreground_and_stops_on_sigterm(bootstrap_ser
         address = f"127.0.0.1:{int(port_file.read_text())}"
         assert exchange(address, api_versions_request()).error_code == ErrorCode.none
         process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=30)
+        out, err = process.communicate(timeout=bounded(30))
     finally:
         if process.poll() is None:
             process.kill()
@@ -40,9 +41,7 @@ def test_a_port_in_use_is_one_line(bootstrap_servers):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = subprocess.run(
-            [sys.executable, "-m", "zkconsumer", "front", "--bootstrap-server", bootstrap_servers, "--port",
-             str(port)], capture_output=True, text=True, timeout=60)
+        done = zkconsumer_cli("front", "--bootstrap-server", bootstrap_servers, "--port", str(port))
     assert done.returncode != 0
     assert done.stderr.splitlines() == [
         f"zkconsumer front: cannot listen on 127.0.0.1:{port}: Address already in use"]

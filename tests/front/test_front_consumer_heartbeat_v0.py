@@ -13,6 +13,7 @@ import pytest
 from kio.index import load_request_schema
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32, i32Timedelta
+from time_scale import bounded
 
 from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.front.client import exchange_on
@@ -30,7 +31,7 @@ def test_a_v0_member_joins_and_heartbeats_on_one_connection(front):
     schema = load_request_schema(68, 0)
     assert "subscribed_topic_regex" not in schema.__dataclass_fields__
     host, port = front.address.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=20) as sock:
+    with socket.create_connection((host, int(port)), timeout=bounded(20)) as sock:
         joined = exchange_on(sock, build(
             schema, group_id=group, member_id="", member_epoch=i32(0),
             rebalance_timeout=i32Timedelta.parse(datetime.timedelta(seconds=10)), subscribed_topic_names=("t",),

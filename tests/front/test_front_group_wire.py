@@ -19,6 +19,7 @@ from kio.schema.list_groups.v4.request import ListGroupsRequest
 from kio.schema.offset_commit.v8 import request as commit
 from kio.static.primitive import i32, i32Timedelta, i64
 from support import wait_for
+from time_scale import bounded
 
 from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.front.client import api_versions_request, exchange, exchange_on, read_answer
@@ -59,8 +60,8 @@ def _join(group: str, member_id: str) -> JoinGroupRequest:
 def test_a_join_replaced_by_a_newer_one_of_the_same_member_closes_the_connection_it_waited_on(front):
     group = f"gd-{uuid.uuid4().hex[:6]}"
     host, port = front.address.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=20) as first, \
-            socket.create_connection((host, int(port)), timeout=20) as second:
+    with socket.create_connection((host, int(port)), timeout=bounded(20)) as first, \
+            socket.create_connection((host, int(port)), timeout=bounded(20)) as second:
         member_id = exchange_on(first, _join(group, "")).member_id
         first.sendall(encode_request(_join(group, member_id), 1, "first"))  # waits out the initial delay
         wait_for(lambda: any(group in line and "front.group.member_joined" in line
@@ -95,7 +96,7 @@ def test_groups_whose_offsets_only_the_broker_keeps_are_listed_and_described_emp
 def test_every_version_of_list_groups_the_front_advertises_is_answered_in_its_own_layout(front):
     host, port = front.address.rsplit(":", 1)
     low, high = VERSIONS[16]
-    with socket.create_connection((host, int(port)), timeout=10) as sock:
+    with socket.create_connection((host, int(port)), timeout=bounded(10)) as sock:
         for version in range(low, high + 1):
             request = load_request_schema(16, version)()
             sock.sendall(encode_request(request, 100 + version, "versions"))
@@ -121,7 +122,7 @@ def test_a_member_joins_syncs_heartbeats_is_described_and_leaves_in_every_versio
     protocol_type = nested(load_request_schema(11, version), "JoinGroupRequestProtocol")
     sync_version, heartbeat_version, leave_version = min(version, 5), min(version, 4), min(version, 5)
     host, port = undelayed_front.address.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=20) as sock:
+    with socket.create_connection((host, int(port)), timeout=bounded(20)) as sock:
         def join(member_id: str) -> object:
             return exchange_on(sock, _request(
                 11, version, group_id=group, session_timeout=10_000, rebalance_timeout=10_000, member_id=member_id,

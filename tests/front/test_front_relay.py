@@ -27,6 +27,7 @@ from kio.schema.metadata.v0.request import MetadataRequest as MetadataRequestV0
 from kio.schema.metadata.v12.request import MetadataRequest
 from kio.static.primitive import i8, i16, i32, i32Timedelta
 from support import produce, wait_for
+from time_scale import bounded
 
 from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.front.background import front_in_thread
@@ -55,8 +56,9 @@ def named(front: FrontProcess, name: str) -> list[dict]:
 
 
 def consume_all(consumer: Consumer, count: int, timeout: float = 30.0) -> list:
+    """Up to ``count`` messages; stops early only at ``timeout`` (the reference machine's figure, bounded)."""
     messages: list = []
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + bounded(timeout)
     while len(messages) < count and time.monotonic() < deadline:
         message = consumer.poll(0.5)
         if message is not None and message.error() is None:
@@ -66,6 +68,7 @@ def consume_all(consumer: Consumer, count: int, timeout: float = 30.0) -> list:
     return messages
 
 
+@pytest.mark.timeout(180)  # its waits: 10 + 3 x 30 + 10 s, and three productions of up to 10 s
 def test_assigned_and_subscribed_confluent_consumers_consume_commit_and_resume_through_the_front(front, topic_name):
     create_topic(front.address, topic_name, 2)
     for partition in (0, 1):  # ten to each, so both partitions have a committed offset
@@ -77,7 +80,7 @@ def test_assigned_and_subscribed_confluent_consumers_consume_commit_and_resume_t
               "enable.auto.commit": False, "session.timeout.ms": 6000, "heartbeat.interval.ms": 500}
 
     assigned = Consumer(config)
-    assert {f"{b.host}:{b.port}" for b in assigned.list_topics(timeout=10).brokers.values()} == {front.address}
+    assert {f"{b.host}:{b.port}" for b in assigned.list_topics(timeout=bounded(10)).brokers.values()} == {front.address}
     assigned.assign([TopicPartition(topic_name, 0, 0), TopicPartition(topic_name, 1, 0)])
     first = consume_all(assigned, 20)
     assert sorted(m.value() for m in first) == sorted(f"first-{i}".encode() for i in range(20))
@@ -91,7 +94,7 @@ def test_assigned_and_subscribed_confluent_consumers_consume_commit_and_resume_t
     assert sorted(m.value() for m in second) == sorted(f"second-{i}".encode() for i in range(10))
     assert subscribed.assignment() and {tp.partition for tp in subscribed.assignment()} == {0, 1}
     subscribed.commit(asynchronous=False)
-    committed = subscribed.committed([TopicPartition(topic_name, 0), TopicPartition(topic_name, 1)], timeout=10)
+    committed = subscribed.committed([TopicPartition(topic_name, p) for p in (0, 1)], timeout=bounded(10))
     subscribed.close()
     assert sum(tp.offset for tp in committed) == 30
 
@@ -111,8 +114,9 @@ def test_kafka_python_s_group_consumer_consumes_commits_and_resumes_through_the_
 
     def consumer() -> KafkaConsumer:
         return KafkaConsumer(topic_name, bootstrap_servers=front.address, group_id=group,
-                             auto_offset_reset="earliest", enable_auto_commit=False, consumer_timeout_ms=30000,
-                             session_timeout_ms=6000, heartbeat_interval_ms=500)
+                             auto_offset_reset="earliest", enable_auto_commit=False,
+                             consumer_timeout_ms=int(bounded(30) * 1000), session_timeout_ms=6000,
+                             heartbeat_interval_ms=500)
 
     first = consumer()
     values = []
@@ -132,6 +136,7 @@ def test_kafka_python_s_group_consumer_consumes_commits_and_resumes_through_the_
     assert len([e for e in named(front, "front.group.member_joined") if e["group"] == group]) == 2
 
 
+@pytest.mark.timeout(150)  # its waits: 6 x 10 (flushes) + 10 + 10 + 30 s
 def test_a_produce_with_acks_0_is_relayed_without_waiting_for_an_answer_the_broker_never_sends(front, topic_name):
     from confluent_kafka import Producer
 
@@ -139,14 +144,14 @@ def test_a_produce_with_acks_0_is_relayed_without_waiting_for_an_answer_the_brok
     producer = Producer({"bootstrap.servers": front.address, "acks": 0, "linger.ms": 0})
     for i in range(5):
         producer.produce(topic_name, value=f"fire-{i}".encode(), partition=0)
-        producer.flush(10)  # one request a message, each unanswered; the connection must not wait for an answer
-    assert producer.flush(10) == 0
-    assert producer.list_topics(topic_name, timeout=10).topics[topic_name].error is None  # the same connection
+        producer.flush(bounded(10))  # one request a message, each unanswered; the connection must not wait for one
+    assert producer.flush(bounded(10)) == 0
+    assert producer.list_topics(topic_name, timeout=bounded(10)).topics[topic_name].error is None  # the same connection
     reader = Consumer({"bootstrap.servers": front.address, "group.id": f"g-{uuid.uuid4().hex[:6]}",
                        "enable.auto.commit": False})
     # On one raw connection: an acks=0 produce, then an ApiVersions; the first answer on the connection must be the
     # ApiVersions' (exchange_on checks the correlation id), so the produce got none.
-    with socket.create_connection(_split(front.address), timeout=10) as sock:
+    with socket.create_connection(_split(front.address), timeout=bounded(10)) as sock:
         sock.sendall(encode_request(_acks_0_produce(topic_name, b"fire-5"), 7001, "c"))
         assert exchange_on(sock, api_versions_request()).error_code == ErrorCode.none
     reader.assign([TopicPartition(topic_name, 0, 0)])
@@ -174,7 +179,7 @@ def test_a_failed_produce_with_acks_0_closes_the_connection_as_kafka_does(front,
     nowhere = ProduceRequest(acks=i16(0), timeout=i32Timedelta.parse(datetime.timedelta(seconds=5)), topic_data=(
         TopicProduceData(name=topic_name, partition_data=(PartitionProduceData(index=i32(99), records=b""),)),))
     lost = len(named(front, "front.broker_lost"))
-    with socket.create_connection(_split(front.address), timeout=10) as sock:
+    with socket.create_connection(_split(front.address), timeout=bounded(10)) as sock:
         sock.sendall(encode_request(nowhere, 1, "c"))
         assert _closed_by_peer(sock)  # the one way an acks=0 producer learns of a failure
     assert len(named(front, "front.broker_lost")) == lost  # the front closed it, not the broker
@@ -208,7 +213,7 @@ def test_api_versions_advertise_the_front_s_ranges_and_refuse_a_version_it_canno
     assert ranges[0][1] <= 9 and ranges[1][1] <= 15 and ranges[3][1] <= 13
     assert 55 not in ranges
     # A version after the ones the front reads: version 0's layout, UNSUPPORTED_VERSION, the versions it reads.
-    with socket.create_connection(_split(front.address), timeout=10) as sock:
+    with socket.create_connection(_split(front.address), timeout=bounded(10)) as sock:
         request = bytearray(encode_request(ApiVersionsRequest(client_software_name="x", client_software_version="1"),
                                            5, "c"))
         request[6:8] = struct.pack(">h", 99)
@@ -241,8 +246,8 @@ def _closed_by_peer(sock: socket.socket) -> bool:
 ])
 def test_a_bad_request_closes_only_its_own_connection(front, name, data, event):
     before = len(named(front, event))
-    with socket.create_connection(_split(front.address), timeout=10) as bystander, \
-            socket.create_connection(_split(front.address), timeout=10) as bad:
+    with socket.create_connection(_split(front.address), timeout=bounded(10)) as bystander, \
+            socket.create_connection(_split(front.address), timeout=bounded(10)) as bad:
         assert exchange_on(bystander, api_versions_request()).error_code == ErrorCode.none
         bad.sendall(data)
         if name == "truncated":
@@ -258,9 +263,9 @@ def test_a_request_the_broker_cannot_read_leaves_the_front_serving_others(front)
     frame = encode_request(MetadataRequest(topics=None, allow_auto_topic_creation=False,
                                            include_topic_authorized_operations=False), 3, "c")
     cut = struct.pack(">i", len(frame) - 6) + frame[4:-2]  # a whole frame whose body ends too soon
-    with socket.create_connection(_split(front.address), timeout=10) as bad:
+    with socket.create_connection(_split(front.address), timeout=bounded(10)) as bad:
         bad.sendall(cut)
-        bad.settimeout(10)
+        bad.settimeout(bounded(10))
         try:
             answered = read_answer(bad)
         except OSError:
@@ -290,7 +295,7 @@ def test_a_local_api_answers_in_the_connection_s_order_and_is_advertised(bootstr
         ranges = {k.api_key: (k.min_version, k.max_version)
                   for k in exchange(address, api_versions_request()).api_keys}
         assert ranges[16] == (4, 4)
-        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=bounded(10)) as sock:
             sock.sendall(encode_request(ListGroupsRequest(states_filter=()), 1, "waiting-client")
                          + encode_request(MetadataRequest(topics=None, allow_auto_topic_creation=False,
                                                           include_topic_authorized_operations=False), 2, "c"))
@@ -311,10 +316,10 @@ def test_a_local_api_s_version_out_of_range_or_failing_handler_closes_only_that_
     local = local_table([LocalApi(16, 4, 4, failing)])
     with front_in_thread(FrontConfig.of(bootstrap_servers), local) as server:
         address = f"127.0.0.1:{server.port}"
-        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=bounded(10)) as sock:
             sock.sendall(encode_request(ListGroupsRequest(states_filter=()), 1, "c"))
             assert _closed_by_peer(sock)
-        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=bounded(10)) as sock:
             frame = bytearray(encode_request(ListGroupsRequest(states_filter=()), 1, "c"))
             frame[6:8] = struct.pack(">h", 3)  # a version the handler does not answer (and a v4 body)
             sock.sendall(bytes(frame))

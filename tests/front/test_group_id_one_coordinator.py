@@ -15,6 +15,7 @@ from typing import Any
 from kio.schema.consumer_group_heartbeat.v0.request import ConsumerGroupHeartbeatRequest
 from kio.schema.join_group.v3.request import JoinGroupRequest, JoinGroupRequestProtocol
 from kio.static.primitive import i32, i32Timedelta
+from time_scale import bounded
 
 from zkconsumer.front.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
 from zkconsumer.front.classic_group_messages import ErrorCode, GroupState
@@ -78,7 +79,7 @@ def test_a_classic_join_during_a_kip848_heartbeat_s_topic_refresh_leaves_the_gro
         await upstream.close()
         return answered, in_classic, in_consumer, state
 
-    answered, in_classic, in_consumer, state = asyncio.run(asyncio.wait_for(scenario(), 30))
+    answered, in_classic, in_consumer, state = asyncio.run(asyncio.wait_for(scenario(), bounded(30)))
     assert (in_classic, in_consumer) == (True, False)
     assert state is GroupState.PREPARING_REBALANCE
     assert int(answered.error_code) == ErrorCode.group_id_not_found
