@@ -11,6 +11,7 @@ import weakref
 
 import pytest
 from confluent_kafka import Message
+from time_scale import bounded, scaled
 
 from zkconsumer.config import identity_decoder
 from zkconsumer.consumer import partition_topic_info
@@ -115,10 +116,10 @@ def test_a_blocked_enqueue_gives_up_when_stopped():
     result = []
     worker = threading.Thread(target=lambda: result.append(info.enqueue(messages([1]), stop=stop)))
     worker.start()
-    worker.join(0.3)
+    worker.join(scaled(0.3))
     assert worker.is_alive()  # back-pressure: the queue is full
     stop.set()
-    worker.join(5)
+    worker.join(bounded(5))
     assert result == [False]
     assert info.fetched_offset == 1  # only the first chunk counted
 
@@ -249,7 +250,7 @@ def test_a_fetcher_waits_after_a_put_into_an_empty_queue_until_the_reader_is_bac
     def read():
         seen.append(next(loop).offset)
         handed.set()
-        go_on.wait(10)
+        go_on.wait(bounded(10))
         seen.append(next(loop).offset)
         with pytest.raises(ConsumerTimeoutException):
             next(loop)  # back once more, which ends the second put's turn
@@ -258,16 +259,16 @@ def test_a_fetcher_waits_after_a_put_into_an_empty_queue_until_the_reader_is_bac
     reader.start()
     put = threading.Thread(target=lambda: (info.enqueue(messages([0])), queue.wait_turn()))
     put.start()
-    assert handed.wait(10)
-    put.join(0.3)
+    assert handed.wait(bounded(10))
+    put.join(scaled(0.3))
     assert put.is_alive()  # the reader has the chunk and has not come back for the next
     assert info.fetched_offset == 1  # the put and its bookkeeping are done: only the next batch waits
     go_on.set()
-    put.join(10)
+    put.join(bounded(10))
     assert not put.is_alive()  # back for the next chunk: its turn is over
     assert info.enqueue(messages([1]))
     queue.wait_turn()
-    reader.join(10)
+    reader.join(bounded(10))
     assert seen == [0, 1] and info.consumed_offset == 2
 
 
@@ -283,7 +284,7 @@ def test_a_fetcher_does_not_wait_after_a_put_into_a_queue_the_reader_has_not_emp
         done.set()
 
     threading.Thread(target=another_fetcher, daemon=True).start()
-    assert done.wait(10)
+    assert done.wait(bounded(10))
     assert info.enqueue(messages([2]))
     queue.wait_turn()  # the same for the first fetcher's next put
     assert queue.qsize() == 3

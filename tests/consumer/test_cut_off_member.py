@@ -12,8 +12,10 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 from structlog.testing import capture_logs
 from support import connector_config, mirrored_topic, wait_for
+from time_scale import bounded
 
 from zkconsumer import ConsumerTimeoutException, create_connector
 from zkconsumer.embedded.relay import Relay
@@ -30,7 +32,7 @@ def produce_steadily(bootstrap: str, topic: str, stop: threading.Event) -> None:
         producer.produce(topic, value=f"m{n}".encode())
         producer.poll(0)
         n += 1
-    producer.flush(10)
+    producer.flush(bounded(10))
 
 
 def consume_into(stream, got: list, stop: threading.Event) -> threading.Thread:
@@ -49,6 +51,7 @@ def consume_into(stream, got: list, stop: threading.Event) -> threading.Thread:
     return thread
 
 
+@pytest.mark.timeout(180)  # its waits, summed: 15 + 30 + 18 + 30 + 30 + 30 s
 def test_a_member_cut_off_from_zookeeper_stops_delivering_before_another_takes_its_partition(
         zk, kafka_zk, bootstrap_servers, topic_name):
     topic = mirrored_topic(zk, bootstrap_servers, topic_name, 1)

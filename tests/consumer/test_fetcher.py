@@ -20,6 +20,7 @@ import pytest
 from confluent_kafka import Producer
 from structlog.testing import capture_logs
 from support import produce_batched, wait_for
+from time_scale import bounded, scaled
 
 from zkconsumer.bridge.metadata_bridge import MetadataBridge
 from zkconsumer.config import ConsumerConfig, identity_decoder
@@ -57,7 +58,7 @@ def produce(bootstrap: str, topic: str, values: list[bytes], partition: int = 0)
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
     for value in values:
         producer.produce(topic, value=value, partition=partition)
-        assert producer.flush(10) == 0
+        assert producer.flush(bounded(10)) == 0
 
 
 def partition_info(topic: str, partition: int, chunks: ChunkQueue, offset: int,
@@ -76,12 +77,13 @@ class Fetched:
 def take(chunks: ChunkQueue, count: int, timeout: float = 15.0) -> list[Fetched]:
     """Chunks until ``count`` messages arrived (FetcherTest.fetch): more than ``count`` is a failure too."""
     messages: list[Fetched] = []
-    deadline = time.monotonic() + timeout
+    limit = bounded(timeout)
+    deadline = time.monotonic() + limit
     while len(messages) < count:
         try:
             chunk = chunks.get(max(0.0, deadline - time.monotonic()))
         except queue.Empty:
-            raise AssertionError(f"{len(messages)} of {count} messages within {timeout} s") from None
+            raise AssertionError(f"{len(messages)} of {count} messages within {limit:.1f} s") from None
         messages.extend(map(Fetched, chunk.messages.offsets, chunk.messages.values))
     assert len(messages) == count
     return messages
@@ -203,7 +205,7 @@ def test_a_fetcher_thread_adds_only_new_partitions_and_stops_fetching_removed_on
     finally:
         started = time.monotonic()
         thread.shutdown()
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < scaled(5)
     assert not thread.is_alive() and threads_of(consumer_id) == []
     assert failed == []
 
@@ -292,7 +294,7 @@ def test_stop_returns_while_a_fetcher_waits_on_a_full_queue(kafka_zk, zk, bootst
     producer = Producer({"bootstrap.servers": bootstrap_servers})
     for i in range(20):
         producer.produce(topic_name, value=b"%02d" % i + b"." * 58, partition=0)
-    assert producer.flush(10) == 0
+    assert producer.flush(bounded(10)) == 0
     config = make_config(kafka_zk, **{"fetch.message.max.bytes": 100, "queued.max.message.chunks": 1})
     chunks = WatchedChunkQueue(config.queued_max_message_chunks)
     info = partition_info(topic_name, 0, chunks, 0, config)
@@ -307,7 +309,7 @@ def test_stop_returns_while_a_fetcher_waits_on_a_full_queue(kafka_zk, zk, bootst
         started = time.monotonic()
         manager.stop_connections()
         elapsed = time.monotonic() - started
-    assert elapsed < 5
+    assert elapsed < scaled(5)
     assert threads_of(consumer_id) == []
     assert list(chunks.get(0).messages.offsets) == [0]
 

@@ -10,9 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 from support import produce, wait_for
+from time_scale import bounded
 
 from zkconsumer.kafka.topics import create_topic
 
@@ -64,6 +66,7 @@ def delivered(outputs: list[Path]) -> set[str]:
     return values
 
 
+@pytest.mark.timeout(240)  # its waits, summed: 15 + 30 + 30 + 10 + 40 + 40 + 30 s
 def test_three_processes_survive_a_sigkill_with_at_least_once_delivery(tmp_path, zk, kafka_zk, bootstrap_servers,
                                                                        topic_name):
     create_topic(bootstrap_servers, topic_name, PARTITIONS)
@@ -92,7 +95,7 @@ def test_three_processes_survive_a_sigkill_with_at_least_once_delivery(tmp_path,
         wait_for(lambda: set(first) <= delivered(outputs), timeout=30)
 
         members[1].send_signal(signal.SIGKILL)
-        members[1].wait(10)
+        members[1].wait(bounded(10))
         second = [f"b{i}" for i in range(300)]
         for p in range(PARTITIONS):
             produce(bootstrap_servers, topic_name, [v.encode() for v in second[p::PARTITIONS]], partition=p)
@@ -112,7 +115,7 @@ def test_three_processes_survive_a_sigkill_with_at_least_once_delivery(tmp_path,
         for member in (members[0], members[2]):
             if member.poll() is None:
                 member.send_signal(signal.SIGTERM)
-        exits = [m.wait(30) for m in (members[0], members[2])]
+        exits = [m.wait(bounded(30)) for m in (members[0], members[2])]
         for member in members:
             if member.poll() is None:
                 member.kill()

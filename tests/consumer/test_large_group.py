@@ -14,7 +14,9 @@ import random
 import threading
 import time
 
+import pytest
 from support import wait_for
+from time_scale import bounded
 
 from zkconsumer import ConsumerConfig, InvalidConfigError, create_connector
 from zkconsumer.admin import zk_topics
@@ -40,13 +42,21 @@ def owned(connector: ZookeeperConsumerConnector) -> set[TopicPartition]:
     return {TopicPartition(t, p) for t, ps in connector.topic_registry.items() for p in ps}
 
 
+def join_all(threads: list[threading.Thread], seconds: float) -> list[str]:
+    """Wait for ``threads`` together, ``seconds`` in all (bounded: scaled, and ending before the test's limit);
+    the names of those still running."""
+    deadline = time.monotonic() + bounded(seconds)
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return [thread.name for thread in threads if thread.is_alive()]
+
+
 def shutdown_all(connectors: list[ZookeeperConsumerConnector]) -> None:
     """Together: one by one, each departure would rebalance all the others again."""
-    threads = [threading.Thread(target=c.shutdown) for c in connectors]
+    threads = [threading.Thread(target=c.shutdown, name=c.consumer_id, daemon=True) for c in connectors]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join(60)
+    join_all(threads, 60)
 
 
 def test_a_budget_too_small_for_one_write_fails_at_construction_naming_the_key():
@@ -59,37 +69,45 @@ def test_a_budget_too_small_for_one_write_fails_at_construction_naming_the_key()
         raise AssertionError("a 200-byte budget was accepted")
 
 
+# Its waits, summed: 15 s for the broker, 60 s for the first member, 120 s for the others to join and 120 s for them
+# to share the topic, 60 s for the owner znodes to agree, 60 s to shut down (435 s): each ends before the test's limit,
+# so that a hang (a ZooKeeper read under load) fails with the step's message.
+@pytest.mark.timeout(500)
 def test_ten_thousand_partitions_one_consumer_starts_then_twenty_share_them(zk, kafka_zk, topic_name):
     wait_for(lambda: children(zk, paths.BROKER_IDS_PATH))  # the bridge registered the broker
     zk_topics.write_creation(zk, zk_topics.prepare_creation(zk, CreateRequest(topic_name, PARTITIONS, 1)))
     everything = {TopicPartition(topic_name, p) for p in range(PARTITIONS)}
     owners_dir = paths.GroupTopicDirs(GROUP, topic_name).owner_dir
     members: list[ZookeeperConsumerConnector] = []
+    errors: list[BaseException] = []
+
+    def join(connector: ZookeeperConsumerConnector) -> None:
+        try:
+            connector.create_message_streams({topic_name: 1})
+        except BaseException as exc:  # reported below: no member may fail
+            errors.append(exc)
+
     try:
         first = create_connector(config(kafka_zk, "c00"))
         members.append(first)
         started = time.monotonic()
-        first.create_message_streams({topic_name: 1})
+        starting = threading.Thread(target=join, args=(first,), name=first.consumer_id, daemon=True)
+        starting.start()
+        assert not join_all([starting], 60), "the first member's stream creation did not return"
+        if errors:
+            raise errors[0]
         alone_s = time.monotonic() - started
         assert owned(first) == everything
         assert len(children(zk, owners_dir)) == PARTITIONS
 
         others = [create_connector(config(kafka_zk, f"c{n:02d}")) for n in range(1, MEMBERS)]
         members.extend(others)
-        errors: list[BaseException] = []
-
-        def join(connector: ZookeeperConsumerConnector) -> None:
-            try:
-                connector.create_message_streams({topic_name: 1})
-            except BaseException as exc:  # reported below: no member may fail
-                errors.append(exc)
 
         started = time.monotonic()
-        joining = [threading.Thread(target=join, args=(c,)) for c in others]
+        joining = [threading.Thread(target=join, args=(c,), name=c.consumer_id, daemon=True) for c in others]
         for thread in joining:
             thread.start()
-        for thread in joining:
-            thread.join(120)
+        assert not (hung := join_all(joining, 120)), f"stream creation did not return: {hung}"
         assert not errors
 
         def shared() -> bool:

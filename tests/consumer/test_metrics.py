@@ -9,6 +9,7 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from support import produce, take, wait_for
+from time_scale import bounded
 
 from zkconsumer.config import ConsumerConfig, InvalidConfigError
 from zkconsumer.consumer.metrics import (
@@ -39,7 +40,7 @@ def value(samples: Samples, name: str, **labels: str) -> float:
 
 def scrape(connector: ZookeeperConsumerConnector) -> Samples:
     assert connector.metrics_endpoint is not None
-    with urllib.request.urlopen(connector.metrics_endpoint.url, timeout=10) as answer:
+    with urllib.request.urlopen(connector.metrics_endpoint.url, timeout=bounded(10)) as answer:
         assert answer.status == 200
         return samples_of(answer.read().decode())
 
@@ -191,5 +192,5 @@ def test_two_consumers_in_one_process_are_scraped_over_http(zk, kafka_zk, bootst
         first.shutdown()
         if second is not None:
             second.shutdown()
-    with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=2):
+    with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=bounded(2)):
         pass  # shutdown closed the endpoint

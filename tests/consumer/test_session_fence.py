@@ -13,6 +13,7 @@ import pytest
 from confluent_kafka import Message, Producer
 from structlog.testing import capture_logs
 from support import mirrored_topic, wait_for
+from time_scale import bounded
 
 from zkconsumer import create_connector
 from zkconsumer.config import ConsumerConfig, identity_decoder
@@ -108,6 +109,7 @@ def _seconds(timestamp: str) -> float:
     return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
 
 
+@pytest.mark.timeout(200)  # its waits: 15 s for the topic, 4 x 30 s, 20 s to stop the member, 15 s to stop producing
 def test_a_member_woken_after_its_session_expired_hands_out_nothing_stale(tmp_path, kafka_zk, zk, bootstrap_servers,
                                                                           topic_name):
     topic = mirrored_topic(zk, bootstrap_servers, topic_name, 2)
@@ -124,7 +126,7 @@ def test_a_member_woken_after_its_session_expired_hands_out_nothing_stale(tmp_pa
             producer.produce(topic, value=f"v{number}".encode(), partition=number % 2)
             producer.poll(0)
             number += 1
-        producer.flush(10)
+        producer.flush(bounded(10))
 
     def events() -> list[dict]:
         return [json.loads(line) for line in events_file.read_text().splitlines()] if events_file.exists() else []
@@ -151,9 +153,9 @@ def test_a_member_woken_after_its_session_expired_hands_out_nothing_stale(tmp_pa
         wait_for(lambda: any(float(row[0]) > owns_again for row in delivered()), timeout=30)
     finally:
         stop_producing.set()
-        group.stop(member, timeout=20.0)
+        group.stop(member, timeout=bounded(20.0))
         group.close()
-        producer.join(15)
+        producer.join(bounded(15))
     names = [e["event"] for e in events()]
     assert "session.expired" in names  # the pause did outlast the session
     stale = [row for row in delivered() if woke <= float(row[0]) < owns_again]

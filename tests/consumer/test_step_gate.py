@@ -12,6 +12,7 @@ from structlog.testing import capture_logs
 from support import CONNECTOR_GROUP as GROUP
 from support import connector_config as config
 from support import mirrored_topic, wait_for
+from time_scale import bounded
 
 from zkconsumer import create_connector
 from zkconsumer.consumer.step_gate import StepContext
@@ -30,14 +31,14 @@ def test_a_step_gate_holds_the_step_while_the_session_and_its_watches_go_on(zk, 
         seen.append((step.name, context))
         if step.name == "claim" and not at_claim.is_set():
             at_claim.set()
-            assert go.wait(20)
+            assert go.wait(bounded(20))
 
     with capture_logs() as events:
         held = ZookeeperConsumerConnector(config(kafka_zk, "held"), step_gate=gate)
         joined = threading.Thread(target=held.create_message_streams, args=({topic: 1},), daemon=True)
         joined.start()
         try:
-            assert at_claim.wait(15)
+            assert at_claim.wait(bounded(15))
             names = [e["event"] for e in events if e.get("consumer_id") == f"{GROUP}_held"]
             assert "rebalance.build_registry" in names and "rebalance.claim" not in names
             assert [name for name, _ in seen] == ["read_cluster", "stop_fetchers", "commit_offsets", "release",
@@ -52,7 +53,7 @@ def test_a_step_gate_holds_the_step_while_the_session_and_its_watches_go_on(zk, 
                 assert not any(e["event"] == "rebalance.claim" and e["consumer_id"] == f"{GROUP}_held"
                                for e in events)
                 go.set()
-                joined.join(20)
+                joined.join(bounded(20))
                 assert not joined.is_alive()
                 # the change seen while held is handled: each member owns its share
                 wait_for(lambda: sorted(owner for _, owner in owners_of(zk, topic))
