@@ -1,17 +1,31 @@
-"""Opening a client: a refused address fails at once, a silent one after the timeout, a live one connects."""
+"""Opening a client: a refused address fails at once, a silent one after the timeout, a live one connects; and a
+request to a server that stops answering fails within the session timeout."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import socket
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from kazoo.exceptions import ConnectionLoss
+from support import wait_for
 
 from zkconsumer.embedded.process import free_port
+from zkconsumer.embedded.zookeeper import LocalZooKeeper
 from zkconsumer.errors import ServerUnavailableError
-from zkconsumer.zk.client import close_client, open_client, refusals, session_id
+from zkconsumer.zk.client import RequestTimeoutError, close_client, open_client, refusals, session_id
+from zkconsumer.zk.reads import value_or_none
+
+#: the session timeout of the clients of the paused server: the bound of each of their requests
+SESSION_S = 2.0
+#: how late past its bound a request may fail on a loaded machine
+MARGIN_S = 1.5
 
 
 @pytest.fixture
@@ -63,3 +77,86 @@ def test_the_session_id_of_a_client_without_a_session_is_a_connection_loss(zooke
     close_client(client)
     with pytest.raises(ConnectionLoss):
         session_id(client)
+
+
+@pytest.fixture
+def own_zookeeper(tmp_path) -> Iterator[LocalZooKeeper]:
+    """A ZooKeeper server of the test's own, which it may pause: the session's one serves other tests meanwhile."""
+    server = LocalZooKeeper(tmp_path / "zookeeper")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@contextlib.contextmanager
+def paused(server: LocalZooKeeper) -> Iterator[None]:
+    """The server's process stopped (SIGSTOP) for the block: its port still accepts connections (the kernel completes
+    the handshake), nothing answers on them. The block begins once every thread of it has stopped (the signal is
+    delivered to each in turn: one still running may answer a request meanwhile). Continued (SIGCONT) whatever the
+    block raises."""
+    assert server.record is not None
+    pid = server.record.pid
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        wait_for(lambda: all(_stopped(task) for task in Path(f"/proc/{pid}/task").iterdir()))
+        yield
+    finally:
+        os.kill(server.record.pid, signal.SIGCONT)
+
+
+def _stopped(task: Path) -> bool:
+    try:
+        state = task.joinpath("stat").read_text().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return True  # a thread that has ended answers nothing
+    return state in ("T", "t")
+
+
+def timed(call: Callable[[], object], within: float) -> tuple[float, BaseException | None]:
+    """How long ``call`` took and what it raised; it runs on a thread of its own, so that a call that never returns
+    fails the test after ``within`` seconds rather than hanging it."""
+    outcome: list[tuple[float, BaseException | None]] = []
+
+    def run() -> None:
+        started = time.monotonic()
+        try:
+            call()
+        except BaseException as exc:  # what the call raised is the result
+            outcome.append((time.monotonic() - started, exc))
+        else:
+            outcome.append((time.monotonic() - started, None))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(within)
+    assert outcome, f"still waiting after {within} s"
+    return outcome[0]
+
+
+@pytest.mark.servers
+def test_a_request_to_a_paused_server_fails_within_the_session_timeout(own_zookeeper):
+    """A request sent before the server stopped is failed by kazoo once its pings go unanswered (two thirds of the
+    session timeout); one made while kazoo reconnects would wait for a connection for ever, and fails with the named
+    error at the session timeout instead: a synchronous read and a read of an async result alike."""
+    connect = own_zookeeper.address
+    client = open_client(connect, timeout=5, session_timeout=SESSION_S, retry_forever=True, quiet=True)
+    try:
+        client.ensure_path("/a")
+        with paused(own_zookeeper):
+            elapsed, error = timed(lambda: client.get("/a"), SESSION_S + MARGIN_S)
+            assert isinstance(error, ConnectionLoss) and elapsed < SESSION_S + MARGIN_S
+            wait_for(lambda: not client.connected, timeout=SESSION_S + MARGIN_S)  # reconnecting, to a silent port
+            for read in (lambda: client.get("/a"), lambda: value_or_none(client.get_async("/a"))):
+                elapsed, error = timed(read, SESSION_S + MARGIN_S)
+                assert isinstance(error, RequestTimeoutError), error
+                assert SESSION_S - 0.1 <= elapsed < SESSION_S + MARGIN_S
+                assert isinstance(error, ServerUnavailableError) and isinstance(error, ConnectionLoss)
+                assert str(error) == (f"ZooKeeper at {connect} did not answer a request within 2 s (the session "
+                                      f"timeout): the server is overloaded, paused or cut off")
+        # once the server answers again, so does the client (on a new session: the old one expired meanwhile)
+        wait_for(lambda: client.connected, timeout=15)
+        assert client.retry(client.exists, "/a") is not None
+    finally:
+        close_client(client)

@@ -35,6 +35,8 @@ def zookeeper_session(args: argparse.Namespace) -> Iterator[KazooClient]:
         with zkclient.zookeeper(connect, quiet=True, auth=auth, acl=default_acl(auth, None)) as zk:
             zkclient.require_chroot(zk, connect)
             yield zk
+    except zkclient.RequestTimeoutError:
+        raise  # already one line naming the ensemble and the bound
     except (ConnectionLoss, SessionExpiredError, OperationTimeoutError, KazooTimeoutError) as exc:
         raise ServerUnavailableError(
             f"lost the connection to ZooKeeper at {connect} ({type(exc).__name__}); nothing after that was done"

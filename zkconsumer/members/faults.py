@@ -13,6 +13,8 @@ from pathlib import Path
 
 from kazoo.client import KazooClient
 
+from zkconsumer.zk.client import BoundedHandler
+
 
 @contextlib.contextmanager
 def paused(process: subprocess.Popen[str]) -> Iterator[None]:
@@ -43,7 +45,7 @@ def close_session(connect: str, client_id: tuple[int, bytes]) -> bool:
     """A second client on the session ``client_id`` (id, password), closed: that closes the session for its owner
     too. False when the session is gone already, or when ZooKeeper did not answer (the two clients of one session
     take the connection from each other until one gives up: try again)."""
-    other = KazooClient(hosts=connect, client_id=client_id, timeout=2.0)
+    other = KazooClient(hosts=connect, client_id=client_id, timeout=2.0, handler=BoundedHandler(connect, 2.0))
     try:
         other.start(5)
         # kazoo opens a new session of its own when the one asked for is gone: closing that would expire nothing

@@ -22,6 +22,15 @@ rewrites such a record's arguments before any handler sees it (``auth='alice:***
 
 A chroot that does not exist is not kazoo's warning (a ``UserWarning`` naming kazoo's source file, printed once
 however the caller handles it): whoever needs the chroot asks :func:`require_chroot`, which fails in one line.
+
+No request waits for ever. kazoo's synchronous calls (``get``, ``exists``, a transaction's ``commit``...) wait for
+their async result with no timeout, and so does every ``.get()`` on a result of an ``*_async`` call; a request queued
+while kazoo reconnects waits until a connection is made, which against a server that accepts connections but
+does not answer (paused, overloaded, half cut off) is never. Every client here has a :class:`BoundedHandler`, whose
+results wait at most the client's session timeout when asked to wait without one, then raise
+:class:`RequestTimeoutError`. Past the session timeout the session has expired anyway (and kazoo's read timeout, two
+thirds of it, has dropped a connection that stopped answering), so no answer worth waiting for comes later. A wait
+with a timeout of its own (``get(timeout=...)``) keeps it.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ from typing import Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import AuthFailedError, ConnectionLoss
+from kazoo.handlers.threading import AsyncResult, SequentialThreadingHandler
 from kazoo.hosts import collect_hosts
 from kazoo.protocol.serialization import Auth
 from kazoo.protocol.states import KeeperState
@@ -61,6 +71,54 @@ _REFUSED = {errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EAD
 
 class ChrootMissingError(ZkConsumerError):
     """The connect string's chroot is not a znode of the ensemble."""
+
+
+class RequestTimeoutError(ConnectionLoss, ServerUnavailableError):
+    """A ZooKeeper request got no answer within its client's bound, the session timeout.
+
+    A :class:`~kazoo.exceptions.ConnectionLoss` to kazoo (its retries retry it) and to every caller that already waits
+    out a lost connection (a rebalance attempt fails and is retried); a
+    :class:`~zkconsumer.errors.ServerUnavailableError` to the CLI, which prints it as one line. As after any lost
+    connection, whether a write was applied is unknown: the request stays queued in kazoo, and may reach the server
+    once it answers again."""
+
+    def __init__(self, server: str, bound_s: float) -> None:
+        self.server = server
+        self.bound_s = bound_s
+        super().__init__(f"ZooKeeper at {server} did not answer a request within {bound_s:g} s (the session "
+                         f"timeout): the server is overloaded, paused or cut off")
+
+    def __reduce__(self) -> tuple[type[RequestTimeoutError], tuple[str, float]]:  # unpickled from its fields
+        return type(self), (self.server, self.bound_s)
+
+
+class BoundedAsyncResult(AsyncResult):
+    """kazoo's threading async result; asked to wait without a timeout, it waits its handler's bound."""
+
+    def get(self, block: bool = True, timeout: float | None = None) -> Any:
+        if not block or timeout is not None:
+            return super().get(block, timeout)
+        handler = self._handler
+        if not super().wait(handler.bound_s):
+            raise RequestTimeoutError(handler.server, handler.bound_s)
+        return super().get(block=False)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Whether the result is ready, after waiting at most ``timeout`` (the handler's bound when ``None``)."""
+        return bool(super().wait(self._handler.bound_s if timeout is None else timeout))
+
+
+class BoundedHandler(SequentialThreadingHandler):
+    """kazoo's threading handler, whose async results (every request's, so every synchronous call's) wait at most
+    ``bound_s`` when no timeout is given: :class:`RequestTimeoutError` naming ``server`` after that."""
+
+    def __init__(self, server: str, bound_s: float) -> None:
+        super().__init__()
+        self.server = server
+        self.bound_s = bound_s
+
+    def async_result(self) -> BoundedAsyncResult:
+        return BoundedAsyncResult(self)
 
 
 class CredentialFilter(logging.Filter):
@@ -102,7 +160,8 @@ def open_client(
     """A started client; ``retry_forever`` keeps reconnecting after a later loss (long-running services),
     ``quiet`` silences kazoo's own connection warnings (probes, where failing is an answer). ``timeout`` bounds
     the first connection; the session timeout asked of the server defaults to it. ``before_start`` is given the
-    client before it connects (to watch its first handshake too)."""
+    client before it connects (to watch its first handshake too). Its requests wait at most the session timeout
+    (:class:`BoundedHandler`)."""
     if auth is not None and auth.scheme == "sasl" and auth.sasl_options() is None:
         raise UsageError(f"zookeeper.auth ({auth.describe()}): SASL credentials are user:password (DIGEST-MD5); "
                          f"other mechanisms, such as Kerberos, are not supported")
@@ -127,7 +186,9 @@ def open_client(
             extra["sasl_options"] = auth.sasl_options()
     if acl:
         extra["default_acl"] = list(acl)
-    client = KazooClient(hosts=connect, timeout=session_timeout or timeout, connection_retry=retry, **extra)
+    session_s = session_timeout or timeout
+    client = KazooClient(hosts=connect, timeout=session_s, connection_retry=retry,
+                         handler=BoundedHandler(connect, session_s), **extra)
     # A server refusing the credentials closes the session, and start() then waits out its timeout and reports
     # only that (its own stop() hides the state): note the refusal when it happens.
     refused_auth: list[bool] = []
