@@ -47,6 +47,7 @@ def values(messages) -> list[bytes]:
     return sorted(m.message for m in messages)
 
 
+@pytest.mark.timeout(180)  # its waits, summed: 15 s for the topic, 3 x 15 s for the group, 5 x 20 s to take
 def test_consumers_joining_one_by_one_share_the_partitions_and_commit_what_they_took(zk, kafka_zk, bootstrap_servers,
                                                                                      topic_name):
     """Kafka's testBasic, one scenario whose phases each start from what the previous one left: (1) with no data the
@@ -305,6 +306,7 @@ def test_no_brokers_succeeds_owning_nothing_then_rebalances_when_one_arrives(zk,
             assert owners(zk, topic_name) == [("0", "group1_c-0")]
 
 
+@pytest.mark.timeout(150)  # its waits, summed: 15 s for the topic, 30 + 15 + 30 s for the expiry, 2 x 20 s to take
 def test_session_expiry_re_registers_and_rebalances(zk, kafka_zk, bootstrap_servers, topic_name):
     topic = mirrored_topic(zk, bootstrap_servers, topic_name, 2)
     with create_connector(config(kafka_zk, "c")) as consumer, capture_logs() as events:

@@ -127,6 +127,7 @@ def test_a_port_in_use_fails_the_construction_naming_the_key() -> None:
             ZookeeperConsumerConnector(config)
 
 
+@pytest.mark.timeout(130)  # its waits, summed: 6 x 15 s for the consumers, 20 s to take, 2 s for the closed port
 def test_two_consumers_in_one_process_are_scraped_over_http(zk, kafka_zk, bootstrap_servers, topic_name):
     create_topic(bootstrap_servers, topic_name, 2)
     wait_for(lambda: zk.exists(f"/brokers/topics/{topic_name}/partitions/1/state"))
