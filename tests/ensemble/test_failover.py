@@ -10,6 +10,7 @@ from consumer.test_connector import owners
 from support import CONNECTOR_GROUP as GROUP
 from support import connector_config as config
 from support import mirrored_topic, produce, take, wait_for
+from time_scale import bounded, scaled
 
 from zkconsumer import ConsumerRebalanceListener, create_connector
 from zkconsumer.embedded.ensemble import LocalEnsemble
@@ -48,6 +49,9 @@ class KillLeaderWhenArmed(ConsumerRebalanceListener):
 SPANS_AN_ELECTION = {"rebalance.max.retries": 30}
 
 
+# Its waits, summed: 15 + 15 s for the topic and the owners, 2 x 20 s to take, 3 x 30 s to settle, 3 x 20 s to take,
+# 30 s to restart the server and 30 s for the quorum (280 s).
+@pytest.mark.timeout(320)
 def test_the_leader_killed_during_a_rebalance_leaves_one_owner_per_partition_and_consumption_going(
         zookeeper_ensemble, zk, kafka_zk, bootstrap_servers, topic_name):
     topic = mirrored_topic(zk, bootstrap_servers, topic_name, 4)
@@ -94,10 +98,13 @@ def test_the_leader_killed_during_a_rebalance_leaves_one_owner_per_partition_and
         for member in reversed(members):
             member.shutdown()
         for sid in killer.killed:  # the session's ensemble whole again for the next test
-            zookeeper_ensemble.start_server(sid)
-        zookeeper_ensemble.wait_for_quorum()
+            zookeeper_ensemble.start_server(sid, timeout=scaled(30))
+        zookeeper_ensemble.wait_for_quorum(scaled(30))
 
 
+# Its waits, summed: 15 + 15 s for the topic and the owners, 3 x 30 s for the servers' restarts (and their stops),
+# 30 s for the sessions, 2 x 20 s to take (190 s).
+@pytest.mark.timeout(240)
 def test_a_rolling_restart_keeps_the_members_sessions_their_partitions_and_consumption(
         zookeeper_ensemble, zk, kafka_zk, bootstrap_servers, topic_name):
     """Every server restarted in turn, the leader last (as operators roll an ensemble): each member's session moves
@@ -109,7 +116,7 @@ def test_a_rolling_restart_keeps_the_members_sessions_their_partitions_and_consu
         wait_for(lambda: owners(zk, topic) == expected)
         sessions = [session_of(c.zk) for c in (first, second)]
 
-        restarted = zookeeper_ensemble.rolling_restart()
+        restarted = zookeeper_ensemble.rolling_restart(timeout=bounded(30))
 
         assert sorted(restarted) == [1, 2, 3] and zookeeper_ensemble.leader() is not None
         # The last restart (the leader's) makes an election, during which the other servers drop their clients: the
