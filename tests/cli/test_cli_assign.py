@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from time_scale import bounded
 
 from zkconsumer import cli
 
@@ -167,6 +168,6 @@ def test_installed_entry_point(tmp_path: Path) -> None:
     if not executable.exists():
         pytest.skip("the zkconsumer entry point is not installed next to this interpreter")
     done = subprocess.run([str(executable), "assign", "--input", write(tmp_path, ISSUE_EXAMPLE)],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=bounded(60))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["assignment"]["group1_c1-1"] == [["t0", 2]]

@@ -12,6 +12,7 @@ import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 from support import mirrored_topic, produce, zkconsumer_cli
+from time_scale import bounded, scaled
 
 
 def test_consumes_exactly_what_it_prints_and_resumes_there(zk, kafka_zk, bootstrap_servers, topic_name):
@@ -68,7 +69,7 @@ def test_ctrl_c_leaves_the_group_with_offsets_committed(zk, kafka_zk, bootstrap_
     lines = [process.stdout.readline().strip() for _ in range(3)]
     assert sorted(lines) == ["a", "b", "c"]
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=30)
+    _, err = process.communicate(timeout=bounded(30))
     assert process.returncode == 0, err
     assert "Processed a total of 3 messages" in err
     assert zk.get(f"/consumers/ctrlc/offsets/{topic}/0")[0] == b"2"
@@ -84,7 +85,7 @@ def test_bad_arguments_are_one_line_errors(kafka_zk):
     started = time.monotonic()
     down = zkconsumer_cli("consume", "--zookeeper", "127.0.0.1:1", "--topic", "t",
                           "--property", "zookeeper.connection.timeout.ms=30000")
-    assert time.monotonic() - started < 15
+    assert time.monotonic() - started < scaled(15)
     assert down.returncode == 1 and down.stderr.strip().splitlines() == [
         "zkconsumer consume: ZooKeeper at 127.0.0.1:1 did not answer: 127.0.0.1:1 refused the connection (nothing "
         "listens there); check the address, or start the embedded environment with `zkconsumer local up`"]
@@ -109,7 +110,7 @@ def test_metrics_port_serves_the_running_consumer(zk, kafka_zk, bootstrap_server
         url = process.stderr.readline().strip().removeprefix("metrics: ")
         assert url.startswith("http://127.0.0.1:") and url.endswith("/metrics"), url
         assert [process.stdout.readline().strip() for _ in range(2)] == ["x", "yy"]
-        with urllib.request.urlopen(url, timeout=10) as answer:
+        with urllib.request.urlopen(url, timeout=bounded(10)) as answer:
             families = {f.name: f for f in text_string_to_metric_families(answer.read().decode())}
         [messages] = families["kafka_consumer_messages"].samples
         assert (messages.labels, messages.value) == ({"client_id": "scraped-cli", "topic": topic}, 2)
@@ -117,7 +118,7 @@ def test_metrics_port_serves_the_running_consumer(zk, kafka_zk, bootstrap_server
         assert owned.value == 1
     finally:
         process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=30)
+        _, err = process.communicate(timeout=bounded(30))
     assert process.returncode == 0, err
 
 

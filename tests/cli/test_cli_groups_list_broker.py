@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
+import pytest
 from confluent_kafka import Consumer
 from support import produce, wait_for
 
@@ -38,6 +39,7 @@ def subscribed(bootstrap: str, topic: str, group: str, **extra: str) -> Iterator
         consumer.close()
 
 
+@pytest.mark.timeout(180)  # its waits, summed: 60 s for the groups to be Stable, 30 s to consume, 60 s to leave
 def test_list_shows_zookeeper_classic_and_kip848_groups_with_their_type(zk, zk_chroot, bootstrap_servers, topic_name,
                                                                         capsys):
     suffix = uuid.uuid4().hex[:6]

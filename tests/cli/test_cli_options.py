@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from time_scale import bounded
 
 from zkconsumer import cli
 
@@ -60,7 +61,7 @@ print(json.dumps({"status": status, "heavy": heavy, "commands": commands}), file
 def loads(*argv: str, stdin: str) -> tuple[str, dict]:
     """Run the CLI in a fresh interpreter and report what it imported."""
     done = subprocess.run([sys.executable, "-c", LOADS, *argv], input=stdin, capture_output=True, text=True,
-                          timeout=60)
+                          timeout=bounded(60))
     return done.stdout, json.loads(done.stderr.strip().splitlines()[-1])
 
 
