@@ -19,12 +19,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from time_scale import bounded, describe
 
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 INSTALL_HINT = ("no headless browser found (looked for $CHROMIUM, then " + ", ".join(CANDIDATES) + " on PATH): "
                 "install Debian's package with `apt-get install -y chromium` (as root), or run "
                 "`scripts/bootstrap.sh .venv test`, which does it")
-TIMEOUT = 45.0
+TIMEOUT = 45.0  # a page's load and scripts, on the reference machine (the suite's time scale applies: time_scale.py)
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-extensions",
          "--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check", "--hide-scrollbars")
 
@@ -45,17 +46,20 @@ def find_browser() -> str:
 
 
 def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess:
-    """Run the browser in its own process group, so that a timeout kills its helper processes too."""
+    """Run the browser in its own process group, so that a timeout kills its helper processes too. ``timeout`` is
+    the figure for the reference machine: scaled, and ending before the test's own limit (``time_scale.bounded``)."""
+    limit = bounded(timeout)
     with tempfile.TemporaryDirectory(prefix="zkc-browser-") as profile:
         command = [find_browser(), *FLAGS, f"--user-data-dir={profile}", *args]
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                    start_new_session=True, env={**os.environ, "HOME": profile})
         try:
-            out, err = process.communicate(timeout=timeout)
+            out, err = process.communicate(timeout=limit)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
-            raise AssertionError(f"{command[0]} did not finish within {timeout} s: {' '.join(args)}") from None
+            raise AssertionError(f"{command[0]} did not finish within {limit:.1f} s ({timeout:g} s at {describe()}): "
+                                 f"{' '.join(args)}") from None
         finally:
             # The main process is done; end any helper it left behind in its group.
             with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -12,6 +12,7 @@ import subprocess
 import pytest
 from browser import dump_dom
 from support import wait_for, zkconsumer_cli
+from time_scale import bounded, scaled
 
 from zkconsumer.cli import main
 from zkconsumer.demo.rebalance_demo import (
@@ -50,6 +51,7 @@ def cli_status(capsys, *args: str) -> tuple[int, str]:
 
 
 @pytest.mark.browser
+@pytest.mark.timeout(300)  # its waits, summed: five scenes settling within 45 s each, 45 s for the browser
 def test_demo_story_and_what_operators_see(tmp_path, zk_chroot, bootstrap_servers, topic_name, capsys):
     configure_logging(level="warning", stream=io.StringIO(), force=True)  # stdout carries only the CLI's output
     connect = zk_chroot + CHROOT
@@ -75,7 +77,7 @@ def test_demo_story_and_what_operators_see(tmp_path, zk_chroot, bootstrap_server
 
     out = io.StringIO()
     settings = DemoSettings(zookeeper="", bootstrap="", topic=topic_name, session_timeout_ms=8000,
-                            messages_per_partition=5, output_dir=tmp_path / "out", settle_timeout_s=45)
+                            messages_per_partition=5, output_dir=tmp_path / "out", settle_timeout_s=scaled(45))
     result = play_in_own_chroot(zk_chroot, bootstrap_servers, settings, out=out, status=io.StringIO(),
                                 on_action=on_action, on_settled=on_settled)
 
@@ -109,6 +111,7 @@ def test_demo_story_and_what_operators_see(tmp_path, zk_chroot, bootstrap_server
 
 
 @pytest.mark.servers  # `local up` starts the embedded environment
+@pytest.mark.timeout(480)  # its waits, summed: 240 s for the demo, 2 x 60 s for its hints, 60 s for `local down`
 def test_readme_command_runs_the_demo_on_a_fresh_environment(tmp_path):
     """What `make demo` runs, with a run directory of its own: starts the servers, plays, leaves the timeline."""
     run_dir, out_dir = tmp_path / "run", tmp_path / "out"
@@ -129,12 +132,12 @@ def test_readme_command_runs_the_demo_on_a_fresh_environment(tmp_path):
         stop = hints["the embedded servers stay up for these commands; stop them with"].strip()
         assert stop.endswith(f"zkconsumer local down --run-dir {run_dir}"), stop
         described = subprocess.run(hints["the group's znodes"].strip(), shell=True, capture_output=True, text=True,
-                                   timeout=60)
+                                   timeout=bounded(60))
         assert described.returncode == 0 and "warning" not in described.stderr + described.stdout, described
         # partition 0: 25 messages at the start of each of the 5 scenes, all consumed and committed
         assert re.search(r"demo-\d{8}-\d{6}\s+0\s+125\s+125\s+0\s", described.stdout), described.stdout
         shown = subprocess.run(hints["replay on a terminal"].strip(), shell=True, capture_output=True, text=True,
-                               timeout=60)
+                               timeout=bounded(60))
         assert shown.returncode == 0 and "demo_c3" in shown.stdout, shown.stderr
     finally:
         zkconsumer_cli("local", "down", "--run-dir", str(run_dir))
@@ -156,13 +159,15 @@ def test_bad_options_and_unreachable_zookeeper_are_one_line(tmp_path):
     assert "127.0.0.1:1" in down.stderr
 
 
+@pytest.mark.timeout(300)  # its waits, summed: 15 s for the broker, four scenes settling within 60 s each
 def test_against_given_servers_a_broker_without_createpartitions_skips_scene_5(tmp_path, zk, kafka_zk, topic_name):
     """--zookeeper: the demo's own topic and group on the servers as they are; Tansu refuses to add partitions."""
     wait_for(lambda: zk.exists("/brokers/ids") and zk.get_children("/brokers/ids"))
     configure_logging(level="warning", stream=io.StringIO(), force=True)
     out = io.StringIO()
     settings = DemoSettings(zookeeper="", bootstrap="", topic=topic_name, group=f"{topic_name}-g",
-                            session_timeout_ms=2000, messages_per_partition=2, output_dir=tmp_path / "out")
+                            session_timeout_ms=2000, messages_per_partition=2, output_dir=tmp_path / "out",
+                            settle_timeout_s=scaled(60))  # the demo's own default, on the suite's time scale
     result = play_against(kafka_zk, None, settings, out=out, status=io.StringIO())
     assert [r.scene.number for r in result.scenes] == [1, 2, 3, 4]
     assert "-> cannot add partitions here:" in out.getvalue() and "CreatePartitions" in out.getvalue()

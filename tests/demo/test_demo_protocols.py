@@ -14,6 +14,7 @@ SCENARIO = TWO_JOIN_SCENARIO
 
 
 @pytest.mark.migration
+@pytest.mark.timeout(240)  # the demo's 180 s end before it
 def test_a_legacy_and_a_modern_group_play_one_scenario_side_by_side(tmp_path, zookeeper_connect, bootstrap_servers):
     path, out = tmp_path / "two.toml", tmp_path / "out"
     path.write_text(SCENARIO)

@@ -7,6 +7,9 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
+from time_scale import scaled
+
 from zkconsumer.demo.rebalance_demo import DemoSettings, play_in_own_chroot
 from zkconsumer.log import configure_logging
 from zkconsumer.scenarios.parse import load
@@ -35,13 +38,14 @@ actions = [{ expire = "a" }]
 """
 
 
+@pytest.mark.timeout(200)  # its waits, summed: four scenes settling within 40 s each
 def test_a_user_scenario_with_a_pause_and_a_growth_plays(tmp_path, zk_chroot, bootstrap_servers, topic_name):
     configure_logging(level="warning", stream=io.StringIO(), force=True)
     path = tmp_path / "mine.toml"
     path.write_text(USER_SCENARIO)
     scenario = load(str(path))
     settings = DemoSettings(zookeeper="", bootstrap="", topic=topic_name, partitions=2, session_timeout_ms=3000,
-                            messages_per_partition=2, output_dir=tmp_path / "out", settle_timeout_s=40,
+                            messages_per_partition=2, output_dir=tmp_path / "out", settle_timeout_s=scaled(40),
                             scenario=scenario)
     out = io.StringIO()
     result = play_in_own_chroot(zk_chroot, bootstrap_servers, settings, out=out, status=io.StringIO())

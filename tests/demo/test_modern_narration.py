@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import coordinator_trace as ct
 import pytest
 from support import wait_for
+from time_scale import bounded
 
 from zkconsumer.demo.front_log_follower import FrontLogFollower
 from zkconsumer.demo.modern_narration import MEANINGS, InTimeOrder, ModernNarrator, is_round_start
@@ -116,7 +117,7 @@ def test_real_cooperative_sticky_and_kip_848_members_are_narrated(front, tmp_pat
         wait_for(lambda: owned_by("coop1", "coop2") and owned_by("kip1", "kip2"), timeout=30)
         assert any(e["event"] == "front.consumer_group.epoch_bumped" for e in followed)  # read as they came
     finally:
-        members.stop_all(timeout=10.0)
+        members.stop_all(timeout=bounded(10.0))
         received.extend(members.close())
         follower.stop()
     written = [json.loads(line) for line in front.log_path.read_text(encoding="utf-8").splitlines()

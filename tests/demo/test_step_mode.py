@@ -18,6 +18,7 @@ import time
 import pytest
 from browser import body_attributes, dump_url
 from support import TWO_JOIN_SCENARIO, wait_for
+from time_scale import bounded, scaled
 
 pytestmark = pytest.mark.browser
 
@@ -48,7 +49,7 @@ class Terminal:
         self.text = ""
 
     def read_until(self, pattern: str, timeout: float = 60.0) -> re.Match:
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + bounded(timeout)
         while True:
             found = re.search(pattern, self.text)
             if found is not None:
@@ -103,7 +104,7 @@ def test_step_mode_and_live_page_through_a_terminal(tmp_path, zk, kafka_zk, topi
         registration = f"{ids}/{member}"
         owner = zk.exists(registration).ephemeralOwner
         # the class talks for longer than the member's session timeout: its session lives on, the same one
-        held_until = time.monotonic() + 2.5
+        held_until = time.monotonic() + scaled(2.5)
         while time.monotonic() < held_until:
             stat = zk.exists(registration)
             assert stat is not None and stat.ephemeralOwner == owner
@@ -125,7 +126,7 @@ def test_step_mode_and_live_page_through_a_terminal(tmp_path, zk, kafka_zk, topi
         term.type("c\n")
         term.read_until(r"\[step\] playing on without stopping")
         term.read_until(r"timeline \(HTML\): ")
-        assert term.process.wait(timeout=60) == 0
+        assert term.process.wait(timeout=bounded(60)) == 0
     finally:
         term.close()
     assert "Scene 2" in term.text and "[step] next: scene 3" not in term.text
@@ -136,7 +137,7 @@ def test_step_mode_and_live_page_through_a_terminal(tmp_path, zk, kafka_zk, topi
 def test_step_mode_without_a_terminal_is_one_line(tmp_path):
     result = subprocess.run([sys.executable, "-m", "zkconsumer", "demo", "--step", "--zookeeper", "127.0.0.1:1",
                              "--output-dir", str(tmp_path)], stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                            timeout=60)
+                            timeout=bounded(60))
     assert result.returncode != 0
     assert result.stderr.strip().splitlines()[-1].endswith("--step waits for Enter on a terminal; stdin is not one")
     assert "Traceback" not in result.stderr
@@ -223,7 +224,7 @@ def test_members_waiting_at_once_go_on_one_at_a_time_in_arrival_order_and_c_lets
             wait_for(lambda: done["a"] == ["release"])
             step.event(second)  # c: b, and a wherever it waits, go on
             for thread in threads:
-                thread.join(10)
+                thread.join(bounded(10))
                 assert not thread.is_alive()
             for later in waiting(events)[2:]:  # a's wait before assign, answered without a stop
                 step.event(later)
