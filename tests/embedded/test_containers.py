@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from support import REPO, wait_for, zkconsumer_cli
+from time_scale import bounded
 
 from zkconsumer.embedded import docker
 from zkconsumer.embedded.process import free_port
@@ -84,11 +85,12 @@ def compose_command() -> str | None:
 def compose(command: str, project: str, *args: str, env: dict[str, str],
             file: Path = COMPOSE_FILE) -> subprocess.CompletedProcess:
     result = subprocess.run([command, "-p", project, "-f", str(file), *args],
-                            capture_output=True, text=True, env=env, timeout=120)
+                            capture_output=True, text=True, env=env, timeout=bounded(120))
     assert result.returncode == 0, f"podman-compose {' '.join(args)}: {result.stderr or result.stdout}"
     return result
 
 
+@pytest.mark.timeout(340)  # its waits, summed: 120 s for `up`, 60 s for the server, 120 s for `down`
 def test_the_compose_files_zookeeper_service_starts_and_the_tools_reach_it(tmp_path):
     if not IN_CONTAINER_PASS:  # it starts its own container: once, in the pass, not in every run
         pytest.skip("the compose check runs in make test's container pass (scripts/containers.sh test)")

@@ -22,6 +22,8 @@ pytestmark = pytest.mark.servers
 ENSEMBLE_FILE = REPO / "docker" / "docker-compose.ensemble.yml"
 
 
+# Its waits, summed: 120 s for `up`, 90 s for the quorum, 120 s for `kill`, 60 s for the election, 120 s for `down`.
+@pytest.mark.timeout(570)
 def test_the_compose_files_ensemble_forms_a_quorum_and_survives_its_leader_killed(tmp_path):
     if not IN_CONTAINER_PASS:
         pytest.skip("the compose ensemble runs in make test's container pass (scripts/containers.sh test)")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from support import CHROOT_BASE
+from time_scale import bounded
 
 from zkconsumer.embedded.broker import provide_broker
 from zkconsumer.embedded.front import front_coordinates_groups, provide_addresses
@@ -43,16 +45,15 @@ def test_broker_fixture_produces_and_fetches_with_assign(bootstrap_servers, topi
     producer = Producer({"bootstrap.servers": bootstrap_servers})
     for i in range(10):
         producer.produce(topic_name, key=str(i).encode(), value=f"m{i}".encode(), partition=i % 2)
-    assert producer.flush(10) == 0
+    assert producer.flush(bounded(10)) == 0
     consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": "unused", "enable.auto.commit": False})
     consumer.assign([TopicPartition(topic_name, 1, 0)])
     got = []
-    for _ in range(100):
+    deadline = time.monotonic() + bounded(20)
+    while len(got) < 5 and time.monotonic() < deadline:
         msg = consumer.poll(0.2)
         if msg is not None and msg.error() is None:
             got.append((msg.partition(), msg.offset(), msg.value()))
-        if len(got) == 5:
-            break
     consumer.close()
     assert got == [(1, i, f"m{2 * i + 1}".encode()) for i in range(5)]
 

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from time_scale import bounded
 
 from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.front.client import answers_api_versions
@@ -41,7 +42,7 @@ class InterruptedOnceUp(FrontProcess):
 def test_an_interrupted_start_leaves_no_front(broker_bootstrap, tmp_path, error):
     front = InterruptedOnceUp(broker_bootstrap, tmp_path / "front", error)
     with pytest.raises(type(error)):
-        front.start(timeout=60.0)
+        front.start(timeout=bounded(60.0))
     assert front.seen_pid is not None, "the front never answered, so nothing was interrupted"
     assert not running(front.seen_pid)
     assert front.pid is None and front.port is None

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from support import produce, zkconsumer_cli
+from time_scale import scaled
 
 from zkconsumer.embedded.reconciliation import (
     OffsetPastEnd,
@@ -130,7 +131,7 @@ def test_after_down_and_up_zookeeper_and_the_broker_agree_and_old_offsets_are_fl
         produce(endpoints["bootstrap_servers"], TOPIC, [f"new{partition}".encode()], partition=partition)
     # (auto.offset.reset as a property: --from-beginning with committed offsets is refused, as by Kafka's tool)
     after = local(run_dir, "consume", "--group", "ops5", "--topic", TOPIC, "--property", "auto.offset.reset=smallest",
-                  "--max-messages", "2", "--timeout-ms", "20000")
+                  "--max-messages", "2", "--timeout-ms", f"{scaled(20_000):.0f}")
     assert after.returncode == 0, after.stderr
     assert sorted(after.stdout.splitlines()) == ["new0", "new1"], after.stderr[-3000:]
     settled = local(run_dir, "groups", "describe", "--group", "ops5", "--json")
