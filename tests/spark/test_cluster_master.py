@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hand_made_fleet import FLEET
 from support import wait_for, zkconsumer_cli
+from time_scale import bounded
 
 from zkconsumer.embedded.process import free_port
 from zkconsumer.fleet.snapshot import encode
@@ -51,9 +52,10 @@ def master(tmp_path) -> Iterator[str]:
         for process in reversed(started):  # the worker's process group holds its executors
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=30)
+            process.wait(timeout=bounded(30))
 
 
+@pytest.mark.timeout(450)  # its waits: 60 + 60 s for the cluster, 240 s for the command, 30 s to end it
 def test_analyze_fleet_on_a_standalone_master(master, tmp_path):
     snapshot = tmp_path / "fleet.jsonl"
     snapshot.write_text("".join(encode(g) + "\n" for g in FLEET) + "not a record\n")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from support import mirrored_topic, produce, wait_for
+from time_scale import bounded
 
 
 def start_query(spark, options: dict[str, str], out: Path, checkpoint: Path):
@@ -75,7 +76,7 @@ def test_a_query_killed_mid_batch_resumes_from_its_checkpoint_exactly_once(
         assert child.poll() is None, "the query's process ended by itself"
     finally:
         os.killpg(child.pid, signal.SIGKILL)  # the Python driver, its JVM and the JVM's Python workers, at once
-        child.wait(30)
+        child.wait(bounded(30))
     done, planned = batches(checkpoint, "commits"), batches(checkpoint, "offsets")
     assert done < planned, (done, planned)  # killed inside a batch
 

@@ -13,6 +13,7 @@ import time
 import pytest
 from structlog.testing import capture_logs
 from support import mirrored_topic, produce, wait_for
+from time_scale import bounded
 
 from zkconsumer.kafka.past_end import CONFIRM_S, still_past_end
 from zkconsumer.spark.offsets import OffsetRange, SourceOffset
@@ -101,7 +102,7 @@ def test_a_position_the_log_reaches_by_the_second_look_stands(zk, kafka_zk, boot
             producer = threading.Thread(target=catch_up)
             producer.start()
             end = planner.latest_offset(ahead, None)
-            producer.join(30)
+            producer.join(bounded(30))
             assert seen(events) == [[(0, 5, 3)]] and resets(events) == []
             assert [p.task.range for p in planner.partitions(ahead, end)] == [OffsetRange(topic, 0, 5, 7)]
     finally:

@@ -12,6 +12,7 @@ import uuid
 import pytest
 from confluent_kafka import Producer
 from support import wait_for
+from time_scale import bounded
 
 from zkconsumer import ConsumerTimeoutException, create_connector
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
@@ -42,7 +43,7 @@ class ContinuousProducer(threading.Thread):
                 i += 1
             self.producer.poll(0)
             time.sleep(0.1)
-        assert self.producer.flush(15) == 0
+        assert self.producer.flush(bounded(15)) == 0
 
     def _delivered(self, err, message) -> None:
         if err is None:
@@ -78,7 +79,7 @@ class LegacyMember(threading.Thread):
     def leave(self) -> None:
         """Stop taking messages first, so that every message handed out is in ``got``; then leave (committing)."""
         self.stopping.set()
-        self.join(10)
+        self.join(bounded(10))
         self.connector.shutdown()
 
 
@@ -88,7 +89,7 @@ def owners(zk, topic: str) -> dict[int, str]:
     return {p: got[0].decode() for p, got in read.items() if got is not None}
 
 
-@pytest.mark.timeout(420)
+@pytest.mark.timeout(780)  # its waits: 15 + 180 + 5 x 60 + 10 + 30 + 15 (the producer's flush) + 120 s
 def test_a_legacy_member_takes_its_share_and_gives_it_back_without_losing_a_message(
         spark, zk, kafka_zk, bootstrap_servers, topic_name):
     topic = topic_name
@@ -133,7 +134,7 @@ def test_a_legacy_member_takes_its_share_and_gives_it_back_without_losing_a_mess
                  timeout=60)
     finally:
         producer.stopping.set()
-        producer.join(30)
+        producer.join(bounded(30))
         if legacy is not None and legacy.is_alive():
             legacy.leave()
     try:
