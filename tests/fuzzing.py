@@ -9,10 +9,11 @@ from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+from time_scale import scaled
 
 #: the fuzz tests' settings: enough examples to find the usual escapes, a deadline so that a hang fails; generation
-#: is what costs (the parsers take microseconds), so the strategies stay shallow
-FUZZ = settings(max_examples=100, deadline=1000, suppress_health_check=[HealthCheck.too_slow])
+#: is what costs (the parsers take microseconds), so the strategies stay shallow; the deadline on the suite's time scale
+FUZZ = settings(max_examples=100, deadline=scaled(1000), suppress_health_check=[HealthCheck.too_slow])  # ms
 
 SCALARS = st.one_of(
     st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=10),

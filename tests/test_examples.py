@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from support import REPO
+from time_scale import bounded
 
 EXAMPLE = REPO / "examples" / "three_consumers.py"
 
@@ -17,7 +18,7 @@ EXAMPLE = REPO / "examples" / "three_consumers.py"
 def test_three_consumers_share_a_topic(kafka_zk, bootstrap_servers, topic_name):
     done = subprocess.run(
         [sys.executable, str(EXAMPLE), "--zookeeper", kafka_zk, "--bootstrap-server", bootstrap_servers,
-         "--topic", topic_name], capture_output=True, text=True, timeout=90,
+         "--topic", topic_name], capture_output=True, text=True, timeout=bounded(90),
     )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = re.findall(r"^example_consumer(\d): owns partitions \[(.*)\], got (\d+) messages", done.stdout, re.M)
@@ -31,12 +32,12 @@ SPARK_EXAMPLE = REPO / "examples" / "spark_stream.py"
 
 
 @pytest.mark.spark
-@pytest.mark.timeout(420)
+@pytest.mark.timeout(450)  # the example's 400 s end before it
 def test_spark_stream_writes_every_message_and_the_group_catches_up(kafka_zk, bootstrap_servers, topic_name, tmp_path):
     done = subprocess.run(
         [sys.executable, str(SPARK_EXAMPLE), "--zookeeper", kafka_zk, "--bootstrap-server", bootstrap_servers,
          "--topic", topic_name, "--messages", "300", "--out", str(tmp_path)], capture_output=True, text=True,
-        timeout=400,
+        timeout=bounded(400),
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     lags = re.findall(r"^\s*[\d.]+ s  lag (\d+|unknown)  \((.*); members (\d+)\)$", done.stdout, re.M)
@@ -53,7 +54,7 @@ def test_three_consumers_use_the_partitions_an_existing_topic_has(kafka_zk, boot
     create_topic(bootstrap_servers, topic_name, 3)
     done = subprocess.run(
         [sys.executable, str(EXAMPLE), "--zookeeper", kafka_zk, "--bootstrap-server", bootstrap_servers,
-         "--topic", topic_name], capture_output=True, text=True, timeout=90,
+         "--topic", topic_name], capture_output=True, text=True, timeout=bounded(90),
     )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = re.findall(r"^example_consumer(\d): owns partitions \[(.*)\], got (\d+) messages", done.stdout, re.M)
@@ -69,7 +70,7 @@ def quick_start_lines() -> list[str]:
 
 
 @pytest.mark.servers
-@pytest.mark.timeout(180)
+@pytest.mark.timeout(240)  # its waits, summed: 150 s for the quick start, 60 s for `local down`
 def test_the_readme_quick_start_runs_as_printed(tmp_path):
     """Pasted into a shell at the top of the checkout, as a new user would (its own run directory, so it meets no
     other environment): local up, a topic, three keyed lines produced, consumed, the group described, local down."""
@@ -85,10 +86,10 @@ def test_the_readme_quick_start_runs_as_printed(tmp_path):
     env.update({"ZKCONSUMER_RUN_DIR": str(tmp_path / "run"), "ZKCONSUMER_LOG_FILE": str(tmp_path / "cli.log")})
     try:
         done = subprocess.run(["bash", "-c", script], cwd=REPO, env=env, capture_output=True, text=True,
-                              timeout=150)
+                              timeout=bounded(150))
     finally:
         subprocess.run([sys.executable, "-m", "zkconsumer", "local", "down"], env=env, capture_output=True,
-                       timeout=60)
+                       timeout=bounded(60))
 
     def output(stream: str, command: str) -> str:
         n = next(i for i, line in enumerate(lines) if command in line)
@@ -106,6 +107,7 @@ def test_the_readme_quick_start_runs_as_printed(tmp_path):
     assert done.stdout.rstrip().splitlines()[-1].startswith("stopped ")
 
 
+@pytest.mark.timeout(140)  # the section's 120 s end before it
 def test_the_readme_consumer_in_twenty_lines(zk, kafka_zk, bootstrap_servers, topic_name, tmp_path):
     """The section's commands and its file as printed, against the test servers in place of `local up`'s fixed
     ports (`local up` and `local down` are the quick start's, run above), with this test's own topic and group for
@@ -125,7 +127,8 @@ def test_the_readme_consumer_in_twenty_lines(zk, kafka_zk, bootstrap_servers, to
     script = "set -eo pipefail\n" + "\n".join(adapt(line) for line in commands if " local " not in line)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "ZK_CONNECT": kafka_zk,
            "KAFKA_BOOTSTRAP": bootstrap_servers, "ZKCONSUMER_LOG_FILE": str(tmp_path / "cli.log")}
-    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=bounded(120))
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     printed = re.findall(r"^(\d) (\d+) b'(customer-\d)' b'(order-\d)'$", done.stdout, re.M)
     assert sorted(value for *_, value in printed) == [f"order-{i}" for i in range(10)]

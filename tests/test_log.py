@@ -9,9 +9,11 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 import structlog
 from structlog.testing import capture_logs
 from support import REPO, produce, wait_for
+from time_scale import bounded
 
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.log import configure_logging, get_logger
@@ -141,9 +143,10 @@ def run_application(tmp_path, kafka_zk: str, topic: str, configure: str) -> subp
     script = tmp_path / "app.py"
     script.write_text(APPLICATION)
     return subprocess.run([sys.executable, str(script), kafka_zk, topic, "3", configure], capture_output=True,
-                          text=True, timeout=60, cwd=REPO)
+                          text=True, timeout=bounded(60), cwd=REPO)
 
 
+@pytest.mark.timeout(160)  # its waits, summed: 15 s for the topic, 2 x 60 s for the application
 def test_an_application_that_configures_nothing_sees_nothing(tmp_path, zk, kafka_zk, bootstrap_servers, topic_name):
     create_topic(bootstrap_servers, topic_name, 1)
     wait_for(lambda: zk.exists(f"/brokers/topics/{topic_name}/partitions/0/state"))
