@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from support import mirrored_topic, produce
+from time_scale import bounded
 
 from zkconsumer.cli import main
 
@@ -45,12 +46,13 @@ class FreshEnvironment:
     def run(self, *argv: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
         # The environment's own interpreter only: no PYTHONPATH, no activated virtual environment leaking in.
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
-        return subprocess.run(argv, capture_output=True, text=True, cwd=self.workdir, env=env, timeout=timeout)
+        return subprocess.run(argv, capture_output=True, text=True, cwd=self.workdir, env=env,
+                              timeout=bounded(timeout))
 
 
 def _pip(*args: str) -> None:
     done = subprocess.run([sys.executable, "-m", "pip", "--quiet", *args], capture_output=True, text=True,
-                          timeout=540)
+                          timeout=bounded(540))  # the wheel's build and the install share the module's 600 s
     assert done.returncode == 0, f"pip {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
 
 
