@@ -156,7 +156,7 @@ class ConsumerFetcherManager:
         """Block until some partition needs a leader; empty once ``stop`` is set (``wake_leader_finder``)."""
         with self._cond:
             while not self._no_leader and not stop.is_set():
-                self._cond.wait()
+                self._cond.wait()  # no timeout: idle until there is work; a stop notifies (wake_leader_finder)
             return frozenset() if stop.is_set() else frozenset(self._no_leader)
 
     def wake_leader_finder(self) -> None:
@@ -178,15 +178,18 @@ class ConsumerFetcherManager:
                     taken[tp] = BrokerAndInitialOffset(broker, self._partition_map[tp].fetched_offset)
         return taken
 
-    def add_fetcher_for_partitions(self, targets: Mapping[TopicPartition, BrokerAndInitialOffset]) -> None:
+    def add_fetcher_for_partitions(self, targets: Mapping[TopicPartition, BrokerAndInitialOffset],
+                                   stop: threading.Event | None = None) -> None:
         """Give each partition to the thread of (leader, fetcher id), starting that thread if needed. A thread already
-        fetching a partition keeps its own position."""
+        fetching a partition keeps its own position. Nothing once ``stop`` (the leader finder's) is set: a finder
+        that outlived its bounded stop must not start a fetcher after :meth:`stop_connections` took the list of
+        those to stop."""
         per_fetcher: dict[tuple[int, int], dict[TopicPartition, BrokerAndInitialOffset]] = {}
         for tp, target in targets.items():
             per_fetcher.setdefault((target.broker.id, self.fetcher_id(tp.topic, tp.partition)), {})[tp] = target
         with self._fetchers_lock:
             partition_map = self._partition_map
-            if partition_map is None:
+            if partition_map is None or (stop is not None and stop.is_set()):
                 return
             for key, partitions in sorted(per_fetcher.items()):
                 fetcher = self._fetchers.get(key)

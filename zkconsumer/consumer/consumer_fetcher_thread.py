@@ -73,6 +73,8 @@ Events (logger ``zkconsumer.fetcher``; every one also carries ``consumer_id``, `
 * ``fetcher.error`` (warning): ``stage`` (``fetch``, ``on_offset_reset``), ``code`` (librdkafka's, or the Python
   exception's name), ``error``; retried after ``refresh.leader.backoff.ms``.
 * ``fetcher.chunk_enqueued`` (debug): ``topic``, ``partition``, ``fetch_offset``, ``messages``.
+* ``fetcher.stop_timed_out`` (warning): ``thread``, ``waited_ms``; the thread did not end within ``socket.timeout.ms``
+  of being stopped (something it called hangs). It is left running, to end and close its client on its own.
 * ``fetcher.stopped``.
 """
 
@@ -97,6 +99,7 @@ from zkconsumer.consumer.message_and_metadata import FetchedRecords, offset_of, 
 from zkconsumer.consumer.metrics import ConnectorMeters
 from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo
 from zkconsumer.consumer.sliced_deadline import NETWORK_SLICE_S, call_in_slices
+from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
 from zkconsumer.kafka.log_end_offsets import fetch_log_end_offsets
 from zkconsumer.kafka.metadata import BrokerMeta
@@ -115,6 +118,8 @@ _LOSSY_RESETS = frozenset({RESET_OUT_OF_RANGE, RESET_PAST_LOG_END})
 
 #: How long the fetch loop waits for a message: the longest a stop or an assignment change waits for it.
 _CONSUME_TIMEOUT_S = 0.1
+#: What a thread's stop may take beyond its bound from the configuration (a loaded machine) before it is reported.
+STOP_SLACK_S = 1.0
 #: Messages per consume() call, so also the most a chunk holds. Below the garbage collector's default threshold (700
 #: new objects) with room for what else is made meanwhile: a batch made while the stream's reader takes its turn on
 #: the last (ChunkQueue) then starts no young collection, which would find the batch's messages alive and promote
@@ -302,10 +307,18 @@ class ConsumerFetcherThread(threading.Thread):
         self._wakeup.set()
 
     def shutdown(self) -> None:
-        """Stop, wait for the thread, close the client. A put blocked on a full queue gives up within 0.1 s."""
+        """Stop, wait for the thread, close the client. A put blocked on a full queue gives up within 0.1 s and a
+        network wait within a slice (:data:`NETWORK_SLICE_S`), so the thread ends within a second or so; the wait is
+        bounded by ``socket.timeout.ms`` all the same. Past it, ``fetcher.stop_timed_out`` says so, and the client is
+        left for the thread to close when it ends: closing it here would pull it from under the call the thread is
+        in."""
         self.initiate_shutdown()
         if self.ident is not None:
-            self.join()
+            started = monotonic()
+            self.join(self._socket_timeout_s + STOP_SLACK_S)
+            if self.is_alive():
+                self._emit("warning", "fetcher.stop_timed_out", thread=self.name, waited_ms=elapsed_ms(started))
+                return
         self._close()
 
     # --- the thread ---

@@ -22,6 +22,9 @@ Events (logger ``zkconsumer.leader_finder``; every one carries ``consumer_id``):
 * ``leader_finder.no_leader`` (debug): ``partitions`` still without a leader after a metadata answer.
 * ``leader_finder.error`` (warning): ``stage`` (``zookeeper``, ``metadata``, ``add_fetcher``, ``loop``),
   ``error``, ``partitions``; retried after ``refresh.leader.backoff.ms``.
+* ``leader_finder.stop_timed_out`` (warning): ``waited_ms``; the thread did not end within
+  ``zookeeper.session.timeout.ms`` plus ``socket.timeout.ms`` of being stopped (something it called hangs). It is left
+  running; it starts no fetcher once stopped.
 * ``leader_finder.stopped``.
 """
 
@@ -29,16 +32,18 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kazoo.client import KazooClient
 
 from zkconsumer.config import ConsumerConfig
-from zkconsumer.consumer.consumer_fetcher_thread import BrokerAndInitialOffset
+from zkconsumer.consumer.consumer_fetcher_thread import STOP_SLACK_S, BrokerAndInitialOffset
 from zkconsumer.consumer.data_path_events import emit, partition_names
 from zkconsumer.consumer.sliced_deadline import call_in_slices
 from zkconsumer.errors import ServerUnavailableError
+from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.kafka.metadata import BrokerMeta, ClusterSnapshot, admin_client, fetch_metadata
 from zkconsumer.log import get_logger
 from zkconsumer.types import TopicPartition
@@ -71,7 +76,10 @@ class LeaderFinderHost(Protocol):
         """Take those still without a leader, each with its leader and the offset to fetch from."""
         ...
 
-    def add_fetcher_for_partitions(self, targets: Mapping[TopicPartition, BrokerAndInitialOffset]) -> None: ...
+    def add_fetcher_for_partitions(self, targets: Mapping[TopicPartition, BrokerAndInitialOffset],
+                                   stop: threading.Event | None = None) -> None:
+        """Put these partitions on fetcher threads; nothing once ``stop`` is set."""
+        ...
 
     def add_partitions_with_error(self, partitions: Iterable[TopicPartition]) -> None: ...
 
@@ -87,6 +95,7 @@ class LeaderFinderThread(threading.Thread):
         self._config = config
         self._zk = zk
         self._backoff_s = config.refresh_leader_backoff_ms / 1000
+        self._stop_wait_s = (config.zookeeper_session_timeout_ms + config.socket_timeout_ms) / 1000 + STOP_SLACK_S
         self._stopping = threading.Event()
         self._admin: AdminClient | None = None
         self._admin_brokers: frozenset[str] = frozenset()
@@ -97,9 +106,14 @@ class LeaderFinderThread(threading.Thread):
         self._manager.wake_leader_finder()
 
     def shutdown(self) -> None:
+        """Stop, and wait for the thread: at most its longest step, a ZooKeeper read (bounded by the session timeout)
+        or the stop of an idle fetcher (by ``socket.timeout.ms``); metadata requests end within a slice."""
         self.initiate_shutdown()
         if self.ident is not None:
-            self.join()
+            started = time.monotonic()
+            self.join(self._stop_wait_s)
+            if self.is_alive():
+                self._emit("warning", "leader_finder.stop_timed_out", waited_ms=elapsed_ms(started))
 
     def run(self) -> None:
         self._emit("info", "leader_finder.started", thread=self.name)
@@ -149,7 +163,7 @@ class LeaderFinderThread(threading.Thread):
             self._emit("info", "leader_finder.leaders_found", partitions=partition_names(targets),
                        leaders={str(tp): targets[tp].broker.id for tp in sorted(targets)})
             try:
-                self._manager.add_fetcher_for_partitions(targets)
+                self._manager.add_fetcher_for_partitions(targets, self._stopping)
             except Exception as exc:
                 self._emit("warning", "leader_finder.error", stage="add_fetcher", error=str(exc),
                            partitions=partition_names(targets), exc_info=True)
