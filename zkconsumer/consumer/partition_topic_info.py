@@ -131,6 +131,8 @@ class ChunkQueue:
             if turn.locked():  # a fetcher waits for this: the reader is done with what it had
                 with contextlib.suppress(RuntimeError):  # another reader of the stream released it first
                     turn.release()
+            # no timeout when None: consumer.timeout.ms=-1 waits for the next message, as the application asked;
+            # shutdown puts a sentinel in
             chunk = chunks.get(timeout=timeout_s)
         self._room.put(None)
         return chunk

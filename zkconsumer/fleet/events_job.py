@@ -344,10 +344,12 @@ def run_events_job(spark: Any, paths: list[str], output: str) -> EventsSummary:
                 broken = f", {totals.broken} broken lines" if totals.broken else ""
                 raise UsageError(f"{' '.join(paths)}: {what}{broken}")
             summary = dataclasses.replace(events_summary(spark, staging, tuple(paths), totals), skipped_files=skipped)
-            charts.join()
+            charts.join()  # no timeout: one small chart drawn in memory, nothing it could wait for
             (staging / "summary.html").write_text(events_page(summary), encoding="utf-8")
     finally:
-        charts.join()  # on a failure too: no warm-up left drawing beside a later page (matplotlib's style is global)
+        # no timeout, as above; on a failure too: no warm-up left drawing beside a later page (matplotlib's style is
+        # global)
+        charts.join()
     return summary
 
 

@@ -267,7 +267,7 @@ class WriteBehind(Generic[K]):
     def _run(self) -> None:
         while True:
             with self._cond:
-                self._cond.wait_for(lambda: self._pending or self._closed)
+                self._cond.wait_for(lambda: self._pending or self._closed)  # no timeout: idle; put() and close() notify
                 if not self._pending:
                     return
                 batch, self._pending, self._busy = self._pending, {}, True

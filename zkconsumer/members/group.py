@@ -91,7 +91,7 @@ class MemberGroup:
         """SIGKILL: the member can release nothing; its ephemeral znodes stay until its session expires."""
         member.ended_by_us = True
         member.process.send_signal(signal.SIGKILL)
-        member.process.wait()
+        member.process.wait()  # no timeout: SIGKILL cannot be caught or ignored, the process ends
         member.alive = False
 
     def stop(self, member: MemberProcess, timeout: float = 20.0, while_waiting: Callable[[], None] | None = None,
@@ -134,7 +134,7 @@ class MemberGroup:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     member.process.wait(STACKS_WAIT_S)  # it writes its stacks; exiting meanwhile is fine too
                 member.process.kill()
-            member.process.wait()
+            member.process.wait()  # no timeout: it has exited, or was sent SIGKILL, which cannot be caught or ignored
 
     def died(self) -> list[MemberProcess]:
         """Members that exited without being asked to, since the last call; they are alive no more."""

@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
         for thread in threads:
             thread.start()
-        stop.wait()
+        stop.wait()  # no timeout: the member runs until told to leave (SIGTERM or SIGINT, or its stdin closing)
         for thread in threads:
             thread.join(2)
     finally:

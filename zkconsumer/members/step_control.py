@@ -59,7 +59,7 @@ class HeldSteps:
         self._log.info(STEP_WAITING, consumer_id=context.consumer_id, rebalance_id=context.rebalance_id,
                        attempt=context.attempt, step=step.number, name=step.name, title=step.title,
                        control=str(self.path))
-        self._lines.get()
+        self._lines.get()  # no timeout: held until the demo's answer, a person's; leaving (close, stop) puts one too
 
     def close(self) -> None:
         self._stop.set()
@@ -78,7 +78,7 @@ class HeldSteps:
                     self._lines.put(answer)
 
     def _released_at_stop(self) -> None:
-        self._stop.wait()
+        self._stop.wait()  # no timeout: this thread's whole job is to wait for the member's leaving
         self.stepping = False
         self._lines.put(PLAY_ON)
 

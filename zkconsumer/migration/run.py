@@ -581,7 +581,7 @@ def compare_protocols(settings: CompareSettings,
                 for member in player.group.members.values():
                     if member.process.poll() is None:
                         member.process.kill()
-                        member.process.wait()
+                        member.process.wait()  # no timeout: SIGKILL cannot be caught or ignored
             try:
                 bridge.close()
             finally:
