@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import support
+from time_scale import bounded, describe
 
 from zkconsumer.kafka.metadata import admin_client
 from zkconsumer.zk.client import close_client, open_client
@@ -47,14 +49,17 @@ def events(out: Path) -> list[dict]:
 
 def wait_for(out: Path, process: subprocess.Popen, found: Callable[[list[dict]], bool],
              timeout: float = 90.0) -> list[dict]:
-    deadline = time.monotonic() + timeout
+    """The run's events once ``found`` in them, the run still going; ``timeout`` as support.wait_for's."""
+    limit = bounded(timeout)
+    deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         seen = events(out)
         if found(seen):
             return seen
         assert process.poll() is None, f"the run ended first: {process.communicate()[1][-2000:]}"
         time.sleep(0.1)
-    raise AssertionError(f"not seen within {timeout:g} s; events: {[e.get('event') for e in events(out)]}")
+    raise AssertionError(f"not seen within {limit:.1f} s ({timeout:g} s at {describe()}); events: "
+                         f"{[e.get('event') for e in events(out)]}")
 
 
 def member_pids(seen: list[dict]) -> dict[str, int]:
@@ -99,12 +104,12 @@ def assert_nothing_left(zookeeper: str, bootstrap: str, group: str) -> None:
         assert root.exists(f"/zkconsumer-migration-{run_id}") is None
     finally:
         close_client(root)
-    deadline = time.monotonic() + 20  # Tansu answers the deletion before its metadata forgets the topic
-    while group in admin_client(bootstrap).list_topics(timeout=10).topics and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert group not in admin_client(bootstrap).list_topics(timeout=10).topics
+    # Tansu answers the deletion before its metadata forgets the topic
+    support.wait_for(lambda: group not in admin_client(bootstrap).list_topics(timeout=bounded(10)).topics, timeout=20,
+                     interval=0.5)
 
 
+@pytest.mark.timeout(240)  # its waits: 90 + 60 + 20 (+ 10 for a listing) s
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_an_interrupted_run_leaves_no_process_chroot_or_topic(compare, zookeeper_connect, bootstrap_servers,
                                                               tmp_path, signum):
@@ -117,7 +122,7 @@ def test_an_interrupted_run_leaves_no_process_chroot_or_topic(compare, zookeeper
     assert len(pids) == 2 and all(running(pid) for pid in pids.values()), pids
     group = next(iter(pids)).rsplit("_", 1)[0]
     process.send_signal(signum)
-    _, stderr = process.communicate(timeout=60)
+    _, stderr = process.communicate(timeout=bounded(60))
     assert process.returncode == 130, stderr[-2000:]
     assert "interrupted" in stderr and "Traceback" not in stderr, stderr[-2000:]
     assert not (out / "report.json").exists()  # no report of a script played in part
@@ -125,6 +130,7 @@ def test_an_interrupted_run_leaves_no_process_chroot_or_topic(compare, zookeeper
     assert_nothing_left(zookeeper_connect, bootstrap_servers, group)
 
 
+@pytest.mark.timeout(300)  # its waits: 90 + 120 + 20 (+ 10 for a listing) s
 def test_a_member_that_dies_on_its_own_is_reported_and_fails_the_run(compare, zookeeper_connect,
                                                                      bootstrap_servers, tmp_path):
     """m1 is SIGKILLed from outside once m2 has joined (the script kills m2 in scene 4 and stops m1 in scene 5:
@@ -135,7 +141,7 @@ def test_a_member_that_dies_on_its_own_is_reported_and_fails_the_run(compare, zo
                                                    and str(e.get("consumer_id", "")).endswith("_m2") for e in rows))
     m1 = next(cid for cid in member_pids(seen) if cid.endswith("_m1"))
     os.kill(member_pids(seen)[m1], signal.SIGKILL)
-    stdout, stderr = process.communicate(timeout=120)
+    stdout, stderr = process.communicate(timeout=bounded(120))
     assert process.returncode == 1, stderr[-2000:]
     assert f"member {m1} exited on its own" in stderr and "Traceback" not in stderr, stderr[-2000:]
     report = json.loads(stdout)

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, TopicPartition
+from time_scale import bounded
 
 from zkconsumer.cli.migration import validate, without_kip848_at_broker
 from zkconsumer.errors import UsageError
@@ -144,7 +145,7 @@ def test_the_clock_starts_each_scene_for_every_player_at_once_and_lets_a_leaver_
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(10)
+        thread.join(bounded(10))
     assert not any(thread.is_alive() for thread in threads)
     assert failures == []
     assert list(began[0]) == list(began[1]) == [1, 2, 3, 4, 5] and list(began[2]) == [1, 2]

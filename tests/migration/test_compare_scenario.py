@@ -33,6 +33,7 @@ actions = [{ grow = 2 }]
 """
 
 
+@pytest.mark.timeout(240)  # the command's 180 s
 def test_a_team_scenario_with_a_pause_and_a_growth_plays(tmp_path, zookeeper_connect, bootstrap_servers):
     path, out = tmp_path / "team.toml", tmp_path / "out"
     path.write_text(TEAM_SCENARIO)

@@ -20,7 +20,9 @@ import json
 import threading
 import uuid
 
+import pytest
 from support import produce, wait_for
+from time_scale import bounded, scaled
 
 from zkconsumer import ConsumerConfig, ConsumerTimeoutException, cli, create_connector
 from zkconsumer.kafka.group_offsets import GroupOffsetsClient
@@ -53,7 +55,7 @@ class Producer(threading.Thread):
                                   on_delivery=self._acked)
             self.producer.poll(0)
             n += 1
-        assert self.producer.flush(10) == 0
+        assert self.producer.flush(bounded(10)) == 0
 
 
 class LegacyMember:
@@ -81,7 +83,7 @@ class LegacyMember:
 
     def stop(self) -> None:
         self.connector.shutdown()  # auto-commit: what was handed out is committed on the way out
-        self.thread.join(10)
+        self.thread.join(bounded(10))
 
 
 def run_cli(capsys, *args: str) -> str:
@@ -108,13 +110,14 @@ def consumed_more(received: list, than: int, by: int = 10) -> bool:
     return len(received) >= than + by
 
 
+@pytest.mark.timeout(400)  # its waits: 13 of 15 or 30 s (225 s), 6 member stops of 10 s, 15 + 10 + 2 x 10 s
 def test_zookeeper_to_kafka_to_the_java_consumer_and_back(zk, kafka_zk, bootstrap_servers, topic_name, capsys):
     from confluent_kafka import Consumer, KafkaError, KafkaException
 
     group = f"walk-{uuid.uuid4().hex[:8]}"
     create_topic(bootstrap_servers, topic_name, PARTITIONS)
     wait_for(lambda: zk.exists(f"/brokers/topics/{topic_name}/partitions/{PARTITIONS - 1}/state"))
-    kafka = GroupOffsetsClient(bootstrap_servers, 5)
+    kafka = GroupOffsetsClient(bootstrap_servers, scaled(5))
     received: list[tuple[int, int, str]] = []
     producer = Producer(bootstrap_servers, topic_name)
     producer.start()
@@ -182,7 +185,7 @@ def test_zookeeper_to_kafka_to_the_java_consumer_and_back(zk, kafka_zk, bootstra
 
         wait_for(lambda: (poll_all(), len({p for p, _, _ in modern_received}) == PARTITIONS)[1], timeout=30)
         producer.stop.set()
-        producer.join(15)
+        producer.join(bounded(15))
 
         def everything_delivered() -> bool:
             poll_all()

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from support import wait_for
+from time_scale import bounded
 
 from zkconsumer.cli.migration import validate
 from zkconsumer.errors import UsageError
@@ -97,7 +98,7 @@ def _play(tmp_path, argv_of) -> dict[str, list[dict]]:
         wait_for(lambda: settled_with(2) and any(e["event"] == "rebalance.completed" and e["consumer_id"] == b
                                                  for e in events), timeout=30)
     finally:
-        group.stop_all(timeout=15)
+        group.stop_all(timeout=bounded(15))
         group.close()
     by_member: dict[str, list[dict]] = {}
     for event in events:
