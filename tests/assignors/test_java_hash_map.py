@@ -14,6 +14,7 @@ from itertools import product
 from pathlib import Path
 
 import pytest
+from time_scale import bounded
 
 from zkconsumer.assignors.group_spec import (
     SpecMember,
@@ -132,13 +133,14 @@ def _cases(rng: random.Random) -> list[tuple[str, list]]:
 
 
 @pytest.mark.skipif(shutil.which("javac") is None or shutil.which("java") is None, reason="needs a JDK")
+@pytest.mark.timeout(150)  # its waits: 60 s to compile, 60 s to run (together a few seconds in fact)
 def test_orders_match_the_jdk(tmp_path: Path) -> None:
     (tmp_path / "Orders.java").write_text(_JAVA)
-    subprocess.run(["javac", "Orders.java"], cwd=tmp_path, check=True, timeout=300)
+    subprocess.run(["javac", "Orders.java"], cwd=tmp_path, check=True, timeout=bounded(60))
     cases = _cases(random.Random(31))
     stdin = "".join(f"{kind} {' '.join(map(str, values))}\n" for kind, values in cases)
     jdk = subprocess.run(["java", "-cp", str(tmp_path), "Orders"], input=stdin, capture_output=True, text=True,
-                         check=True, timeout=300).stdout.splitlines()
+                         check=True, timeout=bounded(60)).stdout.splitlines()
     ours = []
     for kind, values in cases:
         order = (integer_set_order if kind.startswith("int") else string_set_order)(values, kind.endswith("c"))

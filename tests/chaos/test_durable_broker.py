@@ -4,13 +4,17 @@ relies on."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
+from time_scale import bounded
 
 from zkconsumer.embedded.broker import LocalTansu
 from zkconsumer.embedded.object_store import LocalObjectStore
 from zkconsumer.kafka.topics import create_topic
 
-pytestmark = [pytest.mark.servers, pytest.mark.timeout(90)]
+# its waits: 30 + 20 + 60 + 20 + 30 s, and a broker started twice
+pytestmark = [pytest.mark.servers, pytest.mark.timeout(240)]
 TOPIC = "kept"
 
 
@@ -22,7 +26,7 @@ def produce_acknowledged(bootstrap: str, n: int) -> set[str]:
     for i in range(n):
         producer.produce(TOPIC, value=f"m{i}".encode(), partition=i % 2,
                          on_delivery=lambda err, msg: err is None and acked.add(msg.value().decode()))
-    producer.flush(30)
+    producer.flush(bounded(30))
     return acked
 
 
@@ -35,7 +39,8 @@ def read_all(bootstrap: str, expected: int) -> set[str]:
     seen: set[str] = set()
     ends = 0
     try:
-        for _ in range(600):  # bounded: at most 600 polls of 0.1 s
+        deadline = time.monotonic() + bounded(60)
+        while time.monotonic() < deadline:
             message = consumer.poll(0.1)
             if message is None:
                 continue
@@ -59,7 +64,7 @@ def committed(bootstrap: str, offsets: dict[int, int] | None = None) -> dict[int
         if offsets:
             consumer.commit(offsets=[TopicPartition(TOPIC, p, o) for p, o in offsets.items()], asynchronous=False)
         return {tp.partition: tp.offset
-                for tp in consumer.committed([TopicPartition(TOPIC, p) for p in range(2)], timeout=20)}
+                for tp in consumer.committed([TopicPartition(TOPIC, p) for p in range(2)], timeout=bounded(20))}
     finally:
         consumer.close()
 

@@ -11,6 +11,7 @@ import uuid
 import pytest
 from structlog.testing import capture_logs
 from support import produce, take, wait_for
+from time_scale import scaled
 
 from zkconsumer import ConsumerConfig, create_connector
 from zkconsumer.group.kafka_offset_store import KafkaOffsetStore
@@ -56,7 +57,7 @@ def test_the_store_finds_the_coordinator_through_zookeeper_and_keeps_a_higher_fo
 
     result = store.commit({t0: 5, t1: 7, TopicPartition(topic_name, 2): -1})  # -1: nothing to commit
     assert (result.written, result.failed, result.attempts) == ({t0: 5, t1: 7}, {}, 1)
-    other = GroupOffsetsClient(bootstrap_servers, 5)
+    other = GroupOffsetsClient(bootstrap_servers, scaled(5))
     assert other.fetch(group, [t0, t1]).offsets == {t0: 5, t1: 7}
 
     # Someone else (the partition's next owner) committed 9 meanwhile: our 6 does not move it back.
@@ -111,6 +112,7 @@ def consumer_config(zk_connect: str, group: str, **extra) -> ConsumerConfig:
     return ConsumerConfig(props)
 
 
+@pytest.mark.timeout(180)  # its waits: 15 + 3 x 20 (takes) + 2 x 0.5 s, six productions of up to 10 s
 def test_the_connector_commits_to_kafka_then_zookeeper_and_reads_the_larger(zk, kafka_zk, bootstrap_servers,
                                                                             topic_name):
     group = unique_group()
@@ -119,7 +121,7 @@ def test_the_connector_commits_to_kafka_then_zookeeper_and_reads_the_larger(zk, 
     produce(bootstrap_servers, topic_name, [b"a", b"b", b"c"], partition=0)
     produce(bootstrap_servers, topic_name, [b"d", b"e"], partition=1)
     t0, t1 = TopicPartition(topic_name, 0), TopicPartition(topic_name, 1)
-    kafka = GroupOffsetsClient(bootstrap_servers, 5)
+    kafka = GroupOffsetsClient(bootstrap_servers, scaled(5))
 
     # Dual commit is on by default with Kafka storage: Kafka first, then ZooKeeper, each event naming its store.
     config = consumer_config(kafka_zk, group, **{"offsets.storage": "kafka"})
@@ -146,7 +148,7 @@ def test_the_connector_commits_to_kafka_then_zookeeper_and_reads_the_larger(zk, 
     with create_connector(config) as consumer:
         stream = consumer.create_message_streams({topic_name: 1})[topic_name][0]
         assert sorted(m.message for m in take(stream, 2)) == [b"f", b"g"]
-        assert take(stream, 1, timeout=0.5) == []
+        assert take(stream, 1, timeout=scaled(0.5)) == []  # nothing more comes
         consumer.commit_offsets()
     assert kafka.fetch(group, [t0, t1]).offsets == {t0: 4, t1: 3}
     assert zk_offsets(zk, group, topic_name) == {0: 4, 1: 3}
@@ -158,7 +160,7 @@ def test_the_connector_commits_to_kafka_then_zookeeper_and_reads_the_larger(zk, 
     with create_connector(config) as consumer:
         stream = consumer.create_message_streams({topic_name: 1})[topic_name][0]
         assert [m.message for m in take(stream, 1)] == [b"h"]  # from Kafka's 2, not ZooKeeper's 0
-        assert take(stream, 1, timeout=0.5) == []
+        assert take(stream, 1, timeout=scaled(0.5)) == []  # nothing more comes
         consumer.commit_offsets()
     assert kafka.fetch(group, [t0, t1]).offsets == {t0: 4, t1: 4}
     assert zk_offsets(zk, group, topic_name) == {0: 4, 1: 0}
@@ -196,4 +198,4 @@ def test_an_explicit_commit_kafka_refuses_raises_and_writes_no_znode(zk, kafka_z
 def _broker_members(bootstrap: str, group: str) -> bool:
     from zkconsumer.kafka.group_coordinator import describe_group, find_coordinator
 
-    return bool(describe_group(find_coordinator(bootstrap, group, 5), group, 5).members)
+    return bool(describe_group(find_coordinator(bootstrap, group, scaled(5)), group, scaled(5)).members)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 from support import wait_for
+from time_scale import bounded
 
 from zkconsumer.group.offset_store import WriteBehind
 
@@ -15,7 +16,7 @@ def test_puts_made_while_a_flush_runs_go_together_in_the_next_one():
 
     def flush(batch: dict) -> None:
         flushed.append(batch)
-        hold.wait(5)
+        hold.wait(bounded(5))
 
     writer: WriteBehind[int] = WriteBehind(flush, "test-write-behind")
     writer.put(-1, "first")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from support import produce, wait_for
+from time_scale import bounded
 
 from zkconsumer.errors import UsageError
 from zkconsumer.kafka.topics import create_topic
@@ -119,6 +120,7 @@ def test_a_member_that_does_not_leave_is_killed_with_its_stacks_in_its_log(tmp_p
     group.close()
 
 
+@pytest.mark.timeout(150)  # its waits: 2 x 15 + 30 + 15 + 30 s, and two productions of up to 10 s
 def test_a_legacy_member_with_the_chaos_runs_options(tmp_path, kafka_zk, zk, bootstrap_servers, topic_name):
     """Events in a file, timed deliveries of two topics, the session kept in a file, a setting given on the command
     line; SIGTERM leaves the group."""
@@ -149,7 +151,7 @@ def test_a_legacy_member_with_the_chaos_runs_options(tmp_path, kafka_zk, zk, boo
         assert session.stat().st_mode & 0o777 == 0o600  # the password takes the session over: owner only
         registered = zk.get("/consumers/chaos-like/ids/chaos-like_m0")[1]
         assert int(sid) == registered.ephemeralOwner and bytes.fromhex(password)
-        group.stop(member, timeout=30.0)
+        group.stop(member, timeout=bounded(30))
         assert member.process.returncode == 0
         names = [json.loads(line)["event"] for line in events.read_text().splitlines()]
         assert "rebalance.completed" in names and "consumer.shutdown" in names
@@ -167,7 +169,7 @@ def test_expiring_a_session_that_is_gone_already_expires_nothing_and_says_so(zoo
     from zkconsumer.members.faults import expire_session
 
     live = KazooClient(hosts=zookeeper_connect, timeout=10.0)
-    live.start(10)
+    live.start(bounded(10))
     sid, password = live.client_id
     session_file = tmp_path / "m.session"
     session_file.write_text(f"{sid} {password.hex()}", encoding="utf-8")

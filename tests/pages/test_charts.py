@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from browser import assert_offline, body_attributes, dump_dom
+from time_scale import bounded
 
 from zkconsumer.pages import render_page
 from zkconsumer.pages.charts import Chart, bar_chart, line_chart
@@ -73,7 +74,7 @@ def test_charts_are_deterministic_and_keep_their_ids_to_themselves():
 def test_the_plotting_library_and_jinja2_load_only_when_used():
     code = ("import sys, zkconsumer, zkconsumer.pages, zkconsumer.pages.charts, zkconsumer.trace.timeline_html, "
             "zkconsumer.cli; print(sorted(m for m in ('matplotlib', 'jinja2', 'numpy') if m in sys.modules))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=bounded(60))
     assert (result.returncode, result.stdout.strip()) == (0, "[]"), result.stderr
 
 
