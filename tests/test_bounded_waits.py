@@ -4,9 +4,9 @@ A thread's ``join()``, an event's or a condition's ``wait()``, a queue's ``get()
 ``communicate()`` without a timeout waits for ever for something that may never come; each such call in
 ``zkconsumer/`` says at the call why it needs no timeout, in a comment beginning ``# no timeout`` (on the call's lines
 or directly above them). The results of kazoo's requests are bounded in one place, the handler of every client
-(:class:`zkconsumer.zk.client.BoundedHandler`, tested in tests/zk/test_client.py): so a ``.get()`` without arguments
-needs no comment in a module that makes no queue (a dict's ``get`` takes a key), and every ``KazooClient`` of the
-package is given that handler."""
+(:class:`zkconsumer.zk.client.BoundedHandler`, tested in tests/zk/test_client.py, which says why kazoo's own callback
+threads are left to wait for the connection): so a ``.get()`` without arguments needs no comment in a module that
+makes no queue (a dict's ``get`` takes a key), and every ``KazooClient`` of the package is given that handler."""
 
 from __future__ import annotations
 

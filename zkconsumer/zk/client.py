@@ -31,6 +31,13 @@ results wait at most the client's session timeout when asked to wait without one
 :class:`RequestTimeoutError`. Past the session timeout the session has expired anyway (and kazoo's read timeout, two
 thirds of it, has dropped a connection that stopped answering), so no answer worth waiting for comes later. A wait
 with a timeout of its own (``get(timeout=...)``) keeps it.
+
+kazoo's own two callback threads are left to wait as kazoo means them to: a watch's re-read there (a ``DataWatch``
+reads its znode again when the connection drops) waits for the next connection, and is sent at once on it. Bounded,
+it would go round the watch's retry, whose pauses grow to a minute, and hold every later watch callback behind it
+for as long after the server is back. The thread has nothing to deliver while the connection is down, and a stop
+ends its wait (closing the session fails what is queued). The client's own retry (``client.retry``, with which a
+``ChildrenWatch`` reads) pauses at most :data:`COMMAND_RETRY_MAX_DELAY_S` between attempts, rather than kazoo's hour.
 """
 
 from __future__ import annotations
@@ -40,8 +47,10 @@ import errno
 import importlib.util
 import logging
 import socket
+import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -63,6 +72,8 @@ from zkconsumer.errors import (
 from zkconsumer.security import ZkAuth
 
 DEFAULT_CONNECT_TIMEOUT = 6.0
+#: the longest pause of a client's command retry (``client.retry``) between two attempts
+COMMAND_RETRY_MAX_DELAY_S = 2.0
 #: how long the TCP attempt that looks for refusals may take in all, at most: a refusal comes within a round trip
 REFUSAL_PROBE_S = 1.0
 #: failures that come at once and would come again: no server on the port, no route to the host
@@ -93,32 +104,47 @@ class RequestTimeoutError(ConnectionLoss, ServerUnavailableError):
 
 
 class BoundedAsyncResult(AsyncResult):
-    """kazoo's threading async result; asked to wait without a timeout, it waits its handler's bound."""
+    """kazoo's threading async result; asked to wait without a timeout, it waits its handler's bound (but on the
+    handler's own callback threads, see the module's docstring)."""
 
     def get(self, block: bool = True, timeout: float | None = None) -> Any:
-        if not block or timeout is not None:
-            return super().get(block, timeout)
         handler = self._handler
+        if not block or timeout is not None or handler.on_callback_thread():
+            return super().get(block, timeout)
         if not super().wait(handler.bound_s):
             raise RequestTimeoutError(handler.server, handler.bound_s)
         return super().get(block=False)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Whether the result is ready, after waiting at most ``timeout`` (the handler's bound when ``None``)."""
-        return bool(super().wait(self._handler.bound_s if timeout is None else timeout))
+        handler = self._handler
+        if timeout is None and not handler.on_callback_thread():
+            timeout = handler.bound_s
+        return bool(super().wait(timeout))
 
 
 class BoundedHandler(SequentialThreadingHandler):
     """kazoo's threading handler, whose async results (every request's, so every synchronous call's) wait at most
-    ``bound_s`` when no timeout is given: :class:`RequestTimeoutError` naming ``server`` after that."""
+    ``bound_s`` when no timeout is given: :class:`RequestTimeoutError` naming ``server`` after that. Its own callback
+    threads excepted (see the module's docstring)."""
 
     def __init__(self, server: str, bound_s: float) -> None:
         super().__init__()
         self.server = server
         self.bound_s = bound_s
+        self._callback_threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
 
     def async_result(self) -> BoundedAsyncResult:
         return BoundedAsyncResult(self)
+
+    def on_callback_thread(self) -> bool:
+        """Whether the calling thread is one of this handler's callback threads (watches, completions)."""
+        return threading.current_thread() in self._callback_threads
+
+    def _create_thread_worker(self, work_queue: Any) -> threading.Thread:
+        thread: threading.Thread = super()._create_thread_worker(work_queue)
+        self._callback_threads.add(thread)
+        return thread
 
 
 class CredentialFilter(logging.Filter):
@@ -188,6 +214,7 @@ def open_client(
         extra["default_acl"] = list(acl)
     session_s = session_timeout or timeout
     client = KazooClient(hosts=connect, timeout=session_s, connection_retry=retry,
+                         command_retry=KazooRetry(max_tries=-1, max_delay=COMMAND_RETRY_MAX_DELAY_S),
                          handler=BoundedHandler(connect, session_s), **extra)
     # A server refusing the credentials closes the session, and start() then waits out its timeout and reports
     # only that (its own stop() hides the state): note the refusal when it happens.
