@@ -1,14 +1,18 @@
 """``zkconsumer bridge``: mirror a Kafka-protocol cluster's metadata into ZooKeeper (see
-:mod:`zkconsumer.bridge.metadata_bridge`)."""
+:mod:`zkconsumer.bridge.metadata_bridge`).
+
+It runs until SIGTERM or SIGINT, then closes its session, which removes its broker registrations at once, as a
+broker's clean stop does, and exits with status 0. A ZooKeeper that does not answer is waited for at most the
+bridge's session timeout, whatever the bridge was doing (:mod:`zkconsumer.cli.stopping`); the bridge then stops without
+closing the session, saying so in one line, and its registrations go when the session expires.
+"""
 
 from __future__ import annotations
 
 import argparse
-import signal
-import threading
 
 from zkconsumer.bridge.metadata_bridge import DEFAULT_BROKER_TIMEOUT_MS, DEFAULT_INTERVAL_MS, MetadataBridge
-from zkconsumer.cli import COMMANDS, options
+from zkconsumer.cli import COMMANDS, options, stopping
 from zkconsumer.errors import UsageError
 
 
@@ -36,14 +40,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.interval_ms <= 0 or args.broker_timeout_ms <= 0:
         raise UsageError("--interval-ms and --broker-timeout-ms must be positive")
-    bridge = MetadataBridge(options.zookeeper(args), options.bootstrap(args), args.interval_ms, args.broker_timeout_ms,
+    zookeeper = options.zookeeper(args)
+    # before the bridge starts a thread (librdkafka's, for its admin client; kazoo's)
+    stop = None if args.once else stopping.stop_on_signals()
+    bridge = MetadataBridge(zookeeper, options.bootstrap(args), args.interval_ms, args.broker_timeout_ms,
                             auth=options.zookeeper_auth(args))
-    with bridge:
-        if args.once:
+    if stop is None:
+        with bridge:
             bridge.sync_once()
-            return 0
-        stop = threading.Event()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: stop.set())
-        bridge.run(stop)
+        return 0
+    bridge.start()
+    passes = stopping.Work(lambda: bridge.run(stop), "bridge")
+    stop.wait()
+    stopping.quiet_kazoo()
+    deadline = stopping.Deadline(bridge.connect_timeout)  # the session timeout the bridge asks for
+    # A pass still waiting on ZooKeeper holds what close() needs: the close waits for it, within the same bound.
+    if not (passes.wait(deadline.left()) and stopping.Work(bridge.close, "bridge-close").wait(deadline.left())):
+        stopping.gave_up("bridge", zookeeper, deadline,
+                         "closing its session (its broker registrations go when the session expires)")
     return 0

@@ -6,8 +6,11 @@ operators can watch it with the group tools. As in Kafka, without ``--group`` it
 for partitions the group has not committed yet; so, as Kafka 0.10's tool did, ``--from-beginning`` with a group that
 has offsets in ZooKeeper is refused in one line naming ``--delete-consumer-offsets``, which deletes the group's
 directory (``/consumers/<group>``) before the start, and is itself refused while the group has live members.
-Ctrl-C (or ``--max-messages``, or ``--timeout-ms`` without a message) leaves the group cleanly with the
-consumed offsets committed, and prints how many messages were processed, as Kafka's tool did.
+Ctrl-C or SIGTERM (or ``--max-messages``, or ``--timeout-ms`` without a message) leaves the group cleanly with the
+consumed offsets committed, and prints how many messages were processed, as Kafka's tool did; the exit status is 0.
+A ZooKeeper that does not answer is waited for at most the session timeout (``zookeeper.session.timeout.ms``),
+whatever the consumer was doing (:mod:`zkconsumer.cli.stopping`): it then stops without committing, saying so in
+one line, and its registration goes when the session expires.
 
 A ``--property`` is the user's: an option that sets the same key (``--group`` and ``group.id``, ``--zookeeper`` and
 ``zookeeper.connect``, ``--from-beginning`` and ``auto.offset.reset``, ``--metrics-port``, ``--zookeeper-auth``) must
@@ -25,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import signal
 import sys
 import threading
 import time
@@ -33,7 +35,7 @@ from typing import Any
 
 from kazoo.exceptions import NotEmptyError
 
-from zkconsumer.cli import COMMANDS, options
+from zkconsumer.cli import COMMANDS, options, stopping
 from zkconsumer.config import ConsumerConfig, parse_value
 from zkconsumer.consumer.consumer_iterator import MessageAndMetadata
 from zkconsumer.consumer.kafka_stream import KafkaStream
@@ -184,38 +186,58 @@ def run(args: argparse.Namespace) -> int:
     fmt = "json" if args.json or args.format == "json" else "text"
     properties, idle_ms = _properties(args)
     config = ConsumerConfig(properties)
-    _check_zookeeper(config, args)
+    _check_zookeeper(config, args)  # Ctrl-C here is an interruption (exit 130): nothing has joined the group yet
+    stop = stopping.stop_on_signals()  # the check's client has stopped its threads, the connector starts its own
     connector = ZookeeperConsumerConnector(config)
     if connector.metrics_endpoint is not None:
         print(f"metrics: {connector.metrics_endpoint.url}", file=sys.stderr, flush=True)
-    # Ctrl-C and SIGTERM end the loop between two messages, never halfway through printing one (a message the
-    # stream handed out is committed, so it must also have been printed and counted).
-    stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
-    processed = 0
+    processed = _Count()
+    consuming = stopping.Work(lambda: _consume(connector, args, fmt, idle_ms, stop, processed), "consume")
     try:
-        streams = _streams(connector, args)
-        # One thread takes from every stream in turn: a stream advances its consumed offset when it hands a
-        # message out, so printing right there keeps the committed offset exactly at what was printed.
-        idle_since = time.monotonic()
-        while not stop.is_set() and (args.max_messages is None or processed < args.max_messages):
-            got = False
-            for stream in streams:
-                try:
-                    message = next(iter(stream))
-                except (ConsumerTimeoutException, StopIteration):
-                    continue
-                print(render(message, fmt), flush=True)
-                processed += 1
-                got = True
-                if stop.is_set() or (args.max_messages is not None and processed >= args.max_messages):
-                    break
-            if got:
-                idle_since = time.monotonic()
-            elif idle_ms is not None and (time.monotonic() - idle_since) * 1000 >= idle_ms:
-                break
+        stopped = not consuming.wait_unless(stop)
+        if stopped:
+            stopping.quiet_kazoo()
+        deadline = stopping.Deadline(config.zookeeper_session_timeout_ms / 1000)
+        # After a signal the loop ends between two messages; a join still waiting on ZooKeeper is waited for within the
+        # bound, then the shutdown (the last commit, the registration deleted, the session closed).
+        ended = consuming.wait(deadline.left())
+        if not (ended and stopping.Work(connector.shutdown, "consumer-shutdown").wait(deadline.left())):
+            stopping.gave_up("consume", config.zookeeper_connect, deadline,
+                             "leaving the group cleanly (the offsets consumed since its last commit may not be "
+                             "committed; its registration goes when the session expires)")
+        if ended and not stopped:
+            consuming.result()  # what the join or the loop raised; after a signal, a join cut short is what was asked
     finally:
-        connector.shutdown()
-        print(f"Processed a total of {processed} messages", file=sys.stderr)
+        print(f"Processed a total of {processed.value} messages", file=sys.stderr)
     return 0
+
+
+class _Count:
+    value = 0
+
+
+def _consume(connector: ZookeeperConsumerConnector, args: argparse.Namespace, fmt: str, idle_ms: int | None,
+             stop: threading.Event, processed: _Count) -> None:
+    """Join, then print messages until ``stop``, ``--max-messages`` or ``--timeout-ms``. A signal ends the loop between
+    two messages, never halfway through printing one: a message the stream handed out is committed, so it must also
+    have been printed and counted."""
+    streams = _streams(connector, args)
+    # One thread takes from every stream in turn: a stream advances its consumed offset when it hands a message
+    # out, so printing right there keeps the committed offset exactly at what was printed.
+    idle_since = time.monotonic()
+    while not stop.is_set() and (args.max_messages is None or processed.value < args.max_messages):
+        got = False
+        for stream in streams:
+            try:
+                message = next(iter(stream))
+            except (ConsumerTimeoutException, StopIteration):
+                continue
+            print(render(message, fmt), flush=True)
+            processed.value += 1
+            got = True
+            if stop.is_set() or (args.max_messages is not None and processed.value >= args.max_messages):
+                break
+        if got:
+            idle_since = time.monotonic()
+        elif idle_ms is not None and (time.monotonic() - idle_since) * 1000 >= idle_ms:
+            break

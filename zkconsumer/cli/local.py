@@ -1,9 +1,15 @@
-"""``zkconsumer local up|down|status``: the embedded default environment (see zkconsumer.embedded.environment)."""
+"""``zkconsumer local up|down|status``: the embedded default environment (see zkconsumer.embedded.environment).
+
+SIGTERM while ``up`` starts the environment ends it as Ctrl-C does: the processes it has started are stopped, and it
+exits with status 130 after one line. The processes it leaves running stop on ``down``'s SIGTERM, each within a bound
+of its own (the bridge's is its ZooKeeper session timeout, :mod:`zkconsumer.cli.bridge`), and are killed after it.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 
 from zkconsumer.cli import COMMANDS, options
@@ -35,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_up(args: argparse.Namespace) -> int:
+    signal.signal(signal.SIGTERM, _interrupt)
     env = LocalEnvironment(args.run_dir)
     already = env.endpoints() is not None
     endpoints = env.up(args.zookeeper_port, args.broker_port, direct_broker=args.direct_broker,
@@ -49,6 +56,12 @@ def run_up(args: argparse.Namespace) -> int:
               f"bootstrap servers {endpoints['bootstrap_servers']}{_through(endpoints)}; "
               f"stop it with: zkconsumer local down")
     return 0
+
+
+def _interrupt(signum: int, _frame: object) -> None:
+    """SIGTERM as Ctrl-C: the exception ends whatever wait ``up`` is in (a handler that only set a flag would let a
+    wait on a ZooKeeper that does not answer resume), and ``up`` stops what it started before it goes on."""
+    raise KeyboardInterrupt
 
 
 def run_down(args: argparse.Namespace) -> int:

@@ -72,6 +72,7 @@ class ProcessRecord:
         if not self.is_alive():
             return False
         _signal_group(self.pid, signal.SIGTERM)
+        _signal_group(self.pid, signal.SIGCONT)  # a stopped process (SIGSTOP, a debugger) acts on SIGTERM once resumed
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not self.is_alive() or _reaped(self.pid):
