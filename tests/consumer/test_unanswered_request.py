@@ -12,6 +12,7 @@ import pytest
 from structlog.testing import capture_logs
 from support import CONNECTOR_GROUP as GROUP
 from support import connector_config, wait_for
+from time_scale import bounded
 from zk.test_client import MARGIN_S, SESSION_S, own_zookeeper, paused
 
 from zkconsumer.consumer.step_gate import StepContext
@@ -45,7 +46,7 @@ def test_a_step_whose_request_goes_unanswered_fails_the_attempt_and_the_next_one
         joined = threading.Thread(target=connectors[0].create_message_streams, args=({"t": 1},), daemon=True)
         try:
             joined.start()
-            joined.join(30)
+            joined.join(bounded(30))
             assert not joined.is_alive(), "the first rebalance did not end"
         finally:
             pause.close()
