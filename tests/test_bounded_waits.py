@@ -16,12 +16,6 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "zkconsumer"
 MARKER = "# no timeout"
-#: (a file, or a folder ending in /; the call) -> why it needs no timeout: waits of the long-running commands, whose
-#: handling of their stop signals is kept in their own files
-KNOWN: dict[tuple[str, str], str] = {
-    ("cli/", "stop.wait()"): "a long-running command runs until SIGINT or SIGTERM sets its stop event",
-    ("front/command_line.py", "stop.wait()"): "the front serves until SIGINT or SIGTERM, whose handlers set it",
-}
 #: modules that import one of these may make queues: their argument-less ``get()`` is no kazoo result
 QUEUE_MODULES = {"queue", "multiprocessing", "asyncio"}
 SUBPROCESS_WAITS = {"run", "call", "check_call", "check_output"}
@@ -76,11 +70,6 @@ def _explained(lines: list[str], call: ast.Call) -> bool:
     return False
 
 
-def _known(relative: str, call: str) -> bool:
-    return any(known_call == call and (relative == where or (where.endswith("/") and relative.startswith(where)))
-               for where, known_call in KNOWN)
-
-
 def unexplained_waits() -> Iterator[str]:
     for path in sorted(PACKAGE.rglob("*.py")):
         source = path.read_text(encoding="utf-8")
@@ -91,7 +80,7 @@ def unexplained_waits() -> Iterator[str]:
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call) or not _unbounded(node, makes_queues):
                 continue
-            if _explained(lines, node) or _known(relative, ast.unparse(node)):
+            if _explained(lines, node):
                 continue
             yield f"zkconsumer/{relative}:{node.lineno}: {ast.unparse(node)}"
 

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     bridge.start()
     passes = stopping.Work(lambda: bridge.run(stop), "bridge")
-    stop.wait()
+    stop.wait()  # no timeout: the bridge runs until SIGINT or SIGTERM sets its stop event
     stopping.quiet_kazoo()
     deadline = stopping.Deadline(bridge.connect_timeout)  # the session timeout the bridge asks for
     # A pass still waiting on ZooKeeper holds what close() needs: the close waits for it, within the same bound.

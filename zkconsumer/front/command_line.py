@@ -111,7 +111,7 @@ async def _serve(config: FrontConfig, port_file: str | None, local: LocalApis | 
         print(f"front listening on {config.host}:{server.port} (clients told {server.advertised.address}), "
               f"relaying to {','.join(config.bootstrap)}; Ctrl-C stops it", flush=True)
     try:
-        await stop.wait()
+        await stop.wait()  # no timeout: the front serves until SIGINT or SIGTERM, whose handlers set it
     finally:
         await server.close()
         if runtime is not None:
