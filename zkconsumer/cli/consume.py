@@ -33,9 +33,11 @@ import threading
 import time
 from typing import Any
 
-from kazoo.exceptions import NotEmptyError
+from kazoo.exceptions import KazooException, NotEmptyError
+from kazoo.handlers.threading import KazooTimeoutError
 
 from zkconsumer.cli import COMMANDS, options, stopping
+from zkconsumer.cli.zookeeper_session import zookeeper_failure
 from zkconsumer.config import ConsumerConfig, parse_value
 from zkconsumer.consumer.consumer_iterator import MessageAndMetadata
 from zkconsumer.consumer.kafka_stream import KafkaStream
@@ -206,7 +208,10 @@ def run(args: argparse.Namespace) -> int:
                              "leaving the group cleanly (the offsets consumed since its last commit may not be "
                              "committed; its registration goes when the session expires)")
         if ended and not stopped:
-            consuming.result()  # what the join or the loop raised; after a signal, a join cut short is what was asked
+            try:
+                consuming.result()  # what the join or the loop raised; after a signal, a join cut short was asked for
+            except (KazooException, KazooTimeoutError) as exc:
+                raise zookeeper_failure(config.zookeeper_connect, exc) from None
     finally:
         print(f"Processed a total of {processed.value} messages", file=sys.stderr)
     return 0

@@ -35,13 +35,17 @@ def zookeeper_session(args: argparse.Namespace) -> Iterator[KazooClient]:
         with zkclient.zookeeper(connect, quiet=True, auth=auth, acl=default_acl(auth, None)) as zk:
             zkclient.require_chroot(zk, connect)
             yield zk
-    except zkclient.RequestTimeoutError:
-        raise  # already one line naming the ensemble and the bound
-    except (ConnectionLoss, SessionExpiredError, OperationTimeoutError, KazooTimeoutError) as exc:
-        raise ServerUnavailableError(
-            f"lost the connection to ZooKeeper at {connect} ({type(exc).__name__}); nothing after that was done"
-        ) from None
-    except NoAuthError:
-        raise ZkConsumerError(f"ZooKeeper at {connect} refused access to a znode (NoAuth)") from None
-    except KazooException as exc:
-        raise ZkConsumerError(f"ZooKeeper at {connect} failed: {type(exc).__name__} {exc}".rstrip()) from None
+    except (KazooException, KazooTimeoutError) as exc:
+        raise zookeeper_failure(connect, exc) from None
+
+
+def zookeeper_failure(connect: str, exc: KazooException | KazooTimeoutError) -> ZkConsumerError:
+    """What a command says of a failure kazoo raised while it worked with ZooKeeper at ``connect``: one line."""
+    if isinstance(exc, zkclient.RequestTimeoutError):
+        return exc  # already one line naming the ensemble and the bound
+    if isinstance(exc, (ConnectionLoss, SessionExpiredError, OperationTimeoutError, KazooTimeoutError)):
+        return ServerUnavailableError(
+            f"lost the connection to ZooKeeper at {connect} ({type(exc).__name__}); nothing after that was done")
+    if isinstance(exc, NoAuthError):
+        return ZkConsumerError(f"ZooKeeper at {connect} refused access to a znode (NoAuth)")
+    return ZkConsumerError(f"ZooKeeper at {connect} failed: {type(exc).__name__} {exc}".rstrip())
