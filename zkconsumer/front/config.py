@@ -1,5 +1,5 @@
-"""What a front is told: where it listens, the address it gives clients, the broker behind it, and whether and how
-its own group coordinators answer the group APIs."""
+"""What a front is told: where it listens, the address it gives clients, the broker behind it, whether and how
+its own group coordinators answer the group APIs, and the ZooKeeper that keeps version-0 offsets."""
 
 from __future__ import annotations
 
@@ -41,6 +41,9 @@ class FrontConfig:
     group_coordinator: bool = True
     classic_groups: ClassicGroupConfig = field(default_factory=ClassicGroupConfig)
     consumer_groups: ConsumerGroupConfig = field(default_factory=ConsumerGroupConfig)
+    #: the ZooKeeper (connect string, chroot included) where OffsetCommit and OffsetFetch v0 keep offsets, as Kafka
+    #: 0.8.2-0.10 kept them; without it those versions are not answered
+    zookeeper: str | None = None
 
     def __post_init__(self) -> None:
         if not self.bootstrap:

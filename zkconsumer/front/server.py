@@ -10,7 +10,9 @@ come back in the order asked and a relayed request needs no bookkeeping: its byt
 correlation id with them, and the broker's answer comes back the same way, copied as it arrives without being
 parsed (Fetch and Produce stay cheap), except the answers that name brokers (:mod:`.rewrite`) and ApiVersions
 (:mod:`.api_versions`), which are parsed, rewritten and written again. The APIs of the local table
-(:mod:`.handlers`) are answered by their handlers, possibly after a long wait.
+(:mod:`.handlers`) are answered by their handlers, possibly after a long wait, and the old versions ZooKeeper-era
+clients speak (Fetch v0-v3, ListOffsets v0, OffsetCommit and OffsetFetch v0) by :mod:`.legacy_versions`, as Kafka
+0.10 answered them.
 
 A request the group coordinator will never answer (Kafka leaves a JoinGroup or SyncGroup unanswered once a newer
 request of the same member took its place, or the member was removed while it waited:
@@ -79,6 +81,7 @@ from zkconsumer.front.api_versions import advertise
 from zkconsumer.front.config import FrontConfig, parse_address
 from zkconsumer.front.coordinator_runtime import RequestDropped
 from zkconsumer.front.handlers import LocalApis, RequestContext, local_ranges
+from zkconsumer.front.legacy_versions import LegacyVersions
 from zkconsumer.front.rewrite import METADATA, REWRITTEN, Advertised, rewrite_brokers
 from zkconsumer.front.wire import (
     API_VERSIONS,
@@ -101,6 +104,7 @@ from zkconsumer.front.wire import (
     response_correlation_id,
     with_acks,
 )
+from zkconsumer.front.zookeeper_offsets import ZooKeeperOffsets
 from zkconsumer.log import EventLogger, get_logger
 
 #: how much of a relayed answer is copied at a time: large enough for few system calls, small enough that a big Fetch
@@ -226,6 +230,8 @@ class FrontServer:
     def __init__(self, config: FrontConfig, local: LocalApis | None = None) -> None:
         self.config = config
         self.local = dict(local or {})
+        #: the old versions Kafka 0.8-0.10 clients speak (:mod:`.legacy_versions`), answered before the local table
+        self.legacy = LegacyVersions(ZooKeeperOffsets(config.zookeeper) if config.zookeeper else None)
         self._local_ranges = local_ranges(self.local)
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[Any]] = set()
@@ -256,6 +262,7 @@ class FrontServer:
         await asyncio.gather(*tasks, return_exceptions=True)
         await self._server.wait_closed()
         self._server = None
+        await asyncio.to_thread(self.legacy.close)
         self.log.info("front.stopped", connections=len(tasks))
 
     # --- a client connection -----------------------------------------------------------------------------------
@@ -330,7 +337,12 @@ class FrontServer:
     async def _answer(self, head: RequestHead, frame: bytes, upstream: Upstream, client: asyncio.StreamWriter,
                       peer: str, connection_id: int) -> None:
         local = self.local.get(head.api_key)
-        if local is not None:
+        if self.legacy.answers(head):
+            header, _ = entity_reader(request_header_type(head.api_key, head.api_version))(frame, 0)
+            answer = await self.legacy.answer(
+                head, frame, lambda body: upstream.exchange(body, head.correlation_id, header.client_id))
+            _write(client, answer)
+        elif local is not None:
             if not local.min_version <= head.api_version <= local.max_version:
                 raise MalformedRequest(f"version {head.api_version} of API key {head.api_key} is not supported")
             request = decode_request(head, frame)
@@ -367,7 +379,7 @@ class FrontServer:
                                     f"{head.correlation_id}")
         body = decode_response(head.api_key, head.api_version, answer)
         if head.api_key == API_VERSIONS:
-            body = advertise(body, self._local_ranges)
+            body = advertise(body, self._local_ranges, self.legacy.versions)
         else:
             if head.api_key == METADATA and len(body.brokers) > 1 and not self._warned_several_brokers:
                 self._warned_several_brokers = True

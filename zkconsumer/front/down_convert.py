@@ -1,0 +1,92 @@
+"""Records in the message format an old Fetch version reads: Kafka's down-conversion, for the clients that predate
+record batches (Kafka 0.11's magic 2).
+
+A Fetch of version 0 or 1 reads message sets of magic 0, versions 2 and 3 of magic 1 (the timestamp, KIP-32), as a
+Kafka 0.10 broker answered them; the broker behind the front keeps magic-2 batches, so every partition's records are
+converted as Kafka's own ``RecordsUtil.downConvert`` converts them:
+
+* control batches (transaction markers) are left out;
+* records below the fetch offset are left out (a batch is returned whole, from its first record);
+* record headers are dropped (magic 0 and 1 have none), and magic 0 has no timestamp;
+* each message is written uncompressed, with its own offset and CRC. Kafka re-compresses a compressed batch with the
+  batch's codec; the front does not: the clients read uncompressed message sets all the same, and the answer is
+  larger on the wire, never different in content.
+
+Kafka (KIP-74) returns the first message of a partition even when it is larger than the partition's byte limit, so
+that a consumer is never stuck behind it; the conversion follows that for every version, and stops at the first
+message that would take a partition's answer past its limit. A batch cut short at the end of the broker's answer is
+left out, as a client leaves it out.
+
+The encoding and decoding are kafka-python's (``kafka.record``: its producer writes magic 0 and 1 for the brokers
+that read nothing else, its consumer reads every format, decompressing gzip natively and snappy, lz4 and zstd when
+their libraries are installed); pure: bytes in, bytes out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kafka.errors import CorruptRecordError, UnsupportedCodecError
+from kafka.record.legacy_records import LegacyRecordBatchBuilder
+from kafka.record.memory_records import MemoryRecords
+
+#: LegacyRecordBatchBuilder's "no compression"
+_UNCOMPRESSED = 0
+#: every message is appended: the front applies the byte limit itself (the builder's own counts from offset 0)
+_NO_LIMIT = 1 << 62
+
+
+class CannotConvert(Exception):
+    """Records the front cannot convert."""
+
+
+class UnsupportedCodec(CannotConvert):
+    """Records compressed with a codec whose library is not installed."""
+
+
+class CorruptRecords(CannotConvert):
+    """Records that do not read as a record batch or a message set."""
+
+
+@dataclass(frozen=True)
+class Converted:
+    """A partition's records in the older format, and how many messages they hold."""
+
+    records: bytes
+    messages: int
+
+
+def magic_of_fetch(version: int) -> int:
+    """The message format a Fetch version reads: magic 0 up to version 1, magic 1 for versions 2 and 3."""
+    if not 0 <= version <= 3:
+        raise ValueError(f"Fetch v{version} reads record batches, not message sets")
+    return 0 if version < 2 else 1
+
+
+def down_convert(records: bytes | None, magic: int, fetch_offset: int, max_bytes: int) -> Converted:
+    """``records`` (a partition's, as the broker answered a Fetch) as a message set of ``magic``: the messages from
+    ``fetch_offset`` on, up to ``max_bytes`` (at least the first message, whatever its size).
+
+    :raises CannotConvert:
+    """
+    builder = LegacyRecordBatchBuilder(magic, _UNCOMPRESSED, _NO_LIMIT)
+    messages = 0
+    try:
+        for batch in MemoryRecords(records or b""):
+            if batch.magic >= 2 and batch.is_control_batch:
+                continue
+            for record in batch:
+                if record.offset < fetch_offset:
+                    continue
+                key = None if record.key is None else bytes(record.key)
+                value = None if record.value is None else bytes(record.value)
+                size = builder.size_in_bytes(record.offset, record.timestamp, key, value)
+                if messages and builder.size() + size > max_bytes:
+                    return Converted(bytes(builder.build()), messages)
+                builder.append(record.offset, -1 if record.timestamp is None else record.timestamp, key, value)
+                messages += 1
+    except UnsupportedCodecError as exc:
+        raise UnsupportedCodec(str(exc)) from None
+    except CorruptRecordError as exc:
+        raise CorruptRecords(str(exc)) from None
+    return Converted(bytes(builder.build()), messages)
