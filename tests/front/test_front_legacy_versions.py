@@ -10,6 +10,7 @@ import struct
 import uuid
 
 import pytest
+from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from kafka.protocol.old.commit import (
     OffsetCommitRequest_v0,
     OffsetCommitResponse_v0,
@@ -28,7 +29,7 @@ from kafka.protocol.old.fetch import (
 )
 from kafka.protocol.old.list_offsets import ListOffsetsRequest_v0, ListOffsetsResponse_v0
 from message_sets import message_set
-from support import delete_tree, produce
+from support import delete_tree, produce, wait_for
 from time_scale import scaled
 
 from zkconsumer.embedded.front_process import FrontProcess
@@ -196,3 +197,31 @@ def test_a_malformed_old_request_closes_only_its_own_connection(front, connectio
 
     assert connection.recv(1) == b""  # closed, as Kafka closes a connection whose request it cannot read
     assert exchange(front.address, api_versions_request()).error_code == 0
+
+
+@pytest.mark.timeout(60)
+def test_librdkafka_speaking_to_a_0_9_broker_consumes_through_the_front(front, topic_name):
+    create_topic(front.address, topic_name, 1)
+    values = [f"old-{i}".encode() for i in range(10)]
+    produce(front.address, topic_name, values, partition=0)
+    consumer = Consumer({"bootstrap.servers": front.address, "group.id": f"g-{uuid.uuid4().hex[:6]}",
+                         "api.version.request": False, "broker.version.fallback": "0.9.0",
+                         "enable.auto.commit": False, "enable.partition.eof": False})
+    try:
+        consumer.assign([TopicPartition(topic_name, 0, OFFSET_BEGINNING)])
+        received: list[bytes] = []
+
+        def consumed() -> bool:
+            message = consumer.poll(0.2)
+            if message is not None:
+                assert message.error() is None, message.error()
+                received.append(message.value())
+            return len(received) >= len(values)
+
+        wait_for(consumed, timeout=30)
+        assert received == values
+        consumer.commit(asynchronous=False)
+        committed, = consumer.committed([TopicPartition(topic_name, 0)], timeout=scaled(10))
+        assert committed.offset == len(values)
+    finally:
+        consumer.close()
