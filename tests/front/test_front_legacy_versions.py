@@ -28,6 +28,15 @@ from kafka.protocol.old.fetch import (
     FetchResponse_v3,
 )
 from kafka.protocol.old.list_offsets import ListOffsetsRequest_v0, ListOffsetsResponse_v0
+from kafka.protocol.old.produce import (
+    ProduceRequest_v0,
+    ProduceRequest_v1,
+    ProduceRequest_v2,
+    ProduceResponse_v0,
+    ProduceResponse_v1,
+    ProduceResponse_v2,
+)
+from kafka.record.legacy_records import LegacyRecordBatchBuilder
 from message_sets import message_set
 from support import delete_tree, produce, wait_for
 from time_scale import scaled
@@ -40,7 +49,11 @@ from zkconsumer.zk.client import close_client, open_client
 
 FETCH = {0: (FetchRequest_v0, FetchResponse_v0), 1: (FetchRequest_v1, FetchResponse_v1),
          2: (FetchRequest_v2, FetchResponse_v2), 3: (FetchRequest_v3, FetchResponse_v3)}
-UNKNOWN_TOPIC_OR_PARTITION = 3
+PRODUCE = {0: (ProduceRequest_v0, ProduceResponse_v0), 1: (ProduceRequest_v1, ProduceResponse_v1),
+           2: (ProduceRequest_v2, ProduceResponse_v2)}
+UNKNOWN_TOPIC_OR_PARTITION, CORRUPT_MESSAGE = 3, 2
+TIMESTAMP = 1_700_000_000_000
+GZIP = 1
 
 
 @pytest.fixture(scope="module")
@@ -225,3 +238,66 @@ def test_librdkafka_speaking_to_a_0_9_broker_consumes_through_the_front(front, t
         assert committed.offset == len(values)
     finally:
         consumer.close()
+
+
+def message_set_of(magic: int, messages: list[tuple[bytes | None, bytes]], compression: int = 0) -> bytes:
+    """What an old producer sends: kafka-python's builder of magic 0 and 1, as its producer used it."""
+    builder = LegacyRecordBatchBuilder(magic, compression, 1 << 20)
+    for offset, (key, value) in enumerate(messages):
+        builder.append(offset, TIMESTAMP + offset, key, value)
+    return bytes(builder.build())
+
+
+def produce_old(sock: socket.socket, version: int, topic: str, partition: int, message_set: bytes, acks: int = 1):
+    request_type, response_type = PRODUCE[version]
+    request = request_type(required_acks=acks, timeout=5000, topic_data=[(topic, [(partition, message_set)])])
+    if acks == 0:
+        request.with_header(correlation_id=9, client_id="old-client")
+        sock.sendall(request.encode(header=True, framed=True))
+        return None
+    (name, [(index, error, base_offset, *_)]), = ask(sock, request, response_type).topics
+    assert (name, index) == (topic, partition)
+    return error, base_offset
+
+
+@pytest.mark.parametrize(("version", "magic", "compression"), [(0, 0, 0), (1, 0, GZIP), (2, 1, 0), (2, 1, GZIP)])
+def test_produce_v0_to_v2_message_sets_are_stored_and_read_back_by_old_and_new_clients(front, connection, topic_name,
+                                                                                       version, magic, compression):
+    create_topic(front.address, topic_name, 1)
+    sent = [(b"k0", b"first"), (None, b"second")]
+
+    assert produce_old(connection, version, topic_name, 0, message_set_of(magic, sent, compression)) == (0, 0)
+    assert produce_old(connection, version, topic_name, 0, message_set_of(magic, [(b"k2", b"third")])) == (0, 2)
+
+    messages = message_set(fetch(connection, 1, topic_name, 0, 0)[2])
+    assert [(m.offset, m.key, m.value) for m in messages] == [(0, b"k0", b"first"), (1, None, b"second"),
+                                                              (2, b"k2", b"third")]
+    consumer = Consumer({"bootstrap.servers": front.address, "group.id": "unused", "enable.partition.eof": True})
+    try:
+        consumer.assign([TopicPartition(topic_name, 0, OFFSET_BEGINNING)])
+        received = []
+
+        def all_read() -> bool:
+            message = consumer.poll(0.2)
+            if message is not None and message.error() is None:
+                received.append(message)
+            return len(received) >= 3
+
+        wait_for(all_read, timeout=20)
+    finally:
+        consumer.close()
+    assert [(m.key(), m.value()) for m in received] == [(b"k0", b"first"), (None, b"second"), (b"k2", b"third")]
+    if magic == 1:
+        assert [m.timestamp()[1] for m in received] == [TIMESTAMP, TIMESTAMP + 1, TIMESTAMP]
+
+
+def test_produce_v0_with_acks_0_gets_no_answer_and_a_corrupt_message_set_corrupt_message(front, connection,
+                                                                                        topic_name):
+    create_topic(front.address, topic_name, 1)
+    produce_old(connection, 0, topic_name, 0, message_set_of(0, [(None, b"unanswered")]), acks=0)
+    corrupt = bytearray(message_set_of(0, [(None, b"flipped")]))
+    corrupt[-1] ^= 1
+
+    # The next answer on the connection is the next request's: the acks=0 one got none.
+    assert produce_old(connection, 0, topic_name, 0, bytes(corrupt)) == (CORRUPT_MESSAGE, -1)
+    assert [m.value for m in message_set(fetch(connection, 0, topic_name, 0, 0)[2])] == [b"unanswered"]

@@ -1,14 +1,19 @@
-"""The old versions Kafka 0.8-0.10 clients speak, answered by the front as a Kafka 0.10 broker answered them: Fetch
-v0-v3, ListOffsets v0, and OffsetCommit and OffsetFetch v0.
+"""The old versions Kafka 0.8-0.10 clients speak, answered by the front as a Kafka 0.10 broker answered them: Produce
+v0-v2, Fetch v0-v3, ListOffsets v0, and OffsetCommit and OffsetFetch v0.
 
 Kafka 4 dropped these versions from its message schemas, so kio (generated from them) cannot read them, and the broker
 behind (Tansu) answers some of them wrong: Fetch v0-v3 with record batches of magic 2, which these clients cannot
-parse, and ListOffsets v0 without its offsets array. The front reads them with kafka-python's structs of the old
-versions (``kafka.protocol.old``, the schemas as Kafka 0.10 laid them out), asks the broker with versions it answers
-well (kio's entities, on the client connection's own broker connection), and writes the old version's answer:
+parse, ListOffsets v0 without its offsets array, Produce v0-v2 by closing the connection. The front reads them with
+kafka-python's structs of the old versions (``kafka.protocol.old``, the schemas as Kafka 0.10 laid them out), asks the
+broker with versions it answers well (kio's entities, on the client connection's own broker connection), and writes
+the old version's answer:
 
+* **Produce v0-v2**: each partition's message set up-converted to one record batch (:mod:`.message_formats`) and
+  relayed as Produce v3; a message set that cannot be read is answered ``CORRUPT_MESSAGE`` for its partition and not
+  relayed. ``acks=0`` is relayed as ``acks=1`` and the answer dropped, as the server relays a newer Produce (the
+  client gets none; a failure closes the connection, as in Kafka).
 * **Fetch v0-v3**: relayed as Fetch v4 (the same fields, read uncommitted, a wait of at least 1 ms); every
-  partition's records down-converted to the message set the version reads (:mod:`.down_convert`: magic 0 for v0 and
+  partition's records down-converted to the message set the version reads (:mod:`.message_formats`: magic 0 for v0 and
   v1, magic 1 for v2 and v3). A partition answered empty at offset 0 is looked up in the broker's Metadata, since the
   broker answers a partition it does not have so, where Kafka said ``UNKNOWN_TOPIC_OR_PARTITION``. A
   partition whose records cannot be converted (a codec whose library is not installed) is answered with
@@ -52,19 +57,35 @@ from kafka.protocol.old.fetch import (
     FetchResponse_v3,
 )
 from kafka.protocol.old.list_offsets import ListOffsetsRequest_v0, ListOffsetsResponse_v0
+from kafka.protocol.old.produce import (
+    ProduceRequest_v0,
+    ProduceRequest_v1,
+    ProduceRequest_v2,
+    ProduceResponse_v0,
+    ProduceResponse_v1,
+    ProduceResponse_v2,
+)
 from kio.schema.errors import ErrorCode
 from kio.schema.fetch.v4.request import FetchPartition, FetchRequest, FetchTopic
 from kio.schema.list_offsets.v1.request import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from kio.schema.metadata.v4.request import MetadataRequest, MetadataRequestTopic
+from kio.schema.produce.v3.request import PartitionProduceData, ProduceRequest, TopicProduceData
 from kio.schema.types import BrokerId, TopicName
-from kio.static.primitive import i8, i32, i32Timedelta, i64
+from kio.static.primitive import Records, i8, i16, i32, i32Timedelta, i64
 
-from zkconsumer.front.down_convert import CorruptRecords, UnsupportedCodec, down_convert, magic_of_fetch
-from zkconsumer.front.wire import MalformedRequest, RequestHead, framed, header_size
+from zkconsumer.front.message_formats import (
+    CannotConvert,
+    CorruptRecords,
+    UnsupportedCodec,
+    down_convert,
+    magic_of_fetch,
+    up_convert,
+)
+from zkconsumer.front.wire import AcksZeroFailed, MalformedRequest, RequestHead, framed, header_size
 from zkconsumer.front.zookeeper_offsets import ZooKeeperOffsets
 from zkconsumer.types import TopicPartition
 
-FETCH, LIST_OFFSETS, OFFSET_COMMIT, OFFSET_FETCH = 1, 2, 8, 9
+PRODUCE, FETCH, LIST_OFFSETS, OFFSET_COMMIT, OFFSET_FETCH = 0, 1, 2, 8, 9
 LATEST, EARLIEST = -1, -2
 #: the shortest wait a Fetch is relayed with: the broker behind answers a Fetch with ``max_wait`` 0 with no topics at
 #: all, where Kafka answers every partition asked at once
@@ -74,6 +95,8 @@ MAX_FETCH_BYTES = 2**31 - 1
 #: the errors the front gives a partition itself, by Kafka's numbers
 UNSUPPORTED_COMPRESSION_TYPE, CORRUPT_MESSAGE, UNKNOWN_TOPIC_OR_PARTITION = 76, 2, 3
 
+_PRODUCE_REQUESTS = (ProduceRequest_v0, ProduceRequest_v1, ProduceRequest_v2)
+_PRODUCE_RESPONSES = (ProduceResponse_v0, ProduceResponse_v1, ProduceResponse_v2)
 _FETCH_REQUESTS = (FetchRequest_v0, FetchRequest_v1, FetchRequest_v2, FetchRequest_v3)
 _FETCH_RESPONSES = (FetchResponse_v0, FetchResponse_v1, FetchResponse_v2, FetchResponse_v3)
 
@@ -95,19 +118,28 @@ class LegacyVersions:
 
     def __init__(self, zookeeper: ZooKeeperOffsets | None = None) -> None:
         self.zookeeper = zookeeper
-        self.versions: dict[int, range] = {FETCH: range(0, 4), LIST_OFFSETS: range(0, 1)}
+        self.versions: dict[int, range] = {PRODUCE: range(0, 3), FETCH: range(0, 4), LIST_OFFSETS: range(0, 1)}
         if zookeeper is not None:
             self.versions.update({OFFSET_COMMIT: range(0, 1), OFFSET_FETCH: range(0, 1)})
 
     def answers(self, head: RequestHead) -> bool:
         return head.api_version in self.versions.get(head.api_key, range(0))
 
-    async def answer(self, head: RequestHead, frame: bytes, relay: Relay) -> bytes:
-        """The framed answer to ``frame``, a request :meth:`answers`.
+    async def answer(self, head: RequestHead, frame: bytes, relay: Relay) -> bytes | None:
+        """The framed answer to ``frame``, a request :meth:`answers`; none to a Produce with ``acks=0``.
 
         :raises MalformedRequest:
+        :raises AcksZeroFailed: a Produce with ``acks=0`` failed (Kafka closes the connection).
         """
-        if head.api_key == FETCH:
+        if head.api_key == PRODUCE:
+            produce = _decode(_PRODUCE_REQUESTS[head.api_version], head, frame, topics="topic_data")
+            response = await self._produce(head.api_version, produce, relay)
+            if produce.acks == 0:
+                if _produce_failed(response):
+                    raise AcksZeroFailed(f"a Produce v{head.api_version} with acks=0 (correlation id "
+                                         f"{head.correlation_id}) failed")
+                return None
+        elif head.api_key == FETCH:
             request = _decode(_FETCH_REQUESTS[head.api_version], head, frame)
             response = await self._fetch(head.api_version, request, relay)
         elif head.api_key == LIST_OFFSETS:
@@ -121,6 +153,47 @@ class LegacyVersions:
     def close(self) -> None:
         if self.zookeeper is not None:
             self.zookeeper.close()
+
+    # --- Produce --------------------------------------------------------------------------------------------------
+
+    async def _produce(self, version: int, request: Any, relay: Relay) -> Any:
+        errors: dict[tuple[str, int], int] = {}
+        batches: dict[tuple[str, int], bytes] = {}
+        for topic, partitions in request.topic_data:
+            for index, message_set in partitions:
+                try:
+                    converted = up_convert(message_set)
+                except CannotConvert as exc:
+                    errors[topic, index] = UNSUPPORTED_COMPRESSION_TYPE if isinstance(exc, UnsupportedCodec) \
+                        else CORRUPT_MESSAGE
+                    continue
+                if converted.messages:
+                    batches[topic, index] = converted.records
+        results: dict[tuple[str, int], tuple[int, int, int]] = {}
+        if batches:
+            by_topic: dict[str, list[PartitionProduceData]] = {}
+            for (topic, index), batch in batches.items():
+                by_topic.setdefault(topic, []).append(PartitionProduceData(index=i32(index), records=Records(batch)))
+            # acks=0 is relayed as acks=1, as the server relays a newer Produce: the client gets no answer, the
+            # connection stays in step whatever the broker does
+            answer = await relay(ProduceRequest(
+                acks=i16(request.acks or 1), timeout=_millis(request.timeout_ms),
+                topic_data=tuple(TopicProduceData(name=TopicName(t), partition_data=tuple(ps))
+                                 for t, ps in by_topic.items())))
+            for topic in answer.responses:
+                for p in topic.partition_responses:
+                    appended = -1 if p.log_append_time is None else int(p.log_append_time.timestamp() * 1000)
+                    results[topic.name, p.index] = (int(p.error_code), int(p.base_offset), appended)
+        topics = []
+        for topic, partitions in request.topic_data:
+            answered = []
+            for index, _ in partitions:
+                error, base_offset, appended = results.get((topic, index), (errors.get((topic, index), 0), -1, -1))
+                answered.append((index, error, base_offset, appended) if version == 2 else (index, error, base_offset))
+            topics.append((topic, answered))
+        if version == 0:
+            return ProduceResponse_v0(responses=topics)
+        return _PRODUCE_RESPONSES[version](responses=topics, throttle_time_ms=0)
 
     # --- Fetch ----------------------------------------------------------------------------------------------------
 
@@ -206,7 +279,7 @@ class LegacyVersions:
             for topic, partitions in request.topics])
 
 
-def _decode(schema: Any, head: RequestHead, frame: bytes) -> Any:
+def _decode(schema: Any, head: RequestHead, frame: bytes, topics: str = "topics") -> Any:
     """The body of ``frame`` as ``schema`` (kafka-python's struct of its version), read to its last byte."""
     body = BytesIO(frame)
     body.seek(header_size(head, frame))
@@ -216,7 +289,8 @@ def _decode(schema: Any, head: RequestHead, frame: bytes) -> Any:
         raise MalformedRequest(f"unreadable body of API key {head.api_key} v{head.api_version}: {exc}") from None
     if body.tell() != len(frame):
         raise MalformedRequest(f"{len(frame) - body.tell()} bytes after the body of API key {head.api_key}")
-    if request.topics is None or any(partitions is None for _topic, partitions in request.topics):
+    listed = getattr(request, topics)
+    if listed is None or any(partitions is None for _topic, partitions in listed):
         raise MalformedRequest(f"a null array in API key {head.api_key} v{head.api_version}")
     return request
 
@@ -231,6 +305,10 @@ def old_style_offsets(timestamp: int, max_num: int, start: int, end: int, at_or_
     else:
         offsets = []
     return offsets[:max(max_num, 0)]
+
+
+def _produce_failed(response: Any) -> bool:
+    return any(p[1] != 0 for _topic, partitions in response.responses for p in partitions)
 
 
 def _converted(partition: Any, magic: int, fetch_offset: int, max_bytes: int) -> PartitionAnswer:

@@ -86,6 +86,7 @@ from zkconsumer.front.rewrite import METADATA, REWRITTEN, Advertised, rewrite_br
 from zkconsumer.front.wire import (
     API_VERSIONS,
     PRODUCE,
+    AcksZeroFailed,
     MalformedRequest,
     MalformedResponse,
     RequestHead,
@@ -116,11 +117,6 @@ MAX_ANSWER_BYTES = (1 << 31) - 1
 
 class BrokerLost(Exception):
     """The broker's connection closed or failed while a request was relayed."""
-
-
-class AcksZeroFailed(Exception):
-    """A Produce with ``acks=0`` failed: Kafka closes the connection, the one way such a client learns of it (and
-    refreshes its metadata)."""
 
 
 def _failed(produced: Any) -> bool:
@@ -341,6 +337,8 @@ class FrontServer:
             header, _ = entity_reader(request_header_type(head.api_key, head.api_version))(frame, 0)
             answer = await self.legacy.answer(
                 head, frame, lambda body: upstream.exchange(body, head.correlation_id, header.client_id))
+            if answer is None:  # a Produce with acks=0: the client expects none
+                return
             _write(client, answer)
         elif local is not None:
             if not local.min_version <= head.api_version <= local.max_version:

@@ -60,6 +60,11 @@ class MalformedResponse(Exception):
     """A broker's answer the front had to parse and could not."""
 
 
+class AcksZeroFailed(Exception):
+    """A Produce with ``acks=0`` failed: Kafka closes the connection, the one way such a client learns of it (and
+    refreshes its metadata)."""
+
+
 class TruncatedFrame(Exception):
     """The peer closed its side in the middle of a frame."""
 

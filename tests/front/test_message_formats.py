@@ -1,6 +1,6 @@
-"""The down-conversion of record batches (magic 2) to the message sets old Fetch versions read, and ListOffsets v0's
-offsets, without a broker: batches made as a producer makes them (kafka-python's builder), each converted message's
-magic and CRC read back with the tests' own reader."""
+"""The down-conversion of record batches (magic 2) to the message sets old Fetch versions read, the up-conversion of
+what old producers send, and ListOffsets v0's offsets, without a broker: batches and message sets made as producers
+make them (kafka-python's builders), each converted message's magic and CRC read back with the tests' own reader."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ import importlib.util
 
 import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
-from kafka.record.memory_records import MemoryRecordsBuilder
+from kafka.record.legacy_records import LegacyRecordBatchBuilder
+from kafka.record.memory_records import MemoryRecords, MemoryRecordsBuilder
 from message_sets import message_set
 
 from zkconsumer.front.api_versions import negotiate
-from zkconsumer.front.down_convert import CannotConvert, down_convert, magic_of_fetch
 from zkconsumer.front.legacy_versions import old_style_offsets
+from zkconsumer.front.message_formats import CannotConvert, CorruptRecords, down_convert, magic_of_fetch, up_convert
 
 TIMESTAMP = 1_700_000_000_000
 GZIP, ZSTD = 1, 4
@@ -120,3 +121,35 @@ def test_api_versions_start_at_the_old_versions_the_front_answers_where_they_joi
 
     assert (ranges[1], ranges[2], ranges[9]) == ((0, 15), (0, 9), (0, 9))
     assert ranges[8] == (2, 9)  # OffsetCommit v1 is not answered: v0 alone would leave a gap
+
+
+def old_message_set(magic: int, values: list[bytes], compression: int = 0) -> bytes:
+    builder = LegacyRecordBatchBuilder(magic, compression, 1 << 20)
+    for offset, value in enumerate(values):
+        builder.append(offset, TIMESTAMP + offset, f"k{offset}".encode(), value)
+    return bytes(builder.build())
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+@pytest.mark.parametrize("compression", [0, GZIP])
+def test_an_old_producer_s_message_set_becomes_one_record_batch_of_the_same_messages(magic, compression):
+    converted = up_convert(old_message_set(magic, [b"a", b"b"], compression))
+
+    batch, = MemoryRecords(converted.records)
+    assert converted.messages == 2
+    assert (batch.magic, batch.compression_type, batch.validate_crc()) == (2, 0, True)
+    assert [(r.offset, r.key, r.value, r.timestamp) for r in batch] == [
+        (0, b"k0", b"a", -1 if magic == 0 else TIMESTAMP), (1, b"k1", b"b", -1 if magic == 0 else TIMESTAMP + 1)]
+    # and back, as an old consumer reads it
+    assert [m.value for m in message_set(down_convert(converted.records, magic, 0, 1 << 20).records)] == [b"a", b"b"]
+
+
+def test_a_message_set_cut_short_flipped_or_of_magic_2_is_corrupt():
+    whole = old_message_set(1, [b"a"])
+    flipped = bytearray(whole)
+    flipped[-1] ^= 1
+
+    for corrupt in (whole[:-2], bytes(flipped), batch(0, [b"a"])):
+        with pytest.raises(CorruptRecords):
+            up_convert(corrupt)
+    assert up_convert(b"").messages == 0

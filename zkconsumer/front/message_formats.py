@@ -1,9 +1,9 @@
-"""Records in the message format an old Fetch version reads: Kafka's down-conversion, for the clients that predate
-record batches (Kafka 0.11's magic 2).
+"""Records between the message formats: Kafka's down-conversion, for the clients that predate record batches (Kafka
+0.11's magic 2), and the up-conversion of what they produce.
 
-A Fetch of version 0 or 1 reads message sets of magic 0, versions 2 and 3 of magic 1 (the timestamp, KIP-32), as a
-Kafka 0.10 broker answered them; the broker behind the front keeps magic-2 batches, so every partition's records are
-converted as Kafka's own ``RecordsUtil.downConvert`` converts them:
+**Down.** A Fetch of version 0 or 1 reads message sets of magic 0, versions 2 and 3 of magic 1 (the timestamp,
+KIP-32), as a Kafka 0.10 broker answered them; the broker behind the front keeps magic-2 batches, so every
+partition's records are converted as Kafka's own ``RecordsUtil.downConvert`` converts them:
 
 * control batches (transaction markers) are left out;
 * records below the fetch offset are left out (a batch is returned whole, from its first record);
@@ -17,16 +17,23 @@ that a consumer is never stuck behind it; the conversion follows that for every 
 message that would take a partition's answer past its limit. A batch cut short at the end of the broker's answer is
 left out, as a client leaves it out.
 
-The encoding and decoding are kafka-python's (``kafka.record``: its producer writes magic 0 and 1 for the brokers
-that read nothing else, its consumer reads every format, decompressing gzip natively and snappy, lz4 and zstd when
-their libraries are installed); pure: bytes in, bytes out.
+**Up.** A Produce of version 0 to 2 carries a message set of magic 0 or 1, which the broker behind does not take; it
+becomes one uncompressed record batch (magic 2) of the same messages, their keys, values and timestamps (-1, "none",
+for magic 0), as Kafka up-converts a message set for a log of the newer format. A message set that is cut short, of
+another magic, or whose messages' CRCs do not match is corrupt, as Kafka 0.10 found it (``CORRUPT_MESSAGE``).
+
+The encoding and decoding are kafka-python's (``kafka.record``: its producer writes every format for the brokers that
+read nothing else, its consumer reads every format, decompressing gzip natively and snappy, lz4 and zstd when their
+libraries are installed); pure: bytes in, bytes out.
 """
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 from kafka.errors import CorruptRecordError, UnsupportedCodecError
+from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
@@ -34,6 +41,10 @@ from kafka.record.memory_records import MemoryRecords
 _UNCOMPRESSED = 0
 #: every message is appended: the front applies the byte limit itself (the builder's own counts from offset 0)
 _NO_LIMIT = 1 << 62
+
+
+#: a record batch's "no producer": not idempotent, not transactional
+_NO_PRODUCER = -1
 
 
 class CannotConvert(Exception):
@@ -78,8 +89,7 @@ def down_convert(records: bytes | None, magic: int, fetch_offset: int, max_bytes
             for record in batch:
                 if record.offset < fetch_offset:
                     continue
-                key = None if record.key is None else bytes(record.key)
-                value = None if record.value is None else bytes(record.value)
+                key, value = _bytes(record.key), _bytes(record.value)
                 size = builder.size_in_bytes(record.offset, record.timestamp, key, value)
                 if messages and builder.size() + size > max_bytes:
                     return Converted(bytes(builder.build()), messages)
@@ -90,3 +100,39 @@ def down_convert(records: bytes | None, magic: int, fetch_offset: int, max_bytes
     except CorruptRecordError as exc:
         raise CorruptRecords(str(exc)) from None
     return Converted(bytes(builder.build()), messages)
+
+
+def up_convert(message_set: bytes | None) -> Converted:
+    """A Produce's message set (magic 0 or 1) as one uncompressed record batch (magic 2) of the same messages; no
+    messages, no batch.
+
+    :raises CannotConvert:
+    """
+    builder = DefaultRecordBatchBuilder(2, _UNCOMPRESSED, False, _NO_PRODUCER, _NO_PRODUCER, _NO_PRODUCER, _NO_LIMIT)
+    messages = 0
+    data = message_set or b""
+    try:
+        records = MemoryRecords(data)
+        if records.valid_bytes() != len(data):
+            raise CorruptRecords(f"a message set cut short: its last {len(data) - records.valid_bytes()} bytes are "
+                                 f"not a whole message")
+        for batch in records:
+            if batch.magic > 1:
+                raise CorruptRecords(f"a message of magic {batch.magic} in a message set")
+            if not batch.validate_crc():
+                raise CorruptRecords("a message whose CRC does not match")
+            for record in batch:
+                if not record.validate_crc():
+                    raise CorruptRecords(f"a message whose CRC does not match (offset {record.offset})")
+                timestamp = -1 if record.timestamp is None else record.timestamp
+                builder.append(messages, timestamp, _bytes(record.key), _bytes(record.value), [])
+                messages += 1
+    except UnsupportedCodecError as exc:
+        raise UnsupportedCodec(str(exc)) from None
+    except (CorruptRecordError, ValueError, struct.error) as exc:
+        raise CorruptRecords(str(exc)) from None
+    return Converted(bytes(builder.build()) if messages else b"", messages)
+
+
+def _bytes(value: bytes | memoryview | None) -> bytes | None:
+    return None if value is None else bytes(value)
