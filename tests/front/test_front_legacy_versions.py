@@ -51,7 +51,7 @@ FETCH = {0: (FetchRequest_v0, FetchResponse_v0), 1: (FetchRequest_v1, FetchRespo
          2: (FetchRequest_v2, FetchResponse_v2), 3: (FetchRequest_v3, FetchResponse_v3)}
 PRODUCE = {0: (ProduceRequest_v0, ProduceResponse_v0), 1: (ProduceRequest_v1, ProduceResponse_v1),
            2: (ProduceRequest_v2, ProduceResponse_v2)}
-UNKNOWN_TOPIC_OR_PARTITION, CORRUPT_MESSAGE = 3, 2
+UNKNOWN_TOPIC_OR_PARTITION, CORRUPT_MESSAGE, UNKNOWN = 3, 2, -1
 TIMESTAMP = 1_700_000_000_000
 GZIP = 1
 
@@ -301,3 +301,20 @@ def test_produce_v0_with_acks_0_gets_no_answer_and_a_corrupt_message_set_corrupt
     # The next answer on the connection is the next request's: the acks=0 one got none.
     assert produce_old(connection, 0, topic_name, 0, bytes(corrupt)) == (CORRUPT_MESSAGE, -1)
     assert [m.value for m in message_set(fetch(connection, 0, topic_name, 0, 0)[2])] == [b"unanswered"]
+
+
+@pytest.mark.parametrize("group", ["", None])
+def test_a_group_id_that_names_no_znode_is_answered_unknown_and_nothing_is_written(front, connection, zookeeper,
+                                                                                    topic_name, group):
+    create_topic(front.address, topic_name, 1)
+    _connect, zk = zookeeper
+    before = zk.get_children("/consumers") if zk.exists("/consumers") else []
+
+    committed = ask(connection, OffsetCommitRequest_v0(group_id=group, topics=[(topic_name, [(0, 5, "")])]),
+                    OffsetCommitResponse_v0)
+    fetched = ask(connection, OffsetFetchRequest_v0(group_id=group, topics=[(topic_name, [0])]),
+                  OffsetFetchResponse_v0)
+
+    assert committed.topics == [(topic_name, [(0, UNKNOWN)])]
+    assert fetched.topics == [(topic_name, [(0, -1, "", UNKNOWN)])]
+    assert (zk.get_children("/consumers") if zk.exists("/consumers") else []) == before

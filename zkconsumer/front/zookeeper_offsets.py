@@ -11,7 +11,8 @@ Each partition is answered as Kafka 0.10's ``KafkaApis`` answered it:
   the metadata itself is never kept (version 0 stored the offset alone);
 * a fetch of a partition the group never committed: offset -1 with ``UNKNOWN_TOPIC_OR_PARTITION``, as Kafka 0.10 said
   it; a znode that holds something other than an offset: offset -1 with ``UNKNOWN`` (Kafka's NumberFormatException);
-* ZooKeeper failing (down, or slower than the session timeout): ``UNKNOWN`` for that partition.
+* ZooKeeper failing (down, or slower than the session timeout), or a group id that names no znode (empty or null,
+  which Kafka 0.10 failed to write or read under): ``UNKNOWN`` for that partition.
 
 Where this differs from Kafka 0.10, it writes less, never more: a negative offset, or the value the znode already
 holds, is not written (Kafka wrote it all the same), and a znode holding something other than an offset is not
@@ -61,13 +62,13 @@ class ZooKeeperOffsets:
         self._client: KazooClient | None = None
         self._lock = threading.Lock()
 
-    async def commit(self, group: str, offsets: Mapping[TopicPartition, tuple[int, str | None]],
+    async def commit(self, group: str | None, offsets: Mapping[TopicPartition, tuple[int, str | None]],
                      topics: frozenset[str]) -> dict[TopicPartition, int]:
         """Each partition's error code for committing ``offsets`` (offset and metadata); ``topics`` are the topics
         the broker has."""
         return await asyncio.to_thread(self._commit, group, offsets, topics)
 
-    async def fetch(self, group: str, partitions: Sequence[TopicPartition],
+    async def fetch(self, group: str | None, partitions: Sequence[TopicPartition],
                     topics: frozenset[str]) -> dict[TopicPartition, Committed]:
         """Each partition's committed offset, or its error."""
         return await asyncio.to_thread(self._fetch, group, partitions, topics)
@@ -84,8 +85,10 @@ class ZooKeeperOffsets:
                 self._client = open_client(self.connect, self.session_timeout_s, retry_forever=True, quiet=True)
             return self._client
 
-    def _commit(self, group: str, offsets: Mapping[TopicPartition, tuple[int, str | None]],
+    def _commit(self, group: str | None, offsets: Mapping[TopicPartition, tuple[int, str | None]],
                 topics: frozenset[str]) -> dict[TopicPartition, int]:
+        if not group:
+            return dict.fromkeys(offsets, UNKNOWN)
         errors: dict[TopicPartition, int] = {}
         writes: dict[TopicPartition, int] = {}
         for tp, (offset, metadata) in offsets.items():
@@ -104,8 +107,10 @@ class ZooKeeperOffsets:
                 errors.update({tp: UNKNOWN if tp in result.malformed else NONE for tp in writes})
         return {tp: errors[tp] for tp in offsets}
 
-    def _fetch(self, group: str, partitions: Sequence[TopicPartition],
+    def _fetch(self, group: str | None, partitions: Sequence[TopicPartition],
                topics: frozenset[str]) -> dict[TopicPartition, Committed]:
+        if not group:
+            return dict.fromkeys(partitions, Committed(INVALID_OFFSET, UNKNOWN))
         known = [tp for tp in partitions if tp.topic in topics]
         answers = {tp: Committed(INVALID_OFFSET, UNKNOWN_TOPIC_OR_PARTITION) for tp in partitions}
         if known:
