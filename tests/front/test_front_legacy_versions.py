@@ -1,7 +1,9 @@
 """The front answers ZooKeeper-era clients as a Kafka 0.10 broker did, against the real broker and ZooKeeper: Fetch
 v0-v3 down-converted to message sets (each message's magic and CRC checked byte by byte, with a reader of the test's
-own), ListOffsets v0 with its offsets array, OffsetCommit and OffsetFetch v0 kept in ZooKeeper at the legacy path.
-The requests are kafka-python's structs of the old versions, sent on a plain socket as an old client sends them."""
+own), Produce v0-v2's message sets stored, ListOffsets v0 with its offsets array, OffsetCommit and OffsetFetch v0 kept
+in ZooKeeper at the legacy path, OffsetCommit v1 through the front's coordinator, and librdkafka speaking to a 0.9
+broker. The requests are kafka-python's structs of the old versions, sent on a plain socket as an old client sends
+them."""
 
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from kafka.protocol.old.commit import (
     OffsetCommitRequest_v0,
+    OffsetCommitRequest_v1,
     OffsetCommitResponse_v0,
+    OffsetCommitResponse_v1,
     OffsetFetchRequest_v0,
     OffsetFetchResponse_v0,
 )
@@ -37,6 +41,8 @@ from kafka.protocol.old.produce import (
     ProduceResponse_v2,
 )
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
+from kio.schema.offset_fetch.v1.request import OffsetFetchRequest, OffsetFetchRequestTopic
+from kio.static.primitive import i32
 from message_sets import message_set
 from support import delete_tree, produce, wait_for
 from time_scale import scaled
@@ -199,6 +205,7 @@ def test_api_versions_advertise_the_old_versions_the_front_answers(front):
     assert ranges[1][0] == 0  # Fetch
     assert ranges[2][0] == 0  # ListOffsets
     assert ranges[9][0] == 0  # OffsetFetch
+    assert ranges[8][0] == 0  # OffsetCommit
 
 
 def test_a_malformed_old_request_closes_only_its_own_connection(front, connection):
@@ -318,3 +325,27 @@ def test_a_group_id_that_names_no_znode_is_answered_unknown_and_nothing_is_writt
     assert committed.topics == [(topic_name, [(0, UNKNOWN)])]
     assert fetched.topics == [(topic_name, [(0, -1, "", UNKNOWN)])]
     assert (zk.get_children("/consumers") if zk.exists("/consumers") else []) == before
+
+
+def test_offset_commit_v1_is_checked_by_the_front_s_coordinator_and_kept_in_the_broker(front, connection, zookeeper,
+                                                                                        topic_name):
+    create_topic(front.address, topic_name, 1)
+    _connect, zk = zookeeper
+    group = f"v1-group-{uuid.uuid4().hex[:6]}"
+
+    def commit(generation: int, member: str, offset: int) -> int:
+        request = OffsetCommitRequest_v1(group_id=group, generation_id_or_member_epoch=generation, member_id=member,
+                                         topics=[(topic_name, [(0, offset, -1, "")])])
+        (_, [(_, error)]), = ask(connection, request, OffsetCommitResponse_v1).topics
+        return error
+
+    def committed() -> int:
+        answer = exchange(front.address, OffsetFetchRequest(group_id=group, topics=(
+            OffsetFetchRequestTopic(name=topic_name, partition_indexes=(i32(0),)),)))
+        return answer.topics[0].partitions[0].committed_offset
+
+    assert commit(-1, "", 42) == 0  # a consumer of assigned partitions: no generation, no member
+    assert committed() == 42
+    assert commit(5, "nobody", 43) != 0  # a member the coordinator does not know
+    assert committed() == 42
+    assert zk.exists(f"/consumers/{group}") is None  # version 1 kept offsets in the broker, never in ZooKeeper

@@ -1,5 +1,5 @@
 """The old versions Kafka 0.8-0.10 clients speak, answered by the front as a Kafka 0.10 broker answered them: Produce
-v0-v2, Fetch v0-v3, ListOffsets v0, and OffsetCommit and OffsetFetch v0.
+v0-v2, Fetch v0-v3, ListOffsets v0, OffsetCommit v0 and v1, and OffsetFetch v0.
 
 Kafka 4 dropped these versions from its message schemas, so kio (generated from them) cannot read them, and the broker
 behind (Tansu) answers some of them wrong: Fetch v0-v3 with record batches of magic 2, which these clients cannot
@@ -26,6 +26,9 @@ the old version's answer:
   than ``max_num_offsets``.
 * **OffsetCommit v0, OffsetFetch v0**: kept in ZooKeeper at the legacy paths (:mod:`.zookeeper_offsets`), the topics'
   existence read from the broker's Metadata; answered only by a front given a ZooKeeper (``--zookeeper``).
+* **OffsetCommit v1**: kept in the broker as every later version, through the front's group coordinator (its
+  OffsetCommit, given version 2: the same fields but the commit timestamp, which the broker sets itself). A front
+  whose group APIs the broker answers relays it as it came.
 
 Errors the broker gives a partition are passed on as they are. A body that does not parse as its version, or leaves
 bytes after it, is a malformed request, as for every other API (the connection is closed).
@@ -33,6 +36,7 @@ bytes after it, is a malformed request, as for every other API (the connection i
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import struct
 from collections.abc import Awaitable, Callable
@@ -42,7 +46,9 @@ from typing import Any
 
 from kafka.protocol.old.commit import (
     OffsetCommitRequest_v0,
+    OffsetCommitRequest_v1,
     OffsetCommitResponse_v0,
+    OffsetCommitResponse_v1,
     OffsetFetchRequest_v0,
     OffsetFetchResponse_v0,
 )
@@ -69,10 +75,16 @@ from kio.schema.errors import ErrorCode
 from kio.schema.fetch.v4.request import FetchPartition, FetchRequest, FetchTopic
 from kio.schema.list_offsets.v1.request import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from kio.schema.metadata.v4.request import MetadataRequest, MetadataRequestTopic
+from kio.schema.offset_commit.v2.request import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
 from kio.schema.produce.v3.request import PartitionProduceData, ProduceRequest, TopicProduceData
-from kio.schema.types import BrokerId, TopicName
+from kio.schema.types import BrokerId, GroupId, TopicName
 from kio.static.primitive import Records, i8, i16, i32, i32Timedelta, i64
 
+from zkconsumer.front.handlers import LocalApi, RequestContext
 from zkconsumer.front.message_formats import (
     CannotConvert,
     CorruptRecords,
@@ -114,23 +126,31 @@ class PartitionAnswer:
 
 class LegacyVersions:
     """The old versions the front answers; ``zookeeper`` keeps version-0 offsets (without it, OffsetCommit and
-    OffsetFetch v0 are not answered)."""
+    OffsetFetch v0 are not answered), ``offset_commit`` is the front's own OffsetCommit (its group coordinator's),
+    which answers version 1 (without it, version 1 is relayed as it came)."""
 
-    def __init__(self, zookeeper: ZooKeeperOffsets | None = None) -> None:
+    def __init__(self, zookeeper: ZooKeeperOffsets | None = None, offset_commit: LocalApi | None = None) -> None:
         self.zookeeper = zookeeper
+        self.offset_commit = offset_commit
         self.versions: dict[int, range] = {PRODUCE: range(0, 3), FETCH: range(0, 4), LIST_OFFSETS: range(0, 1)}
         if zookeeper is not None:
-            self.versions.update({OFFSET_COMMIT: range(0, 1), OFFSET_FETCH: range(0, 1)})
+            self.versions[OFFSET_FETCH] = range(0, 1)
+        commits = [version for version, answered in ((0, zookeeper), (1, offset_commit)) if answered is not None]
+        if commits:
+            self.versions[OFFSET_COMMIT] = range(min(commits), max(commits) + 1)
 
     def answers(self, head: RequestHead) -> bool:
         return head.api_version in self.versions.get(head.api_key, range(0))
 
-    async def answer(self, head: RequestHead, frame: bytes, relay: Relay) -> bytes | None:
-        """The framed answer to ``frame``, a request :meth:`answers`; none to a Produce with ``acks=0``.
+    async def answer(self, context: RequestContext, frame: bytes) -> bytes | None:
+        """The framed answer to ``frame``, a request :meth:`answers` (``context.relay`` reaches the broker); none to
+        a Produce with ``acks=0``.
 
         :raises MalformedRequest:
         :raises AcksZeroFailed: a Produce with ``acks=0`` failed (Kafka closes the connection).
         """
+        head, relay = context.head, context.relay
+        assert relay is not None  # a client connection's requests always have their broker connection
         if head.api_key == PRODUCE:
             produce = _decode(_PRODUCE_REQUESTS[head.api_version], head, frame, topics="topic_data")
             response = await self._produce(head.api_version, produce, relay)
@@ -144,6 +164,8 @@ class LegacyVersions:
             response = await self._fetch(head.api_version, request, relay)
         elif head.api_key == LIST_OFFSETS:
             response = await self._list_offsets(_decode(ListOffsetsRequest_v0, head, frame), relay)
+        elif head.api_key == OFFSET_COMMIT and head.api_version == 1:
+            response = await self._offset_commit_v1(context, _decode(OffsetCommitRequest_v1, head, frame))
         elif head.api_key == OFFSET_COMMIT:
             response = await self._offset_commit(_decode(OffsetCommitRequest_v0, head, frame), relay)
         else:
@@ -267,6 +289,23 @@ class LegacyVersions:
         return OffsetCommitResponse_v0(topics=[
             (topic, [(p[0], errors[TopicPartition(topic, p[0])]) for p in partitions])
             for topic, partitions in request.topics])
+
+    async def _offset_commit_v1(self, context: RequestContext, request: Any) -> Any:
+        """Version 1 (kept in the broker, with the group's generation and member) as version 2, which differs only in
+        the retention (the broker's default) and a commit timestamp per partition (which the broker sets itself):
+        the front's coordinator checks it and the broker stores it, as for every later version."""
+        assert self.offset_commit is not None  # answers() takes version 1 only with it
+        asked = OffsetCommitRequest(
+            group_id=GroupId(request.group_id), member_id=request.member_id,
+            generation_id_or_member_epoch=i32(request.generation_id_or_member_epoch), topics=tuple(
+                OffsetCommitRequestTopic(name=TopicName(topic), partitions=tuple(
+                    OffsetCommitRequestPartition(partition_index=i32(p[0]), committed_offset=i64(p[1]),
+                                                 committed_metadata=p[3]) for p in partitions))
+                for topic, partitions in request.topics))
+        as_v2 = dataclasses.replace(context, head=dataclasses.replace(context.head, api_version=2))
+        answer = await self.offset_commit.handle(as_v2, asked)
+        return OffsetCommitResponse_v1(topics=[(topic.name, [(p.partition_index, int(p.error_code))
+                                                             for p in topic.partitions]) for topic in answer.topics])
 
     async def _offset_fetch(self, request: Any, relay: Relay) -> Any:
         assert self.zookeeper is not None

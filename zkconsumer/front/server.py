@@ -124,6 +124,9 @@ def _failed(produced: Any) -> bool:
                for topic in produced.responses for partition in topic.partition_responses)
 
 
+#: OffsetCommit: its version 1 is answered through the front's own, when it has one (:mod:`.legacy_versions`)
+OFFSET_COMMIT = 8
+
 #: what ends a connection as expected: its ``reason`` in ``front.connection_closed``, and its own warning's name
 _PROBLEMS: dict[type[Exception], tuple[str, str]] = {
     MalformedRequest: ("invalid request", "front.request_invalid"),
@@ -227,7 +230,8 @@ class FrontServer:
         self.config = config
         self.local = dict(local or {})
         #: the old versions Kafka 0.8-0.10 clients speak (:mod:`.legacy_versions`), answered before the local table
-        self.legacy = LegacyVersions(ZooKeeperOffsets(config.zookeeper) if config.zookeeper else None)
+        self.legacy = LegacyVersions(ZooKeeperOffsets(config.zookeeper) if config.zookeeper else None,
+                                     self.local.get(OFFSET_COMMIT))
         self._local_ranges = local_ranges(self.local)
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[Any]] = set()
@@ -335,8 +339,9 @@ class FrontServer:
         local = self.local.get(head.api_key)
         if self.legacy.answers(head):
             header, _ = entity_reader(request_header_type(head.api_key, head.api_version))(frame, 0)
-            answer = await self.legacy.answer(
-                head, frame, lambda body: upstream.exchange(body, head.correlation_id, header.client_id))
+            answer = await self.legacy.answer(RequestContext(
+                head, header.client_id, peer, connection_id,
+                relay=lambda body: upstream.exchange(body, head.correlation_id, header.client_id)), frame)
             if answer is None:  # a Produce with acks=0: the client expects none
                 return
             _write(client, answer)
