@@ -132,6 +132,23 @@ def test_fetch_v0_to_v3_answers_message_sets_of_the_magic_the_version_reads(fron
     assert [m.offset for m in message_set(fetch(connection, version, topic_name, 0, 3)[2])] == [3, 4]
 
 
+def test_fetches_of_megabytes_are_converted_whole(front, connection, topic_name):
+    create_topic(front.address, topic_name, 1)
+    values = [bytes([i % 256]) * 10_000 for i in range(200)]  # 2 MB, converted off the front's event loop
+    produce(front.address, topic_name, values, partition=0)
+
+    received: list[bytes] = []
+
+    def all_fetched() -> bool:  # as many fetches as the broker takes to hand over its batches
+        messages = message_set(fetch(connection, 1, topic_name, 0, len(received), max_bytes=4 << 20)[2])
+        assert [m.offset for m in messages] == list(range(len(received), len(received) + len(messages)))
+        received.extend(m.value for m in messages)
+        return len(received) >= len(values)
+
+    wait_for(all_fetched, timeout=20)
+    assert received == values
+
+
 def test_fetch_v0_keeps_to_the_partition_s_limit_but_returns_a_first_message_larger_than_it(front, connection,
                                                                                          topic_name):
     create_topic(front.address, topic_name, 1)

@@ -4,7 +4,9 @@ make them (kafka-python's builders), each converted message's magic and CRC read
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
+import threading
 
 import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
@@ -13,7 +15,7 @@ from kafka.record.memory_records import MemoryRecords, MemoryRecordsBuilder
 from message_sets import message_set
 
 from zkconsumer.front.api_versions import negotiate
-from zkconsumer.front.legacy_versions import old_style_offsets
+from zkconsumer.front.legacy_versions import INLINE_BYTES, _off_the_loop, old_style_offsets
 from zkconsumer.front.message_formats import CannotConvert, CorruptRecords, down_convert, magic_of_fetch, up_convert
 
 TIMESTAMP = 1_700_000_000_000
@@ -153,3 +155,11 @@ def test_a_message_set_cut_short_flipped_or_of_magic_2_is_corrupt():
         with pytest.raises(CorruptRecords):
             up_convert(corrupt)
     assert up_convert(b"").messages == 0
+
+
+def test_megabytes_are_converted_off_the_event_loop_and_a_little_on_it():
+    async def converting_thread(size: int) -> int:
+        return await _off_the_loop(size, threading.get_ident)
+
+    assert asyncio.run(converting_thread(INLINE_BYTES)) == threading.get_ident()
+    assert asyncio.run(converting_thread(INLINE_BYTES + 1)) != threading.get_ident()

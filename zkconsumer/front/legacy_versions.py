@@ -36,13 +36,14 @@ bytes after it, is a malformed request, as for every other API (the connection i
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime
 import struct
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from io import BytesIO
-from typing import Any
+from typing import Any, TypeVar
 
 from kafka.protocol.old.commit import (
     OffsetCommitRequest_v0,
@@ -102,6 +103,8 @@ LATEST, EARLIEST = -1, -2
 #: the shortest wait a Fetch is relayed with: the broker behind answers a Fetch with ``max_wait`` 0 with no topics at
 #: all, where Kafka answers every partition asked at once
 MIN_WAIT_MS = 1
+#: the most records converted on the event loop itself; more are converted on a worker thread (:func:`_off_the_loop`)
+INLINE_BYTES = 64 * 1024
 #: the largest Fetch answer: a v0-v2 Fetch has no limit of its own
 MAX_FETCH_BYTES = 2**31 - 1
 #: the errors the front gives a partition itself, by Kafka's numbers
@@ -112,6 +115,7 @@ _PRODUCE_RESPONSES = (ProduceResponse_v0, ProduceResponse_v1, ProduceResponse_v2
 _FETCH_REQUESTS = (FetchRequest_v0, FetchRequest_v1, FetchRequest_v2, FetchRequest_v3)
 _FETCH_RESPONSES = (FetchResponse_v0, FetchResponse_v1, FetchResponse_v2, FetchResponse_v3)
 
+T = TypeVar("T")
 #: sends kio's request entity to the broker and returns the answer's entity
 Relay = Callable[[Any], Awaitable[Any]]
 
@@ -179,18 +183,8 @@ class LegacyVersions:
     # --- Produce --------------------------------------------------------------------------------------------------
 
     async def _produce(self, version: int, request: Any, relay: Relay) -> Any:
-        errors: dict[tuple[str, int], int] = {}
-        batches: dict[tuple[str, int], bytes] = {}
-        for topic, partitions in request.topic_data:
-            for index, message_set in partitions:
-                try:
-                    converted = up_convert(message_set)
-                except CannotConvert as exc:
-                    errors[topic, index] = UNSUPPORTED_COMPRESSION_TYPE if isinstance(exc, UnsupportedCodec) \
-                        else CORRUPT_MESSAGE
-                    continue
-                if converted.messages:
-                    batches[topic, index] = converted.records
+        size = sum(len(message_set or b"") for _, partitions in request.topic_data for _, message_set in partitions)
+        errors, batches = await _off_the_loop(size, _up_converted, request.topic_data)
         results: dict[tuple[str, int], tuple[int, int, int]] = {}
         if batches:
             by_topic: dict[str, list[PartitionProduceData]] = {}
@@ -234,18 +228,8 @@ class LegacyVersions:
         unsure = {(topic.topic, p.partition_index) for topic in answer.responses for p in topic.partitions
                   if p.error_code == ErrorCode.none and not p.records and p.high_watermark <= 0}
         missing = unsure - await _existing_partitions(relay, {topic for topic, _ in unsure}) if unsure else set()
-        topics = []
-        for topic in answer.responses:
-            partitions = []
-            for partition in topic.partitions:
-                fetch_offset, max_bytes = limits.get((topic.topic, partition.partition_index), (0, MAX_FETCH_BYTES))
-                if (topic.topic, partition.partition_index) in missing:
-                    partitions.append((partition.partition_index, UNKNOWN_TOPIC_OR_PARTITION, -1, b""))
-                    continue
-                converted = _converted(partition, magic, fetch_offset, max_bytes)
-                partitions.append((partition.partition_index, converted.error_code, partition.high_watermark,
-                                   converted.records))
-            topics.append((topic.topic, partitions))
+        size = sum(len(p.records or b"") for topic in answer.responses for p in topic.partitions)
+        topics = await _off_the_loop(size, _down_converted, answer, magic, limits, missing)
         if version == 0:
             return FetchResponse_v0(responses=topics)
         return _FETCH_RESPONSES[version](throttle_time_ms=_throttle_ms(answer.throttle_time), responses=topics)
@@ -344,6 +328,50 @@ def old_style_offsets(timestamp: int, max_num: int, start: int, end: int, at_or_
     else:
         offsets = []
     return offsets[:max(max_num, 0)]
+
+
+async def _off_the_loop(size: int, convert: Callable[..., T], *args: Any) -> T:
+    """``convert(*args)``, on a worker thread when it has more than :data:`INLINE_BYTES` to convert: the event loop
+    also answers every other connection and runs the group coordinators' timers, which a conversion of megabytes
+    message by message would hold up."""
+    if size <= INLINE_BYTES:
+        return convert(*args)
+    return await asyncio.to_thread(convert, *args)
+
+
+def _up_converted(topic_data: Any) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], bytes]]:
+    """A Produce's message sets as record batches, by topic and partition, and the errors of those that cannot be."""
+    errors: dict[tuple[str, int], int] = {}
+    batches: dict[tuple[str, int], bytes] = {}
+    for topic, partitions in topic_data:
+        for index, message_set in partitions:
+            try:
+                converted = up_convert(message_set)
+            except CannotConvert as exc:
+                errors[topic, index] = UNSUPPORTED_COMPRESSION_TYPE if isinstance(exc, UnsupportedCodec) \
+                    else CORRUPT_MESSAGE
+                continue
+            if converted.messages:
+                batches[topic, index] = converted.records
+    return errors, batches
+
+
+def _down_converted(answer: Any, magic: int, limits: dict[tuple[str, int], tuple[int, int]],
+                    missing: set[tuple[str, int]]) -> list[tuple[str, list[tuple[int, int, int, bytes]]]]:
+    """A Fetch v4 answer's topics as an old version's: each partition's records as message sets of ``magic``."""
+    topics = []
+    for topic in answer.responses:
+        partitions = []
+        for partition in topic.partitions:
+            fetch_offset, max_bytes = limits.get((topic.topic, partition.partition_index), (0, MAX_FETCH_BYTES))
+            if (topic.topic, partition.partition_index) in missing:
+                partitions.append((partition.partition_index, UNKNOWN_TOPIC_OR_PARTITION, -1, b""))
+                continue
+            converted = _converted(partition, magic, fetch_offset, max_bytes)
+            partitions.append((partition.partition_index, converted.error_code, int(partition.high_watermark),
+                               converted.records))
+        topics.append((topic.topic, partitions))
+    return topics
 
 
 def _produce_failed(response: Any) -> bool:
