@@ -3,15 +3,19 @@
 // with Fetch v0 and commits with OffsetCommit v0. Every event is one JSON line on stdout; closing stdin closes the
 // member (committing first), as a test ends it.
 //
-//   node member.js ZOOKEEPER_CONNECT GROUP TOPIC
+//   node member.js ZOOKEEPER_CONNECT GROUP TOPIC [SESSION_TIMEOUT_MS]
+//
+// SESSION_TIMEOUT_MS is its ZooKeeper session's (node-zookeeper-client's default: 30000): a member killed leaves the
+// group, its registration and claims gone, once its session expires.
 'use strict';
 
 const kafka = require('kafka-node');
 
-const [zookeeper, group, topic] = process.argv.slice(2);
+const [zookeeper, group, topic, sessionTimeout] = process.argv.slice(2);
 const say = (event, fields) => process.stdout.write(JSON.stringify(Object.assign({event}, fields)) + '\n');
 
-const client = new kafka.Client(zookeeper, 'kafka-node-member');
+const client = new kafka.Client(zookeeper, 'kafka-node-member',
+  sessionTimeout ? {sessionTimeout: Number(sessionTimeout)} : undefined);
 const consumer = new kafka.HighLevelConsumer(client, [{topic}],
   {groupId: group, autoCommit: true, autoCommitIntervalMs: 200, fromOffset: false, outOfRangeOffset: 'earliest'});
 say('started', {id: consumer.id});
