@@ -104,7 +104,13 @@ def produce(bootstrap: str, topic: str, partitions: int, messages: int) -> None:
 
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.num.messages": 10_000})
     for i in range(messages):
-        producer.produce(topic, value=f"{i:0{VALUE_BYTES}d}".encode(), partition=i % partitions)
+        value = f"{i:0{VALUE_BYTES}d}".encode()
+        while True:
+            try:
+                producer.produce(topic, value=value, partition=i % partitions)
+                break
+            except BufferError:  # librdkafka's queue is full: a broker slowed by other load has not taken it yet
+                producer.poll(0.1)
         if i % 10_000 == 0:
             producer.poll(0)
     if producer.flush(60) != 0:
