@@ -223,7 +223,7 @@ def test_the_mixed_group_loses_nothing_through_a_sigkill_and_a_join(kafka_node, 
             produce_round("b")
             wait_for(lambda: len(first.named("message")) > 8, timeout=30)
             first.kill()
-            wait_for(lambda: set(owners(zk, topic).values()) == {legacy_thread}, timeout=30)
+            wait_for(lambda: owners(zk, topic) == dict.fromkeys(range(PARTITIONS), legacy_thread), timeout=30)
             produce_round("c")
             wait_for(lambda: set(produced) <= delivered(), timeout=30)
             taken_over = [m for m in list(reader.messages) if m.partition in first_partitions]
