@@ -219,8 +219,8 @@ def test_the_mixed_group_loses_nothing_through_a_sigkill_and_a_join(kafka_node, 
             for partition in first_partitions:  # kafka-node's commits of round a, OffsetCommit v0 through the front
                 wait_for(lambda p=partition: offset(zk, topic, p) == 4, timeout=20)
 
-            # Round b is produced and kafka-node killed while it reads it: whatever it had not committed, the legacy
-            # member reads again, from kafka-node's last commit.
+            # Round b is produced and kafka-node killed once it has read some of it, its last commits of it made or
+            # not: whatever it had not committed, the legacy member reads again, from kafka-node's last commit.
             produce_round("b")
             wait_for(lambda: len(first.named("message")) > 8, timeout=30)
             first.kill()
