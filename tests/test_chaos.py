@@ -32,6 +32,7 @@ def test_the_short_chaos_run_holds_every_invariant(tmp_path):
                           "--broker-storage", "memory", "--report", str(report_path)],
                          capture_output=True, text=True, timeout=bounded(190))
     verdict = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-2000:]
+    assert report_path.exists(), f"the run wrote no report (exit {run.returncode}): {run.stderr[-3000:]}"
     report = json.loads(report_path.read_text())
     assert run.returncode == 0, (verdict, report["violations"])
     assert verdict.startswith("chaos HELD")
@@ -56,6 +57,7 @@ def test_the_short_chaos_run_on_an_ensemble_holds_through_server_faults_and_a_br
                           "--max-duration-s", f"{scaled(60):.0f}", "--report", str(report_path)],
                          capture_output=True, text=True, timeout=bounded(190))
     verdict = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-2000:]
+    assert report_path.exists(), f"the run wrote no report (exit {run.returncode}): {run.stderr[-3000:]}"
     report = json.loads(report_path.read_text())
     assert run.returncode == 0, (verdict, report["violations"])
     assert verdict.startswith("chaos HELD")
