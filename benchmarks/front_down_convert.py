@@ -26,16 +26,13 @@ import argparse
 import os
 import socket
 import struct
-import tempfile
 import time
-import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from bench_support import machine
-from consume import VALUE_BYTES, produce
-from front_fetch import process_cpu
+from consume import VALUE_BYTES
+from front_fetch import fronted_topic, process_cpu
 
 PARTITION_MAX_BYTES = 1 << 20
 MAX_WAIT_MS = 100
@@ -191,22 +188,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs per version, least front CPU kept (default 3)")
     args = parser.parse_args()
 
-    import platform
-
-    from zkconsumer.embedded.broker import LocalTansu
-    from zkconsumer.embedded.front_process import FrontProcess
-    from zkconsumer.kafka.topics import create_topic
-    from zkconsumer.log import configure_logging
-
-    configure_logging(level="warning")
-    print(f"{platform.python_implementation()} {platform.python_version()} on {machine()}")
-    with tempfile.TemporaryDirectory(prefix="zkconsumer-bench-") as workdir, \
-            LocalTansu(Path(workdir) / "broker") as broker, \
-            FrontProcess(broker.address, Path(workdir) / "front") as front:
-        assert broker.record is not None and front.pid is not None
-        topic = f"bench-down-convert-{uuid.uuid4().hex[:6]}"
-        create_topic(broker.address, topic, args.partitions)
-        produce(broker.address, topic, args.partitions, args.messages)
+    with fronted_topic("bench-down-convert", args.partitions, args.messages) as (broker, front, topic):
         print(f"{args.messages:,} messages of {VALUE_BYTES} bytes on {args.partitions} partitions, fetched through "
               f"the front with Fetch v0 (down-converted) and Fetch v11 (relayed), alternately; {args.repeat} run(s) "
               f"per version, the one with the least front CPU kept")

@@ -19,15 +19,22 @@ a benchmark, not a test: nothing here fails on slowness.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import tempfile
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench_support import machine
 from consume import VALUE_BYTES, Run, produce, run_child
+
+if TYPE_CHECKING:
+    from zkconsumer.embedded.broker import LocalTansu
+    from zkconsumer.embedded.front_process import FrontProcess
 
 CONSUMERS = ("confluent-kafka", "kafka-python")
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -59,16 +66,10 @@ def measure(consumer: str, bootstrap: str, topic: str, partitions: int, messages
     return PathRun(run, process_cpu(front_pid) - front_before, process_cpu(broker_pid) - broker_before)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--messages", type=int, default=1_000_000,
-                        help="messages produced and read (default 1,000,000)")
-    parser.add_argument("--partitions", type=int, default=4, help="partitions of the topic (default 4)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per path, best kept (default 3)")
-    parser.add_argument("--consumer", choices=CONSUMERS, default="confluent-kafka",
-                        help="the consumer of benchmarks/consume.py to run (default confluent-kafka)")
-    args = parser.parse_args()
-
+@contextlib.contextmanager
+def fronted_topic(prefix: str, partitions: int, messages: int) -> Iterator[tuple[LocalTansu, FrontProcess, str]]:
+    """A broker of its own with a front process before it, and a topic of ``partitions`` holding ``messages`` of
+    VALUE_BYTES: what a benchmark of the front reads, printed with the machine it runs on."""
     from zkconsumer.embedded.broker import LocalTansu
     from zkconsumer.embedded.front_process import FrontProcess
     from zkconsumer.kafka.topics import create_topic
@@ -80,9 +81,23 @@ def main() -> None:
             LocalTansu(Path(workdir) / "broker") as broker, \
             FrontProcess(broker.address, Path(workdir) / "front") as front:
         assert broker.record is not None and front.pid is not None
-        topic = f"bench-front-{uuid.uuid4().hex[:6]}"
-        create_topic(broker.address, topic, args.partitions)
-        produce(broker.address, topic, args.partitions, args.messages)
+        topic = f"{prefix}-{uuid.uuid4().hex[:6]}"
+        create_topic(broker.address, topic, partitions)
+        produce(broker.address, topic, partitions, messages)
+        yield broker, front, topic
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=1_000_000,
+                        help="messages produced and read (default 1,000,000)")
+    parser.add_argument("--partitions", type=int, default=4, help="partitions of the topic (default 4)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per path, best kept (default 3)")
+    parser.add_argument("--consumer", choices=CONSUMERS, default="confluent-kafka",
+                        help="the consumer of benchmarks/consume.py to run (default confluent-kafka)")
+    args = parser.parse_args()
+
+    with fronted_topic("bench-front", args.partitions, args.messages) as (broker, front, topic):
         print(f"{args.messages:,} messages of {VALUE_BYTES} bytes on {args.partitions} partitions, read by "
               f"{args.consumer} (assign + consume) directly and through the front, alternately; best of "
               f"{args.repeat} run(s) per path")
