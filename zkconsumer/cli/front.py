@@ -15,7 +15,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "front", help=COMMANDS["front"],
         description="Listen on a port of its own and relay every Kafka request to the broker, rewriting the "
         "answers that name brokers (Metadata, FindCoordinator, DescribeCluster) so that clients keep talking to the "
-        "front. Group APIs are relayed to the broker's own coordinator for now.",
+        "front. The group APIs (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, "
+        "DescribeGroups, ListGroups, DeleteGroups, ConsumerGroupHeartbeat, ConsumerGroupDescribe) are answered by the "
+        "front's own group coordinators, classic and KIP-848, offsets kept in the broker; --group-coordinator broker "
+        "relays them to the broker's own.",
     )
     options.add_bootstrap(parser, help="the broker to relay to (default: $KAFKA_BOOTSTRAP, else the running "
                                        "`zkconsumer local` environment's)")
