@@ -116,7 +116,9 @@ def test_broken_lines_are_counted_with_their_numbers_and_blank_lines_ignored():
     ("2026-11-21T21:12:00.5Z", datetime(2026, 11, 21, 21, 12, 0, 500000, tzinfo=UTC)),
     ("2026-11-21T23:12:00.123+02:00", datetime(2026, 11, 21, 21, 12, 0, 123000, tzinfo=UTC)),
     ("2026-11-21T21:12:00.123456789", datetime(2026, 11, 21, 21, 12, 0, 123456, tzinfo=UTC)),
+    ("2026-11-21 21:12:00.5z", datetime(2026, 11, 21, 21, 12, 0, 500000, tzinfo=UTC)),  # RFC 3339's spellings
     ("2026-13-21T21:12:00Z", None),
+    ("0001-01-01T00:00:00+01:00", None),  # before the year 1 in UTC
     ("21:12:00", None),
     (None, None),
 ])

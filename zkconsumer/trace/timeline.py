@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -85,29 +84,21 @@ class EventLog:
     broken_lines: tuple[int, ...] = ()
 
 
-_TIMESTAMP = re.compile(
-    r"(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<fraction>\d+))?"
-    r"(?P<zone>Z|z|[+-]\d{2}:?\d{2})?"
-)
-
-
 def parse_timestamp(value: object) -> datetime | None:
-    """ISO 8601 as structlog writes it (``2026-11-21T21:12:00.928083Z``), as an aware UTC datetime; ``None`` if
-    it is not one. Written by hand because Python 3.10's ``fromisoformat`` takes neither ``Z`` nor other than 3 or
-    6 fraction digits; a time without a zone is taken as UTC, which is what the connector logs."""
+    """ISO 8601 as structlog writes it (``2026-11-21T21:12:00.928083Z``), or any other spelling Python's
+    ``datetime.fromisoformat`` reads (other zones, fractions of any length cut to the microsecond, a space for the
+    ``T``; RFC 3339's lowercase ``z`` too), as an aware UTC datetime; ``None`` if it is not one, or if it lies outside
+    the calendar once in UTC. A time without a zone is taken as UTC, which is what the connector logs."""
     if not isinstance(value, str):
         return None
-    match = _TIMESTAMP.fullmatch(value.strip())
-    if match is None:
-        return None
-    fraction = (match["fraction"] or "")[:6].ljust(6, "0")
-    zone = (match["zone"] or "Z").upper()
-    offset = "+00:00" if zone == "Z" else zone if ":" in zone else f"{zone[:3]}:{zone[3:]}"
+    text = value.strip()
+    if text.endswith("z"):
+        text = text[:-1] + "Z"
     try:
-        parsed = datetime.fromisoformat(f"{match['date']}T{match['time']}.{fraction}{offset}")
-    except ValueError:  # e.g. month 13
+        parsed = datetime.fromisoformat(text)
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    except (ValueError, OverflowError):  # month 13; the first hour of the year 1 east of UTC
         return None
-    return parsed.astimezone(UTC)
 
 
 def read_events(lines: Iterable[str]) -> EventLog:
