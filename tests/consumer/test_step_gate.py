@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 
 from consumer.test_connector import owners as owners_of
+from consumer.test_partition_ownership import InvariantsAtSteps
 from structlog.testing import capture_logs
 from support import CONNECTOR_GROUP as GROUP
 from support import connector_config as config
@@ -26,8 +27,10 @@ def test_a_step_gate_holds_the_step_while_the_session_and_its_watches_go_on(zk, 
     owners = f"/consumers/{GROUP}/owners/{topic}"
     seen: list[tuple[str, StepContext]] = []
     at_claim, go = threading.Event(), threading.Event()
+    invariants = InvariantsAtSteps()
 
     def gate(step: RebalanceStep, context: StepContext) -> None:
+        invariants(step, context)
         seen.append((step.name, context))
         if step.name == "claim" and not at_claim.is_set():
             at_claim.set()
@@ -35,6 +38,7 @@ def test_a_step_gate_holds_the_step_while_the_session_and_its_watches_go_on(zk, 
 
     with capture_logs() as events:
         held = ZookeeperConsumerConnector(config(kafka_zk, "held"), step_gate=gate)
+        invariants.connector = held
         joined = threading.Thread(target=held.create_message_streams, args=({topic: 1},), daemon=True)
         joined.start()
         try:
@@ -58,6 +62,8 @@ def test_a_step_gate_holds_the_step_while_the_session_and_its_watches_go_on(zk, 
                 # the change seen while held is handled: each member owns its share
                 wait_for(lambda: sorted(owner for _, owner in owners_of(zk, topic))
                          == [f"{GROUP}_held-0", f"{GROUP}_other-0"])
+                # the ownership invariants held before every step of both rebalances, the release of the second too
+                assert invariants.checked.count("release") >= 2 and invariants.violations == []
         finally:
             go.set()
             held.shutdown()

@@ -143,6 +143,12 @@ class ConsumerFetcherManager:
         assignment = {key: fetcher.partitions() for key, fetcher in fetchers}
         return {key: partitions for key, partitions in assignment.items() if partitions}
 
+    def partitions(self) -> frozenset[TopicPartition]:
+        """What the last ``start_connections`` handed over, until ``stop_connections`` (Kafka's partitionMap): the
+        partitions being fetched, or waiting for a leader to be fetched from."""
+        with self._lock:
+            return frozenset(self._partition_map or ())
+
     def partitions_without_leader(self) -> frozenset[TopicPartition]:
         with self._lock:
             return frozenset(self._no_leader)

@@ -5,11 +5,11 @@ the gate returns. A gate should return once the connector shuts down: shutdown w
 
 ``zkconsumer demo --step`` uses it to stop a member before a step happens, so that a class can say what comes next
 before seeing it (:mod:`zkconsumer.members.step_control`). A gate may block as long as it likes: the rebalance thread
-holds only the connector's rebalance lock meanwhile (never the commit lock, which auto-commit and a metrics scrape
-take), and the session's heartbeats and watches run on kazoo's own threads, which take neither, so the session stays
-alive and changes are still recorded, to be handled by the next rebalance. A step's event and ``duration_ms`` begin
-when the gate returns; an attempt's and a rebalance's duration include the time held. Without a gate (the default)
-nothing is called.
+holds only the connector's rebalance lock meanwhile (never the ownership's lock, which commits take:
+:mod:`zkconsumer.consumer.partition_ownership`), and the session's heartbeats and watches run on kazoo's own threads,
+which take neither, so the session stays alive and changes are still recorded, to be handled by the next rebalance. A
+step's event and ``duration_ms`` begin when the gate returns; an attempt's and a rebalance's duration include the time
+held. Without a gate (the default) nothing is called.
 """
 
 from __future__ import annotations

@@ -59,6 +59,7 @@ from zkconsumer.consumer.metrics import (
     QueueSize,
     read_log_ends,
 )
+from zkconsumer.consumer.partition_ownership import PartitionOwnership, Registry
 from zkconsumer.consumer.partition_topic_info import ChunkQueue, PartitionTopicInfo
 from zkconsumer.consumer.rebalance_listener import ConsumerRebalanceListener
 from zkconsumer.consumer.rebalance_plan import NotRegisteredError, RebalancePlan, plan_rebalance
@@ -75,7 +76,7 @@ from zkconsumer.events.rebalance_steps import BY_NAME, RebalanceStep
 from zkconsumer.group.kafka_offset_store import KafkaOffsetStore
 from zkconsumer.group.offset_storage import KAFKA, OffsetsCommitFailedError, OffsetStorage, StorageCommit
 from zkconsumer.group.offset_store import WriteBehind, ZooKeeperOffsetStore, largest_offset_op
-from zkconsumer.group.ownership import HeldZnodes, claim_partitions, largest_claim_op, release_partitions
+from zkconsumer.group.ownership import claim_partitions, largest_claim_op, release_partitions
 from zkconsumer.group.snapshot import MalformedZnode, read_group_snapshot
 from zkconsumer.group.topic_count import TopicCount, TopicFilter, consumer_id_string
 from zkconsumer.log import EventLogger, get_logger
@@ -88,8 +89,6 @@ from zkconsumer.zk.checked_ephemeral import create_checked_ephemeral
 from zkconsumer.zk.client import close_client, open_client, session_id
 from zkconsumer.zk.persistent import ensure_path
 from zkconsumer.zk.session_liveness import SessionLiveness
-
-Registry = dict[str, dict[int, PartitionTopicInfo]]
 
 #: ``rebalance.attempt_failed`` reasons besides an error's text (``docs/events.md``).
 OWNERSHIP_CONFLICT = "ownership conflict"
@@ -147,19 +146,12 @@ class ZookeeperConsumerConnector:
         self._log = get_logger("zkconsumer.connector").bind(consumer_id=self.consumer_id, group=self.group)
         self._listener = listener
         self._rebalance_lock = threading.RLock()
-        self._commit_lock = threading.RLock()
         self._shutdown = threading.Event()
         self._session_lost = threading.Event()
         self._suspension_timer: threading.Timer | None = None
         self._fetching_suspended = False  # fetchers stopped by _suspended_too_long, until a rebalance restarts them
-        self._topic_registry: Registry = {}
-        self._owner_threads: dict[TopicPartition, str] = {}  # owned partition -> thread id, beside the registry
-        # Claims of an attempt that failed with an error: the multi-op may have been applied without an answer
-        # reaching us, so the next release covers them too (release only deletes what our session holds).
-        self._unconfirmed_claims: set[TopicPartition] = set()
-        # The owner znodes (and versions) the last successful claim left: released without reading them first.
-        # Taken (set to None) before any release, so a release that fails half-way never trusts it again.
-        self._held: HeldZnodes | None = None
+        # The registry, the owner threads, the unconfirmed claims and the held znodes, changed by the steps only.
+        self._ownership = PartitionOwnership()
         self._members_seen = False
         self._topics_seen = False
         self._topic_count: TopicCount | None = None
@@ -256,11 +248,11 @@ class ZookeeperConsumerConnector:
     @property
     def topic_registry(self) -> Registry:
         """topic -> partition -> PartitionTopicInfo of what this consumer owns now (a copy)."""
-        return {t: dict(ps) for t, ps in self._topic_registry.items()}
+        return {t: dict(ps) for t, ps in self._ownership.current().registry.items()}
 
     @property
     def metrics(self) -> ConnectorMetrics:
-        owned = sum(len(ps) for ps in self._topic_registry.values())
+        owned = sum(len(ps) for ps in self._ownership.current().registry.values())
         return ConnectorMetrics(self._rebalances, self._failed_rebalances, self._consecutive_failures, owned)
 
     def set_consumer_rebalance_listener(self, listener: ConsumerRebalanceListener) -> None:
@@ -525,16 +517,13 @@ class ZookeeperConsumerConnector:
             if self._shutdown.is_set():
                 return
             self._stop_fetching()
-            with self._commit_lock:
-                owned = self._owned()
-                self._topic_registry, self._owner_threads = {}, {}
+            # Owner znodes normally died with the old session; any made by the new one (a claim that raced the
+            # expiry) are ours to delete: forgotten, they stay unconfirmed, and release checks the session.
+            owned = self._ownership.forget()
             self._log.warning("session.expired", dropped=partition_list(owned))
             while not self.zk.connected:
                 if self._shutdown.wait(0.2):
                     return
-            # Owner znodes normally died with the old session; any made by the new one (a claim that raced the
-            # expiry) are ours to delete, and release checks the session before deleting anything.
-            self._unconfirmed_claims.update(owned)
             self._register(again=True)
             self._session_lost.clear()
 
@@ -598,9 +587,8 @@ class ZookeeperConsumerConnector:
             return COMPLETED
         self._stop_fetchers(log)  # 2
         self._commit_before_release(log)  # 2
-        owned = self._owned()
-        self._listener_before_release(log, owned)  # 3
-        self._release(log, owned)  # 4
+        self._listener_before_release(log, self._owned())  # 3
+        self._release(log)  # 4
         plan = self._assign(log)  # 5
         offsets = self._fetch_offsets(log, plan)  # 6
         if self._shutdown.is_set():
@@ -609,14 +597,9 @@ class ZookeeperConsumerConnector:
         claims = {tp: plan.assignment[tp] for tp in offsets}
         if not self._claim(log, claims, registry, offsets):  # 8
             return AttemptOutcome(OWNERSHIP_CONFLICT)
-        # 9. Own it: publish the registry; the claims count as unconfirmed (as after an error) until the listener
-        #    and the fetchers have started.
-        with self._commit_lock:
-            self._topic_registry, self._owner_threads = registry, claims
-        self._unconfirmed_claims.update(claims)
+        self._ownership.publish(registry, claims)  # 9. Own it: what fails from here on is released as owned
         self._listener_before_start(log, plan)  # 9
-        self._start_fetchers(log, registry)  # 9
-        self._unconfirmed_claims.difference_update(claims)
+        self._start_fetchers(log)  # 9
         return COMPLETED
 
     def _read_cluster(self, log: EventLogger) -> bool:
@@ -660,15 +643,12 @@ class ZookeeperConsumerConnector:
                 ownership.setdefault(tp.topic, set()).add(tp.partition)
             self._listener.before_releasing_partitions(ownership)
 
-    def _release(self, log: EventLogger, owned: Iterable[TopicPartition]) -> None:
-        """Step 4: give up every partition; the assignment is computed from scratch (eager, as in Kafka)."""
+    def _release(self, log: EventLogger) -> None:
+        """Step 4: give up every partition, and every claim left unconfirmed; the assignment is computed from
+        scratch (eager, as in Kafka)."""
         with _step(log, "release", self._before_step) as fields:
-            with self._commit_lock:
-                held, self._held = self._held, None
-                released = release_partitions(self.zk, self.group, set(owned) | self._unconfirmed_claims,
-                                              self.config.zookeeper_multi_max_bytes, held)
-                self._topic_registry, self._owner_threads = {}, {}
-                self._unconfirmed_claims.clear()
+            released = self._ownership.release(lambda partitions, held: release_partitions(
+                self.zk, self.group, partitions, self.config.zookeeper_multi_max_bytes, held))
             fields.update(released=partition_list(released.released), batches=released.batches)
 
     def _assign(self, log: EventLogger) -> RebalancePlan:
@@ -716,11 +696,11 @@ class ZookeeperConsumerConnector:
                offsets: Mapping[TopicPartition, int]) -> bool:
         """Step 8: claim ownership, all or nothing. ``False`` on a conflict: another member has not released yet,
         or read the group differently, and the attempt backs off and retries. The claims stay unconfirmed until
-        the claim and the read after it are through, so that the next release covers znodes an error left."""
+        published (step 9), so that the next release covers znodes an error left."""
         with _step(log, "claim", self._before_step) as fields:
-            self._unconfirmed_claims.update(claims)
+            self._ownership.claiming(claims)
             claimed = claim_partitions(self.zk, self.group, claims, self.config.zookeeper_multi_max_bytes)
-            self._held = claimed.held if claimed.ok else None
+            self._ownership.claimed(claims, claimed)
             fields.update(claimed=partition_list(claimed.claimed, thread=claims),
                           already_ours=partition_list(claimed.already_ours),
                           conflicts=partition_list(claimed.conflicts, holder=claimed.conflicts),
@@ -730,7 +710,6 @@ class ZookeeperConsumerConnector:
                 # the next release deletes them rather than leaving them owned by no member's registry.
                 moved = self._offsets_committed_since(registry, offsets, claimed.claimed)
                 fields["offsets_moved"] = partition_list(moved, offset=moved)
-            self._unconfirmed_claims.difference_update(claims)
         return claimed.ok
 
     def _listener_before_start(self, log: EventLogger, plan: RebalancePlan) -> None:
@@ -742,10 +721,10 @@ class ZookeeperConsumerConnector:
                         for t, ps in plan.global_assignment.items()}
             self._listener.before_starting_fetchers(self.consumer_id, decision)
 
-    def _start_fetchers(self, log: EventLogger, registry: Registry) -> None:
-        """Step 9, then: hand the new registry to the fetcher manager (unless this member does not fetch)."""
+    def _start_fetchers(self, log: EventLogger) -> None:
+        """Step 9, then: hand the published registry to the fetcher manager (unless this member does not fetch)."""
         with _step(log, "start_fetchers", self._before_step) as fields:
-            infos = [info for ps in registry.values() for info in ps.values()]
+            infos = self._ownership.current().infos()
             if not self.zk.connected:  # cut off since the claim: _suspended_too_long may have stopped us already
                 raise ConnectionError("ZooKeeper connection lost before the fetchers started")
             self._fetching_suspended = False
@@ -800,16 +779,16 @@ class ZookeeperConsumerConnector:
 
     def _owned(self) -> dict[TopicPartition, str]:
         """Owned partitions -> the thread whose queue each feeds."""
-        return dict(self._owner_threads)
+        return self._ownership.owned()
 
     def _commit(self, reason: str, offsets: Mapping[TopicPartition, int] | None = None,
                 log_event: bool = True) -> StorageCommit:
         """``log_event=False``: the caller's event carries what the first store took (the other stores' still log)."""
         retries = self.config.offsets_commit_max_retries if reason == "explicit" else 0
-        with self._commit_lock:
+        with self._ownership.locked() as registry:  # no release while committing: what is written is still ours
             if offsets is None:
                 offsets = {TopicPartition(t, p): info.consumed_offset
-                           for t, ps in self._topic_registry.items() for p, info in ps.items()}
+                           for t, ps in registry.items() for p, info in ps.items()}
             result = self._offsets.commit(offsets, retries)
         self._log_commit(reason, result, log_event)
         primary = result.primary
@@ -848,12 +827,11 @@ class ZookeeperConsumerConnector:
     def _write_initial_offsets(self, pending: dict[TopicPartition, tuple[PartitionTopicInfo, int]]) -> None:
         """Every starting offset found since the last call, in one commit (a few batches)."""
         try:
-            with self._commit_lock:
+            with self._ownership.locked():
                 # Only partitions still ours (else released) and not consumed past their start meanwhile: a
                 # commit since then wrote a later offset, which a late starting offset must not move back.
                 offsets = {tp: offset for tp, (info, offset) in pending.items()
-                           if self._topic_registry.get(tp.topic, {}).get(tp.partition) is info
-                           and info.consumed_offset <= offset}
+                           if self._ownership.is_current(info) and info.consumed_offset <= offset}
                 result = self._offsets.commit(offsets)
         except Exception as exc:  # the next commit writes them (the consumed offset is the starting one)
             self._log.warning("offsets.commit_failed", reason="initial", error=_error_text(exc))
@@ -870,12 +848,11 @@ class ZookeeperConsumerConnector:
     def _metrics_snapshot(self) -> MetricsSnapshot:
         """What a Prometheus scrape shows (:mod:`zkconsumer.consumer.metrics`), read on the scraping thread."""
         assert self._meters is not None
-        with self._commit_lock:
-            registry = [info for ps in self._topic_registry.values() for info in ps.values()]
-            threads = dict(self._owner_threads)
+        current = self._ownership.current()  # a registry and its threads, published together
+        threads = current.threads
         owned = tuple(OwnedPartition(info.topic, info.partition, threads.get(tp, ""), info.consumed_offset,
                                      info.fetched_offset)
-                      for info, tp in ((info, TopicPartition(info.topic, info.partition)) for info in registry))
+                      for info, tp in ((info, TopicPartition(info.topic, info.partition)) for info in current.infos()))
         queues = [QueueSize(topic, thread, queue.qsize()) for (topic, thread), queue in list(self._queues.items())]
         queues += [QueueSize(topic, thread, queue.qsize()) for thread, queue in list(self._thread_queues.items())
                    for topic in sorted(self._wildcard_topics)]
