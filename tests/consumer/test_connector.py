@@ -6,6 +6,7 @@ register itself."""
 from __future__ import annotations
 
 import pytest
+from consumer.test_partition_ownership import InvariantsAtSteps
 from kazoo.client import KazooClient
 from structlog.testing import capture_logs
 from support import CONNECTOR_GROUP as GROUP
@@ -22,6 +23,7 @@ from zkconsumer import (
     Whitelist,
     create_connector,
 )
+from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.members.faults import close_session
 from zkconsumer.zk.client import close_client, open_client
@@ -309,7 +311,10 @@ def test_no_brokers_succeeds_owning_nothing_then_rebalances_when_one_arrives(zk,
 @pytest.mark.timeout(150)  # its waits, summed: 15 s for the topic, 30 + 15 + 30 s for the expiry, 2 x 20 s to take
 def test_session_expiry_re_registers_and_rebalances(zk, kafka_zk, bootstrap_servers, topic_name):
     topic = mirrored_topic(zk, bootstrap_servers, topic_name, 2)
-    with create_connector(config(kafka_zk, "c")) as consumer, capture_logs() as events:
+    invariants = InvariantsAtSteps()
+    with ZookeeperConsumerConnector(config(kafka_zk, "c"), step_gate=invariants) as consumer, \
+            capture_logs() as events:
+        invariants.connector = consumer
         stream = consumer.create_message_streams({topic: 1})[topic][0]
         produce(bootstrap_servers, topic, [b"before"], partition=0)
         assert [m.message for m in take(stream, 1)] == [b"before"]
@@ -331,6 +336,8 @@ def test_session_expiry_re_registers_and_rebalances(zk, kafka_zk, bootstrap_serv
         names = [e["event"] for e in events]
         last_registration = len(names) - 1 - names[::-1].index("consumer.registered")
         assert names.index("session.expired") < last_registration
+        # the ownership invariants held before every step, those of the rebalance after the expiry too
+        assert invariants.checked.count("release") >= 2 and invariants.violations == []
 
 
 def test_commit_writes_only_changed_offsets_and_the_next_offset_to_read(zk, kafka_zk, bootstrap_servers, topic_name):
