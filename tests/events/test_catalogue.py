@@ -1,0 +1,59 @@
+"""The catalogue of events (:mod:`zkconsumer.events.catalogue`) keeps its contract: one constant per event, named after
+it, equal to its name and carrying its declaration; the rebalance steps' events made from the steps' table; every
+field and section declared once."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from zkconsumer.events import catalogue as ev
+from zkconsumer.events import rebalance_steps
+from zkconsumer.events.spec import LEVELS, SECTIONS, Event
+
+
+def test_each_event_is_a_constant_named_after_it_and_equal_to_its_name():
+    constants = {name: value for name, value in vars(ev).items() if isinstance(value, Event)}
+    assert constants and set(constants.values()) == set(ev.BY_NAME)
+    for constant, event in constants.items():
+        assert constant == event.upper().replace(".", "_")
+        assert event == str(event) and ev.BY_NAME[str(event)] is event
+        assert {str(event): 1}[event] == 1 and hash(event) == hash(str(event))
+
+
+def test_an_event_carries_its_declaration():
+    event = ev.REBALANCE_COMPLETED
+    assert event == "rebalance.completed"
+    assert (event.level, event.logger, event.section) == ("info", "zkconsumer.connector", "connector.rebalance")
+    assert [f.name for f in event.fields] == ["attempts", "duration_ms", "owned"]
+    assert event.when and all(f.kind.name for f in event.fields)
+
+
+def test_an_event_pickles_as_its_plain_name():
+    # a log record carrying it may be sent to another process (a QueueHandler)
+    copy = pickle.loads(pickle.dumps(ev.REBALANCE_CLAIM))
+    assert copy == "rebalance.claim" and type(copy) is str
+
+
+def test_the_step_events_are_the_steps_table():
+    assert [str(e) for e in ev.STEP_EVENTS] == [step.event for step in rebalance_steps.STEPS]
+    for step, event in zip(rebalance_steps.STEPS, ev.STEP_EVENTS, strict=True):
+        assert ev.BY_NAME[step.event] is event and event.when == step.meaning
+        assert [f.name for f in event.fields[:3]] == ["step", "attempt", "duration_ms"]
+
+
+@pytest.mark.parametrize("event", sorted(ev.BY_NAME.values()), ids=str)
+def test_every_declaration_is_complete(event):
+    for emission in event.emissions:
+        assert emission.level in LEVELS and emission.section in SECTIONS
+        assert emission.logger.startswith("zkconsumer")
+        names = [f.name for f in emission.fields]
+        assert len(names) == len(set(names)), f"{event}: a field declared twice"
+    assert event.when or event.emissions[0].drawn, f"{event}: say when it happens"
+
+
+def test_a_field_is_checked_against_every_emission():
+    accepted = ev.REBALANCE_STARTED.accepted()  # the connector's and the modern member's
+    assert {"cause", "strategy"} <= set(accepted)
+    assert accepted["cause"].accepts("initial") and not accepted["cause"].accepts(3)

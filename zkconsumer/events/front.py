@@ -1,0 +1,431 @@
+"""The front's events: the group coordinators' (classic and KIP-848), which the trace draws, and the front server's own.
+
+Declared in :mod:`zkconsumer.events.spec`'s terms; :mod:`zkconsumer.events.catalogue` gathers every area's events and
+the events page (``docs/events.md``) is made from them.
+"""
+
+from __future__ import annotations
+
+from zkconsumer.events.spec import BOOL, INT, LIST, NUMBER, STR, declare, section
+from zkconsumer.events.spec import Field as F
+
+section("front.classic_group", columns=("event", "fields", "when", "drawn"), context=("group", "at_ms"))
+section("front.consumer_group", columns=("event", "fields", "when", "drawn"), context=("group", "at_ms"))
+_SERVER = section("front.server", columns=("event", "level", "fields", "when"),
+                  context=("upstream", "connection", "client"))
+_SERVER_LOGGER = "zkconsumer.front.server"
+
+FRONT_GROUP_CREATED = declare(
+    "front.group.created", "info",
+    section="front.classic_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("protocol_type", STR),
+    ),
+    drawn="the state band starts Empty",
+)
+
+FRONT_GROUP_STATE_CHANGED = declare(
+    "front.group.state_changed", "info",
+    section="front.classic_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("from", STR),
+        F("to", STR, "Empty, PreparingRebalance, CompletingRebalance, Stable, Dead"),
+        F("generation", INT),
+    ),
+    drawn="a stretch of the state band; Empty or Dead ends a round in progress",
+)
+
+FRONT_GROUP_MEMBER_ID_REQUIRED = declare(
+    "front.group.member_id_required", "info",
+    section="front.classic_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("member_id", STR),
+        F("client_id", STR),
+        F("session_timeout_ms", NUMBER),
+    ),
+    drawn="text only (KIP-394's first JoinGroup)",
+)
+
+FRONT_GROUP_MEMBER_JOINED = declare(
+    "front.group.member_joined", "info",
+    section="front.classic_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("member_id", STR),
+        F("client_id", STR, "the name the member is shown under"),
+        F("client_host", STR),
+        F("group_instance_id", STR),
+        F("protocols", LIST),
+        F("rebalance_timeout_ms", NUMBER),
+        F("session_timeout_ms", NUMBER),
+    ),
+    drawn="a \"joined\" mark",
+)
+
+FRONT_GROUP_MEMBER_REJOINED = declare(
+    "front.group.member_rejoined", "info",
+    section="front.classic_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("member_id", STR),
+        F("protocols_changed", BOOL),
+    ),
+    drawn="text only",
+)
+
+FRONT_GROUP_STATIC_MEMBER_REPLACED = declare(
+    "front.group.static_member_replaced", "info",
+    section="front.classic_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("group_instance_id", STR),
+        F("old_member_id", STR),
+        F("new_member_id", STR),
+    ),
+    drawn="a \"fenced\" mark for the old member",
+)
+
+FRONT_GROUP_MEMBER_LEFT = declare(
+    "front.group.member_left", "info",
+    section="front.classic_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("member_id", STR),
+        F("reason", STR),
+        F("group_instance_id", STR),
+    ),
+    drawn="a \"left\" mark",
+)
+
+FRONT_GROUP_MEMBER_EXPIRED = declare(
+    "front.group.member_expired", "info",
+    section="front.classic_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("member_id", STR),
+        F("cause", STR),
+        F("group_instance_id", STR),
+    ),
+    drawn="an \"expired\" mark",
+)
+
+FRONT_GROUP_ROUND_STARTED = declare(
+    "front.group.round_started", "info",
+    section="front.classic_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("generation", INT, "the one ending"),
+        F("reason", STR),
+        F("initial_delay_ms", NUMBER, "or `rebalance_timeout_ms`"),
+        F("members", LIST),
+    ),
+    drawn="the start of a round's block",
+)
+
+FRONT_GROUP_INITIAL_DELAY_EXTENDED = declare(
+    "front.group.initial_delay_extended", "info",
+    section="front.classic_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("delay_ms", NUMBER),
+        F("remaining_ms", NUMBER),
+    ),
+    drawn="counted on the round",
+)
+
+FRONT_GROUP_ROUND_COMPLETED = declare(
+    "front.group.round_completed", "info",
+    section="front.classic_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("generation", INT, "the new one"),
+        F("protocol", STR),
+        F("leader", STR),
+        F("members", LIST, "ids"),
+    ),
+    drawn="the end of the round's block, labelled with the generation and its members",
+)
+
+FRONT_GROUP_ROUND_POSTPONED = declare(
+    "front.group.round_postponed", "info",
+    section="front.classic_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("rebalance_timeout_ms", NUMBER),
+    ),
+    drawn="counted on the round",
+)
+
+FRONT_GROUP_ASSIGNMENT_SENT = declare(
+    "front.group.assignment_sent", "info",
+    section="front.classic_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("generation", INT),
+        F("leader", STR),
+        F("members", LIST, "`{\"member_id\", \"bytes\"}`"),
+    ),
+    drawn="an \"assignment\" mark",
+)
+
+FRONT_GROUP_DELETED = declare(
+    "front.group.deleted", "info",
+    section="front.classic_group",
+    logger="zkconsumer.front.coordinator",
+    drawn="the band turns Dead",
+)
+
+FRONT_CONSUMER_GROUP_CREATED = declare(
+    "front.consumer_group.created", "info",
+    section="front.consumer_group",
+    logger="zkconsumer.front.coordinator",
+    drawn="the state band starts Empty",
+)
+
+FRONT_CONSUMER_GROUP_STATE_CHANGED = declare(
+    "front.consumer_group.state_changed", "info",
+    section="front.consumer_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("from", STR),
+        F("to", STR, "Empty, Assigning, Reconciling, Stable, Dead"),
+        F("group_epoch", INT),
+        F("assignment_epoch", INT),
+    ),
+    drawn="a stretch of the state band; Stable at the round's epoch or later completes the round",
+)
+
+FRONT_CONSUMER_GROUP_MEMBER_JOINED = declare(
+    "front.consumer_group.member_joined", "info",
+    section="front.consumer_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("member_id", STR),
+        F("client_id", STR, "the name the member is shown under"),
+        F("instance_id", STR),
+        F("subscribed_topic_names", LIST),
+        F("server_assignor", STR),
+        F("rebalance_timeout_ms", NUMBER),
+    ),
+    drawn="a \"joined\" mark",
+)
+
+FRONT_CONSUMER_GROUP_STATIC_MEMBER_REPLACED = declare(
+    "front.consumer_group.static_member_replaced", "info",
+    section="front.consumer_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("instance_id", STR),
+        F("old_member_id", STR),
+        F("new_member_id", STR),
+    ),
+    drawn="a \"fenced\" mark for the old member",
+)
+
+FRONT_CONSUMER_GROUP_MEMBER_LEFT = declare(
+    "front.consumer_group.member_left", "info",
+    section="front.consumer_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("member_id", STR),
+        F("temporary", BOOL, "a static member's -2: it stays in the group"),
+        F("instance_id", STR),
+    ),
+    drawn="a \"left\" mark",
+)
+
+FRONT_CONSUMER_GROUP_MEMBER_EXPIRED = declare(
+    "front.consumer_group.member_expired", "info",
+    section="front.consumer_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("member_id", STR),
+        F("session_timeout_ms", NUMBER),
+        F("instance_id", STR),
+    ),
+    drawn="an \"expired\" mark",
+)
+
+FRONT_CONSUMER_GROUP_MEMBER_FENCED = declare(
+    "front.consumer_group.member_fenced", "info",
+    section="front.consumer_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("member_id", STR),
+        F("rebalance_timeout_ms", NUMBER),
+        F("instance_id", STR),
+        F("member_epoch", INT),
+    ),
+    drawn="a \"fenced\" mark",
+)
+
+FRONT_CONSUMER_GROUP_EPOCH_BUMPED = declare(
+    "front.consumer_group.epoch_bumped", "info",
+    section="front.consumer_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("from", STR),
+        F("to", STR, "group epochs"),
+        F("reason", STR),
+    ),
+    drawn="the start of a round's block, labelled with the group epoch",
+)
+
+FRONT_CONSUMER_GROUP_TARGET_ASSIGNMENT_COMPUTED = declare(
+    "front.consumer_group.target_assignment_computed", "info",
+    section="front.consumer_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("epoch", INT),
+        F("assignor", STR),
+        F("members", LIST, "`{\"member_id\", \"partitions\"}`"),
+    ),
+    drawn="an \"assignment\" mark",
+)
+
+FRONT_CONSUMER_GROUP_MEMBER_EPOCH_ADVANCED = declare(
+    "front.consumer_group.member_epoch_advanced", "info",
+    section="front.consumer_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("member_id", STR),
+        F("from", STR),
+        F("to", STR),
+        F("state", STR),
+    ),
+    drawn="text; may complete the round",
+)
+
+FRONT_CONSUMER_GROUP_MEMBER_STATE_CHANGED = declare(
+    "front.consumer_group.member_state_changed", "info",
+    section="front.consumer_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("member_id", STR),
+        F("from", STR),
+        F("to", STR),
+    ),
+    drawn="text only",
+)
+
+FRONT_CONSUMER_GROUP_PARTITIONS_REVOKED = declare(
+    "front.consumer_group.partitions_revoked", "info",
+    section="front.consumer_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("member_id", STR),
+        F("partitions", LIST),
+        F("member_epoch", INT),
+    ),
+    drawn="text only",
+)
+
+FRONT_CONSUMER_GROUP_PARTITIONS_ASSIGNED = declare(
+    "front.consumer_group.partitions_assigned", "info",
+    section="front.consumer_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("member_id", STR),
+        F("partitions", LIST),
+        F("member_epoch", INT),
+    ),
+    drawn="text only",
+)
+
+FRONT_CONSUMER_GROUP_HEARTBEAT_REJECTED = declare(
+    "front.consumer_group.heartbeat_rejected", "info",
+    section="front.consumer_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("member_id", STR),
+        F("error", STR),
+        F("message", STR),
+        F("member_epoch", INT),
+    ),
+    drawn="text only, flagged",
+)
+
+FRONT_CONSUMER_GROUP_DELETED = declare(
+    "front.consumer_group.deleted", "info",
+    section="front.consumer_group",
+    logger="zkconsumer.front.coordinator",
+    drawn="the band turns Dead",
+)
+
+
+FRONT_STARTED = declare(
+    "front.started", "info", section=_SERVER, logger=_SERVER_LOGGER,
+    fields=(F("listen", STR), F("advertised", STR), F("local_apis", LIST)),
+    when="the front listens",
+)
+FRONT_CONNECTION_OPENED = declare(
+    "front.connection_opened", "debug", section=_SERVER, logger=_SERVER_LOGGER,
+    fields=(F("broker", STR),),
+    when="a client connected and the front connected it to the broker",
+)
+FRONT_CONNECTION_CLOSED = declare(
+    "front.connection_closed", "debug", section=_SERVER, logger=_SERVER_LOGGER,
+    fields=(
+        F("reason", STR, "`client closed`, `invalid request`, `truncated request`, `client reset`, "
+                         "`broker unavailable`, `broker lost`, `invalid answer`, `acks=0 produce failed`, "
+                         "`request dropped`, `front stopped`, `error`"),
+        F("requests", INT),
+        F("duration_ms", NUMBER),
+    ),
+    when="a client's connection ended",
+)
+FRONT_REQUEST_INVALID = declare(
+    "front.request_invalid", "warning", section=_SERVER, logger=_SERVER_LOGGER,
+    fields=(F("reason", STR),),
+    when="a request the front could not read; the connection is closed",
+)
+FRONT_REQUEST_TRUNCATED = declare(
+    "front.request_truncated", "warning", section=_SERVER, logger=_SERVER_LOGGER,
+    fields=(F("reason", STR),),
+    when="the client closed in the middle of a request",
+)
+FRONT_BROKER_UNAVAILABLE = declare(
+    "front.broker_unavailable", "warning", section=_SERVER, logger=_SERVER_LOGGER,
+    level_note="then debug until the outage ends",
+    fields=(F("error", STR),),
+    when="no broker accepts a connection when a client connects",
+)
+FRONT_BROKER_RECOVERED = declare(
+    "front.broker_recovered", "info", section=_SERVER, logger=_SERVER_LOGGER,
+    fields=(F("down_ms", NUMBER),),
+    when="a connection to the broker succeeds again",
+)
+FRONT_BROKER_LOST = declare(
+    "front.broker_lost", "warning", section=_SERVER, logger=_SERVER_LOGGER,
+    fields=(F("reason", STR),),
+    when="the broker closed or failed in the middle of a relayed request",
+)
+FRONT_ANSWER_INVALID = declare(
+    "front.answer_invalid", "warning", section=_SERVER, logger=_SERVER_LOGGER,
+    fields=(F("reason", STR, "naming the API and version"),),
+    when="a broker answer the front must parse does not parse",
+)
+FRONT_SEVERAL_BROKERS = declare(
+    "front.several_brokers", "warning", section=_SERVER, logger=_SERVER_LOGGER, level_note="once",
+    fields=(F("brokers", LIST, "node ids"),),
+    when="a Metadata answer names more than one broker, all given the front's one address (see Limits)",
+)
+FRONT_CONNECTION_FAILED = declare(
+    "front.connection_failed", "error", section=_SERVER, logger=_SERVER_LOGGER,
+    fields=(F("error", STR),),
+    when="anything else ended a connection (a bug, a handler's exception); the front goes on",
+)
+FRONT_STOPPED = declare(
+    "front.stopped", "info", section=_SERVER, logger=_SERVER_LOGGER,
+    fields=(F("connections", INT),),
+    when="the front stopped",
+)
+FRONT_COORDINATOR_ERROR = declare(
+    "front.coordinator_error", "error", section=_SERVER, logger="zkconsumer.front.coordinator",
+    fields=(F("coordinator", STR, "`classic` or `consumer`"), F("error", STR, "the exception's type and message")),
+    when="a coordinator raised while its timers fired (a bug); the other is ticked all the same, the timer armed "
+         "again, requests go on being answered",
+)
