@@ -24,26 +24,14 @@ import argparse
 import shutil
 import signal
 import sys
-import time
-from dataclasses import replace
 from pathlib import Path
 
 from zkconsumer.cli import COMMANDS, options
 from zkconsumer.demo.classroom import add_options as add_classroom_options
 from zkconsumer.demo.classroom import check_options as check_classroom_options
-from zkconsumer.demo.classroom import classroom
-from zkconsumer.demo.falling_behind import FallingBehind
-from zkconsumer.demo.rebalance_demo import (
-    CHROOT,
-    DEFAULT_SCENARIO,
-    DemoResult,
-    DemoSettings,
-    fresh_topic,
-    play_against,
-    play_in_own_chroot,
-)
+from zkconsumer.demo.play import play_embedded, play_external
+from zkconsumer.demo.rebalance_demo import DEFAULT_SCENARIO, DemoResult, DemoSettings, fresh_topic
 from zkconsumer.demo.topic_placement import placement_lines
-from zkconsumer.embedded.environment import LocalEnvironment
 from zkconsumer.errors import UsageError
 from zkconsumer.log import configure_logging
 from zkconsumer.migration.scenes import KNOWN, Protocol, check_playable, parse_protocols
@@ -125,8 +113,8 @@ def run(args: argparse.Namespace) -> int:
     if protocols is not None:
         return play_protocols(args, settings, protocols)
     if args.zookeeper:
-        return _run_external(args, settings)
-    return _run_embedded(args, settings)
+        return _report(play_external(args, settings))
+    return _report(play_embedded(args, settings), servers_stay=_servers_stay(args))
 
 
 def settings_for(scenario: Scenario, args: argparse.Namespace, partitions: int) -> DemoSettings:
@@ -180,102 +168,31 @@ def demo_protocols(text: str) -> tuple[Protocol, ...]:
 
 
 def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: tuple[Protocol, ...]) -> int:
-    """The scenario played by each protocol's members at once, on the comparison's clock, narrated as it goes;
-    the comparison's page (every protocol's lanes on one time axis, the coordinator's above each modern group's)
-    and each protocol's events in a directory of this run's own under ``--output-dir``."""
+    """``--protocol``: every protocol's members side by side (:func:`zkconsumer.demo.play.play_protocols`), then
+    where each protocol's events and the page of every protocol's lanes are."""
     from zkconsumer.cli.migration import registered_broker, run_front
-    from zkconsumer.demo.front_log_follower import FrontLogFollower
-    from zkconsumer.demo.protocols_narration import ProtocolsNarrator
-    from zkconsumer.migration.report import write_report
-    from zkconsumer.migration.run import CompareSettings, collect, compare_protocols, member_settings
+    from zkconsumer.demo.play import play_protocols as play
 
-    scenario = settings.scenario
-    out = settings.output_dir / f"run-{time.strftime('%Y%m%d-%H%M%S')}"
-    compare = CompareSettings("", "", protocols, out, partitions=settings.partitions, rate=scenario.production.rate,
-                              pace=max(settings.pace, 1.0), session_timeout_ms=settings.session_timeout_ms,
-                              scenario=scenario, prefix=scenario.topic.name)
-    narrator = ProtocolsNarrator(sys.stdout, legacy={p.name for p in protocols if p.family == "legacy"})
-    own_front = None
-    servers_stay = None
-    if args.zookeeper:
-        bootstrap = args.bootstrap_server or registered_broker(args.zookeeper)
-        compare = replace(compare, zookeeper=args.zookeeper, bootstrap=bootstrap, coordinator="broker")
-    else:
-        env = LocalEnvironment(args.run_dir)
-        endpoints = env.up()
-        broker = endpoints.get("broker", endpoints["bootstrap_servers"])
-        out.mkdir(parents=True, exist_ok=True)
-        if any(p.family == "modern" for p in protocols):
-            own_front = run_front(broker, compare)
-            compare = replace(compare, bootstrap=own_front.address, coordinator_events=own_front.log_path,
-                              coordinator="front")
-        else:
-            compare = replace(compare, bootstrap=broker)
-        compare = replace(compare, zookeeper=endpoints["zookeeper"])
-        servers_stay = f"{reachable_cli()} local down" + ("" if args.run_dir is None else f" --run-dir {args.run_dir}")
-        print(f"embedded environment: ZooKeeper {endpoints['zookeeper']}, broker {broker}"
-              + ("" if own_front is None else f", the modern groups at a front of this run's own, {own_front.address}"))
-    out.mkdir(parents=True, exist_ok=True)
-    print(f"Scenario {scenario.name!r}: {scenario.title}; protocols {', '.join(p.name for p in protocols)}, "
-          f"{compare.partitions} partitions, {compare.rate:g} messages a second to each, session timeout "
-          f"{compare.session_timeout_ms} ms")
-    legacy_groups = tuple(compare.name(p) for p in protocols if p.family == "legacy")
-    with classroom(args, title=f"zkconsumer demo: scenario {scenario.name}",  # --step, --serve
-                   legacy=lambda consumer_id: consumer_id.startswith(legacy_groups)) as room:
-        narrator.observers = room.observers
-        follower = None
-        if own_front is not None:  # its coordinator's rounds narrated as they happen
-            narrator.groups = {compare.name(p): p.name for p in protocols if p.family == "modern"}
-            follower = FrontLogFollower(own_front.log_path, narrator.coordinator_event, interval=0.05,
-                                        caught_up=narrator.caught_up).start()
-        try:
-            runs = compare_protocols(compare, observer=narrator)
-        finally:
-            if follower is not None:
-                follower.stop()
-            if own_front is not None:
-                own_front.stop()
-        results = collect(runs, out)
-        _, page = write_report(out, results, {"run_id": compare.run_id, "partitions": compare.partitions,
-                                              "rate": compare.rate, "pace": compare.pace,
-                                              "session_timeout_ms": compare.session_timeout_ms,
-                                              "coordinator": compare.coordinator, "scenario": scenario.name},
-                               f"demo of scenario {scenario.name!r}, run {compare.run_id}", member_settings(compare))
-        room.finish(page)
+    bootstrap = (args.bootstrap_server or registered_broker(args.zookeeper)) if args.zookeeper else None
+    played = play(args, settings, protocols, start_front=run_front, bootstrap=bootstrap)
     print()
-    for run in runs:
+    for run in played.runs:
         print(f"{run.protocol.name + ':':<20} {run.events_path}" + (f"  (stopped early: {run.error})"
                                                                    if run.error else ""))
-    print(f"every protocol's lanes: {page}")
-    print(f"replay on a terminal:  {reachable_cli()} trace show {runs[0].events_path}")
-    if servers_stay is not None:
-        print(f"the embedded servers stay up; stop them with: {servers_stay}")
-    return 1 if any(run.error for run in runs) else 0
+    print(f"every protocol's lanes: {played.page}")
+    print(f"replay on a terminal:  {reachable_cli()} trace show {played.runs[0].events_path}")
+    if played.embedded:
+        print(f"the embedded servers stay up; stop them with: {_servers_stay(args)}")
+    return 1 if played.failed else 0
 
 
 def _interrupt(signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def _run_embedded(args: argparse.Namespace, settings: DemoSettings) -> int:
-    with classroom(args, title=f"zkconsumer demo: group {settings.group}") as room:  # --step, --serve
-        env = LocalEnvironment(args.run_dir)
-        endpoints = env.up()
-        root, bootstrap = endpoints["zookeeper"], endpoints["bootstrap_servers"]
-        print(f"embedded environment: ZooKeeper {root}, broker {bootstrap}")
-        stop = f"{reachable_cli()} local down" + ("" if args.run_dir is None else f" --run-dir {args.run_dir}")
-        behind = FallingBehind(root.rstrip("/") + CHROOT, bootstrap, settings.group, sys.stdout)
-        result = play_in_own_chroot(root, bootstrap, settings, observers=(*room.observers, behind))
-        room.finish(result.timeline_path)
-    return _report(result, servers_stay=stop)
-
-
-def _run_external(args: argparse.Namespace, settings: DemoSettings) -> int:
-    with classroom(args, title=f"zkconsumer demo: group {settings.group}") as room:  # --step, --serve
-        behind = FallingBehind(args.zookeeper, args.bootstrap_server, settings.group, sys.stdout)
-        result = play_against(args.zookeeper, args.bootstrap_server, settings, observers=(*room.observers, behind))
-        room.finish(result.timeline_path)
-    return _report(result)
+def _servers_stay(args: argparse.Namespace) -> str:
+    """The command that stops the embedded environment the demo left up."""
+    return f"{reachable_cli()} local down" + ("" if args.run_dir is None else f" --run-dir {args.run_dir}")
 
 
 def _report(result: DemoResult, servers_stay: str | None = None) -> int:

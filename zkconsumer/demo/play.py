@@ -1,0 +1,134 @@
+"""Where and how ``zkconsumer demo`` plays a scenario, once its command line is read: the legacy members narrated
+step by step, on the embedded environment (:func:`play_embedded`) or against servers named on the command line
+(:func:`play_external`), or every protocol's members side by side on the comparison's clock (:func:`play_protocols`).
+
+Each starts what its run needs (the environment, a front of the run's own), plays inside the classroom's observers
+(``--step``, ``--serve``: :mod:`.classroom`), writes the run's files and returns what the command prints at the end;
+the command line (:mod:`zkconsumer.cli.demo`) parses, calls one of them and prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TextIO
+
+from zkconsumer.demo.classroom import classroom
+from zkconsumer.demo.falling_behind import FallingBehind
+from zkconsumer.demo.front_log_follower import FrontLogFollower
+from zkconsumer.demo.protocols_narration import ProtocolsNarrator
+from zkconsumer.demo.rebalance_demo import CHROOT, DemoResult, DemoSettings, play_against, play_in_own_chroot
+from zkconsumer.embedded.environment import LocalEnvironment
+from zkconsumer.embedded.front_process import FrontProcess
+from zkconsumer.migration.report import write_report
+from zkconsumer.migration.run import CompareSettings, ProtocolRun, collect, compare_protocols, member_settings
+from zkconsumer.migration.scenes import Protocol
+
+#: starts a front of the run's own before the broker, for the run's settings (the migration comparison's)
+FrontStarter = Callable[[str, CompareSettings], FrontProcess]
+
+
+def play_embedded(args: argparse.Namespace, settings: DemoSettings, out: TextIO = sys.stdout) -> DemoResult:
+    """On the embedded environment (started if needed, left running), in the demo's own ZooKeeper chroot."""
+    with classroom(args, title=f"zkconsumer demo: group {settings.group}") as room:  # --step, --serve
+        env = LocalEnvironment(args.run_dir)
+        endpoints = env.up()
+        root, bootstrap = endpoints["zookeeper"], endpoints["bootstrap_servers"]
+        print(f"embedded environment: ZooKeeper {root}, broker {bootstrap}", file=out)
+        behind = FallingBehind(root.rstrip("/") + CHROOT, bootstrap, settings.group, out)
+        result = play_in_own_chroot(root, bootstrap, settings, observers=(*room.observers, behind))
+        room.finish(result.timeline_path)
+    return result
+
+
+def play_external(args: argparse.Namespace, settings: DemoSettings, out: TextIO = sys.stdout) -> DemoResult:
+    """Against ``--zookeeper`` (and ``--bootstrap-server``) as they are, in a topic and group of the demo's own."""
+    with classroom(args, title=f"zkconsumer demo: group {settings.group}") as room:  # --step, --serve
+        behind = FallingBehind(args.zookeeper, args.bootstrap_server, settings.group, out)
+        result = play_against(args.zookeeper, args.bootstrap_server, settings, observers=(*room.observers, behind))
+        room.finish(result.timeline_path)
+    return result
+
+
+@dataclass(frozen=True)
+class ProtocolsPlayed:
+    """What :func:`play_protocols` ran: each protocol's run, the page of every protocol's lanes, and whether the
+    embedded environment's servers were used (they stay up)."""
+
+    runs: tuple[ProtocolRun, ...]
+    page: Path
+    embedded: bool
+
+    @property
+    def failed(self) -> bool:
+        return any(run.error for run in self.runs)
+
+
+def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: tuple[Protocol, ...],
+                   start_front: FrontStarter, bootstrap: str | None = None,
+                   out: TextIO = sys.stdout) -> ProtocolsPlayed:
+    """The scenario played by each protocol's members at once, on the comparison's clock, narrated as it goes;
+    the comparison's page (every protocol's lanes on one time axis, the coordinator's above each modern group's)
+    and each protocol's events in a directory of this run's own under ``--output-dir``. With ``--zookeeper``,
+    ``bootstrap`` is its broker; without, the embedded environment's, its modern groups at a front of the run's own
+    (``start_front``)."""
+    # 1. the comparison's settings, from the demo's
+    scenario = settings.scenario
+    out_dir = settings.output_dir / f"run-{time.strftime('%Y%m%d-%H%M%S')}"
+    compare = CompareSettings("", "", protocols, out_dir, partitions=settings.partitions,
+                              rate=scenario.production.rate, pace=max(settings.pace, 1.0),
+                              session_timeout_ms=settings.session_timeout_ms, scenario=scenario,
+                              prefix=scenario.topic.name)
+    narrator = ProtocolsNarrator(out, legacy={p.name for p in protocols if p.family == "legacy"})
+    # 2. the servers: those named, or the embedded environment's and a front of the run's own for modern groups
+    own_front = None
+    if args.zookeeper:
+        assert bootstrap is not None, "the command resolves the broker of --zookeeper"
+        compare = replace(compare, zookeeper=args.zookeeper, bootstrap=bootstrap, coordinator="broker")
+    else:
+        endpoints = LocalEnvironment(args.run_dir).up()
+        broker = endpoints.get("broker", endpoints["bootstrap_servers"])
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if any(p.family == "modern" for p in protocols):
+            own_front = start_front(broker, compare)
+            compare = replace(compare, bootstrap=own_front.address, coordinator_events=own_front.log_path,
+                              coordinator="front")
+        else:
+            compare = replace(compare, bootstrap=broker)
+        compare = replace(compare, zookeeper=endpoints["zookeeper"])
+        print(f"embedded environment: ZooKeeper {endpoints['zookeeper']}, broker {broker}"
+              + ("" if own_front is None else f", the modern groups at a front of this run's own, {own_front.address}"),
+              file=out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    print(f"Scenario {scenario.name!r}: {scenario.title}; protocols {', '.join(p.name for p in protocols)}, "
+          f"{compare.partitions} partitions, {compare.rate:g} messages a second to each, session timeout "
+          f"{compare.session_timeout_ms} ms", file=out)
+    # 3. the play, narrated, the front's coordinator rounds as they happen; then the page
+    legacy_groups = tuple(compare.name(p) for p in protocols if p.family == "legacy")
+    with classroom(args, title=f"zkconsumer demo: scenario {scenario.name}",  # --step, --serve
+                   legacy=lambda consumer_id: consumer_id.startswith(legacy_groups)) as room:
+        narrator.observers = room.observers
+        follower = None
+        if own_front is not None:
+            narrator.groups = {compare.name(p): p.name for p in protocols if p.family == "modern"}
+            follower = FrontLogFollower(own_front.log_path, narrator.coordinator_event, interval=0.05,
+                                        caught_up=narrator.caught_up).start()
+        try:
+            runs = compare_protocols(compare, observer=narrator)
+        finally:
+            if follower is not None:
+                follower.stop()
+            if own_front is not None:
+                own_front.stop()
+        results = collect(runs, out_dir)
+        _, page = write_report(out_dir, results, {"run_id": compare.run_id, "partitions": compare.partitions,
+                                                  "rate": compare.rate, "pace": compare.pace,
+                                                  "session_timeout_ms": compare.session_timeout_ms,
+                                                  "coordinator": compare.coordinator, "scenario": scenario.name},
+                               f"demo of scenario {scenario.name!r}, run {compare.run_id}", member_settings(compare))
+        room.finish(page)
+    return ProtocolsPlayed(tuple(runs), page, embedded=not args.zookeeper)
