@@ -8,7 +8,8 @@ context) with debug off:
   caller's cost, whatever the logger does);
 * ``stdlib``: the standard library's own filtered ``logger.debug("...", arg)``, the peer a library is held to;
 * ``zkconsumer``: our logger, unconfigured (the standard library's level decides), and under the command line's
-  structlog configuration (``make_filtering_bound_logger``);
+  structlog configuration (``make_filtering_bound_logger``); ``debug`` at a fixed level, and ``emit``, at the level
+  the event's declaration gives (what the fetcher writes);
 * ``structlog``: structlog's own filtering bound logger of that configuration, called directly (what a module-level
   logger could do at best if the library configured structlog itself, which it must not).
 
@@ -26,6 +27,7 @@ import timeit
 
 import structlog
 
+from zkconsumer.events import catalogue as ev
 from zkconsumer.log import configure_logging, get_logger, reset_logging
 
 
@@ -39,7 +41,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--number", type=int, default=200_000)
     args = parser.parse_args()
-    call = 'log.debug("fetcher.chunk_enqueued", topic="events", partition=3, fetch_offset=1200, messages=250)'
+    call = 'log.debug(EVENT, topic="events", partition=3, fetch_offset=1200, messages=250)'
+    # what the fetcher writes: the event at the level its declaration gives
+    emit = 'log.emit(EVENT, topic="events", partition=3, fetch_offset=1200, messages=250)'
     ours = get_logger("zkconsumer.fetcher").bind(consumer_id="c", fetcher_id=0, broker_id=1)
     configure_logging(level="info", stream=io.StringIO(), force=True)
     direct = structlog.get_logger("zkconsumer.fetcher").bind(consumer_id="c", fetcher_id=0, broker_id=1)
@@ -50,6 +54,8 @@ def main() -> None:
                                           logging.getLogger("zkconsumer.benchmark"), False),
         "zkconsumer, unconfigured (stdlib level)": (call, ours, False),
         "zkconsumer, command-line configuration": (call, ours, True),
+        "zkconsumer emit, unconfigured": (emit, ours, False),
+        "zkconsumer emit, command-line configuration": (emit, ours, True),
         "structlog, same configuration, direct": (call, direct, True),
     }
     best = dict.fromkeys(variants, float("inf"))
@@ -57,7 +63,8 @@ def main() -> None:
         for label, (statement, log, configured) in variants.items():
             if configured:
                 configure_logging(level="info", stream=io.StringIO(), force=True)
-            seconds = timeit.timeit(statement, globals={"log": log}, number=args.number)
+            seconds = timeit.timeit(statement, globals={"log": log, "EVENT": ev.FETCHER_CHUNK_ENQUEUED},
+                                    number=args.number)
             reset_logging()
             best[label] = min(best[label], seconds / args.number * 1e9)
     floor, stdlib = best["floor (no-op method, same arguments)"], best["stdlib logger.debug, filtered"]

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.errors import UsageError
+from zkconsumer.events import catalogue as ev
 from zkconsumer.log import get_logger
 from zkconsumer.security import ZkAuth, needs_auth, parse_acl, parse_auth
 
@@ -226,7 +227,7 @@ class ConsumerConfig:
         values: dict[str, Any] = {}
         for name in properties:
             if name not in _BY_NAME and name not in _IGNORED:
-                log.warning("config.unknown_key", key=name)
+                log.emit(ev.CONFIG_UNKNOWN_KEY, key=name)
         for key in KEYS:
             if key.name in properties and properties[key.name] is not None:
                 values[key.attr] = _parse(key, properties[key.name])

@@ -2,8 +2,9 @@
 
 zkconsumer is a library first, and a library that prints is a library people wrap in ``contextlib.redirect_stdout``.
 So it never configures logging itself: importing it, or creating a connector, changes nothing in the process.
-Every event it emits has a stable name (``consumer.connected``, ``rebalance.completed``...) and typed fields, listed
-in the emitting module's docstring and in ``docs/events.md``, and goes:
+Every event it emits has a stable name (``consumer.connected``, ``rebalance.completed``...), a level and typed fields,
+declared once in :mod:`zkconsumer.events.catalogue` (and listed in ``docs/events.md``, made from it); an emitter
+writes ``log.emit(ev.REBALANCE_COMPLETED, ...)`` and the event goes at its declared level:
 
 * when the application configured structlog (``structlog.configure``, or :func:`configure_logging`): through that
   configuration, like the application's own events (its processors, its level filtering, its output);
@@ -43,11 +44,13 @@ import logging.handlers
 import os
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import structlog
 from structlog import is_configured
 from structlog.stdlib import ProcessorFormatter
+
+from zkconsumer.events.spec import Event
 
 LOG_JSON_ENV = "ZKCONSUMER_LOG_JSON"
 LOG_LEVEL_ENV = "ZKCONSUMER_LOG_LEVEL"
@@ -95,8 +98,12 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
-def _level_method(level: int, name: str) -> Any:
+def _level_method(fixed: int | None, fixed_name: str | None) -> Any:
+    """A logging method: at a fixed level (``debug``...), or with ``None`` at the level the event declares
+    (``emit``: the catalogue's :class:`~zkconsumer.events.spec.Event` carries it)."""
+
     def emit(self: EventLogger, event: str, **fields: Any) -> Any:
+        level = fixed if fixed is not None else cast(Event, event).levelno
         if is_configured():
             if self._epoch is not _Resolved.epoch:
                 self._resolve()
@@ -106,13 +113,14 @@ def _level_method(level: int, name: str) -> Any:
                 self._resolve()
                 if level < self._min_level:
                     return None
-            return getattr(self._bound, name)(event, **fields)
+            return getattr(self._bound, fixed_name or cast(Event, event).level)(event, **fields)
         if self._stdlib.isEnabledFor(level):
             self._to_stdlib(level, event, fields)
         return None
 
-    emit.__name__ = name
-    emit.__doc__ = f"Emit ``event`` at {logging.getLevelName(level).lower()} level with ``fields``."
+    emit.__name__ = fixed_name or "emit"
+    emit.__doc__ = (f"Emit ``event`` at {logging.getLevelName(fixed).lower()} level with ``fields``." if fixed
+                    else "Emit ``event`` (an :class:`~zkconsumer.events.spec.Event`) at the level it declares.")
     return emit
 
 
@@ -137,6 +145,7 @@ class EventLogger:
         """A logger whose events all carry ``values`` too."""
         return EventLogger(self.name, {**self._context, **values})
 
+    emit = _level_method(None, None)
     debug = _level_method(logging.DEBUG, "debug")
     info = _level_method(logging.INFO, "info")
     warning = _level_method(logging.WARNING, "warning")

@@ -69,6 +69,7 @@ from zkconsumer.bridge.plan import (
     ZkView,
 )
 from zkconsumer.errors import ServerUnavailableError, ZkConsumerError, ZnodeFormatError
+from zkconsumer.events import catalogue as ev
 from zkconsumer.kafka.metadata import ClusterSnapshot, admin_client, fetch_metadata
 from zkconsumer.log import get_logger
 from zkconsumer.security import ZkAuth, default_acl
@@ -277,7 +278,7 @@ class MetadataBridge:
         except ServerUnavailableError:
             self.close()
             raise
-        self.log.info("bridge.started", interval_ms=int(self.interval * 1000), session_id=hex(self._zk.client_id[0]))
+        self.log.emit(ev.BRIDGE_STARTED, interval_ms=int(self.interval * 1000), session_id=hex(self._zk.client_id[0]))
 
     def close(self) -> None:
         """Closing the session removes our ephemeral broker registrations at once, as a broker's clean stop does."""
@@ -285,7 +286,7 @@ class MetadataBridge:
             if self._zk is not None:
                 close_client(self._zk)
                 self._zk = None
-                self.log.info("bridge.stopped")
+                self.log.emit(ev.BRIDGE_STOPPED)
 
     def __enter__(self) -> MetadataBridge:
         self.start()
@@ -324,11 +325,11 @@ class MetadataBridge:
                 self.sync_safely()
             except Exception as exc:
                 if not failed:
-                    self.log.error("bridge.pass_failed", error=f"{type(exc).__name__}: {exc}", exc_info=True)
+                    self.log.emit(ev.BRIDGE_PASS_FAILED, error=f"{type(exc).__name__}: {exc}", exc_info=True)
                 failed += 1
             else:
                 if failed:
-                    self.log.info("bridge.pass_recovered", failed_passes=failed)
+                    self.log.emit(ev.BRIDGE_PASS_RECOVERED, failed_passes=failed)
                 failed = 0
             stop.wait(self.interval)
 
@@ -351,35 +352,35 @@ class MetadataBridge:
         else:
             if self._broker_down_since is not None:
                 down_ms = int((time.monotonic() - self._broker_down_since) * 1000)
-                self.log.info("bridge.broker_recovered", down_ms=down_ms)
+                self.log.emit(ev.BRIDGE_BROKER_RECOVERED, down_ms=down_ms)
                 self._broker_down_since = None
         try:
             changes = self._apply(snapshot)
         except (NodeExistsError, NoNodeError, BadVersionError, TransactionFailed) as exc:
             # Someone else wrote between our read and our write: the next pass reads again and re-plans.
-            self.log.info("bridge.write_conflict", error=f"{type(exc).__name__}: {exc}")
+            self.log.emit(ev.BRIDGE_WRITE_CONFLICT, error=f"{type(exc).__name__}: {exc}")
             return []
         except KazooException as exc:
             if not self._zk_down:
-                self.log.warning("bridge.zookeeper_unavailable", error=f"{type(exc).__name__}: {exc}")
+                self.log.emit(ev.BRIDGE_ZOOKEEPER_UNAVAILABLE, error=f"{type(exc).__name__}: {exc}")
                 self._zk_down = True
             return []
         if self._zk_down:
             self._zk_down = False
             self._broker_paths_ensured = False  # the ensemble may have come back without them
             session = self._zk.client_id if self._zk is not None else None  # closed meanwhile, or dropped again
-            self.log.info("bridge.zookeeper_recovered", session_id=hex(session[0]) if session else None)
+            self.log.emit(ev.BRIDGE_ZOOKEEPER_RECOVERED, session_id=hex(session[0]) if session else None)
         return changes
 
     def _broker_outage(self, error: str) -> ClusterSnapshot | None:
         now = time.monotonic()
         if self._broker_down_since is None:
             self._broker_down_since = now
-            self.log.warning("bridge.broker_unavailable", error=error)
+            self.log.emit(ev.BRIDGE_BROKER_UNAVAILABLE, error=error)
         down = now - self._broker_down_since
         if down < self.broker_timeout or self._last_snapshot is None or not self._last_snapshot.brokers:
             return None
-        self.log.warning("bridge.brokers_expired", down_ms=int(down * 1000))
+        self.log.emit(ev.BRIDGE_BROKERS_EXPIRED, down_ms=int(down * 1000))
         # Every broker's session would have expired by now; topics and states stay as they were.
         return replace(self._last_snapshot, brokers={})
 
@@ -394,7 +395,7 @@ class MetadataBridge:
         if not self._broker_paths_ensured:
             created = ensure_broker_paths(self._zk)
             if created:
-                self.log.info("bridge.paths_created", paths=created)
+                self.log.emit(ev.BRIDGE_PATHS_CREATED, paths=created)
             self._broker_paths_ensured = True
         snapshot = bridge_plan.hold_partitions(snapshot, self.partition_limits)
         self._known_topics |= set(snapshot.topics)
@@ -415,5 +416,5 @@ class MetadataBridge:
             if isinstance(change, DeleteTopic):
                 self._known_topics.discard(change.topic)
         self._last_snapshot = snapshot
-        self.log.debug("bridge.synced", changes=len(applied), duration_ms=int((time.monotonic() - started) * 1000))
+        self.log.emit(ev.BRIDGE_SYNCED, changes=len(applied), duration_ms=int((time.monotonic() - started) * 1000))
         return applied

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from zkconsumer.events import catalogue as ev
 from zkconsumer.kafka.metadata import ClusterSnapshot, TopicMeta
 from zkconsumer.zk import cluster, paths, znode_json
 from zkconsumer.zk.cluster import BrokerEndpoint, BrokerInfo, PartitionState, TopicAssignment
@@ -199,18 +200,18 @@ def plan_brokers(snapshot: ClusterSnapshot, view: ZkView, now_ms: str) -> list[C
         wanted = broker_info(broker_id, meta.host, meta.port, now_ms)
         current = view.brokers.get(broker_id)
         if current is None:
-            changes.append(RegisterBroker("bridge.broker_registered", broker_id, cluster.encode_broker(wanted)))
+            changes.append(RegisterBroker(ev.BRIDGE_BROKER_REGISTERED, broker_id, cluster.encode_broker(wanted)))
         elif current.info is not None and _same_registration(current.info, wanted):
             continue
         elif current.owner_session == view.session_id:
             changes.append(
-                RegisterBroker("bridge.broker_reregistered", broker_id, cluster.encode_broker(wanted), replace=True)
+                RegisterBroker(ev.BRIDGE_BROKER_REREGISTERED, broker_id, cluster.encode_broker(wanted), replace=True)
             )
         else:
-            changes.append(BrokerConflict("bridge.broker_conflict", broker_id, current.owner_session))
+            changes.append(BrokerConflict(ev.BRIDGE_BROKER_CONFLICT, broker_id, current.owner_session))
     for broker_id, current in sorted(view.brokers.items()):
         if broker_id not in snapshot.brokers and current.owner_session == view.session_id:
-            changes.append(UnregisterBroker("bridge.broker_unregistered", broker_id))
+            changes.append(UnregisterBroker(ev.BRIDGE_BROKER_UNREGISTERED, broker_id))
     return changes
 
 
@@ -230,9 +231,9 @@ def plan_topic(meta: TopicMeta, current: TopicZnode | None) -> list[Change]:
             p: cluster.encode_partition_state(_initial_state(part.leader, part.isr))
             for p, part in meta.partitions.items()
         }
-        return [WriteTopic("bridge.topic_created", meta.name, data, None, states, 0, len(states))]
+        return [WriteTopic(ev.BRIDGE_TOPIC_CREATED, meta.name, data, None, states, 0, len(states))]
     if current.assignment is None:
-        return [MalformedZnode("bridge.malformed_znode", paths.topic_path(meta.name))]
+        return [MalformedZnode(ev.BRIDGE_MALFORMED_ZNODE, paths.topic_path(meta.name))]
     changes: list[Change] = []
     if current.assignment.replicas != wanted.replicas:
         new_states = {
@@ -241,22 +242,22 @@ def plan_topic(meta: TopicMeta, current: TopicZnode | None) -> list[Change]:
             if p not in current.states
         }
         before, after = len(current.assignment.replicas), len(wanted.replicas)
-        event = "bridge.partitions_added" if after > before else "bridge.topic_updated"
+        event = ev.BRIDGE_PARTITIONS_ADDED if after > before else ev.BRIDGE_TOPIC_UPDATED
         changes.append(WriteTopic(event, meta.name, data, current.version, new_states, before, after))
     for p, part in meta.partitions.items():
         znode = current.states.get(p)
         if znode is None:
             if p in current.assignment.replicas:  # partition listed but its state is missing: the controller's job
                 state = _initial_state(part.leader, part.isr)
-                changes.append(SetPartitionState("bridge.partition_state_created", meta.name, p,
+                changes.append(SetPartitionState(ev.BRIDGE_PARTITION_STATE_CREATED, meta.name, p,
                                                  cluster.encode_partition_state(state), None, part.leader, 0))
             continue
         if znode.state is None:
-            changes.append(MalformedZnode("bridge.malformed_znode", paths.partition_state_path(meta.name, p)))
+            changes.append(MalformedZnode(ev.BRIDGE_MALFORMED_ZNODE, paths.partition_state_path(meta.name, p)))
             continue
         if (znode.state.leader, znode.state.isr) != (part.leader, part.isr):
             state = PartitionState(part.leader, znode.state.leader_epoch + 1, znode.state.controller_epoch, part.isr)
-            changes.append(SetPartitionState("bridge.leader_changed", meta.name, p,
+            changes.append(SetPartitionState(ev.BRIDGE_LEADER_CHANGED, meta.name, p,
                                              cluster.encode_partition_state(state), znode.version,
                                              state.leader, state.leader_epoch))
     return changes
@@ -267,12 +268,12 @@ def plan_controller(snapshot: ClusterSnapshot, view: ZkView, now_ms: str) -> lis
     ours = view.controller_owner == view.session_id
     if wanted == -1:
         if ours:
-            return [SetController("bridge.controller_resigned", -1)]
+            return [SetController(ev.BRIDGE_CONTROLLER_RESIGNED, -1)]
         return []
     if view.controller_owner is not None and (not ours or view.controller_id == wanted):
         return []  # a controller elected elsewhere, or ours and current
     data = znode_json.encode({"version": 1, "brokerid": wanted, "timestamp": now_ms})
-    return [SetController("bridge.controller_elected", wanted, data, replace=ours,
+    return [SetController(ev.BRIDGE_CONTROLLER_ELECTED, wanted, data, replace=ours,
                           create_epoch=not view.has_controller_epoch)]
 
 
@@ -284,7 +285,7 @@ def plan(snapshot: ClusterSnapshot, view: ZkView, known_topics: frozenset[str], 
         changes += plan_topic(meta, view.topics.get(name))
     for name in sorted(view.topics):
         if name not in snapshot.topics and name not in snapshot.unsettled_topics and name in known_topics:
-            changes.append(DeleteTopic("bridge.topic_deleted", name))
+            changes.append(DeleteTopic(ev.BRIDGE_TOPIC_DELETED, name))
     return changes
 
 

@@ -44,6 +44,7 @@ from zkconsumer.consumer.data_path_events import emit, partition_names
 from zkconsumer.consumer.leader_finder_thread import LeaderFinderThread
 from zkconsumer.consumer.metrics import ConnectorMeters, MeteredChunkQueue
 from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo
+from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.kafka.metadata import BrokerMeta
 from zkconsumer.log import get_logger
@@ -91,7 +92,7 @@ class ConsumerFetcherManager:
 
     def start_connections(self, infos: Iterable[PartitionTopicInfo]) -> None:
         if self._leader_finder is not None:
-            self._emit("warning", "fetcher_manager.restarted")
+            self._emit("warning", ev.FETCHER_MANAGER_RESTARTED)
             self.stop_connections()
         partition_map = {TopicPartition(info.topic, info.partition): info for info in infos}
         self._meters = next((info.chunk_queue.meters for info in partition_map.values()
@@ -103,7 +104,7 @@ class ConsumerFetcherManager:
             self._no_leader = set(partition_map)
             self._cond.notify_all()
         finder.start()
-        self._emit("info", "fetcher_manager.connections_started", partitions=partition_names(partition_map))
+        self._emit("info", ev.FETCHER_MANAGER_CONNECTIONS_STARTED, partitions=partition_names(partition_map))
 
     def stop_connections(self) -> None:
         started = time.monotonic()
@@ -123,7 +124,7 @@ class ConsumerFetcherManager:
             self._partition_map = None
             self._no_leader.clear()
         if finder is not None or fetchers:
-            self._emit("info", "fetcher_manager.connections_stopped", fetchers=len(fetchers),
+            self._emit("info", ev.FETCHER_MANAGER_CONNECTIONS_STOPPED, fetchers=len(fetchers),
                        duration_ms=elapsed_ms(started))
 
     def add_partitions_with_error(self, partitions: Iterable[TopicPartition]) -> None:
@@ -133,7 +134,7 @@ class ConsumerFetcherManager:
                 return  # connections stopped: nothing is to be fetched any more
             self._no_leader.update(partitions)
             self._cond.notify_all()
-        self._emit("info", "fetcher_manager.partitions_with_error", partitions=partition_names(partitions))
+        self._emit("info", ev.FETCHER_MANAGER_PARTITIONS_WITH_ERROR, partitions=partition_names(partitions))
 
     def fetcher_assignment(self) -> dict[tuple[int, int], tuple[TopicPartition, ...]]:
         """(leader broker id, fetcher id) -> the partitions that fetcher thread owns; threads without any are left
@@ -215,7 +216,7 @@ class ConsumerFetcherManager:
             for fetcher in stopped:
                 fetcher.shutdown()
         if stopped:
-            self._emit("info", "fetcher_manager.idle_fetchers_stopped", fetchers=[f.name for f in stopped])
+            self._emit("info", ev.FETCHER_MANAGER_IDLE_FETCHERS_STOPPED, fetchers=[f.name for f in stopped])
 
     def _emit(self, level: str, event: str, **fields: Any) -> None:
         emit(_log, level, event, consumer_id=self.consumer_id, **fields)

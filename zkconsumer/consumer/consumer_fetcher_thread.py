@@ -99,6 +99,7 @@ from zkconsumer.consumer.message_and_metadata import FetchedRecords, offset_of, 
 from zkconsumer.consumer.metrics import ConnectorMeters
 from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo
 from zkconsumer.consumer.sliced_deadline import NETWORK_SLICE_S, call_in_slices
+from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
 from zkconsumer.kafka.log_end_offsets import fetch_log_end_offsets
@@ -278,7 +279,7 @@ class ConsumerFetcherThread(threading.Thread):
             self._offsets.update(added)
             self._pending.update(added)
         if added:
-            self._emit("info", "fetcher.partitions_added", partitions=partition_names(added),
+            self._emit("info", ev.FETCHER_PARTITIONS_ADDED, partitions=partition_names(added),
                        offsets={str(tp): added[tp] for tp in sorted(added)})
             self._wakeup.set()
         return sorted(added)
@@ -290,7 +291,7 @@ class ConsumerFetcherThread(threading.Thread):
                 self._pending.pop(tp, None)
                 self._dropped.add(tp)
         if removed:
-            self._emit("info", "fetcher.partitions_removed", partitions=partition_names(removed))
+            self._emit("info", ev.FETCHER_PARTITIONS_REMOVED, partitions=partition_names(removed))
             self._wakeup.set()
         return sorted(removed)
 
@@ -317,25 +318,25 @@ class ConsumerFetcherThread(threading.Thread):
             started = monotonic()
             self.join(self._socket_timeout_s + STOP_SLACK_S)
             if self.is_alive():
-                self._emit("warning", "fetcher.stop_timed_out", thread=self.name, waited_ms=elapsed_ms(started))
+                self._emit("warning", ev.FETCHER_STOP_TIMED_OUT, thread=self.name, waited_ms=elapsed_ms(started))
                 return
         self._close()
 
     # --- the thread ---
 
     def run(self) -> None:
-        self._emit("info", "fetcher.started", thread=self.name, broker=self.broker.address)
+        self._emit("info", ev.FETCHER_STARTED, thread=self.name, broker=self.broker.address)
         try:
             while not self._stopping.is_set():
                 try:
                     self._do_work()
                 except Exception as exc:  # a surprise must not end the thread: its partitions would starve
                     code, error = _describe(exc)
-                    self._emit("warning", "fetcher.error", stage="fetch", code=code, error=error, exc_info=True)
+                    self._emit("warning", ev.FETCHER_ERROR, stage="fetch", code=code, error=error, exc_info=True)
                     self._stopping.wait(self._backoff_s)
         finally:
             self._close()
-            self._emit("info", "fetcher.stopped")
+            self._emit("info", ev.FETCHER_STOPPED)
 
     def _close(self) -> None:
         with self._lock:
@@ -537,7 +538,7 @@ class ConsumerFetcherThread(threading.Thread):
         # Once per chunk, so called directly, and a failing sink dropped by try/except rather than emit()'s
         # contextlib.suppress (which costs as much as the call): filtered out, it costs the call and a level check.
         try:  # noqa: SIM105
-            _log.debug("fetcher.chunk_enqueued", consumer_id=self.consumer_id, fetcher_id=self.fetcher_id,
+            _log.emit(ev.FETCHER_CHUNK_ENQUEUED, consumer_id=self.consumer_id, fetcher_id=self.fetcher_id,
                        broker_id=self.broker.id, topic=tp.topic, partition=tp.partition, fetch_offset=fetch_offset,
                        messages=len(records))
         except Exception:  # an event must never stop the fetching
@@ -547,7 +548,7 @@ class ConsumerFetcherThread(threading.Thread):
 
     def _message_too_large(self, plan: _TooLarge) -> None:
         tp = plan.tp
-        self._emit("warning", "fetcher.message_too_large", topic=tp.topic, partition=tp.partition, offset=plan.offset,
+        self._emit("warning", ev.FETCHER_MESSAGE_TOO_LARGE, topic=tp.topic, partition=tp.partition, offset=plan.offset,
                    size=plan.size, fetch_message_max_bytes=self._config.fetch_message_max_bytes)
         # Kafka's partial message: a chunk without messages, which the iterator reports. The partition stays owned
         # (so the leader finder does not hand it out again) but is not fetched until the next rebalance.
@@ -557,7 +558,7 @@ class ConsumerFetcherThread(threading.Thread):
     def _handle_error(self, message: Message, error: KafkaError) -> None:
         topic, partition = message.topic(), message.partition()
         if not topic or partition is None or partition < 0:
-            self._emit("warning", "fetcher.error", stage="fetch", code=error.name(), error=error.str())
+            self._emit("warning", ev.FETCHER_ERROR, stage="fetch", code=error.name(), error=error.str())
             self._stopping.wait(self._backoff_s)
             return
         tp = TopicPartition(topic, partition)
@@ -568,13 +569,13 @@ class ConsumerFetcherThread(threading.Thread):
             self._unfetch([tp])
             self._reset_offset(tp, RESET_OUT_OF_RANGE)
         elif error.code() == KafkaError._BAD_MSG:
-            self._emit("warning", "fetcher.corrupt_message", topic=topic, partition=partition, error=error.str())
+            self._emit("warning", ev.FETCHER_CORRUPT_MESSAGE, topic=topic, partition=partition, error=error.str())
         else:
             self._partition_failed(tp, error.name(), error.str())
 
     def _partition_failed(self, tp: TopicPartition, code: str, error: str) -> None:
         """Give the partition back to the leader finder, which looks its leader up again (Kafka's error set)."""
-        self._emit("warning", "fetcher.partition_error", topic=tp.topic, partition=tp.partition, code=code,
+        self._emit("warning", ev.FETCHER_PARTITION_ERROR, topic=tp.topic, partition=tp.partition, code=code,
                    error=error)
         self._unfetch([tp])
         if self.remove_partitions([tp]):
@@ -669,14 +670,14 @@ class ConsumerFetcherThread(threading.Thread):
             self._offsets[tp] = new_offset
         info.reset_fetch_offset(new_offset)
         info.reset_consume_offset(new_offset)
-        self._emit("warning" if reason in _LOSSY_RESETS else "info", "fetcher.offset_reset", topic=tp.topic,
+        self._emit("warning" if reason in _LOSSY_RESETS else "info", ev.FETCHER_OFFSET_RESET, topic=tp.topic,
                    partition=tp.partition, reason=reason, policy=policy, old_offset=old_offset, new_offset=new_offset)
         if self._on_offset_reset is not None:
             try:
                 self._on_offset_reset(info, new_offset, reason)
             except Exception as exc:  # the connector's bookkeeping must not stop the fetching
                 code, error = _describe(exc)
-                self._emit("warning", "fetcher.error", stage="on_offset_reset", code=code, error=error, exc_info=True)
+                self._emit("warning", ev.FETCHER_ERROR, stage="on_offset_reset", code=code, error=error, exc_info=True)
         if fetch:
             self._fetch_from({tp: new_offset})
         return new_offset

@@ -72,6 +72,7 @@ from zkconsumer.consumer.partition_topic_info import (
 )
 from zkconsumer.consumer.session_fence import HELD, TIMED_OUT, SessionFence
 from zkconsumer.errors import ConsumerTimeoutException, MessageSizeTooLargeException
+from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import duration_ms, elapsed_ms
 from zkconsumer.log import get_logger
 
@@ -257,7 +258,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
                     chunk, clears = stashed
                 if chunk is SHUTDOWN_CHUNK:
                     self._current.detach()
-                    emit(_log, "info", "stream.end", stream=self._name)
+                    emit(_log, "info", ev.STREAM_END, stream=self._name)
                     self._state = _DONE
                     return False
                 info = chunk.topic_info
@@ -293,13 +294,13 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         age_ms = duration_ms(age) if age != float("inf") else None  # None: never confirmed yet
         verdict = fence.await_hold(self._timeout_s, lambda: self._clears != clears)
         if verdict == HELD:
-            emit(_log, "info", "stream.fence_waited", stream=self._name, topic=info.topic, partition=info.partition,
+            emit(_log, "info", ev.STREAM_FENCE_WAITED, stream=self._name, topic=info.topic, partition=info.partition,
                  confirmed_age_ms=age_ms, waited_ms=elapsed_ms(started))
             return True
         if verdict == TIMED_OUT:
             self._stashed = (chunk, clears)
             raise queue.Empty
-        emit(_log, "warning", "stream.chunk_fenced", stream=self._name, topic=info.topic, partition=info.partition,
+        emit(_log, "warning", ev.STREAM_CHUNK_FENCED, stream=self._name, topic=info.topic, partition=info.partition,
              fetch_offset=chunk.fetch_offset, messages=len(chunk.messages), reason=verdict, confirmed_age_ms=age_ms,
              waited_ms=elapsed_ms(started))
         return False
@@ -309,7 +310,7 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         was handed out already."""
         consumed = info.consumed_offset
         if consumed < fetch_offset:
-            emit(_log, "warning", "stream.offset_gap", topic=info.topic, partition=info.partition,
+            emit(_log, "warning", ev.STREAM_OFFSET_GAP, topic=info.topic, partition=info.partition,
                  consumed_offset=consumed, fetch_offset=fetch_offset)
             info.reset_consume_offset(fetch_offset)
             consumed = fetch_offset

@@ -43,6 +43,7 @@ from zkconsumer.consumer.consumer_fetcher_thread import STOP_SLACK_S, BrokerAndI
 from zkconsumer.consumer.data_path_events import emit, partition_names
 from zkconsumer.consumer.sliced_deadline import call_in_slices
 from zkconsumer.errors import ServerUnavailableError
+from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.kafka.metadata import BrokerMeta, ClusterSnapshot, admin_client, fetch_metadata
 from zkconsumer.log import get_logger
@@ -113,21 +114,21 @@ class LeaderFinderThread(threading.Thread):
             started = time.monotonic()
             self.join(self._stop_wait_s)
             if self.is_alive():
-                self._emit("warning", "leader_finder.stop_timed_out", waited_ms=elapsed_ms(started))
+                self._emit("warning", ev.LEADER_FINDER_STOP_TIMED_OUT, waited_ms=elapsed_ms(started))
 
     def run(self) -> None:
-        self._emit("info", "leader_finder.started", thread=self.name)
+        self._emit("info", ev.LEADER_FINDER_STARTED, thread=self.name)
         try:
             while not self._stopping.is_set():
                 try:
                     self._do_work()
                 except Exception as exc:  # only a stop may end this thread
-                    self._emit("warning", "leader_finder.error", stage="loop", error=str(exc), partitions=[],
+                    self._emit("warning", ev.LEADER_FINDER_ERROR, stage="loop", error=str(exc), partitions=[],
                                exc_info=True)
                     self._stopping.wait(self._backoff_s)
         finally:
             self._admin = None
-            self._emit("info", "leader_finder.stopped")
+            self._emit("info", ev.LEADER_FINDER_STOPPED)
 
     def _do_work(self) -> None:
         wanted = self._manager.wait_for_partitions_without_leader(self._stopping)
@@ -139,7 +140,7 @@ class LeaderFinderThread(threading.Thread):
             self._retry_later("zookeeper", exc, wanted)
             return
         if not brokers:
-            self._emit("warning", "leader_finder.no_brokers", partitions=partition_names(wanted))
+            self._emit("warning", ev.LEADER_FINDER_NO_BROKERS, partitions=partition_names(wanted))
             self._stopping.wait(self._backoff_s)
             return
         try:
@@ -157,22 +158,22 @@ class LeaderFinderThread(threading.Thread):
             if leader is not None:
                 leaders[tp] = leader
         if len(leaders) < len(wanted):
-            self._emit("debug", "leader_finder.no_leader", partitions=partition_names(set(wanted) - set(leaders)))
+            self._emit("debug", ev.LEADER_FINDER_NO_LEADER, partitions=partition_names(set(wanted) - set(leaders)))
         targets = self._manager.take_partitions_with_leader(leaders)
         if targets:
-            self._emit("info", "leader_finder.leaders_found", partitions=partition_names(targets),
+            self._emit("info", ev.LEADER_FINDER_LEADERS_FOUND, partitions=partition_names(targets),
                        leaders={str(tp): targets[tp].broker.id for tp in sorted(targets)})
             try:
                 self._manager.add_fetcher_for_partitions(targets, self._stopping)
             except Exception as exc:
-                self._emit("warning", "leader_finder.error", stage="add_fetcher", error=str(exc),
+                self._emit("warning", ev.LEADER_FINDER_ERROR, stage="add_fetcher", error=str(exc),
                            partitions=partition_names(targets), exc_info=True)
                 self._manager.add_partitions_with_error(targets)
         self._manager.shutdown_idle_fetcher_threads()
         self._stopping.wait(self._backoff_s)
 
     def _retry_later(self, stage: str, exc: Exception, partitions: frozenset[TopicPartition]) -> None:
-        self._emit("warning", "leader_finder.error", stage=stage, error=str(exc) or type(exc).__name__,
+        self._emit("warning", ev.LEADER_FINDER_ERROR, stage=stage, error=str(exc) or type(exc).__name__,
                    partitions=partition_names(partitions))
         self._stopping.wait(self._backoff_s)
 

@@ -71,6 +71,7 @@ from zkconsumer.errors import (
     MessageStreamsExistException,
     UsageError,
 )
+from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import elapsed_ms, partition_list
 from zkconsumer.events.rebalance_steps import BY_NAME, RebalanceStep
 from zkconsumer.group.kafka_offset_store import KafkaOffsetStore
@@ -189,7 +190,7 @@ class ZookeeperConsumerConnector:
             self._auto_commit = threading.Thread(target=self._auto_commit_loop, daemon=True,
                                                  name=f"kafka-consumer-scheduler-{self.consumer_id}")
             self._auto_commit.start()
-        self._log.info("consumer.connected", zookeeper=config.zookeeper_connect, session_id=self._session_hex(),
+        self._log.emit(ev.CONSUMER_CONNECTED, zookeeper=config.zookeeper_connect, session_id=self._session_hex(),
                        metrics=self.metrics_endpoint.url if self.metrics_endpoint is not None else None)
 
     def _connect(self) -> KazooClient:
@@ -228,7 +229,7 @@ class ZookeeperConsumerConnector:
         watched."""
         liveness = self._liveness
         if liveness is None:
-            self._log.warning("consumer.unfenced", reason="this kazoo's connection handler cannot be watched")
+            self._log.emit(ev.CONSUMER_UNFENCED, reason="this kazoo's connection handler cannot be watched")
             return None
         liveness.ask()  # confirmed before the first chunk, most likely
         return SessionFence(liveness, self._session_lost, self._shutdown)
@@ -307,7 +308,7 @@ class ZookeeperConsumerConnector:
         self._shutdown.set()
         self._cancel_suspension_timer()
         started = time.monotonic()
-        self._log.info("consumer.shutting_down")
+        self._log.emit(ev.CONSUMER_SHUTTING_DOWN)
         self._rebalancer.shutdown()
         # A rebalance stuck on an unreachable ZooKeeper must not hold shutdown for ever: closing the client
         # below fails its pending requests and lets it finish.
@@ -321,16 +322,16 @@ class ZookeeperConsumerConnector:
                 if self.zk.connected:
                     self._commit("shutdown")
                 else:
-                    self._log.warning("offsets.commit_failed", reason="shutdown", error="ZooKeeper is not connected")
+                    self._log.emit(ev.OFFSETS_COMMIT_FAILED, reason="shutdown", error="ZooKeeper is not connected")
         except Exception as exc:  # shutdown must complete; Kafka logged these as fatal too
-            self._log.error("consumer.shutdown_error", error=_error_text(exc))
+            self._log.emit(ev.CONSUMER_SHUTDOWN_ERROR, error=_error_text(exc))
         finally:
             close_client(self.zk)
             if locked:
                 self._rebalance_lock.release()
             if self.metrics_endpoint is not None:
                 self.metrics_endpoint.close()
-        self._log.info("consumer.shutdown", duration_ms=elapsed_ms(started))
+        self._log.emit(ev.CONSUMER_SHUTDOWN, duration_ms=elapsed_ms(started))
 
     def __enter__(self) -> ZookeeperConsumerConnector:
         return self
@@ -375,11 +376,11 @@ class ZookeeperConsumerConnector:
         wait_s = 2 * self.config.zookeeper_session_timeout_ms / 1000
 
         def waiting(owner: int) -> None:
-            self._log.warning("consumer.registration_waiting", path=path, owner_session=f"{owner:#x}",
+            self._log.emit(ev.CONSUMER_REGISTRATION_WAITING, path=path, owner_session=f"{owner:#x}",
                               max_wait_ms=int(wait_s * 1000))
 
         already = create_checked_ephemeral(self.zk, path, data, wait_s, waiting)
-        self._log.info("consumer.registered", path=path, registration=data.decode(), pattern=self._topic_count.pattern,
+        self._log.emit(ev.CONSUMER_REGISTERED, path=path, registration=data.decode(), pattern=self._topic_count.pattern,
                        session_id=self._session_hex(), reregistered=again, already_ours=already)
 
     def _watch_topics(self, topics: set[str]) -> None:
@@ -394,7 +395,7 @@ class ZookeeperConsumerConnector:
                 if first[0]:
                     first[0] = False
                     return None
-                self._log.info("rebalance.triggered", cause="topic_changed", topic=topic)
+                self._log.emit(ev.REBALANCE_TRIGGERED, cause="topic_changed", topic=topic)
                 self._rebalancer.trigger("topic_changed")
                 return None
 
@@ -408,7 +409,7 @@ class ZookeeperConsumerConnector:
         if not self._members_seen:
             self._members_seen = True  # the watch's first call reports the present, not a change
             return None
-        self._log.info("rebalance.triggered", cause="members_changed", members=sorted(children))
+        self._log.emit(ev.REBALANCE_TRIGGERED, cause="members_changed", members=sorted(children))
         self._rebalancer.trigger("members_changed")
         return None
 
@@ -426,7 +427,7 @@ class ZookeeperConsumerConnector:
         self._watch_topics(added)
         if first_call:
             return None  # the first call comes before the initial rebalance, which covers it
-        self._log.info("rebalance.triggered", cause="topics_changed", added=sorted(added), deleted=sorted(deleted))
+        self._log.emit(ev.REBALANCE_TRIGGERED, cause="topics_changed", added=sorted(added), deleted=sorted(deleted))
         self._rebalancer.trigger("topics_changed")
         return None
 
@@ -437,7 +438,7 @@ class ZookeeperConsumerConnector:
         if not children:
             return None
         self._broker_watch_armed = False
-        self._log.info("rebalance.triggered", cause="brokers_appeared", brokers=sorted(children))
+        self._log.emit(ev.REBALANCE_TRIGGERED, cause="brokers_appeared", brokers=sorted(children))
         self._rebalancer.trigger("brokers_appeared")
         return False
 
@@ -446,18 +447,18 @@ class ZookeeperConsumerConnector:
             return
         if state == KazooState.LOST:
             self._session_lost.set()
-            self._log.warning("zookeeper.session_lost")
+            self._log.emit(ev.ZOOKEEPER_SESSION_LOST)
             if self._topic_count is not None:
                 self._rebalancer.trigger("session_expired")
         elif state == KazooState.SUSPENDED:
             # Same session, maybe back in a moment: nothing is rebalanced (unlike kafka-node's rebalance per blip),
             # unless it lasts long enough for the server to have expired the session meanwhile.
-            self._log.warning("zookeeper.suspended")
+            self._log.emit(ev.ZOOKEEPER_SUSPENDED)
             if self._topic_count is not None:
                 self._arm_suspension_timer()
         elif state == KazooState.CONNECTED:
             self._cancel_suspension_timer()
-            self._log.info("zookeeper.connected", session_id=self._session_hex(),
+            self._log.emit(ev.ZOOKEEPER_CONNECTED, session_id=self._session_hex(),
                            new_session=self._session_lost.is_set())
             if self._session_lost.is_set() and self._topic_count is not None:
                 self._rebalancer.trigger("session_expired")
@@ -492,7 +493,7 @@ class ZookeeperConsumerConnector:
         self._fetching_suspended = True
         dropped = self._stop_fetching()
         owned = self._owned()
-        self._log.warning("zookeeper.suspended_too_long", suspended_ms=elapsed_ms(since), chunks_dropped=dropped,
+        self._log.emit(ev.ZOOKEEPER_SUSPENDED_TOO_LONG, suspended_ms=elapsed_ms(since), chunks_dropped=dropped,
                           owned=partition_list(owned, thread=owned))
 
     # --- the rebalance thread ---------------------------------------------------------------------------
@@ -504,10 +505,10 @@ class ZookeeperConsumerConnector:
             self._synced_rebalance(causes, background=True)
         except ConsumerRebalanceFailedException:
             # KAFKA-4228: Kafka gave up here, leaving a member that owns nothing. Keep going, and say so loudly.
-            self._log.error("rebalance.retrying_after_failure", failures_in_a_row=self._consecutive_failures)
+            self._log.emit(ev.REBALANCE_RETRYING_AFTER_FAILURE, failures_in_a_row=self._consecutive_failures)
             self._rebalancer.trigger("retry_after_failure")
         except Exception as exc:
-            self._log.error("rebalance.error", error=_error_text(exc))
+            self._log.emit(ev.REBALANCE_ERROR, error=_error_text(exc))
             if not self._shutdown.wait(self.config.rebalance_backoff_ms / 1000):
                 self._rebalancer.trigger("retry_after_error")
 
@@ -520,7 +521,7 @@ class ZookeeperConsumerConnector:
             # Owner znodes normally died with the old session; any made by the new one (a claim that raced the
             # expiry) are ours to delete: forgotten, they stay unconfirmed, and release checks the session.
             owned = self._ownership.forget()
-            self._log.warning("session.expired", dropped=partition_list(owned))
+            self._log.emit(ev.SESSION_EXPIRED, dropped=partition_list(owned))
             while not self.zk.connected:
                 if self._shutdown.wait(0.2):
                     return
@@ -536,7 +537,7 @@ class ZookeeperConsumerConnector:
             self._rebalance_id += 1
             started = time.monotonic()
             log = self._log.bind(rebalance_id=self._rebalance_id)
-            log.info("rebalance.started", cause=",".join(causes), strategy=self.config.partition_assignment_strategy)
+            log.emit(ev.REBALANCE_STARTED, cause=",".join(causes), strategy=self.config.partition_assignment_strategy)
             retries = self.config.rebalance_max_retries
             for attempt in range(1, retries + 1):
                 if self._shutdown.is_set():
@@ -546,19 +547,19 @@ class ZookeeperConsumerConnector:
                 if outcome.completed:
                     self._rebalances += 1
                     self._consecutive_failures = 0
-                    log.info("rebalance.completed", attempts=attempt, duration_ms=elapsed_ms(started),
+                    log.emit(ev.REBALANCE_COMPLETED, attempts=attempt, duration_ms=elapsed_ms(started),
                              owned=partition_list(self._owned(), thread=self._owned()))
                     if self._meters is not None:
                         self._meters.rebalanced(time.monotonic() - started)
                     return
                 self._close_fetchers_for_queues()
                 backoff = self.config.rebalance_backoff_ms + random.randint(0, self.config.rebalance_backoff_jitter_ms)
-                log.warning("rebalance.attempt_failed", attempt=attempt, reason=outcome.failure, backoff_ms=backoff)
+                log.emit(ev.REBALANCE_ATTEMPT_FAILED, attempt=attempt, reason=outcome.failure, backoff_ms=backoff)
                 if self._shutdown.wait(backoff / 1000):
                     return
             self._failed_rebalances += 1
             self._consecutive_failures += 1
-            log.error("rebalance.failed", attempts=retries, background=background, duration_ms=elapsed_ms(started),
+            log.emit(ev.REBALANCE_FAILED, attempts=retries, background=background, duration_ms=elapsed_ms(started),
                       failures_in_a_row=self._consecutive_failures)
             if self._meters is not None:
                 self._meters.rebalanced(time.monotonic() - started, failed=True)
@@ -610,7 +611,7 @@ class ZookeeperConsumerConnector:
             fields["brokers"] = brokers
         if brokers:
             return True
-        log.warning("rebalance.no_brokers")
+        log.emit(ev.REBALANCE_NO_BROKERS)
         if not self._broker_watch_armed:
             self._broker_watch_armed = True
             ensure_path(self.zk, paths.BROKER_IDS_PATH, acl=shared_acl())  # the brokers' path, not ours
@@ -672,7 +673,7 @@ class ZookeeperConsumerConnector:
             fetched = self._offsets.fetch(plan.assignment)
             self._report_malformed(tuple(fetched.malformed.values()))
             for tp, problem in sorted(fetched.kafka_malformed.items()):
-                log.warning("offsets.malformed", store=KAFKA, topic=tp.topic, partition=tp.partition, problem=problem)
+                log.emit(ev.OFFSETS_MALFORMED, store=KAFKA, topic=tp.topic, partition=tp.partition, problem=problem)
             fields["offsets"] = partition_list(fetched.offsets, offset=fetched.offsets)
             fields["skipped"] = partition_list(set(plan.assignment) - set(fetched.offsets))
             if fetched.zookeeper is not None and fetched.kafka is not None:  # dual commit: the larger of the two
@@ -759,7 +760,7 @@ class ZookeeperConsumerConnector:
             try:
                 self._commit("rebalance")
             except Exception as exc:
-                self._log.warning("offsets.commit_failed", reason="rebalance", error=_error_text(exc))
+                self._log.emit(ev.OFFSETS_COMMIT_FAILED, reason="rebalance", error=_error_text(exc))
 
     def _stop_fetching(self) -> int:
         """Stop the fetchers and drop everything fetched but not handed out (queues and every stream's current
@@ -801,13 +802,13 @@ class ZookeeperConsumerConnector:
             if self._meters is not None and write.written:
                 self._meters.committed(write.store, len(write.written))
             if write.written and (log_event or write is not result.primary):
-                self._log.info("offsets.committed", reason=reason, store=write.store,
+                self._log.emit(ev.OFFSETS_COMMITTED, reason=reason, store=write.store,
                                offsets=partition_list(write.written, offset=write.written), batches=write.batches)
             if write.kept_higher:
-                self._log.warning("offsets.commit_skipped", reason=reason, store=write.store,
+                self._log.emit(ev.OFFSETS_COMMIT_SKIPPED, reason=reason, store=write.store,
                                   offsets=partition_list(write.kept_higher, theirs=write.kept_higher))
             if write.failed:
-                self._log.warning("offsets.commit_failed", reason=reason, store=write.store, error=write.error,
+                self._log.emit(ev.OFFSETS_COMMIT_FAILED, reason=reason, store=write.store, error=write.error,
                                   offsets=partition_list(write.failed, error=write.failed))
         self._report_malformed(tuple(result.malformed.values()))
 
@@ -817,7 +818,7 @@ class ZookeeperConsumerConnector:
             try:
                 self._commit("auto")
             except Exception as exc:  # Kafka's autoCommit logged and carried on
-                self._log.warning("offsets.commit_failed", reason="auto", error=_error_text(exc))
+                self._log.emit(ev.OFFSETS_COMMIT_FAILED, reason="auto", error=_error_text(exc))
 
     def _on_offset_reset(self, info: PartitionTopicInfo, offset: int, reason: str) -> None:
         """The fetcher resolved ``auto.offset.reset``; a partition never committed gets its offset znode now."""
@@ -834,7 +835,7 @@ class ZookeeperConsumerConnector:
                            if self._ownership.is_current(info) and info.consumed_offset <= offset}
                 result = self._offsets.commit(offsets)
         except Exception as exc:  # the next commit writes them (the consumed offset is the starting one)
-            self._log.warning("offsets.commit_failed", reason="initial", error=_error_text(exc))
+            self._log.emit(ev.OFFSETS_COMMIT_FAILED, reason="initial", error=_error_text(exc))
             return
         self._log_commit("initial", result)
 
@@ -864,7 +865,7 @@ class ZookeeperConsumerConnector:
 
     def _report_malformed(self, malformed: tuple[MalformedZnode, ...]) -> None:
         for bad in malformed:
-            self._log.warning("znode.malformed", path=bad.path, problem=bad.problem)
+            self._log.emit(ev.ZNODE_MALFORMED, path=bad.path, problem=bad.problem)
 
     def _session_hex(self) -> str:
         with contextlib.suppress(Exception):

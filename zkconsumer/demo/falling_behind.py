@@ -27,6 +27,7 @@ from confluent_kafka import KafkaException, Producer
 from kazoo.exceptions import KazooException
 
 from zkconsumer.errors import ZkConsumerError
+from zkconsumer.events import catalogue as ev
 from zkconsumer.tools.offset_checker import describe_group, registered_bootstrap
 from zkconsumer.trace.timeline import partition_refs
 from zkconsumer.zk.client import zookeeper
@@ -62,7 +63,7 @@ class FallingBehind:
     def event(self, event: dict[str, Any]) -> None:
         name = event.get("event")
         who = str(event.get("consumer_id", ""))
-        if name == "rebalance.completed":
+        if name == ev.REBALANCE_COMPLETED:
             owned = [(ref.topic, ref.partition) for ref in partition_refs(event.get("owned"))]
             self._owned[who] = owned
             with self._lock:
@@ -70,7 +71,7 @@ class FallingBehind:
                 done = not self._watched
             if done:
                 self.stop()
-        elif name == "demo.member_killed" and self._owned.get(who):
+        elif name == ev.DEMO_MEMBER_KILLED and self._owned.get(who):
             self.start(who, self._owned[who])
 
     # --- watching -----------------------------------------------------------------------------------------------

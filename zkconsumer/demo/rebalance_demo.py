@@ -57,6 +57,7 @@ from zkconsumer.assignors.model import AssignmentInput, Member
 from zkconsumer.bridge.metadata_bridge import MetadataBridge
 from zkconsumer.demo.narration import RebalanceNarrator, parse_time
 from zkconsumer.errors import UsageError, ZkConsumerError
+from zkconsumer.events import catalogue as ev
 from zkconsumer.group.snapshot import read_group_snapshot
 from zkconsumer.kafka.metadata import admin_client, fetch_metadata
 from zkconsumer.kafka.topics import TopicCommandError, alter_partitions, create_topic
@@ -216,7 +217,7 @@ class RebalanceDemo:
     # --- scenes -------------------------------------------------------------------------------------
 
     def _scene(self, scene: Scene) -> SceneResult | None:
-        self._record({"event": "demo.scene", "scene": scene.number, "title": scene.title, "note": scene.note})
+        self._record({"event": ev.DEMO_SCENE, "scene": scene.number, "title": scene.title, "note": scene.note})
         for line in scene_heading(scene):
             self._say(line)
         for observer in self.observers:
@@ -278,21 +279,21 @@ class RebalanceDemo:
                                      step_gate=self._session_file(name).with_suffix(".step") if s.step_gate else None)
         member = self.group.start(name, consumer_id, argv)
         self.streams[name] = streams
-        self._record({"event": "demo.member_started", "consumer_id": consumer_id, "pid": member.pid,
+        self._record({"event": ev.DEMO_MEMBER_STARTED, "consumer_id": consumer_id, "pid": member.pid,
                       "streams": streams})
         self._say(f"-> started {name} ({consumer_id}, {streams} stream{'s' if streams > 1 else ''}, pid {member.pid})")
 
     def _kill(self, name: str) -> None:
         member = self.group.members[name]
         self.group.kill(member)
-        self._record({"event": "demo.member_killed", "consumer_id": member.consumer_id, "pid": member.process.pid,
+        self._record({"event": ev.DEMO_MEMBER_KILLED, "consumer_id": member.consumer_id, "pid": member.process.pid,
                       "signal": "SIGKILL"})
         self._say(f"-> killed {name} with SIGKILL; its znodes stay until its session expires "
                   f"(up to {self.settings.session_timeout_ms} ms)")
 
     def _freeze(self, name: str, seconds: float) -> None:
         member = self.group.members[name]
-        self._record({"event": "demo.member_paused", "consumer_id": member.consumer_id, "pid": member.pid,
+        self._record({"event": ev.DEMO_MEMBER_PAUSED, "consumer_id": member.consumer_id, "pid": member.pid,
                       "seconds": seconds})
         self._say(f"-> froze {name} with SIGSTOP for {seconds:g} s (its session timeout: "
                   f"{self.settings.session_timeout_ms} ms); it runs nothing, heartbeats included")
@@ -300,13 +301,13 @@ class RebalanceDemo:
         with paused(member.process):
             while time.monotonic() < deadline:
                 self._drain(min(0.1, max(0.0, deadline - time.monotonic())))
-        self._record({"event": "demo.member_resumed", "consumer_id": member.consumer_id, "pid": member.pid})
+        self._record({"event": ev.DEMO_MEMBER_RESUMED, "consumer_id": member.consumer_id, "pid": member.pid})
         self._say(f"-> {name} continues (SIGCONT)")
 
     def _expire(self, name: str) -> None:
         member = self.group.members[name]
         forced = expire_session(self.settings.zookeeper, self._session_file(name))
-        self._record({"event": "demo.session_expired", "consumer_id": member.consumer_id, "forced": forced})
+        self._record({"event": ev.DEMO_SESSION_EXPIRED, "consumer_id": member.consumer_id, "forced": forced})
         if forced:
             self._say(f"-> expired {name}'s ZooKeeper session (as a partition longer than the session would): its "
                       f"ephemeral znodes go at once, and it registers again on a new session")
@@ -325,7 +326,7 @@ class RebalanceDemo:
             self._say(f"-> cannot add partitions here: {refused}; scene skipped")
             return False
         self._partitions = after
-        self._record({"event": "demo.partitions_added", "topic": self.settings.topic, "before": before,
+        self._record({"event": ev.DEMO_PARTITIONS_ADDED, "topic": self.settings.topic, "before": before,
                       "after": after})
         self._say(f"-> topic {self.settings.topic} now has {after} partitions (was {before})")
         return True
@@ -354,7 +355,7 @@ class RebalanceDemo:
             self.group.stop(member, timeout=20.0, while_waiting=take_events)
         finally:
             waiting.finish()
-        self._record({"event": "demo.member_stopped", "consumer_id": member.consumer_id})
+        self._record({"event": ev.DEMO_MEMBER_STOPPED, "consumer_id": member.consumer_id})
         self._say(f"-> stopped {member.name}")
 
     # --- events ---------------------------------------------------------------------------------------
@@ -427,7 +428,7 @@ class RebalanceDemo:
         description = describe_group(self._zk, s.group)
         check = self._check  # read by _settled just now; nothing has happened since
         assert check is not None
-        self._record({"event": "demo.settled", "scene": scene.number, "valid": check.ok,
+        self._record({"event": ev.DEMO_SETTLED, "scene": scene.number, "valid": check.ok,
                       "owners": [{"topic": tp.topic, "partition": tp.partition, "thread": t}
                                  for tp, t in sorted(owners.items())]})
         self._say("")

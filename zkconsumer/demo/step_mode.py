@@ -30,13 +30,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from zkconsumer.demo.modern_narration import is_round_start
+from zkconsumer.events import catalogue as ev
 from zkconsumer.events.rebalance_steps import BY_NAME
 from zkconsumer.members.step_control import GO, PLAY_ON, STEP_WAITING, tell
 from zkconsumer.trace.values import text
 
 #: the events that end a legacy attempt, where the narration tells it (:class:`zkconsumer.demo.narration.
 #: RebalanceNarrator`)
-ATTEMPT_ENDS = ("rebalance.completed", "rebalance.attempt_failed", "rebalance.failed")
+ATTEMPT_ENDS = (ev.REBALANCE_COMPLETED, ev.REBALANCE_ATTEMPT_FAILED, ev.REBALANCE_FAILED)
 PROMPT_END = "what happens next? [Enter; c: play on]"
 
 

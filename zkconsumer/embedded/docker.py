@@ -18,6 +18,7 @@ import os
 from collections.abc import Iterator
 
 from zkconsumer.errors import EnvironmentSetupError
+from zkconsumer.events import catalogue as ev
 from zkconsumer.log import get_logger
 
 NO_DOCKER_ENV = "ZKCONSUMER_NO_DOCKER"
@@ -65,11 +66,11 @@ def available(server: str) -> bool:
 @contextlib.contextmanager
 def _logged(server: str, image: str, address: str) -> Iterator[str]:
     log = get_logger("zkconsumer.docker").bind(server=server, image=image)
-    log.info("docker.container_started", address=address)
+    log.emit(ev.DOCKER_CONTAINER_STARTED, address=address)
     try:
         yield address
     finally:
-        log.info("docker.container_stopped")
+        log.emit(ev.DOCKER_CONTAINER_STOPPED)
 
 
 @contextlib.contextmanager

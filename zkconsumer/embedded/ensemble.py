@@ -34,6 +34,7 @@ from kazoo.exceptions import KazooException
 from zkconsumer.embedded.process import LOOPBACK, ProcessRecord, check_port_free, free_port, spawn, wait_until_ready
 from zkconsumer.embedded.zookeeper import LocalZooKeeper
 from zkconsumer.errors import EnvironmentSetupError, UsageError, ZkConsumerError
+from zkconsumer.events import catalogue as ev
 from zkconsumer.log import get_logger
 from zkconsumer.zk.client import zookeeper
 
@@ -245,14 +246,14 @@ class LocalEnsemble:
         except BaseException:
             self.stop()
             raise
-        self.log.info("ensemble.started", connect=self.connect, servers=self.size)
+        self.log.emit(ev.ENSEMBLE_STARTED, connect=self.connect, servers=self.size)
         return self
 
     def stop(self) -> None:
         stopped = [sid for sid, server in self._servers.items() if server.record is not None]
         for server in self._servers.values():
             server.stop()
-        self.log.info("ensemble.stopped", servers=stopped)
+        self.log.emit(ev.ENSEMBLE_STOPPED, servers=stopped)
 
     def __enter__(self) -> LocalEnsemble:
         return self.start()
@@ -303,14 +304,14 @@ class LocalEnsemble:
         """SIGTERM to one server (SIGKILL after its stop timeout)."""
         server = self._server(sid)
         server.stop()
-        self.log.info("ensemble.server_stopped", server=sid, how="stop")
+        self.log.emit(ev.ENSEMBLE_SERVER_STOPPED, server=sid, how="stop")
         return server.info()
 
     def kill_server(self, sid: int) -> ServerInfo:
         """SIGKILL to one server."""
         server = self._server(sid)
         server.kill()
-        self.log.info("ensemble.server_stopped", server=sid, how="kill")
+        self.log.emit(ev.ENSEMBLE_SERVER_STOPPED, server=sid, how="kill")
         return server.info()
 
     def start_server(self, sid: int, timeout: float = 30.0, wait: bool = True) -> ServerInfo:
@@ -322,7 +323,7 @@ class LocalEnsemble:
         server.spawn()
         if wait:
             server.wait_ready(timeout)
-        self.log.info("ensemble.server_started", server=sid, mode=server_mode(server.address))
+        self.log.emit(ev.ENSEMBLE_SERVER_STARTED, server=sid, mode=server_mode(server.address))
         return server.info()
 
 

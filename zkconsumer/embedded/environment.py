@@ -43,6 +43,7 @@ from zkconsumer.embedded.reconciliation import Reconciliation, reconcile
 from zkconsumer.embedded.run_dir import default_run_dir_and_origin
 from zkconsumer.embedded.zookeeper import LocalZooKeeper
 from zkconsumer.errors import EnvironmentSetupError, ZkConsumerError
+from zkconsumer.events import catalogue as ev
 from zkconsumer.kafka.metadata import broker_answers
 from zkconsumer.log import get_logger
 from zkconsumer.zk import paths
@@ -169,7 +170,7 @@ class LocalEnvironment:
         """Start the environment, or find the one running (as it was started, with or without its front)."""
         running = self.endpoints()
         if running is not None:
-            self.log.info("local.already_running", **running)
+            self.log.emit(ev.LOCAL_ALREADY_RUNNING, **running)
             return running
         self._clear_stale()
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -194,9 +195,9 @@ class LocalEnvironment:
             raise
         self._write_state(zk_server.connect, addresses, records)
         endpoints = _endpoints(zk_server.connect, addresses)
-        self.log.info("local.started", **endpoints)
+        self.log.emit(ev.LOCAL_STARTED, **endpoints)
         if self.reconciled.summary() is not None:
-            self.log.info("local.reconciled", recreated=[t.name for t in self.reconciled.recreated],
+            self.log.emit(ev.LOCAL_RECONCILED, recreated=[t.name for t in self.reconciled.recreated],
                           offsets_past_end=[str(o) for o in self.reconciled.past_end],
                           skipped=list(self.reconciled.skipped))
         return endpoints
@@ -225,13 +226,13 @@ class LocalEnvironment:
             state = self._read_state()
         except EnvironmentSetupError:
             state = None
-            self.log.info("local.stale_state", dead=["unreadable state.json"])
+            self.log.emit(ev.LOCAL_STALE_STATE, dead=["unreadable state.json"])
         if state is None:
             if self.state_path.exists():
                 self.state_path.unlink()
             return
         dead = [name for name, r in state["records"].items() if not r.is_alive()]
-        self.log.info("local.stale_state", dead=dead)
+        self.log.emit(ev.LOCAL_STALE_STATE, dead=dead)
         print(f"zkconsumer local: found a stale run directory {self.run_dir} (no longer running: "
               f"{', '.join(dead)}); cleaning it up and starting afresh", file=sys.stderr)
         stop_all(state["records"])
@@ -243,7 +244,7 @@ class LocalEnvironment:
             return []
         stopped = stop_all(state["records"])
         self.state_path.unlink()
-        self.log.info("local.stopped", processes=stopped)
+        self.log.emit(ev.LOCAL_STOPPED, processes=stopped)
         return stopped
 
     def status(self) -> EnvironmentStatus:

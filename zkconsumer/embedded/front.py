@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zkconsumer.embedded.broker import KAFKA_BOOTSTRAP_ENV, provide_broker
+from zkconsumer.events import catalogue as ev
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,6 @@ def front_coordinates_groups(log_path: Path) -> bool:
             event = json.loads(line)
         except ValueError:
             continue
-        if isinstance(event, dict) and event.get("event") == "front.started":
+        if isinstance(event, dict) and event.get("event") == ev.FRONT_STARTED:
             return JOIN_GROUP in (event.get("local_apis") or ())
     return False

@@ -7,7 +7,7 @@ the events page (``docs/events.md``) is made from them.
 
 from __future__ import annotations
 
-from zkconsumer.events.spec import INT, LIST, NUMBER, STR, declare, section
+from zkconsumer.events.spec import INT, LIST, NULL, NUMBER, STR, declare, section
 from zkconsumer.events.spec import Field as F
 
 _BRIDGE = section("bridge", context=("zookeeper", "bootstrap"))
@@ -113,7 +113,7 @@ BRIDGE_ZOOKEEPER_UNAVAILABLE = declare(
 )
 BRIDGE_ZOOKEEPER_RECOVERED = declare(
     "bridge.zookeeper_recovered", "info", section=_BRIDGE, logger=_LOGGER,
-    fields=(F("session_id", STR),),
+    fields=(F("session_id", STR | NULL, "the session, in hex; null when none yet"),),
     when="ZooKeeper answers again; a new session re-creates the ephemeral registrations",
 )
 BRIDGE_SYNCED = declare(

@@ -91,6 +91,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from zkconsumer.assignors.java_hash import java_hashmap_order
+from zkconsumer.events import catalogue as ev
 from zkconsumer.front.classic_group_messages import (
     CLASSIC_GROUP_TYPE,
     VALID_PREVIOUS_STATES,
@@ -439,13 +440,13 @@ class ClassicGroupCoordinator:
         if group.state not in VALID_PREVIOUS_STATES[to]:
             raise AssertionError(f"group {group.group_id}: {group.state.value} -> {to.value} is not a valid transition")
         group.previous_state, group.state = group.state, to
-        self._event("front.group.state_changed", group.group_id, **{
+        self._event(ev.FRONT_GROUP_STATE_CHANGED, group.group_id, **{
             "from": group.previous_state.value, "to": to.value, "generation": group.generation_id})
 
     def _create_group(self, group_id: str, protocol_type: str) -> _Group:
         group = _Group(group_id, EMPTY, DEAD)
         self._groups[group_id] = group
-        self._event("front.group.created", group_id, protocol_type=protocol_type)
+        self._event(ev.FRONT_GROUP_CREATED, group_id, protocol_type=protocol_type)
         return group
 
     def _add(self, group: _Group, member: _Member) -> None:
@@ -528,7 +529,7 @@ class ClassicGroupCoordinator:
             group = self._create_group(request.group_id, request.protocol_type)
         if not self._accept_joining_member(group, request.member_id):
             if request.member_id in group.members or request.member_id in group.pending_join:
-                self._event("front.group.member_left", group.group_id, member_id=request.member_id,
+                self._event(ev.FRONT_GROUP_MEMBER_LEFT, group.group_id, member_id=request.member_id,
                             group_instance_id=request.group_instance_id, reason="group_max_size")
             self._remove(group, request.member_id)
             return error(ErrorCode.group_max_size_reached, "")
@@ -561,7 +562,7 @@ class ClassicGroupCoordinator:
         elif request.api_version >= REQUIRE_KNOWN_MEMBER_ID_VERSION:
             group.pending_join.add(new_member_id)
             self._schedule(_TimerKind.HEARTBEAT, group.group_id, request.session_timeout_ms, new_member_id)
-            self._event("front.group.member_id_required", group.group_id, member_id=new_member_id,
+            self._event(ev.FRONT_GROUP_MEMBER_ID_REQUIRED, group.group_id, member_id=new_member_id,
                         client_id=request.client_id, session_timeout_ms=request.session_timeout_ms)
             self._respond(request.request_id, JoinGroupResponse(ErrorCode.member_id_required, member_id=new_member_id))
         else:
@@ -616,7 +617,7 @@ class ClassicGroupCoordinator:
         self._set_awaiting_join(member, request)
         # A new member cannot heartbeat yet and its socket is parked: it gets a long, fixed time to finish its round.
         self._reschedule_heartbeat(group, member, self.config.new_member_join_timeout_ms)
-        self._event("front.group.member_joined", group.group_id, member_id=member_id,
+        self._event(ev.FRONT_GROUP_MEMBER_JOINED, group.group_id, member_id=member_id,
                     group_instance_id=request.group_instance_id, client_id=request.client_id,
                     client_host=request.client_host, session_timeout_ms=request.session_timeout_ms,
                     rebalance_timeout_ms=request.rebalance_timeout_ms,
@@ -634,7 +635,7 @@ class ClassicGroupCoordinator:
             self, group: _Group, member: _Member, request: JoinGroup, reason: str) -> None:
         changed = member.protocols != request.protocols
         self._update_member(member, request)
-        self._event("front.group.member_rejoined", group.group_id, member_id=member.member_id,
+        self._event(ev.FRONT_GROUP_MEMBER_REJOINED, group.group_id, member_id=member.member_id,
                     protocols_changed=changed)
         self._maybe_prepare_rebalance_or_complete_join(group, f"{reason}: {member.member_id}")
 
@@ -660,7 +661,7 @@ class ClassicGroupCoordinator:
             group.pending_sync.add(new_member_id)
         self._cancel(_TimerKind.HEARTBEAT, group.group_id, old_member_id)
         self._reschedule_heartbeat(group, new)
-        self._event("front.group.static_member_replaced", group.group_id,
+        self._event(ev.FRONT_GROUP_STATIC_MEMBER_REPLACED, group.group_id,
                     group_instance_id=request.group_instance_id, old_member_id=old_member_id,
                     new_member_id=new_member_id)
         self._update_member(new, request)
@@ -717,7 +718,7 @@ class ClassicGroupCoordinator:
         timing: dict[str, object] = (
             {"initial_delay_ms": self.config.initial_rebalance_delay_ms} if initial
             else {"rebalance_timeout_ms": group.rebalance_timeout_ms()})
-        self._event("front.group.round_started", group.group_id, generation=group.generation_id, reason=reason,
+        self._event(ev.FRONT_GROUP_ROUND_STARTED, group.group_id, generation=group.generation_id, reason=reason,
                     members=members, **timing)
         if not initial:
             self._maybe_complete_join_else_schedule(group)
@@ -735,7 +736,7 @@ class ClassicGroupCoordinator:
             new_remaining = max(remaining_ms - delay_ms, 0)
             self._schedule(_TimerKind.JOIN, group.group_id, new_delay, initial=True, delay_ms=new_delay,
                            remaining_ms=new_remaining)
-            self._event("front.group.initial_delay_extended", group.group_id, delay_ms=new_delay,
+            self._event(ev.FRONT_GROUP_INITIAL_DELAY_EXTENDED, group.group_id, delay_ms=new_delay,
                         remaining_ms=new_remaining)
         else:
             self._complete_join(group)
@@ -745,19 +746,19 @@ class ClassicGroupCoordinator:
         if group.state is not PREPARING:
             return
         for member in [m for m in group.members.values() if m.awaiting_join is None and m.group_instance_id is None]:
-            self._event("front.group.member_expired", group.group_id, member_id=member.member_id,
+            self._event(ev.FRONT_GROUP_MEMBER_EXPIRED, group.group_id, member_id=member.member_id,
                         group_instance_id=None, cause="not_rejoined")
             self._remove(group, member.member_id)
         if not self._maybe_elect_new_joined_leader(group) and group.members:
             # Only static members that did not rejoin are left: wait once more for them to rejoin or expire.
             self._schedule(_TimerKind.JOIN, group.group_id, group.rebalance_timeout_ms())
-            self._event("front.group.round_postponed", group.group_id,
+            self._event(ev.FRONT_GROUP_ROUND_POSTPONED, group.group_id,
                         rebalance_timeout_ms=group.rebalance_timeout_ms())
             return
         self._init_next_generation(group)
         if group.state is EMPTY:
             return
-        self._event("front.group.round_completed", group.group_id, generation=group.generation_id,
+        self._event(ev.FRONT_GROUP_ROUND_COMPLETED, group.group_id, generation=group.generation_id,
                     protocol=group.protocol_name, leader=group.leader_id, members=list(group.members))
         for member in group.members.values():
             self._complete_join_future(group, member, self._current_join_response(
@@ -840,7 +841,7 @@ class ClassicGroupCoordinator:
                 assignment = {m: given.get(m, b"") for m in group.members}
                 for m, data in assignment.items():
                     group.members[m].assignment = data
-                self._event("front.group.assignment_sent", group.group_id, generation=group.generation_id,
+                self._event(ev.FRONT_GROUP_ASSIGNMENT_SENT, group.group_id, generation=group.generation_id,
                             leader=request.member_id,
                             members=[{"member_id": m, "bytes": len(data)} for m, data in assignment.items()])
                 self._propagate_assignment(group, ErrorCode.none)
@@ -858,7 +859,7 @@ class ClassicGroupCoordinator:
             return
         late = [m for m in group.members if m in group.pending_sync]
         for member_id in late:
-            self._event("front.group.member_expired", group.group_id, member_id=member_id,
+            self._event(ev.FRONT_GROUP_MEMBER_EXPIRED, group.group_id, member_id=member_id,
                         group_instance_id=group.members[member_id].group_instance_id, cause="sync_timeout")
             self._remove(group, member_id)
         self._prepare_rebalance(group, f"no SyncGroup in time from {', '.join(late)}")
@@ -867,7 +868,7 @@ class ClassicGroupCoordinator:
 
     def _expire_heartbeat(self, group: _Group, member_id: str) -> None:
         if member_id in group.pending_join:
-            self._event("front.group.member_expired", group.group_id, member_id=member_id, group_instance_id=None,
+            self._event(ev.FRONT_GROUP_MEMBER_EXPIRED, group.group_id, member_id=member_id, group_instance_id=None,
                         cause="pending_member_timeout")
             self._remove(group, member_id)
             if group.state is PREPARING and group.has_all_members_joined():
@@ -877,7 +878,7 @@ class ClassicGroupCoordinator:
         if member is None or member.has_satisfied_heartbeat():
             return
         cause = "new_member_join_timeout" if member.is_new else "session_timeout"
-        self._event("front.group.member_expired", group.group_id, member_id=member_id,
+        self._event(ev.FRONT_GROUP_MEMBER_EXPIRED, group.group_id, member_id=member_id,
                     group_instance_id=member.group_instance_id, cause=cause)
         self._remove_member_and_update_group(group, member, f"member {member_id} expired ({cause})")
 
@@ -934,7 +935,7 @@ class ClassicGroupCoordinator:
             self._remove_leaving_member(group, group.members[static_id], reason)
             return ErrorCode.none
         if member_id in group.pending_join:
-            self._event("front.group.member_left", group.group_id, member_id=member_id, group_instance_id=None,
+            self._event(ev.FRONT_GROUP_MEMBER_LEFT, group.group_id, member_id=member_id, group_instance_id=None,
                         reason=reason)
             self._remove(group, member_id)
             return ErrorCode.none
@@ -945,7 +946,7 @@ class ClassicGroupCoordinator:
         return ErrorCode.none
 
     def _remove_leaving_member(self, group: _Group, member: _Member, reason: str | None) -> None:
-        self._event("front.group.member_left", group.group_id, member_id=member.member_id,
+        self._event(ev.FRONT_GROUP_MEMBER_LEFT, group.group_id, member_id=member.member_id,
                     group_instance_id=member.group_instance_id, reason=reason)
         self._complete_join_future(group, member, JoinGroupResponse(ErrorCode.unknown_member_id))
         self._remove(group, member.member_id)
@@ -1018,7 +1019,7 @@ class ClassicGroupCoordinator:
             else:
                 self._transition(group, DEAD)
                 self._forget(group_id)
-                self._event("front.group.deleted", group_id)
+                self._event(ev.FRONT_GROUP_DELETED, group_id)
                 results.append((group_id, ErrorCode.none))
         return DeleteGroupsResponse(tuple(results))
 

@@ -135,6 +135,7 @@ from zkconsumer.assignors.group_spec import (
 from zkconsumer.assignors.java_hash_map import string_set_order
 from zkconsumer.assignors.model import AssignmentError
 from zkconsumer.assignors.topic_ids import Uuid
+from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import partition_list
 from zkconsumer.front.classic_group_messages import GroupEvent, ListedGroup
 from zkconsumer.front.consumer_group_messages import (
@@ -308,7 +309,7 @@ class ConsumerGroupCoordinator:
             response = self._heartbeat(request)
         except _Rejected as rejected:
             response = ConsumerGroupHeartbeatResponse(rejected.code, rejected.message)
-            self._event("front.consumer_group.heartbeat_rejected", request.group_id, member_id=request.member_id,
+            self._event(ev.FRONT_CONSUMER_GROUP_HEARTBEAT_REJECTED, request.group_id, member_id=request.member_id,
                         member_epoch=request.member_epoch, error=rejected.code.name.upper(), message=rejected.message)
         return HeartbeatOutcome(response, self._drain())
 
@@ -340,7 +341,7 @@ class ConsumerGroupCoordinator:
             return ErrorCode.non_empty_group, self._drain()
         del self._groups[group_id]
         self._set_state(group, ConsumerGroupState.DEAD)
-        self._event("front.consumer_group.deleted", group_id)
+        self._event(ev.FRONT_CONSUMER_GROUP_DELETED, group_id)
         return ErrorCode.none, self._drain()
 
     def offset_commit_error(self, group_id: str, member_id: str, member_epoch: int, api_version: int,
@@ -440,11 +441,11 @@ class ConsumerGroupCoordinator:
             if group is None or member is None:
                 continue
             if kind is _TimerKind.SESSION:
-                self._event("front.consumer_group.member_expired", group.group_id, member_id=member.member_id,
+                self._event(ev.FRONT_CONSUMER_GROUP_MEMBER_EXPIRED, group.group_id, member_id=member.member_id,
                             instance_id=member.instance_id, session_timeout_ms=self.config.session_timeout_ms)
                 self._fence(group, member, "member_expired")
             elif member.rec.member_epoch == due.value:
-                self._event("front.consumer_group.member_fenced", group.group_id, member_id=member.member_id,
+                self._event(ev.FRONT_CONSUMER_GROUP_MEMBER_FENCED, group.group_id, member_id=member.member_id,
                             instance_id=member.instance_id, member_epoch=member.rec.member_epoch,
                             rebalance_timeout_ms=member.rebalance_timeout_ms)
                 self._fence(group, member, "member_fenced")
@@ -552,13 +553,13 @@ class ConsumerGroupCoordinator:
         # commit: the group, the member, its reconciliation
         if request.group_id not in self._groups:
             self._groups[request.group_id] = group
-            self._event("front.consumer_group.created", group.group_id)
+            self._event(ev.FRONT_CONSUMER_GROUP_CREATED, group.group_id)
         if replaced is not None:
             self._remove(group, replaced)
-            self._event("front.consumer_group.static_member_replaced", group.group_id,
+            self._event(ev.FRONT_CONSUMER_GROUP_STATIC_MEMBER_REPLACED, group.group_id,
                         instance_id=updated.instance_id, old_member_id=replaced.member_id, new_member_id=member_id)
         if new_member:
-            self._event("front.consumer_group.member_joined", group.group_id, member_id=member_id,
+            self._event(ev.FRONT_CONSUMER_GROUP_MEMBER_JOINED, group.group_id, member_id=member_id,
                         instance_id=updated.instance_id, client_id=updated.client_id,
                         subscribed_topic_names=list(updated.subscribed), server_assignor=updated.server_assignor,
                         rebalance_timeout_ms=updated.rebalance_timeout_ms)
@@ -568,7 +569,7 @@ class ConsumerGroupCoordinator:
             self._bump(group, group_epoch, reason)
         if assignor is not None:
             group.assignment_epoch = group_epoch
-            self._event("front.consumer_group.target_assignment_computed", group.group_id, epoch=group_epoch,
+            self._event(ev.FRONT_CONSUMER_GROUP_TARGET_ASSIGNMENT_COMPUTED, group.group_id, epoch=group_epoch,
                         assignor=assignor, members=[{"member_id": mid, "partitions": self._partitions_field(t)}
                                                     for mid, t in targets.items()])
         previous = group.members.get(member_id, member)
@@ -730,22 +731,22 @@ class ConsumerGroupCoordinator:
 
     def _reconciliation_events(self, group: _Group, member_id: str, old: Reconciliation, new: Reconciliation) -> None:
         if new.member_epoch != old.member_epoch and new.member_epoch >= 0:
-            self._event("front.consumer_group.member_epoch_advanced", group.group_id, member_id=member_id,
+            self._event(ev.FRONT_CONSUMER_GROUP_MEMBER_EPOCH_ADVANCED, group.group_id, member_id=member_id,
                         **{"from": old.member_epoch, "to": new.member_epoch}, state=new.state.value)
         if new.state is not old.state:
-            self._event("front.consumer_group.member_state_changed", group.group_id, member_id=member_id,
+            self._event(ev.FRONT_CONSUMER_GROUP_MEMBER_STATE_CHANGED, group.group_id, member_id=member_id,
                         **{"from": old.state.value, "to": new.state.value})
         if any(ps - old.pending_revocation.get(t, frozenset()) for t, ps in new.pending_revocation.items()):
-            self._event("front.consumer_group.partitions_revoked", group.group_id, member_id=member_id,
+            self._event(ev.FRONT_CONSUMER_GROUP_PARTITIONS_REVOKED, group.group_id, member_id=member_id,
                         member_epoch=new.member_epoch, partitions=self._partitions_field(new.pending_revocation))
         given = {t: ps - old.assigned.get(t, frozenset()) for t, ps in new.assigned.items()}
         given = {t: ps for t, ps in given.items() if ps}
         if given:
-            self._event("front.consumer_group.partitions_assigned", group.group_id, member_id=member_id,
+            self._event(ev.FRONT_CONSUMER_GROUP_PARTITIONS_ASSIGNED, group.group_id, member_id=member_id,
                         member_epoch=new.member_epoch, partitions=self._partitions_field(given))
 
     def _bump(self, group: _Group, epoch: int, reason: str) -> None:
-        self._event("front.consumer_group.epoch_bumped", group.group_id, **{"from": group.group_epoch, "to": epoch},
+        self._event(ev.FRONT_CONSUMER_GROUP_EPOCH_BUMPED, group.group_id, **{"from": group.group_epoch, "to": epoch},
                     reason=reason)
         group.group_epoch = epoch
 
@@ -771,7 +772,7 @@ class ConsumerGroupCoordinator:
 
     def _set_state(self, group: _Group, state: ConsumerGroupState) -> None:
         if state is not group.state:
-            self._event("front.consumer_group.state_changed", group.group_id,
+            self._event(ev.FRONT_CONSUMER_GROUP_STATE_CHANGED, group.group_id,
                         **{"from": group.state.value, "to": state.value}, group_epoch=group.group_epoch,
                         assignment_epoch=group.assignment_epoch)
             group.state = state
@@ -796,7 +797,7 @@ class ConsumerGroupCoordinator:
                                 f"{request.instance_id} was fenced by member {static_id}.")
             member = group.members[static_id]
         temporary = request.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH and request.instance_id is not None
-        self._event("front.consumer_group.member_left", group.group_id, member_id=member.member_id,
+        self._event(ev.FRONT_CONSUMER_GROUP_MEMBER_LEFT, group.group_id, member_id=member.member_id,
                     instance_id=member.instance_id, temporary=temporary)
         if temporary:
             rec = replace(member.rec, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, pending_revocation={})

@@ -31,6 +31,7 @@ import itertools
 import time
 from collections.abc import Callable, Iterable
 
+from zkconsumer.events import catalogue as ev
 from zkconsumer.front.classic_group import ClassicGroupCoordinator
 from zkconsumer.front.classic_group_messages import Drop, GroupEvent, Request, Respond, Response, Step
 from zkconsumer.front.consumer_group import ConsumerGroupCoordinator
@@ -137,7 +138,7 @@ class CoordinatorRuntime:
             self._arm(RETRY_AFTER_ERROR_MS if failed else 0)
 
     def _log_error(self, coordinator: str, exc: Exception) -> None:
-        self.log.error("front.coordinator_error", coordinator=coordinator, error=f"{type(exc).__name__}: {exc}")
+        self.log.emit(ev.FRONT_COORDINATOR_ERROR, coordinator=coordinator, error=f"{type(exc).__name__}: {exc}")
 
     def close(self) -> None:
         if self._timer is not None:

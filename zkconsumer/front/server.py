@@ -76,6 +76,7 @@ from kio.schema.errors import ErrorCode
 from kio.serial import entity_reader
 from kio.static.primitive import i16
 
+from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.front.api_versions import advertise
 from zkconsumer.front.config import FrontConfig, parse_address
@@ -129,10 +130,10 @@ OFFSET_COMMIT = 8
 
 #: what ends a connection as expected: its ``reason`` in ``front.connection_closed``, and its own warning's name
 _PROBLEMS: dict[type[Exception], tuple[str, str]] = {
-    MalformedRequest: ("invalid request", "front.request_invalid"),
-    TruncatedFrame: ("truncated request", "front.request_truncated"),
-    BrokerLost: ("broker lost", "front.broker_lost"),
-    MalformedResponse: ("invalid answer", "front.answer_invalid"),
+    MalformedRequest: ("invalid request", ev.FRONT_REQUEST_INVALID),
+    TruncatedFrame: ("truncated request", ev.FRONT_REQUEST_TRUNCATED),
+    BrokerLost: ("broker lost", ev.FRONT_BROKER_LOST),
+    MalformedResponse: ("invalid answer", ev.FRONT_ANSWER_INVALID),
 }
 
 
@@ -249,7 +250,7 @@ class FrontServer:
         self.advertised = Advertised(self.config.advertised_host or self.config.host,
                                      self.config.advertised_port or self.port)
         listen = Advertised(self.config.host, self.port).address
-        self.log.info("front.started", listen=listen, advertised=self.advertised.address,
+        self.log.emit(ev.FRONT_STARTED, listen=listen, advertised=self.advertised.address,
                       local_apis=sorted(self.local))
 
     async def close(self) -> None:
@@ -263,7 +264,7 @@ class FrontServer:
         await self._server.wait_closed()
         self._server = None
         await asyncio.to_thread(self.legacy.close)
-        self.log.info("front.stopped", connections=len(tasks))
+        self.log.emit(ev.FRONT_STOPPED, connections=len(tasks))
 
     # --- a client connection -----------------------------------------------------------------------------------
 
@@ -303,7 +304,7 @@ class FrontServer:
             reason = "front stopped"
         except Exception as exc:  # a bug in the front or a handler: this connection ends, the front goes on
             reason = "error"
-            log.error("front.connection_failed", error=f"{type(exc).__name__}: {exc}")
+            log.emit(ev.FRONT_CONNECTION_FAILED, error=f"{type(exc).__name__}: {exc}")
         finally:
             self._connections.discard(task)
             if upstream is not None:
@@ -311,7 +312,7 @@ class FrontServer:
             writer.close()
             with contextlib.suppress(ConnectionError, OSError, asyncio.CancelledError):
                 await writer.wait_closed()
-            log.debug("front.connection_closed", reason=reason, requests=requests, duration_ms=elapsed_ms(started))
+            log.emit(ev.FRONT_CONNECTION_CLOSED, reason=reason, requests=requests, duration_ms=elapsed_ms(started))
 
     async def _connect_upstream(self, log: EventLogger) -> Upstream | None:
         errors = []
@@ -323,15 +324,15 @@ class FrontServer:
                 errors.append(f"{address}: {type(exc).__name__}: {exc}".rstrip(": "))
                 continue
             if self._outage_since is not None:
-                log.info("front.broker_recovered", down_ms=elapsed_ms(self._outage_since))
+                log.emit(ev.FRONT_BROKER_RECOVERED, down_ms=elapsed_ms(self._outage_since))
                 self._outage_since = None
-            log.debug("front.connection_opened", broker=address)
+            log.emit(ev.FRONT_CONNECTION_OPENED, broker=address)
             return Upstream(address, reader, writer)
         if self._outage_since is None:
             self._outage_since = time.monotonic()
-            log.warning("front.broker_unavailable", error="; ".join(errors))
+            log.warning(ev.FRONT_BROKER_UNAVAILABLE, error="; ".join(errors))
         else:
-            log.debug("front.broker_unavailable", error="; ".join(errors))
+            log.debug(ev.FRONT_BROKER_UNAVAILABLE, error="; ".join(errors))
         return None
 
     async def _answer(self, head: RequestHead, frame: bytes, upstream: Upstream, client: asyncio.StreamWriter,
@@ -386,7 +387,7 @@ class FrontServer:
         else:
             if head.api_key == METADATA and len(body.brokers) > 1 and not self._warned_several_brokers:
                 self._warned_several_brokers = True
-                self.log.warning("front.several_brokers", brokers=sorted(b.node_id for b in body.brokers))
+                self.log.warning(ev.FRONT_SEVERAL_BROKERS, brokers=sorted(b.node_id for b in body.brokers))
             body = rewrite_brokers(head.api_key, body, self.advertised)
         return encode_response(head.correlation_id, body)
 

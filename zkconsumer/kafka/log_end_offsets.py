@@ -41,6 +41,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
+from zkconsumer.events import catalogue as ev
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
 from zkconsumer.log import get_logger
 from zkconsumer.types import TopicPartition
@@ -173,7 +174,7 @@ def fetch_log_end_offsets(bootstrap: str, partitions: Iterable[TopicPartition], 
     behind = under_reported(reported, ends)
     if behind and _CACHE.first_time_under_reporting(bootstrap):
         first = next(iter(behind))
-        _log.debug("log_end.under_reported", bootstrap=bootstrap, partitions_behind=len(behind),
+        _log.emit(ev.LOG_END_UNDER_REPORTED, bootstrap=bootstrap, partitions_behind=len(behind),
                   example=f"{first}: {behind[first]}")
     _CACHE.put(bootstrap, ends)
     return LogEndOffsets(MappingProxyType({**cached, **ends}), MappingProxyType({**unknown, **unreached}))

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
+from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import now_iso
 
 MAX_LINE = 500  # characters of a non-event line kept
@@ -28,7 +29,7 @@ def as_event(line: str, consumer_id: str) -> dict[str, Any] | None:
         event = None
     if isinstance(event, dict):
         return event
-    return {"event": "demo.member_output", "level": "warning", "timestamp": now_iso(), "consumer_id": consumer_id,
+    return {"event": ev.DEMO_MEMBER_OUTPUT, "level": "warning", "timestamp": now_iso(), "consumer_id": consumer_id,
             "line": text[:MAX_LINE]}
 
 

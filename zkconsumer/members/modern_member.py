@@ -55,6 +55,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.log import configure_logging, get_logger
 from zkconsumer.members.command_line import member_argv, member_parser
@@ -67,7 +68,7 @@ CONSUMER_ASSIGNORS = ("uniform", "range")  # group.remote.assignor: Kafka's serv
 STRATEGIES = tuple(dict.fromkeys(CLASSIC_STRATEGIES + CONSUMER_ASSIGNORS))
 GROUP_PROTOCOLS = ("classic", "consumer")
 POLL_TIMEOUT_S = 0.1
-UNSUPPORTED_EVENT = "consumer.group_protocol_unsupported"
+UNSUPPORTED_EVENT = ev.CONSUMER_GROUP_PROTOCOL_UNSUPPORTED
 UNSUPPORTED_EXIT = 3  # the member's exit status when the broker cannot run its group protocol
 # What librdkafka's cgrp debug log says when the coordinator does not answer ConsumerGroupHeartbeat (2.16: "Required
 # feature not supported by broker: ConsumerGroupHeartbeatRequest not supported by broker"). librdkafka reports it
@@ -134,7 +135,7 @@ class RebalanceEvents:
             self.rebalance_id += 1
             self.started_at = time.monotonic()
             self.log = self.base.bind(rebalance_id=self.rebalance_id)
-            self.log.info("rebalance.started", cause=cause, strategy=self.strategy)
+            self.log.emit(ev.REBALANCE_STARTED, cause=cause, strategy=self.strategy)
 
     def _commit(self) -> None:
         from confluent_kafka import KafkaException
@@ -145,7 +146,7 @@ class RebalanceEvents:
             self.consumer.commit(asynchronous=False)
         except KafkaException as exc:  # nothing consumed yet since the last commit: nothing to commit
             error = str(exc)
-        self.log.info("rebalance.commit_offsets", step=2, attempt=1, auto_commit=True, duration_ms=elapsed_ms(begun),
+        self.log.info(ev.REBALANCE_COMMIT_OFFSETS, step=2, attempt=1, auto_commit=True, duration_ms=elapsed_ms(begun),
                       store="kafka",
                       **({"note": error} if error else {}))
 
@@ -153,7 +154,8 @@ class RebalanceEvents:
         self._start("revoke")
         if not self.cooperative:
             begun = time.monotonic()
-            self.log.info("rebalance.stop_fetchers", step=2, attempt=1, chunks_dropped=0, duration_ms=elapsed_ms(begun))
+            self.log.info(ev.REBALANCE_STOP_FETCHERS, step=2, attempt=1, chunks_dropped=0,
+                          duration_ms=elapsed_ms(begun))
         self._commit()
         gone = {(p.topic, p.partition) for p in partitions}
         kept = set() if not self.cooperative else self.owned - gone
@@ -164,7 +166,7 @@ class RebalanceEvents:
         else:
             consumer.unassign()
         self.owned = kept
-        self.log.info("rebalance.release", step=4, attempt=1, released=_refs(partitions, self.consumer_id),
+        self.log.info(ev.REBALANCE_RELEASE, step=4, attempt=1, released=_refs(partitions, self.consumer_id),
                       batches=0, duration_ms=elapsed_ms(begun))
         if self.steps_complete_alone:
             self._complete()
@@ -176,7 +178,7 @@ class RebalanceEvents:
             return
         begun = time.monotonic()
         spent = self.revoke_cost.spend(0 if self.closing else len(partitions))
-        self.log.info("rebalance.listener_before_release", step=3, attempt=1, revoke_ms=self.revoke_cost.ms,
+        self.log.info(ev.REBALANCE_LISTENER_BEFORE_RELEASE, step=3, attempt=1, revoke_ms=self.revoke_cost.ms,
                       spent=spent, revoked=_refs(partitions, self.consumer_id),
                       kept=[{"topic": t, "partition": p, "thread": self.consumer_id} for t, p in sorted(kept)],
                       duration_ms=elapsed_ms(begun))
@@ -184,7 +186,7 @@ class RebalanceEvents:
     def on_lost(self, consumer: Any, partitions: list) -> None:
         """The member's session ended without it: nothing to commit (the partitions may be someone else's)."""
         self._start("lost")
-        self.log.warning("session.expired", dropped=_refs(partitions, self.consumer_id))
+        self.log.emit(ev.SESSION_EXPIRED, dropped=_refs(partitions, self.consumer_id))
         if self.cooperative:
             consumer.incremental_unassign(partitions)
         else:
@@ -197,7 +199,7 @@ class RebalanceEvents:
         self._start("assign")
         begun = time.monotonic()
         added = _refs(partitions, self.consumer_id)
-        self.log.info("rebalance.assign", step=5, attempt=1, strategy=self.strategy, members=[], assignment=added,
+        self.log.info(ev.REBALANCE_ASSIGN, step=5, attempt=1, strategy=self.strategy, members=[], assignment=added,
                       partitions={}, duration_ms=0.0)
         if self.cooperative:
             consumer.incremental_assign(partitions)
@@ -205,14 +207,14 @@ class RebalanceEvents:
             consumer.assign(partitions)
             self.owned = set()
         self.owned |= {(p.topic, p.partition) for p in partitions}
-        self.log.info("rebalance.start_fetchers", step=9, attempt=1, partitions=len(self.owned), fetching=True,
+        self.log.info(ev.REBALANCE_START_FETCHERS, step=9, attempt=1, partitions=len(self.owned), fetching=True,
                       duration_ms=elapsed_ms(begun))
         self._complete()
 
     def _complete(self) -> None:
         owned = [{"topic": t, "partition": p, "thread": self.consumer_id} for t, p in sorted(self.owned)]
         assert self.started_at is not None
-        self.log.info("rebalance.completed", attempts=1, owned=owned, duration_ms=elapsed_ms(self.started_at))
+        self.log.emit(ev.REBALANCE_COMPLETED, attempts=1, owned=owned, duration_ms=elapsed_ms(self.started_at))
         self.started_at = None
         self.log = self.base
 
@@ -300,7 +302,7 @@ def consume(args: argparse.Namespace, stop: threading.Event, output: TextIO | No
         config = watched(config, watch)
     consumer = Consumer(config)
     events.consumer = consumer
-    events.log.info("consumer.subscribed", topic=args.topic, strategy=args.strategy,
+    events.log.emit(ev.CONSUMER_SUBSCRIBED, topic=args.topic, strategy=args.strategy,
                     protocol="cooperative" if events.cooperative else "eager", group_protocol=args.group_protocol)
     consumer.subscribe([args.topic], on_assign=events.on_assign, on_revoke=events.on_revoke, on_lost=events.on_lost)
     try:
@@ -317,10 +319,10 @@ def consume(args: argparse.Namespace, stop: threading.Event, output: TextIO | No
                 output.write(f"{message.partition()} {message.offset()} {value.decode()}\n")
     finally:
         begun = time.monotonic()
-        events.log.info("consumer.shutting_down")
+        events.log.emit(ev.CONSUMER_SHUTTING_DOWN)
         events.closing = True
         consumer.close()  # revokes (the callbacks run), commits, leaves the group
-        events.log.info("consumer.shutdown", duration_ms=elapsed_ms(begun))
+        events.log.emit(ev.CONSUMER_SHUTDOWN, duration_ms=elapsed_ms(begun))
 
 
 class GroupProtocolUnsupported(Exception):

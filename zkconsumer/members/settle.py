@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from zkconsumer.events import catalogue as ev
 from zkconsumer.trace.timeline import parse_timestamp
 from zkconsumer.types import TopicPartition
 
@@ -25,9 +26,9 @@ class MemberState:
 
     def observe(self, event: Mapping[str, Any]) -> None:
         name = event.get("event")
-        if name == "rebalance.started":
+        if name == ev.REBALANCE_STARTED:
             self.rebalancing = True
-        elif name == "rebalance.completed":
+        elif name == ev.REBALANCE_COMPLETED:
             self.rebalancing = False
             self.completed += 1
             stamp = parse_timestamp(event.get("timestamp"))

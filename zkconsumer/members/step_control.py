@@ -22,10 +22,11 @@ from pathlib import Path
 
 from zkconsumer.consumer.step_gate import StepContext
 from zkconsumer.errors import UsageError
+from zkconsumer.events import catalogue as ev
 from zkconsumer.events.rebalance_steps import RebalanceStep
 from zkconsumer.log import get_logger
 
-STEP_WAITING = "member.step_waiting"
+STEP_WAITING = ev.MEMBER_STEP_WAITING
 GO = "go"  # run the step waited before
 PLAY_ON = "off"  # run it, and every later step without waiting
 

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 from typing import Protocol as Interface
 
+from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import duration_ms, elapsed_ms
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.log import get_logger
@@ -273,11 +274,11 @@ class _Player:
         self.recorder = EventRecorder(run.events_path)
         self.playing = True
         try:
-            log.info("migration.protocol_started", protocol=run.protocol.name, topic=run.topic, group=run.group)
+            log.emit(ev.MIGRATION_PROTOCOL_STARTED, protocol=run.protocol.name, topic=run.topic, group=run.group)
             for scene in self.settings.scenario.scenes:
                 if not self.clock.arrive(self.number, scene.number, while_waiting=lambda: self.pump(0)):
                     return
-                self.marker("demo.scene", scene=scene.number, title=scene.title, note=scene.note)
+                self.marker(ev.DEMO_SCENE, scene=scene.number, title=scene.title, note=scene.note)
                 if self.observer is not None:
                     self.observer.scene(run.protocol.name, scene)
                 began = time.monotonic()
@@ -287,7 +288,7 @@ class _Player:
                 if self.stop.is_set():
                     return
                 duration = time.monotonic() - began
-                log.info("migration.scene_settled", protocol=run.protocol.name, scene=scene.number, settled=settled,
+                log.emit(ev.MIGRATION_SCENE_SETTLED, protocol=run.protocol.name, scene=scene.number, settled=settled,
                          duration_ms=duration_ms(duration))
                 if self.on_scene is not None:
                     self.on_scene(run.protocol.name, scene, settled, duration)
@@ -312,7 +313,7 @@ class _Player:
             before = self.run.partitions
             self.grow(self.run, before + action.partitions)
             self.run.partitions = before + action.partitions
-            self.marker("demo.partitions_added", topic=self.run.topic, before=before, after=self.run.partitions)
+            self.marker(ev.DEMO_PARTITIONS_ADDED, topic=self.run.topic, before=before, after=self.run.partitions)
             return
         if action.kind == WAIT:
             self.wait(action.seconds)
@@ -325,20 +326,20 @@ class _Player:
             return
         if action.kind == KILL:
             self.group.kill(member)
-            self.marker("demo.member_killed", consumer_id=member.consumer_id, pid=member.pid, signal="SIGKILL")
+            self.marker(ev.DEMO_MEMBER_KILLED, consumer_id=member.consumer_id, pid=member.pid, signal="SIGKILL")
         elif action.kind == PAUSE:
-            self.marker("demo.member_paused", consumer_id=member.consumer_id, pid=member.pid, seconds=action.seconds)
+            self.marker(ev.DEMO_MEMBER_PAUSED, consumer_id=member.consumer_id, pid=member.pid, seconds=action.seconds)
             with paused(member.process):
                 self.wait(action.seconds)
-            self.marker("demo.member_resumed", consumer_id=member.consumer_id, pid=member.pid)
+            self.marker(ev.DEMO_MEMBER_RESUMED, consumer_id=member.consumer_id, pid=member.pid)
         elif action.kind == EXPIRE:
             expired = expire_session(self.zk_connect, self.session_file(action.member))
-            self.marker("demo.session_expired", consumer_id=member.consumer_id, forced=expired)
+            self.marker(ev.DEMO_SESSION_EXPIRED, consumer_id=member.consumer_id, forced=expired)
         else:
             assert action.kind == STOP
-            self.marker("demo.member_stopping", consumer_id=member.consumer_id)
+            self.marker(ev.DEMO_MEMBER_STOPPING, consumer_id=member.consumer_id)
             self.group.stop(member, timeout=20.0, while_waiting=lambda: self.pump(0.1))
-            self.marker("demo.member_stopped", consumer_id=member.consumer_id)
+            self.marker(ev.DEMO_MEMBER_STOPPED, consumer_id=member.consumer_id)
 
     def drain(self) -> None:
         """Production has stopped (every protocol finished the script); wait until every acknowledged message was
@@ -352,7 +353,7 @@ class _Player:
             if wanted <= got:
                 break
             self.pump(0.3)
-        log.info("migration.drained", protocol=self.run.protocol.name, produced=len(self.run.produced),
+        log.emit(ev.MIGRATION_DRAINED, protocol=self.run.protocol.name, produced=len(self.run.produced),
                  delivered=len({d.value for d in read_deliveries(self.run)}), duration_ms=elapsed_ms(began))
 
     # --- members --------------------------------------------------------------------------------------
@@ -379,7 +380,7 @@ class _Player:
                                          stop_at_stdin_eof=True, group_protocol=group_protocol,
                                          revoke_ms=s.member_revoke_ms(name))
         member = self.group.start(name, consumer_id, argv)
-        self.marker("demo.member_started", consumer_id=consumer_id, pid=member.pid)
+        self.marker(ev.DEMO_MEMBER_STARTED, consumer_id=consumer_id, pid=member.pid)
 
     def session_file(self, name: str) -> Path:
         """Where a legacy member keeps its ZooKeeper session's id and password, for ``expire``."""
@@ -396,7 +397,7 @@ class _Player:
                 return True
             # the time an observer held the play (a class at a step mode's stop) is no slow group
             if time.monotonic() - began - (self._held_s() - held_before) > self.settings.settle_timeout_s:
-                self.marker("demo.not_settled", scene=scene.number,
+                self.marker(ev.DEMO_NOT_SETTLED, scene=scene.number,
                             note=f"not settled within {self.settings.settle_timeout_s:g} s")
                 return False
         return False
@@ -424,7 +425,7 @@ class _Player:
                     status = modern_member.UNSUPPORTED_EXIT
                     self.unsupported_reason = f"{member.consumer_id} exited with status {status}"
         for member in self.group.died():
-            log.warning("migration.member_died", protocol=self.run.protocol.name,
+            log.emit(ev.MIGRATION_MEMBER_DIED, protocol=self.run.protocol.name,
                         consumer_id=member.consumer_id, returncode=member.process.returncode)
             self.marker(DIED, consumer_id=member.consumer_id, returncode=member.process.returncode)
         if self.unsupported_reason is not None and self.playing:
@@ -458,7 +459,7 @@ class _Player:
     def finish(self) -> None:
         """Every member still running leaves (SIGTERM, then SIGKILL after 15 s); their last events recorded."""
         for member in self.group.stop_all(timeout=15.0, while_waiting=lambda: self.pump(0.1)):
-            self.marker("demo.member_stopped", consumer_id=member.consumer_id)
+            self.marker(ev.DEMO_MEMBER_STOPPED, consumer_id=member.consumer_id)
         for event in self.group.close():
             self.record(event)
         if self.recorder is not None:

@@ -59,6 +59,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from zkconsumer.errors import ServerUnavailableError, UsageError
+from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.group.registry import GroupNotFoundError, list_groups
 from zkconsumer.kafka.log_end_offsets import DEFAULT_TIMEOUT
@@ -177,7 +178,7 @@ class GroupsReader(DataSourceReader):
             close_client(zk)
         groups = select_groups(listed, self.options.groups)
         chunks = split_groups(groups, self.options.groups_per_partition)
-        _log.info("spark.groups_planned", zookeeper=connect, listed=len(listed), groups=len(groups),
+        _log.emit(ev.SPARK_GROUPS_PLANNED, zookeeper=connect, listed=len(listed), groups=len(groups),
                   input_partitions=len(chunks), duration_ms=elapsed_ms(started))
         return [InputPartition(chunk) for chunk in chunks]
 
@@ -211,12 +212,12 @@ def read_groups_table(options: GroupsOptions, groups: tuple[str, ...]) -> list[G
     for offsets, _ in read:
         for problem in offsets.warnings:
             malformed += 1
-            _log.warning("znode.malformed", group=offsets.group, path=problem.path, problem=problem.problem)
+            _log.emit(ev.ZNODE_MALFORMED, group=offsets.group, path=problem.path, problem=problem.problem)
     if log_ends.unknown:
-        _log.warning("spark.log_sizes_unknown", partitions=len(log_ends.unknown),
+        _log.emit(ev.SPARK_LOG_SIZES_UNKNOWN, partitions=len(log_ends.unknown),
                      reason=log_ends.unavailable or next(iter(sorted(log_ends.unknown.items())))[1])
     rows = [row for offsets, read_at in read for row in table_rows(offsets, log_ends.offsets, read_at)]
-    _log.info("spark.groups_read", groups=len(groups), vanished=len(groups) - len(read), rows=len(rows),
+    _log.emit(ev.SPARK_GROUPS_READ, groups=len(groups), vanished=len(groups) - len(read), rows=len(rows),
               partitions=len(log_ends.offsets) + len(log_ends.unknown), malformed=malformed,
               log_sizes_unknown=len(log_ends.unknown), duration_ms=elapsed_ms(started))
     return rows

@@ -41,6 +41,7 @@ from confluent_kafka import Consumer, KafkaError
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from zkconsumer.errors import ZkConsumerError
+from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
 from zkconsumer.log import get_logger
@@ -163,7 +164,7 @@ def read_range(task: RangeTask, batch_rows: int = BATCH_ROWS) -> Iterator[pa.Rec
                 pending, pending_rows = [], 0
     finally:
         consumer.close()
-    _log.info("spark.range_read", topic=r.topic, partition=r.partition, **{"from": r.begin}, to=r.end, rows=rows,
+    _log.emit(ev.SPARK_RANGE_READ, topic=r.topic, partition=r.partition, **{"from": r.begin}, to=r.end, rows=rows,
               last_offset=last, stopped=stopped, duration_ms=elapsed_ms(started))
 
 

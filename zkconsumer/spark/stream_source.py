@@ -118,6 +118,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 
 from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
 from zkconsumer.errors import ServerUnavailableError, UsageError
+from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import elapsed_ms, partition_list
 from zkconsumer.group.offset_store import ZooKeeperOffsetStore
 from zkconsumer.group.snapshot import MalformedZnode, read_partitions
@@ -287,7 +288,7 @@ class StreamPlanner:
         #: the next commit takes it back (commits otherwise only go forward)
         self._reset_from: dict[TopicPartition, int] = {}
         self._started = started
-        self._log.info("spark.source_started", membership=options.membership,
+        self._log.emit(ev.SPARK_SOURCE_STARTED, membership=options.membership,
                        subscription=options.subscription.describe(),
                        bootstrap=options.bootstrap_servers or f"registered: {self._bootstrap}",
                        starting=options.starting.kind, max_offsets_per_trigger=options.max_offsets_per_trigger,
@@ -307,7 +308,7 @@ class StreamPlanner:
         positions = self._first_positions(owned, self.options.starting)
         offset = SourceOffset(dict(sorted(positions.items())))
         self._last_end = self._initial = offset
-        self._log.info("spark.initial_offset", starting=self.options.starting.kind,
+        self._log.emit(ev.SPARK_INITIAL_OFFSET, starting=self.options.starting.kind,
                        offsets=partition_list(positions, offset=positions))
         return offset.to_json()
 
@@ -317,7 +318,7 @@ class StreamPlanner:
         start = SourceOffset.from_json(start_json) if start_json is not None else self._last_end or SourceOffset()
         unchanged = start_json if start_json is not None else start.to_json()
         if not self.zk.connected:
-            self._warn_once("zk", True, "spark.zookeeper_unavailable", action="plan")
+            self._warn_once("zk", True, ev.SPARK_ZOOKEEPER_UNAVAILABLE, action="plan")
             return unchanged
         self._warned.pop("zk", None)
         if start_json is not None and start != self._initial:
@@ -350,18 +351,18 @@ class StreamPlanner:
         for tp, (position, begin) in plan.reset.items():
             self._log_reset(tp, position, begin)
         if plan.behind:
-            self._log.warning("spark.log_behind", partitions=partition_list(
+            self._log.emit(ev.SPARK_LOG_BEHIND, partitions=partition_list(
                 plan.behind, position={tp: p for tp, (p, _) in plan.behind.items()},
                 log_end={tp: e for tp, (_, e) in plan.behind.items()}))
         if plan.end.same_positions(start):
             return unchanged
         self._last_end = plan.end
         if plan.resumed:
-            self._log.info("spark.partition_resumed", partitions=partition_list(
+            self._log.emit(ev.SPARK_PARTITION_RESUMED, partitions=partition_list(
                 plan.resumed, position={tp: p for tp, (p, _) in plan.resumed.items()},
                 committed={tp: c for tp, (_, c) in plan.resumed.items()}))
         ranges = batch_ranges(start, plan.end)
-        self._log.info("spark.batch_planned", ranges=[_range(r) for r in ranges], offsets=plan.planned,
+        self._log.emit(ev.SPARK_BATCH_PLANNED, ranges=[_range(r) for r in ranges], offsets=plan.planned,
                        available=plan.available, limited=plan.limited, owned=len(owned),
                        duration_ms=elapsed_ms(started))
         return plan.end.to_json()
@@ -374,18 +375,18 @@ class StreamPlanner:
         bootstrap = self._resolve_bootstrap(required=False)
         settings = ReadSettings(bootstrap, self.config.client_id, self.config.fetch_message_max_bytes,
                                 self.config.socket_timeout_ms, self.config.socket_receive_buffer_bytes)
-        self._log.info("spark.partitions_planned", tasks=len(pieces), offsets=sum(p.size for p in pieces))
+        self._log.emit(ev.SPARK_PARTITIONS_PLANNED, tasks=len(pieces), offsets=sum(p.size for p in pieces))
         return [RangePartition(RangeTask(piece, settings)) for piece in pieces]
 
     def commit(self, end_json: dict) -> None:
         if not self.zk.connected:
-            self._log.warning("spark.zookeeper_unavailable", action="commit")
+            self._log.emit(ev.SPARK_ZOOKEEPER_UNAVAILABLE, action="commit")
             return
         self._commit(SourceOffset.from_json(end_json).positions, "commit")
 
     def stop(self) -> None:
         self._close()
-        self._log.info("spark.source_stopped", duration_ms=elapsed_ms(self._started))
+        self._log.emit(ev.SPARK_SOURCE_STOPPED, duration_ms=elapsed_ms(self._started))
 
     # --- ownership, offsets, log ends ------------------------------------------------------------------
 
@@ -408,7 +409,7 @@ class StreamPlanner:
         if self.options.subscription.filter is None:
             return
         matching = bool(self._subscribed_topics())
-        self._warn_once("topics", not matching, "spark.waiting_for_topics",
+        self._warn_once("topics", not matching, ev.SPARK_WAITING_FOR_TOPICS,
                         subscription=self.options.subscription.describe())
 
     def _first_positions(self, partitions: Iterable[TopicPartition], starting: StartingOffsets,
@@ -471,7 +472,7 @@ class StreamPlanner:
         read is dropped). Nothing to confirm: no wait."""
         if not first_look:
             return frozenset()
-        self._log.info("spark.past_end_seen", partitions=partition_list(
+        self._log.emit(ev.SPARK_PAST_END_SEEN, partitions=partition_list(
             first_look, position=first_look, log_end={tp: ends[tp] for tp in first_look if tp in ends}),
             confirm_ms=int(CONFIRM_S * 1000))
         time.sleep(CONFIRM_S)
@@ -495,7 +496,7 @@ class StreamPlanner:
         """A position beyond the true end of the log, reset: the connector's fetchers say the same
         (``fetcher.offset_reset``, reason ``past_log_end``). Once per partition and position: the position moves."""
         self._reset_from[tp] = old
-        self._log.warning("spark.offset_reset", topic=tp.topic, partition=tp.partition, reason="past_log_end",
+        self._log.emit(ev.SPARK_OFFSET_RESET, topic=tp.topic, partition=tp.partition, reason="past_log_end",
                           policy=self.options.auto_offset_reset, old_offset=old, new_offset=new)
 
     def _committed(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
@@ -525,18 +526,18 @@ class StreamPlanner:
         self._report(tuple(result.malformed.values()))
         if result.written:
             not_owned = [tp for tp in positions if tp not in owned]
-            self._log.info("spark.offsets_committed", reason=reason,
+            self._log.emit(ev.SPARK_OFFSETS_COMMITTED, reason=reason,
                            offsets=partition_list(result.written, offset=result.written),
                            not_owned=partition_list(not_owned))
         if result.kept_higher:
-            self._log.warning("spark.commit_skipped", offsets=partition_list(result.kept_higher,
+            self._log.emit(ev.SPARK_COMMIT_SKIPPED, offsets=partition_list(result.kept_higher,
                                                                           theirs=result.kept_higher))
 
     def _log_ends(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         wanted = sorted(partitions)
         found = fetch_log_end_offsets(self._resolve_bootstrap(required=False), wanted, timeout=BROKER_TIMEOUT_S)
         unknown = dict(found.unknown)
-        self._warn_once("log_end", frozenset(unknown) or None, "spark.log_end_unknown",
+        self._warn_once("log_end", frozenset(unknown) or None, ev.SPARK_LOG_END_UNKNOWN,
                         partitions=partition_list(unknown, reason=unknown))
         return dict(found.offsets)
 
@@ -558,7 +559,7 @@ class StreamPlanner:
         finally:
             consumer.close()
         if unknown:
-            self._log.warning("spark.log_end_unknown", partitions=partition_list(unknown, reason=unknown))
+            self._log.emit(ev.SPARK_LOG_END_UNKNOWN, partitions=partition_list(unknown, reason=unknown))
         return found
 
     def _max_offsets(self, limit: Any) -> int | None:
@@ -587,7 +588,7 @@ class StreamPlanner:
         for bad in malformed:
             if bad.path not in self._reported_paths:
                 self._reported_paths.add(bad.path)
-                self._log.warning("znode.malformed", path=bad.path, problem=bad.problem)
+                self._log.emit(ev.ZNODE_MALFORMED, path=bad.path, problem=bad.problem)
 
     def _warn_once(self, key: str, state: object, event: str, **fields: Any) -> None:
         """A warning when ``state`` becomes set (or changes), not at every trigger while it lasts."""
