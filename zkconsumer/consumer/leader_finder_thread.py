@@ -30,6 +30,7 @@ Events (logger ``zkconsumer.leader_finder``; every one carries ``consumer_id``):
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
@@ -157,7 +158,9 @@ class LeaderFinderThread(threading.Thread):
             leader = snapshot.brokers.get(partition.leader) if partition is not None else None
             if leader is not None:
                 leaders[tp] = leader
-        if len(leaders) < len(wanted):
+        # Tried again every refresh.leader.backoff.ms while a leader is missing: the list is made (sorting thousands
+        # of partitions) only for a logger that shows the debug event.
+        if len(leaders) < len(wanted) and _log.is_enabled_for(logging.DEBUG):
             self._emit("debug", ev.LEADER_FINDER_NO_LEADER, partitions=partition_names(set(wanted) - set(leaders)))
         targets = self._manager.take_partitions_with_leader(leaders)
         if targets:
