@@ -1,6 +1,7 @@
-"""Real servers for every test: one ZooKeeper and one Kafka-protocol broker per session, from the project's
-own launchers (``ZK_CONNECT`` / ``KAFKA_BOOTSTRAP``, else Docker, else a local ZooKeeper distribution and the
-Tansu binary). Clients bootstrap through the front in front of the session's broker (``bootstrap_servers``), as they
+"""Real servers for every test: one ZooKeeper and one Kafka-protocol broker per session, from the project's pytest
+plugin (:mod:`zkconsumer.testing.plugin`, whose fixtures the names here hand to the tests) and so from its launchers
+(``ZK_CONNECT`` / ``KAFKA_BOOTSTRAP``, else Docker, else a local ZooKeeper distribution and the Tansu binary).
+Clients bootstrap through the front in front of the session's broker (``bootstrap_servers``), as they
 do in the embedded environment; ``broker_bootstrap`` is the broker itself, for the tests that need its own group
 coordinator or measure the front (the same address when ``KAFKA_BOOTSTRAP`` names a broker: no front is put in front
 of a user's Kafka). The session's front answers the group APIs with its own coordinator; with
@@ -10,24 +11,20 @@ chroot of their own, so they never see each other's nodes."""
 from __future__ import annotations
 
 import os
-import re
-import uuid
 from collections.abc import Iterator
 
 import pytest
 import time_scale
 from kazoo.client import KazooClient
-from support import CHROOT_BASE, delete_tree
 
 import zkconsumer.log
-from zkconsumer.bridge.metadata_bridge import MetadataBridge
 from zkconsumer.embedded.ensemble import DEFAULT_SIZE, LocalEnsemble
-from zkconsumer.embedded.front import BrokerAddresses, provide_addresses
-from zkconsumer.embedded.zookeeper import provide_zookeeper
+from zkconsumer.embedded.front import BrokerAddresses
 from zkconsumer.zk.client import close_client, open_client
 
 #: fixtures that start (or hand out) a real server: a test using any of them, even indirectly, is a ``servers`` test
-SERVER_FIXTURES = frozenset({"zookeeper_connect", "kafka_addresses", "zookeeper_ensemble"})
+SERVER_FIXTURES = frozenset({"zookeeper_connect", "kafka_addresses", "zookeeper_ensemble", "zkconsumer_zookeeper",
+                             "zkconsumer_kafka"})
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -88,9 +85,8 @@ def cli_log_file(tmp_path_factory) -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def zookeeper_connect(tmp_path_factory) -> Iterator[str]:
-    with provide_zookeeper(tmp_path_factory.mktemp("zookeeper")) as connect:
-        yield connect
+def zookeeper_connect(zkconsumer_zookeeper) -> str:
+    return zkconsumer_zookeeper
 
 
 @pytest.fixture(scope="session")
@@ -102,10 +98,15 @@ def zookeeper_ensemble(tmp_path_factory) -> Iterator[LocalEnsemble]:
 
 
 @pytest.fixture(scope="session")
-def kafka_addresses(tmp_path_factory) -> Iterator[BrokerAddresses]:
-    with provide_addresses(tmp_path_factory.mktemp("kafka"),
-                           group_coordinator=os.environ.get("ZKCONSUMER_TEST_GROUP_COORDINATOR", "front")) as addresses:
-        yield addresses
+def zkconsumer_group_coordinator() -> str:
+    """The plugin's: the session's front answers the group APIs with its own coordinator, or relays them to the
+    broker's with ``ZKCONSUMER_TEST_GROUP_COORDINATOR=broker``."""
+    return os.environ.get("ZKCONSUMER_TEST_GROUP_COORDINATOR", "front")
+
+
+@pytest.fixture(scope="session")
+def kafka_addresses(zkconsumer_kafka) -> BrokerAddresses:
+    return zkconsumer_kafka
 
 
 @pytest.fixture(scope="session")
@@ -121,17 +122,9 @@ def broker_bootstrap(kafka_addresses) -> str:
 
 
 @pytest.fixture
-def zk_chroot(zookeeper_connect, request) -> Iterator[str]:
+def zk_chroot(zkconsumer_chroot) -> str:
     """A connect string with a fresh chroot, created for this test and deleted after it."""
-    name = re.sub(r"[^A-Za-z0-9_-]", "_", request.node.name)[:60]
-    chroot = f"{CHROOT_BASE}/{name}-{uuid.uuid4().hex[:8]}"
-    root = open_client(zookeeper_connect)
-    try:
-        root.ensure_path(chroot)
-        yield f"{zookeeper_connect}{chroot}"
-    finally:
-        delete_tree(root, chroot)
-        close_client(root)
+    return zkconsumer_chroot
 
 
 @pytest.fixture
@@ -142,15 +135,13 @@ def zk(zk_chroot) -> Iterator[KazooClient]:
 
 
 @pytest.fixture
-def topic_name(request) -> str:
+def topic_name(zkconsumer_names) -> str:
     """A topic name no other test uses (the broker is shared by the session)."""
-    base = re.sub(r"[^A-Za-z0-9_-]", "-", request.node.name)[:40]
-    return f"{base}-{uuid.uuid4().hex[:6]}"
+    return zkconsumer_names.topic()
 
 
 @pytest.fixture
-def kafka_zk(zk_chroot, bootstrap_servers) -> Iterator[str]:
+def kafka_zk(zkconsumer_cluster) -> str:
     """A chroot that looks like a ZooKeeper-mode Kafka cluster: the bridge keeps mirroring the broker into it
     (``/brokers/ids``, ``/brokers/topics`` with partition states), as it does in the local environment."""
-    with MetadataBridge(zk_chroot, bootstrap_servers, interval_ms=250).running():
-        yield zk_chroot
+    return zkconsumer_cluster

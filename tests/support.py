@@ -11,9 +11,11 @@ from pathlib import Path
 
 from time_scale import bounded, describe
 
+from zkconsumer.testing.helpers import CHROOT_BASE  # noqa: F401 - every test's chroot lives under it
+from zkconsumer.zk.persistent import delete_tree  # noqa: F401 - the tests' name for it
+
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_EVENTS = REPO / "tests" / "data" / "sample-events.jsonl"  # a recorded three-member run
-CHROOT_BASE = "/zkconsumer-tests"  # every test's chroot lives under it
 
 
 def wait_for(predicate: Callable[[], object], timeout: float = 15.0, interval: float = 0.05) -> object:
@@ -125,31 +127,6 @@ def take(stream, count: int, timeout: float = 20.0) -> list:
         except ConsumerTimeoutException:
             continue
     return got
-
-
-def delete_tree(zk, root: str) -> None:
-    """Delete ``root`` and everything under it in few round trips: kazoo's recursive delete sends one request per
-    znode, which for a test's 20,000-znode group takes half a minute. Children are listed a level at a time with
-    every request in flight, then deleted deepest first in multi-ops under ZooKeeper's request limit."""
-    from kazoo.exceptions import NoNodeError
-
-    from zkconsumer.zk import batched_transaction as batched
-
-    levels: list[list[str]] = [[root]]
-    while levels[-1]:
-        calls = [(path, zk.get_children_async(path)) for path in levels[-1]]
-        below: list[str] = []
-        for path, call in calls:
-            try:
-                below += [f"{path.rstrip('/')}/{child}" for child in call.get()]
-            except NoNodeError:
-                continue
-        levels.append(below)
-    ops = [batched.Delete(path) for level in reversed(levels) for path in level]
-    for batch in batched.plan_for(zk, ops, batched.DEFAULT_MULTI_MAX_BYTES):
-        if batched.failed(batched.commit_async(zk, batch).get()):  # something changed meanwhile: slow but sure
-            zk.delete(root, recursive=True)
-            return
 
 
 #: a scenario file (``demo --scenario FILE``): two members join one after the other, on a 2-partition topic

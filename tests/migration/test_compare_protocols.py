@@ -16,10 +16,11 @@ import pytest
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 from time_scale import bounded
 
-from zkconsumer.cli.migration import validate, without_kip848_at_broker
+from zkconsumer.cli.migration import say, validate
 from zkconsumer.errors import UsageError
 from zkconsumer.log import configure_logging
 from zkconsumer.members import modern_member
+from zkconsumer.migration.comparison import without_kip848_at_broker
 from zkconsumer.migration.run import SceneClock
 from zkconsumer.migration.scenes import KIP848_PROTOCOLS, KNOWN, PROTOCOLS, parse_protocols
 from zkconsumer.scenarios.parse import load
@@ -42,15 +43,15 @@ def test_every_protocol_is_compared_by_default_but_kip848_s_not_at_the_broker_s_
                               zookeeper=None, output_dir=tmp_path / "out")
     settings = validate(args)
     assert [p.name for p in settings.protocols] == list(KNOWN)
-    at_broker = without_kip848_at_broker(replace(settings, coordinator="broker"), default_protocols=True)
+    at_broker = without_kip848_at_broker(replace(settings, coordinator="broker"), default_protocols=True, say=say)
     assert [p.name for p in at_broker.protocols] == list(PROTOCOLS)
     assert capsys.readouterr().err == (
         "zkconsumer migration: consumer-uniform, consumer-range left out: the broker's own group coordinator does "
         "not run KIP-848 (name them in --protocols to try)\n")
     at_front = replace(settings, coordinator="front")
-    assert without_kip848_at_broker(at_front, default_protocols=True) == at_front
+    assert without_kip848_at_broker(at_front, default_protocols=True, say=say) == at_front
     asked = replace(settings, coordinator="broker", protocols=parse_protocols("consumer-uniform,legacy-range"))
-    assert without_kip848_at_broker(asked, default_protocols=False) == asked
+    assert without_kip848_at_broker(asked, default_protocols=False, say=say) == asked
     assert capsys.readouterr().err == ""
 
 

@@ -54,6 +54,23 @@ CONSUMER_GROUP_PROTOCOL_UNSUPPORTED = declare(
          "member exits with status 3 and the comparison stops that protocol",
 )
 
+APPLICATION_FAILED = declare(
+    "application.failed", "error",
+    section="migration.modern_member",
+    logger="zkconsumer.migration.member",
+    fields=(
+        F("topic", STR, "a message's"),
+        F("partition", INT, "a message's"),
+        F("offset", INT, "a message's"),
+        F("attempt", INT, "1 to 3: the member calls the application again with the same message"),
+        F("gave_up", BOOL, "the last attempt failed too: the message is not recorded as delivered"),
+        F("hook", STR, "`on_revoke` or `on_assign`, when a hook raised (no message fields then)"),
+        F("error", STR, "the exception's type and message"),
+    ),
+    when="the user's application (`--app`, zkconsumer.members.application), run by a legacy or a modern member, "
+         "raised on a message or in a hook",
+)
+
 also(
     REBALANCE_STARTED, "info",
     section="migration.modern_member",

@@ -22,7 +22,9 @@ import argparse
 import time
 
 from zkconsumer.consumer.rebalance_listener import ConsumerRebalanceListener
+from zkconsumer.members.application import Runner
 from zkconsumer.scenarios.model import MAX_REVOKE_MS
+from zkconsumer.types import ConsumerThreadId
 
 
 class RevokeCost:
@@ -40,13 +42,24 @@ class RevokeCost:
 
 
 class RevokeListener(ConsumerRebalanceListener):
-    """A legacy member's listener: the cost spent before releasing what it owned (nothing on its first rebalance)."""
+    """A legacy member's listener: the cost spent before releasing what it owned (nothing on its first rebalance),
+    and the user's application told (:mod:`zkconsumer.members.application`): what the member gives up, then what it
+    owns once the group decided."""
 
-    def __init__(self, cost: RevokeCost) -> None:
+    def __init__(self, cost: RevokeCost, app: Runner | None = None) -> None:
         self.cost = cost
+        self.app = app
 
     def before_releasing_partitions(self, partition_ownership: dict[str, set[int]]) -> None:
         self.cost.spend(sum(len(partitions) for partitions in partition_ownership.values()))
+        if self.app is not None:
+            self.app.revoked((t, p) for t, ps in partition_ownership.items() for p in ps)
+
+    def before_starting_fetchers(self, consumer_id: str,
+                                 global_partition_assignment: dict[str, dict[int, ConsumerThreadId]]) -> None:
+        if self.app is not None:
+            self.app.assigned((t, p) for t, owners in global_partition_assignment.items()
+                              for p, thread in owners.items() if thread.consumer == consumer_id)
 
 
 def revoke_ms(text: str) -> int:

@@ -39,6 +39,7 @@ class Produced:
     value: str
     partition: int
     scene: int
+    offset: int = -1  # as the delivery report gave it (-1: not known, a run read back from its files)
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from typing import Protocol as Interface
@@ -54,6 +54,7 @@ from zkconsumer.events.fields import duration_ms, elapsed_ms
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.log import get_logger
 from zkconsumer.members import legacy_member, modern_member
+from zkconsumer.members.application import Application
 from zkconsumer.members.faults import expire_session, paused
 from zkconsumer.members.group import MemberGroup
 from zkconsumer.members.recorder import EventRecorder
@@ -69,6 +70,7 @@ from zkconsumer.zk.persistent import ensure_path
 
 EVENTS_FILE = "events.jsonl"
 PRODUCED_FILE = "produced.txt"
+STATE_DIR = "state"
 QUIET_S = 1.0  # no rebalance event for this long, every partition fetched: the scene has settled
 MAX_TOTAL_RATE = 2000  # messages a second over all protocols: one producer, every delivery report counted
 log = get_logger("zkconsumer.migration")
@@ -101,6 +103,9 @@ class CompareSettings:
     drain_timeout_s: float = 30.0
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:6])
     prefix: str = "migration"  # of every topic and group the run makes (``demo --protocol``: ``demo``)
+    # the user's application every member runs (:mod:`zkconsumer.members.application`), its state directory
+    # ``<protocol>/state`` of the output directory; None: the members only record what they deliver
+    app: Application | None = None
 
     def name(self, protocol: Protocol) -> str:
         return f"{self.prefix}-{protocol.name}-{self.run_id}"
@@ -234,6 +239,11 @@ class SceneClock:
             self._condition.notify_all()
 
 
+def state_dir(run: ProtocolRun) -> Path:
+    """The application's own directory for one protocol's run, shared by its members (``ZKCONSUMER_STATE_DIR``)."""
+    return run.directory / STATE_DIR
+
+
 def read_deliveries(run: ProtocolRun) -> list[Delivery]:
     """Every member's deliveries file; a last line cut short by a SIGKILL is left out."""
     deliveries = []
@@ -364,6 +374,7 @@ class _Player:
         deliveries = run.directory / "members" / f"{name}.deliveries"
         argv: list[str]
         cast = s.scenario.member(name)
+        app = None if s.app is None else replace(s.app, state_dir=state_dir(run))
         if run.protocol.family == "legacy":
             self.session_file(name).unlink(missing_ok=True)  # an earlier process's session, never this one's
             argv = legacy_member.command(zookeeper=self.zk_connect, group=run.group,
@@ -371,14 +382,14 @@ class _Player:
                                          strategy=run.protocol.strategy, session_timeout_ms=s.session_timeout_ms,
                                          config=dict(cast.config), output=deliveries, stop_at_stdin_eof=True,
                                          session_file=self.session_file(name),
-                                         revoke_ms=s.member_revoke_ms(name))
+                                         revoke_ms=s.member_revoke_ms(name), app=app)
         else:
             group_protocol = "consumer" if run.protocol.group_protocol == "consumer" else "classic"
             argv = modern_member.command(bootstrap=s.bootstrap, group=run.group, topic=run.topic,
                                          consumer_id=consumer_id, strategy=run.protocol.strategy,
                                          session_timeout_ms=s.session_timeout_ms, output=deliveries,
                                          stop_at_stdin_eof=True, group_protocol=group_protocol,
-                                         revoke_ms=s.member_revoke_ms(name))
+                                         revoke_ms=s.member_revoke_ms(name), app=app)
         member = self.group.start(name, consumer_id, argv)
         self.marker(ev.DEMO_MEMBER_STARTED, consumer_id=consumer_id, pid=member.pid)
 
@@ -479,9 +490,9 @@ def _produce(runs: list[ProtocolRun], bootstrap: str, rate: float, clock: SceneC
     interval, next_at = 1.0 / rate, time.monotonic()
 
     def acked(run: ProtocolRun, value: str, partition: int, scene: int) -> Callable[[Any, Any], None]:
-        def report(err: Any, _msg: Any) -> None:
+        def report(err: Any, msg: Any) -> None:
             if err is None:
-                run.produced.append(Produced(value, partition, scene))
+                run.produced.append(Produced(value, partition, scene, msg.offset()))
         return report
 
     while not (stop.is_set() or done.is_set()):

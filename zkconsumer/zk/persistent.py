@@ -57,3 +57,27 @@ def ensure_broker_paths(zk: KazooClient) -> list[str]:
             ensure_path(zk, path, shared_acl() if path == paths.CONSUMERS_PATH else None)
             created.append(path)
     return created
+
+
+def delete_tree(zk: KazooClient, root: str) -> None:
+    """Delete ``root`` and everything under it in few round trips: kazoo's recursive delete sends one request per
+    znode, which for a 20,000-znode group takes half a minute. Children are listed a level at a time with every
+    request in flight, then deleted deepest first in multi-ops under ZooKeeper's request limit; should something
+    change meanwhile, kazoo's recursive delete finishes the job."""
+    from zkconsumer.zk import batched_transaction as batched
+
+    levels: list[list[str]] = [[root]]
+    while levels[-1]:
+        calls = [(path, zk.get_children_async(path)) for path in levels[-1]]
+        below: list[str] = []
+        for path, call in calls:
+            try:
+                below += [f"{path.rstrip('/')}/{child}" for child in call.get()]
+            except NoNodeError:
+                continue
+        levels.append(below)
+    ops = [batched.Delete(path) for level in reversed(levels) for path in level]
+    for batch in batched.plan_for(zk, ops, batched.DEFAULT_MULTI_MAX_BYTES):
+        if batched.failed(batched.commit_async(zk, batch).get()):
+            zk.delete(root, recursive=True)
+            return

@@ -1,0 +1,229 @@
+"""A comparison's result as values a test asserts on: per protocol, what was produced, delivered, lost and
+delivered twice (and where: partitions, offsets, members), what the group paused and moved, where its page, events and
+application state are, and what the application failed on; with assertion helpers whose failure is one sentence
+naming the protocol, how many messages, which partitions and offsets.
+
+Pure: the measures and the run's records in, frozen dataclasses out. :mod:`zkconsumer.migration.comparison` builds
+it after a run; :mod:`zkconsumer.testing` hands it to tests.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from zkconsumer.members.application import FAILED_EVENT
+from zkconsumer.migration.measures import Delivery, Figures, MemberFailure, Produced
+
+#: at most this many offsets per partition in a sentence; the rest are counted
+SHOWN_OFFSETS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Lost:
+    """A message produced (acknowledged by the broker) that no member handed to the application."""
+
+    partition: int
+    offset: int  # -1 when the producer's report did not give it
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Duplicate:
+    """A message the members handed to the application more than once: ``times``, by ``members`` in order."""
+
+    partition: int
+    offset: int
+    value: str
+    times: int
+    members: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ApplicationFailure:
+    """A message (or a hook, ``hook``) the application raised on: how often, whether the member gave it up, the
+    last error."""
+
+    member: str
+    partition: int | None
+    offset: int | None
+    attempts: int
+    gave_up: bool
+    error: str
+    hook: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolOutcome:
+    """One protocol's run: the figures of ``report.json`` and what lies behind them."""
+
+    protocol: str
+    produced: int
+    delivered: int
+    lost: int
+    duplicates: int
+    partition_seconds_paused: float
+    longest_pause_ms: float
+    rebalances: int
+    moved_partitions: int
+    lost_messages: tuple[Lost, ...]
+    duplicated: tuple[Duplicate, ...]
+    application_failures: tuple[ApplicationFailure, ...]
+    member_failures: tuple[MemberFailure, ...]
+    error: str | None  # the run stopped early, and why
+    events: Path  # the protocol's events.jsonl
+    state_dir: Path  # the application's own directory under this protocol
+    # every message produced (acknowledged), for the state checks; left out of the repr
+    produced_messages: tuple[Produced, ...] = field(default=(), repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ComparisonResult:
+    """Every protocol's outcome, in the order played, and the report's files."""
+
+    protocols: Mapping[str, ProtocolOutcome]
+    report: Path  # report.json
+    page: Path  # report.html
+
+    def __getitem__(self, protocol: str) -> ProtocolOutcome:
+        return self.protocols[protocol]
+
+    def assert_nothing_lost(self) -> None:
+        """Every protocol played to the end and delivered every message produced to the application."""
+        for o in self.protocols.values():
+            if o.error is not None:
+                raise AssertionError(f"{o.protocol} stopped early: {o.error}")
+            if o.lost:
+                raise AssertionError(f"{o.protocol} lost {o.lost} of {o.produced} messages: "
+                                     f"{where((m.partition, m.offset) for m in o.lost_messages)}"
+                                     + _failures_note(o))
+
+    def assert_duplicates_at_most(self, limit: int) -> None:
+        """No protocol delivered more than ``limit`` messages again."""
+        for o in self.protocols.values():
+            if o.duplicates > limit:
+                raise AssertionError(f"{o.protocol} delivered {o.duplicates} duplicates, more than {limit}: "
+                                     f"{where((d.partition, d.offset) for d in o.duplicated)}")
+
+    def assert_paused_at_most(self, *, partition_seconds: float | None = None,
+                              longest_ms: float | None = None) -> None:
+        """No protocol paused its partitions for more than ``partition_seconds`` in all, nor one for longer than
+        ``longest_ms``."""
+        for o in self.protocols.values():
+            if partition_seconds is not None and o.partition_seconds_paused > partition_seconds:
+                raise AssertionError(f"{o.protocol} paused partitions for {o.partition_seconds_paused:g} "
+                                     f"partition-seconds, more than {partition_seconds:g}")
+            if longest_ms is not None and o.longest_pause_ms > longest_ms:
+                raise AssertionError(f"{o.protocol} paused a partition for {o.longest_pause_ms:g} ms, longer than "
+                                     f"{longest_ms:g} ms")
+
+    def assert_no_application_failures(self) -> None:
+        """The application raised on nothing, under any protocol."""
+        for o in self.protocols.values():
+            if o.application_failures:
+                first = o.application_failures[0]
+                raise AssertionError(f"{o.protocol}: the application raised on {len(o.application_failures)} "
+                                     f"messages or hooks, first {_failure_place(first)}: {first.error}")
+
+    def assert_state_complete(self, read: Callable[[Path], Iterable[str | bytes]]) -> None:
+        """The application's own state accounts for every message: ``read(state_dir)`` gives the values it kept
+        (as produced, ``<protocol>:<sequence>``), and every value produced under the protocol must be among them."""
+        for o in self.protocols.values():
+            kept = {v.decode() if isinstance(v, bytes) else v for v in read(o.state_dir)}
+            missing = [m for m in o.produced_messages if m.value not in kept]
+            if missing:
+                raise AssertionError(f"{o.protocol}: the application's state lacks {len(missing)} of {o.produced} "
+                                     f"messages: {where((m.partition, m.offset) for m in missing)}")
+
+    def assert_same_state(self, read: Callable[[Path], Any]) -> None:
+        """``read(state_dir)`` is the same under every protocol (the application built the same state)."""
+        states = {name: read(o.state_dir) for name, o in self.protocols.items()}
+        first, *others = states
+        for name in others:
+            if states[name] != states[first]:
+                raise AssertionError(f"the application's state under {name} differs from under {first}: "
+                                     f"{_difference(states[first], states[name])}")
+
+
+def outcome(protocol: str, total: Figures, produced: Sequence[Produced], deliveries: Sequence[Delivery],
+            events: Sequence[Mapping[str, Any]], failures: Sequence[MemberFailure], error: str | None,
+            events_path: Path, state_dir: Path) -> ProtocolOutcome:
+    """One protocol's outcome from its figures (:func:`zkconsumer.migration.measures.measure`), what was produced
+    and delivered, and its events (for the application's failures: ``application.failed``)."""
+    wanted = {m.value: m for m in produced}
+    by_value: dict[str, list[Delivery]] = defaultdict(list)
+    for d in deliveries:
+        if d.value in wanted:
+            by_value[d.value].append(d)
+    lost = tuple(Lost(m.partition, m.offset, m.value) for m in produced if m.value not in by_value)
+    duplicated = tuple(Duplicate(ds[0].partition, ds[0].offset, value, len(ds), tuple(d.member for d in ds))
+                       for value, ds in by_value.items() if len(ds) > 1)
+    return ProtocolOutcome(
+        protocol=protocol, produced=total.produced, delivered=total.delivered, lost=total.lost,
+        duplicates=total.duplicates, partition_seconds_paused=total.partition_seconds_paused,
+        longest_pause_ms=total.max_pause_ms, rebalances=total.rebalances, moved_partitions=total.moved_partitions,
+        lost_messages=tuple(sorted(lost, key=lambda m: (m.partition, m.offset))),
+        duplicated=tuple(sorted(duplicated, key=lambda d: (d.partition, d.offset))),
+        application_failures=application_failures(events), member_failures=tuple(failures), error=error,
+        events=events_path, state_dir=state_dir, produced_messages=tuple(produced))
+
+
+def application_failures(events: Iterable[Mapping[str, Any]]) -> tuple[ApplicationFailure, ...]:
+    """The ``application.failed`` events folded per message (or hook) and member: attempts, given up, last error."""
+    folded: dict[tuple[Any, ...], ApplicationFailure] = {}
+    for e in events:
+        if e.get("event") != FAILED_EVENT:
+            continue
+        member, hook = str(e.get("consumer_id") or ""), e.get("hook")
+        partition, offset = e.get("partition"), e.get("offset")
+        key = (member, hook, partition, offset)
+        before = folded.get(key)
+        folded[key] = ApplicationFailure(
+            member, partition if isinstance(partition, int) else None, offset if isinstance(offset, int) else None,
+            (before.attempts if before else 0) + 1, bool(e.get("gave_up")), str(e.get("error") or ""),
+            str(hook) if hook else None)
+    return tuple(folded.values())
+
+
+def where(places: Iterable[tuple[int, int]]) -> str:
+    """``partition 0 offsets 3, 13 and 23; partition 2 offset 7`` (at most :data:`SHOWN_OFFSETS` offsets a
+    partition, then how many more)."""
+    offsets: dict[int, list[int]] = defaultdict(list)
+    for partition, offset in places:
+        offsets[partition].append(offset)
+    parts = []
+    for partition in sorted(offsets):
+        found = sorted(offsets[partition])
+        shown = ", ".join(str(o) if o >= 0 else "?" for o in found[:SHOWN_OFFSETS])
+        more = f" and {len(found) - SHOWN_OFFSETS} more" if len(found) > SHOWN_OFFSETS else ""
+        parts.append(f"partition {partition} offset{'s' if len(found) > 1 else ''} {shown}{more}")
+    return "; ".join(parts)
+
+
+def _failure_place(failure: ApplicationFailure) -> str:
+    if failure.hook is not None:
+        return f"its {failure.hook} hook in {failure.member}"
+    return (f"partition {failure.partition} offset {failure.offset} in {failure.member} ({failure.attempts} "
+            f"attempt{'s' if failure.attempts > 1 else ''}{', given up' if failure.gave_up else ''})")
+
+
+def _failures_note(o: ProtocolOutcome) -> str:
+    given_up = [f for f in o.application_failures if f.gave_up and f.hook is None]
+    if not given_up:
+        return ""
+    return f" ({len(given_up)} given up after the application raised on every attempt: {given_up[0].error})"
+
+
+def _difference(a: Any, b: Any) -> str:
+    """What differs between two states, briefly: for mappings the first keys that differ, else both reprs."""
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        keys = sorted((k for k in set(a) | set(b) if a.get(k) != b.get(k)), key=str)
+        shown = ", ".join(f"{k!r}: {a.get(k)!r} against {b.get(k)!r}" for k in keys[:5])
+        return f"{len(keys)} keys differ ({shown}{', ...' if len(keys) > 5 else ''})"
+    if isinstance(a, Iterable) and isinstance(b, Iterable) and not isinstance(a, (str, bytes)):
+        ca, cb = Counter(a), Counter(b)
+        return f"{sum((ca - cb).values())} items only in the first, {sum((cb - ca).values())} only in the second"
+    return f"{a!r} against {b!r}"
