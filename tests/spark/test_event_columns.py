@@ -137,6 +137,24 @@ def test_the_recorded_run_goes_the_columns_way_with_the_timelines_figures():
     same(found, expected)
 
 
+@pytest.mark.parametrize(("name", "regular"), [
+    ("rebalance.error", 3), ("rebalance.retrying_after_failure", 3), ("session.expired", 3), ("rebalance.triggered", 3),
+    ("demo.member_output", 3), ("zookeeper.suspended", 3), ("offsets.committed", 3),
+    ("rebalance.failed", 2), ("rebalance.no_brokers", 2), ("rebalance.a_later_step", 2), ("demo.member_killed", 2),
+])
+def test_which_events_leave_a_member_to_the_timeline_is_the_roles_table(name, regular):
+    """An event whose role changes no rebalance (zkconsumer/trace/roles.py: LANE_ONLY, or no role and a name that
+    cannot matter) keeps its member on the columns; one of another role, a later version's step or a demo marker
+    leaves it to the timeline; the tables are the timeline's either way."""
+    events = [dict(e) for e in SAMPLE]
+    at = next(i for i, e in enumerate(events) if e["event"] == "rebalance.claim" and e["consumer_id"] == "gs2_c2")
+    events.insert(at + 1, {**events[at], "event": name, "conflicts": []})
+    lines = [json.dumps(e) for e in events]
+    found, count = columns(lines)
+    assert count == regular, name
+    same(found, reference(lines), name)
+
+
 #: what a writer other than the connector, or a broken one, could put in a field the figures read
 ODD = st.sampled_from([
     None, 0, -1, 1, 2, 3.0, 1.5, True, "1", "", "x", [], [1], {}, 1e13, -1e13, 2**70, float("nan"), float("inf"),

@@ -2,21 +2,23 @@
 run in place of :func:`zkconsumer.fleet.events.member_figures` for every member where the result is the same, so that
 no Python code runs per line (but a long one's check, below).
 
-A task's lines (a run per member, in file order) are parsed by Arrow's JSON reader with a schema of the fields the
-figures read, and every figure of :mod:`zkconsumer.fleet.events` (the rebalance timeline's meaning) is computed with
+What the events mean is the timeline's table (:mod:`zkconsumer.trace.roles`): the roles this module computes
+(:data:`COMPUTED`), those that change no rebalance, the steps a pause begins and ends with, and the fields the figures
+are made of with their types, from which the schema is made. A task's lines (a run per member, in file order) are
+parsed by Arrow's JSON reader with that schema, and every figure of :mod:`zkconsumer.fleet.events` is computed with
 array operations, a Python step per rebalance at most. That is only the timeline's answer for events it can read one
 way; a member is *regular*, and computed here, when every one of its lines:
 
-* parses with the schema (the fields it reads have the types the connector writes: a field of another type, a
-  duplicate key, a line that is not one JSON object fail the member), holds no ``\\u`` escape (a key can be spelled
-  with one) and no ``"error"`` (a failed step; present even as ``null``, which the reader cannot tell from missing),
-  begins with ``{`` (Arrow skips a byte-order mark that Python's json refuses), is read by Python's json too when
-  longer than :data:`LONG_LINE` characters, and has no id, attempt or step at or below -2**62 (the columns' nulls);
-* carries the consumer id it was grouped under, an ``event`` of ``rebalance.started``, ``rebalance.completed``,
-  ``rebalance.attempt_failed``, a known step or a fetcher's, and a timestamp as the connector writes it
-  (``2026-11-21T21:12:00.928083Z``, from 1970 on);
-* in timestamp order, makes runs of one ``rebalance_id`` each (a different id per run), each begun by
-  ``rebalance.started`` and ended by ``rebalance.completed`` if it has one, with attempts from 1 and finite durations.
+* parses with the schema (a field of another type, a duplicate key, a line that is not one JSON object fail the
+  member), holds no ``\\u`` escape (a key can be spelled with one) and no ``"error"`` (a failed step; present even as
+  ``null``, which the reader cannot tell from missing), begins with ``{`` (Arrow skips a byte-order mark that
+  Python's json refuses), is read by Python's json too when longer than :data:`LONG_LINE` characters, and has no
+  integer field at or below -2**62 (the columns' nulls);
+* carries the consumer id it was grouped under, an ``event`` of a computed role or of one that changes no rebalance
+  (a role in ``LANE_ONLY``, or none and a name that cannot matter: see ``UNKNOWN_MAY_MATTER``), and a timestamp as the
+  connector writes it (``2026-11-21T21:12:00.928083Z``, from 1970 on);
+* in timestamp order, makes runs of one ``rebalance_id`` each (a different id per run), each begun by its started
+  event and ended by its completed one if it has one, with attempts from 1 and finite durations.
 
 Every other member (and the lines of no consumer) is left to :func:`~zkconsumer.fleet.events.member_figures`, which
 the caller runs on its lines: the tables do not depend on which way a member went. Times are computed as the
@@ -32,10 +34,23 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from zkconsumer.events.rebalance_steps import STEPS
+from zkconsumer.events.rebalance_steps import STEPS, RebalanceStep
 from zkconsumer.fleet.events import MemberRow, RebalanceRow, StepRow
 from zkconsumer.fleet.pages import DURATION_BUCKETS
 from zkconsumer.fleet.row_schema import arrow_fields
+from zkconsumer.trace.roles import (
+    ASSIGN,
+    CLAIM,
+    ERROR,
+    FIELDS,
+    LANE_ONLY,
+    PAUSE_BEGINS,
+    PAUSE_ENDS,
+    ROLES,
+    UNKNOWN_MAY_MATTER,
+    Kind,
+    Role,
+)
 
 #: a timestamp as the connector writes it, from 1970 on (earlier ones, other zones: the timeline's own parsing)
 TIMESTAMP_PATTERN = (r"^(19[7-9]\d|[2-9]\d{3})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d"
@@ -43,22 +58,23 @@ TIMESTAMP_PATTERN = (r"^(19[7-9]\d|[2-9]\d{3})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[
 MAX_DURATION_MS = 1e11  # a longer step is left to the timeline (its block could reach back before the year 1)
 MAX_ATTEMPT = 1 << 20
 MAX_SPAN_US = 1 << 48  # a member's events over more microseconds than this: floats no longer hold them exactly
-_STARTED, _STEP, _ATTEMPT_FAILED, _COMPLETED, _TRIGGERED = 0, 1, 2, 3, 4
-_KINDS = {"rebalance.started": _STARTED, "rebalance.attempt_failed": _ATTEMPT_FAILED,
-          "rebalance.completed": _COMPLETED, "rebalance.triggered": _TRIGGERED, **{step.event: _STEP for step in STEPS}}
+_STARTED, _STEP, _ATTEMPT_FAILED, _COMPLETED = 0, 1, 2, 3
+#: the roles computed here, as the codes of the ``kind`` column
+COMPUTED = {Role.STARTED: _STARTED, Role.STEP: _STEP, Role.ATTEMPT_FAILED: _ATTEMPT_FAILED, Role.COMPLETED: _COMPLETED}
+_LANE_ONLY, _OTHER_ROLE, _NO_ROLE = -1, -2, -3
+_KINDS = {name: COMPUTED.get(role, _LANE_ONLY if role in LANE_ONLY else _OTHER_ROLE) for name, role in ROLES.items()}
 _STEP_INDEX = {step.event: index for index, step in enumerate(STEPS)}
+_INTEGERS = tuple(f.name for f in FIELDS if f.kind is Kind.INTEGER)
 _BOUNDS = [bound for _, bound in DURATION_BUCKETS]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def event_schema(pa: Any) -> Any:
-    """The fields the figures read, as the connector writes them."""
-    partitions = pa.list_(pa.struct([("topic", pa.string()), ("partition", pa.int64())]))
-    return pa.schema([("consumer_id", pa.string()), ("group", pa.string()), ("event", pa.string()),
-                      ("timestamp", pa.string()), ("rebalance_id", pa.int64()), ("attempt", pa.int64()),
-                      ("step", pa.int64()), ("duration_ms", pa.float64()), ("cause", pa.string()),
-                      ("attempts", pa.int64()), ("members", pa.list_(pa.string())), ("owned", partitions),
-                      ("conflicts", partitions)])
+    """The fields the figures read (:data:`zkconsumer.trace.roles.FIELDS`), in the types the timeline reads them."""
+    types = {Kind.TEXT: pa.string(), Kind.INTEGER: pa.int64(), Kind.NUMBER: pa.float64(),
+             Kind.TEXTS: pa.list_(pa.string()),
+             Kind.PARTITIONS: pa.list_(pa.struct([("topic", pa.string()), ("partition", pa.int64())]))}
+    return pa.schema([(f.name, types[f.kind]) for f in FIELDS])
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,10 +116,13 @@ def column_figures(keys: Sequence[str | None], starts: Any, lines: Any) -> Colum
     parsed = _parse(pa, pc, lines, bounds, good)
 
     event = parsed.column("event")
-    kind = _lookup(pc, event, _KINDS, -1)
+    kind = _lookup(pc, event, _KINDS, _NO_ROLE)
     # an event no rebalance is made of: a fetcher's, the member's connection, its commits, its shutdown...
-    other = pc.fill_null(pc.and_(pc.greater(pc.utf8_length(event), 0), pc.invert(pc.or_(
-        pc.starts_with(event, "rebalance."), pc.starts_with(event, "demo.")))), False).to_numpy(zero_copy_only=False)
+    unknown_matters = pc.starts_with(event, UNKNOWN_MAY_MATTER[0])
+    for prefix in UNKNOWN_MAY_MATTER[1:]:
+        unknown_matters = pc.or_(unknown_matters, pc.starts_with(event, prefix))
+    other = (kind == _LANE_ONLY) | ((kind == _NO_ROLE) & pc.fill_null(pc.and_(
+        pc.greater(pc.utf8_length(event), 0), pc.invert(unknown_matters)), False).to_numpy(zero_copy_only=False))
     key_column = pa.array(keys, pa.string()).take(pa.array(member_of))
     ts_text = parsed.column("timestamp")
     ts_ok = pc.fill_null(pc.match_substring_regex(ts_text, TIMESTAMP_PATTERN), False)
@@ -112,7 +131,7 @@ def column_figures(keys: Sequence[str | None], starts: Any, lines: Any) -> Colum
         & ((kind >= 0) | other)
         & ts_ok.to_numpy(zero_copy_only=False)
         & ~_contains(pa, pc, lines, b"\\u")
-        & ~_contains(pa, pc, lines, b'"error"')
+        & ~_contains(pa, pc, lines, f'"{ERROR}"'.encode())
         # a byte-order mark or anything before the object: Arrow skips a mark, Python's json does not
         & pc.starts_with(lines, "{").to_numpy(zero_copy_only=False)
         & _python_reads_long_lines(pc, lines)
@@ -125,17 +144,15 @@ def column_figures(keys: Sequence[str | None], starts: Any, lines: Any) -> Colum
     duration = _floats(parsed.column("duration_ms"))
     rid = _ints(parsed.column("rebalance_id"))
     attempt = _ints(parsed.column("attempt"))
-    step_field = _ints(parsed.column("step"))
     attempts_field = _ints(parsed.column("attempts"))
     is_step = kind == _STEP
     # the field checks of the rows the rebalances are built from
-    relevant = (kind >= 0) & (kind != _TRIGGERED)
+    relevant = kind >= 0
     bad = relevant & (rid < -(1 << 62))
-    for column in ("rebalance_id", "attempt", "step", "attempts"):  # a value the checks would take for a null
+    for column in _INTEGERS:  # a value the checks would take for a null
         bad |= pc.fill_null(pc.less_equal(parsed.column(column), -(1 << 62)), False).to_numpy(zero_copy_only=False)
     bad |= ((kind == _STEP) | (kind == _ATTEMPT_FAILED)) & ((attempt < 1) | (attempt > MAX_ATTEMPT))
     bad |= ~np.isnan(duration) & ~(np.abs(duration) < MAX_DURATION_MS)
-    bad |= ((kind == _STARTED) | (kind == _COMPLETED) | (kind == _TRIGGERED)) & (step_field > -(1 << 62))  # a step
     bad |= (kind == _COMPLETED) & ((attempts_field > MAX_ATTEMPT) | ((attempts_field < 0) & (attempts_field >
                                                                                                -(1 << 62))))
     good[member_of[bad]] = False
@@ -183,15 +200,15 @@ def column_figures(keys: Sequence[str | None], starts: Any, lines: Any) -> Colum
                                        runs)
     failed = k == _ATTEMPT_FAILED
     failed_count = _distinct_per_run(run_of[failed], attempt[rows][failed], runs)
-    claim = row_step == _index("claim")
+    claim = row_step == _index(CLAIM)
     conflict_lengths = _lengths(pc, parsed.column("conflicts"))[rows]
     conflicts = _reduce(np.add, np.where(claim, conflict_lengths, 0), run_starts, 0)
-    assign = row_step == _index("assign")
+    assign = row_step == _index(ASSIGN)
     last_assign = _reduce(np.maximum, np.where(assign, np.arange(len(rows)), -1), run_starts, -1)
     member_lengths = _lengths(pc, parsed.column("members"), missing=-1)[rows]
-    stop = row_step == _index("stop_fetchers")
+    stop = row_step == _index(PAUSE_BEGINS)
     stop_start = _reduce(np.minimum, np.where(stop, step_start, np.inf), run_starts, np.inf)
-    restart = (row_step == _index("start_fetchers")) & (attempt[rows] == run_completed_attempt[run_of])
+    restart = (row_step == _index(PAUSE_ENDS)) & (attempt[rows] == run_completed_attempt[run_of])
     restart_end = _reduce(np.maximum, np.where(restart, seconds, -np.inf), run_starts, -np.inf)
     gap_end = np.where(restart_end > -np.inf, restart_end, ended)
     stop_ms = (gap_end - stop_start) * 1000.0
@@ -306,8 +323,8 @@ def grouped_column_figures(groups: Mapping[str | None, Sequence[str]]) -> Column
     return column_figures(keys, starts, pa.array(lines, pa.string()))
 
 
-def _index(name: str) -> int:
-    return next(i for i, step in enumerate(STEPS) if step.name == name)
+def _index(step: RebalanceStep) -> int:
+    return STEPS.index(step)
 
 
 def _parse(pa: Any, pc: Any, lines: Any, bounds: Any, good: Any) -> Any:

@@ -26,6 +26,19 @@ from types import MappingProxyType
 from typing import Any
 
 from zkconsumer.trace.coordinator import CoordinatorLane, CoordinatorLanes
+from zkconsumer.trace.roles import (
+    ASSIGN,
+    CLAIM,
+    ERROR,
+    MARKER_PREFIX,
+    PAUSE_BEGINS,
+    PAUSE_ENDS,
+    REBALANCE_PREFIX,
+    RELEASE,
+    ROLES,
+    Role,
+    later_step,
+)
 from zkconsumer.trace.values import finite_number as _number
 from zkconsumer.trace.values import integer as _int
 from zkconsumer.trace.values import json_list as _list
@@ -33,7 +46,6 @@ from zkconsumer.trace.vocabulary import BY_EVENT, CONFLICT, MARK_EVENTS, coordin
 
 BROKEN_LINES_KEPT = 5  # how many numbers of broken lines an EventLog keeps, to name them in a message
 FETCHER_PREFIXES = ("fetcher.", "fetcher_manager.", "leader_finder.")  # counted, never drawn
-MARKER_PREFIX = "demo."
 ROUND_JOIN_S = 0.5  # rebalances this close in time belong to one round (the group reacting to one change)
 # More partitions than a topic can have: a partition count in an event above it is corrupt, and is cut to it
 # rather than listing millions of partitions.
@@ -174,7 +186,7 @@ class Step:
     @property
     def failed(self) -> bool:
         """The step raised: its event carries ``error`` (``docs/events.md``), and what it was to do did not happen."""
-        return "error" in self.event.fields
+        return ERROR in self.event.fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -523,7 +535,7 @@ class _LaneBuilder:
         """The rebalance an event belongs to: by ``rebalance_id``, the current one first (ids restart at 1 when a
         consumer id is run again); one is made up when the trace starts in the middle of it."""
         rid = _int(event.fields.get("rebalance_id"))
-        if event.name == "rebalance.started":
+        if ROLES.get(event.name) is Role.STARTED:
             cause = event.fields.get("cause")
             rebalance = _RebalanceBuilder(self.consumer_id, rid if rid is not None else len(self.rebalances) + 1,
                                           time, cause if isinstance(cause, str) else None, started=True)
@@ -661,15 +673,9 @@ def _block_start(event: Event) -> datetime:
 
 def _step_duration(event: Event) -> float:
     """How far before its timestamp an event's block starts: a step's duration, else nothing."""
-    if event.name in BY_EVENT or _is_unknown_step(event):
+    if ROLES.get(event.name) is Role.STEP or later_step(event.name, event.fields):
         return max(_number(event.fields.get("duration_ms")) or 0.0, 0.0)
     return 0.0
-
-
-def _is_unknown_step(event: Event) -> bool:
-    """A ``rebalance.*`` event this code does not know but that looks like a step (a later version's)."""
-    return (event.name.startswith("rebalance.") and event.name not in BY_EVENT and event.name not in MARK_EVENTS
-            and _int(event.fields.get("step")) is not None and _number(event.fields.get("duration_ms")) is not None)
 
 
 def _apply_marker(marker: Marker, lanes: dict[str, _LaneBuilder], ownership: _Ownerships,
@@ -811,7 +817,7 @@ def _on_step(event: _Apply) -> _RebalanceBuilder:
     if known is not None:
         number, title, short = known.number, known.title, known.name
     else:
-        short = event.event.name[len("rebalance."):]
+        short = event.event.name[len(REBALANCE_PREFIX):]
         number, title = _int(event.fields.get("step")) or 0, short.replace("_", " ")
     rebalance.steps.append(Step(short, number, title, known is not None, event.attempt or 1,
                                 event.time - duration / 1000.0, event.time, duration, event.event))
@@ -842,34 +848,35 @@ def _on_assign(event: _Apply) -> None:
 
 def _unknown_event(event: _Apply) -> None:
     """An event no handler is for: a later version's step is drawn as one; anything else changes nothing."""
-    if _is_unknown_step(event.event):
+    if later_step(event.event.name, event.fields):
         _on_step(event)
 
 
-# What each event of a consumer changes (its demo markers are :func:`_apply_marker`'s).
+# What each role's events change (a consumer's demo markers are :func:`_apply_marker`'s).
+_BY_ROLE: dict[Role, Callable[[_Apply], object]] = {
+    Role.STARTED: _on_started,
+    Role.STEP: _on_step,
+    Role.ATTEMPT_FAILED: _on_attempt_failed,
+    Role.COMPLETED: _on_completed,
+    Role.FAILED: _on_failed,
+    Role.REBALANCE_MARK: _rebalance_mark,
+    Role.REQUESTED: _no_change,  # the rebalance it asks for begins with its own started
+    Role.LANE_MARK: _lane_mark,
+    Role.SESSION_EXPIRED: _on_session_expired,
+    Role.SHUTDOWN: _on_shutdown,
+}
+# What each event of a consumer changes: its role's, and what three steps also say of ownership and partitions.
 _HANDLERS: dict[str, Callable[[_Apply], object]] = {
-    **{name: _on_step for name in BY_EVENT},
-    "rebalance.claim": _on_claim,
-    "rebalance.release": _on_release,
-    "rebalance.assign": _on_assign,
-    # A rebalance.* mark belongs to its rebalance and attempt; the others are the member's: its connection, its
-    # output, and what happens between rebalances (a retry after one failed, an error that ended one).
-    **{name: _rebalance_mark if name.startswith("rebalance.") else _lane_mark for name in MARK_EVENTS},
-    "rebalance.retrying_after_failure": _lane_mark,
-    "rebalance.error": _lane_mark,
-    "rebalance.attempt_failed": _on_attempt_failed,
-    "rebalance.failed": _on_failed,
-    "rebalance.triggered": _no_change,  # the rebalance it asks for begins with rebalance.started
-    "rebalance.started": _on_started,
-    "rebalance.completed": _on_completed,
-    "session.expired": _on_session_expired,
-    "consumer.shutdown": _on_shutdown,
+    **{name: _BY_ROLE[role] for name, role in ROLES.items()},
+    CLAIM.event: _on_claim,
+    RELEASE.event: _on_release,
+    ASSIGN.event: _on_assign,
 }
 
 
 def _finish_lane(lane: _LaneBuilder, end: float) -> Lane:
     lives = tuple(lane.lives)
-    restarts = sorted(s.end for r in lane.rebalances for s in r.steps if s.name == "start_fetchers" and not s.failed)
+    restarts = sorted(s.end for r in lane.rebalances for s in r.steps if s.name == PAUSE_ENDS.name and not s.failed)
     rebalances = tuple(_finish_rebalance(r, lives, restarts) for r in lane.rebalances)
     return Lane(lane.consumer_id, lane.group, lives, rebalances, tuple(lane.marks), lane.fetcher_events)
 
@@ -900,13 +907,13 @@ def _finish_rebalance(rebalance: _RebalanceBuilder, lives: tuple[Life, ...], res
 
 def _gap(rebalance: _RebalanceBuilder, steps: tuple[Step, ...], lives: tuple[Life, ...],
          restarts: list[float]) -> Gap | None:
-    stops = [s for s in steps if s.name == "stop_fetchers"]
+    stops = [s for s in steps if s.name == PAUSE_BEGINS.name]
     if not stops:
         return None
     start = min(s.start for s in stops)
     if rebalance.outcome == "completed":
         restart = [s for s in steps
-                   if s.name == "start_fetchers" and s.attempt == rebalance.completed_attempt and not s.failed]
+                   if s.name == PAUSE_ENDS.name and s.attempt == rebalance.completed_attempt and not s.failed]
         if restart:
             return Gap(start, max(s.end for s in restart), True, "restart")
         assert rebalance.ended_at is not None
