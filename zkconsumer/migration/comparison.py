@@ -226,9 +226,13 @@ def run_front(broker: str, settings: CompareSettings) -> FrontProcess:
     from zkconsumer.members.modern_member import consumer_group_timeouts_ms
 
     session_ms, heartbeat_ms = consumer_group_timeouts_ms(settings.session_timeout_ms)
+    # the lower bounds too (Kafka's 6 s classic and 45 s / 5 s KIP-848 minimums would refuse the members' session)
     front = FrontProcess(broker, settings.output_dir / "front", options=(
+        "--group-min-session-timeout-ms", str(min(settings.session_timeout_ms, 6000)),
         "--group-consumer-session-timeout-ms", str(session_ms),
-        "--group-consumer-heartbeat-interval-ms", str(heartbeat_ms)))
+        "--group-consumer-min-session-timeout-ms", str(session_ms),
+        "--group-consumer-heartbeat-interval-ms", str(heartbeat_ms),
+        "--group-consumer-min-heartbeat-interval-ms", str(heartbeat_ms)))
     return front.start()
 
 

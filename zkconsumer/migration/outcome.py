@@ -135,8 +135,8 @@ class ComparisonResult:
             kept = {v.decode() if isinstance(v, bytes) else v for v in read(o.state_dir)}
             missing = [m for m in o.produced_messages if m.value not in kept]
             if missing:
-                raise AssertionError(f"{o.protocol}: the application's state lacks {len(missing)} of {o.produced} "
-                                     f"messages: {where((m.partition, m.offset) for m in missing)}")
+                raise AssertionError(f"{o.protocol}: the application lost {len(missing)} of {o.produced} messages "
+                                     f"(not in its state): {where((m.partition, m.offset) for m in missing)}")
 
     def assert_same_state(self, read: Callable[[Path], Any]) -> None:
         """``read(state_dir)`` is the same under every protocol (the application built the same state)."""
