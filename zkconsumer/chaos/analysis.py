@@ -21,6 +21,7 @@ from zkconsumer.chaos.overlaps import StaleWake, overlaps, stale_wakes
 from zkconsumer.chaos.records import Delivery, FaultSpan, Pause
 from zkconsumer.chaos.tenures import Tenure, handovers, tenures
 from zkconsumer.chaos.unfetched import unfetched_spans
+from zkconsumer.events import catalogue as ev
 from zkconsumer.trace.timeline import Event
 
 LOST_NAMED = 5  # how many lost messages a violation names
@@ -89,7 +90,7 @@ def analyse(record: RunRecord, limits: Limits) -> Findings:
     all_tenures = [t for member, events in record.events.items()
                    for t in tenures(member, events, record.deaths.get(member, ()), record.ended)]
     findings.handovers = handovers(all_tenures)
-    fenced = [e for events in record.events.values() for e in events if e.name == "stream.chunk_fenced"]
+    fenced = [e for events in record.events.values() for e in events if e.name == ev.STREAM_CHUNK_FENCED]
     findings.fenced_chunks = len(fenced)
     findings.fenced_messages = sum(int(e.fields.get("messages") or 0) for e in fenced)
     _stale_wakes(record, limits, all_tenures, findings)

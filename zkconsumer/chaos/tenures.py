@@ -9,10 +9,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from zkconsumer.events import catalogue as ev
 from zkconsumer.trace.timeline import Event
 
 # The events after which a member no longer fetches what it claimed.
-TENURE_ENDS = ("rebalance.stop_fetchers", "rebalance.attempt_failed", "session.expired", "consumer.shutdown")
+TENURE_ENDS = (ev.REBALANCE_STOP_FETCHERS, ev.REBALANCE_ATTEMPT_FAILED, ev.SESSION_EXPIRED, ev.CONSUMER_SHUTDOWN)
 DEATH = "death"
 END_OF_RUN = "end of run"
 
@@ -50,7 +51,7 @@ def tenures(member: str, events: Iterable[Event], deaths: Sequence[float], end_o
         while pending_deaths and pending_deaths[0] < at:
             pending_deaths.pop(0)
         fields = event.fields
-        if event.name == "rebalance.claim" and not fields.get("conflicts") and "error" not in fields:
+        if event.name == ev.REBALANCE_CLAIM and not fields.get("conflicts") and "error" not in fields:
             for row in [*fields.get("claimed", []), *fields.get("already_ours", [])]:
                 open_since.setdefault((row["topic"], int(row["partition"])), at)
         elif event.name in TENURE_ENDS:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.errors import UsageError
+from zkconsumer.events import catalogue as ev
 from zkconsumer.trace.timeline import build_timeline, read_events
 from zkconsumer.trace.timeline_html import render_html
 
@@ -84,7 +85,7 @@ class LivePage:
         pass
 
     def event(self, event: dict[str, Any]) -> None:
-        if event.get("event") == "demo.scene":  # several protocols' players begin each scene together: one marker
+        if event.get("event") == ev.DEMO_SCENE:  # several protocols' players begin each scene together: one marker
             if event.get("scene") in self._scenes:
                 return
             self._scenes.add(event.get("scene"))

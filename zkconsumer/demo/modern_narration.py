@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from zkconsumer.demo.narration import parse_time
+from zkconsumer.events import catalogue as ev
 from zkconsumer.trace.timeline import PartitionRef, partition_refs
 from zkconsumer.trace.values import integer, json_list, text
 from zkconsumer.trace.vocabulary import CLASSIC_PREFIX, CONSUMER_PREFIX
@@ -99,7 +100,7 @@ class ModernNarrator:
             self._learn_name(event)
             lines = (self._classic(kind, group, event) if classic else self._consumer(kind, group, event))
             return lines
-        if name.startswith("rebalance.") or name == "session.expired":
+        if name.startswith("rebalance.") or name == ev.SESSION_EXPIRED:
             return self._member(name, event)
         return []
 
@@ -202,28 +203,28 @@ class ModernNarrator:
 
     def _member(self, name: str, event: Event) -> list[str]:
         who = str(event.get("consumer_id", "?"))
-        if name == "session.expired":
+        if name == ev.SESSION_EXPIRED:
             return [f"  {who}: LOST {fmt_partitions(partition_refs(event.get('dropped')))} (its session ended "
                     f"without it)"]
-        if name == "rebalance.started":
+        if name == ev.REBALANCE_STARTED:
             self._attempts[who] = _MemberAttempt(_time(event))
             return []
         attempt = self._attempts.get(who)
         if attempt is None:
             return []
-        if name != "rebalance.completed":
+        if name != ev.REBALANCE_COMPLETED:
             attempt.steps.append(event)
             return []
         del self._attempts[who]
         return self._tell_member(who, attempt, event)
 
     def _tell_member(self, who: str, attempt: _MemberAttempt, end: Event) -> list[str]:
-        eager = any(s.get("event") == "rebalance.stop_fetchers" for s in attempt.steps)
-        revoked = [r for s in attempt.steps if s.get("event") == "rebalance.release"
+        eager = any(s.get("event") == ev.REBALANCE_STOP_FETCHERS for s in attempt.steps)
+        revoked = [r for s in attempt.steps if s.get("event") == ev.REBALANCE_RELEASE
                    for r in _plain(s.get("released"))]
-        given = [r for s in attempt.steps if s.get("event") == "rebalance.assign"
+        given = [r for s in attempt.steps if s.get("event") == ev.REBALANCE_ASSIGN
                  for r in _plain(s.get("assignment"))]
-        restart = next((s for s in attempt.steps if s.get("event") == "rebalance.start_fetchers"), None)
+        restart = next((s for s in attempt.steps if s.get("event") == ev.REBALANCE_START_FETCHERS), None)
         parts = []
         if eager:
             parts.append("gave up everything it fetched (eager)" + (f": {fmt_partitions(revoked)}" if revoked else ""))

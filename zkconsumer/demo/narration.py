@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from zkconsumer.events import catalogue as ev
 from zkconsumer.trace.timeline import Gap, parse_timestamp, partition_refs
 from zkconsumer.trace.vocabulary import BY_EVENT, STEPS
 from zkconsumer.trace.words import describe_gap, describe_step_fields, fmt_partitions
@@ -81,20 +82,20 @@ class RebalanceNarrator:
         who = str(event.get("consumer_id", "?"))
         if name in BY_EVENT:
             self._attempt_steps.setdefault(who, []).append(event)
-            if name == "rebalance.stop_fetchers":
+            if name == ev.REBALANCE_STOP_FETCHERS:
                 self._stopped_at.setdefault(who, step_started(event))
             return []
-        if name == "rebalance.started":
+        if name == ev.REBALANCE_STARTED:
             self._causes[who] = str(event.get("cause", ""))
             self._attempt_steps[who] = []
             self._stopped_at.pop(who, None)
             return []
-        if name == "rebalance.completed":
+        if name == ev.REBALANCE_COMPLETED:
             return self._tell(who, event, f"done: owns {owned_text(event.get('owned'))}")
-        if name == "rebalance.attempt_failed":
+        if name == ev.REBALANCE_ATTEMPT_FAILED:
             return self._tell(who, event, f"attempt failed ({event.get('reason')}); retrying after "
                                           f"{event.get('backoff_ms')} ms")
-        if name == "rebalance.failed":
+        if name == ev.REBALANCE_FAILED:
             return self._tell(who, event, f"REBALANCE FAILED after {event.get('attempts')} attempts")
         return self._instant(who, name, event)
 
@@ -114,7 +115,7 @@ class RebalanceNarrator:
             if self.explain and info.name not in self._explained:
                 self._explained.add(info.name)
                 lines.append(f"      ({info.meaning})")
-        restart = next((s for s in steps if s["event"] == "rebalance.start_fetchers" and "error" not in s), None)
+        restart = next((s for s in steps if s["event"] == ev.REBALANCE_START_FETCHERS and "error" not in s), None)
         if restart is not None and who in self._stopped_at:
             gap = Gap(self._stopped_at.pop(who), parse_time(restart["timestamp"]), True, "restart")
             outcome += f"; {describe_gap(gap)}"
@@ -133,7 +134,7 @@ class RebalanceNarrator:
         return [f"      ({note})"]
 
     def _instant(self, who: str, name: str, event: Event) -> list[str]:
-        if name == "rebalance.triggered":
+        if name == ev.REBALANCE_TRIGGERED:
             detail = {
                 "members_changed": f"the members are now {', '.join(event.get('members') or [])}",
                 "topic_changed": f"topic {event.get('topic')} changed (partitions added?)",
@@ -141,16 +142,16 @@ class RebalanceNarrator:
                 "brokers_appeared": "brokers appeared",
             }.get(str(event.get("cause")), str(event.get("cause")))
             return [f"  {who}: watch fired: {detail}"]
-        if name == "consumer.registered":
+        if name == ev.CONSUMER_REGISTERED:
             return [f"  {who}: registered at {event.get('path')}"
                     + (" (again, after its session expired)" if event.get("reregistered") else "")]
-        if name == "session.expired":
+        if name == ev.SESSION_EXPIRED:
             return [f"  {who}: SESSION EXPIRED: dropped {owned_text(event.get('dropped'))}"]
-        if name == "rebalance.retrying_after_failure":
+        if name == ev.REBALANCE_RETRYING_AFTER_FAILURE:
             return [f"  {who}: gave up this rebalance, will keep retrying "
                     f"({event.get('failures_in_a_row')} failures in a row)"]
-        if name == "offsets.commit_skipped":
+        if name == ev.OFFSETS_COMMIT_SKIPPED:
             return [f"  {who}: commit skipped: someone committed higher offsets meanwhile"]
-        if name == "consumer.shutdown":
+        if name == ev.CONSUMER_SHUTDOWN:
             return [f"  {who}: shut down cleanly: offsets committed, its ephemeral znodes gone with its session"]
         return []

@@ -21,19 +21,20 @@ from typing import Any, TextIO
 from zkconsumer.demo.modern_narration import InTimeOrder, ModernNarrator
 from zkconsumer.demo.narration import RebalanceNarrator
 from zkconsumer.demo.rebalance_demo import scene_heading
+from zkconsumer.events import catalogue as ev
 from zkconsumer.scenarios.model import Scene
 
-_MARKERS = {
-    "demo.member_started": "started {consumer_id} (pid {pid})",
-    "demo.member_killed": "killed {consumer_id} with {signal}",
-    "demo.member_stopping": "asked {consumer_id} to leave (SIGTERM)",
-    "demo.member_stopped": "{consumer_id} left",
-    "demo.member_paused": "froze {consumer_id} (SIGSTOP) for {seconds} s",
-    "demo.member_resumed": "{consumer_id} continues (SIGCONT)",
-    "demo.session_expired": "expired {consumer_id}'s ZooKeeper session",
-    "demo.partitions_added": "topic {topic} now has {after} partitions (was {before})",
-    "demo.member_died": "{consumer_id} exited on its own (status {returncode})",
-    "demo.not_settled": "scene {scene} did not settle: {note}",
+_MARKERS: dict[str, str] = {
+    ev.DEMO_MEMBER_STARTED: "started {consumer_id} (pid {pid})",
+    ev.DEMO_MEMBER_KILLED: "killed {consumer_id} with {signal}",
+    ev.DEMO_MEMBER_STOPPING: "asked {consumer_id} to leave (SIGTERM)",
+    ev.DEMO_MEMBER_STOPPED: "{consumer_id} left",
+    ev.DEMO_MEMBER_PAUSED: "froze {consumer_id} (SIGSTOP) for {seconds} s",
+    ev.DEMO_MEMBER_RESUMED: "{consumer_id} continues (SIGCONT)",
+    ev.DEMO_SESSION_EXPIRED: "expired {consumer_id}'s ZooKeeper session",
+    ev.DEMO_PARTITIONS_ADDED: "topic {topic} now has {after} partitions (was {before})",
+    ev.DEMO_MEMBER_DIED: "{consumer_id} exited on its own (status {returncode})",
+    ev.DEMO_NOT_SETTLED: "scene {scene} did not settle: {note}",
 }
 
 

@@ -23,13 +23,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from zkconsumer.events import catalogue as ev
 from zkconsumer.trace.timeline import Event, build_timeline, partition_refs, rebalance_rounds
 
-SCENE = "demo.scene"
-REVOKE_WORK = "rebalance.listener_before_release"
-DRAINING = "demo.draining"
-DIED = "demo.member_died"
-_STOP_ALL = ("consumer.shutting_down", "demo.member_killed", DIED)
+SCENE = ev.DEMO_SCENE
+REVOKE_WORK = ev.REBALANCE_LISTENER_BEFORE_RELEASE
+DRAINING = ev.DEMO_DRAINING
+DIED = ev.DEMO_MEMBER_DIED
+_STOP_ALL = (ev.CONSUMER_SHUTTING_DOWN, ev.DEMO_MEMBER_KILLED, DIED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +194,7 @@ def measure(protocol: str, events: Sequence[Event], produced: Sequence[Produced]
             continue
         time, name = at(event), event.name
         scene = scene_at(time)
-        if name == "rebalance.stop_fetchers":
+        if name == ev.REBALANCE_STOP_FETCHERS:
             start = time - _duration_s(event)
             fetching.stop(member, set(fetching.by_member[member]), start, scene_at(start))
         elif name == REVOKE_WORK:
@@ -201,16 +202,16 @@ def measure(protocol: str, events: Sequence[Event], produced: Sequence[Produced]
             held = set(fetching.by_member[member])
             fetching.stop(member, held, start, scene_at(start))
             fetching.start(member, sorted(held & set(_partitions(event.fields.get("kept"), topic))), time, scene)
-        elif name == "rebalance.release":
+        elif name == ev.REBALANCE_RELEASE:
             fetching.stop(member, _partitions(event.fields.get("released"), topic), time - _duration_s(event), scene)
-        elif name == "session.expired":
+        elif name == ev.SESSION_EXPIRED:
             dropped = _partitions(event.fields.get("dropped"), topic)
             fetching.stop(member, set(dropped) | set(fetching.by_member[member]), time, scene)
         elif name in _STOP_ALL:
             fetching.stop(member, set(fetching.by_member[member]), time, scene)
             if name == DIED:
                 failures.append(MemberFailure(member, time, _int(event.fields.get("returncode"))))
-        elif name == "rebalance.completed":
+        elif name == ev.REBALANCE_COMPLETED:
             owned = set(_partitions(event.fields.get("owned"), topic))
             fetching.stop(member, fetching.by_member[member] - owned, time, scene)
             fetching.start(member, sorted(owned), time, scene)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
 
+from zkconsumer.events import catalogue as ev
 from zkconsumer.events.rebalance_steps import BY_NAME, STEPS
 from zkconsumer.trace.values import finite_number, integer
 from zkconsumer.trace.vocabulary import MARK_EVENTS
@@ -44,15 +45,15 @@ ROLES: Mapping[str, Role] = MappingProxyType({
     **{step.event: Role.STEP for step in STEPS},
     **{name: Role.REBALANCE_MARK if name.startswith(REBALANCE_PREFIX) else Role.LANE_MARK for name in MARK_EVENTS},
     # what happens between rebalances: a retry after one failed, an error that ended one
-    "rebalance.retrying_after_failure": Role.LANE_MARK,
-    "rebalance.error": Role.LANE_MARK,
-    "rebalance.triggered": Role.REQUESTED,
-    "rebalance.started": Role.STARTED,
-    "rebalance.attempt_failed": Role.ATTEMPT_FAILED,
-    "rebalance.completed": Role.COMPLETED,
-    "rebalance.failed": Role.FAILED,
-    "session.expired": Role.SESSION_EXPIRED,
-    "consumer.shutdown": Role.SHUTDOWN,
+    ev.REBALANCE_RETRYING_AFTER_FAILURE: Role.LANE_MARK,
+    ev.REBALANCE_ERROR: Role.LANE_MARK,
+    ev.REBALANCE_TRIGGERED: Role.REQUESTED,
+    ev.REBALANCE_STARTED: Role.STARTED,
+    ev.REBALANCE_ATTEMPT_FAILED: Role.ATTEMPT_FAILED,
+    ev.REBALANCE_COMPLETED: Role.COMPLETED,
+    ev.REBALANCE_FAILED: Role.FAILED,
+    ev.SESSION_EXPIRED: Role.SESSION_EXPIRED,
+    ev.CONSUMER_SHUTDOWN: Role.SHUTDOWN,
 })
 
 #: An event without a role changes none of its member's rebalances unless its name begins with one of these: a later

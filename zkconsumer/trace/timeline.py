@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 from typing import Any
 
+from zkconsumer.events import catalogue as ev
 from zkconsumer.trace.coordinator import CoordinatorLane, CoordinatorLanes
 from zkconsumer.trace.roles import (
     ASSIGN,
@@ -681,22 +682,22 @@ def _step_duration(event: Event) -> float:
 def _apply_marker(marker: Marker, lanes: dict[str, _LaneBuilder], ownership: _Ownerships,
                   partitions: set[tuple[str, int]]) -> None:
     consumer = marker.consumer_id
-    if marker.name == "demo.partitions_added":
+    if marker.name == ev.DEMO_PARTITIONS_ADDED:
         topic, after = marker.fields.get("topic"), _int(marker.fields.get("after"))
         if isinstance(topic, str) and after is not None:
             _add_partitions(partitions, topic, after)
     if consumer is None:
         return
     lane = lanes.get(consumer)
-    if marker.name == "demo.member_started":
+    if marker.name == ev.DEMO_MEMBER_STARTED:
         if lane is None:
             lane = lanes[consumer] = _LaneBuilder(consumer)
         if lane.alive_since is None:
             lane.touch(marker.time)
-    elif lane is not None and marker.name == "demo.member_killed":
+    elif lane is not None and marker.name == ev.DEMO_MEMBER_KILLED:
         # Its owner znodes live on until its session expires; someone else's claim ends them.
         lane.end_life(marker.time, "killed")
-    elif lane is not None and marker.name == "demo.member_stopped" and lane.alive_since is not None:
+    elif lane is not None and marker.name == ev.DEMO_MEMBER_STOPPED and lane.alive_since is not None:
         ownership.end(consumer, ownership.held_by(consumer), marker.time, "shutdown")
         lane.end_life(marker.time, "stopped")
 

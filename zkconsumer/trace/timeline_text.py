@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from zkconsumer.events import catalogue as ev
 from zkconsumer.trace.coordinator import CoordinatorLane
 from zkconsumer.trace.timeline import (
     Entry,
@@ -141,49 +142,49 @@ def _describe(entry: Entry, lookup: _Lookup) -> str | None:
     if name in MARK_EVENTS:
         mark = lookup.marks.get(id(event))
         return f"{ALERT} {describe_mark(mark)}" if mark is not None else None
-    if name == "rebalance.started":
+    if name == ev.REBALANCE_STARTED:
         return f"rebalance {f.get('rebalance_id', '?')} started ({f.get('cause', '?')}, {f.get('strategy', '?')})"
-    if name == "rebalance.completed":
+    if name == ev.REBALANCE_COMPLETED:
         rebalance = lookup.rebalances.get((consumer, time))
         if rebalance is None:
             return None
         return f"{describe_rebalance(rebalance)}; owns {fmt_partitions(rebalance.owned or ())}"
-    if name == "rebalance.triggered":
+    if name == ev.REBALANCE_TRIGGERED:
         members = f.get("members")
         extra = f"; members {', '.join(str(m) for m in members)}" if isinstance(members, list) else ""
         return f"watch fired: {f.get('cause', '?')}{extra}"
-    if name == "consumer.connected":
+    if name == ev.CONSUMER_CONNECTED:
         where = f" {f['zookeeper']}" if f.get("zookeeper") else ""
         return f"connected to ZooKeeper{where} (session {f.get('session_id', '?')})"
-    if name == "consumer.registered":
+    if name == ev.CONSUMER_REGISTERED:
         again = " again, after a session expiry" if f.get("reregistered") else ""
         return f"registered{again} at {f.get('path', '?')}"
-    if name == "consumer.registration_waiting":
+    if name == ev.CONSUMER_REGISTRATION_WAITING:
         return f"waiting: {f.get('path', '?')} still held by session {f.get('owner_session', '?')}"
-    if name == "zookeeper.connected":
+    if name == ev.ZOOKEEPER_CONNECTED:
         return "reconnected to ZooKeeper with a new session" if f.get("new_session") else "reconnected to ZooKeeper"
-    if name == "consumer.shutting_down":
+    if name == ev.CONSUMER_SHUTTING_DOWN:
         return "shutting down"
-    if name == "consumer.shutdown":
+    if name == ev.CONSUMER_SHUTDOWN:
         duration = f.get("duration_ms")
         return "shut down" + (f" in {fmt_ms(duration)}" if isinstance(duration, (int, float)) else "") + \
             ": its owner znodes go with its session"
-    if name == "consumer.shutdown_error":
+    if name == ev.CONSUMER_SHUTDOWN_ERROR:
         return f"{ALERT} shutdown error: {f.get('error', '?')}"
-    if name == "offsets.committed":
+    if name == ev.OFFSETS_COMMITTED:
         where = " to Kafka" if f.get("store") == "kafka" else ""
         return f"committed offsets{where} ({f.get('reason', '?')}): {fmt_offsets(f.get('offsets')) or 'none'}"
-    if name == "offsets.commit_skipped":
+    if name == ev.OFFSETS_COMMIT_SKIPPED:
         store = "Kafka" if f.get("store") == "kafka" else "ZooKeeper"
         return f"{ALERT} commit skipped ({f.get('reason', '?')}): a higher offset is in {store}"
-    if name == "offsets.commit_failed":
+    if name == ev.OFFSETS_COMMIT_FAILED:
         return f"{ALERT} commit failed ({f.get('reason', '?')}): {f.get('error', '?')}"
-    if name == "znode.malformed":
+    if name == ev.ZNODE_MALFORMED:
         return f"{ALERT} znode {f.get('path', '?')}: {f.get('problem', '?')}"
-    if name == "stream.offset_gap":
+    if name == ev.STREAM_OFFSET_GAP:
         return (f"{ALERT} offset gap in {f.get('topic')}-{f.get('partition')}: consumed {f.get('consumed_offset')}, "
                 f"next chunk at {f.get('fetch_offset')} (may lose data)")
-    if name == "stream.end":
+    if name == ev.STREAM_END:
         return f"stream {f.get('stream', '?')} ended"
     level = f.get("level")
     if level in ("warning", "error", "critical"):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from zkconsumer.events import catalogue as ev
 from zkconsumer.events.rebalance_steps import BY_EVENT, BY_NAME, STEPS, RebalanceStep
 
 __all__ = [
@@ -89,22 +90,22 @@ CONFLICT = "conflict"
 # In the legend's order.
 MARK_KINDS: tuple[MarkKind, ...] = (
     MarkKind(CONFLICT, None, "ownership conflict", Symbol("triangle", "#e6550d")),
-    MarkKind("attempt_failed", "rebalance.attempt_failed", "attempt failed, retried", Symbol("circle", "#e6550d")),
-    MarkKind("rebalance_failed", "rebalance.failed", "rebalance failed", Symbol("square", "#b10026")),
-    MarkKind("retrying", "rebalance.retrying_after_failure", "retrying after a failed rebalance",
+    MarkKind("attempt_failed", ev.REBALANCE_ATTEMPT_FAILED, "attempt failed, retried", Symbol("circle", "#e6550d")),
+    MarkKind("rebalance_failed", ev.REBALANCE_FAILED, "rebalance failed", Symbol("square", "#b10026")),
+    MarkKind("retrying", ev.REBALANCE_RETRYING_AFTER_FAILURE, "retrying after a failed rebalance",
              Symbol("diamond", "#b10026")),
-    MarkKind("rebalance_error", "rebalance.error", "rebalance error", Symbol("square", "#7a0177")),
-    MarkKind("no_brokers", "rebalance.no_brokers", "no broker", Symbol("ring", "#636363")),
-    MarkKind("session_expired", "session.expired", "session expired", Symbol("cross", "#b10026")),
-    MarkKind("session_lost", "zookeeper.session_lost", "ZooKeeper session lost", Symbol("cross", "#7a0177")),
-    MarkKind("suspended", "zookeeper.suspended", "ZooKeeper connection suspended", Symbol("bar", "#7a0177")),
-    MarkKind("suspended_too_long", "zookeeper.suspended_too_long", "cut off too long: stopped fetching",
+    MarkKind("rebalance_error", ev.REBALANCE_ERROR, "rebalance error", Symbol("square", "#7a0177")),
+    MarkKind("no_brokers", ev.REBALANCE_NO_BROKERS, "no broker", Symbol("ring", "#636363")),
+    MarkKind("session_expired", ev.SESSION_EXPIRED, "session expired", Symbol("cross", "#b10026")),
+    MarkKind("session_lost", ev.ZOOKEEPER_SESSION_LOST, "ZooKeeper session lost", Symbol("cross", "#7a0177")),
+    MarkKind("suspended", ev.ZOOKEEPER_SUSPENDED, "ZooKeeper connection suspended", Symbol("bar", "#7a0177")),
+    MarkKind("suspended_too_long", ev.ZOOKEEPER_SUSPENDED_TOO_LONG, "cut off too long: stopped fetching",
              Symbol("bar", "#b10026")),
-    MarkKind("chunk_fenced", "stream.chunk_fenced", "chunk dropped: session lost during a pause",
+    MarkKind("chunk_fenced", ev.STREAM_CHUNK_FENCED, "chunk dropped: session lost during a pause",
              Symbol("diamond", "#08519c")),
     # A demo event about one member rather than the whole run: a mark on its lane (a crash's traceback would
     # otherwise draw a line across the page for every line it printed).
-    MarkKind("member_output", "demo.member_output", "member printed a non-event line", Symbol("square", "#000000")),
+    MarkKind("member_output", ev.DEMO_MEMBER_OUTPUT, "member printed a non-event line", Symbol("square", "#000000")),
 )
 MARKS: dict[str, MarkKind] = {mark.kind: mark for mark in MARK_KINDS}
 MARK_EVENTS: dict[str, str] = {mark.event: mark.kind for mark in MARK_KINDS if mark.event is not None}
@@ -137,9 +138,9 @@ class LifeEnd:
 
 
 LIFE_ENDS: dict[str, LifeEnd] = {end.kind: end for end in (
-    LifeEnd("killed", "demo.member_killed", "member killed", Symbol("cross", "#000000")),
-    LifeEnd("shutdown", "consumer.shutdown", "member shut down", Symbol("bar", "#555555")),
-    LifeEnd("stopped", "demo.member_stopped", "member stopped", Symbol("bar", "#555555"), in_legend=False),
+    LifeEnd("killed", ev.DEMO_MEMBER_KILLED, "member killed", Symbol("cross", "#000000")),
+    LifeEnd("shutdown", ev.CONSUMER_SHUTDOWN, "member shut down", Symbol("bar", "#555555")),
+    LifeEnd("stopped", ev.DEMO_MEMBER_STOPPED, "member stopped", Symbol("bar", "#555555"), in_legend=False),
 )}
 
 # How a stop-the-world gap that this rebalance did not close ends (``Gap.ended_by``), as the end of a sentence.
@@ -227,18 +228,18 @@ class CoordinatorMarkKind:
 
 # In the legend's order.
 COORDINATOR_MARK_KINDS: tuple[CoordinatorMarkKind, ...] = (
-    CoordinatorMarkKind("joined", ("front.group.member_joined", "front.consumer_group.member_joined"),
+    CoordinatorMarkKind("joined", (ev.FRONT_GROUP_MEMBER_JOINED, ev.FRONT_CONSUMER_GROUP_MEMBER_JOINED),
                         "member joined the group", Symbol("circle", "#31a354")),
-    CoordinatorMarkKind("left", ("front.group.member_left", "front.consumer_group.member_left"),
+    CoordinatorMarkKind("left", (ev.FRONT_GROUP_MEMBER_LEFT, ev.FRONT_CONSUMER_GROUP_MEMBER_LEFT),
                         "member left the group", Symbol("ring", "#31a354")),  # hollow: the join's colour
-    CoordinatorMarkKind("expired", ("front.group.member_expired", "front.consumer_group.member_expired"),
+    CoordinatorMarkKind("expired", (ev.FRONT_GROUP_MEMBER_EXPIRED, ev.FRONT_CONSUMER_GROUP_MEMBER_EXPIRED),
                         "member expired (removed by a timeout)", Symbol("cross", "#d94801")),
     # A static member replaced by a new instance is fenced: the old member id gets FENCED_INSTANCE_ID.
-    CoordinatorMarkKind("fenced", ("front.group.static_member_replaced", "front.consumer_group.member_fenced",
-                                   "front.consumer_group.static_member_replaced"),
+    CoordinatorMarkKind("fenced", (ev.FRONT_GROUP_STATIC_MEMBER_REPLACED, ev.FRONT_CONSUMER_GROUP_MEMBER_FENCED,
+                                   ev.FRONT_CONSUMER_GROUP_STATIC_MEMBER_REPLACED),
                         "member fenced", Symbol("square", "#dd3497")),
-    CoordinatorMarkKind("assignment", ("front.group.assignment_sent",
-                                       "front.consumer_group.target_assignment_computed"),
+    CoordinatorMarkKind("assignment", (ev.FRONT_GROUP_ASSIGNMENT_SENT,
+                                       ev.FRONT_CONSUMER_GROUP_TARGET_ASSIGNMENT_COMPUTED),
                         "assignment sent (classic) or target assignment computed (KIP-848)",
                         Symbol("diamond", "#2171b5")),
 )
@@ -272,17 +273,17 @@ def coordinator_protocol(name: str) -> str | None:
 
 # The demo's markers: drawn across every lane and shown as headings (``demo.member_output`` is a mark instead).
 MARKER_EVENTS: tuple[str, ...] = (
-    "demo.scene", "demo.member_started", "demo.member_killed", "demo.member_stopped", "demo.settled",
-    "demo.partitions_added",
+    ev.DEMO_SCENE, ev.DEMO_MEMBER_STARTED, ev.DEMO_MEMBER_KILLED, ev.DEMO_MEMBER_STOPPED, ev.DEMO_SETTLED,
+    ev.DEMO_PARTITIONS_ADDED,
 )
 
 # The rest of what the timeline, its text and the narration read and put in words.
 _OTHER_EVENTS: tuple[str, ...] = (
-    "rebalance.triggered", "rebalance.started", "rebalance.completed",
-    "consumer.connected", "consumer.registration_waiting", "consumer.registered", "zookeeper.connected",
-    "consumer.shutting_down", "consumer.shutdown_error",
-    "offsets.committed", "offsets.commit_skipped", "offsets.commit_failed", "znode.malformed",
-    "stream.offset_gap", "stream.end",
+    ev.REBALANCE_TRIGGERED, ev.REBALANCE_STARTED, ev.REBALANCE_COMPLETED,
+    ev.CONSUMER_CONNECTED, ev.CONSUMER_REGISTRATION_WAITING, ev.CONSUMER_REGISTERED, ev.ZOOKEEPER_CONNECTED,
+    ev.CONSUMER_SHUTTING_DOWN, ev.CONSUMER_SHUTDOWN_ERROR,
+    ev.OFFSETS_COMMITTED, ev.OFFSETS_COMMIT_SKIPPED, ev.OFFSETS_COMMIT_FAILED, ev.ZNODE_MALFORMED,
+    ev.STREAM_OFFSET_GAP, ev.STREAM_END,
 )
 
 EVENTS: frozenset[str] = frozenset(

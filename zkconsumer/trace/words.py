@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from zkconsumer.events import catalogue as ev
 from zkconsumer.trace.coordinator import ROUND_ENDS, CoordinatorRound, GroupStateStretch
 from zkconsumer.trace.timeline import (
     Gap,
@@ -206,31 +207,31 @@ def describe_marker(marker: Marker) -> tuple[str, str]:
     who = marker.consumer_id or "?"
     note = f.get("note")
     note = note if isinstance(note, str) else ""
-    if marker.name == "demo.scene":
+    if marker.name == ev.DEMO_SCENE:
         title = f.get("title")
         scene = f.get("scene")
         label = f"scene {scene}" if scene is not None else "scene"
         return (f"{label}: {title}" if isinstance(title, str) and title else label), note
-    if marker.name == "demo.member_started":
+    if marker.name == ev.DEMO_MEMBER_STARTED:
         extra = []
         if f.get("streams") is not None:
             extra.append(f"streams {f.get('streams')}")
         if f.get("pid") is not None:
             extra.append(f"pid {f.get('pid')}")
         return f"{who} started" + (f" ({', '.join(extra)})" if extra else ""), note
-    if marker.name == "demo.member_killed":
+    if marker.name == ev.DEMO_MEMBER_KILLED:
         signal = f.get("signal")
         return f"{who} killed" + (f" ({signal})" if signal is not None else ""), note
-    if marker.name == "demo.member_stopped":
+    if marker.name == ev.DEMO_MEMBER_STOPPED:
         return f"{who} stopped", note
-    if marker.name == "demo.settled":
+    if marker.name == ev.DEMO_SETTLED:
         scene = f.get("scene")
         valid = f.get("valid")
         verdict = (", verified" if valid else ", NOT valid") if isinstance(valid, bool) else ""
         owners = partition_refs(f.get("owners"))
         return (f"scene {scene} settled{verdict}" if scene is not None else f"settled{verdict}",
                 f"owners: {fmt_partitions(owners)}" if owners else note)
-    if marker.name == "demo.partitions_added":
+    if marker.name == ev.DEMO_PARTITIONS_ADDED:
         return f"{f.get('topic')}: partitions {f.get('before')} -> {f.get('after')}", note
     return marker.kind.replace("_", " "), note
 
