@@ -8,8 +8,8 @@ eight with an ownership conflict and a second attempt, and some fetcher events).
 
 * fleet loop: read the snapshot, ``analyze_group(decode(line))`` per line, keep the figures (what a script would do);
 * fleet Spark: what ``zkconsumer analyze fleet --master local[2]`` does, in a fresh process each time: the command's
-  session (:func:`zkconsumer.cli.analyze.spark_session`), ``run_fleet_job`` (the analysis on the executors, the two
-  Parquet tables, the page's aggregates and the page), the session stopped;
+  session (:func:`zkconsumer.fleet.spark_session.spark_session`), ``run_fleet_job`` (the analysis on the executors,
+  the two Parquet tables, the page's aggregates and the page), the session stopped;
 * events loop: read the files, group the lines by ``consumer_id`` in a dict, ``member_figures`` per member (the
   timeline's parsing and figures: the reference the job's tables are compared with);
 * events Spark: the same for ``run_events_job``, whose tasks compute the members whose events have the regular shape
@@ -18,7 +18,7 @@ eight with an ownership conflict and a second attempt, and some fetcher events).
   columns' rather than the two cores'.
 
 Spark is timed three ways, every run in a fresh process with the command's session (a new JVM mapping Spark's classes
-from the run's own class archive, :mod:`zkconsumer.cli.class_archive`, which the first Spark run records and is
+from the run's own class archive, :mod:`zkconsumer.fleet.class_archive`, which the first Spark run records and is
 reported apart, as a user's first command would): end to end, session start-up included; without the
 start-up (from the job's call to its return: reading, the Python workers' start, the JVM loading and compiling what
 the job needs, the analysis, the writes, the page); and in a running session, where the same process has first run
@@ -57,8 +57,8 @@ from pathlib import Path
 from bench_support import memory_kib
 from process_cpu import descends, process_table
 
-from zkconsumer.cli.class_archive import ARCHIVE_ENV
 from zkconsumer.fleet.analysis import analyze_group
+from zkconsumer.fleet.class_archive import ARCHIVE_ENV
 from zkconsumer.fleet.event_columns import grouped_column_figures
 from zkconsumer.fleet.events import member_figures
 from zkconsumer.fleet.events_job import CONSUMER_ID_PATTERN
@@ -201,9 +201,9 @@ def child(job: str, path: str, output: str, warm_up: str) -> int:
     job on ``warm_up`` unless it is ``-``: a running session), the session stopped (waiting for the JVM to write the
     class archive when this run records it); JSON out."""
     started, cpu0 = time.perf_counter(), tree_cpu()
-    from zkconsumer.cli.analyze import command_session
     from zkconsumer.fleet.events_job import run_events_job
     from zkconsumer.fleet.fleet_job import run_fleet_job
+    from zkconsumer.fleet.spark_session import command_session
 
     with command_session("local[2]", f"zkconsumer-bench-{job}") as spark:
         session = time.perf_counter() - started
@@ -228,7 +228,7 @@ def child(job: str, path: str, output: str, warm_up: str) -> int:
 
 
 def spark_run(job: str, path: Path, output: Path, warm_up: Path | None = None, archive: bool = True) -> dict:
-    """A child's measurement; its class archive (:mod:`zkconsumer.cli.class_archive`) is the run's own, in the
+    """A child's measurement; its class archive (:mod:`zkconsumer.fleet.class_archive`) is the run's own, in the
     directory of ``output``: the first child records it, as a user's first command does, the others map it (unless
     ``archive`` is False: a JVM loading Spark's classes afresh, as without the archive)."""
     before = pressure()

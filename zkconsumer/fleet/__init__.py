@@ -12,7 +12,8 @@
 * :mod:`.fleet_job` and :mod:`.events_job`: the Spark jobs of ``zkconsumer analyze fleet|events``, which run the
   pure functions above on Spark's executors; :mod:`.task_files` (each task's own Parquet files, their schemas read
   off the row dataclasses by :mod:`.row_schema`) and :mod:`.job_output` (an output directory complete or absent)
-  serve both.
+  serve both; :mod:`.spark_session` starts and stops the session a job runs in, a local one mapping Spark's classes
+  from :mod:`.class_archive`.
 
 Only the jobs need PySpark (the ``spark`` extra), and they import it inside the functions that run on Spark, so
 every module here imports without it: the plain loops the benchmark compares the jobs with call the same functions.

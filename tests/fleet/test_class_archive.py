@@ -1,4 +1,4 @@
-"""The class archive of a local command's Spark JVM (zkconsumer.cli.class_archive): the first ``analyze`` records it
+"""The class archive of a local command's Spark JVM (zkconsumer.fleet.class_archive): the first ``analyze`` records it
 and waits for it, the next one's JVM maps it, and an archive that is not whole is never handed to a JVM (which would
 die of a bus error reading past its end)."""
 
@@ -14,7 +14,7 @@ import pytest
 from support import SAMPLE_EVENTS, wait_for
 from time_scale import bounded
 
-from zkconsumer.cli.class_archive import (
+from zkconsumer.fleet.class_archive import (
     ARCHIVE_ENV,
     PARTIAL,
     SUFFIX,
@@ -134,8 +134,8 @@ def test_the_first_command_records_the_archive_and_the_next_ones_jvm_maps_it(tmp
 
 def _session(archives: Path, body: str, **env: str) -> subprocess.CompletedProcess[str]:
     """A command's local session (what ``analyze`` runs its job in) in a process of its own, running ``body``."""
-    script = f"from zkconsumer.cli.analyze import command_session\nwith command_session('local[1]', 't') as spark:\n" \
-             f"    {body}\n"
+    script = "from zkconsumer.fleet.spark_session import command_session\n" \
+             f"with command_session('local[1]', 't') as spark:\n    {body}\n"
     return subprocess.run([sys.executable, "-c", script], env={**os.environ, ARCHIVE_ENV: str(archives), **env},
                           capture_output=True, text=True, timeout=bounded(100))
 
