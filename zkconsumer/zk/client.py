@@ -107,9 +107,11 @@ class BoundedAsyncResult(AsyncResult):
     """kazoo's threading async result; asked to wait without a timeout, it waits its handler's bound (but on the
     handler's own callback threads, see the module's docstring)."""
 
+    # A result read after its answer came (the pipelined reads of thousands of znodes read most so) is kazoo's own
+    # get: the thread lookup and the second locked wait cost several times the read itself.
     def get(self, block: bool = True, timeout: float | None = None) -> Any:
         handler = self._handler
-        if not block or timeout is not None or handler.on_callback_thread():
+        if not block or timeout is not None or self.ready() or handler.on_callback_thread():
             return super().get(block, timeout)
         if not super().wait(handler.bound_s):
             raise RequestTimeoutError(handler.server, handler.bound_s)
@@ -117,6 +119,8 @@ class BoundedAsyncResult(AsyncResult):
 
     def wait(self, timeout: float | None = None) -> bool:
         """Whether the result is ready, after waiting at most ``timeout`` (the handler's bound when ``None``)."""
+        if self.ready():
+            return True
         handler = self._handler
         if timeout is None and not handler.on_callback_thread():
             timeout = handler.bound_s
