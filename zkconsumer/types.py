@@ -6,7 +6,9 @@ imports another just to name a partition or a thread.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 
 #: "no offset": a partition the group never committed (Kafka's ``PartitionTopicInfo.InvalidOffset``); the fetcher
 #: resolves it with ``auto.offset.reset``, the offset store reads it for a missing offset znode.
@@ -21,6 +23,16 @@ class TopicPartition:
     def __str__(self) -> str:
         # Kafka's TopicPartition.toString, the notation of its logs and tests.
         return f"{self.topic}-{self.partition}"
+
+
+#: A sort key giving :class:`TopicPartition`'s own order (topic, then partition), compared in C: sorting 10,000
+#: partitions by the dataclass's ``__lt__`` makes some 130,000 Python calls.
+partition_order = attrgetter("topic", "partition")
+
+
+def sorted_partitions(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
+    """``sorted(partitions)``, several times faster."""
+    return sorted(partitions, key=partition_order)
 
 
 def thread_id(consumer: str, n: int) -> str:

@@ -13,12 +13,12 @@ import contextlib
 from collections.abc import Iterable
 from typing import Any
 
-from zkconsumer.types import TopicPartition
+from zkconsumer.types import TopicPartition, sorted_partitions
 
 
 def partition_names(partitions: Iterable[TopicPartition]) -> list[str]:
     """The ``topic-partition`` strings the data path's events carry, sorted."""
-    return [str(tp) for tp in sorted(partitions)]
+    return [str(tp) for tp in sorted_partitions(partitions)]
 
 
 def emit(logger: Any, level: str, event: str, **fields: Any) -> None:

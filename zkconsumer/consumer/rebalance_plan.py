@@ -16,7 +16,7 @@ from zkconsumer.assignors import registry
 from zkconsumer.assignors.model import AssignmentInput, Member
 from zkconsumer.errors import ZkConsumerError
 from zkconsumer.group.snapshot import GroupSnapshot
-from zkconsumer.types import TopicPartition, thread_id
+from zkconsumer.types import TopicPartition, sorted_partitions, thread_id
 
 #: ``partition.assignment.strategy`` values of the legacy consumer -> the assignor that implements each.
 STRATEGIES = {"range": "legacy-range", "roundrobin": "legacy-roundrobin"}
@@ -64,6 +64,6 @@ def plan_rebalance(snapshot: GroupSnapshot, consumer_id: str, strategy: str = "r
         strategy=strategy,
         members=tuple(snapshot.members),
         my_threads=MappingProxyType(threads),
-        assignment=MappingProxyType(dict(sorted(mine.items()))),
+        assignment=MappingProxyType({tp: mine[tp] for tp in sorted_partitions(mine)}),
         global_assignment=MappingProxyType({t: MappingProxyType(dict(sorted(p.items()))) for t, p in everyone.items()}),
     )

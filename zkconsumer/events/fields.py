@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from zkconsumer.types import TopicPartition
+from zkconsumer.types import TopicPartition, sorted_partitions
 
 
 def elapsed_ms(started: float) -> float:
@@ -27,7 +27,7 @@ def partition_list(partitions: Iterable[TopicPartition],
                    **per_partition: Mapping[TopicPartition, Any]) -> list[dict[str, Any]]:
     """Partitions as event fields, sorted: ``[{"topic": ..., "partition": ..., <name>: per_partition[name][tp]}]``."""
     rows = []
-    for tp in sorted(partitions):
+    for tp in sorted_partitions(partitions):
         row: dict[str, Any] = {"topic": tp.topic, "partition": tp.partition}
         for name, values in per_partition.items():
             row[name] = values[tp]

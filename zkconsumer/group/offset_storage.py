@@ -25,7 +25,7 @@ from zkconsumer.errors import ZkConsumerError
 from zkconsumer.group.kafka_offset_store import KafkaOffsetStore
 from zkconsumer.group.offset_store import ZooKeeperOffsetStore
 from zkconsumer.group.snapshot import MalformedZnode
-from zkconsumer.types import TopicPartition
+from zkconsumer.types import TopicPartition, sorted_partitions
 
 ZOOKEEPER = "zookeeper"
 KAFKA = "kafka"
@@ -119,7 +119,7 @@ class OffsetStorage:
         return ZOOKEEPER if self.kafka is None else KAFKA
 
     def fetch(self, partitions: Iterable[TopicPartition]) -> StorageFetch:
-        asked = sorted(set(partitions))
+        asked = sorted_partitions(set(partitions))
         if self.kafka is None:
             zk = self.zookeeper.fetch(asked)
             return StorageFetch(dict(zk.offsets), dict(zk.malformed))

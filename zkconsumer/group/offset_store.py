@@ -33,7 +33,7 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from kazoo.protocol.states import ZnodeStat
 
 from zkconsumer.group.snapshot import MalformedZnode
-from zkconsumer.types import INVALID_OFFSET, TopicPartition
+from zkconsumer.types import INVALID_OFFSET, TopicPartition, sorted_partitions
 from zkconsumer.zk import paths
 from zkconsumer.zk.batched_transaction import (
     DEFAULT_MULTI_MAX_BYTES,
@@ -155,7 +155,7 @@ class ZooKeeperOffsetStore:
 
     def _commit_batched(self, pending: dict[TopicPartition, tuple[int, tuple[int, int] | None]],
                         result: CommitResult) -> CommitResult:
-        order = sorted(pending)
+        order = sorted_partitions(pending)
         ops: list[Op] = []
         for tp in order:
             offset, checkpoint = pending[tp]
