@@ -8,10 +8,12 @@ members observe:
   deleted those it had made. Here the claims of an attempt go in multi-ops, as few as fit under the byte budget
   ``zookeeper.multi.max.bytes`` (:mod:`zkconsumer.zk.batched_transaction`: one multi-op of 10,000 claims is larger
   than ZooKeeper accepts, and the server drops the connection). A claim that fits one batch is one transaction, so
-  a failed attempt leaves nothing behind. When a later batch meets a conflict, or fails with an error (a dropped
-  connection: it may or may not have been applied), the batches of this attempt are deleted again, session-checked
-  as release does, and the attempt fails as one. Budget 0 claims Kafka's way, one create per partition (kept to
-  compare both in ``benchmarks/rebalance.py``).
+  a failed attempt leaves nothing behind. The batches are sent together (the server applies them one after the
+  other, each as one transaction; waiting for each answer before sending the next made a claim of 10,000 partitions
+  wait for four round trips of the server's slowest work). When a batch meets a conflict, or fails with an error (a
+  dropped connection: it may or may not have been applied), every batch of this attempt is deleted again,
+  session-checked as release does, and the attempt fails as one. Budget 0 claims Kafka's way, one create per
+  partition (kept to compare both in ``benchmarks/rebalance.py``).
 * **Our own node is recognised by session, not by data.** A node we created just before a connection loss comes
   back as NodeExists on retry; Kafka accepted any node holding our thread id string, which also accepted a stale
   node of a previous process with the same ``consumer.id`` (it vanishes later, silently un-owning the partition).
@@ -30,13 +32,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from kazoo.protocol.states import KeeperState
 from kazoo.retry import KazooRetry
 
-from zkconsumer.types import TopicPartition
+from zkconsumer.types import TopicPartition, sorted_partitions
 from zkconsumer.zk import paths
 from zkconsumer.zk.batched_transaction import (
     DEFAULT_MULTI_MAX_BYTES,
@@ -109,27 +112,31 @@ def claim_partitions(zk: KazooClient, group: str, claims: Mapping[TopicPartition
         ensure_path(zk, paths.GroupTopicDirs(group, topic).owner_dir)
     if max_bytes == 0:
         return _claim_one_by_one(zk, group, claims)
-    order = sorted(claims)
+    order = sorted_partitions(claims)
     batches = plan_for(zk, (Create(owner_path(group, tp), claims[tp].encode(), ephemeral=True) for tp in order),
                        max_bytes)
     session = session_id(zk)
+    todos: list[dict[TopicPartition, str]] = []
+    start = 0
+    for batch in batches:
+        todos.append({tp: claims[tp] for tp in order[start:start + len(batch)]})
+        start += len(batch)
+    first_writes = [commit_async(zk, batch) for batch in batches]  # all sent before any answer is read
     created: list[TopicPartition] = []
     ours: list[TopicPartition] = []
     versions: dict[TopicPartition, int] = {}
     sent = 0
-    start = 0
-    for batch in batches:
-        todo = {tp: claims[tp] for tp in order[start:start + len(batch)]}
-        start += len(batch)
+    for index, (todo, first_write) in enumerate(zip(todos, first_writes, strict=True)):
+        later = [tp for rest in todos[index + 1:] for tp in rest]  # sent too: maybe applied
         try:
-            outcome = _claim_batch(zk, group, todo, session)
+            outcome = _claim_batch(zk, group, todo, session, first_write)
         except Exception:
             # The failed batch may have been applied without its answer reaching us: undo it too.
-            _undo(zk, group, created + list(todo), max_bytes)
+            _undo(zk, group, created + list(todo) + later, max_bytes)
             raise
         sent += outcome.batches
         if not outcome.ok:
-            sent += _undo(zk, group, created, max_bytes)
+            sent += len(first_writes) - index - 1 + _undo(zk, group, created + later, max_bytes)
             return ClaimResult(conflicts=outcome.conflicts, batches=sent)
         created.extend(outcome.claimed)
         ours.extend(outcome.already_ours)
@@ -138,14 +145,19 @@ def claim_partitions(zk: KazooClient, group: str, claims: Mapping[TopicPartition
                        held=HeldZnodes(session, MappingProxyType(versions)))
 
 
-def _claim_batch(zk: KazooClient, group: str, todo: dict[TopicPartition, str], session: int) -> ClaimResult:
-    """One batch, as one transaction: retried after reading every node of it when it fails, so that nodes of our
-    own session leave it (or get their data corrected in it) and anyone else's node ends the attempt."""
+def _claim_batch(zk: KazooClient, group: str, todo: dict[TopicPartition, str], session: int,
+                 first_write: Any) -> ClaimResult:
+    """One batch, as one transaction (``first_write``: the async result of its creates, already sent): retried after
+    reading every node of it when it fails, so that nodes of our own session leave it (or get their data corrected in
+    it) and anyone else's node ends the attempt."""
     fixes: dict[TopicPartition, int] = {}  # our node with other data -> its version
     versions: dict[TopicPartition, int] = {}  # our node with the right data already -> its version
     sent = 0
     for _ in range(5):
-        if todo:
+        if first_write is not None:
+            results, first_write = first_write.get(), None
+            sent += 1
+        elif todo:
             ops = [SetData(owner_path(group, tp), thread.encode(), fixes[tp]) if tp in fixes
                    else Create(owner_path(group, tp), thread.encode(), ephemeral=True) for tp, thread in todo.items()]
             results = commit_async(zk, ops).get()
@@ -264,9 +276,9 @@ def release_partitions(zk: KazooClient, group: str, partitions: Iterable[TopicPa
         # Something changed between the read and the delete (only our own session writes these nodes, so it can
         # only have vanished): delete what is left one by one.
         if failures:
-            released.extend(_delete_one_by_one(zk, group, {tp: mine[tp] for tp in sorted(failures)})[0])
+            released.extend(_delete_one_by_one(zk, group, {tp: mine[tp] for tp in sorted_partitions(failures)})[0])
             sent += len(failures)
-    return ReleaseResult(tuple(sorted(released)), sent)
+    return ReleaseResult(tuple(sorted_partitions(released)), sent)
 
 
 def _held_by(zk: KazooClient, group: str, partitions: Iterable[TopicPartition],
@@ -286,7 +298,7 @@ def _delete_batched(zk: KazooClient, group: str, versions: Mapping[TopicPartitio
     """Delete each owner znode at its version: (deleted, those of batches that failed, requests sent)."""
     if max_bytes == 0:
         return (*_delete_one_by_one(zk, group, versions), len(versions))
-    order = sorted(versions)
+    order = sorted_partitions(versions)
     batches = plan_for(zk, (Delete(owner_path(group, tp), versions[tp]) for tp in order), max_bytes)
     pending = [commit_async(zk, batch) for batch in batches]  # independent: sent together
     deleted: list[TopicPartition] = []
