@@ -86,27 +86,36 @@ class Kind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class FigureField:
+    """A field a member's figures are made of, read ``on`` those events (every event when empty) as ``kind``."""
+
     name: str
     kind: Kind
+    on: tuple[str, ...]
     meaning: str
 
 
-#: every field a member's figures are made of
+def _of(*roles: Role) -> tuple[str, ...]:
+    return tuple(name for name, role in ROLES.items() if role in roles)
+
+
+#: every field a member's figures are made of (``tests/trace/test_roles.py`` holds them to the catalogue's fields)
 FIELDS: tuple[FigureField, ...] = (
-    FigureField("consumer_id", Kind.TEXT, "the member, whose lane the event is on"),
-    FigureField("group", Kind.TEXT, "the member's group: the first its events name"),
-    FigureField("event", Kind.TEXT, "the name, whose role is in ROLES"),
-    FigureField("timestamp", Kind.TEXT, "when it happened; a step's, when it ended"),
-    FigureField("rebalance_id", Kind.INTEGER, "the rebalance the event belongs to"),
-    FigureField("attempt", Kind.INTEGER, "the attempt of a step or of a failure"),
-    FigureField("step", Kind.INTEGER, "the number a later version's step is drawn with"),
-    FigureField("duration_ms", Kind.NUMBER, "a step's length (its block reaches back by it, from 0); a completed "
-                                            "or failed rebalance's own figure"),
-    FigureField("cause", Kind.TEXT, "what began a rebalance"),
-    FigureField("attempts", Kind.INTEGER, "the attempt that completed (else the last a step names)"),
-    FigureField("members", Kind.TEXTS, "the group's members, on an assign"),
-    FigureField("owned", Kind.PARTITIONS, "everything the member owns after a completed rebalance"),
-    FigureField("conflicts", Kind.PARTITIONS, "on a claim, partitions found held by someone else"),
+    FigureField("consumer_id", Kind.TEXT, (), "the member, whose lane the event is on"),
+    FigureField("group", Kind.TEXT, (), "the member's group: the first its events name"),
+    FigureField("event", Kind.TEXT, (), "the name, whose role is in ROLES"),
+    FigureField("timestamp", Kind.TEXT, (), "when it happened; a step's, when it ended"),
+    FigureField("rebalance_id", Kind.INTEGER, _of(Role.STARTED, Role.STEP, Role.ATTEMPT_FAILED, Role.COMPLETED),
+                "the rebalance the event belongs to"),
+    FigureField("attempt", Kind.INTEGER, _of(Role.STEP, Role.ATTEMPT_FAILED), "the attempt of a step or a failure"),
+    FigureField("step", Kind.INTEGER, (), "the number a later version's step (no role here) is drawn with"),
+    FigureField("duration_ms", Kind.NUMBER, _of(Role.STEP, Role.COMPLETED, Role.FAILED),
+                "a step's length (its block reaches back by it, from 0); a rebalance's own figure"),
+    FigureField("cause", Kind.TEXT, _of(Role.STARTED), "what began a rebalance"),
+    FigureField("attempts", Kind.INTEGER, _of(Role.COMPLETED), "the attempt that completed (else the last a step "
+                                                               "names)"),
+    FigureField("members", Kind.TEXTS, (ASSIGN.event,), "the group's members"),
+    FigureField("owned", Kind.PARTITIONS, _of(Role.COMPLETED), "all the member owns after a completed rebalance"),
+    FigureField("conflicts", Kind.PARTITIONS, (CLAIM.event,), "partitions found held by someone else"),
 )
 
 
