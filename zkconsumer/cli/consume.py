@@ -26,26 +26,19 @@ every 100 ms so that one thread can serve them all.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
-import threading
-import time
 from typing import Any
 
-from kazoo.exceptions import KazooException, NotEmptyError
+from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
 from zkconsumer.cli import COMMANDS, options, stopping
 from zkconsumer.cli.zookeeper_session import zookeeper_failure
 from zkconsumer.config import ConsumerConfig, parse_value
-from zkconsumer.consumer.consumer_iterator import MessageAndMetadata
-from zkconsumer.consumer.kafka_stream import KafkaStream
 from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
-from zkconsumer.errors import ConsumerTimeoutException, UsageError, ZkConsumerError
-from zkconsumer.group.topic_count import Blacklist, Whitelist, parse_topic_streams
-from zkconsumer.zk import paths
-from zkconsumer.zk.client import require_chroot, zookeeper
+from zkconsumer.errors import UsageError
+from zkconsumer.tools.console_consumer import Count, Subscription, check_start, consume
 
 _POLL_MS = 100  # how long one stream is waited for before the next one gets its turn
 
@@ -121,65 +114,6 @@ def _properties(args: argparse.Namespace) -> tuple[dict[str, Any], int | None]:
     return props, idle_ms
 
 
-def _streams(connector: ZookeeperConsumerConnector, args: argparse.Namespace) -> list[KafkaStream]:
-    if args.topic:
-        topic, count = parse_topic_streams(args.topic)
-        return connector.create_message_streams({topic: count})[topic]
-    topic_filter = Whitelist(args.whitelist) if args.whitelist else Blacklist(args.blacklist)
-    return connector.create_message_streams_by_filter(topic_filter, args.streams)
-
-
-def _text(value: bytes | None) -> str | None:
-    return None if value is None else value.decode("utf-8", errors="replace")
-
-
-def render(message: MessageAndMetadata, fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps({"topic": message.topic, "partition": message.partition, "offset": message.offset,
-                           "key": _text(message.raw_key), "value": _text(message.raw_message)})
-    return _text(message.raw_message) or ""
-
-
-class TopicNotFoundError(ZkConsumerError):
-    pass
-
-
-class PreviousOffsetsError(ZkConsumerError):
-    pass
-
-
-def _check_zookeeper(config: ConsumerConfig, args: argparse.Namespace) -> None:
-    """Before the connector starts: a named topic must exist (only a filter waits for topics to appear; the old tool
-    waited silently), and ``--from-beginning`` with a group that committed offsets is refused unless
-    ``--delete-consumer-offsets`` deletes them first, as Kafka 0.10's console consumer did."""
-    timeout = config.zookeeper_connection_timeout_ms / 1000
-    with zookeeper(config.zookeeper_connect, timeout=timeout, quiet=True, auth=config.zookeeper_auth) as zk:
-        require_chroot(zk, config.zookeeper_connect)
-        if args.topic:
-            topic = parse_topic_streams(args.topic)[0]
-            if not zk.exists(paths.topic_path(topic)):
-                raise TopicNotFoundError(
-                    f"topic {topic!r} does not exist (no znode {paths.topic_path(topic)} at "
-                    f"{config.zookeeper_connect}); create it first, or use --whitelist to wait for it")
-        dirs = paths.GroupDirs(config.group_id)
-        if args.delete_consumer_offsets:
-            if zk.exists(dirs.registry_dir) and zk.get_children(dirs.registry_dir):
-                raise PreviousOffsetsError(
-                    f"group {config.group_id} has live members ({dirs.registry_dir}); --delete-consumer-offsets "
-                    f"deletes nothing of a running group")
-            try:
-                if zk.exists(dirs.group_dir):
-                    zk.delete(dirs.group_dir, recursive=True)
-            except NotEmptyError:
-                raise PreviousOffsetsError(
-                    f"group {config.group_id} got a member while its directory was being deleted; start again "
-                    f"once it has left") from None
-        elif args.from_beginning and zk.exists(dirs.offsets_dir):
-            raise PreviousOffsetsError(
-                f"Found previous offset information for this group {config.group_id}. Please use "
-                f"--delete-consumer-offsets to delete previous offsets metadata")
-
-
 def run(args: argparse.Namespace) -> int:
     for name in ("max_messages", "timeout_ms"):
         value = getattr(args, name)
@@ -188,13 +122,16 @@ def run(args: argparse.Namespace) -> int:
     fmt = "json" if args.json or args.format == "json" else "text"
     properties, idle_ms = _properties(args)
     config = ConsumerConfig(properties)
-    _check_zookeeper(config, args)  # Ctrl-C here is an interruption (exit 130): nothing has joined the group yet
+    subscription = Subscription(args.topic, args.whitelist, args.blacklist, args.streams)
+    # Ctrl-C during the check is an interruption (exit 130): nothing has joined the group yet
+    check_start(config, subscription, args.from_beginning, args.delete_consumer_offsets)
     stop = stopping.stop_on_signals()  # the check's client has stopped its threads, the connector starts its own
     connector = ZookeeperConsumerConnector(config)
     if connector.metrics_endpoint is not None:
         print(f"metrics: {connector.metrics_endpoint.url}", file=sys.stderr, flush=True)
-    processed = _Count()
-    consuming = stopping.Work(lambda: _consume(connector, args, fmt, idle_ms, stop, processed), "consume")
+    processed = Count()
+    consuming = stopping.Work(lambda: consume(connector, subscription, lambda line: print(line, flush=True), fmt,
+                                              args.max_messages, idle_ms, stop, processed), "consume")
     try:
         stopped = not consuming.wait_unless(stop)
         if stopped:
@@ -215,34 +152,3 @@ def run(args: argparse.Namespace) -> int:
     finally:
         print(f"Processed a total of {processed.value} messages", file=sys.stderr)
     return 0
-
-
-class _Count:
-    value = 0
-
-
-def _consume(connector: ZookeeperConsumerConnector, args: argparse.Namespace, fmt: str, idle_ms: int | None,
-             stop: threading.Event, processed: _Count) -> None:
-    """Join, then print messages until ``stop``, ``--max-messages`` or ``--timeout-ms``. A signal ends the loop between
-    two messages, never halfway through printing one: a message the stream handed out is committed, so it must also
-    have been printed and counted."""
-    streams = _streams(connector, args)
-    # One thread takes from every stream in turn: a stream advances its consumed offset when it hands a message
-    # out, so printing right there keeps the committed offset exactly at what was printed.
-    idle_since = time.monotonic()
-    while not stop.is_set() and (args.max_messages is None or processed.value < args.max_messages):
-        got = False
-        for stream in streams:
-            try:
-                message = next(iter(stream))
-            except (ConsumerTimeoutException, StopIteration):
-                continue
-            print(render(message, fmt), flush=True)
-            processed.value += 1
-            got = True
-            if stop.is_set() or (args.max_messages is not None and processed.value >= args.max_messages):
-                break
-        if got:
-            idle_since = time.monotonic()
-        elif idle_ms is not None and (time.monotonic() - idle_since) * 1000 >= idle_ms:
-            break
