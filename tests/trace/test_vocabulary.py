@@ -10,6 +10,7 @@ import json
 import re
 from datetime import UTC, datetime, timedelta
 
+from docs_pages import rendered
 from support import REPO
 
 from zkconsumer.events import rebalance_steps
@@ -30,7 +31,7 @@ from zkconsumer.trace.vocabulary import (
     step_colour,
 )
 
-EVENTS_MD = (REPO / "docs" / "events.md").read_text(encoding="utf-8")
+EVENTS_MD = rendered("events.md")  # its tables made from the catalogue, as the site shows them
 READERS = [*sorted((REPO / "zkconsumer" / "trace").glob("*.py")), REPO / "zkconsumer" / "demo" / "narration.py"]
 EVENT_NAME = re.compile(r"(?:rebalance|consumer|zookeeper|session|offsets|znode|stream|demo|fetcher|fetcher_manager"
                         r"|leader_finder|front\.group|front\.consumer_group)\.[a-z_]+")

@@ -7,12 +7,12 @@ the events page (``docs/events.md``) is made from them.
 from __future__ import annotations
 
 from zkconsumer.events.rebalance_steps import BY_NAME as STEP_BY_NAME
-from zkconsumer.events.spec import ANY, BOOL, INT, LIST, NULL, NUMBER, OBJECT, STR, Event, declare, section
+from zkconsumer.events.spec import BOOL, INT, LIST, NULL, NUMBER, OBJECT, STR, Event, declare, section
 from zkconsumer.events.spec import Field as F
 
 section("connector.membership")
 section("connector.rebalance")
-section("connector.rebalance_steps", columns=("step", "event", "fields"))
+section("connector.rebalance_steps", columns=("step", "event", "level", "fields", "when"))
 section("connector.offsets")
 section("connector.data_path", columns=("event", "logger", "level", "fields", "when"))
 section("connector.fetchers", context=("fetcher_id", "broker_id"))
@@ -123,10 +123,7 @@ CONSUMER_SHUTTING_DOWN = declare(
     "consumer.shutting_down", "info",
     section="connector.membership",
     logger="zkconsumer.connector",
-    fields=(
-        F("duration_ms", NUMBER, "on the second"),
-    ),
-    when="`shutdown()`",
+    when="`shutdown()` begins",
 )
 
 CONSUMER_SHUTDOWN = declare(
@@ -134,9 +131,9 @@ CONSUMER_SHUTDOWN = declare(
     section="connector.membership",
     logger="zkconsumer.connector",
     fields=(
-        F("duration_ms", NUMBER, "on the second"),
+        F("duration_ms", NUMBER, "since `consumer.shutting_down`"),
     ),
-    when="`shutdown()`",
+    when="`shutdown()` ended",
 )
 
 CONSUMER_SHUTDOWN_ERROR = declare(
@@ -154,12 +151,12 @@ REBALANCE_TRIGGERED = declare(
     section="connector.rebalance",
     logger="zkconsumer.connector",
     fields=(
-        F("cause", STR),
-        F("topic", STR),
-        F("added", ANY),
-        F("members", LIST),
-        F("brokers", LIST),
-        F("deleted", ANY),
+        F("cause", STR, "`members_changed`, `topic_changed`, `topics_changed` or `brokers_appeared`"),
+        F("members", LIST, "with `members_changed`: the consumer ids"),
+        F("topic", STR, "with `topic_changed`"),
+        F("added", LIST, "with `topics_changed`: topics matching the filter that appeared"),
+        F("deleted", LIST, "with `topics_changed`: those that went"),
+        F("brokers", LIST, "with `brokers_appeared`: the broker ids"),
     ),
     when="a watch fired (kazoo's thread); the rebalance thread runs it, coalescing triggers",
 )
@@ -186,6 +183,9 @@ STEP_COMMON_FIELDS = (
     F("duration_ms", NUMBER),
     F("error", STR, "the exception's type and message, e.g. `RuntimeError: boom`, only when the step raised"),
 )
+#: when any step's event is emitted (the steps' table gives each step's meaning)
+STEP_WHEN = ("each step of an attempt, in order, when it ends; a step that raised ends its attempt, whose "
+             "`rebalance.attempt_failed` gives the same error as `reason`")
 STEP_FIELDS: dict[str, tuple[F, ...]] = {
     "read_cluster": (F("brokers", LIST, "ids registered in ZooKeeper"),),
     "stop_fetchers": (F("chunks_dropped", INT, "fetched chunks thrown away, to be fetched again by the next owner"),),
@@ -276,7 +276,7 @@ REBALANCE_ATTEMPT_FAILED = declare(
     fields=(
         F("attempt", INT),
         F("reason", STR, "`ownership conflict` when step 8 found partitions still claimed, `shutdown` when "
-                         "shutdown() cut the attempt short, or the error that failed a step, as in its `error`, when "
+                         "shutdown() cut the attempt short, or the error that failed a step, as in its `error`; when "
                          "our registration was gone, the error's message alone"),
         F("backoff_ms", INT),
     ),

@@ -6,7 +6,7 @@ the events page (``docs/events.md``) is made from them.
 
 from __future__ import annotations
 
-from zkconsumer.events.spec import BOOL, INT, LIST, NUMBER, STR, declare, section
+from zkconsumer.events.spec import BOOL, INT, LIST, NULL, NUMBER, STR, declare, section
 from zkconsumer.events.spec import Field as F
 
 section("front.classic_group", columns=("event", "fields", "when", "drawn"), context=("group", "at_ms"))
@@ -20,9 +20,10 @@ FRONT_GROUP_CREATED = declare(
     section="front.classic_group",
     logger="zkconsumer.front.coordinator",
     fields=(
-        F("protocol_type", STR),
+        F("protocol_type", STR, "`""` for a group created by an offset commit"),
     ),
     drawn="the state band starts Empty",
+    when="a group was created (by a JoinGroup, or an offset commit)",
 )
 
 FRONT_GROUP_STATE_CHANGED = declare(
@@ -35,6 +36,7 @@ FRONT_GROUP_STATE_CHANGED = declare(
         F("generation", INT),
     ),
     drawn="a stretch of the state band; Empty or Dead ends a round in progress",
+    when="the group moved along Kafka's valid transitions",
 )
 
 FRONT_GROUP_MEMBER_ID_REQUIRED = declare(
@@ -44,9 +46,11 @@ FRONT_GROUP_MEMBER_ID_REQUIRED = declare(
     fields=(
         F("member_id", STR),
         F("client_id", STR),
-        F("session_timeout_ms", NUMBER),
+        F("session_timeout_ms", INT),
     ),
     drawn="text only (KIP-394's first JoinGroup)",
+    when="JoinGroup v4+ from an unknown dynamic member: answered MEMBER_ID_REQUIRED with a new member id; the member "
+         "is pending until it rejoins with it (KIP-394)",
 )
 
 FRONT_GROUP_MEMBER_JOINED = declare(
@@ -57,12 +61,13 @@ FRONT_GROUP_MEMBER_JOINED = declare(
         F("member_id", STR),
         F("client_id", STR, "the name the member is shown under"),
         F("client_host", STR),
-        F("group_instance_id", STR),
-        F("protocols", LIST),
-        F("rebalance_timeout_ms", NUMBER),
-        F("session_timeout_ms", NUMBER),
+        F("group_instance_id", STR | NULL),
+        F("protocols", LIST, "names, in the member's order"),
+        F("rebalance_timeout_ms", INT),
+        F("session_timeout_ms", INT),
     ),
     drawn="a \"joined\" mark",
+    when="a member joined the group",
 )
 
 FRONT_GROUP_MEMBER_REJOINED = declare(
@@ -74,6 +79,7 @@ FRONT_GROUP_MEMBER_REJOINED = declare(
         F("protocols_changed", BOOL),
     ),
     drawn="text only",
+    when="a known member's JoinGroup that takes part in a round",
 )
 
 FRONT_GROUP_STATIC_MEMBER_REPLACED = declare(
@@ -86,6 +92,7 @@ FRONT_GROUP_STATIC_MEMBER_REPLACED = declare(
         F("new_member_id", STR),
     ),
     drawn="a \"fenced\" mark for the old member",
+    when="an unknown-member-id join with a known instance id took over that member",
 )
 
 FRONT_GROUP_MEMBER_LEFT = declare(
@@ -94,10 +101,11 @@ FRONT_GROUP_MEMBER_LEFT = declare(
     logger="zkconsumer.front.coordinator",
     fields=(
         F("member_id", STR),
-        F("reason", STR),
-        F("group_instance_id", STR),
+        F("reason", STR | NULL, "the client's, or `group_max_size`"),
+        F("group_instance_id", STR | NULL),
     ),
     drawn="a \"left\" mark",
+    when="a member left (LeaveGroup), or was refused at `group.max.size`",
 )
 
 FRONT_GROUP_MEMBER_EXPIRED = declare(
@@ -106,10 +114,13 @@ FRONT_GROUP_MEMBER_EXPIRED = declare(
     logger="zkconsumer.front.coordinator",
     fields=(
         F("member_id", STR),
-        F("cause", STR),
-        F("group_instance_id", STR),
+        F("cause", STR, "`session_timeout`, `new_member_join_timeout`, `pending_member_timeout` (a "
+                        "MEMBER_ID_REQUIRED member that never rejoined), `not_rejoined` (at the rebalance timeout), "
+                        "`sync_timeout` (no SyncGroup in time after a round)"),
+        F("group_instance_id", STR | NULL),
     ),
     drawn="an \"expired\" mark",
+    when="a member was removed for a timeout",
 )
 
 FRONT_GROUP_ROUND_STARTED = declare(
@@ -119,10 +130,12 @@ FRONT_GROUP_ROUND_STARTED = declare(
     fields=(
         F("generation", INT, "the one ending"),
         F("reason", STR),
-        F("initial_delay_ms", NUMBER, "or `rebalance_timeout_ms`"),
+        F("initial_delay_ms", INT, "an empty group's first wait"),
         F("members", LIST),
+        F("rebalance_timeout_ms", INT, "the round's limit, when not the first wait"),
     ),
     drawn="the start of a round's block",
+    when="a rebalance round began",
 )
 
 FRONT_GROUP_INITIAL_DELAY_EXTENDED = declare(
@@ -134,6 +147,7 @@ FRONT_GROUP_INITIAL_DELAY_EXTENDED = declare(
         F("remaining_ms", NUMBER),
     ),
     drawn="counted on the round",
+    when="a member joined during an empty group's first wait: the wait is extended, never past the rebalance timeout",
 )
 
 FRONT_GROUP_ROUND_COMPLETED = declare(
@@ -144,9 +158,10 @@ FRONT_GROUP_ROUND_COMPLETED = declare(
         F("generation", INT, "the new one"),
         F("protocol", STR),
         F("leader", STR),
-        F("members", LIST, "ids"),
+        F("members", LIST, "ids, in join order"),
     ),
     drawn="the end of the round's block, labelled with the generation and its members",
+    when="every member rejoined (or the rebalance timeout passed): a new generation",
 )
 
 FRONT_GROUP_ROUND_POSTPONED = declare(
@@ -157,6 +172,7 @@ FRONT_GROUP_ROUND_POSTPONED = declare(
         F("rebalance_timeout_ms", NUMBER),
     ),
     drawn="counted on the round",
+    when="no member rejoined: the round waits once more",
 )
 
 FRONT_GROUP_ASSIGNMENT_SENT = declare(
@@ -169,6 +185,7 @@ FRONT_GROUP_ASSIGNMENT_SENT = declare(
         F("members", LIST, "`{\"member_id\", \"bytes\"}`"),
     ),
     drawn="an \"assignment\" mark",
+    when="the leader's SyncGroup carried the assignment, answered to every member",
 )
 
 FRONT_GROUP_DELETED = declare(
@@ -176,6 +193,7 @@ FRONT_GROUP_DELETED = declare(
     section="front.classic_group",
     logger="zkconsumer.front.coordinator",
     drawn="the band turns Dead",
+    when="DeleteGroups removed an empty group",
 )
 
 FRONT_CONSUMER_GROUP_CREATED = declare(
@@ -183,6 +201,7 @@ FRONT_CONSUMER_GROUP_CREATED = declare(
     section="front.consumer_group",
     logger="zkconsumer.front.coordinator",
     drawn="the state band starts Empty",
+    when="a group was created",
 )
 
 FRONT_CONSUMER_GROUP_STATE_CHANGED = declare(
@@ -196,6 +215,7 @@ FRONT_CONSUMER_GROUP_STATE_CHANGED = declare(
         F("assignment_epoch", INT),
     ),
     drawn="a stretch of the state band; Stable at the round's epoch or later completes the round",
+    when="the group's state changed",
 )
 
 FRONT_CONSUMER_GROUP_MEMBER_JOINED = declare(
@@ -205,12 +225,13 @@ FRONT_CONSUMER_GROUP_MEMBER_JOINED = declare(
     fields=(
         F("member_id", STR),
         F("client_id", STR, "the name the member is shown under"),
-        F("instance_id", STR),
+        F("instance_id", STR | NULL),
         F("subscribed_topic_names", LIST),
-        F("server_assignor", STR),
-        F("rebalance_timeout_ms", NUMBER),
+        F("server_assignor", STR | NULL),
+        F("rebalance_timeout_ms", INT),
     ),
     drawn="a \"joined\" mark",
+    when="a member's first heartbeat",
 )
 
 FRONT_CONSUMER_GROUP_STATIC_MEMBER_REPLACED = declare(
@@ -223,6 +244,7 @@ FRONT_CONSUMER_GROUP_STATIC_MEMBER_REPLACED = declare(
         F("new_member_id", STR),
     ),
     drawn="a \"fenced\" mark for the old member",
+    when="a heartbeat with a known instance id under a new member id took over that member",
 )
 
 FRONT_CONSUMER_GROUP_MEMBER_LEFT = declare(
@@ -232,9 +254,10 @@ FRONT_CONSUMER_GROUP_MEMBER_LEFT = declare(
     fields=(
         F("member_id", STR),
         F("temporary", BOOL, "a static member's -2: it stays in the group"),
-        F("instance_id", STR),
+        F("instance_id", STR | NULL),
     ),
     drawn="a \"left\" mark",
+    when="a member left (epoch -1, or -2 for a static member that stays in the group)",
 )
 
 FRONT_CONSUMER_GROUP_MEMBER_EXPIRED = declare(
@@ -243,10 +266,11 @@ FRONT_CONSUMER_GROUP_MEMBER_EXPIRED = declare(
     logger="zkconsumer.front.coordinator",
     fields=(
         F("member_id", STR),
-        F("session_timeout_ms", NUMBER),
-        F("instance_id", STR),
+        F("session_timeout_ms", INT),
+        F("instance_id", STR | NULL),
     ),
     drawn="an \"expired\" mark",
+    when="a member's session timed out",
 )
 
 FRONT_CONSUMER_GROUP_MEMBER_FENCED = declare(
@@ -255,11 +279,12 @@ FRONT_CONSUMER_GROUP_MEMBER_FENCED = declare(
     logger="zkconsumer.front.coordinator",
     fields=(
         F("member_id", STR),
-        F("rebalance_timeout_ms", NUMBER),
-        F("instance_id", STR),
+        F("rebalance_timeout_ms", INT),
+        F("instance_id", STR | NULL),
         F("member_epoch", INT),
     ),
     drawn="a \"fenced\" mark",
+    when="a member did not revoke in time (its rebalance timeout)",
 )
 
 FRONT_CONSUMER_GROUP_EPOCH_BUMPED = declare(
@@ -267,11 +292,13 @@ FRONT_CONSUMER_GROUP_EPOCH_BUMPED = declare(
     section="front.consumer_group",
     logger="zkconsumer.front.coordinator",
     fields=(
-        F("from", STR),
-        F("to", STR, "group epochs"),
-        F("reason", STR),
+        F("from", INT),
+        F("to", INT, "group epochs"),
+        F("reason", STR, "`member_joined`, `subscription_changed`, `metadata_changed`, `member_left`, "
+                         "`member_expired`, `member_fenced`"),
     ),
     drawn="the start of a round's block, labelled with the group epoch",
+    when="the group epoch moved: a round begins",
 )
 
 FRONT_CONSUMER_GROUP_TARGET_ASSIGNMENT_COMPUTED = declare(
@@ -284,6 +311,7 @@ FRONT_CONSUMER_GROUP_TARGET_ASSIGNMENT_COMPUTED = declare(
         F("members", LIST, "`{\"member_id\", \"partitions\"}`"),
     ),
     drawn="an \"assignment\" mark",
+    when="the assignor computed the target assignment of an epoch",
 )
 
 FRONT_CONSUMER_GROUP_MEMBER_EPOCH_ADVANCED = declare(
@@ -292,11 +320,12 @@ FRONT_CONSUMER_GROUP_MEMBER_EPOCH_ADVANCED = declare(
     logger="zkconsumer.front.coordinator",
     fields=(
         F("member_id", STR),
-        F("from", STR),
-        F("to", STR),
+        F("from", INT),
+        F("to", INT),
         F("state", STR),
     ),
     drawn="text; may complete the round",
+    when="a member reached a later epoch",
 )
 
 FRONT_CONSUMER_GROUP_MEMBER_STATE_CHANGED = declare(
@@ -306,9 +335,10 @@ FRONT_CONSUMER_GROUP_MEMBER_STATE_CHANGED = declare(
     fields=(
         F("member_id", STR),
         F("from", STR),
-        F("to", STR),
+        F("to", STR, "the member states"),
     ),
     drawn="text only",
+    when="a member's reconciliation state changed",
 )
 
 FRONT_CONSUMER_GROUP_PARTITIONS_REVOKED = declare(
@@ -317,10 +347,11 @@ FRONT_CONSUMER_GROUP_PARTITIONS_REVOKED = declare(
     logger="zkconsumer.front.coordinator",
     fields=(
         F("member_id", STR),
-        F("partitions", LIST),
+        F("partitions", LIST, "asked to revoke"),
         F("member_epoch", INT),
     ),
     drawn="text only",
+    when="a member was asked to revoke partitions",
 )
 
 FRONT_CONSUMER_GROUP_PARTITIONS_ASSIGNED = declare(
@@ -329,10 +360,11 @@ FRONT_CONSUMER_GROUP_PARTITIONS_ASSIGNED = declare(
     logger="zkconsumer.front.coordinator",
     fields=(
         F("member_id", STR),
-        F("partitions", LIST),
+        F("partitions", LIST, "newly given"),
         F("member_epoch", INT),
     ),
     drawn="text only",
+    when="a member was given partitions",
 )
 
 FRONT_CONSUMER_GROUP_HEARTBEAT_REJECTED = declare(
@@ -346,6 +378,7 @@ FRONT_CONSUMER_GROUP_HEARTBEAT_REJECTED = declare(
         F("member_epoch", INT),
     ),
     drawn="text only, flagged",
+    when="a heartbeat was answered with an error",
 )
 
 FRONT_CONSUMER_GROUP_DELETED = declare(
@@ -353,6 +386,7 @@ FRONT_CONSUMER_GROUP_DELETED = declare(
     section="front.consumer_group",
     logger="zkconsumer.front.coordinator",
     drawn="the band turns Dead",
+    when="DeleteGroups removed an empty group",
 )
 
 

@@ -196,9 +196,6 @@ also(
     CONSUMER_SHUTTING_DOWN, "info",
     section="migration.modern_member",
     logger="zkconsumer.migration.member",
-    fields=(
-        F("duration_ms", NUMBER, "on the second"),
-    ),
     when="SIGTERM: `close()` revokes (the callbacks run), commits and leaves the group",
 )
 
@@ -207,7 +204,7 @@ also(
     section="migration.modern_member",
     logger="zkconsumer.migration.member",
     fields=(
-        F("duration_ms", NUMBER, "on the second"),
+        F("duration_ms", NUMBER, "since `consumer.shutting_down`"),
     ),
     when="SIGTERM: `close()` revokes (the callbacks run), commits and leaves the group",
 )

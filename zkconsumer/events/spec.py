@@ -85,6 +85,8 @@ class Section:
 
 #: every table of the events page, by key, in the order the area modules declare them
 SECTIONS: dict[str, Section] = {}
+#: every emission, in the order declared: a table's rows
+EMISSIONS: list[tuple[Event, Emission]] = []
 
 
 def section(key: str, *, columns: tuple[str, ...] = ("event", "level", "fields", "when"),
@@ -147,11 +149,15 @@ class Event(str):
 def declare(name: str, level: str, *, section: str, logger: str, fields: tuple[Field, ...] = (), when: str = "",
             level_note: str = "", drawn: str = "") -> Event:
     """An event, as the first component that emits it uses it."""
-    return Event(name, Emission(section, logger, level, fields, when, level_note, drawn))
+    event = Event(name, Emission(section, logger, level, fields, when, level_note, drawn))
+    EMISSIONS.append((event, event.emissions[0]))
+    return event
 
 
 def also(event: Event, level: str | None = None, *, section: str, logger: str, fields: tuple[Field, ...] = (),
          when: str = "", level_note: str = "", drawn: str = "") -> Event:
     """Another component's use of ``event`` (its own section of the page, its own fields)."""
-    event.emissions += (Emission(section, logger, level or event.level, fields, when, level_note, drawn),)
+    emission = Emission(section, logger, level or event.level, fields, when, level_note, drawn)
+    event.emissions += (emission,)
+    EMISSIONS.append((event, emission))
     return event
