@@ -141,37 +141,14 @@ def run_create(args: argparse.Namespace) -> int:
     return 0
 
 
-BRIDGE_WAIT_S = 15.0
-"""How long ``topics create`` and ``alter`` wait for the bridge to write a topic into ZooKeeper."""
-
-
 def _wait_for_the_bridge(args: argparse.Namespace, bootstrap: str, name: str, partitions: int) -> None:
-    """On a ``zkconsumer local`` environment, return once its bridge has written the topic into ZooKeeper: the
-    legacy consumer reads topics there, so a ``consume`` run right after this command finds it (as after Kafka
-    0.10's ``kafka-topics.sh``, which wrote ZooKeeper itself). Another broker's ZooKeeper is not ours to wait on."""
-    from kazoo.exceptions import KazooException
+    """On a ``zkconsumer local`` environment, until its bridge has written the topic into ZooKeeper
+    (:mod:`zkconsumer.embedded.bridged_topic`); a warning if it has not."""
+    from zkconsumer.embedded.bridged_topic import wait_until_bridged
 
-    from zkconsumer.embedded.environment import LocalEnvironment
-    from zkconsumer.errors import ServerUnavailableError
-    from zkconsumer.zk.client import zookeeper
-    from zkconsumer.zk.cluster import wait_for_topic
-
-    running = LocalEnvironment(getattr(args, "run_dir", None)).endpoints()
-    if running is None or bootstrap not in (running["bootstrap_servers"], running["broker"]):
-        return
-    address = running["zookeeper"]
-    try:
-        with zookeeper(address, quiet=True) as zk:
-            try:
-                wait_for_topic(zk, name, partitions, timeout=BRIDGE_WAIT_S)
-            except ServerUnavailableError:
-                print(f"zkconsumer topics: warning: the broker has topic {name}, but the metadata bridge has not "
-                      f"written it into ZooKeeper at {address} within {BRIDGE_WAIT_S:g} s: a legacy consumer sees it "
-                      f"once it has", file=sys.stderr)
-    except (ServerUnavailableError, KazooException) as e:
-        print(f"zkconsumer topics: warning: the broker has topic {name}, but ZooKeeper at {address} did not answer "
-              f"({type(e).__name__}): a legacy consumer sees it once the bridge has written it there",
-              file=sys.stderr)
+    warning = wait_until_bridged(getattr(args, "run_dir", None), bootstrap, name, partitions)
+    if warning is not None:
+        print(f"zkconsumer topics: warning: {warning}", file=sys.stderr)
 
 
 def _create_in_zookeeper(args: argparse.Namespace) -> int:
