@@ -9,36 +9,8 @@ side going away: a broker outage longer than ``broker_timeout_ms`` unregisters t
 ZooKeeper sessions would have expired), a lost ZooKeeper session re-creates the ephemeral registrations on
 the next pass, and nothing is retried in a tight loop.
 
-Events (structlog, logger ``zkconsumer.bridge.metadata_bridge``; every one carries ``zookeeper`` and ``bootstrap``):
-
-=================================  ===================================================================
-``bridge.started``                 ``interval_ms``, ``session_id``
-``bridge.paths_created``           ``paths``: a broker's persistent paths that were missing (``/consumers``...)
-``bridge.broker_registered``       ``broker_id``, ``registration`` (the JSON written)
-``bridge.broker_reregistered``     same; our own registration replaced with new content
-``bridge.broker_unregistered``     ``broker_id``
-``bridge.broker_conflict``         ``broker_id``, ``owner_session``: another session holds that id (warning, once)
-``bridge.controller_elected``      ``broker_id``
-``bridge.controller_resigned``     ``broker_id`` (-1)
-``bridge.topic_created``           ``topic``, ``partitions_before`` (0), ``partitions_after``
-``bridge.partitions_added``        ``topic``, ``partitions_before``, ``partitions_after``
-``bridge.topic_updated``           same, for a replica change with the same partition count
-``bridge.partition_state_created`` ``topic``, ``partition``, ``leader``, ``leader_epoch``
-``bridge.leader_changed``          ``topic``, ``partition``, ``leader``, ``leader_epoch``
-``bridge.topic_deleted``           ``topic``
-``bridge.malformed_znode``         ``path``: left untouched (warning, once)
-``bridge.broker_unavailable``      ``error``: the Metadata API did not answer (warning, once per outage)
-``bridge.broker_recovered``        ``down_ms``
-``bridge.brokers_expired``         ``down_ms``: outage longer than ``broker_timeout_ms``; brokers unregistered
-``bridge.write_conflict``          ``error``: another writer changed a znode between our read and write; re-planned
-``bridge.zookeeper_unavailable``   ``error`` (warning, once per outage)
-``bridge.zookeeper_recovered``     ``session_id``
-``bridge.synced``                  ``changes``, ``duration_ms`` (debug)
-``bridge.pass_failed``             ``error``: a pass of :meth:`run` failed in a way none is expected to (a defect:
-                                   error, with its traceback, once for passes failing in a row); the next runs
-``bridge.pass_recovered``          ``failed_passes``: a pass succeeded after that many failed in a row
-``bridge.stopped``
-=================================  ===================================================================
+Its events (``bridge.*``, logger ``zkconsumer.bridge.metadata_bridge``) are declared once in
+:mod:`zkconsumer.events.bridge` and listed on the events page (``docs/events.md``).
 """
 
 from __future__ import annotations

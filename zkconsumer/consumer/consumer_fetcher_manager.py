@@ -14,14 +14,8 @@ Locks: ``_lock`` (with its condition) guards the partition map and the no-leader
 fetcher threads. No thread is ever joined while ``_lock`` is held, because a fetcher that is being stopped may be
 handing a failed partition back through ``add_partitions_with_error``.
 
-Events (logger ``zkconsumer.fetcher_manager``; every one carries ``consumer_id``):
-
-* ``fetcher_manager.connections_started``: ``partitions`` ("topic-partition" strings, all without leader for now).
-* ``fetcher_manager.connections_stopped``: ``fetchers`` (threads stopped), ``duration_ms``.
-* ``fetcher_manager.partitions_with_error``: ``partitions``, handed back for a new leader lookup.
-* ``fetcher_manager.restarted`` (warning): ``start_connections`` while connections were active; they were stopped
-  first.
-* ``fetcher_manager.idle_fetchers_stopped``: ``fetchers`` (thread names), threads left without partitions.
+Its events (``fetcher_manager.*``) are declared once in :mod:`zkconsumer.events.connector` and listed on the
+events page (``docs/events.md``).
 """
 
 from __future__ import annotations

@@ -55,27 +55,8 @@ Deliberate differences from Kafka:
   on Kafka a new leader's high watermark can trail what consumers already committed for a moment, and a position
   between the high watermark and the log's end is valid there.
 
-Events (logger ``zkconsumer.fetcher``; every one also carries ``consumer_id``, ``fetcher_id`` and ``broker_id``):
-
-* ``fetcher.started``: ``thread``, ``broker`` (the address the client bootstraps from).
-* ``fetcher.partitions_added``: ``partitions`` ("topic-partition" strings), ``offsets`` (partition -> initial fetch
-  offset, -1 when ``auto.offset.reset`` decides).
-* ``fetcher.partitions_removed``: ``partitions``.
-* ``fetcher.offset_reset`` (info; warning when the offset was lost): ``topic``, ``partition``, ``reason``
-  (``no_offset``: there was no committed offset; ``out_of_range``: the broker answered OFFSET_OUT_OF_RANGE;
-  ``past_log_end``: the position is beyond the true end of the log, see below), ``policy``
-  (``smallest``/``largest``), ``old_offset``, ``new_offset``.
-* ``fetcher.partition_error`` (warning): ``topic``, ``partition``, ``code``, ``error``; the partition goes back to
-  the leader finder.
-* ``fetcher.message_too_large`` (warning): ``topic``, ``partition``, ``offset``, ``size``,
-  ``fetch_message_max_bytes``; the partition is no longer fetched.
-* ``fetcher.corrupt_message`` (warning): ``topic``, ``partition``, ``error``: a CRC check failed; fetching goes on.
-* ``fetcher.error`` (warning): ``stage`` (``fetch``, ``on_offset_reset``), ``code`` (librdkafka's, or the Python
-  exception's name), ``error``; retried after ``refresh.leader.backoff.ms``.
-* ``fetcher.chunk_enqueued`` (debug): ``topic``, ``partition``, ``fetch_offset``, ``messages``.
-* ``fetcher.stop_timed_out`` (warning): ``thread``, ``waited_ms``; the thread did not end within ``socket.timeout.ms``
-  of being stopped (something it called hangs). It is left running, to end and close its client on its own.
-* ``fetcher.stopped``.
+Its events (``fetcher.*``) are declared once in :mod:`zkconsumer.events.connector` and listed on the events page
+(``docs/events.md``).
 """
 
 from __future__ import annotations

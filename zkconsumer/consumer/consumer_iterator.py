@@ -29,19 +29,8 @@ Deliberate differences from Kafka:
   does not break the iteration (ConsumerIteratorTest); with the default (identity) decoders there is nothing to run,
   and they read the bytes as they are.
 
-Events (logger ``zkconsumer.stream``):
-
-* ``stream.offset_gap`` (warning): a chunk starts beyond the partition's consumed offset, so the messages in
-  between were never handed out ("Consumer may lose data"). Fields: ``topic``, ``partition``,
-  ``consumed_offset``, ``fetch_offset``.
-* ``stream.end``: the shutdown sentinel reached this stream. Fields: ``stream``.
-* ``stream.chunk_fenced`` (warning): a chunk was dropped without handing out any of it, because the member's hold
-  on its partitions could not be confirmed (:mod:`~zkconsumer.consumer.session_fence`). Fields: ``stream``,
-  ``topic``, ``partition``, ``fetch_offset``, ``messages``, ``reason`` (``session_lost``; ``cancelled``: the stream
-  was cleared by a rebalance or the connector shut down while it waited), ``confirmed_age_ms`` (how long before the
-  check the server last confirmed the session), ``waited_ms``.
-* ``stream.fence_waited``: the hold was confirmed again after a wait, and the chunk handed out. Fields: ``stream``,
-  ``topic``, ``partition``, ``confirmed_age_ms``, ``waited_ms``.
+Its events (``stream.*``) are declared once in :mod:`zkconsumer.events.connector` and listed on the events page
+(``docs/events.md``).
 """
 
 from __future__ import annotations

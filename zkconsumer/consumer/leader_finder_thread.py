@@ -13,19 +13,8 @@ for one topic or for all, and one request is cheaper than one per topic. Network
 slices (:mod:`~zkconsumer.consumer.sliced_deadline`), so a stop does not wait for ``socket.timeout.ms`` when no
 broker answers.
 
-Events (logger ``zkconsumer.leader_finder``; every one carries ``consumer_id``):
-
-* ``leader_finder.started``: ``thread``.
-* ``leader_finder.no_brokers`` (warning): ``partitions`` ("topic-partition" strings); no broker is registered in
-  ZooKeeper, retried after ``refresh.leader.backoff.ms``.
-* ``leader_finder.leaders_found``: ``partitions``, ``leaders`` (partition -> leader broker id); handed to fetchers.
-* ``leader_finder.no_leader`` (debug): ``partitions`` still without a leader after a metadata answer.
-* ``leader_finder.error`` (warning): ``stage`` (``zookeeper``, ``metadata``, ``add_fetcher``, ``loop``),
-  ``error``, ``partitions``; retried after ``refresh.leader.backoff.ms``.
-* ``leader_finder.stop_timed_out`` (warning): ``waited_ms``; the thread did not end within
-  ``zookeeper.session.timeout.ms`` plus ``socket.timeout.ms`` of being stopped (something it called hangs). It is left
-  running; it starts no fetcher once stopped.
-* ``leader_finder.stopped``.
+Its events (``leader_finder.*``) are declared once in :mod:`zkconsumer.events.connector` and listed on the
+events page (``docs/events.md``).
 """
 
 from __future__ import annotations

@@ -26,13 +26,8 @@ which has not, the demo runs its own metadata bridge into a ZooKeeper chroot, cr
 size and holds it smaller until scene 5 (:func:`zkconsumer.bridge.plan.hold_partitions`). To the consumers
 this is the same znode change a ZooKeeper-mode controller made.
 
-The demo's own events (same JSON shape as the connector's; documented in ``docs/events.md``):
-``demo.scene`` (``scene``, ``title``, ``note``), ``demo.member_started`` (``consumer_id``, ``pid``, ``streams``),
-``demo.member_killed`` (``consumer_id``, ``pid``, ``signal``), ``demo.member_stopped`` (``consumer_id``),
-``demo.partitions_added`` (``topic``, ``before``, ``after``), ``demo.settled`` (``scene``, ``owners``: partitions
-with ``thread``, ``valid``), ``demo.member_paused`` (``consumer_id``, ``pid``, ``seconds``) and
-``demo.member_resumed`` (``consumer_id``, ``pid``), ``demo.session_expired`` (``consumer_id``, ``forced``: false when
-the member had not written its session yet).
+The demo's own events (``demo.*``, in the same JSON shape as the connector's) are declared once in
+:mod:`zkconsumer.events.demo` and listed on the events page (``docs/events.md``).
 
 Hooks: a :class:`DemoObserver` (any of its methods) is told when a scene begins, when an action was played, every
 event recorded, and each settled scene; ``on_action`` and ``on_settled`` are the short forms of the last two.

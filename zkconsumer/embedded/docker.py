@@ -7,8 +7,8 @@ that must not come from a container (``kafka``: ZooKeeper in a container beside 
 is what the container pass of ``make test`` runs, the Kafka image being unavailable there). testcontainers is a
 test extra, so it is imported here lazily.
 
-Events (logger ``zkconsumer.docker``): ``docker.container_started`` (``server``, ``image``, ``address``),
-``docker.container_stopped`` (``server``, ``image``).
+Its events (``docker.*``) are declared once in :mod:`zkconsumer.events.embedded` and listed on the events page
+(``docs/events.md``).
 """
 
 from __future__ import annotations

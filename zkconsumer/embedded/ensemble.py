@@ -11,9 +11,8 @@ runs), :meth:`LocalEnsemble.leader` and :meth:`LocalEnsemble.modes` (from ``srvr
 (SIGTERM), :meth:`LocalEnsemble.kill_server` (SIGKILL), :meth:`LocalEnsemble.start_server`,
 :meth:`LocalEnsemble.rolling_restart` and :meth:`LocalEnsemble.wait_for_quorum`.
 
-Events (logger ``zkconsumer.ensemble``): ``ensemble.started`` (``connect``, ``servers``),
-``ensemble.server_stopped`` (``server``, ``how``: ``stop`` or ``kill``), ``ensemble.server_started`` (``server``,
-``mode``), ``ensemble.stopped`` (``servers``).
+Its events (``ensemble.*``) are declared once in :mod:`zkconsumer.events.embedded` and listed on the events
+page (``docs/events.md``).
 """
 
 from __future__ import annotations

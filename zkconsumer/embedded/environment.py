@@ -10,15 +10,9 @@ front advertises them, so the legacy consumers that find their brokers in ZooKee
 exactly the processes recorded there: each record keeps the pid with its exact command line, and a pid that now runs
 something else is left alone.
 
-Events (logger ``zkconsumer.local``): ``local.started`` (``run_dir``, ``zookeeper``, ``bootstrap_servers``,
-``broker``: the broker's own address, the same as ``bootstrap_servers`` without a front),
-``local.already_running``, ``local.reconciled`` (after ``local.started`` when ZooKeeper and the broker did
-not agree: ``recreated``, the topics ZooKeeper records that were created in the broker; ``offsets_past_end``,
-``group topic-partition at offset, log end N`` for each committed offset past its log's end; ``skipped``, topics
-not recreated and why; see :mod:`zkconsumer.embedded.reconciliation`), ``local.stale_state`` (``run_dir``,
-``dead``: processes of an earlier run that are gone), ``local.stopped`` (``run_dir``, ``processes``). All at info
-level: what the operator must read (a stale run directory cleaned, topics recreated, offsets past the log end), the
-command line prints itself, once, so the events belong in the log file.
+Its events (``local.*``) are declared once in :mod:`zkconsumer.events.embedded` and listed on the events page
+(``docs/events.md``). All are at info level: what the operator must read (a stale run directory cleaned, topics
+recreated, offsets past the log end), the command line prints itself, once, so the events belong in the log file.
 
 ``local down`` keeps the run directory: ZooKeeper's data (topics, groups, committed offsets) and the logs. The broker
 (Tansu on memory storage) starts empty, so ``up`` makes the two agree first (:mod:`.reconciliation`).

@@ -461,7 +461,7 @@ FETCHER_MANAGER_CONNECTIONS_STARTED = declare(
     section="connector.fetchers",
     logger="zkconsumer.fetcher_manager",
     fields=(
-        F("partitions", LIST),
+        F("partitions", LIST, "\"topic-partition\" strings, all without leader for now"),
     ),
     when="step 9 of a rebalance hands over the new registry",
 )
@@ -540,7 +540,7 @@ LEADER_FINDER_LEADERS_FOUND = declare(
     logger="zkconsumer.leader_finder",
     fields=(
         F("partitions", LIST),
-        F("leaders", OBJECT),
+        F("leaders", OBJECT, "partition -> leader broker id"),
     ),
     when="leaders found through a Metadata request to the registered brokers",
 )
@@ -584,7 +584,7 @@ FETCHER_STARTED = declare(
     logger="zkconsumer.fetcher",
     fields=(
         F("thread", STR),
-        F("broker", STR, "on start"),
+        F("broker", STR, "on start: the address the client bootstraps from"),
     ),
     when="one thread per (leader broker, fetcher id)",
 )
@@ -606,7 +606,7 @@ FETCHER_PARTITIONS_ADDED = declare(
     logger="zkconsumer.fetcher",
     fields=(
         F("partitions", LIST),
-        F("offsets", OBJECT, "on add"),
+        F("offsets", OBJECT, "on add: partition -> initial fetch offset, -1 when `auto.offset.reset` decides"),
     ),
     when="partitions handed to a fetcher thread, with the offsets it fetches them from",
 )
@@ -684,8 +684,8 @@ FETCHER_ERROR = declare(
     section="connector.fetchers",
     logger="zkconsumer.fetcher",
     fields=(
-        F("stage", STR),
-        F("code", INT),
+        F("stage", STR, "`fetch`, `on_offset_reset`"),
+        F("code", INT | STR, "librdkafka's, or the Python exception's name"),
         F("error", STR),
     ),
     when="a fetch or a callback failed; retried after `refresh.leader.backoff.ms`",

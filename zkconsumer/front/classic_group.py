@@ -36,29 +36,9 @@ The behaviour, as Kafka's:
   (Java's string hash of the protocol names).
 - ``group.max.size`` (default unlimited) as Kafka counts it: in PreparingRebalance by members already waiting.
 
-Events (:class:`GroupEvent`: ``name``, ``fields``, and ``group_id`` and ``at_ms`` on every one):
-
-* ``front.group.created``: ``protocol_type`` (``""`` for a group created by an offset commit).
-* ``front.group.state_changed``: ``from``, ``to``, ``generation``.
-* ``front.group.member_id_required``: ``member_id``, ``client_id``, ``session_timeout_ms``; a pending member
-  (KIP-394).
-* ``front.group.member_joined``: ``member_id``, ``group_instance_id``, ``client_id``, ``client_host``,
-  ``session_timeout_ms``, ``rebalance_timeout_ms``, ``protocols`` (names, in the member's order).
-* ``front.group.member_rejoined``: ``member_id``, ``protocols_changed``; a known member's JoinGroup that takes part
-  in a round.
-* ``front.group.static_member_replaced``: ``group_instance_id``, ``old_member_id``, ``new_member_id``.
-* ``front.group.member_left``: ``member_id``, ``group_instance_id``, ``reason`` (the client's, or
-  ``group_max_size``).
-* ``front.group.member_expired``: ``member_id``, ``group_instance_id``, ``cause``: ``session_timeout``,
-  ``new_member_join_timeout``, ``pending_member_timeout`` (a MEMBER_ID_REQUIRED member that never rejoined),
-  ``not_rejoined`` (at the rebalance timeout), ``sync_timeout`` (no SyncGroup in time after a round).
-* ``front.group.round_started``: ``generation`` (the one ending), ``reason``, ``members``, and
-  ``initial_delay_ms`` (an empty group's first wait) or ``rebalance_timeout_ms``.
-* ``front.group.initial_delay_extended``: ``delay_ms``, ``remaining_ms``.
-* ``front.group.round_completed``: ``generation``, ``protocol``, ``leader``, ``members`` (ids, in join order).
-* ``front.group.round_postponed``: ``rebalance_timeout_ms``; no member rejoined, the round waits once more.
-* ``front.group.assignment_sent``: ``generation``, ``leader``, ``members`` (``{"member_id", "bytes"}``).
-* ``front.group.deleted``: DeleteGroups removed an empty group.
+Events: :class:`GroupEvent` (``name``, ``fields``, and ``group_id`` and ``at_ms`` on every one); the
+``front.group.*`` events are declared once in :mod:`zkconsumer.events.front` and listed on the events page
+(``docs/events.md``).
 
 How the edge drives it:
 

@@ -52,26 +52,10 @@ The behaviour, as Kafka's:
 - Group states Empty, Assigning (group epoch ahead of the target), Reconciling (a member not yet at the target),
   Stable; Dead once deleted. ``group.consumer.max.size`` (default unlimited) answers GROUP_MAX_SIZE_REACHED.
 
-Events (:class:`GroupEvent`: ``name``, ``fields``, and ``group_id`` and ``at_ms`` on every one):
-
-* ``front.consumer_group.created`` / ``front.consumer_group.deleted``.
-* ``front.consumer_group.state_changed``: ``from``, ``to``, ``group_epoch``, ``assignment_epoch``.
-* ``front.consumer_group.member_joined``: ``member_id``, ``instance_id``, ``client_id``, ``subscribed_topic_names``,
-  ``server_assignor``, ``rebalance_timeout_ms``.
-* ``front.consumer_group.static_member_replaced``: ``instance_id``, ``old_member_id``, ``new_member_id``.
-* ``front.consumer_group.member_left``: ``member_id``, ``instance_id``, ``temporary`` (a static member's -2).
-* ``front.consumer_group.member_expired``: ``member_id``, ``instance_id``, ``session_timeout_ms``.
-* ``front.consumer_group.member_fenced``: ``member_id``, ``instance_id``, ``member_epoch``, ``rebalance_timeout_ms``
-  (it did not revoke in time).
-* ``front.consumer_group.epoch_bumped``: ``from``, ``to``, ``reason`` (``member_joined``, ``subscription_changed``,
-  ``metadata_changed``, ``member_left``, ``member_expired``, ``member_fenced``).
-* ``front.consumer_group.target_assignment_computed``: ``epoch``, ``assignor``, ``members``
-  (``{"member_id", "partitions"}``).
-* ``front.consumer_group.member_epoch_advanced``: ``member_id``, ``from``, ``to``, ``state``.
-* ``front.consumer_group.member_state_changed``: ``member_id``, ``from``, ``to`` (the member states).
-* ``front.consumer_group.partitions_revoked``: ``member_id``, ``member_epoch``, ``partitions`` (asked to revoke).
-* ``front.consumer_group.partitions_assigned``: ``member_id``, ``member_epoch``, ``partitions`` (newly given).
-* ``front.consumer_group.heartbeat_rejected``: ``member_id``, ``member_epoch``, ``error``, ``message``.
+Events: :class:`GroupEvent` (``name``, ``fields``, and ``group_id`` and ``at_ms`` on every one); the
+``front.consumer_group.*`` events are declared once in :mod:`zkconsumer.events.front` and listed on the events page
+(``docs/events.md``). Partitions in events are :func:`~zkconsumer.events.fields.partition_list` rows, by topic
+name where the metadata knows the id.
 
 Partitions in events are :func:`~zkconsumer.events.fields.partition_list` rows, by topic name where the metadata
 knows the id.

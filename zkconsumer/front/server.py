@@ -33,34 +33,8 @@ not define, a version of ApiVersions, a rewritten or a local API that the front 
 does not parse) closes that client's connection, as Kafka closes it; a client that goes away in the middle of a
 request only ends its own connection. Nothing a client sends stops the front or touches another connection.
 
-Events (structlog, logger ``zkconsumer.front.server``; every one carries ``upstream``, the broker's addresses, and
-those of a connection ``connection`` (a number) and ``client`` (``host:port``)):
-
-===============================  =====================================================================================
-``front.started``                ``listen`` (``host:port``), ``advertised`` (the address given to clients),
-                                 ``local_apis`` (the API keys answered by the front)
-``front.connection_opened``      ``broker`` (the broker address the connection is relayed to) (debug)
-``front.connection_closed``      ``reason`` (``client closed``, ``invalid request``, ``truncated request``,
-                                 ``client reset``, ``broker unavailable``, ``broker lost``, ``invalid answer``,
-                                 ``acks=0 produce failed``, ``request dropped``, ``front stopped``, ``error``),
-                                 ``requests`` (answered on it), ``duration_ms`` (debug)
-``front.request_invalid``        ``reason``: the request the front could not read; the connection is closed (warning)
-``front.request_truncated``      ``reason``: the client closed in the middle of a request (warning)
-``front.broker_unavailable``     ``error``: no broker address accepted a connection; the client's connection is
-                                 closed (warning once per outage, then debug)
-``front.broker_recovered``       ``down_ms``: a connection to the broker succeeded again after an outage
-``front.broker_lost``            ``reason``: the broker's connection closed or failed while a request was
-                                 relayed; the client's connection is closed (warning)
-``front.answer_invalid``         ``reason`` (naming the API and version): a broker answer the front must parse did
-                                 not; the client's connection is closed rather than given the broker's address
-                                 (warning)
-``front.several_brokers``        ``brokers`` (node ids): the cluster has more than one broker, and the front gives
-                                 them all its one address, so requests for another broker's partitions reach the one
-                                 relayed to (warning, once)
-``front.connection_failed``      ``error``: anything else that ended a connection: a bug, reported without stopping
-                                 the front (error)
-``front.stopped``                ``connections``: client connections closed by the stop
-===============================  =====================================================================================
+Its events (``front.*``, logger ``zkconsumer.front.server``) are declared once in :mod:`zkconsumer.events.front`
+and listed on the front's page (``docs/front.md``).
 """
 
 from __future__ import annotations

@@ -22,11 +22,8 @@ guess: the caller shows the rest of what it knows. A leader that stops answering
 leads unknown. Answers are kept, and reused by a caller that asks for it with ``max_age_s``, so that a loop polling
 many partitions does not read them all again every time.
 
-Events (logger ``zkconsumer.log_end_offsets``):
-
-* ``log_end.under_reported`` (debug): ``bootstrap``, ``partitions_behind`` (how many of the partitions asked about
-  were), ``example`` (the first of them: ``topic-partition: asked -> read``), the first time a broker's ListOffsets
-  answer is seen behind its log.
+Its event (``log_end.under_reported``) is declared once in :mod:`zkconsumer.events.library` and listed on the
+events page (``docs/events.md``).
 """
 
 from __future__ import annotations

@@ -30,10 +30,8 @@ Per protocol, under ``output_dir/<protocol>/``: ``events.jsonl`` (the members' e
 With ``coordinator_events`` (the front's log), the coordinator's events for the protocol's group are added to its
 ``events.jsonl`` once the run ends.
 
-Events (logger ``zkconsumer.migration``): ``migration.protocol_started`` (``protocol``, ``topic``, ``group``),
-``migration.scene_settled`` (``protocol``, ``scene``, ``settled``: false when it did not settle within the
-limit, ``duration_ms``), ``migration.member_died`` (``protocol``, ``consumer_id``, ``returncode``),
-``migration.drained`` (``protocol``, ``produced``, ``delivered``, ``duration_ms``).
+Its events (``migration.*``) and markers are declared once in :mod:`zkconsumer.events.migration` and listed on
+the events page (``docs/events.md``).
 """
 
 from __future__ import annotations

@@ -29,20 +29,11 @@ invalid ``groups`` regex or a non-number where a number goes fail ``load()``; an
 planning (the last line of Spark's error is ``ServerUnavailableError: ZooKeeper at ... did not answer ...``). A
 malformed znode (an offset, an owner, a registration) never fails a task: its value is null and the znode reported.
 
-Events (logger ``zkconsumer.spark.groups``), emitted in Spark's Python worker processes: the planner's on the
-driver, the tasks' on the executors. Being a library there too, the source configures no logging: with none, the
-warnings reach the worker's stderr (Spark's executor log, the console in local mode) and the rest is silent; a
-structlog or ``logging`` configuration made in the workers (e.g. by an imported module) decides otherwise.
-
-* ``spark.groups_planned`` (info, driver): ``zookeeper``, ``listed`` (groups under ``/consumers``), ``groups``
-  (matched by the filter), ``input_partitions``, ``duration_ms``.
-* ``znode.malformed`` (warning, executor): ``group``, ``path``, ``problem``: as the connector reports it; the value
-  is null in the table (an offset) or left out (a registration: the member still counts in ``members``).
-* ``spark.log_sizes_unknown`` (warning, executor): ``partitions`` (how many), ``reason`` (the first one): no broker
-  answered for them; their ``log_size`` and ``lag`` are null.
-* ``spark.groups_read`` (info, executor): ``groups`` (asked), ``vanished`` (deleted since planning), ``rows``,
-  ``partitions`` (distinct topic-partitions asked of the brokers), ``malformed`` (znodes), ``log_sizes_unknown``,
-  ``duration_ms``: one task's read.
+Its events (``spark.groups_*``, ``spark.log_sizes_unknown``, ``znode.malformed``; logger
+``zkconsumer.spark.groups``) are declared once in :mod:`zkconsumer.events.spark` and listed on the events page
+(``docs/events.md``). They are emitted in Spark's Python worker processes: the planner's on the driver, the tasks'
+on the executors. Being a library there too, the source configures no logging: with none, the warnings reach the
+worker's stderr (Spark's executor log, the console in local mode) and the rest is silent.
 """
 
 from __future__ import annotations

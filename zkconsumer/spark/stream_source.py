@@ -69,40 +69,11 @@ the connector does (a member never owns such a partition; with ``membership=none
 ZooKeeper connection is down in mid-run, no batch is planned and nothing committed (``spark.zookeeper_unavailable``);
 planning resumes with the connection.
 
-Events (logger ``zkconsumer.spark``), emitted in Spark's Python workers: the planner's in the driver's, with the
-member's own ``consumer.*`` and ``rebalance.*`` events (``docs/events.md``), the tasks' on the executors. A library
-there too, the source configures no logging: with none, the warnings reach the worker's stderr (the executor's log,
-the console in local mode) and the rest is silent; a structlog or ``logging`` configuration made in the workers
-decides otherwise. Partitions are lists of ``{"topic", "partition"}`` objects:
-
-* ``spark.source_started``: ``group``, ``membership``, ``consumer_id`` (``none`` without membership),
-  ``subscription``, ``bootstrap``, ``starting``, ``max_offsets_per_trigger``, ``duration_ms``.
-* ``spark.initial_offset``: ``starting``, ``offsets`` (with ``offset``).
-* ``spark.batch_planned``: ``ranges`` (with ``from``, ``to``), ``offsets`` (planned), ``available`` (waiting in the
-  partitions read), ``limited``, ``owned`` (how many partitions), ``duration_ms``.
-* ``spark.partition_resumed``: ``partitions`` (with ``position``, ``committed``): regained partitions that start at
-  the group's committed offset.
-* ``spark.offset_reset`` (warning): ``topic``, ``partition``, ``reason`` (``past_log_end``), ``policy``
-  (``smallest``, ``largest``), ``old_offset``, ``new_offset``: a position (or, for a partition seen for the first
-  time, the group's committed offset) beyond the true end of the log, reset by ``auto.offset.reset`` as Kafka's
-  OFFSET_OUT_OF_RANGE would have it, with the connector's fields (``fetcher.offset_reset``); once per partition and
-  position, when a second look 3 s after the first finds it there (:mod:`zkconsumer.kafka.past_end`).
-* ``spark.past_end_seen``: ``partitions`` (with ``position``, ``log_end``), ``confirm_ms``: positions found beyond
-  the log's end at a first look; the planning waits ``confirm_ms`` for the second (``spark.offset_reset`` follows
-  for those still beyond it).
-* ``spark.log_behind`` (warning): ``partitions`` (with ``position``, ``log_end``): logs that end before the source's
-  position whose start is not known yet (``smallest``, the leader not answering): nothing is read there and the
-  position is kept until it is.
-* ``spark.log_end_unknown`` (warning): ``partitions`` (with ``reason``): not read in this batch.
-* ``spark.waiting_for_topics`` (warning): ``subscription``: no topic matches the filter yet (once until one does).
-* ``spark.partitions_planned``: ``tasks``, ``offsets``.
-* ``spark.offsets_committed``: ``reason`` (``processed``: at planning, the previous batch being done; ``commit``:
-  Spark's commit), ``offsets`` (with ``offset``), ``not_owned`` (positions left to their owner).
-* ``spark.commit_skipped`` (warning): ``offsets`` (with ``theirs``): the group holds a higher offset someone wrote.
-* ``spark.zookeeper_unavailable`` (warning): ``action`` (``plan`` or ``commit``): skipped while disconnected.
-* ``znode.malformed`` (warning): ``path``, ``problem``.
-* ``spark.source_stopped``: ``duration_ms`` (how long the source ran).
-* ``spark.range_read`` (executors): see :mod:`zkconsumer.spark.partition_reader`.
+Its events (``spark.*``, logger ``zkconsumer.spark``) are declared once in :mod:`zkconsumer.events.spark` and
+listed on the events page (``docs/events.md``). They are emitted in Spark's Python workers: the planner's in the
+driver's, beside the member's own ``consumer.*`` and ``rebalance.*``, the tasks' on the executors. A library there
+too, the source configures no logging: with none, the warnings reach the worker's stderr (the executor's log, the
+console in local mode) and the rest is silent.
 """
 
 from __future__ import annotations
