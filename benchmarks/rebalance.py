@@ -63,6 +63,7 @@ class Join:
     zk_requests: int
     claim_writes: int
     finished: bool = True  # False: still not shared at --max-seconds; the counts are up to then
+    cpu_seconds: float = 0.0  # this process's CPU (every member's threads) over the same interval
 
     @property
     def shown(self) -> str:
@@ -131,6 +132,7 @@ def join(connect: str, root, zk, topic: str, partitions: int, members: int, mode
             joining = connectors[1:]
         counted = tally.failed.get(group, 0), tally.completed.get(group, 0), tally.claim_writes.get(group, 0)
         before = packets_received(root)
+        cpu = time.process_time()
         started = time.monotonic()
         threads = [threading.Thread(target=start, args=(c,)) for c in joining]
         for thread in threads:
@@ -142,6 +144,7 @@ def join(connect: str, root, zk, topic: str, partitions: int, members: int, mode
             time.sleep(0.01)
         finished = time.monotonic() < deadline
         seconds = time.monotonic() - started
+        cpu = time.process_time() - cpu
         failures = list(errors)  # later ones are the shutdown below cutting a join short
         requests = packets_received(root) - before
         counts = (tally.failed.get(group, 0) - counted[0], tally.completed.get(group, 0) - counted[1],
@@ -154,7 +157,7 @@ def join(connect: str, root, zk, topic: str, partitions: int, members: int, mode
             thread.join()
     if failures:
         raise SystemExit(f"{members} members of {partitions} partitions ({mode}): {failures[0]!r}")
-    return Join(seconds, counts[0], counts[1], requests, counts[2], finished)
+    return Join(seconds, counts[0], counts[1], requests, counts[2], finished, cpu)
 
 
 def numbers(text: str) -> list[int]:
