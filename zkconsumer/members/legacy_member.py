@@ -26,8 +26,9 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import ClassVar, TextIO
 
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.consumer.consumer_iterator import ConsumerTimeoutException
@@ -37,8 +38,9 @@ from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerCo
 from zkconsumer.errors import UsageError
 from zkconsumer.group.topic_count import parse_topic_streams
 from zkconsumer.log import configure_logging
-from zkconsumer.members.command_line import member_argv, member_parser
-from zkconsumer.members.revoke_cost import RevokeCost, RevokeListener, add_revoke_option
+from zkconsumer.members.command_line import MemberOptions, option
+from zkconsumer.members.command_line import parser as options_parser
+from zkconsumer.members.revoke_cost import RevokeCost, RevokeListener
 from zkconsumer.members.step_control import HeldSteps
 from zkconsumer.members.stop_signals import stacks_on_request, stop_event
 
@@ -46,21 +48,29 @@ MODULE = "zkconsumer.members.legacy_member"
 DELIVERY_FORMATS = ("plain", "timed")
 
 
+@dataclass(frozen=True, kw_only=True)
+class LegacyOptions(MemberOptions):
+    """The legacy member's command line (:mod:`zkconsumer.members.command_line`)."""
+
+    MODULE: ClassVar[str] = MODULE
+
+    zookeeper: str = option(help="HOST:PORT[/chroot]")
+    config: tuple[str, ...] = option((), metavar="KEY=VALUE",
+                                     help="a consumer setting over the member's own (repeatable)")
+    delivery_format: str = option("plain", choices=DELIVERY_FORMATS,
+                                  help="plain: 'partition offset value'; timed: 'time topic partition offset value'")
+    events: str = option("json", choices=("json", "none"),
+                         help="json: the connector's events as JSON lines, on stdout or in --events-file (default)")
+    events_file: Path | None = option(None, help="append the events to this file instead of writing them on stdout")
+    session_file: Path | None = option(None, help="keep the ZooKeeper session's id and password in this file")
+    step_gate: Path | None = option(None, metavar="FIFO",
+                                    help="before each rebalance step, emit member.step_waiting and wait for a line "
+                                    "on this FIFO (made if missing): 'go' runs the step, 'off' runs it and every later "
+                                    "one")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = member_parser(MODULE, __doc__.splitlines()[0], "zookeeper", "HOST:PORT[/chroot]", ("range", "roundrobin"))
-    parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
-                        help="a consumer setting over the member's own (repeatable)")
-    parser.add_argument("--delivery-format", choices=DELIVERY_FORMATS, default="plain",
-                        help="plain: 'partition offset value'; timed: 'time topic partition offset value'")
-    parser.add_argument("--events", choices=("json", "none"), default="json",
-                        help="json: the connector's events as JSON lines, on stdout or in --events-file (default)")
-    parser.add_argument("--events-file", help="append the events to this file instead of writing them on stdout")
-    parser.add_argument("--session-file", help="keep the ZooKeeper session's id and password in this file")
-    parser.add_argument("--step-gate", metavar="FIFO",
-                        help="before each rebalance step, emit member.step_waiting and wait for a line on this FIFO "
-                        "(made if missing): 'go' runs the step, 'off' runs it and every later one")
-    add_revoke_option(parser)
-    return parser
+    return options_parser(LegacyOptions, __doc__.splitlines()[0])
 
 
 def command(*, zookeeper: str, group: str, topic: str, consumer_id: str, strategy: str = "range",
@@ -68,22 +78,11 @@ def command(*, zookeeper: str, group: str, topic: str, consumer_id: str, strateg
             delivery_format: str = "plain", events_file: Path | None = None, session_file: Path | None = None,
             stop_at_stdin_eof: bool = False, revoke_ms: int = 0, step_gate: Path | None = None) -> list[str]:
     """The command line that starts this member process with these settings (see :func:`build_parser`)."""
-    argv = member_argv(MODULE, "zookeeper", zookeeper, group=group, topic=topic, consumer_id=consumer_id,
-                       strategy=strategy, session_timeout_ms=session_timeout_ms, output=output,
-                       stop_at_stdin_eof=stop_at_stdin_eof)
-    for key, value in (config or {}).items():
-        argv += ["--config", f"{key}={value}"]
-    if output is not None:
-        argv += ["--delivery-format", delivery_format]
-    if events_file is not None:
-        argv += ["--events-file", str(events_file)]
-    if session_file is not None:
-        argv += ["--session-file", str(session_file)]
-    if revoke_ms:
-        argv += ["--revoke-ms", str(revoke_ms)]
-    if step_gate is not None:
-        argv += ["--step-gate", str(step_gate)]
-    return argv
+    return LegacyOptions(
+        zookeeper=zookeeper, group=group, topic=topic, consumer_id=consumer_id, strategy=strategy,
+        session_timeout_ms=session_timeout_ms, config=tuple(f"{key}={value}" for key, value in (config or {}).items()),
+        output=output, delivery_format=delivery_format, events_file=events_file, session_file=session_file,
+        stop_at_stdin_eof=stop_at_stdin_eof, revoke_ms=revoke_ms, step_gate=step_gate).argv()
 
 
 def member_config(*, zookeeper: str, group: str, consumer_id: str, strategy: str = "range",

@@ -52,14 +52,16 @@ import logging
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, ClassVar, TextIO
 
 from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.log import configure_logging, get_logger
-from zkconsumer.members.command_line import member_argv, member_parser
-from zkconsumer.members.revoke_cost import RevokeCost, add_revoke_option
+from zkconsumer.members.command_line import MemberOptions, option
+from zkconsumer.members.command_line import parser as options_parser
+from zkconsumer.members.revoke_cost import RevokeCost
 from zkconsumer.members.stop_signals import stacks_on_request, stop_event
 
 MODULE = "zkconsumer.members.modern_member"
@@ -76,24 +78,29 @@ UNSUPPORTED_EXIT = 3  # the member's exit status when the broker cannot run its 
 _UNSUPPORTED_LOG = "ConsumerGroupHeartbeatRequest not supported by broker"
 
 
+@dataclass(frozen=True, kw_only=True)
+class ModernOptions(MemberOptions):
+    """The modern member's command line (:mod:`zkconsumer.members.command_line`)."""
+
+    MODULE: ClassVar[str] = MODULE
+
+    bootstrap: str = option(help="HOST:PORT of a broker")
+    strategy: str = option("range", choices=STRATEGIES)
+    group_protocol: str = option("classic", choices=GROUP_PROTOCOLS,
+                                 help="classic (JoinGroup/SyncGroup) or consumer (KIP-848); default classic")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = member_parser(MODULE, __doc__.splitlines()[0], "bootstrap", "HOST:PORT of a broker", STRATEGIES)
-    parser.add_argument("--group-protocol", default="classic", choices=GROUP_PROTOCOLS,
-                        help="classic (JoinGroup/SyncGroup) or consumer (KIP-848); default classic")
-    add_revoke_option(parser)
-    return parser
+    return options_parser(ModernOptions, __doc__.splitlines()[0])
 
 
 def command(*, bootstrap: str, group: str, topic: str, consumer_id: str, strategy: str = "range",
             session_timeout_ms: int = 6000, output: Path | None = None, stop_at_stdin_eof: bool = False,
             group_protocol: str = "classic", revoke_ms: int = 0) -> list[str]:
     """The command line that starts this member process with these settings (see :func:`build_parser`)."""
-    argv = member_argv(MODULE, "bootstrap", bootstrap, group=group, topic=topic, consumer_id=consumer_id,
-                       strategy=strategy, session_timeout_ms=session_timeout_ms, output=output,
-                       stop_at_stdin_eof=stop_at_stdin_eof)
-    if group_protocol != "classic":
-        argv += ["--group-protocol", group_protocol]
-    return [*argv, "--revoke-ms", str(revoke_ms)] if revoke_ms else argv
+    return ModernOptions(bootstrap=bootstrap, group=group, topic=topic, consumer_id=consumer_id, strategy=strategy,
+                         session_timeout_ms=session_timeout_ms, output=output, stop_at_stdin_eof=stop_at_stdin_eof,
+                         group_protocol=group_protocol, revoke_ms=revoke_ms).argv()
 
 
 def incremental(strategy: str, group_protocol: str = "classic") -> bool:

@@ -71,10 +71,3 @@ def revoke_ms(text: str) -> int:
     if not 0 <= value <= MAX_REVOKE_MS:
         raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_REVOKE_MS} ms, not {value}")
     return value
-
-
-def add_revoke_option(parser: argparse.ArgumentParser) -> None:
-    """A member process's ``--revoke-ms``."""
-    parser.add_argument("--revoke-ms", type=revoke_ms, default=0, metavar="MS",
-                        help="the application's cost of giving partitions up: sleep this long each time the member "
-                        "gives up at least one, before releasing them (default 0)")
