@@ -170,11 +170,9 @@ def demo_protocols(text: str) -> tuple[Protocol, ...]:
 def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: tuple[Protocol, ...]) -> int:
     """``--protocol``: every protocol's members side by side (:func:`zkconsumer.demo.play.play_protocols`), then
     where each protocol's events and the page of every protocol's lanes are."""
-    from zkconsumer.cli.migration import registered_broker, run_front
     from zkconsumer.demo.play import play_protocols as play
 
-    bootstrap = (args.bootstrap_server or registered_broker(args.zookeeper)) if args.zookeeper else None
-    played = play(args, settings, protocols, start_front=run_front, bootstrap=bootstrap)
+    played = play(args, settings, protocols)
     print()
     for run in played.runs:
         print(f"{run.protocol.name + ':':<20} {run.events_path}" + (f"  (stopped early: {run.error})"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
@@ -23,13 +22,10 @@ from zkconsumer.demo.front_log_follower import FrontLogFollower
 from zkconsumer.demo.protocols_narration import ProtocolsNarrator
 from zkconsumer.demo.rebalance_demo import CHROOT, DemoResult, DemoSettings, play_against, play_in_own_chroot
 from zkconsumer.embedded.environment import LocalEnvironment
-from zkconsumer.embedded.front_process import FrontProcess
+from zkconsumer.migration.comparison import registered_broker, run_front
 from zkconsumer.migration.report import write_report
 from zkconsumer.migration.run import CompareSettings, ProtocolRun, collect, compare_protocols, member_settings
 from zkconsumer.migration.scenes import Protocol
-
-#: starts a front of the run's own before the broker, for the run's settings (the migration comparison's)
-FrontStarter = Callable[[str, CompareSettings], FrontProcess]
 
 
 def play_embedded(args: argparse.Namespace, settings: DemoSettings, out: TextIO = sys.stdout) -> DemoResult:
@@ -69,13 +65,12 @@ class ProtocolsPlayed:
 
 
 def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: tuple[Protocol, ...],
-                   start_front: FrontStarter, bootstrap: str | None = None,
                    out: TextIO = sys.stdout) -> ProtocolsPlayed:
     """The scenario played by each protocol's members at once, on the comparison's clock, narrated as it goes;
     the comparison's page (every protocol's lanes on one time axis, the coordinator's above each modern group's)
-    and each protocol's events in a directory of this run's own under ``--output-dir``. With ``--zookeeper``,
-    ``bootstrap`` is its broker; without, the embedded environment's, its modern groups at a front of the run's own
-    (``start_front``)."""
+    and each protocol's events in a directory of this run's own under ``--output-dir``. With ``--zookeeper``, the
+    broker is ``--bootstrap-server`` or the one registered there; without, the embedded environment's, its modern
+    groups at a front of the run's own (the comparison's, :func:`~zkconsumer.migration.comparison.run_front`)."""
     # 1. the comparison's settings, from the demo's
     scenario = settings.scenario
     out_dir = settings.output_dir / f"run-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -87,14 +82,14 @@ def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: 
     # 2. the servers: those named, or the embedded environment's and a front of the run's own for modern groups
     own_front = None
     if args.zookeeper:
-        assert bootstrap is not None, "the command resolves the broker of --zookeeper"
+        bootstrap = args.bootstrap_server or registered_broker(args.zookeeper)
         compare = replace(compare, zookeeper=args.zookeeper, bootstrap=bootstrap, coordinator="broker")
     else:
         endpoints = LocalEnvironment(args.run_dir).up()
         broker = endpoints.get("broker", endpoints["bootstrap_servers"])
         out_dir.mkdir(parents=True, exist_ok=True)
         if any(p.family == "modern" for p in protocols):
-            own_front = start_front(broker, compare)
+            own_front = run_front(broker, compare)
             compare = replace(compare, bootstrap=own_front.address, coordinator_events=own_front.log_path,
                               coordinator="front")
         else:
