@@ -52,7 +52,7 @@ from zkconsumer.events.fields import duration_ms, elapsed_ms
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.log import get_logger
 from zkconsumer.members import legacy_member, modern_member
-from zkconsumer.members.application import Application
+from zkconsumer.members.application import FAILED_EVENT, Application
 from zkconsumer.members.faults import expire_session, paused
 from zkconsumer.members.group import MemberGroup
 from zkconsumer.members.recorder import EventRecorder
@@ -273,6 +273,7 @@ class _Player:
         self.recorder: EventRecorder | None = None
         self.playing = False  # the script is under way: a member's word that it cannot play stops it
         self.unsupported_reason: str | None = None
+        self.given_up: set[tuple[object, object]] = set()  # (partition, offset) of the messages the application refused
 
     # --- the script -----------------------------------------------------------------------------------
 
@@ -356,7 +357,8 @@ class _Player:
         time.sleep(0.5)  # the producer's last delivery reports
         began = time.monotonic()
         while not self.stop.is_set() and time.monotonic() - began < self.settings.drain_timeout_s:
-            wanted = {m.value for m in list(self.run.produced)}
+            # a message the application refused on every attempt is not coming (zkconsumer.members.application)
+            wanted = {m.value for m in list(self.run.produced) if (m.partition, m.offset) not in self.given_up}
             got = {d.value for d in read_deliveries(self.run)}
             if wanted <= got:
                 break
@@ -424,6 +426,8 @@ class _Player:
         broker cannot run its group protocol."""
         for event in self.group.receive(wait):
             self.record(event)
+            if event.get("event") == FAILED_EVENT and event.get("gave_up"):
+                self.given_up.add((event.get("partition"), event.get("offset")))
             if event.get("event") == modern_member.UNSUPPORTED_EVENT and self.unsupported_reason is None:
                 self.unsupported_reason = str(event.get("reason") or "")
         for member in self.group.members.values():

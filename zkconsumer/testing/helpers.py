@@ -167,7 +167,7 @@ def read_group(connect: str, group: str) -> GroupState:
 class LegacyMember:
     """A legacy member started by :class:`LegacyMembers`: what it delivered so far, and how to end it."""
 
-    consumer_id: str
+    consumer_id: str  # as the group knows it: ``<group>_<name>``, Kafka's consumer id
     stop: Callable[[], None]
     kill: Callable[[], None]
     read: Callable[[], list[Message]]
@@ -193,7 +193,7 @@ class LegacyMembers:
         """A member of ``group`` reading ``topic`` with ``streams`` threads, from the earliest offset; in the test's
         process (``handle`` is then called with each message) or as a process of its own
         (:mod:`zkconsumer.members.legacy_member`, which SIGKILL ends as a crash would)."""
-        name = consumer_id or f"{group}-m{len(self.started) + 1}"
+        name = consumer_id or f"m{len(self.started) + 1}"
         member = (self._in_process(group, topic, name, streams, config or {}, handle) if in_process
                   else self._process(group, topic, name, streams, config or {}))
         self.started.append(member)
@@ -245,7 +245,7 @@ class LegacyMembers:
         def crash() -> None:
             raise RuntimeError("an in-process member cannot be killed; start it with in_process=False")
 
-        return LegacyMember(name, leave, crash, lambda: list(delivered), lambda: not stop.is_set())
+        return LegacyMember(f"{group}_{name}", leave, crash, lambda: list(delivered), lambda: not stop.is_set())
 
     def _process(self, group: str, topic: str, name: str, streams: int,
                  config: dict[str, object]) -> LegacyMember:
@@ -283,7 +283,7 @@ class LegacyMembers:
                     found.append(Message(parts[1], int(parts[2]), int(parts[3]), None, parts[4].encode()))
             return found
 
-        return LegacyMember(name, leave, crash, read, lambda: process.poll() is None)
+        return LegacyMember(f"{group}_{name}", leave, crash, read, lambda: process.poll() is None)
 
 
 def _close(process: subprocess.Popen[bytes]) -> None:
