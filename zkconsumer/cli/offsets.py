@@ -193,7 +193,6 @@ def run_migrate(args: argparse.Namespace) -> int:
     from zkconsumer.tools import offsets_migration as migration
 
     target = migration.check_store(args.to)
-    source = migration.ZOOKEEPER if target == migration.KAFKA else migration.KAFKA
     group = migration.check_legacy_group(args.group)
     timeout = max(args.socket_timeout_ms, 1) / 1000
     with zookeeper_session(args) as zk:
@@ -201,27 +200,14 @@ def run_migrate(args: argparse.Namespace) -> int:
         if not bootstrap:
             raise ServerUnavailableError("no --bootstrap-server given and no broker is registered in ZooKeeper "
                                          "(/brokers/ids)")
-        client = GroupOffsetsClient(bootstrap, timeout)
-        if source == migration.ZOOKEEPER:
-            require_group(zk, group)
-            from_store = migration.read_zookeeper_offsets(zk, group)
-            to_store = migration.read_kafka_offsets(client, group, sorted(from_store.offsets))
-        else:
-            from_store = migration.read_kafka_offsets(client, group)
-            to_store = migration.read_zookeeper_versions(zk, group, sorted(from_store.offsets))
-        rows = migration.plan_migration(from_store, to_store, force=args.force)
-        consumers = migration.live_consumers(zk, bootstrap, group, timeout)
-        refused = bool(consumers) and not args.force and not args.dry_run
-        for who in consumers:
+
+        def consumed(who: str, refused: bool) -> None:
             verb = "would refuse" if args.dry_run and not args.force else ("refuses" if refused else "goes on")
-            warn(f"group {group} is being consumed: {who}; migrate {verb}"
-                 + ("" if args.force else " without --force"))
-        written = 0
-        if not refused and not args.dry_run:
-            if target == migration.KAFKA:
-                written = migration.write_kafka(client, group, rows)
-            else:
-                written = migration.write_zookeeper(zk, group, rows, to_store.versions)
+            warn(f"group {group} is being consumed: {who}; migrate {verb}" + ("" if args.force else " without --force"))
+
+        migrated = migration.migrate(zk, GroupOffsetsClient(bootstrap, timeout), bootstrap, group, target,
+                                     force=args.force, dry_run=args.dry_run, timeout=timeout, consumed=consumed)
+    source, rows, refused, written = migrated.source, migrated.rows, migrated.refused, migrated.written
     kept = [r for r in rows if r.action == migration.KEEP]
     if args.json:
         print(json.dumps({"group": group, "from": source, "to": target, "dry_run": args.dry_run,
@@ -234,7 +220,7 @@ def run_migrate(args: argparse.Namespace) -> int:
             print(f"{done}; {len(kept)} left alone (the target is ahead)" if kept else done)
     if refused:
         raise migration.MigrationRefusedError(
-            f"group {group} is being consumed ({'; '.join(consumers)}); stop its consumers or use --force; "
+            f"group {group} is being consumed ({'; '.join(migrated.consumers)}); stop its consumers or use --force; "
             f"nothing written")
     if not rows:
         warn(f"group {group} has no offsets in {source}; nothing to migrate")

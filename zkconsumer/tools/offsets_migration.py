@@ -12,12 +12,13 @@ around it reads the two stores (:func:`read_zookeeper_offsets`, :func:`read_kafk
 consumes the group (:func:`live_consumers`) and writes: Kafka in one OffsetCommit (:func:`write_kafka`), ZooKeeper in
 transactions under ``zookeeper.multi.max.bytes``' default, each write conditional on the version the plan read
 (:func:`write_zookeeper`), so an offset some consumer committed after the plan was made is never overwritten.
+:func:`migrate` runs them in order, and the command prints what it returns.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +27,7 @@ from kazoo.exceptions import NoNodeError, RolledBackError
 
 from zkconsumer.errors import UsageError, ZkConsumerError
 from zkconsumer.group.offset_store import offset_path, parse_offset
-from zkconsumer.group.registry import live_members
+from zkconsumer.group.registry import live_members, require_group
 from zkconsumer.group.snapshot import MalformedZnode
 from zkconsumer.kafka.group_coordinator import describe_group, find_coordinator
 from zkconsumer.kafka.group_offsets import GroupOffsetsClient
@@ -248,3 +249,47 @@ def write_zookeeper(zk: KazooClient, group: str, rows: list[MigrationRow], versi
                 f"that transaction of {len(batch)} offsets was not written, {written} earlier ones were")
         written += len(batch)
     return written
+
+
+# --- the migration, in order --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Migration:
+    """What :func:`migrate` did: the plan's rows, who consumes the group (one sentence each), whether that refused the
+    migration, and how many offsets it wrote."""
+
+    group: str
+    source: str
+    target: str
+    rows: list[MigrationRow]
+    consumers: list[str]
+    refused: bool
+    written: int
+
+
+def migrate(zk: KazooClient, client: GroupOffsetsClient, bootstrap: str, group: str, target: str, *, force: bool,
+            dry_run: bool, timeout: float,
+            consumed: Callable[[str, bool], None] = lambda _who, _refused: None) -> Migration:
+    """1. read the source store and what the target holds for the same partitions; 2. plan; 3. find who consumes the
+    group (which refuses the migration without ``force``), each told to ``consumed`` with whether it refused, before
+    anything is written; 4. write, unless refused or a dry run. ``group`` and ``target`` are checked
+    (:func:`check_legacy_group`, :func:`check_store`); a group read from ZooKeeper must exist there."""
+    source = ZOOKEEPER if target == KAFKA else KAFKA
+    if source == ZOOKEEPER:
+        require_group(zk, group)
+        from_store = read_zookeeper_offsets(zk, group)
+        to_store = read_kafka_offsets(client, group, sorted(from_store.offsets))
+    else:
+        from_store = read_kafka_offsets(client, group)
+        to_store = read_zookeeper_versions(zk, group, sorted(from_store.offsets))
+    rows = plan_migration(from_store, to_store, force=force)
+    consumers = live_consumers(zk, bootstrap, group, timeout)
+    refused = bool(consumers) and not force and not dry_run
+    for who in consumers:
+        consumed(who, refused)
+    written = 0
+    if not refused and not dry_run:
+        written = (write_kafka(client, group, rows) if target == KAFKA
+                   else write_zookeeper(zk, group, rows, to_store.versions))
+    return Migration(group, source, target, rows, consumers, refused, written)
