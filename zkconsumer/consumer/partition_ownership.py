@@ -60,6 +60,9 @@ class Owned:
 
 
 class PartitionOwnership:
+    """One connector's ownership state. The steps that change it run on the rebalance thread, one at a time (the
+    connector's rebalance lock); the lock here orders them with commits and with the invariants' reading."""
+
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._owned = Owned()
