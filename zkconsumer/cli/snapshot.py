@@ -70,7 +70,7 @@ def _synthetic(args: argparse.Namespace, pattern: re.Pattern[str] | None) -> int
 
 def _from_zookeeper(args: argparse.Namespace, pattern: re.Pattern[str] | None) -> int:
     from zkconsumer.cli.zookeeper_session import zookeeper_session
-    from zkconsumer.fleet.read import read_fleet, with_kafka_storage
+    from zkconsumer.fleet.read import read_snapshot
     from zkconsumer.fleet.snapshot import encode
     from zkconsumer.group.registry import list_groups
     from zkconsumer.progress import Progress
@@ -78,16 +78,8 @@ def _from_zookeeper(args: argparse.Namespace, pattern: re.Pattern[str] | None) -
     written = malformed = inconsistent = 0
     with zookeeper_session(args) as zk, written_whole(args.output) as out:
         groups = [g for g in list_groups(zk) if pattern is None or pattern.fullmatch(g)]
-        kafka = None
-        if args.bootstrap_server:
-            from zkconsumer.kafka.group_offsets import GroupOffsetsClient
-
-            kafka = GroupOffsetsClient(args.bootstrap_server, 10.0)
         progress = Progress(sys.stderr, every=1000, noun=f"of {len(groups)} groups", verb="read")
-        for record in read_fleet(zk, groups, progress.update):
-            if kafka is not None:
-                answer = kafka.fetch(record.group)
-                record = with_kafka_storage(record, any(o >= 0 for o in answer.offsets.values()))
+        for record in read_snapshot(zk, groups, args.bootstrap_server, progress.update):
             out.write(encode(record) + "\n")
             written += 1
             malformed += len(record.malformed)

@@ -34,6 +34,7 @@ from zkconsumer.tools.offset_locations import location
 from zkconsumer.zk import paths
 
 READS_IN_FLIGHT = 16
+KAFKA_TIMEOUT_S = 10.0  # for the broker's answer to a group's OffsetFetch
 READ_ATTEMPTS = 3
 
 
@@ -96,6 +97,22 @@ def read_fleet(zk: KazooClient, groups: Sequence[str], on_read: Callable[[int], 
             on_read(done)
             if record is not None:
                 yield record
+
+
+def read_snapshot(zk: KazooClient, groups: Sequence[str], bootstrap: str | None = None,
+                  on_read: Callable[[int], None] = lambda n: None) -> Iterator[GroupRecord]:
+    """:func:`read_fleet`, each record marked with whether Kafka holds offsets of its group when a broker is given
+    (``zkconsumer snapshot --bootstrap-server``: :func:`with_kafka_storage`)."""
+    kafka = None
+    if bootstrap:
+        from zkconsumer.kafka.group_offsets import GroupOffsetsClient
+
+        kafka = GroupOffsetsClient(bootstrap, KAFKA_TIMEOUT_S)
+    for record in read_fleet(zk, groups, on_read):
+        if kafka is not None:
+            answer = kafka.fetch(record.group)
+            record = with_kafka_storage(record, any(o >= 0 for o in answer.offsets.values()))
+        yield record
 
 
 def _subscription(tc: TopicCount) -> dict[str, int]:
