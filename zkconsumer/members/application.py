@@ -36,6 +36,7 @@ from typing import Any
 
 from zkconsumer.errors import UsageError
 from zkconsumer.events import catalogue as ev
+from zkconsumer.members.command_line import option
 
 STATE_DIR_ENV = "ZKCONSUMER_STATE_DIR"
 ATTEMPTS = 3
@@ -67,18 +68,27 @@ class Application:
     path: tuple[str, ...] = ()
     state_dir: Path | None = None
 
-    def argv(self) -> list[str]:
-        """The member process's options for this application (:func:`add_application_options`)."""
-        argv = ["--app", self.handle]
-        if self.on_revoke:
-            argv += ["--app-on-revoke", self.on_revoke]
-        if self.on_assign:
-            argv += ["--app-on-assign", self.on_assign]
-        if self.path:
-            argv += ["--app-path", os.pathsep.join(self.path)]
-        if self.state_dir is not None:
-            argv += ["--app-state", str(self.state_dir)]
-        return argv
+    def options(self) -> dict[str, Any]:
+        """The member's options for this application (:class:`ApplicationOptions`' fields)."""
+        return {"app": self.handle, "app_on_revoke": self.on_revoke, "app_on_assign": self.on_assign,
+                "app_path": os.pathsep.join(self.path) or None, "app_state": self.state_dir}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApplicationOptions:
+    """The application's options of a member's command line, declared as the others are
+    (:mod:`zkconsumer.members.command_line`): both members' options classes take them in."""
+
+    app: str | None = option(None, metavar="MODULE:CALLABLE",
+                             help="call this with each message delivered (zkconsumer.members.application.Message)")
+    app_on_revoke: str | None = option(None, metavar="MODULE:CALLABLE",
+                                       help="call this with the (topic, partition) list the member gives up")
+    app_on_assign: str | None = option(None, metavar="MODULE:CALLABLE",
+                                       help="call this with the (topic, partition) list the member was given")
+    app_path: str | None = option(None, metavar="DIRS",
+                                  help="directories (os.pathsep-separated) put first on sys.path for the application")
+    app_state: Path | None = option(None, metavar="DIR",
+                                    help=f"the application's own directory, given to it as ${STATE_DIR_ENV}")
 
 
 def resolve(spec: str, what: str = "application") -> Callable[..., Any]:
@@ -123,20 +133,6 @@ def check(app: Application) -> Application:
         if spec is not None:
             resolve(spec, hook)
     return checked
-
-
-def add_application_options(parser: argparse.ArgumentParser) -> None:
-    """A member process's ``--app``, ``--app-on-revoke``, ``--app-on-assign``, ``--app-path``, ``--app-state``."""
-    parser.add_argument("--app", metavar="MODULE:CALLABLE",
-                        help="call this with each message delivered (zkconsumer.members.application.Message)")
-    parser.add_argument("--app-on-revoke", metavar="MODULE:CALLABLE",
-                        help="call this with the (topic, partition) list the member is about to give up")
-    parser.add_argument("--app-on-assign", metavar="MODULE:CALLABLE",
-                        help="call this with the (topic, partition) list the member was given")
-    parser.add_argument("--app-path", metavar="DIRS",
-                        help=f"directories ({os.pathsep}-separated) put first on sys.path to import the application")
-    parser.add_argument("--app-state", metavar="DIR",
-                        help=f"the application's own directory, given to it as ${STATE_DIR_ENV}")
 
 
 @dataclass
@@ -184,7 +180,7 @@ class Runner:
 
 
 def load(args: argparse.Namespace, consumer_id: str, report: Callable[..., None]) -> Runner | None:
-    """The member's application from its options (:func:`add_application_options`), or None without ``--app``. The
+    """The member's application from its options (:class:`ApplicationOptions`), or None without ``--app``. The
     state directory is made and put in the environment before the application's module is imported."""
     if not args.app:
         return None

@@ -9,7 +9,9 @@ The member consumes every stream (one thread each) and writes its events as JSON
 ``--events-file``). With ``--output`` it appends one line per message delivered, ``partition offset value`` (or, with
 ``--delivery-format timed``, ``time topic partition offset value``), flushed at once, so a SIGKILL loses nothing
 already written. ``--revoke-ms N`` gives it an application that spends N ms before releasing partitions
-(:mod:`zkconsumer.members.revoke_cost`, in the connector's rebalance listener).
+(:mod:`zkconsumer.members.revoke_cost`, in the connector's rebalance listener). ``--app MODULE:CALLABLE`` runs the
+user's application on each message, with its hooks in the rebalance listener (:mod:`zkconsumer.members.application`):
+a message is written to ``--output`` once the application took it.
 ``--session-file`` keeps its ZooKeeper session id and password there (``<id> <password hex>``), for a caller that
 expires the session from outside. ``--step-gate FIFO`` stops it before each numbered step of its rebalances until the
 demo's step mode says go on (:mod:`zkconsumer.members.step_control`). It leaves the group cleanly on SIGTERM or SIGINT
@@ -37,7 +39,9 @@ from zkconsumer.consumer.message_and_metadata import MessageAndMetadata
 from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
 from zkconsumer.errors import UsageError
 from zkconsumer.group.topic_count import parse_topic_streams
-from zkconsumer.log import configure_logging
+from zkconsumer.log import configure_logging, get_logger
+from zkconsumer.members.application import Application, ApplicationOptions, Message, Runner
+from zkconsumer.members.application import load as load_application
 from zkconsumer.members.command_line import MemberOptions, option
 from zkconsumer.members.command_line import parser as options_parser
 from zkconsumer.members.revoke_cost import RevokeCost, RevokeListener
@@ -49,7 +53,7 @@ DELIVERY_FORMATS = ("plain", "timed")
 
 
 @dataclass(frozen=True, kw_only=True)
-class LegacyOptions(MemberOptions):
+class LegacyOptions(MemberOptions, ApplicationOptions):
     """The legacy member's command line (:mod:`zkconsumer.members.command_line`)."""
 
     MODULE: ClassVar[str] = MODULE
@@ -76,9 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
 def command(*, zookeeper: str, group: str, topic: str, consumer_id: str, strategy: str = "range",
             session_timeout_ms: int = 6000, config: Mapping[str, object] | None = None, output: Path | None = None,
             delivery_format: str = "plain", events_file: Path | None = None, session_file: Path | None = None,
-            stop_at_stdin_eof: bool = False, revoke_ms: int = 0, step_gate: Path | None = None) -> list[str]:
+            stop_at_stdin_eof: bool = False, revoke_ms: int = 0, step_gate: Path | None = None,
+            app: Application | None = None) -> list[str]:
     """The command line that starts this member process with these settings (see :func:`build_parser`)."""
     return LegacyOptions(
+        **(app.options() if app is not None else {}),
         zookeeper=zookeeper, group=group, topic=topic, consumer_id=consumer_id, strategy=strategy,
         session_timeout_ms=session_timeout_ms, config=tuple(f"{key}={value}" for key, value in (config or {}).items()),
         output=output, delivery_format=delivery_format, events_file=events_file, session_file=session_file,
@@ -123,10 +129,13 @@ def delivery_line(message: MessageAndMetadata, delivery_format: str) -> str:
 
 
 def consume(stream: KafkaStream, stop: threading.Event, output: TextIO | None, delivery_format: str,
-            lock: threading.Lock) -> None:
+            lock: threading.Lock, app: Runner | None = None) -> None:
     while not stop.is_set():
         try:
             for message in stream:
+                if app is not None and not app.deliver(Message(message.topic, message.partition, message.offset,
+                                                               message.raw_key, message.raw_message or b"")):
+                    continue
                 if output is not None:
                     with lock:
                         output.write(delivery_line(message, delivery_format))
@@ -168,8 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     connector = ZookeeperConsumerConnector(ConsumerConfig(member_config(
         zookeeper=args.zookeeper, group=args.group, consumer_id=args.consumer_id, strategy=args.strategy,
         session_timeout_ms=args.session_timeout_ms, overrides=parse_settings(args.config))), step_gate=held)
-    if args.revoke_ms:
-        connector.set_consumer_rebalance_listener(RevokeListener(RevokeCost(args.revoke_ms)))
+    app = load_application(args, args.consumer_id, get_logger("zkconsumer.migration.member").error)
+    if args.revoke_ms or app is not None:
+        connector.set_consumer_rebalance_listener(RevokeListener(RevokeCost(args.revoke_ms), app))
     output = open(args.output, "a", buffering=1) if args.output else None  # noqa: SIM115 - closed below
     try:
         if args.session_file:
@@ -177,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
                              name="session-file", daemon=True).start()
         lock = threading.Lock()
         threads = [
-            threading.Thread(target=consume, args=(stream, stop, output, args.delivery_format, lock), daemon=True)
+            threading.Thread(target=consume, args=(stream, stop, output, args.delivery_format, lock, app),
+                             daemon=True)
             for streams in connector.create_message_streams(topics).values() for stream in streams
         ]
         for thread in threads:

@@ -23,6 +23,10 @@ the partitions up, whenever it gives up at least one (:mod:`zkconsumer.members.r
 listener's step, ``rebalance.listener_before_release``, whose ``kept`` names what an incremental member goes on
 fetching once it returns (``poll()`` delivers nothing meanwhile).
 
+``--app MODULE:CALLABLE`` runs the user's application on each message (:mod:`zkconsumer.members.application`), its
+``on_revoke`` hook after the commit (and before the revoke cost) and its ``on_assign`` hook once the partitions are
+assigned; a message is written to ``--output`` once the application took it.
+
 Every message delivered is appended as ``partition offset value`` to ``--output`` (flushed at once, so a SIGKILL
 loses nothing written), the same format as the legacy member's; SIGTERM (or stdin closing, with
 ``--stop-at-stdin-eof``) closes the consumer, which revokes and leaves the group.
@@ -59,6 +63,8 @@ from typing import Any, ClassVar, TextIO
 from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.log import configure_logging, get_logger
+from zkconsumer.members.application import Application, ApplicationOptions, Message, Runner
+from zkconsumer.members.application import load as load_application
 from zkconsumer.members.command_line import MemberOptions, option
 from zkconsumer.members.command_line import parser as options_parser
 from zkconsumer.members.revoke_cost import RevokeCost
@@ -79,7 +85,7 @@ _UNSUPPORTED_LOG = "ConsumerGroupHeartbeatRequest not supported by broker"
 
 
 @dataclass(frozen=True, kw_only=True)
-class ModernOptions(MemberOptions):
+class ModernOptions(MemberOptions, ApplicationOptions):
     """The modern member's command line (:mod:`zkconsumer.members.command_line`)."""
 
     MODULE: ClassVar[str] = MODULE
@@ -96,9 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def command(*, bootstrap: str, group: str, topic: str, consumer_id: str, strategy: str = "range",
             session_timeout_ms: int = 6000, output: Path | None = None, stop_at_stdin_eof: bool = False,
-            group_protocol: str = "classic", revoke_ms: int = 0) -> list[str]:
+            group_protocol: str = "classic", revoke_ms: int = 0, app: Application | None = None) -> list[str]:
     """The command line that starts this member process with these settings (see :func:`build_parser`)."""
-    return ModernOptions(bootstrap=bootstrap, group=group, topic=topic, consumer_id=consumer_id, strategy=strategy,
+    return ModernOptions(**(app.options() if app is not None else {}),
+                         bootstrap=bootstrap, group=group, topic=topic, consumer_id=consumer_id, strategy=strategy,
                          session_timeout_ms=session_timeout_ms, output=output, stop_at_stdin_eof=stop_at_stdin_eof,
                          group_protocol=group_protocol, revoke_ms=revoke_ms).argv()
 
@@ -120,7 +127,8 @@ class RebalanceEvents:
     in the legacy rebalance steps' words, timed with a monotonic clock."""
 
     def __init__(self, consumer_id: str, group: str, strategy: str, group_protocol: str = "classic",
-                 revoke_ms: int = 0) -> None:
+                 revoke_ms: int = 0, app: Runner | None = None) -> None:
+        self.app = app
         self.base = get_logger("zkconsumer.migration.member").bind(consumer_id=consumer_id, group=group)
         self.log = self.base
         self.consumer_id = consumer_id
@@ -166,6 +174,8 @@ class RebalanceEvents:
         self._commit()
         gone = {(p.topic, p.partition) for p in partitions}
         kept = set() if not self.cooperative else self.owned - gone
+        if self.app is not None and not self.closing:
+            self.app.revoked(gone)
         self._spend_revoke_cost(partitions, kept)
         begun = time.monotonic()
         if self.cooperative:
@@ -214,6 +224,8 @@ class RebalanceEvents:
             consumer.assign(partitions)
             self.owned = set()
         self.owned |= {(p.topic, p.partition) for p in partitions}
+        if self.app is not None:
+            self.app.assigned((p.topic, p.partition) for p in partitions)
         self.log.info(ev.REBALANCE_START_FETCHERS, step=9, attempt=1, partitions=len(self.owned), fetching=True,
                       duration_ms=elapsed_ms(begun))
         self._complete()
@@ -300,7 +312,8 @@ def watched(config: dict[str, object], watch: UnsupportedWatch) -> dict[str, obj
 def consume(args: argparse.Namespace, stop: threading.Event, output: TextIO | None) -> None:
     from confluent_kafka import Consumer
 
-    events = RebalanceEvents(args.consumer_id, args.group, args.strategy, args.group_protocol, args.revoke_ms)
+    app = load_application(args, args.consumer_id, get_logger("zkconsumer.migration.member").error)
+    events = RebalanceEvents(args.consumer_id, args.group, args.strategy, args.group_protocol, args.revoke_ms, app)
     config = consumer_config(bootstrap=args.bootstrap, group=args.group, consumer_id=args.consumer_id,
                              strategy=args.strategy, session_timeout_ms=args.session_timeout_ms,
                              group_protocol=args.group_protocol)
@@ -321,8 +334,11 @@ def consume(args: argparse.Namespace, stop: threading.Event, output: TextIO | No
                 raise GroupProtocolUnsupported(watch.reason)
             if message is None or message.error() is not None:
                 continue
+            value = message.value() or b""
+            if app is not None and not app.deliver(Message(message.topic() or "", message.partition() or 0,
+                                                           message.offset() or 0, message.key(), value)):
+                continue
             if output is not None:
-                value = message.value() or b""
                 output.write(f"{message.partition()} {message.offset()} {value.decode()}\n")
     finally:
         begun = time.monotonic()
