@@ -30,6 +30,7 @@ from zkconsumer.cli import COMMANDS, options
 from zkconsumer.demo.classroom import add_options as add_classroom_options
 from zkconsumer.demo.classroom import check_options as check_classroom_options
 from zkconsumer.demo.play import play_embedded, play_external
+from zkconsumer.demo.play import play_protocols as play
 from zkconsumer.demo.rebalance_demo import DEFAULT_SCENARIO, DemoResult, DemoSettings, fresh_topic
 from zkconsumer.demo.topic_placement import placement_lines
 from zkconsumer.errors import UsageError
@@ -170,8 +171,6 @@ def demo_protocols(text: str) -> tuple[Protocol, ...]:
 def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: tuple[Protocol, ...]) -> int:
     """``--protocol``: every protocol's members side by side (:func:`zkconsumer.demo.play.play_protocols`), then
     where each protocol's events and the page of every protocol's lanes are."""
-    from zkconsumer.demo.play import play_protocols as play
-
     played = play(args, settings, protocols)
     print()
     for run in played.runs:
