@@ -15,6 +15,7 @@ from time_scale import bounded
 
 from zkconsumer.demo.front_log_follower import FrontLogFollower
 from zkconsumer.demo.modern_narration import MEANINGS, InTimeOrder, ModernNarrator, is_round_start
+from zkconsumer.embedded.front import SHORT_CLASSIC_SESSIONS, consumer_group_options
 from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.members import modern_member
@@ -77,8 +78,8 @@ def test_rounds_and_reconciliations_are_where_step_mode_stops():
 
 # --- recorded from real members through a front ------------------------------------------------------------------
 
-FRONT_OPTIONS = ("--group-initial-rebalance-delay-ms", "200", "--group-min-session-timeout-ms", "1000",
-                 "--group-consumer-heartbeat-interval-ms", "300", "--group-consumer-session-timeout-ms", "3000")
+FRONT_OPTIONS = ("--group-initial-rebalance-delay-ms", "200", *SHORT_CLASSIC_SESSIONS,
+                 *consumer_group_options(session_timeout_ms=3000, heartbeat_interval_ms=300))
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ import sys
 
 from zkconsumer.cli import COMMANDS, options
 from zkconsumer.embedded.environment import LocalEnvironment
+from zkconsumer.embedded.front import SHORT_SETTINGS_NOTE
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -103,4 +104,4 @@ def _through(endpoints: dict[str, str]) -> str:
     broker = endpoints.get("broker", endpoints["bootstrap_servers"])
     if broker == endpoints["bootstrap_servers"]:
         return " (the broker itself, with its own group coordinator)"
-    return f" (the front, in front of the broker at {broker})"
+    return f" (the front, in front of the broker at {broker}; its group settings {SHORT_SETTINGS_NOTE})"

@@ -29,7 +29,7 @@ from kazoo.exceptions import KazooException
 
 from zkconsumer.embedded.broker import LocalTansu, tansu_binary
 from zkconsumer.embedded.ensemble import LocalZooKeepers, server_mode
-from zkconsumer.embedded.front import BrokerAddresses
+from zkconsumer.embedded.front import SHORT_CLASSIC_SESSIONS, BrokerAddresses
 from zkconsumer.embedded.front_process import STOP_TIMEOUT as FRONT_STOP_TIMEOUT
 from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.embedded.process import ProcessRecord, check_port_free, spawn, wait_until_ready
@@ -198,8 +198,11 @@ class LocalEnvironment:
 
     def _start_front(self, broker: str, zookeeper: str) -> tuple[ProcessRecord, str]:
         """The front as a recorded process of its own session, left running when ``up`` returns; it keeps the
-        version-0 offset commits of ZooKeeper-era clients in the environment's ZooKeeper, as Kafka 0.10 did."""
-        front = FrontProcess(broker, self.run_dir / "front", options=("--zookeeper", zookeeper)).start()
+        version-0 offset commits of ZooKeeper-era clients in the environment's ZooKeeper, as Kafka 0.10 did, and
+        takes the short classic sessions of :data:`~zkconsumer.embedded.front.SHORT_CLASSIC_SESSIONS` (its other
+        group settings Kafka's)."""
+        front = FrontProcess(broker, self.run_dir / "front",
+                             options=("--zookeeper", zookeeper, *SHORT_CLASSIC_SESSIONS)).start()
         assert front.record is not None  # started
         return front.record, front.address
 

@@ -34,10 +34,37 @@ class BrokerAddresses:
         return self.bootstrap != self.broker
 
 
+#: the one setting below Kafka's defaults that the embedded environment's fronts are given (``local up``, the test
+#: fixtures, the benchmarks, the chaos run): ``group.min.session.timeout.ms`` 1000, where Kafka's 6000 would refuse
+#: (``INVALID_SESSION_TIMEOUT``) the classic members the demo, the comparison and the tests run with sessions of 2 to
+#: 4 s so that faults show in seconds; the front's ``front.started`` event records every setting in force
+SHORT_CLASSIC_SESSIONS = ("--group-min-session-timeout-ms", "1000")
+#: :data:`SHORT_CLASSIC_SESSIONS` as ``local up`` says it
+SHORT_SETTINGS_NOTE = "Kafka's but group.min.session.timeout.ms 1000 (Kafka's: 6000)"
+#: Kafka's bounds of KIP-848's session and heartbeat interval (``GroupCoordinatorConfig``'s defaults)
+CONSUMER_SESSION_BOUNDS_MS = (45_000, 60_000)
+CONSUMER_HEARTBEAT_BOUNDS_MS = (5_000, 15_000)
+
+
 def front_options(group_coordinator: str = "front") -> tuple[str, ...]:
     """The front's command-line options: whose coordinator answers the group APIs (``front``: the front's own;
-    ``broker``: relayed to the broker's)."""
-    return ("--group-coordinator", group_coordinator)
+    ``broker``: relayed to the broker's), and :data:`SHORT_CLASSIC_SESSIONS`."""
+    return ("--group-coordinator", group_coordinator, *SHORT_CLASSIC_SESSIONS)
+
+
+def consumer_group_options(session_timeout_ms: int, heartbeat_interval_ms: int) -> tuple[str, ...]:
+    """The options of a front whose KIP-848 groups run ``group.consumer.session.timeout.ms`` and
+    ``group.consumer.heartbeat.interval.ms`` as given, with their bounds widened to take them where Kafka's
+    (:data:`CONSUMER_SESSION_BOUNDS_MS`, :data:`CONSUMER_HEARTBEAT_BOUNDS_MS`) would refuse them, as a Kafka broker
+    given shorter ones must be."""
+    session_min, session_max = CONSUMER_SESSION_BOUNDS_MS
+    heartbeat_min, heartbeat_max = CONSUMER_HEARTBEAT_BOUNDS_MS
+    return ("--group-consumer-session-timeout-ms", str(session_timeout_ms),
+            "--group-consumer-min-session-timeout-ms", str(min(session_min, session_timeout_ms)),
+            "--group-consumer-max-session-timeout-ms", str(max(session_max, session_timeout_ms)),
+            "--group-consumer-heartbeat-interval-ms", str(heartbeat_interval_ms),
+            "--group-consumer-min-heartbeat-interval-ms", str(min(heartbeat_min, heartbeat_interval_ms)),
+            "--group-consumer-max-heartbeat-interval-ms", str(max(heartbeat_max, heartbeat_interval_ms)))
 
 
 def fronted(broker: str, workdir: Path, group_coordinator: str = "front") -> contextlib.AbstractContextManager[str]:

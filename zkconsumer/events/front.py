@@ -6,7 +6,7 @@ the events page (``docs/events.md``) is made from them.
 
 from __future__ import annotations
 
-from zkconsumer.events.spec import BOOL, INT, LIST, NULL, NUMBER, STR, declare, section
+from zkconsumer.events.spec import BOOL, INT, LIST, NULL, NUMBER, OBJECT, STR, declare, section
 from zkconsumer.events.spec import Field as F
 
 section("front.classic_group", columns=("event", "fields", "when", "drawn"), context=("group", "at_ms"))
@@ -392,7 +392,7 @@ FRONT_CONSUMER_GROUP_DELETED = declare(
 
 FRONT_STARTED = declare(
     "front.started", "info", section=_SERVER, logger=_SERVER_LOGGER,
-    fields=(F("listen", STR), F("advertised", STR), F("local_apis", LIST)),
+    fields=(F("listen", STR), F("advertised", STR), F("local_apis", LIST), F("group_settings", OBJECT)),
     when="the front listens",
 )
 FRONT_CONNECTION_OPENED = declare(

@@ -12,16 +12,13 @@ from pathlib import Path
 from zkconsumer.errors import EnvironmentSetupError, UsageError
 from zkconsumer.front.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
 from zkconsumer.front.config import LOOPBACK, FrontConfig
+from zkconsumer.front.config_apis import ConfigApis
 from zkconsumer.front.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
 from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
 from zkconsumer.front.group_apis import GroupApis
 from zkconsumer.front.handlers import LocalApis, local_table
 from zkconsumer.front.server import FrontServer
-
-#: the embedded environment's ``group.min.session.timeout.ms``: below Kafka's 6000, because the demo, the migration
-#: comparison and the tests run members with session timeouts of 2 to 4 s to make faults show in seconds (the broker
-#: behind, Tansu, takes them too); a front for a rehearsal of production settings is given 6000
-MIN_SESSION_TIMEOUT_MS = 1000
+from zkconsumer.front.topic_holds import TopicHolds
 
 
 def add_front_options(parser: argparse.ArgumentParser) -> None:
@@ -45,14 +42,22 @@ def add_front_options(parser: argparse.ArgumentParser) -> None:
                              "(default: %(default)s)")
     groups.add_argument("--group-initial-rebalance-delay-ms", type=int, default=3000, metavar="MS",
                         help="group.initial.rebalance.delay.ms (default: %(default)s)")
-    groups.add_argument("--group-min-session-timeout-ms", type=int, default=MIN_SESSION_TIMEOUT_MS, metavar="MS",
-                        help="group.min.session.timeout.ms (default: %(default)s; Kafka's is 6000)")
+    groups.add_argument("--group-min-session-timeout-ms", type=int, default=6000, metavar="MS",
+                        help="group.min.session.timeout.ms (default: %(default)s)")
     groups.add_argument("--group-max-session-timeout-ms", type=int, default=1_800_000, metavar="MS",
                         help="group.max.session.timeout.ms (default: %(default)s)")
     groups.add_argument("--group-consumer-heartbeat-interval-ms", type=int, default=5000, metavar="MS",
                         help="group.consumer.heartbeat.interval.ms (KIP-848; default: %(default)s)")
     groups.add_argument("--group-consumer-session-timeout-ms", type=int, default=45_000, metavar="MS",
                         help="group.consumer.session.timeout.ms (KIP-848; default: %(default)s)")
+    groups.add_argument("--group-consumer-min-session-timeout-ms", type=int, default=45_000, metavar="MS",
+                        help="group.consumer.min.session.timeout.ms (KIP-848; default: %(default)s)")
+    groups.add_argument("--group-consumer-max-session-timeout-ms", type=int, default=60_000, metavar="MS",
+                        help="group.consumer.max.session.timeout.ms (KIP-848; default: %(default)s)")
+    groups.add_argument("--group-consumer-min-heartbeat-interval-ms", type=int, default=5000, metavar="MS",
+                        help="group.consumer.min.heartbeat.interval.ms (KIP-848; default: %(default)s)")
+    groups.add_argument("--group-consumer-max-heartbeat-interval-ms", type=int, default=15_000, metavar="MS",
+                        help="group.consumer.max.heartbeat.interval.ms (KIP-848; default: %(default)s)")
     groups.add_argument("--group-consumer-assignors", default="uniform,range", metavar="NAMES",
                         help="group.consumer.assignors, the first the default (KIP-848; default: %(default)s)")
 
@@ -66,7 +71,11 @@ def config_of(args: argparse.Namespace, bootstrap: str) -> FrontConfig:
         consumer = ConsumerGroupConfig(
             session_timeout_ms=args.group_consumer_session_timeout_ms,
             heartbeat_interval_ms=args.group_consumer_heartbeat_interval_ms,
-            assignors=tuple(n.strip() for n in args.group_consumer_assignors.split(",") if n.strip()))
+            assignors=tuple(n.strip() for n in args.group_consumer_assignors.split(",") if n.strip()),
+            min_session_timeout_ms=args.group_consumer_min_session_timeout_ms,
+            max_session_timeout_ms=args.group_consumer_max_session_timeout_ms,
+            min_heartbeat_interval_ms=args.group_consumer_min_heartbeat_interval_ms,
+            max_heartbeat_interval_ms=args.group_consumer_max_heartbeat_interval_ms).check()
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return FrontConfig.of(bootstrap, host=args.host, port=args.port, advertised_host=args.advertised_host,
@@ -75,13 +84,18 @@ def config_of(args: argparse.Namespace, bootstrap: str) -> FrontConfig:
                           consumer_groups=consumer, zookeeper=args.zookeeper)
 
 
-def group_coordinator_apis(config: FrontConfig) -> tuple[LocalApis, CoordinatorRuntime | None]:
-    """The group APIs the front answers, by its config: its coordinators' (and their runtime), or none."""
+def group_coordinator_apis(config: FrontConfig,
+                           holds: TopicHolds | None = None) -> tuple[LocalApis, CoordinatorRuntime | None]:
+    """The APIs the front answers, by its config: the configs APIs (:mod:`.config_apis`) and its coordinators' group
+    APIs (and their runtime), unless the broker's own coordinator answers those. ``holds``: the topics shown smaller,
+    in the KIP-848 coordinator's view of them as in Metadata."""
+    holds = holds or TopicHolds()
+    configs = ConfigApis(config, holds).table()
     if not config.group_coordinator:
-        return {}, None
+        return local_table(configs), None
     runtime = CoordinatorRuntime(ClassicGroupCoordinator(config.classic_groups),
                                  ConsumerGroupCoordinator(config.consumer_groups))
-    return local_table(GroupApis(runtime).table()), runtime
+    return local_table([*GroupApis(runtime, holds=holds).table(), *configs]), runtime
 
 
 def run_front(config: FrontConfig, port_file: str | None = None, local: LocalApis | None = None,
@@ -96,9 +110,10 @@ def run_front(config: FrontConfig, port_file: str | None = None, local: LocalApi
 
 async def _serve(config: FrontConfig, port_file: str | None, local: LocalApis | None, announce: bool) -> int:
     runtime = None
+    holds = TopicHolds()
     if local is None:
-        local, runtime = group_coordinator_apis(config)
-    server = FrontServer(config, local)
+        local, runtime = group_coordinator_apis(config, holds)
+    server = FrontServer(config, local, holds)
     try:
         await server.start()
     except OSError as exc:

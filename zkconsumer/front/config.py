@@ -11,6 +11,8 @@ from zkconsumer.front.consumer_group import ConsumerGroupConfig
 from zkconsumer.front.wire import MAX_REQUEST_BYTES
 
 LOOPBACK = "127.0.0.1"
+#: Kafka's ``Int.MaxValue``, the value of an unlimited ``group.max.size``
+INT_MAX = 2**31 - 1
 
 
 def parse_address(address: str, what: str = "address") -> tuple[str, int]:
@@ -50,6 +52,29 @@ class FrontConfig:
             raise UsageError("the front needs the broker's address (--bootstrap-server)")
         for address in self.bootstrap:
             parse_address(address, "broker address")
+
+    def group_settings(self) -> dict[str, str]:
+        """The group coordinators' settings by Kafka's broker config names, as a Kafka broker's DescribeConfigs
+        answers them (``group.max.size`` unlimited as Kafka's ``Int.MaxValue``); none when the broker's own
+        coordinator answers the group APIs."""
+        if not self.group_coordinator:
+            return {}
+        classic, consumer = self.classic_groups, self.consumer_groups
+        settings: dict[str, int | str | None] = {
+            "group.initial.rebalance.delay.ms": classic.initial_rebalance_delay_ms,
+            "group.min.session.timeout.ms": classic.min_session_timeout_ms,
+            "group.max.session.timeout.ms": classic.max_session_timeout_ms,
+            "group.max.size": classic.max_size,
+            "group.consumer.session.timeout.ms": consumer.session_timeout_ms,
+            "group.consumer.min.session.timeout.ms": consumer.min_session_timeout_ms,
+            "group.consumer.max.session.timeout.ms": consumer.max_session_timeout_ms,
+            "group.consumer.heartbeat.interval.ms": consumer.heartbeat_interval_ms,
+            "group.consumer.min.heartbeat.interval.ms": consumer.min_heartbeat_interval_ms,
+            "group.consumer.max.heartbeat.interval.ms": consumer.max_heartbeat_interval_ms,
+            "group.consumer.assignors": ",".join(consumer.assignors),
+            "group.consumer.max.size": consumer.max_size,
+        }
+        return {name: str(INT_MAX if value is None else value) for name, value in settings.items()}
 
     @classmethod
     def of(cls, bootstrap: str, **settings: object) -> FrontConfig:

@@ -164,7 +164,9 @@ SERVER_ASSIGNORS: Mapping[str, ServerAssignor] = {"uniform": uniform_assign, "ra
 
 @dataclass(frozen=True)
 class ConsumerGroupConfig:
-    """The broker settings of Kafka's consumer groups, with Kafka 4.x's defaults."""
+    """The broker settings of Kafka's consumer groups, with Kafka 4.x's defaults. :meth:`check` is Kafka's check of
+    them at a broker's start (``GroupCoordinatorConfig``): a session or heartbeat interval outside its bounds is
+    refused, so a shorter one needs its minimum lowered too, as on Kafka; the state machine itself takes any."""
 
     #: ``group.consumer.session.timeout.ms``
     session_timeout_ms: int = 45_000
@@ -174,10 +176,41 @@ class ConsumerGroupConfig:
     assignors: tuple[str, ...] = ("uniform", "range")
     #: ``group.consumer.max.size``; ``None``: unlimited
     max_size: int | None = None
+    #: ``group.consumer.min.session.timeout.ms`` / ``group.consumer.max.session.timeout.ms``
+    min_session_timeout_ms: int = 45_000
+    max_session_timeout_ms: int = 60_000
+    #: ``group.consumer.min.heartbeat.interval.ms`` / ``group.consumer.max.heartbeat.interval.ms``
+    min_heartbeat_interval_ms: int = 5_000
+    max_heartbeat_interval_ms: int = 15_000
 
     def __post_init__(self) -> None:
         if not self.assignors:
             raise ValueError("group.consumer.assignors must name at least one assignor")
+
+    def check(self) -> ConsumerGroupConfig:
+        """This config, once Kafka's bounds hold.
+
+        :raises ValueError: one that does not, in Kafka's words.
+        """
+        session = ("group.consumer.session.timeout.ms", self.session_timeout_ms)
+        heartbeat = ("group.consumer.heartbeat.interval.ms", self.heartbeat_interval_ms)
+        _require_at_least(("group.consumer.max.heartbeat.interval.ms", self.max_heartbeat_interval_ms),
+                          ("group.consumer.min.heartbeat.interval.ms", self.min_heartbeat_interval_ms))
+        _require_at_least(heartbeat, ("group.consumer.min.heartbeat.interval.ms", self.min_heartbeat_interval_ms))
+        _require_at_least(("group.consumer.max.heartbeat.interval.ms", self.max_heartbeat_interval_ms), heartbeat)
+        _require_at_least(("group.consumer.max.session.timeout.ms", self.max_session_timeout_ms),
+                          ("group.consumer.min.session.timeout.ms", self.min_session_timeout_ms))
+        _require_at_least(session, ("group.consumer.min.session.timeout.ms", self.min_session_timeout_ms))
+        _require_at_least(("group.consumer.max.session.timeout.ms", self.max_session_timeout_ms), session)
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ValueError("group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms")
+        return self
+
+
+def _require_at_least(setting: tuple[str, int], bound: tuple[str, int]) -> None:
+    """Kafka's ``require`` of one setting against another, with its words."""
+    if setting[1] < bound[1]:
+        raise ValueError(f"{setting[0]} ({setting[1]}) must be greater than or equal to {bound[0]} ({bound[1]})")
 
 
 class _TimerKind(Enum):

@@ -43,6 +43,8 @@ from zkconsumer.front.consumer_group_messages import (
 )
 from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
 from zkconsumer.front.handlers import LocalApi, RequestContext
+from zkconsumer.front.offset_order import OffsetOrder
+from zkconsumer.front.topic_holds import TopicHolds
 
 OFFSET_COMMIT, OFFSET_FETCH, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 8, 9, 11, 12, 13, 14
 DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS = 15, 16, 42
@@ -108,9 +110,13 @@ def _host(context: RequestContext) -> str:
 class GroupApis:
     """The handlers of every group API, over one :class:`CoordinatorRuntime`."""
 
-    def __init__(self, runtime: CoordinatorRuntime, topics_max_age_s: float = TOPICS_MAX_AGE_S) -> None:
+    def __init__(self, runtime: CoordinatorRuntime, topics_max_age_s: float = TOPICS_MAX_AGE_S,
+                 holds: TopicHolds | None = None) -> None:
         self.runtime = runtime
         self.topics_max_age_s = topics_max_age_s
+        #: the topics shown smaller than the broker has them, in the KIP-848 coordinator's view as in Metadata
+        self.holds = holds or TopicHolds()
+        self.offset_order = OffsetOrder()
         self._topics_at: float | None = None
 
     def table(self) -> list[LocalApi]:
@@ -260,6 +266,12 @@ class GroupApis:
     # --- offsets ----------------------------------------------------------------------------------------------
 
     async def offset_commit(self, context: RequestContext, request: Any) -> Any:
+        """Checked by the group's coordinator, then stored in the broker: one step for the group
+        (:mod:`.offset_order`)."""
+        async with self.offset_order.held((request.group_id,)):
+            return await self._offset_commit(context, request)
+
+    async def _offset_commit(self, context: RequestContext, request: Any) -> Any:
         group_id, member_id = request.group_id, request.member_id
         epoch = request.generation_id_or_member_epoch
         if self.runtime.consumer.has_group(group_id):
@@ -295,7 +307,9 @@ class GroupApis:
                                                                 getattr(group, "member_epoch", -1))
                 if code:
                     refused[group.group_id] = int(code)
-        answer = await context.relay(request)
+        groups = [g.group_id for g in request.groups] if hasattr(request, "groups") else [request.group_id]
+        async with self.offset_order.held(groups):  # the commits checked before it written first
+            answer = await context.relay(request)
         if not refused:
             return answer
         return dataclasses.replace(answer, groups=tuple(
@@ -312,7 +326,8 @@ class GroupApis:
         metadata = await context.relay(MetadataRequest(topics=None, allow_auto_topic_creation=False,
                                                        include_topic_authorized_operations=False))
         self._topics_at = time.monotonic()
-        topics = [TopicMetadata(t.name, topic_id_of(t.topic_id), len(t.partitions)) for t in metadata.topics
+        topics = [TopicMetadata(t.name, topic_id_of(t.topic_id), len(self.holds.partitions(t.name, t.partitions)))
+                  for t in metadata.topics
                   if t.error_code == KioErrorCode.none and t.name is not None and t.topic_id is not None]
         self.runtime.consumer_events(self.runtime.consumer.set_topics(topics, self.runtime.now()))
 

@@ -58,6 +58,7 @@ from zkconsumer.front.coordinator_runtime import RequestDropped
 from zkconsumer.front.handlers import LocalApis, RequestContext, local_ranges
 from zkconsumer.front.legacy_versions import LegacyVersions
 from zkconsumer.front.rewrite import METADATA, REWRITTEN, Advertised, rewrite_brokers
+from zkconsumer.front.topic_holds import TopicHolds
 from zkconsumer.front.wire import (
     API_VERSIONS,
     PRODUCE,
@@ -201,9 +202,11 @@ class FrontServer:
     ``local`` is the table of the APIs the front answers itself (:mod:`.handlers`); every other request is relayed.
     """
 
-    def __init__(self, config: FrontConfig, local: LocalApis | None = None) -> None:
+    def __init__(self, config: FrontConfig, local: LocalApis | None = None, holds: TopicHolds | None = None) -> None:
         self.config = config
         self.local = dict(local or {})
+        #: the topics every Metadata answer shows smaller than the broker has them (:mod:`.topic_holds`)
+        self.holds = holds or TopicHolds()
         #: the old versions Kafka 0.8-0.10 clients speak (:mod:`.legacy_versions`), answered before the local table
         self.legacy = LegacyVersions(ZooKeeperOffsets(config.zookeeper) if config.zookeeper else None,
                                      self.local.get(OFFSET_COMMIT))
@@ -225,7 +228,7 @@ class FrontServer:
                                      self.config.advertised_port or self.port)
         listen = Advertised(self.config.host, self.port).address
         self.log.emit(ev.FRONT_STARTED, listen=listen, advertised=self.advertised.address,
-                      local_apis=sorted(self.local))
+                      local_apis=sorted(self.local), group_settings=self.config.group_settings())
 
     async def close(self) -> None:
         if self._server is None:
@@ -362,6 +365,8 @@ class FrontServer:
             if head.api_key == METADATA and len(body.brokers) > 1 and not self._warned_several_brokers:
                 self._warned_several_brokers = True
                 self.log.warning(ev.FRONT_SEVERAL_BROKERS, brokers=sorted(b.node_id for b in body.brokers))
+            if head.api_key == METADATA:
+                body = self.holds.metadata(body)
             body = rewrite_brokers(head.api_key, body, self.advertised)
         return encode_response(head.correlation_id, body)
 

@@ -11,6 +11,13 @@ from zkconsumer.errors import ServerUnavailableError, UsageError, ZkConsumerErro
 from zkconsumer.kafka.metadata import admin_client, fetch_metadata
 from zkconsumer.kafka.topic_names import validate_topic_name
 
+#: the topic config that tells the front (:mod:`zkconsumer.front.topic_holds`) to show a topic's first N partitions
+#: only, set with IncrementalAlterConfigs: partition growth played on a broker without CreatePartitions. Not Kafka's: a
+#: Kafka broker refuses it
+SHOWN_PARTITIONS_CONFIG = "zkconsumer.front.partitions.shown"
+#: the broker config the front adds to its DescribeConfigs answer, naming itself; no Kafka broker has it
+FRONT_CONFIG = "zkconsumer.front"
+
 
 class TopicCommandError(ZkConsumerError):
     pass
@@ -86,3 +93,32 @@ def alter_partitions(bootstrap: str, name: str, partitions: int, timeout: float 
     futures = admin.create_partitions([NewPartitions(name, partitions)], operation_timeout=timeout)
     _result(futures[name], bootstrap, timeout)
     _wait_for_partitions(admin, bootstrap, name, partitions, timeout)
+
+
+def show_partitions(bootstrap: str, name: str, partitions: int | None, timeout: float = 10.0) -> None:
+    """Have the front at ``bootstrap`` show the first ``partitions`` of topic ``name`` (``None``: all of them), and
+    wait until its metadata does: ``name`` created at its final size and held smaller, then grown, where the broker
+    cannot add partitions (:data:`SHOWN_PARTITIONS_CONFIG`). A broker that is not the front refuses it
+    (:class:`TopicCommandError`).
+
+    :raises TopicCommandError:
+    :raises ServerUnavailableError:
+    """
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    admin = admin_client(bootstrap)
+    operation = AlterConfigOpType.DELETE if partitions is None else AlterConfigOpType.SET
+    entry = ConfigEntry(SHOWN_PARTITIONS_CONFIG, None if partitions is None else str(partitions),
+                        incremental_operation=operation)
+    futures = admin.incremental_alter_configs([ConfigResource(ResourceType.TOPIC, name, incremental_configs=[entry])],
+                                              request_timeout=timeout)
+    _result(next(iter(futures.values())), bootstrap, timeout)
+    deadline = time.monotonic() + timeout
+    while True:
+        topic = fetch_metadata(admin, bootstrap, timeout).topics.get(name)
+        if topic is not None and (partitions is None or len(topic.partitions) == partitions):
+            return
+        if time.monotonic() > deadline:
+            raise TopicCommandError(f"the front at {bootstrap} took the hold of topic {name!r}, but its metadata "
+                                    f"does not show {partitions} partitions after {timeout:g} s")
+        time.sleep(0.1)

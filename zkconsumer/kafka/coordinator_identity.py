@@ -1,0 +1,71 @@
+"""Which group coordinator a bootstrap server's clients get, and its group settings, asked as a client asks any Kafka
+broker: DescribeCluster (the cluster id, the brokers) and DescribeConfigs of a broker resource, whose
+``group.min.session.timeout.ms``, ``group.consumer.session.timeout.ms``... are the settings the coordinator runs.
+
+This project's front (:mod:`zkconsumer.front`) answers the group APIs with its own coordinators and says so in that
+answer (:data:`~zkconsumer.kafka.topics.FRONT_CONFIG`, with its settings); a broker that does not is named by its
+cluster id and address, with whatever group settings it reports (a Kafka broker reports them all; the embedded Tansu
+none). For a report that must say what ran, not what was assumed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import ConfigResource, ResourceType
+
+from zkconsumer.errors import ServerUnavailableError
+from zkconsumer.kafka.metadata import admin_client
+from zkconsumer.kafka.topics import FRONT_CONFIG
+
+#: the group settings read, by Kafka's broker config names
+GROUP_SETTINGS = (
+    "group.initial.rebalance.delay.ms", "group.min.session.timeout.ms", "group.max.session.timeout.ms",
+    "group.consumer.session.timeout.ms", "group.consumer.min.session.timeout.ms",
+    "group.consumer.max.session.timeout.ms", "group.consumer.heartbeat.interval.ms",
+    "group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms",
+    "group.consumer.assignors",
+)
+
+
+@dataclass(frozen=True)
+class CoordinatorIdentity:
+    """Who coordinates the groups of a bootstrap server's clients."""
+
+    bootstrap: str
+    #: ``front``: this project's front, its own coordinators; ``broker``: a Kafka-protocol broker that is not it
+    kind: str
+    cluster_id: str | None
+    #: the front's own description (``zkconsumer 0.1.0``), ``None`` for a broker
+    front: str | None = None
+    #: the group settings the coordinator reported, by Kafka's names; those it did not report are absent
+    settings: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """One phrase for a report: ``the front at HOST:PORT (zkconsumer 0.1.0; cluster tansu_cluster)``."""
+        cluster = f"cluster {self.cluster_id}" if self.cluster_id else "no cluster id"
+        if self.kind == "front":
+            return f"the front at {self.bootstrap} ({self.front}; its own group coordinators; {cluster})"
+        return f"the broker at {self.bootstrap} ({cluster}; not this project's front)"
+
+
+def identify(bootstrap: str, timeout: float = 10.0) -> CoordinatorIdentity:
+    """Ask the server at ``bootstrap`` who it is and what group settings it runs.
+
+    :raises ServerUnavailableError: nothing answered within ``timeout``.
+    """
+    admin = admin_client(bootstrap)
+    try:
+        cluster = admin.describe_cluster(request_timeout=timeout).result(timeout=timeout)
+        node = cluster.controller if cluster.controller is not None else cluster.nodes[0]
+        resource = ConfigResource(ResourceType.BROKER, str(node.id))
+        entries = admin.describe_configs([resource], request_timeout=timeout)[resource].result(timeout=timeout)
+    except (KafkaException, TimeoutError, IndexError) as exc:
+        raise ServerUnavailableError(f"the server at {bootstrap} did not describe its cluster and configs within "
+                                     f"{timeout:g} s ({exc})") from None
+    values = {name: entry.value for name, entry in entries.items() if entry.value is not None}
+    front = values.get(FRONT_CONFIG)
+    return CoordinatorIdentity(bootstrap, "front" if front else "broker", cluster.cluster_id or None, front,
+                               {name: values[name] for name in GROUP_SETTINGS if name in values})
