@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
+from event_lines import invalid_event_lines
 from support import REPO
 from time_scale import bounded, scaled
 
@@ -29,7 +32,7 @@ def test_the_short_chaos_run_holds_every_invariant(tmp_path):
     report_path = tmp_path / "chaos.json"
     run = subprocess.run([sys.executable, str(CHAOS), "--duration-s", "25", "--seed", "7", "--faults", FAULTS,
                           "--fault-gap-s", "2", "--min-fault-kinds", "3", "--max-duration-s", f"{scaled(60):.0f}",
-                          "--broker-storage", "memory", "--report", str(report_path)],
+                          "--broker-storage", "memory", "--report", str(report_path), "--keep-workdir"],
                          capture_output=True, text=True, timeout=bounded(190))
     verdict = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-2000:]
     assert report_path.exists(), f"the run wrote no report (exit {run.returncode}): {run.stderr[-3000:]}"
@@ -42,6 +45,13 @@ def test_the_short_chaos_run_holds_every_invariant(tmp_path):
     assert len({f["kind"] for f in report["faults"]}) >= 3
     assert report["offsets_checked"] > 0 and report["violations"] == []
     assert report["stale_after_pause"] == []  # a woken member hands out nothing another claimed meanwhile
+    # every event line the members wrote, under faults, keeps the catalogue's contract
+    workdir = Path(report["workdir"])
+    try:
+        checked, invalid = invalid_event_lines(sorted(workdir.glob("*.events")))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    assert checked > 100 and not invalid, "\n".join(invalid[:40])
 
 
 @pytest.mark.chaos

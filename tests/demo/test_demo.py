@@ -11,6 +11,7 @@ import subprocess
 
 import pytest
 from browser import dump_dom
+from event_lines import invalid_event_lines
 from support import wait_for, zkconsumer_cli
 from time_scale import bounded, scaled
 
@@ -125,6 +126,10 @@ def test_readme_command_runs_the_demo_on_a_fresh_environment(tmp_path):
         assert "Traceback" not in done.stderr
         assert (out_dir / "timeline.html").stat().st_size > 0
         assert (out_dir / "events.jsonl").stat().st_size > 0
+        # every event line the demo, its comparison, the front and the bridge wrote keeps the catalogue's contract
+        logs = [run_dir / "front" / "front.log", run_dir / "bridge.log"]
+        checked, invalid = invalid_event_lines([*sorted(out_dir.rglob("*.jsonl")), *logs])
+        assert checked > 100 and not invalid, "\n".join(invalid[:40])
         # a topic of the run's own, so the offsets shown start at 0 whatever ran before on the broker
         assert re.search(r"^Group 'demo' on topic 'demo-\d{8}-\d{6}' \(4 partitions\)", done.stdout, re.M)
         # the closing hints run as printed, the servers still up: the group's table finds the broker

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from browser import assert_offline, body_attributes, dump_dom
+from event_lines import invalid_event_lines
 from markupsafe import escape
 from support import zkconsumer_cli
 from time_scale import scaled
@@ -152,6 +153,16 @@ def test_the_measures_agree_with_the_files(comparison):
     again = measure("range", events, produced, read_deliveries(run), figures["topic"])
     assert again.total.produced == figures["produced"] and again.total.duplicates == figures["duplicates"]
     assert again.total.partition_seconds_paused == figures["partition_seconds_paused"]
+
+
+def test_every_event_line_the_run_wrote_keeps_the_catalogue_s_contract(comparison):
+    """Members' events of every protocol, the runner's markers and the front coordinator's events: each a declared
+    event with its declared fields, of their declared types."""
+    out, report = comparison
+    files = sorted(out.glob("*/events.jsonl"))
+    assert {path.parent.name for path in files} == set(report["protocols"])
+    checked, invalid = invalid_event_lines(files)
+    assert checked > 100 and not invalid, "\n".join(invalid[:40])
 
 
 def test_the_page_opens_in_headless_chromium(comparison):
