@@ -60,9 +60,6 @@ _TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,200}$")
 # ``kind``), ``range`` for one out of its bounds (given the bounds and ``value``), ``missing`` after "missing: " for a
 # required key.
 
-_Seconds = Annotated[float, Meta(gt=0, le=MAX_SECONDS, extra={"range": "must be more than {gt:g} and at most {le:g}"})]
-
-
 class _TopicFile(Struct, forbid_unknown_fields=True):
     name: str = "demo"
     partitions: Annotated[int, Meta(ge=1, le=MAX_PARTITIONS)] = 4
@@ -121,7 +118,8 @@ class _ActionFile(Struct, forbid_unknown_fields=True):
     settle: Annotated[bool, Meta(extra={"type": "write settle = true"})] = False
     wait: Annotated[float, Meta(gt=0, le=MAX_SECONDS, extra={
         "range": "must be more than {gt:g} and at most {le:g} seconds"})] = 0.0
-    seconds: _Seconds | None = None
+    seconds: Annotated[float, Meta(gt=0, le=MAX_SECONDS, extra={
+        "range": "must be more than {gt:g} and at most {le:g}"})] | None = None
 
 
 _S = TypeVar("_S")
