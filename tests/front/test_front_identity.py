@@ -50,6 +50,15 @@ def test_the_front_names_itself_and_the_settings_its_coordinators_run(front, bro
     assert found.name.startswith(f"the front at {front.address} (zkconsumer")
 
 
+def test_a_front_relaying_the_group_apis_names_the_broker_s_coordinator(broker_bootstrap, tmp_path):
+    with FrontProcess(broker_bootstrap, tmp_path / "relaying", options=("--group-coordinator", "broker")) as front:
+        address = front.address
+        found = identify(address, timeout=bounded(10))
+    assert (found.kind, found.settings) == ("broker", {})
+    assert found.front is not None and found.front.endswith(", group APIs relayed to the broker's coordinator")
+    assert found.name.startswith(f"the broker's own coordinator, through the front at {address} (zkconsumer")
+
+
 def test_keys_asked_by_name_are_the_only_ones_answered(front):
     asked = ("group.consumer.session.timeout.ms", FRONT_CONFIG)
     answer = exchange(front.address, DescribeConfigsRequest(resources=(DescribeConfigsResource(

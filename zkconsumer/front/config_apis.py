@@ -9,7 +9,8 @@ IncrementalAlterConfigs takes the front's topic holds (:mod:`.topic_holds`); eve
   front, which no Kafka broker has. So a client asking the broker's configs, as it would ask a Kafka broker's, learns
   the settings of the coordinator it talks to, and whether that is this front
   (:func:`zkconsumer.kafka.coordinator_identity.identify`). The broker's own entries of those names give way to the
-  front's, whose coordinators are the ones that run. The broker is asked for every key of each resource and the
+  front's, whose coordinators are the ones that run; a front whose group APIs the broker's coordinator answers adds
+  its name only, saying so (:data:`RELAYING`). The broker is asked for every key of each resource and the
   answer cut to the keys asked for by name, as Kafka answers them: the embedded broker (Tansu 0.6) closes the
   connection on a DescribeConfigs that names keys.
 - **IncrementalAlterConfigs** (44): the entries that set or delete
@@ -42,6 +43,8 @@ VERSIONS = {DESCRIBE_CONFIGS: (1, 4), INCREMENTAL_ALTER_CONFIGS: (0, 1)}
 TOPIC, BROKER = 2, 4
 #: Kafka's ``ConfigSource``: a broker's static setting, a default
 STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 4, 5
+#: how a front whose group APIs the broker's coordinator answers says so, after its name
+RELAYING = ", group APIs relayed to the broker's coordinator"
 #: Kafka's ``ConfigType``
 STRING, INT, LIST = 2, 3, 7
 
@@ -52,7 +55,7 @@ class ConfigApis:
     def __init__(self, config: FrontConfig, holds: TopicHolds) -> None:
         self.holds = holds
         self.entries = dict(config.group_settings())
-        self.entries[FRONT_CONFIG] = _named()
+        self.entries[FRONT_CONFIG] = _named() + ("" if config.group_coordinator else RELAYING)
         self.defaults = dataclasses.replace(config, classic_groups=type(config.classic_groups)(),
                                             consumer_groups=type(config.consumer_groups)()).group_settings()
 

@@ -34,10 +34,11 @@ class CoordinatorIdentity:
     """Who coordinates the groups of a bootstrap server's clients."""
 
     bootstrap: str
-    #: ``front``: this project's front, its own coordinators; ``broker``: a Kafka-protocol broker that is not it
+    #: ``front``: this project's front, its own coordinators; ``broker``: a Kafka-protocol broker's own coordinator,
+    #: reached directly or through a front that relays the group APIs to it
     kind: str
     cluster_id: str | None
-    #: the front's own description (``zkconsumer 0.1.0``), ``None`` for a broker
+    #: the front's own description (``zkconsumer 0.1.0``) where a front answers, ``None`` for a broker reached directly
     front: str | None = None
     #: the group settings the coordinator reported, by Kafka's names; those it did not report are absent
     settings: dict[str, str] = field(default_factory=dict)
@@ -48,6 +49,8 @@ class CoordinatorIdentity:
         cluster = f"cluster {self.cluster_id}" if self.cluster_id else "no cluster id"
         if self.kind == "front":
             return f"the front at {self.bootstrap} ({self.front}; its own group coordinators; {cluster})"
+        if self.front is not None:
+            return f"the broker's own coordinator, through the front at {self.bootstrap} ({self.front}; {cluster})"
         return f"the broker at {self.bootstrap} ({cluster}; not this project's front)"
 
 
@@ -67,5 +70,6 @@ def identify(bootstrap: str, timeout: float = 10.0) -> CoordinatorIdentity:
                                      f"{timeout:g} s ({exc})") from None
     values = {name: entry.value for name, entry in entries.items() if entry.value is not None}
     front = values.get(FRONT_CONFIG)
-    return CoordinatorIdentity(bootstrap, "front" if front else "broker", cluster.cluster_id or None, front,
-                               {name: values[name] for name in GROUP_SETTINGS if name in values})
+    settings = {name: values[name] for name in GROUP_SETTINGS if name in values}
+    own = front is not None and bool(settings)  # a front relaying the group APIs reports no settings of its own
+    return CoordinatorIdentity(bootstrap, "front" if own else "broker", cluster.cluster_id or None, front, settings)
