@@ -44,13 +44,11 @@ import logging.handlers
 import os
 import sys
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import Any, TextIO
 
 import structlog
 from structlog import is_configured
 from structlog.stdlib import ProcessorFormatter
-
-from zkconsumer.events.spec import Event
 
 LOG_JSON_ENV = "ZKCONSUMER_LOG_JSON"
 LOG_LEVEL_ENV = "ZKCONSUMER_LOG_LEVEL"
@@ -102,8 +100,8 @@ def _level_method(fixed: int | None, fixed_name: str | None) -> Any:
     """A logging method: at a fixed level (``debug``...), or with ``None`` at the level the event declares
     (``emit``: the catalogue's :class:`~zkconsumer.events.spec.Event` carries it)."""
 
-    def emit(self: EventLogger, event: str, **fields: Any) -> Any:
-        level = fixed if fixed is not None else cast(Event, event).levelno
+    def emit(self: EventLogger, event: Any, **fields: Any) -> Any:
+        level = fixed if fixed is not None else event.levelno  # emit(): an Event carries its level
         if is_configured():
             if self._epoch is not _Resolved.epoch:
                 self._resolve()
@@ -113,7 +111,7 @@ def _level_method(fixed: int | None, fixed_name: str | None) -> Any:
                 self._resolve()
                 if level < self._min_level:
                     return None
-            return getattr(self._bound, fixed_name or cast(Event, event).level)(event, **fields)
+            return getattr(self._bound, fixed_name or event.level)(event, **fields)
         if self._stdlib.isEnabledFor(level):
             self._to_stdlib(level, event, fields)
         return None

@@ -377,7 +377,7 @@ class ZookeeperConsumerConnector:
 
         def waiting(owner: int) -> None:
             self._log.emit(ev.CONSUMER_REGISTRATION_WAITING, path=path, owner_session=f"{owner:#x}",
-                              max_wait_ms=int(wait_s * 1000))
+                           max_wait_ms=int(wait_s * 1000))
 
         already = create_checked_ephemeral(self.zk, path, data, wait_s, waiting)
         self._log.emit(ev.CONSUMER_REGISTERED, path=path, registration=data.decode(), pattern=self._topic_count.pattern,
@@ -494,7 +494,7 @@ class ZookeeperConsumerConnector:
         dropped = self._stop_fetching()
         owned = self._owned()
         self._log.emit(ev.ZOOKEEPER_SUSPENDED_TOO_LONG, suspended_ms=elapsed_ms(since), chunks_dropped=dropped,
-                          owned=partition_list(owned, thread=owned))
+                       owned=partition_list(owned, thread=owned))
 
     # --- the rebalance thread ---------------------------------------------------------------------------
 
@@ -560,7 +560,7 @@ class ZookeeperConsumerConnector:
             self._failed_rebalances += 1
             self._consecutive_failures += 1
             log.emit(ev.REBALANCE_FAILED, attempts=retries, background=background, duration_ms=elapsed_ms(started),
-                      failures_in_a_row=self._consecutive_failures)
+                     failures_in_a_row=self._consecutive_failures)
             if self._meters is not None:
                 self._meters.rebalanced(time.monotonic() - started, failed=True)
             raise ConsumerRebalanceFailedException(f"{self.consumer_id} can't rebalance after {retries} retries")
@@ -806,10 +806,10 @@ class ZookeeperConsumerConnector:
                                offsets=partition_list(write.written, offset=write.written), batches=write.batches)
             if write.kept_higher:
                 self._log.emit(ev.OFFSETS_COMMIT_SKIPPED, reason=reason, store=write.store,
-                                  offsets=partition_list(write.kept_higher, theirs=write.kept_higher))
+                               offsets=partition_list(write.kept_higher, theirs=write.kept_higher))
             if write.failed:
                 self._log.emit(ev.OFFSETS_COMMIT_FAILED, reason=reason, store=write.store, error=write.error,
-                                  offsets=partition_list(write.failed, error=write.failed))
+                               offsets=partition_list(write.failed, error=write.failed))
         self._report_malformed(tuple(result.malformed.values()))
 
     def _auto_commit_loop(self) -> None:

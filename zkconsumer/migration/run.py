@@ -439,7 +439,7 @@ class _Player:
                     self.unsupported_reason = f"{member.consumer_id} exited with status {status}"
         for member in self.group.died():
             log.emit(ev.MIGRATION_MEMBER_DIED, protocol=self.run.protocol.name,
-                        consumer_id=member.consumer_id, returncode=member.process.returncode)
+                     consumer_id=member.consumer_id, returncode=member.process.returncode)
             self.marker(DIED, consumer_id=member.consumer_id, returncode=member.process.returncode)
         if self.unsupported_reason is not None and self.playing:
             self.playing = False

@@ -206,7 +206,7 @@ def read_groups_table(options: GroupsOptions, groups: tuple[str, ...]) -> list[G
             _log.emit(ev.ZNODE_MALFORMED, group=offsets.group, path=problem.path, problem=problem.problem)
     if log_ends.unknown:
         _log.emit(ev.SPARK_LOG_SIZES_UNKNOWN, partitions=len(log_ends.unknown),
-                     reason=log_ends.unavailable or next(iter(sorted(log_ends.unknown.items())))[1])
+                  reason=log_ends.unavailable or next(iter(sorted(log_ends.unknown.items())))[1])
     rows = [row for offsets, read_at in read for row in table_rows(offsets, log_ends.offsets, read_at)]
     _log.emit(ev.SPARK_GROUPS_READ, groups=len(groups), vanished=len(groups) - len(read), rows=len(rows),
               partitions=len(log_ends.offsets) + len(log_ends.unknown), malformed=malformed,

@@ -468,7 +468,7 @@ class StreamPlanner:
         (``fetcher.offset_reset``, reason ``past_log_end``). Once per partition and position: the position moves."""
         self._reset_from[tp] = old
         self._log.emit(ev.SPARK_OFFSET_RESET, topic=tp.topic, partition=tp.partition, reason="past_log_end",
-                          policy=self.options.auto_offset_reset, old_offset=old, new_offset=new)
+                       policy=self.options.auto_offset_reset, old_offset=old, new_offset=new)
 
     def _committed(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
         """The group's committed offsets of these partitions (those it has)."""
