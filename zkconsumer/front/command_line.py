@@ -11,7 +11,7 @@ from pathlib import Path
 
 from zkconsumer.errors import EnvironmentSetupError, UsageError
 from zkconsumer.front.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
-from zkconsumer.front.config import LOOPBACK, FrontConfig
+from zkconsumer.front.config import CLASSIC_SETTINGS, CONSUMER_SETTINGS, LOOPBACK, FrontConfig
 from zkconsumer.front.config_apis import ConfigApis
 from zkconsumer.front.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
 from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
@@ -40,42 +40,36 @@ def add_front_options(parser: argparse.ArgumentParser) -> None:
     groups.add_argument("--group-coordinator", choices=("front", "broker"), default="front",
                         help="who answers the group APIs: the front's coordinators, or the broker's own, relayed "
                              "(default: %(default)s)")
-    groups.add_argument("--group-initial-rebalance-delay-ms", type=int, default=3000, metavar="MS",
-                        help="group.initial.rebalance.delay.ms (default: %(default)s)")
-    groups.add_argument("--group-min-session-timeout-ms", type=int, default=6000, metavar="MS",
-                        help="group.min.session.timeout.ms (default: %(default)s)")
-    groups.add_argument("--group-max-session-timeout-ms", type=int, default=1_800_000, metavar="MS",
-                        help="group.max.session.timeout.ms (default: %(default)s)")
-    groups.add_argument("--group-consumer-heartbeat-interval-ms", type=int, default=5000, metavar="MS",
-                        help="group.consumer.heartbeat.interval.ms (KIP-848; default: %(default)s)")
-    groups.add_argument("--group-consumer-session-timeout-ms", type=int, default=45_000, metavar="MS",
-                        help="group.consumer.session.timeout.ms (KIP-848; default: %(default)s)")
-    groups.add_argument("--group-consumer-min-session-timeout-ms", type=int, default=45_000, metavar="MS",
-                        help="group.consumer.min.session.timeout.ms (KIP-848; default: %(default)s)")
-    groups.add_argument("--group-consumer-max-session-timeout-ms", type=int, default=60_000, metavar="MS",
-                        help="group.consumer.max.session.timeout.ms (KIP-848; default: %(default)s)")
-    groups.add_argument("--group-consumer-min-heartbeat-interval-ms", type=int, default=5000, metavar="MS",
-                        help="group.consumer.min.heartbeat.interval.ms (KIP-848; default: %(default)s)")
-    groups.add_argument("--group-consumer-max-heartbeat-interval-ms", type=int, default=15_000, metavar="MS",
-                        help="group.consumer.max.heartbeat.interval.ms (KIP-848; default: %(default)s)")
+    for setting, default in _defaults().items():
+        kip848 = "KIP-848; " if setting.startswith("group.consumer.") else ""
+        groups.add_argument(_option(setting), type=int, default=default, metavar="MS",
+                            help=f"{setting} ({kip848}default: %(default)s)")
     groups.add_argument("--group-consumer-assignors", default="uniform,range", metavar="NAMES",
                         help="group.consumer.assignors, the first the default (KIP-848; default: %(default)s)")
+
+
+def _option(setting: str) -> str:
+    return "--" + setting.replace(".", "-")
+
+
+def _defaults() -> dict[str, int]:
+    """Each setting's default: the coordinators' configs', which are Kafka's."""
+    classic, consumer = ClassicGroupConfig(), ConsumerGroupConfig()
+    return {**{setting: getattr(classic, name) for setting, name in CLASSIC_SETTINGS.items()},
+            **{setting: getattr(consumer, name) for setting, name in CONSUMER_SETTINGS.items()}}
+
+
+def _given(args: argparse.Namespace, settings: dict[str, str]) -> dict[str, int]:
+    return {name: getattr(args, _option(setting)[2:].replace("-", "_")) for setting, name in settings.items()}
 
 
 def config_of(args: argparse.Namespace, bootstrap: str) -> FrontConfig:
     """:raises UsageError: a group setting out of bounds."""
     try:
-        classic = ClassicGroupConfig(initial_rebalance_delay_ms=args.group_initial_rebalance_delay_ms,
-                                     min_session_timeout_ms=args.group_min_session_timeout_ms,
-                                     max_session_timeout_ms=args.group_max_session_timeout_ms)
+        classic = ClassicGroupConfig(**_given(args, CLASSIC_SETTINGS))
         consumer = ConsumerGroupConfig(
-            session_timeout_ms=args.group_consumer_session_timeout_ms,
-            heartbeat_interval_ms=args.group_consumer_heartbeat_interval_ms,
             assignors=tuple(n.strip() for n in args.group_consumer_assignors.split(",") if n.strip()),
-            min_session_timeout_ms=args.group_consumer_min_session_timeout_ms,
-            max_session_timeout_ms=args.group_consumer_max_session_timeout_ms,
-            min_heartbeat_interval_ms=args.group_consumer_min_heartbeat_interval_ms,
-            max_heartbeat_interval_ms=args.group_consumer_max_heartbeat_interval_ms).check()
+            **_given(args, CONSUMER_SETTINGS)).check()
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return FrontConfig.of(bootstrap, host=args.host, port=args.port, advertised_host=args.advertised_host,

@@ -26,6 +26,20 @@ def parse_address(address: str, what: str = "address") -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+#: the coordinators' settings by Kafka's broker config names, and the field of the coordinator's config each is
+#: (the front's options are ``--`` and the name with dashes)
+CLASSIC_SETTINGS = {"group.initial.rebalance.delay.ms": "initial_rebalance_delay_ms",
+                    "group.min.session.timeout.ms": "min_session_timeout_ms",
+                    "group.max.session.timeout.ms": "max_session_timeout_ms"}
+CONSUMER_SETTINGS = {"group.consumer.heartbeat.interval.ms": "heartbeat_interval_ms",
+                     "group.consumer.min.heartbeat.interval.ms": "min_heartbeat_interval_ms",
+                     "group.consumer.max.heartbeat.interval.ms": "max_heartbeat_interval_ms",
+                     "group.consumer.session.timeout.ms": "session_timeout_ms",
+                     "group.consumer.min.session.timeout.ms": "min_session_timeout_ms",
+                     "group.consumer.max.session.timeout.ms": "max_session_timeout_ms"}
+
+
+
 @dataclass(frozen=True)
 class FrontConfig:
     """A front's settings. ``port`` 0 takes a free port; the advertised host and port default to where it listens."""
@@ -61,16 +75,9 @@ class FrontConfig:
             return {}
         classic, consumer = self.classic_groups, self.consumer_groups
         settings: dict[str, int | str | None] = {
-            "group.initial.rebalance.delay.ms": classic.initial_rebalance_delay_ms,
-            "group.min.session.timeout.ms": classic.min_session_timeout_ms,
-            "group.max.session.timeout.ms": classic.max_session_timeout_ms,
+            **{setting: getattr(classic, name) for setting, name in CLASSIC_SETTINGS.items()},
             "group.max.size": classic.max_size,
-            "group.consumer.session.timeout.ms": consumer.session_timeout_ms,
-            "group.consumer.min.session.timeout.ms": consumer.min_session_timeout_ms,
-            "group.consumer.max.session.timeout.ms": consumer.max_session_timeout_ms,
-            "group.consumer.heartbeat.interval.ms": consumer.heartbeat_interval_ms,
-            "group.consumer.min.heartbeat.interval.ms": consumer.min_heartbeat_interval_ms,
-            "group.consumer.max.heartbeat.interval.ms": consumer.max_heartbeat_interval_ms,
+            **{setting: getattr(consumer, name) for setting, name in CONSUMER_SETTINGS.items()},
             "group.consumer.assignors": ",".join(consumer.assignors),
             "group.consumer.max.size": consumer.max_size,
         }
