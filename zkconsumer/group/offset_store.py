@@ -67,7 +67,7 @@ class CommitResult:
 
 
 def offset_path(group: str, tp: TopicPartition) -> str:
-    return paths.GroupTopicDirs(group, tp.topic).offset_path(tp.partition)
+    return paths.offset_path(group, tp.topic, tp.partition)
 
 
 def largest_offset_op(group: str) -> Create:

@@ -90,7 +90,7 @@ class ReleaseResult:
 
 
 def owner_path(group: str, tp: TopicPartition) -> str:
-    return paths.GroupTopicDirs(group, tp.topic).owner_path(tp.partition)
+    return paths.owner_path(group, tp.topic, tp.partition)
 
 
 def largest_claim_op(group: str, consumer_id: str) -> Create:
