@@ -30,6 +30,9 @@ def test_an_unknown_name_a_wrong_type_and_an_undeclared_field_are_each_named():
     assert problems({**COMPLETED, "attempts": True}) == [
         "rebalance.completed: field 'attempts' is bool True, declared integer"]
     assert problems({**COMPLETED, "owner": []}) == ["rebalance.completed: field 'owner' is not declared"]
+    assert problems({**COMPLETED, "level": "warning"}) == ["rebalance.completed: level 'warning', declared info"]
+    # a level the declaration says may vary
+    assert problems({"event": "rebalance.claim", "level": "warning", "step": 8, "error": "RuntimeError: boom"}) == []
 
 
 def test_an_event_emitted_by_two_components_accepts_either_one_s_fields():

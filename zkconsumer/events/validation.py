@@ -1,6 +1,6 @@
-"""Whether an event line keeps the catalogue's contract: a known name, each declared field of its declared kind, no
-field that no emission of the event declares (besides those every event may carry and those of its table's bound
-context). The tests hold every line a demo, a chaos run and a migration comparison write to it."""
+"""Whether an event line keeps the catalogue's contract: a known name at its declared level, each declared field of
+its declared kind, no field that no emission of the event declares (besides those every event may carry and those
+of its table's bound context). The tests hold every line a demo, a chaos run and a migration comparison write to it."""
 
 from __future__ import annotations
 
@@ -20,6 +20,10 @@ def problems(line: Mapping[str, Any]) -> list[str]:
     accepted = event.accepted()
     context = {key for emission in event.emissions for key in SECTIONS[emission.section].context}
     found = []
+    levels = {emission.level for emission in event.emissions}
+    level = line.get("level")
+    if level is not None and level not in levels and not any(emission.level_note for emission in event.emissions):
+        found.append(f"{name}: level {level!r}, declared {' or '.join(sorted(levels))}")
     for key, value in line.items():
         kind = accepted.get(key)
         if kind is None:
