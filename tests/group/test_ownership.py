@@ -145,6 +145,20 @@ def test_a_conflict_in_a_later_batch_undoes_the_earlier_batches(zk, zk_chroot):
     assert claim_partitions(zk, "g", MANY, max_bytes=SMALL_BUDGET).ok
 
 
+def test_a_conflict_in_the_first_batch_undoes_the_later_batches_sent_with_it(zk, zk_chroot):
+    """The batches go out together: those after the one that met the conflict were applied, and are deleted again."""
+    other = open_client(zk_chroot)
+    try:
+        other.create("/consumers/g/owners/t/2", b"g_other-0", ephemeral=True, makepath=True)
+        result = claim_partitions(zk, "g", MANY, max_bytes=SMALL_BUDGET)
+        assert not result.ok and dict(result.conflicts) == {TopicPartition("t", 2): "g_other-0"}
+        assert result.batches > 3  # every batch sent, then the applied ones deleted again
+        assert owners(zk) == [("2", "g_other-0")]
+    finally:
+        close_client(other)
+    assert claim_partitions(zk, "g", MANY, max_bytes=SMALL_BUDGET).ok
+
+
 def test_kafkas_way_is_one_create_per_partition_and_undoes_on_conflict(zk, zk_chroot):
     other = open_client(zk_chroot)
     try:
