@@ -27,6 +27,14 @@ TWO_MEMBERS = Scenario("two", "Two members", "one joins, the first leaves", Topi
                         Scene(3, "a leaves", "", (Action("stop", "a"),))))
 
 
+def test_loading_the_plugin_imports_nothing_that_starts_or_weighs():
+    probe = ("import sys, zkconsumer.testing.plugin; print(sorted(m for m in ('kazoo', 'confluent_kafka', "
+             "'testcontainers', 'docker', 'zkconsumer.embedded', 'zkconsumer.migration', 'zkconsumer.members') "
+             "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=bounded(30))
+    assert (done.returncode, done.stdout, done.stderr) == (0, "[]\n", "")
+
+
 def test_a_legacy_member_in_the_test_s_process_reads_what_was_produced_and_commits_it(
         zkconsumer_topics, zkconsumer_produce, zkconsumer_legacy_members, zkconsumer_group, zkconsumer_names):
     topic = zkconsumer_topics.create(partitions=2)

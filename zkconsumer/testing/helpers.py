@@ -191,7 +191,8 @@ class LegacyMembers:
               in_process: bool = True, config: dict[str, object] | None = None,
               handle: Callable[[Message], object] | None = None) -> LegacyMember:
         """A member of ``group`` reading ``topic`` with ``streams`` threads, from the earliest offset; in the test's
-        process (``handle`` is then called with each message) or as a process of its own
+        process (``handle`` is then called with each message, as a member process calls its application: one that
+        raises is retried, then given up) or as a process of its own
         (:mod:`zkconsumer.members.legacy_member`, which SIGKILL ends as a crash would)."""
         name = consumer_id or f"m{len(self.started) + 1}"
         member = (self._in_process(group, topic, name, streams, config or {}, handle) if in_process
@@ -207,29 +208,26 @@ class LegacyMembers:
     def _in_process(self, group: str, topic: str, name: str, streams: int, config: dict[str, object],
                     handle: Callable[[Message], object] | None) -> LegacyMember:
         from zkconsumer.config import ConsumerConfig
-        from zkconsumer.consumer.consumer_iterator import ConsumerTimeoutException
         from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
-        from zkconsumer.members.legacy_member import member_config
+        from zkconsumer.log import get_logger
+        from zkconsumer.members.application import Runner
+        from zkconsumer.members.legacy_member import consume, member_config
 
         connector = ZookeeperConsumerConnector(ConsumerConfig(member_config(
             zookeeper=self.connect, group=group, consumer_id=name, overrides=config)))
         delivered: list[Message] = []
         stop = threading.Event()
 
-        def consume(stream: Any) -> None:
-            while not stop.is_set():
-                try:
-                    for m in stream:
-                        message = Message(m.topic, m.partition, m.offset, m.raw_key, m.raw_message or b"")
-                        if handle is not None:
-                            handle(message)
-                        delivered.append(message)
-                        if stop.is_set():
-                            return
-                except ConsumerTimeoutException:
-                    continue
+        def take(message: Message) -> None:
+            if handle is not None:
+                handle(message)
+            delivered.append(message)
 
-        threads = [threading.Thread(target=consume, args=(s,), name=f"{name}-stream", daemon=True)
+        # the member process's own loop, the handler run (and a raise reported) as its application's
+        app = Runner(take, get_logger("zkconsumer.testing").error, consumer_id=f"{group}_{name}")
+        lock = threading.Lock()
+        threads = [threading.Thread(target=consume, args=(s, stop, None, "plain", lock, app), name=f"{name}-stream",
+                                    daemon=True)
                    for s in connector.create_message_streams({topic: streams})[topic]]
         for thread in threads:
             thread.start()
