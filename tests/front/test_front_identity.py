@@ -43,7 +43,7 @@ def test_the_front_names_itself_and_the_settings_its_coordinators_run(front, bro
         "group.consumer.heartbeat.interval.ms": "1000", "group.consumer.min.heartbeat.interval.ms": "1000",
         "group.consumer.max.heartbeat.interval.ms": "15000", "group.consumer.assignors": "uniform,range"}
     broker = identify(broker_bootstrap, timeout=bounded(10))
-    assert (broker.kind, broker.front) == ("broker", None)
+    assert (broker.kind, broker.front, broker.holds_topics, found.holds_topics) == ("broker", None, False, True)
     assert broker.cluster_id and broker.cluster_id == found.cluster_id  # the front relays the broker's cluster
     assert broker.settings == {}  # Tansu reports no group settings
     assert broker.name == f"the broker at {broker_bootstrap} (cluster {broker.cluster_id}; not this project's front)"

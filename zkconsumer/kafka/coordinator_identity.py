@@ -44,6 +44,12 @@ class CoordinatorIdentity:
     settings: dict[str, str] = field(default_factory=dict)
 
     @property
+    def holds_topics(self) -> bool:
+        """Whether a topic can be held smaller and grown in this server's Metadata
+        (:func:`~zkconsumer.kafka.topics.show_partitions`): any front can, whoever coordinates its groups."""
+        return self.front is not None
+
+    @property
     def name(self) -> str:
         """One phrase for a report: ``the front at HOST:PORT (zkconsumer 0.1.0; cluster tansu_cluster)``."""
         cluster = f"cluster {self.cluster_id}" if self.cluster_id else "no cluster id"
