@@ -28,16 +28,10 @@ from zkconsumer.cli.input_file import read_text
 from zkconsumer.cli.output_file import written_whole
 from zkconsumer.cli.zookeeper_session import zookeeper_session
 from zkconsumer.errors import ServerUnavailableError
-from zkconsumer.group.registry import list_groups, live_members, require_group
+from zkconsumer.group.registry import list_groups, require_group
 from zkconsumer.progress import Progress
 from zkconsumer.tools.export_zk_offsets import export_group
-from zkconsumer.tools.import_zk_offsets import (
-    ImportRefusedError,
-    apply_import,
-    by_group,
-    check_entries,
-    plan_import,
-)
+from zkconsumer.tools.import_zk_offsets import by_group, import_offsets
 from zkconsumer.tools.zk_offsets_file import format_lines, parse_offsets_file
 
 
@@ -149,41 +143,25 @@ def run_import(args: argparse.Namespace) -> int:
     groups = by_group(entries)
     plural = "s" if len(groups) != 1 else ""
     with zookeeper_session(args) as zk:
-        check = check_entries(zk, entries)
-        if check.unchecked:
-            warn(check.unchecked)
-        problems = check.problems
-        if problems and not args.force:
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            raise ImportRefusedError(f"{problems[0]}{more}; nothing was written (--force writes anyway)")
-        for problem in problems:
-            warn(f"{problem}; written anyway (--force)")
-        for group in groups:
-            members = live_members(zk, group)
-            if members:
-                shown = ", ".join(members[:3]) + (", ..." if len(members) > 3 else "")
-                warn(f"group {group} has {len(members)} live member{'s' if len(members) != 1 else ''} ({shown}); "
-                     f"their next commit may overwrite the imported offsets")
-        if args.json:
-            writes = plan_import(zk, entries)
-            result = None if args.dry_run else apply_import(zk, entries)
-            print(json.dumps({
-                "dry_run": args.dry_run, "offsets": len(entries), "groups": list(groups),
-                "writes": [{"path": w.entry.path, "offset": w.entry.offset, "current": w.current} for w in writes],
-                "created": 0 if result is None else result.created, "updated": 0 if result is None else result.updated,
-            }, indent=2))
-            return 0
-        if args.dry_run:
-            for write in plan_import(zk, entries):
-                if write.creates:
-                    print(f"would create {write.entry.line()}")
-                else:
-                    print(f"would set {write.entry.line()} (now {write.current})")
-            print(f"dry run: {len(entries)} offsets of {len(groups)} group{plural}; nothing written")
-            return 0
-        result = apply_import(zk, entries)
+        done = import_offsets(zk, entries, force=args.force, dry_run=args.dry_run, plan=args.json, warn=warn)
+    if args.json:
+        writes, result = done.writes or [], done.result
+        print(json.dumps({
+            "dry_run": args.dry_run, "offsets": len(entries), "groups": list(groups),
+            "writes": [{"path": w.entry.path, "offset": w.entry.offset, "current": w.current} for w in writes],
+            "created": 0 if result is None else result.created, "updated": 0 if result is None else result.updated,
+        }, indent=2))
+        return 0
+    if done.result is None:
+        for write in done.writes or []:
+            if write.creates:
+                print(f"would create {write.entry.line()}")
+            else:
+                print(f"would set {write.entry.line()} (now {write.current})")
+        print(f"dry run: {len(entries)} offsets of {len(groups)} group{plural}; nothing written")
+        return 0
     print(f"imported {len(entries)} offsets of {len(groups)} group{plural} "
-          f"({result.created} created, {result.updated} updated)")
+          f"({done.result.created} created, {done.result.updated} updated)")
     return 0
 
 

@@ -9,25 +9,26 @@ again from what is there now.
 
 Unlike Kafka's tool, the entries are checked against the cluster first (:func:`check_entries`): a topic ZooKeeper
 does not know (no ``/brokers/topics/<topic>``), a partition the topic does not have, or an offset below -1 would give
-the group an offset its consumers can never use, so the caller refuses them unless forced. -1 stays accepted: it is
+the group an offset its consumers can never use, so they are refused unless forced. -1 stays accepted: it is
 what the legacy consumer reads as "no offset" (it then resets by ``auto.offset.reset``). A ZooKeeper where no topic
 is registered at all (offsets restored before the cluster, a store of offsets only) cannot be checked against, which
 :func:`check_entries` says in one problem instead of one per entry.
 
 Like Kafka's tool this does not stop the group's consumers; ``plan_import`` reads what each write would replace
-(for ``--dry-run``), and the caller warns about groups with live members (:mod:`zkconsumer.group.registry`),
-whose next commit would write over the imported offsets.
+(for ``--dry-run``), and :func:`import_offsets`, which runs the whole import in order, warns about groups with live
+members (:mod:`zkconsumer.group.registry`), whose next commit would write over the imported offsets.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError, RolledBackError
 
 from zkconsumer.errors import ZkConsumerError, ZnodeFormatError
+from zkconsumer.group.registry import live_members
 from zkconsumer.tools.zk_offsets_file import OffsetEntry
 from zkconsumer.zk import cluster, paths
 from zkconsumer.zk.persistent import ensure_path
@@ -135,6 +136,40 @@ def apply_import(zk: KazooClient, entries: Sequence[OffsetEntry], max_ops: int =
             created += c
             updated += u
     return ImportResult(created, updated, tuple(groups))
+
+
+@dataclass(frozen=True)
+class Import:
+    """What :func:`import_offsets` did: the planned writes (when asked for), and what was written (None on a dry
+    run)."""
+
+    writes: list[OffsetWrite] | None
+    result: ImportResult | None
+
+
+def import_offsets(zk: KazooClient, entries: Sequence[OffsetEntry], *, force: bool, dry_run: bool, plan: bool,
+                   warn: Callable[[str], None]) -> Import:
+    """1. check the entries against the cluster (:func:`check_entries`): problems refuse the import, unless
+    ``force``, which writes anyway and warns of each; 2. warn of each group with live members, whose next commit may
+    overwrite what is imported; 3. with ``plan`` (or a dry run), read what each write would replace; 4. write,
+    unless a dry run."""
+    check = check_entries(zk, entries)
+    if check.unchecked:
+        warn(check.unchecked)
+    problems = check.problems
+    if problems and not force:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ImportRefusedError(f"{problems[0]}{more}; nothing was written (--force writes anyway)")
+    for problem in problems:
+        warn(f"{problem}; written anyway (--force)")
+    for group in by_group(entries):
+        members = live_members(zk, group)
+        if members:
+            shown = ", ".join(members[:3]) + (", ..." if len(members) > 3 else "")
+            warn(f"group {group} has {len(members)} live member{'s' if len(members) != 1 else ''} ({shown}); "
+                 f"their next commit may overwrite the imported offsets")
+    writes = plan_import(zk, entries) if plan or dry_run else None
+    return Import(writes, None if dry_run else apply_import(zk, entries))
 
 
 def _write_chunk(zk: KazooClient, entries: list[OffsetEntry]) -> tuple[int, int]:
