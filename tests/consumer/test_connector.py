@@ -70,7 +70,8 @@ def test_consumers_joining_one_by_one_share_the_partitions_and_commit_what_they_
     sent = [f"a{p}-{i}".encode() for p in range(2) for i in range(2)]
     for p in range(2):
         produce(bootstrap_servers, topic, [v for v in sent if v.startswith(f"a{p}".encode())], partition=p)
-    consumer1 = create_connector(config(kafka_zk, "consumer1"))
+    invariants = InvariantsAtSteps()  # of consumer1's ownership, before each step of its rebalances
+    consumer1 = invariants.connector = ZookeeperConsumerConnector(config(kafka_zk, "consumer1"), step_gate=invariants)
     stream1 = consumer1.create_message_streams({topic: 1})[topic][0]
     assert values(take(stream1, 4)) == sorted(sent)
     assert owners(zk, topic) == [("0", "group1_consumer1-0"), ("1", "group1_consumer1-0")]
@@ -94,6 +95,8 @@ def test_consumers_joining_one_by_one_share_the_partitions_and_commit_what_they_
     wait_for(lambda: zk.exists(f"/consumers/{GROUP}/ids/group1_consumer3"))
     wait_for(lambda: consumer1.metrics.rebalances >= 3 and consumer2.metrics.rebalances >= 2)
     assert owners(zk, topic) == [("0", "group1_consumer1-0"), ("1", "group1_consumer2-0")]
+    # consumer1 released what it fetched twice: nothing it released was fetched still (checked at the next step)
+    assert invariants.checked.count("assign") >= 3 and invariants.violations == []
     produce(bootstrap_servers, topic, [b"c0"], partition=0)
     produce(bootstrap_servers, topic, [b"c1"], partition=1)
     assert values(take(stream1, 1) + take(stream2, 1)) == [b"c0", b"c1"]
