@@ -132,28 +132,17 @@ def test_a_claim_in_several_batches_owns_everything(zk):
     assert owners(zk) == []
 
 
-def test_a_conflict_in_a_later_batch_undoes_the_earlier_batches(zk, zk_chroot):
+@pytest.mark.parametrize("taken", [57, 2], ids=["in the last batch", "in the first batch"])
+def test_a_conflict_in_any_batch_undoes_every_batch_of_the_claim(zk, zk_chroot, taken):
+    """The batches go out together: whichever one meets another member's owner znode, the others (applied before or
+    after it) are deleted again."""
     other = open_client(zk_chroot)
     try:
-        other.create("/consumers/g/owners/t/57", b"g_other-0", ephemeral=True, makepath=True)
+        other.create(f"/consumers/g/owners/t/{taken}", b"g_other-0", ephemeral=True, makepath=True)
         result = claim_partitions(zk, "g", MANY, max_bytes=SMALL_BUDGET)
-        assert not result.ok and dict(result.conflicts) == {TopicPartition("t", 57): "g_other-0"}
-        assert result.batches > 3  # the earlier batches went through, then were deleted again
-        assert owners(zk) == [("57", "g_other-0")]
-    finally:
-        close_client(other)
-    assert claim_partitions(zk, "g", MANY, max_bytes=SMALL_BUDGET).ok
-
-
-def test_a_conflict_in_the_first_batch_undoes_the_later_batches_sent_with_it(zk, zk_chroot):
-    """The batches go out together: those after the one that met the conflict were applied, and are deleted again."""
-    other = open_client(zk_chroot)
-    try:
-        other.create("/consumers/g/owners/t/2", b"g_other-0", ephemeral=True, makepath=True)
-        result = claim_partitions(zk, "g", MANY, max_bytes=SMALL_BUDGET)
-        assert not result.ok and dict(result.conflicts) == {TopicPartition("t", 2): "g_other-0"}
-        assert result.batches > 3  # every batch sent, then the applied ones deleted again
-        assert owners(zk) == [("2", "g_other-0")]
+        assert not result.ok and dict(result.conflicts) == {TopicPartition("t", taken): "g_other-0"}
+        assert result.batches > 3  # the other batches went through, then were deleted again
+        assert owners(zk) == [(str(taken), "g_other-0")]
     finally:
         close_client(other)
     assert claim_partitions(zk, "g", MANY, max_bytes=SMALL_BUDGET).ok
