@@ -101,6 +101,42 @@ class ColumnFigures:
     steps: Any
 
 
+@dataclass(slots=True)
+class _Lines:
+    """A task's lines as columns, a row per line (see :func:`_read`); ``good``: per member, still regular."""
+
+    parsed: Any  # the fields of event_schema
+    member_of: Any
+    good: Any
+    key_column: Any
+    kind: Any  # the codes of COMPUTED, _LANE_ONLY, _OTHER_ROLE or _NO_ROLE
+    ts_us: Any  # microseconds since the epoch (0 on the lines of members no longer good)
+    duration: Any  # NaN for none
+    rid: Any  # the integers: the smallest int64 for none
+    attempt: Any
+    attempts: Any
+
+
+@dataclass(frozen=True, slots=True)
+class _Runs:
+    """The regular members' rebalances: ``rows`` (lines, in the timeline's order) made of runs, each from
+    ``run_starts[r]`` (an index into ``rows``) to the next, and a value per run of each figure."""
+
+    rows: Any
+    run_starts: Any
+    member: Any
+    completed: Any
+    completed_row: Any  # the line of each completed run's completed event
+    start: Any  # seconds since the member's origin
+    ended: Any
+    attempts: Any
+    failed: Any
+    conflicts: Any
+    members: Any  # -1: no assign listed them
+    stop_ms: Any
+    has_gap: Any
+
+
 def column_figures(keys: Sequence[str | None], starts: Any, lines: Any) -> ColumnFigures:
     """The figures of the regular members among ``lines`` (an Arrow string array, each member's lines together and
     in file order); member ``i`` is ``keys[i]`` (the consumer id its lines were grouped by, ``None`` for none), its
@@ -108,6 +144,40 @@ def column_figures(keys: Sequence[str | None], starts: Any, lines: Any) -> Colum
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
+
+    # 1. The lines as columns; a member with a line the columns could read otherwise than the timeline is left to it.
+    read = _read(pa, pc, keys, starts, lines)
+    member_of, kind, ts_us = read.member_of, read.kind, read.ts_us
+
+    # 2. The timeline's order (timestamp, then line) and each member's first moment.
+    order = np.lexsort((np.arange(len(lines)), ts_us, member_of))
+    is_step = kind == _STEP
+    clipped = np.where(is_step & (read.duration > 0), read.duration, 0.0)  # a step's block, in ms
+    block = ts_us - np.rint(np.minimum(clipped, MAX_DURATION_MS) * 1000.0).astype(np.int64)
+    origin_us = _origins(ts_us, block, clipped, is_step, member_of, read.good, len(keys))
+    spans = np.zeros(len(keys), dtype=np.int64)
+    np.maximum.at(spans, member_of, ts_us - origin_us[member_of])
+    read.good &= spans < MAX_SPAN_US
+
+    # 3. The rebalances: the computed rows of the good members, in order, in runs of one id each.
+    rows = order[(kind >= 0)[order] & read.good[member_of[order]]]
+    read.good = _check_runs(rows, kind, read.rid, member_of, read.good)
+    step_index = _lookup(pc, read.parsed.column("event"), _STEP_INDEX, -1)
+    runs = _runs(pc, read, rows[read.good[member_of[rows]]], origin_us, clipped, step_index)
+
+    # 4. The tables, and what each member adds up to.
+    groups = _groups(read.parsed.column("group"), order, member_of, len(keys))
+    table, moved = _rebalance_table(pa, pc, keys, groups, read, runs, origin_us)
+    step_rows = runs.rows[step_index[runs.rows] >= 0]
+    steps = _step_table(pa, read, step_rows, groups, clipped, step_index)
+    members = _members(keys, groups, read, runs, table, moved, read.member_of[step_rows], clipped[step_rows])
+    return ColumnFigures(members, pa.table(table, schema=pa.schema(arrow_fields(pa, RebalanceRow))), steps)
+
+
+def _read(pa: Any, pc: Any, keys: Sequence[str | None], starts: Any, lines: Any) -> _Lines:
+    """The lines parsed and checked: the rules of the module's docstring, the roles and fields from the timeline's
+    table."""
+    import numpy as np
 
     n = len(lines)
     bounds = np.append(np.asarray(starts, dtype=np.int64), n)
@@ -144,95 +214,90 @@ def column_figures(keys: Sequence[str | None], starts: Any, lines: Any) -> Colum
     duration = _floats(parsed.column("duration_ms"))
     rid = _ints(parsed.column("rebalance_id"))
     attempt = _ints(parsed.column("attempt"))
-    attempts_field = _ints(parsed.column("attempts"))
-    is_step = kind == _STEP
+    attempts = _ints(parsed.column("attempts"))
     # the field checks of the rows the rebalances are built from
-    relevant = kind >= 0
-    bad = relevant & (rid < -(1 << 62))
+    bad = (kind >= 0) & (rid < -(1 << 62))
     for column in _INTEGERS:  # a value the checks would take for a null
         bad |= pc.fill_null(pc.less_equal(parsed.column(column), -(1 << 62)), False).to_numpy(zero_copy_only=False)
     bad |= ((kind == _STEP) | (kind == _ATTEMPT_FAILED)) & ((attempt < 1) | (attempt > MAX_ATTEMPT))
     bad |= ~np.isnan(duration) & ~(np.abs(duration) < MAX_DURATION_MS)
-    bad |= (kind == _COMPLETED) & ((attempts_field > MAX_ATTEMPT) | ((attempts_field < 0) & (attempts_field >
-                                                                                               -(1 << 62))))
+    bad |= (kind == _COMPLETED) & ((attempts > MAX_ATTEMPT) | ((attempts < 0) & (attempts > -(1 << 62))))
     good[member_of[bad]] = False
+    return _Lines(parsed, member_of, good, key_column, kind, ts_us, duration, rid, attempt, attempts)
 
-    # the timeline's order: timestamp, then line
-    order = np.lexsort((np.arange(n), ts_us, member_of))
-    clipped = np.where(is_step & (duration > 0), duration, 0.0)
-    block = ts_us - np.rint(np.minimum(clipped, MAX_DURATION_MS) * 1000.0).astype(np.int64)
-    origin_us = _origins(ts_us, block, clipped, is_step, member_of, good, len(keys))
-    spans = np.zeros(len(keys), dtype=np.int64)
-    np.maximum.at(spans, member_of, ts_us - origin_us[member_of])
-    good &= spans < MAX_SPAN_US
 
-    # rebalance rows: the relevant rows of the good members, in order
-    rows = order[relevant[order] & good[member_of[order]]]
-    good = _check_runs(rows, kind, rid, member_of, good)
-    rows = rows[good[member_of[rows]]]
-    members_of_rows = member_of[rows]
-    seconds = (ts_us[rows] - origin_us[members_of_rows]) / 1e6
-    k = kind[rows]
+def _runs(pc: Any, read: _Lines, rows: Any, origin_us: Any, clipped: Any, step_index: Any) -> _Runs:
+    """Each run's figures, as the timeline's rebalance has them: its start (its started event or its earliest step's
+    start), its attempts (distinct numbers of its steps, failures and the one that completed), its failed ones, its
+    claims' conflicts, its last assign's members, and its pause from the start of its first PAUSE_BEGINS step to the
+    end of the PAUSE_ENDS of the attempt that completed (else to its completed event)."""
+    import numpy as np
+
+    attempt = read.attempt[rows]
+    seconds = (read.ts_us[rows] - origin_us[read.member_of[rows]]) / 1e6
+    k = read.kind[rows]
     step_start = seconds - clipped[rows] / 1000.0
     run_starts = np.flatnonzero(k == _STARTED)
     runs = len(run_starts)
     run_of = np.cumsum(k == _STARTED) - 1
     run_ends = np.append(run_starts[1:], len(rows))
-    run_member = members_of_rows[run_starts] if runs else np.zeros(0, dtype=np.int64)
+    run_member = read.member_of[rows][run_starts] if runs else np.zeros(0, dtype=np.int64)
     last_kind = k[run_ends - 1] if runs else np.zeros(0, dtype=np.int64)
     completed = last_kind == _COMPLETED
     completed_row = rows[run_ends[completed] - 1]
-    step_attempt = np.where(k == _STEP, attempt[rows], 0)
+    step_attempt = np.where(k == _STEP, attempt, 0)
     max_step_attempt = np.maximum(_reduce(np.maximum, step_attempt, run_starts, 0), 1)
     run_completed_attempt = np.zeros(runs, dtype=np.int64)
-    given = attempts_field[completed_row]
+    given = read.attempts[completed_row]
     run_completed_attempt[completed] = np.where(given > 0, given, max_step_attempt[completed])
 
     start = _reduce(np.minimum, np.where(k == _STARTED, seconds, np.where(k == _STEP, step_start, np.inf)),
                     run_starts, np.inf)
-    last = _reduce(np.maximum, seconds, run_starts, -np.inf)
-    ended = last  # a completed run ends with its completed event, its latest
-    step_index = _lookup(pc, event, _STEP_INDEX, -1)
+    ended = _reduce(np.maximum, seconds, run_starts, -np.inf)  # a completed run ends with its completed event
     row_step = step_index[rows]
     attempt_rows = (k == _STEP) | (k == _ATTEMPT_FAILED)
     attempts_count = _distinct_per_run(np.concatenate([run_of[attempt_rows], np.flatnonzero(completed)]),
-                                       np.concatenate([attempt[rows][attempt_rows], run_completed_attempt[completed]]),
+                                       np.concatenate([attempt[attempt_rows], run_completed_attempt[completed]]),
                                        runs)
     failed = k == _ATTEMPT_FAILED
-    failed_count = _distinct_per_run(run_of[failed], attempt[rows][failed], runs)
-    claim = row_step == _index(CLAIM)
-    conflict_lengths = _lengths(pc, parsed.column("conflicts"))[rows]
-    conflicts = _reduce(np.add, np.where(claim, conflict_lengths, 0), run_starts, 0)
-    assign = row_step == _index(ASSIGN)
-    last_assign = _reduce(np.maximum, np.where(assign, np.arange(len(rows)), -1), run_starts, -1)
-    member_lengths = _lengths(pc, parsed.column("members"), missing=-1)[rows]
-    stop = row_step == _index(PAUSE_BEGINS)
-    stop_start = _reduce(np.minimum, np.where(stop, step_start, np.inf), run_starts, np.inf)
-    restart = (row_step == _index(PAUSE_ENDS)) & (attempt[rows] == run_completed_attempt[run_of])
+    failed_count = _distinct_per_run(run_of[failed], attempt[failed], runs)
+    conflict_lengths = _lengths(pc, read.parsed.column("conflicts"))[rows]
+    conflicts = _reduce(np.add, np.where(row_step == _index(CLAIM), conflict_lengths, 0), run_starts, 0)
+    last_assign = _reduce(np.maximum, np.where(row_step == _index(ASSIGN), np.arange(len(rows)), -1), run_starts, -1)
+    member_lengths = _lengths(pc, read.parsed.column("members"), missing=-1)[rows]
+    members = np.where(last_assign >= 0, member_lengths[np.maximum(last_assign, 0)], -1) if runs else last_assign
+    stop_start = _reduce(np.minimum, np.where(row_step == _index(PAUSE_BEGINS), step_start, np.inf), run_starts,
+                         np.inf)
+    restart = (row_step == _index(PAUSE_ENDS)) & (attempt == run_completed_attempt[run_of])
     restart_end = _reduce(np.maximum, np.where(restart, seconds, -np.inf), run_starts, -np.inf)
     gap_end = np.where(restart_end > -np.inf, restart_end, ended)
-    stop_ms = (gap_end - stop_start) * 1000.0
-    has_gap = completed & (stop_start < np.inf)
+    return _Runs(rows, run_starts, run_member, completed, completed_row, start, ended, attempts_count, failed_count,
+                 conflicts, members, (gap_end - stop_start) * 1000.0, completed & (stop_start < np.inf))
 
-    causes = parsed.column("cause").take(pa.array(rows[run_starts])).to_pylist()
-    durations = duration[rows[run_ends - 1]] if runs else np.zeros(0)
-    owned = _owned(pa, pc, parsed.column("owned"), completed_row)
-    groups = _groups(parsed.column("group"), order, member_of, len(keys))
-    origins = [None if not g else _EPOCH + timedelta(microseconds=int(o)) for g, o in zip(good, origin_us,
+
+def _rebalance_table(pa: Any, pc: Any, keys: Sequence[str | None], groups: list[str | None], read: _Lines,
+                     runs: _Runs, origin_us: Any) -> tuple[dict[str, list[Any]], list[int | None]]:
+    """The columns of the ``rebalances`` table (a row per run) and each run's partitions moved (``None`` unless
+    completed): what it owns after it and did not after the member's previous completed one."""
+    import numpy as np
+
+    rows, run_starts = runs.rows, runs.run_starts
+    run_ends = np.append(run_starts[1:], len(rows))
+    causes = read.parsed.column("cause").take(pa.array(rows[run_starts])).to_pylist()
+    durations = read.duration[rows[run_ends - 1]] if len(run_starts) else np.zeros(0)
+    owned = _owned(pa, pc, read.parsed.column("owned"), runs.completed_row)
+    origins = [None if not g else _EPOCH + timedelta(microseconds=int(o)) for g, o in zip(read.good, origin_us,
                                                                                           strict=True)]
-    rid_runs = rid[rows[run_starts]]
-
+    rid_runs = read.rid[rows[run_starts]]
     table: dict[str, list[Any]] = {f.name: [] for f in arrow_fields(pa, RebalanceRow)}
-    per_member: dict[int, list[int]] = {}
-    completed_index = np.cumsum(completed) - 1
+    completed_index = np.cumsum(runs.completed) - 1
     previous: dict[int, set[tuple[str, int]]] = {}
     moved_list: list[int | None] = []
-    for run in range(runs):
-        m = int(run_member[run])
-        per_member.setdefault(m, []).append(run)
+    for run in range(len(run_starts)):
+        m = int(runs.member[run])
         origin = origins[m]
         assert origin is not None
-        done = bool(completed[run])
+        done = bool(runs.completed[run])
         moved = released = size = None
         if done:
             now = owned[int(completed_index[run])]
@@ -240,73 +305,86 @@ def column_figures(keys: Sequence[str | None], starts: Any, lines: Any) -> Colum
             moved, released, size = len(now - before), len(before - now), len(now)
             previous[m] = now
         moved_list.append(moved)
-        assigned = int(last_assign[run])
-        members = None if assigned < 0 or member_lengths[assigned] < 0 else int(member_lengths[assigned])
-        count = int(attempts_count[run])
+        count = int(runs.attempts[run])
         table["consumer_id"].append(keys[m])
         table["group"].append(groups[m])
         table["rebalance_id"].append(int(rid_runs[run]))
         table["cause"].append(causes[run])
         table["outcome"].append("completed" if done else "unfinished")
-        table["started_at"].append(origin + timedelta(seconds=float(start[run])))
-        table["ended_at"].append(origin + timedelta(seconds=float(ended[run])))
+        table["started_at"].append(origin + timedelta(seconds=float(runs.start[run])))
+        table["ended_at"].append(origin + timedelta(seconds=float(runs.ended[run])))
         table["duration_ms"].append(float(durations[run]) if done and not np.isnan(durations[run]) else None)
-        table["members"].append(members)
+        table["members"].append(int(runs.members[run]) if runs.members[run] >= 0 else None)
         table["attempts"].append(count)
-        table["failed_attempts"].append(int(failed_count[run]))
+        table["failed_attempts"].append(int(runs.failed[run]))
         table["retries"].append(max(count - 1, 0))
-        table["conflicts"].append(int(conflicts[run]))
-        table["stop_the_world_ms"].append(float(stop_ms[run]) if has_gap[run] else None)
+        table["conflicts"].append(int(runs.conflicts[run]))
+        table["stop_the_world_ms"].append(float(runs.stop_ms[run]) if runs.has_gap[run] else None)
         table["partitions_owned"].append(size)
         table["partitions_moved"].append(moved)
         table["partitions_released"].append(released)
-    rebalances = pa.table(table, schema=pa.schema(arrow_fields(pa, RebalanceRow)))
+    return table, moved_list
 
-    step_rows = rows[row_step >= 0]
-    step_member = member_of[step_rows]
-    step_durations = clipped[step_rows]
-    step_fields = arrow_fields(pa, StepRow)
-    steps = pa.table({
-        "consumer_id": key_column.take(pa.array(step_rows)),
+
+def _step_table(pa: Any, read: _Lines, step_rows: Any, groups: list[str | None], clipped: Any,
+                step_index: Any) -> Any:
+    """The ``steps`` table: a row per step of the runs (``step_rows``), in order."""
+    import numpy as np
+
+    step_member = read.member_of[step_rows]
+    indexes = pa.array(step_index[step_rows])
+    return pa.table({
+        "consumer_id": read.key_column.take(pa.array(step_rows)),
         "group": pa.array(groups, pa.string()).take(pa.array(step_member)),
-        "rebalance_id": rid[step_rows],
-        "attempt": attempt[step_rows],
-        "step": pa.array([STEPS[i].name for i in range(len(STEPS))]).take(pa.array(step_index[step_rows])),
-        "step_number": pa.array([STEPS[i].number for i in range(len(STEPS))], pa.int64()).take(
-            pa.array(step_index[step_rows])),
-        "duration_ms": step_durations,
+        "rebalance_id": read.rid[step_rows],
+        "attempt": read.attempt[step_rows],
+        "step": pa.array([step.name for step in STEPS]).take(indexes),
+        "step_number": pa.array([step.number for step in STEPS], pa.int64()).take(indexes),
+        "duration_ms": clipped[step_rows],
         "failed": np.zeros(len(step_rows), dtype=bool),
-        "ended_at": pa.array(ts_us[step_rows], pa.timestamp("us", tz="UTC")),
-    }, schema=pa.schema(step_fields))
-    bucket = np.minimum(np.searchsorted(_BOUNDS, step_durations, side="right"), len(_BOUNDS) - 1)
-    buckets = np.zeros((len(keys), len(_BOUNDS)), dtype=np.int64)
-    np.add.at(buckets, (step_member, bucket), 1)
-    events = np.bincount(member_of, minlength=len(keys))
-    step_bounds = (np.searchsorted(step_member, np.arange(len(keys)), side="left"),
-                   np.searchsorted(step_member, np.arange(len(keys)), side="right"))
+        "ended_at": pa.array(read.ts_us[step_rows], pa.timestamp("us", tz="UTC")),
+    }, schema=pa.schema(arrow_fields(pa, StepRow)))
 
+
+def _members(keys: Sequence[str | None], groups: list[str | None], read: _Lines, runs: _Runs,
+             table: dict[str, list[Any]], moved: list[int | None], step_member: Any,
+             step_durations: Any) -> dict[str, ColumnMember]:
+    """Each good member's row (sums over its runs), its steps per duration bucket, the starts of its rebalances with
+    a finished pause, and where its rows are."""
+    import numpy as np
+
+    members = len(keys)
+    per_member: dict[int, list[int]] = {}
+    for run, m in enumerate(runs.member.tolist()):
+        per_member.setdefault(m, []).append(run)
+    bucket = np.minimum(np.searchsorted(_BOUNDS, step_durations, side="right"), len(_BOUNDS) - 1)
+    buckets = np.zeros((members, len(_BOUNDS)), dtype=np.int64)
+    np.add.at(buckets, (step_member, bucket), 1)
+    events = np.bincount(read.member_of, minlength=members)
+    step_bounds = (np.searchsorted(step_member, np.arange(members), side="left"),
+                   np.searchsorted(step_member, np.arange(members), side="right"))
     found: dict[str, ColumnMember] = {}
-    for m in np.flatnonzero(good).tolist():
+    for m in np.flatnonzero(read.good).tolist():
         key = keys[m]
         assert key is not None
         mine = per_member.get(m, [])
-        gaps = [float(stop_ms[run]) for run in mine if has_gap[run]]
-        stopped = tuple(table["started_at"][run].timestamp() for run in mine if has_gap[run])
+        gaps = [float(runs.stop_ms[run]) for run in mine if runs.has_gap[run]]
+        stopped = tuple(table["started_at"][run].timestamp() for run in mine if runs.has_gap[run])
         found[key] = ColumnMember(MemberRow(
             consumer_id=key,
             group=groups[m],
             rebalances=len(mine),
-            completed=sum(1 for run in mine if completed[run]),
+            completed=sum(1 for run in mine if runs.completed[run]),
             attempts=sum(table["attempts"][run] for run in mine),
             failed_attempts=sum(table["failed_attempts"][run] for run in mine),
             conflicts=sum(table["conflicts"][run] for run in mine),
             stop_the_world_ms=sum(gaps),
             longest_stop_ms=max(gaps, default=None),
-            partitions_moved=sum(moved_list[run] or 0 for run in mine),
+            partitions_moved=sum(moved[run] or 0 for run in mine),
             events=int(events[m]),
         ), tuple(int(b) for b in buckets[m]), stopped, (mine[0], mine[-1] + 1) if mine else (0, 0),
             (int(step_bounds[0][m]), int(step_bounds[1][m])))
-    return ColumnFigures(found, rebalances, steps)
+    return found
 
 
 def grouped_column_figures(groups: Mapping[str | None, Sequence[str]]) -> ColumnFigures:
