@@ -882,6 +882,7 @@ def _step(log: EventLogger, name: str, before: Callable[[RebalanceStep], None] |
     exception then fails the attempt. ``before`` (a teaching hook, :mod:`zkconsumer.consumer.step_gate`) is called
     first, and the step's time counts from its return."""
     step = BY_NAME[name]
+    event = ev.BY_NAME[step.event]  # the catalogue's declaration of the step's event (made from the same table)
     if before is not None:
         before(step)
     started = time.monotonic()
@@ -889,10 +890,9 @@ def _step(log: EventLogger, name: str, before: Callable[[RebalanceStep], None] |
     try:
         yield fields
     except Exception as exc:
-        log.warning(step.event, step=step.number, duration_ms=elapsed_ms(started),
-                    **{**fields, "error": _error_text(exc)})
+        log.warning(event, step=step.number, duration_ms=elapsed_ms(started), **{**fields, "error": _error_text(exc)})
         raise
-    log.info(step.event, step=step.number, duration_ms=elapsed_ms(started), **fields)
+    log.info(event, step=step.number, duration_ms=elapsed_ms(started), **fields)
 
 
 def _error_text(exc: BaseException) -> str:
