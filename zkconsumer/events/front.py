@@ -26,6 +26,22 @@ FRONT_GROUP_CREATED = declare(
     when="a group was created (by a JoinGroup, or an offset commit)",
 )
 
+FRONT_GROUP_LOADED = declare(
+    "front.group.loaded", "info",
+    section="front.classic_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("state", STR, "Stable with members, else Empty"),
+        F("generation", INT),
+        F("protocol", STR | NULL),
+        F("leader", STR | NULL),
+        F("members", LIST, "member ids, in join order"),
+    ),
+    drawn="text only",
+    when="a restarted front replayed the group from its record (Kafka's GroupMetadataValue) and gave each member a "
+         "whole session timeout from then, as Kafka's onLoaded does",
+)
+
 FRONT_GROUP_STATE_CHANGED = declare(
     "front.group.state_changed", "info",
     section="front.classic_group",
@@ -202,6 +218,21 @@ FRONT_CONSUMER_GROUP_CREATED = declare(
     logger="zkconsumer.front.coordinator",
     drawn="the state band starts Empty",
     when="a group was created",
+)
+
+FRONT_CONSUMER_GROUP_LOADED = declare(
+    "front.consumer_group.loaded", "info",
+    section="front.consumer_group",
+    logger="zkconsumer.front.coordinator",
+    fields=(
+        F("state", STR, "Empty, Assigning, Reconciling, Stable"),
+        F("group_epoch", INT),
+        F("assignment_epoch", INT),
+        F("members", LIST, "member ids, in join order"),
+    ),
+    drawn="text only",
+    when="a restarted front replayed the group from its record and gave each member a whole session timeout from "
+         "then (and one revoking partitions its rebalance timeout), as Kafka's onLoaded does",
 )
 
 FRONT_CONSUMER_GROUP_STATE_CHANGED = declare(
@@ -456,6 +487,19 @@ FRONT_STOPPED = declare(
     "front.stopped", "info", section=_SERVER, logger=_SERVER_LOGGER,
     fields=(F("connections", INT),),
     when="the front stopped",
+)
+FRONT_GROUPS_LOADED = declare(
+    "front.groups_loaded", "info", section=_SERVER, logger="zkconsumer.front.coordinator",
+    fields=(F("topic", STR), F("records", INT, "records read"), F("classic", INT, "classic groups loaded"),
+            F("consumer", INT, "KIP-848 groups loaded"), F("duration_ms", INT)),
+    when="the front read its groups' records from the broker at start, before it listened",
+)
+FRONT_GROUPS_STORE_FAILED = declare(
+    "front.groups_store_failed", "error", section=_SERVER, logger="zkconsumer.front.coordinator",
+    fields=(F("operation", STR, "`load`, `write` or `read`"), F("error", STR),
+            F("groups", LIST, "the group ids whose records were not written (write)")),
+    when="the groups topic could not be read or written: at start the front serves with the groups it read; a "
+         "write that failed is answered all the same and tried again with the group's next change",
 )
 FRONT_COORDINATOR_ERROR = declare(
     "front.coordinator_error", "error", section=_SERVER, logger="zkconsumer.front.coordinator",

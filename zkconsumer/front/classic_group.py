@@ -108,6 +108,7 @@ from zkconsumer.front.classic_group_messages import (
     SyncGroupResponse,
 )
 from zkconsumer.front.deadline_timers import DeadlineTimers
+from zkconsumer.front.group_records import ClassicGroupRecord, ClassicMemberRecord
 
 EMPTY = GroupState.EMPTY
 PREPARING = GroupState.PREPARING_REBALANCE
@@ -343,6 +344,56 @@ class ClassicGroupCoordinator:
         group = self._groups.get(group_id)
         member = group.members.get(member_id) if group else None
         return member.assignment if member else None
+
+    # --- durable state (:mod:`.group_records`) ---------------------------------------------------------------------
+
+    def settled(self, group_id: str) -> bool:
+        """Whether the group is where Kafka stores it (Empty or Stable, or gone): not in the middle of a round, whose
+        outcome is stored once it has one."""
+        group = self._groups.get(group_id)
+        return group is None or group.state in (EMPTY, STABLE)
+
+    def record_of(self, group_id: str) -> ClassicGroupRecord | None:
+        """The group as Kafka's ``GroupMetadataValue`` holds it; ``None`` for a group that is not there or holds no
+        more than offsets (created by a commit, never joined), of which Kafka stores nothing either."""
+        group = self._groups.get(group_id)
+        if group is None or (group.generation_id == 0 and not group.members):
+            return None
+        return ClassicGroupRecord(
+            protocol_type=group.protocol_type or "", generation=group.generation_id, protocol=group.protocol_name,
+            leader=group.leader_id, members=tuple(
+                ClassicMemberRecord(m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                                    m.rebalance_timeout_ms, m.session_timeout_ms, m.metadata(group.protocol_name),
+                                    m.assignment)
+                for m in group.members.values()))
+
+    def load(self, group_id: str, record: ClassicGroupRecord, now_ms: int) -> Step:
+        """Take in a group replayed from its record, as Kafka's ``GroupMetadataManager`` replays a
+        ``GroupMetadataValue`` and ``onLoaded`` re-arms its members' sessions: Stable with its members (Empty without),
+        every member given a whole session timeout from ``now_ms``; a group over ``group.max.size`` rebalances."""
+        self._now = max(self._now, now_ms)
+        group = _Group(group_id, STABLE if record.members else EMPTY, EMPTY if record.members else DEAD,
+                       protocol_type=record.protocol_type or None, protocol_name=record.protocol,
+                       generation_id=record.generation, leader_id=record.leader)
+        for m in record.members:
+            member = _Member(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
+                             m.session_timeout_ms, record.protocol_type,
+                             (Protocol(record.protocol or "", m.subscription),), assignment=m.assignment)
+            group.members[m.member_id] = member
+            if m.group_instance_id is not None:
+                group.static_members[m.group_instance_id] = m.member_id
+        if group.leader_id not in group.members:
+            group.leader_id = next(iter(group.members), None)
+        self._timers.cancel_where(lambda key: key[1] == group_id)
+        self._groups[group_id] = group
+        self._event(ev.FRONT_GROUP_LOADED, group_id, state=group.state.value, generation=group.generation_id,
+                    protocol=group.protocol_name, leader=group.leader_id, members=list(group.members))
+        for member in group.members.values():
+            self._reschedule_heartbeat(group, member)
+        limit = self.config.max_size
+        if limit is not None and len(group.members) > limit:
+            self._prepare_rebalance(group, f"loaded with {len(group.members)} members, over group.max.size {limit}")
+        return self._drain()
 
     def awaiting_requests(self) -> set[int]:
         """Ids of the requests still waiting for their answer (JoinGroups and SyncGroups)."""

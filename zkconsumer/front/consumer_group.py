@@ -143,6 +143,7 @@ from zkconsumer.front.consumer_group_messages import (
 )
 from zkconsumer.front.consumer_group_reconcile import FREE, Reconciliation, reconcile
 from zkconsumer.front.deadline_timers import DeadlineTimers
+from zkconsumer.front.group_records import ConsumerGroupRecord, ConsumerMemberRecord, PartitionsRecord, TopicRecord
 from zkconsumer.types import TopicPartition
 
 #: the first ConsumerGroupHeartbeat version whose members generate their own member id (KIP-1082)
@@ -421,6 +422,50 @@ class ConsumerGroupCoordinator:
     def target_of(self, group_id: str, member_id: str) -> Partitions:
         group = self._groups.get(group_id)
         return group.target.get(member_id, {}) if group else {}
+
+    # --- durable state (:mod:`.group_records`) ---------------------------------------------------------------------
+
+    def record_of(self, group_id: str) -> ConsumerGroupRecord | None:
+        """The group as Kafka's records of a consumer group hold it; ``None`` for a group that is not there."""
+        group = self._groups.get(group_id)
+        if group is None:
+            return None
+        return ConsumerGroupRecord(
+            group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch,
+            topics=tuple(TopicRecord(t.name, str(t.topic_id), t.partitions)
+                         for t in group.subscription_metadata.values()),
+            members=tuple(ConsumerMemberRecord(
+                m.member_id, m.instance_id, m.rack_id, m.rebalance_timeout_ms, m.client_id, m.client_host,
+                m.subscribed, m.server_assignor, m.regex, m.rec.state.value, m.rec.member_epoch,
+                m.rec.previous_member_epoch, _partitions_record(m.rec.assigned),
+                _partitions_record(m.rec.pending_revocation), _partitions_record(group.target.get(m.member_id, {})))
+                for m in group.members.values()))
+
+    def load(self, group_id: str, record: ConsumerGroupRecord, now_ms: int) -> tuple[GroupEvent, ...]:
+        """Take in a group replayed from its record, as Kafka replays a consumer group's records and ``onLoaded``
+        re-arms its timers: every member a whole session timeout from ``now_ms``, and a member still revoking
+        partitions its rebalance timeout."""
+        self._advance(now_ms)
+        self._timers.cancel_where(lambda key: key[1] == group_id)
+        group = _Group(group_id, group_epoch=record.group_epoch, assignment_epoch=record.assignment_epoch,
+                       subscription_metadata={t.name: TopicMetadata(t.name, Uuid.parse(t.topic_id), t.partitions)
+                                              for t in record.topics})
+        self._groups[group_id] = group
+        for t in record.topics:
+            self._topic_names.setdefault(Uuid.parse(t.topic_id), t.name)
+        for m in record.members:
+            rec = Reconciliation(MemberState(m.state), m.member_epoch, m.previous_member_epoch,
+                                 _partitions_of(m.assigned), _partitions_of(m.pending_revocation))
+            self._put(group, None, _Member(m.member_id, m.instance_id, m.rack_id, m.rebalance_timeout_ms,
+                                           m.client_id, m.client_host, m.subscribed, m.server_assignor, m.regex, rec))
+            group.target[m.member_id] = _partitions_of(m.target)
+            self._schedule(_TimerKind.SESSION, group_id, m.member_id, self.config.session_timeout_ms)
+            if rec.state is MemberState.UNREVOKED_PARTITIONS:
+                self._schedule(_TimerKind.REBALANCE, group_id, m.member_id, m.rebalance_timeout_ms, m.member_epoch)
+        group.state = _state_of(group)
+        self._event(ev.FRONT_CONSUMER_GROUP_LOADED, group_id, state=group.state.value, group_epoch=group.group_epoch,
+                    assignment_epoch=group.assignment_epoch, members=list(group.members))
+        return self._drain()
 
     # --- plumbing -------------------------------------------------------------------------------------------------
 
@@ -777,15 +822,7 @@ class ConsumerGroupCoordinator:
 
     def _update_state(self, group: _Group) -> None:
         """``maybeUpdateGroupState``."""
-        if not group.members:
-            state = ConsumerGroupState.EMPTY
-        elif group.group_epoch > group.assignment_epoch:
-            state = ConsumerGroupState.ASSIGNING
-        elif any(not m.rec.is_reconciled_to(group.assignment_epoch) for m in group.members.values()):
-            state = ConsumerGroupState.RECONCILING
-        else:
-            state = ConsumerGroupState.STABLE
-        self._set_state(group, state)
+        self._set_state(group, _state_of(group))
 
     def _set_state(self, group: _Group, state: ConsumerGroupState) -> None:
         if state is not group.state:
@@ -858,3 +895,23 @@ class ConsumerGroupCoordinator:
                 target_assignment=self._described_partitions(group.target.get(m.member_id, {})),
             ) for m in group.members.values()),
         )
+
+
+def _partitions_record(partitions: Partitions) -> tuple[PartitionsRecord, ...]:
+    return tuple(PartitionsRecord(str(topic_id), tuple(sorted(numbers)))
+                 for topic_id, numbers in sorted(partitions.items()) if numbers)
+
+
+def _partitions_of(records: Iterable[PartitionsRecord]) -> Partitions:
+    return {Uuid.parse(r.topic_id): frozenset(r.partitions) for r in records}
+
+
+def _state_of(group: _Group) -> ConsumerGroupState:
+    """The state ``maybeUpdateGroupState`` gives the group."""
+    if not group.members:
+        return ConsumerGroupState.EMPTY
+    if group.group_epoch > group.assignment_epoch:
+        return ConsumerGroupState.ASSIGNING
+    if any(not m.rec.is_reconciled_to(group.assignment_epoch) for m in group.members.values()):
+        return ConsumerGroupState.RECONCILING
+    return ConsumerGroupState.STABLE
