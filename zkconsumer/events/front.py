@@ -20,7 +20,7 @@ FRONT_GROUP_CREATED = declare(
     section="front.classic_group",
     logger="zkconsumer.front.coordinator",
     fields=(
-        F("protocol_type", STR, "`""` for a group created by an offset commit"),
+        F("protocol_type", STR, '`""` for a group created by an offset commit'),
     ),
     drawn="the state band starts Empty",
     when="a group was created (by a JoinGroup, or an offset commit)",
