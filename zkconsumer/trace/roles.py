@@ -4,7 +4,7 @@
 (:mod:`zkconsumer.fleet.event_columns`) take from them which events they compute, which they may pass over, which
 leave a member to the timeline, and the fields their schema reads with the types the timeline accepts.
 
-Pure data; below the timeline, above the steps and the vocabulary it names events from.
+Pure data; below the timeline, above the catalogue, the steps and the vocabulary it names events from.
 """
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ UNKNOWN_MAY_MATTER: tuple[str, ...] = (REBALANCE_PREFIX, MARKER_PREFIX)
 
 # The steps whose events say more than their time: stop-the-world runs from the start of a rebalance's first
 # PAUSE_BEGINS to the end of the PAUSE_ENDS of the attempt that completed; a CLAIM's conflicts are partitions found
-# held by someone else; the last ASSIGN lists the group's members.
+# held by someone else; the last ASSIGN lists the group's members; a RELEASE's released partitions are no longer
+# owned.
 PAUSE_BEGINS = BY_NAME["stop_fetchers"]
 PAUSE_ENDS = BY_NAME["start_fetchers"]
 CLAIM = BY_NAME["claim"]
