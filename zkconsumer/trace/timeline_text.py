@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 from zkconsumer.events import catalogue as ev
 from zkconsumer.trace.coordinator import CoordinatorLane
+from zkconsumer.trace.roles import later_step
 from zkconsumer.trace.timeline import (
     Entry,
     Event,
@@ -125,8 +126,7 @@ def _describe(entry: Entry, lookup: _Lookup) -> str | None:
     name, f = event.name, event.fields
     consumer = event.consumer_id or ""
     step_def = BY_EVENT.get(name)
-    if step_def is not None or (name.startswith("rebalance.") and "step" in f and "duration_ms" in f
-                                and name not in MARK_EVENTS):
+    if step_def is not None or later_step(name, f):
         step = lookup.steps.get(id(event))
         if step is None:
             return None
