@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from zkconsumer.events import catalogue as ev
+from zkconsumer.trace.roles import ERROR, PAUSE_BEGINS, PAUSE_ENDS
 from zkconsumer.trace.timeline import Gap, parse_timestamp, partition_refs
 from zkconsumer.trace.vocabulary import BY_EVENT, STEPS
 from zkconsumer.trace.words import describe_gap, describe_step_fields, fmt_partitions
@@ -82,7 +83,7 @@ class RebalanceNarrator:
         who = str(event.get("consumer_id", "?"))
         if name in BY_EVENT:
             self._attempt_steps.setdefault(who, []).append(event)
-            if name == ev.REBALANCE_STOP_FETCHERS:
+            if name == PAUSE_BEGINS.event:
                 self._stopped_at.setdefault(who, step_started(event))
             return []
         if name == ev.REBALANCE_STARTED:
@@ -115,7 +116,7 @@ class RebalanceNarrator:
             if self.explain and info.name not in self._explained:
                 self._explained.add(info.name)
                 lines.append(f"      ({info.meaning})")
-        restart = next((s for s in steps if s["event"] == ev.REBALANCE_START_FETCHERS and "error" not in s), None)
+        restart = next((s for s in steps if s["event"] == PAUSE_ENDS.event and ERROR not in s), None)
         if restart is not None and who in self._stopped_at:
             gap = Gap(self._stopped_at.pop(who), parse_time(restart["timestamp"]), True, "restart")
             outcome += f"; {describe_gap(gap)}"
