@@ -52,6 +52,7 @@ PASS_TESTS=(
   tests/cli/test_cli_groups.py            # the group tools
   tests/demo/test_demo.py::test_against_given_servers_a_broker_without_createpartitions_skips_scene_5  # the demo
   tests/testing/test_plugin.py            # the pytest plugin: its fixtures and a team's comparison on the container
+  tests/testing/test_example_project.py::test_the_example_passes_in_two_workers_and_leaves_no_process  # installed
 )
 PASS_DESELECT=(
   tests/embedded/test_fixtures.py::test_broker_fixture_produces_and_fetches_with_assign
