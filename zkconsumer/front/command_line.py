@@ -16,6 +16,8 @@ from zkconsumer.front.config_apis import ConfigApis
 from zkconsumer.front.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
 from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
 from zkconsumer.front.group_apis import GroupApis
+from zkconsumer.front.group_records import GROUPS_TOPIC
+from zkconsumer.front.group_store import GroupStore, load_groups
 from zkconsumer.front.handlers import LocalApis, local_table
 from zkconsumer.front.server import FrontServer
 from zkconsumer.front.topic_holds import TopicHolds
@@ -40,6 +42,9 @@ def add_front_options(parser: argparse.ArgumentParser) -> None:
     groups.add_argument("--group-coordinator", choices=("front", "broker"), default="front",
                         help="who answers the group APIs: the front's coordinators, or the broker's own, relayed "
                              "(default: %(default)s)")
+    groups.add_argument("--group-store-topic", default=GROUPS_TOPIC, metavar="TOPIC",
+                        help="the broker's topic where the coordinators keep their groups, replayed when the front "
+                             "starts ('' keeps them in memory only; default: %(default)s)")
     for setting, default in _defaults().items():
         kip848 = "KIP-848; " if setting.startswith("group.consumer.") else ""
         groups.add_argument(_option(setting), type=int, default=default, metavar="MS",
@@ -75,7 +80,8 @@ def config_of(args: argparse.Namespace, bootstrap: str) -> FrontConfig:
     return FrontConfig.of(bootstrap, host=args.host, port=args.port, advertised_host=args.advertised_host,
                           advertised_port=args.advertised_port, connect_timeout=max(args.connect_timeout_ms, 1) / 1000,
                           group_coordinator=args.group_coordinator == "front", classic_groups=classic,
-                          consumer_groups=consumer, zookeeper=args.zookeeper)
+                          consumer_groups=consumer, zookeeper=args.zookeeper,
+                          group_store_topic=args.group_store_topic or None)
 
 
 def group_coordinator_apis(config: FrontConfig,
@@ -87,8 +93,9 @@ def group_coordinator_apis(config: FrontConfig,
     configs = ConfigApis(config, holds).table()
     if not config.group_coordinator:
         return local_table(configs), None
+    store = GroupStore(config, config.group_store_topic) if config.group_store_topic else None
     runtime = CoordinatorRuntime(ClassicGroupCoordinator(config.classic_groups),
-                                 ConsumerGroupCoordinator(config.consumer_groups))
+                                 ConsumerGroupCoordinator(config.consumer_groups), store=store)
     return local_table([*GroupApis(runtime, holds=holds).table(), *configs]), runtime
 
 
@@ -108,6 +115,8 @@ async def _serve(config: FrontConfig, port_file: str | None, local: LocalApis | 
     if local is None:
         local, runtime = group_coordinator_apis(config, holds)
     server = FrontServer(config, local, holds)
+    if runtime is not None and isinstance(runtime.store, GroupStore):
+        await load_groups(runtime, runtime.store)  # before anyone is answered
     try:
         await server.start()
     except OSError as exc:
@@ -127,7 +136,9 @@ async def _serve(config: FrontConfig, port_file: str | None, local: LocalApis | 
     finally:
         await server.close()
         if runtime is not None:
-            runtime.close()
+            await runtime.aclose()
+            if isinstance(runtime.store, GroupStore):
+                await runtime.store.close()
     return 0
 
 

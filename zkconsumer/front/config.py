@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from zkconsumer.errors import UsageError
 from zkconsumer.front.classic_group import ClassicGroupConfig
 from zkconsumer.front.consumer_group import ConsumerGroupConfig
+from zkconsumer.front.group_records import GROUPS_TOPIC
 from zkconsumer.front.wire import MAX_REQUEST_BYTES
 
 LOOPBACK = "127.0.0.1"
@@ -60,6 +61,9 @@ class FrontConfig:
     #: the ZooKeeper (connect string, chroot included) where OffsetCommit and OffsetFetch v0 keep offsets, as Kafka
     #: 0.8.2-0.10 kept them; without it those versions are not answered
     zookeeper: str | None = None
+    #: the broker's topic where the coordinators keep their groups' records (:mod:`.group_store`); ``None``: kept in
+    #: memory only
+    group_store_topic: str | None = GROUPS_TOPIC
 
     def __post_init__(self) -> None:
         if not self.bootstrap:

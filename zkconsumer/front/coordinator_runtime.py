@@ -22,6 +22,14 @@ A state machine that raises while its timers fire (a bug) must not stop time for
 type and message, one line without a traceback), ticks the other machine all the same, and re-arms the timer, no
 sooner than :data:`RETRY_AFTER_ERROR_MS` so that a machine failing at a deadline already past does not spin the loop.
 Requests go on being answered.
+
+Durable state (:mod:`.group_records`): given a :class:`RecordWriter`, the runtime writes a group's record whenever a
+step changed what it holds (the group's record compared with the one last written; a classic group only once it is
+Empty or Stable, where Kafka stores it), and a tombstone when the group is gone; the answers of that step, and of every
+step after it, are handed out only once the write is done, as Kafka's runtime answers a request once the records it
+appended (and those before them) are committed. A write that fails is logged (``front.groups_store_failed``) and the
+answers go out all the same; the group's next change writes its whole record again. :meth:`load` takes in the groups
+replayed at start, whose members are given a whole session timeout from then (Kafka's ``onLoaded``).
 """
 
 from __future__ import annotations
@@ -29,20 +37,31 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Protocol
 
 from zkconsumer.events import catalogue as ev
 from zkconsumer.front.classic_group import ClassicGroupCoordinator
 from zkconsumer.front.classic_group_messages import Drop, GroupEvent, Request, Respond, Response, Step
 from zkconsumer.front.consumer_group import ConsumerGroupCoordinator
+from zkconsumer.front.group_records import ClassicGroupRecord, GroupRecord, encode_value
 from zkconsumer.log import EventLogger, get_logger
 
+#: a group of which nothing was written
+_NEVER = object()
 #: how long the timer waits, at least, after a tick that raised before it ticks again
 RETRY_AFTER_ERROR_MS = 100
 
 
 class RequestDropped(Exception):
     """The coordinator will never answer this request (Kafka leaves it unanswered)."""
+
+
+class RecordWriter(Protocol):
+    """Where the groups' records go (:class:`~zkconsumer.front.group_store.GroupStore`)."""
+
+    async def write(self, records: Sequence[tuple[str, bytes | None]]) -> None:
+        """Append ``(group id, encoded record or None for a tombstone)`` in order; return once they are stored."""
 
 
 def monotonic_ms() -> int:
@@ -53,10 +72,15 @@ class CoordinatorRuntime:
     """The classic and KIP-848 coordinators of one front, on the running event loop (build it inside the loop)."""
 
     def __init__(self, classic: ClassicGroupCoordinator, consumer: ConsumerGroupCoordinator,
-                 clock: Callable[[], int] = monotonic_ms) -> None:
+                 clock: Callable[[], int] = monotonic_ms, store: RecordWriter | None = None) -> None:
         self.classic = classic
         self.consumer = consumer
         self.clock = clock
+        self.store = store
+        #: each group's record as last written (``None``: its tombstone)
+        self._written: dict[str, bytes | None] = {}
+        #: the last write under way: answers wait for it
+        self._writing: asyncio.Future[None] | None = None
         self.log: EventLogger = get_logger("zkconsumer.front.coordinator")
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[Response]] = {}
@@ -78,16 +102,18 @@ class CoordinatorRuntime:
         finally:
             self._waiting.pop(request_id, None)
 
-    def _apply(self, step: Step) -> None:
+    def _apply(self, step: Step, touched: Collection[str] = ()) -> None:
+        self.log_events(step.events)
+        self._store({event.group_id for event in step.events} | set(touched))
+        writing = self._writing
         for effect in step.effects:
             future = self._waiting.pop(effect.request_id, None)
             if future is None or future.done():  # its connection is gone: the answer is discarded
                 continue
-            if isinstance(effect, Respond):
-                future.set_result(effect.response)
-            elif isinstance(effect, Drop):
-                future.set_exception(RequestDropped(f"request {effect.request_id} dropped by the coordinator"))
-        self.log_events(step.events)
+            if writing is None or writing.done():
+                _settle(future, effect)
+            else:  # once what this answer depends on is stored
+                writing.add_done_callback(lambda _, f=future, e=effect: _settle(f, e))  # type: ignore[misc]
         self._arm()
 
     # --- KIP-848 and anything else answered at once ---------------------------------------------------------------
@@ -95,14 +121,72 @@ class CoordinatorRuntime:
     def now(self) -> int:
         return self.clock()
 
-    def consumer_events(self, events: Iterable[GroupEvent]) -> None:
-        """Log what a direct call to the consumer coordinator returned, and re-arm the timer."""
+    def consumer_events(self, events: Iterable[GroupEvent], touched: Collection[str] = ()) -> None:
+        """Log what a direct call to the consumer coordinator returned, store the groups it changed (those named by
+        its events and ``touched``), and re-arm the timer. An answer built from it goes out after :meth:`stored`."""
+        events = tuple(events)
         self.log_events(events)
+        self._store({event.group_id for event in events} | set(touched))
         self._arm()
+
+    async def stored(self) -> None:
+        """Once every record written so far is stored (or failed to be)."""
+        writing = self._writing
+        if writing is not None and not writing.done():
+            await asyncio.shield(writing)  # no timeout: the store's own exchanges are bounded
 
     def classic_events(self, step: Step) -> None:
         """Apply a step of a direct call to the classic coordinator (e.g. a group deleted for KIP-848)."""
         self._apply(step)
+
+    # --- durable state ---------------------------------------------------------------------------------------------
+
+    def load(self, groups: Mapping[str, GroupRecord]) -> None:
+        """Take in the groups replayed from their records (before the front answers anyone)."""
+        now = self.clock()
+        for group_id, record in groups.items():
+            if isinstance(record, ClassicGroupRecord):
+                step = self.classic.load(group_id, record, now)
+                self.log_events(step.events)
+            else:
+                self.log_events(self.consumer.load(group_id, record, now))
+            self._written[group_id] = encode_value(record)
+        self._arm()
+
+    def record_of(self, group_id: str) -> GroupRecord | None:
+        """The group's record as it stands (``None``: no group of that id, or nothing of it to keep)."""
+        if self.consumer.has_group(group_id):
+            return self.consumer.record_of(group_id)
+        return self.classic.record_of(group_id)
+
+    def _store(self, group_ids: Iterable[str]) -> None:
+        if self.store is None:
+            return
+        changes: list[tuple[str, bytes | None]] = []
+        for group_id in sorted(group_ids):
+            if not self.consumer.has_group(group_id) and not self.classic.settled(group_id):
+                continue  # mid-round: stored once it has an outcome
+            record = self.record_of(group_id)
+            value = None if record is None else encode_value(record)
+            last = self._written.get(group_id, _NEVER)
+            if value == last or (value is None and last is _NEVER):
+                continue  # unchanged, or gone without anything of it ever stored
+            self._written[group_id] = value
+            changes.append((group_id, value))
+        if changes:
+            self._writing = asyncio.ensure_future(self._write(self._writing, changes))
+
+    async def _write(self, previous: asyncio.Future[None] | None, changes: list[tuple[str, bytes | None]]) -> None:
+        assert self.store is not None
+        if previous is not None:
+            await asyncio.gather(previous, return_exceptions=True)  # in order
+        try:
+            await self.store.write(changes)
+        except Exception as exc:  # the broker gone or refusing: the answers go out all the same
+            for group_id, _ in changes:
+                self._written.pop(group_id, None)  # written again whole at its next change
+            self.log.emit(ev.FRONT_GROUPS_STORE_FAILED, operation="write", error=f"{type(exc).__name__}: {exc}",
+                          groups=[group_id for group_id, _ in changes])
 
     # --- time -----------------------------------------------------------------------------------------------------
 
@@ -140,7 +224,21 @@ class CoordinatorRuntime:
     def _log_error(self, coordinator: str, exc: Exception) -> None:
         self.log.emit(ev.FRONT_COORDINATOR_ERROR, coordinator=coordinator, error=f"{type(exc).__name__}: {exc}")
 
+    async def aclose(self) -> None:
+        """:meth:`close`, once the records under way are stored."""
+        self.close()
+        await self.stored()
+
     def close(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+
+def _settle(future: asyncio.Future[Response], effect: Respond | Drop) -> None:
+    if future.done():  # its connection went while the write was under way
+        return
+    if isinstance(effect, Respond):
+        future.set_result(effect.response)
+    else:
+        future.set_exception(RequestDropped(f"request {effect.request_id} dropped by the coordinator"))

@@ -37,6 +37,7 @@ from zkconsumer.front import classic_group_messages as classic
 from zkconsumer.front.consumer_group_messages import (
     ConsumerGroupDescribe,
     ConsumerGroupHeartbeat,
+    ConsumerGroupState,
     TopicMetadata,
     topic_id_of,
     wire_topic_id,
@@ -133,7 +134,14 @@ class GroupApis:
 
     async def join_group(self, context: RequestContext, request: Any) -> Any:
         answer = response_type(request)
-        if self.runtime.consumer.has_group(request.group_id):  # one group id, one protocol, as in Kafka
+        consumers = self.runtime.consumer
+        if (consumers.has_group(request.group_id) and not request.member_id
+                and consumers.state_of(request.group_id) is ConsumerGroupState.EMPTY):
+            # An empty consumer group gives way to a new member's classic group, as in Kafka 3.7 on (its offsets stay
+            # with the group id): one left behind by a KIP-848 group, or read back from the store at start.
+            _, events = consumers.delete_group(request.group_id, self.runtime.now())
+            self.runtime.consumer_events(events, touched=(request.group_id,))
+        if consumers.has_group(request.group_id):  # one group id, one protocol, as in Kafka
             return build(answer, error_code=classic.ErrorCode.inconsistent_group_protocol, generation_id=-1,
                          member_id=request.member_id, leader="", members=())
         session_ms = _ms(request.session_timeout)
@@ -241,10 +249,11 @@ class GroupApis:
         for group_id in request.groups_names:
             if self.runtime.consumer.has_group(group_id):
                 code, events = self.runtime.consumer.delete_group(group_id, self.runtime.now())
-                self.runtime.consumer_events(events)
+                self.runtime.consumer_events(events, touched=(group_id,))
                 results[group_id] = int(code)
             else:
                 classic_ids.append(group_id)
+        await self.runtime.stored()
         if classic_ids:
             response = cast(classic.DeleteGroupsResponse, await self.runtime.classic_request(
                 lambda request_id: classic.DeleteGroups(request_id, tuple(classic_ids))))
@@ -355,7 +364,8 @@ class GroupApis:
             None if owned is None else {topic_id_of(t.topic_id): frozenset(t.partitions) for t in owned
                                         if t.topic_id is not None},
             context.client_id or "", _host(context), context.head.api_version), self.runtime.now())
-        self.runtime.consumer_events(outcome.events)
+        self.runtime.consumer_events(outcome.events, touched=(group_id,))
+        await self.runtime.stored()  # the answer goes out once what it says is stored, as Kafka answers
         response = outcome.response
         assignment = None
         if response.assignment is not None:

@@ -1,0 +1,138 @@
+"""A restart of the front, its broker kept: its groups are read back from the broker's topic where it keeps them
+(``zkconsumer.front.group_store``), so a classic group (cooperative-sticky) and a KIP-848 group each go on at their
+generation or epoch, with their assignment, with no rebalance: confluent-kafka consumers see no revocation and no new
+assignment, their commits through the new front are accepted (a commit of the old generation would be refused), and
+their committed offsets are where they were."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+from support import produce, wait_for
+from time_scale import bounded
+
+from zkconsumer.embedded.front_process import FrontProcess
+from zkconsumer.kafka.topics import create_topic
+
+PARTITIONS = 4
+
+
+def events(front: FrontProcess, name: str, group: str) -> list[dict]:
+    lines = front.log_path.read_text(encoding="utf-8").splitlines()
+    return [e for e in (json.loads(line) for line in lines if line.startswith("{"))
+            if e["event"] == name and e.get("group") == group]
+
+
+class Member:
+    """One consumer, its rebalance callbacks and what it read."""
+
+    def __init__(self, config: dict[str, object], topic: str) -> None:
+        self.consumer = Consumer(config)
+        self.calls: list[tuple[str, list[int]]] = []
+        self.values: list[bytes] = []
+        self.consumer.subscribe([topic], on_assign=self._call("assign"), on_revoke=self._call("revoke"),
+                                on_lost=self._call("lost"))
+
+    def _call(self, name: str):  # noqa: ANN202 - confluent-kafka's callback signature
+        def record(consumer: Consumer, partitions: list[TopicPartition]) -> None:
+            self.calls.append((name, sorted(p.partition for p in partitions)))  # assigned by the client after it
+        return record
+
+    def poll_until(self, count: int) -> bool:
+        message = self.consumer.poll(0.2)
+        if message is not None and message.error() is None:
+            self.values.append(message.value())
+        elif message is not None and message.error().code() != KafkaError._PARTITION_EOF:
+            raise AssertionError(message.error())
+        return len(self.values) >= count
+
+    def assigned(self) -> list[int]:
+        return sorted(p.partition for p in self.consumer.assignment())
+
+
+@pytest.fixture
+def store_topic() -> str:
+    """A groups topic of the test's own: the fronts of the session share the broker."""
+    return f"__zkconsumer_groups_{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def fronts(broker_bootstrap, tmp_path, store_topic) -> Iterator[list[FrontProcess]]:
+    started: list[FrontProcess] = []
+    yield started
+    for front in started:
+        front.stop()
+
+
+def start(fronts: list[FrontProcess], broker: str, workdir: Path, options: tuple[str, ...]) -> FrontProcess:
+    workdir.mkdir()
+    front = FrontProcess(broker, workdir, options=options)
+    fronts.append(front)
+    return front.start()
+
+
+def fill(front: FrontProcess, topic: str, prefix: str) -> None:
+    """Two messages to each partition."""
+    for partition in range(PARTITIONS):
+        produce(front.address, topic, [f"{prefix}-{i}".encode() for i in (2 * partition, 2 * partition + 1)],
+                partition=partition)
+
+
+PROTOCOLS = {
+    "cooperative-sticky": ({"partition.assignment.strategy": "cooperative-sticky", "session.timeout.ms": 20_000,
+                            "heartbeat.interval.ms": 500}, "front.group.loaded", "generation"),
+    "consumer": ({"group.protocol": "consumer"}, "front.consumer_group.loaded", "group_epoch"),
+}
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+def test_a_group_keeps_its_generation_and_assignment_across_a_restart_of_the_front(
+        broker_bootstrap, fronts, tmp_path, store_topic, topic_name, protocol):
+    settings, loaded_event, epoch_field = PROTOCOLS[protocol]
+    options = ("--group-min-session-timeout-ms", "1000", "--group-store-topic", store_topic)
+    front = start(fronts, broker_bootstrap, tmp_path / "before", options)
+    create_topic(front.address, topic_name, PARTITIONS)
+    fill(front, topic_name, "before")
+    group = f"g-{uuid.uuid4().hex[:6]}"
+    member = Member({"bootstrap.servers": front.address, "group.id": group, "auto.offset.reset": "earliest",
+                     "enable.auto.commit": False, **settings}, topic_name)
+    try:
+        wait_for(lambda: member.poll_until(8), timeout=60)
+        member.consumer.commit(asynchronous=False)
+        assignment = member.assigned()
+        assert assignment == list(range(PARTITIONS))
+        calls_before = list(member.calls)
+        if protocol == "consumer":
+            epoch = events(front, "front.consumer_group.state_changed", group)[-1]["group_epoch"]
+        else:
+            epoch = events(front, "front.group.round_completed", group)[-1]["generation"]
+        port = front.port
+        front.stop()
+
+        restarted = start(fronts, broker_bootstrap, tmp_path / "after", (*options, "--port", str(port)))
+        (loaded,) = events(restarted, loaded_event, group)
+        assert loaded[epoch_field] == epoch
+        assert len(loaded["members"]) == 1
+
+        fill(restarted, topic_name, "after")
+        wait_for(lambda: member.poll_until(16), timeout=60)
+        member.consumer.commit(asynchronous=False)  # accepted: the same member at the same generation or epoch
+        assert sorted(member.values) == sorted([f"before-{i}".encode() for i in range(8)]
+                                               + [f"after-{i}".encode() for i in range(8)])
+        assert member.calls == calls_before  # no revocation, no new assignment
+        assert member.assigned() == assignment
+        for name in ("front.group.round_started", "front.group.member_joined", "front.consumer_group.member_joined",
+                     "front.consumer_group.epoch_bumped", "front.group.member_expired",
+                     "front.consumer_group.member_expired"):
+            assert events(restarted, name, group) == [], name
+        committed = member.consumer.committed([TopicPartition(topic_name, p) for p in range(PARTITIONS)],
+                                              timeout=bounded(10))
+        assert [tp.offset for tp in committed] == [4] * PARTITIONS  # two before and two after, each partition
+    finally:
+        member.consumer.close()
