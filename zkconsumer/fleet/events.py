@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from zkconsumer.trace.roles import ASSIGN
 from zkconsumer.trace.timeline import EventLog, Lane, Rebalance, Timeline, build_timeline, read_events
 
 
@@ -157,7 +158,7 @@ def _rebalance_rows(timeline: Timeline, lane: Lane) -> tuple[RebalanceRow, ...]:
 
 
 def _members(rebalance: Rebalance) -> int | None:
-    assigns = [s for s in rebalance.steps if s.name == "assign"]
+    assigns = [s for s in rebalance.steps if s.name == ASSIGN.name]
     if not assigns:
         return None
     members = assigns[-1].fields.get("members")
