@@ -1,0 +1,13 @@
+"""The rebalance storm at fleet scale, simulated: a discrete-event simulation of a consumer group under each protocol.
+
+- :mod:`.event_loop`: the simulated clock, a heap of callbacks (and why not SimPy);
+- :mod:`.parameters`: what every operation costs, each default with its source;
+- :mod:`.request_queue`: a server serving one request at a time (ZooKeeper, the front's event loop);
+- :mod:`.group_measures`: what a group is measured by (partitions consuming, partition-seconds paused, stability);
+- :mod:`.legacy_group`: the ZooKeeper-coordinated group, its nine rebalance steps, the real legacy assignors;
+- :mod:`.classic_members`: classic members driving the front's own classic group coordinator;
+- :mod:`.consumer_group_members`: KIP-848 members driving the front's own consumer group coordinator;
+- :mod:`.simulation`: a scenario played by every protocol, and its figures.
+
+Pure: no threads, sockets or wall clock; the same inputs give the same figures.
+"""

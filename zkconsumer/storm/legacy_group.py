@@ -1,0 +1,358 @@
+"""The ZooKeeper-coordinated group of Kafka 0.10.0.1's high-level consumer, as this project's connector runs it,
+simulated: one ZooKeeper server with a request queue, watches firing to every member, each member's rebalance
+in the nine steps of :mod:`zkconsumer.events.rebalance_steps`, the assignment computed by the real legacy assignors.
+
+A member's rebalance, per attempt (the ZooKeeper requests it sends in brackets; CPU costs from
+:class:`~zkconsumer.storm.parameters.StormParameters`):
+
+1. read the cluster [a read of ``/brokers/ids``];
+2. stop its fetchers and commit its offsets [a multi-op of offset writes per claim batch owned];
+3. the listener (no cost);
+4. release its owner znodes [a multi-op of deletes per claim batch];
+5. assign: read the group's registrations [``getChildren`` of ``ids``, one ``getData`` a member, the topic's
+   ``getData``], then the assignor over the members ZooKeeper listed at that moment;
+6. fetch the offsets [a ``getChildren`` of the topic's offsets];
+7. rebuild the registry;
+8. claim: every batch's multi-op of creates sent at once; a batch meeting an owner znode of another member fails
+   whole (a conflict): the member reads that batch's owners, deletes the batches it did create, and retries the
+   rebalance after ``rebalance.backoff.ms``; after ``rebalance.max.retries`` failed attempts it gives up (Kafka's
+   ``ConsumerRebalanceFailedException``) and owns nothing until the next watch;
+9. start its fetchers: its partitions consume again.
+
+A watch firing during a rebalance is remembered and runs one more rebalance after it (Kafka's watcher thread).
+A request answered later than ``zookeeper.session.timeout.ms`` after it was sent expires the member's session: the
+server deletes its ephemerals (registration and owner znodes), fires the watches, and the member registers again
+and rebalances (``handleNewSession``). A killed member's session expires a session timeout after the kill.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from zkconsumer.assignors import registry
+from zkconsumer.assignors.model import AssignmentInput, Member
+from zkconsumer.storm.event_loop import EventLoop
+from zkconsumer.storm.group_measures import GroupMeasures
+from zkconsumer.storm.parameters import StormParameters
+from zkconsumer.storm.request_queue import RequestQueue
+
+TOPIC = "storm"
+NO_OWNER = -1
+
+
+@dataclass
+class _LegacyMember:
+    name: str
+    index: int
+    incarnation: int = 0  # bumped when the member dies or its session expires: older callbacks are dropped
+    alive: bool = False
+    rebalancing: bool = False
+    pending: bool = False  # a watch fired during the rebalance
+    owned: list[int] = field(default_factory=list)  # owner znodes held, consuming once fetchers started
+    consuming: bool = False
+    attempt: int = 0
+
+
+class LegacyGroup:
+    """One group on one topic of ``partitions`` partitions, its members by name."""
+
+    def __init__(self, loop: EventLoop, parameters: StormParameters, partitions: int, strategy: str = "legacy-range",
+                 ) -> None:
+        self.loop = loop
+        self.p = parameters
+        self.strategy = registry.create(strategy)
+        self.zk = RequestQueue(loop, parameters.network_rtt_ms)
+        self.measures = GroupMeasures(loop, partitions)
+        self.members: dict[str, _LegacyMember] = {}
+        self.registered: dict[str, _LegacyMember] = {}  # /consumers/<group>/ids, as the server holds it
+        self.owners: list[int] = [NO_OWNER] * partitions  # /consumers/<group>/owners/<topic>/<p>: a member's index
+        self._by_index: list[_LegacyMember] = []
+        self._assignments: dict[tuple[tuple[str, ...], int], dict[str, list[int]]] = {}
+
+    # --- the scenario's actions ------------------------------------------------------------------------------------
+
+    def start(self, name: str) -> None:
+        member = self.members.get(name)
+        if member is None:
+            member = self.members[name] = _LegacyMember(name, len(self._by_index))
+            self._by_index.append(member)
+        member.alive = True
+        self._register(member)
+
+    def stop(self, name: str) -> None:
+        """A clean shutdown: fetchers stop, owner znodes and registration deleted, the others' watches fire."""
+        member = self.members[name]
+        self._die(member)
+        owned = self._owned_by(member)
+        self.zk.request(self.p.zk_write_ms + self.p.zk_multi_op_ms * (len(owned) + 1),
+                        lambda: self._drop_ephemerals(member), lambda *_: None, operations=len(owned) + 1)
+
+    def kill(self, name: str) -> None:
+        """The process dies: its ephemerals stay until its session expires on the server."""
+        member = self.members[name]
+        self._die(member)
+        self.loop.after(self.p.zookeeper_session_timeout_ms, lambda: self._server_expires(member))
+
+    def expire(self, name: str) -> None:
+        member = self.members[name]
+        if member.alive:
+            self._session_expired(member)
+
+    def grow(self, partitions: int) -> None:
+        """The topic gains partitions: its data watch fires in every member."""
+        self.owners.extend([NO_OWNER] * partitions)
+        self.measures.change_partitions(partitions)
+        self._fire_watches()
+
+    def settled(self) -> bool:
+        return self.measures.settled
+
+    # --- ZooKeeper's side ------------------------------------------------------------------------------------------
+
+    def _register(self, member: _LegacyMember) -> None:
+        incarnation = member.incarnation
+
+        def registered(_: None, latency: float) -> None:
+            if self._current(member, incarnation, latency):
+                self._trigger(member)
+
+        # the ephemeral registration, then the watch set on ids and the topic (two reads); the rebalance follows
+        self.zk.request(self.p.zk_write_ms, lambda: self._add_registration(member), lambda *_: None)
+        self.zk.request(self.p.zk_read_ms, lambda: None, lambda *_: None)
+        self.zk.request(self.p.zk_read_ms, lambda: None, registered)
+
+    def _add_registration(self, member: _LegacyMember) -> None:
+        # the others' watches fire; the member's own is set after its registration, and it rebalances anyway
+        self._fire_watches(skip=member)
+        self.registered[member.name] = member
+
+    def _drop_ephemerals(self, member: _LegacyMember) -> None:
+        for p in self._owned_by(member):
+            self.owners[p] = NO_OWNER
+        if self.registered.pop(member.name, None) is not None:
+            self._fire_watches()
+
+    def _fire_watches(self, skip: _LegacyMember | None = None) -> None:
+        """The ids watch of every registered member fires: one notification each, sent by the server in turn."""
+        for member in list(self.registered.values()):
+            if not member.alive or member is skip:
+                continue
+            self.measures.busy += 1
+            sent = self.zk.occupy(self.p.zk_watch_fire_ms)
+            incarnation = member.incarnation
+
+            def delivered(member: _LegacyMember = member, incarnation: int = incarnation) -> None:
+                self.measures.busy -= 1
+                if member.incarnation == incarnation and member.alive:
+                    self._trigger(member)
+
+            self.loop.at(sent + self.zk.half_rtt_ms, delivered)
+
+    def _server_expires(self, member: _LegacyMember) -> None:
+        if not member.alive:
+            self.measures.session_expiries += 1
+            self._drop_ephemerals(member)
+
+    def _owned_by(self, member: _LegacyMember) -> list[int]:
+        return [p for p, owner in enumerate(self.owners) if owner == member.index]
+
+    # --- the member's side -----------------------------------------------------------------------------------------
+
+    def _die(self, member: _LegacyMember) -> None:
+        member.incarnation += 1
+        member.alive = False
+        self._stop_consuming(member)
+        if member.rebalancing or member.pending:
+            self.measures.busy -= 1
+        member.rebalancing = member.pending = False
+
+    def _current(self, member: _LegacyMember, incarnation: int, latency: float) -> bool:
+        """Whether an answer still concerns this member's session; an answer later than the session timeout
+        expires it."""
+        if member.incarnation != incarnation or not member.alive:
+            return False
+        if latency > self.p.zookeeper_session_timeout_ms:
+            self._session_expired(member)
+            return False
+        return True
+
+    def _session_expired(self, member: _LegacyMember) -> None:
+        self.measures.session_expiries += 1
+        self._die(member)
+        self._drop_ephemerals(member)
+        member.owned = []
+        member.alive = True
+        self._register(member)
+
+    def _stop_consuming(self, member: _LegacyMember) -> None:
+        if member.consuming:
+            member.consuming = False
+            self.measures.change_consuming(-len(member.owned))
+
+    def _trigger(self, member: _LegacyMember) -> None:
+        if member.rebalancing:
+            if not member.pending:
+                member.pending = True
+            return
+        member.rebalancing = True
+        self.measures.busy += 1
+        member.attempt = 0
+        self._attempt(member)
+
+    def _after(self, member: _LegacyMember, delay_ms: float, then: Callable[[], None]) -> None:
+        incarnation = member.incarnation
+        self.loop.after(delay_ms, lambda: then() if member.incarnation == incarnation else None)
+
+    def _read(self, member: _LegacyMember, count: int, then: Callable[[], None]) -> None:
+        """``count`` reads sent together; ``then`` once the last is answered."""
+        incarnation = member.incarnation
+        for _ in range(count - 1):
+            self.zk.request(self.p.zk_read_ms, lambda: None, lambda *_: None)
+        self.zk.request(self.p.zk_read_ms, lambda: None,
+                        lambda _, latency: then() if self._current(member, incarnation, latency) else None)
+
+    def _writes(self, member: _LegacyMember, sizes: list[int], apply: Callable[[int], bool],
+                then: Callable[[list[bool]], None]) -> None:
+        """Multi-ops of ``sizes`` operations sent together, ``apply(i)`` on the server for the i-th (False: it
+        failed whole); ``then(results)`` once every one is answered."""
+        if not sizes:
+            then([])
+            return
+        incarnation = member.incarnation
+        results: list[bool] = [False] * len(sizes)
+        answered = [0]
+
+        def reply(i: int, ok: bool, latency: float) -> None:
+            results[i] = ok
+            answered[0] += 1
+            if answered[0] == len(sizes) and self._current(member, incarnation, latency):
+                then(results)
+
+        for i, size in enumerate(sizes):
+            self.zk.request(self.p.zk_write_ms + self.p.zk_multi_op_ms * size, functools.partial(apply, i),
+                            functools.partial(reply, i), operations=size)
+
+    def _batches(self, partitions: list[int]) -> list[list[int]]:
+        b = self.p.claim_batch
+        return [partitions[i:i + b] for i in range(0, len(partitions), b)]
+
+    def _attempt(self, member: _LegacyMember) -> None:
+        p = self.p
+        n = len(self.registered)
+
+        def step1_read_cluster() -> None:
+            self._read(member, 1, lambda: self._after(member, p.step_fixed_ms, step2_stop_fetchers))
+
+        def step2_stop_fetchers() -> None:
+            owned = len(member.owned)
+            self._stop_consuming(member)
+            cost = p.step_fixed_ms + p.fetchers_per_partition_ms * owned
+            self._after(member, cost, lambda: self._writes(
+                member, [len(b) for b in self._batches(member.owned)], lambda i: True,
+                lambda _: step4_release()))
+
+        def step4_release() -> None:
+            batches = self._batches(member.owned)
+
+            def release(i: int) -> bool:
+                for q in batches[i]:
+                    if self.owners[q] == member.index:
+                        self.owners[q] = NO_OWNER
+                return True
+
+            def released(_: list[bool]) -> None:
+                member.owned = []
+                step5_assign()
+
+            self._writes(member, [len(b) for b in batches], release, released)
+
+        def step5_assign() -> None:
+            # getChildren of ids, the registrations, the topic: the view is the server's when the first is served
+            view: list[tuple[str, ...]] = []
+            self.zk.request(p.zk_read_ms, lambda: view.append(tuple(sorted(self.registered))), lambda *_: None)
+            self._read(member, n + 1, lambda: assigned(view[0]))
+
+        def assigned(view: tuple[str, ...]) -> None:
+            mine = self._assignment(view).get(member.name, [])
+            cost = p.step_fixed_ms + p.assign_per_partition_ms * len(self.owners) + p.assign_per_member_ms * len(view)
+            self._after(member, cost, lambda: self._read(member, 1, lambda: self._after(
+                member, p.registry_per_partition_ms * len(mine), lambda: step8_claim(mine))))
+
+        def step8_claim(mine: list[int]) -> None:
+            batches = self._batches(mine)
+
+            def claim(i: int) -> bool:
+                batch = batches[i]
+                if any(self.owners[q] not in (NO_OWNER, member.index) for q in batch):
+                    return False
+                for q in batch:
+                    self.owners[q] = member.index
+                return True
+
+            def claimed(results: list[bool]) -> None:
+                if all(results):
+                    member.owned = mine
+                    self._after(member, p.step_fixed_ms + p.fetchers_per_partition_ms * len(mine),
+                                lambda: step9_start_fetchers(mine))
+                    return
+                self.measures.conflicts += 1
+                created = [b for b, ok in zip(batches, results, strict=True) if ok]
+
+                def undo(i: int) -> bool:
+                    for q in created[i]:
+                        if self.owners[q] == member.index:
+                            self.owners[q] = NO_OWNER
+                    return True
+
+                self._read(member, 1, lambda: self._writes(
+                    member, [len(b) for b in created], undo, lambda _: failed()))
+
+            self._writes(member, [len(b) for b in batches], claim, claimed)
+
+        def failed() -> None:
+            member.attempt += 1
+            if member.attempt >= p.rebalance_max_retries:
+                self.measures.retries_exhausted += 1
+                finished()
+                return
+            self._after(member, p.rebalance_backoff_ms, lambda: self._attempt(member))
+
+        def step9_start_fetchers(mine: list[int]) -> None:
+            member.consuming = True
+            self.measures.change_consuming(len(mine))
+            self.measures.rebalances += 1
+            finished()
+
+        def finished() -> None:
+            member.rebalancing = False
+            if member.pending:
+                member.pending = False
+                member.rebalancing = True
+                member.attempt = 0
+                self._attempt(member)
+            else:
+                self.measures.busy -= 1
+
+        step1_read_cluster()
+
+    def _assignment(self, view: tuple[str, ...]) -> dict[str, list[int]]:
+        """The real assignor's answer for the members in ``view`` (every member with the same view computes the
+        same, so it is computed once)."""
+        key = (view, len(self.owners))
+        cached = self._assignments.get(key)
+        if cached is None:
+            request = AssignmentInput(partitions={TOPIC: len(self.owners)},
+                                      members=tuple(Member(name, streams={TOPIC: 1}) for name in view))
+            result = self.strategy.assign(request).by_member(request.members)
+            cached = self._assignments[key] = {name: [tp.partition for tp in tps] for name, tps in result.items()}
+        return cached
+
+    @property
+    def zookeeper_requests(self) -> int:
+        return self.zk.requests
+
+    @property
+    def zookeeper_operations(self) -> int:
+        return self.zk.operations

@@ -1,0 +1,45 @@
+"""A server that serves requests one at a time, in arrival order: ZooKeeper's request pipeline, the front's event
+loop. Its bounded throughput is what turns a herd of members into a queue.
+
+A request is applied to the server's state when its service ends (so concurrent requests see each other in the
+order the server served them) and answered half a round trip later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from zkconsumer.storm.event_loop import EventLoop
+
+T = TypeVar("T")
+
+
+class RequestQueue:
+    def __init__(self, loop: EventLoop, network_rtt_ms: float) -> None:
+        self.loop = loop
+        self.half_rtt_ms = network_rtt_ms / 2
+        self.free_at_ms = 0.0
+        self.requests = 0  # requests served (a multi-op is one)
+        self.operations = 0  # operations inside them (a multi-op's every create or delete)
+
+    def request(self, service_ms: float, apply: Callable[[], T], reply: Callable[[T, float], None],
+                operations: int = 1) -> None:
+        """Send a request now: ``apply()`` runs on the server once served, ``reply(result, latency_ms)`` at the
+        client half a round trip later (latency: from sending to the answer)."""
+        sent = self.loop.now_ms
+        start = max(sent + self.half_rtt_ms, self.free_at_ms)
+        self.free_at_ms = start + service_ms
+        self.requests += 1
+        self.operations += operations
+
+        def served() -> None:
+            result = apply()
+            self.loop.after(self.half_rtt_ms, lambda: reply(result, self.loop.now_ms - sent))
+
+        self.loop.at(self.free_at_ms, served)
+
+    def occupy(self, service_ms: float) -> float:
+        """Work of the server's own (a watch notification sent) queued behind the requests; when it is done."""
+        self.free_at_ms = max(self.loop.now_ms, self.free_at_ms) + service_ms
+        return self.free_at_ms
