@@ -32,10 +32,10 @@ from kio.schema.types import BrokerId, TopicName
 from kio.static.primitive import Records, i8, i16, i32, i32Timedelta, i64
 
 from zkconsumer.events import catalogue as ev
-from zkconsumer.front.config import FrontConfig, parse_address
+from zkconsumer.front.config import FrontConfig
 from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
 from zkconsumer.front.group_records import ClassicGroupRecord, GroupRecord, RecordInvalid, replay
-from zkconsumer.front.server import COPY_CHUNK, Upstream
+from zkconsumer.front.server import Upstream, connect_upstream
 
 CLIENT_ID = "zkconsumer-front-groups"
 #: how long the broker may take over one produce or fetch of the topic
@@ -70,7 +70,6 @@ class GroupStore:
     def __init__(self, config: FrontConfig, topic: str) -> None:
         self.config = config
         self.topic = topic
-        self._brokers = tuple(parse_address(address, "broker address") for address in config.bootstrap)
         self._upstream: Upstream | None = None
         self._lock = asyncio.Lock()
         self._correlation = itertools.count(1)
@@ -147,16 +146,10 @@ class GroupStore:
                 raise StoreFailed(f"{type(exc).__name__}: {exc}".rstrip(": ")) from None
 
     async def _connect(self) -> Upstream:
-        errors = []
-        for (host, port), address in zip(self._brokers, self.config.bootstrap, strict=True):
-            try:
-                reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, limit=COPY_CHUNK),
-                                                        self.config.connect_timeout)
-            except (OSError, TimeoutError) as exc:
-                errors.append(f"{address}: {type(exc).__name__}: {exc}".rstrip(": "))
-                continue
-            return Upstream(address, reader, writer)
-        raise StoreFailed("no broker accepts a connection: " + "; ".join(errors))
+        upstream, errors = await connect_upstream(self.config)
+        if upstream is None:
+            raise StoreFailed("no broker accepts a connection: " + "; ".join(errors))
+        return upstream
 
     async def close(self) -> None:
         upstream, self._upstream = self._upstream, None

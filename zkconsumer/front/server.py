@@ -177,6 +177,21 @@ class Upstream:
             await self.writer.wait_closed()
 
 
+async def connect_upstream(config: FrontConfig) -> tuple[Upstream | None, list[str]]:
+    """A connection to the first of the config's brokers that accepts one, or none and why, one line per broker."""
+    errors = []
+    for address in config.bootstrap:
+        host, port = parse_address(address, "broker address")
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, limit=COPY_CHUNK),
+                                                    config.connect_timeout)
+        except (OSError, TimeoutError) as exc:
+            errors.append(f"{address}: {type(exc).__name__}: {exc}".rstrip(": "))
+            continue
+        return Upstream(address, reader, writer), errors
+    return None, errors
+
+
 def _closed(exc: BaseException) -> str:
     if isinstance(exc, asyncio.IncompleteReadError):
         return "the broker closed the connection"
@@ -216,7 +231,6 @@ class FrontServer:
         self._ids = itertools.count(1)
         self._outage_since: float | None = None
         self._warned_several_brokers = False
-        self._brokers = tuple(parse_address(address, "broker address") for address in config.bootstrap)
         self.log: EventLogger = get_logger("zkconsumer.front.server").bind(upstream=",".join(config.bootstrap))
         self.port = config.port
         self.advertised = Advertised(config.advertised_host or config.host, config.advertised_port or config.port)
@@ -292,19 +306,13 @@ class FrontServer:
             log.emit(ev.FRONT_CONNECTION_CLOSED, reason=reason, requests=requests, duration_ms=elapsed_ms(started))
 
     async def _connect_upstream(self, log: EventLogger) -> Upstream | None:
-        errors = []
-        for (host, port), address in zip(self._brokers, self.config.bootstrap, strict=True):
-            try:
-                reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, limit=COPY_CHUNK),
-                                                        self.config.connect_timeout)
-            except (OSError, TimeoutError) as exc:
-                errors.append(f"{address}: {type(exc).__name__}: {exc}".rstrip(": "))
-                continue
+        upstream, errors = await connect_upstream(self.config)
+        if upstream is not None:
             if self._outage_since is not None:
                 log.emit(ev.FRONT_BROKER_RECOVERED, down_ms=elapsed_ms(self._outage_since))
                 self._outage_since = None
-            log.emit(ev.FRONT_CONNECTION_OPENED, broker=address)
-            return Upstream(address, reader, writer)
+            log.emit(ev.FRONT_CONNECTION_OPENED, broker=upstream.address)
+            return upstream
         if self._outage_since is None:
             self._outage_since = time.monotonic()
             log.warning(ev.FRONT_BROKER_UNAVAILABLE, error="; ".join(errors))
