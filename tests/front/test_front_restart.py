@@ -2,7 +2,8 @@
 (``zkconsumer.front.group_store``), so a classic group (cooperative-sticky) and a KIP-848 group each go on at their
 generation or epoch, with their assignment, with no rebalance: confluent-kafka consumers see no revocation and no new
 assignment, their commits through the new front are accepted (a commit of the old generation would be refused), and
-their committed offsets are where they were."""
+their committed offsets are where they were. The fronts keep their groups in the broker's default groups topic, which
+every front of the test session shares, each reading back its own."""
 
 from __future__ import annotations
 
@@ -22,10 +23,13 @@ from zkconsumer.kafka.topics import create_topic
 PARTITIONS = 4
 
 
-def events(front: FrontProcess, name: str, group: str) -> list[dict]:
+def events_named(front: FrontProcess, name: str) -> list[dict]:
     lines = front.log_path.read_text(encoding="utf-8").splitlines()
-    return [e for e in (json.loads(line) for line in lines if line.startswith("{"))
-            if e["event"] == name and e.get("group") == group]
+    return [e for e in (json.loads(line) for line in lines if line.startswith("{")) if e["event"] == name]
+
+
+def events(front: FrontProcess, name: str, group: str) -> list[dict]:
+    return [e for e in events_named(front, name) if e.get("group") == group]
 
 
 class Member:
@@ -56,13 +60,7 @@ class Member:
 
 
 @pytest.fixture
-def store_topic() -> str:
-    """A groups topic of the test's own: the fronts of the session share the broker."""
-    return f"__zkconsumer_groups_{uuid.uuid4().hex[:8]}"
-
-
-@pytest.fixture
-def fronts(broker_bootstrap, tmp_path, store_topic) -> Iterator[list[FrontProcess]]:
+def fronts() -> Iterator[list[FrontProcess]]:
     started: list[FrontProcess] = []
     yield started
     for front in started:
@@ -93,9 +91,9 @@ PROTOCOLS = {
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
 def test_a_group_keeps_its_generation_and_assignment_across_a_restart_of_the_front(
-        broker_bootstrap, fronts, tmp_path, store_topic, topic_name, protocol):
+        broker_bootstrap, fronts, tmp_path, topic_name, protocol):
     settings, loaded_event, epoch_field = PROTOCOLS[protocol]
-    options = ("--group-min-session-timeout-ms", "1000", "--group-store-topic", store_topic)
+    options = ("--group-min-session-timeout-ms", "1000")  # the groups in the default topic, every front's
     front = start(fronts, broker_bootstrap, tmp_path / "before", options)
     create_topic(front.address, topic_name, PARTITIONS)
     fill(front, topic_name, "before")
@@ -116,6 +114,8 @@ def test_a_group_keeps_its_generation_and_assignment_across_a_restart_of_the_fro
         front.stop()
 
         restarted = start(fronts, broker_bootstrap, tmp_path / "after", (*options, "--port", str(port)))
+        (store,) = events_named(restarted, "front.groups_loaded")
+        assert (store["topic"], store["coordinator"]) == ("__zkconsumer_groups", restarted.address)
         (loaded,) = events(restarted, loaded_event, group)
         assert loaded[epoch_field] == epoch
         assert len(loaded["members"]) == 1

@@ -28,42 +28,41 @@ from zkconsumer.front.group_records import (
 )
 
 LOADED_AT = 1_000_000
+FRONT = "127.0.0.1:19092"
 
 
 def stored(record: GroupRecord | None) -> GroupRecord | None:
     """The record as the broker gives it back."""
     assert record is not None
-    group_id, decoded = decode(encode_key(GROUP), encode_value(record))
-    assert group_id == GROUP
+    key, decoded = decode(encode_key(FRONT, GROUP), encode_value(record))
+    assert (key.coordinator, key.group_id) == (FRONT, GROUP)
     return decoded
 
 
 # --- the codec and the replay ---------------------------------------------------------------------------------------
 
 
-def test_records_replay_last_value_wins_and_a_tombstone_deletes():
+def test_records_replay_last_value_wins_a_tombstone_deletes_and_another_front_s_records_are_left():
     first = ClassicGroupRecord("consumer", 3, "range", "m1", (
         ClassicMemberRecord("m1", None, "c1", "/127.0.0.1", 300_000, 45_000, b"sub\x00", b"asg\xff"),))
     second = ConsumerGroupRecord(group_epoch=7, assignment_epoch=7)
     groups: dict[str, GroupRecord] = {}
-    replay(groups, b"a", encode_value(first))
-    replay(groups, b"b", encode_value(first))
-    replay(groups, b"a", encode_value(second))
-    replay(groups, b"b", None)
-    replay(groups, b"c", None)  # a tombstone of a group never seen
+    for key, value in [("a", first), ("b", first), ("a", second), ("b", None), ("c", None)]:  # c: never seen
+        replay(groups, FRONT, encode_key(FRONT, key), None if value is None else encode_value(value))
+    replay(groups, FRONT, encode_key("127.0.0.1:29092", "a"), None)  # another front's group of the same id
+    replay(groups, FRONT, encode_key("127.0.0.1:29092", "d"), encode_value(first))
     assert groups == {"a": second}
-    assert decode(b"x", encode_value(first)) == ("x", first)
 
 
 @pytest.mark.parametrize(("key", "value", "says"), [
     (None, b"", "without a key"),
-    (b"\xff", b"", "not UTF-8"),
-    (b"g", b"\x01\x02", "group 'g'"),
-    (b"g", msgspec.msgpack.encode({"type": "other"}), "group 'g'"),
+    (b"g", b"", "not a coordinator and a group id"),
+    (encode_key(FRONT, "g"), b"\x01\x02", "group 'g' of 127.0.0.1:19092"),
+    (encode_key(FRONT, "g"), msgspec.msgpack.encode({"type": "other"}), "group 'g'"),
 ])
 def test_a_record_the_front_did_not_write_is_named_in_one_line(key, value, says):
     with pytest.raises(RecordInvalid, match=says) as raised:
-        replay({}, key, value)
+        replay({}, FRONT, key, value)
     assert "\n" not in str(raised.value)
 
 

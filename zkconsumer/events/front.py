@@ -490,7 +490,8 @@ FRONT_STOPPED = declare(
 )
 FRONT_GROUPS_LOADED = declare(
     "front.groups_loaded", "info", section=_SERVER, logger="zkconsumer.front.coordinator",
-    fields=(F("topic", STR), F("records", INT, "records read"), F("classic", INT, "classic groups loaded"),
+    fields=(F("topic", STR), F("coordinator", STR, "the front's advertised address, whose records are its own"),
+            F("records", INT, "records read (every front's)"), F("classic", INT, "classic groups loaded"),
             F("consumer", INT, "KIP-848 groups loaded"), F("duration_ms", INT)),
     when="the front read its groups' records from the broker at start, before it listened",
 )

@@ -115,10 +115,14 @@ async def _serve(config: FrontConfig, port_file: str | None, local: LocalApis | 
     if local is None:
         local, runtime = group_coordinator_apis(config, holds)
     server = FrontServer(config, local, holds)
-    if runtime is not None and isinstance(runtime.store, GroupStore):
-        await load_groups(runtime, runtime.store)  # before anyone is answered
+    store = runtime.store if runtime is not None and isinstance(runtime.store, GroupStore) else None
+
+    async def load(bound: FrontServer) -> None:  # the groups coordinated at this address, before anyone is answered
+        if runtime is not None and store is not None:
+            await load_groups(runtime, store, bound.advertised.address)
+
     try:
-        await server.start()
+        await server.start(load)
     except OSError as exc:
         reason = os.strerror(exc.errno) if exc.errno else str(exc)
         raise EnvironmentSetupError(f"cannot listen on {config.host}:{config.port}: {reason}") from None

@@ -1,9 +1,11 @@
 """The records of the front's coordinators' durable state, and their replay: what Kafka keeps of a group in
 ``__consumer_offsets`` so that a coordinator taking over (or restarting) goes on without a rebalance.
 
-One record per group, keyed by the group id, holding what the group's next answer depends on; a later record of the
+One record per group, keyed by the coordinator (the front's advertised address: what its clients know it by, and
+find again after a restart) and the group id, holding what the group's next answer depends on; a later record of the
 same key replaces it, a tombstone (no value) deletes the group. So the topic is read last-value-wins, as Kafka reads
-its compacted ``__consumer_offsets``:
+its compacted ``__consumer_offsets``, each front taking only its own records (several fronts before one broker, each a
+coordinator of its own groups, share the topic as Kafka's coordinators share ``__consumer_offsets``):
 
 - :class:`ClassicGroupRecord` is Kafka's ``GroupMetadataValue``: the generation, protocol type and chosen protocol,
   the leader, and every member with its timeouts, its subscription (its metadata of the chosen protocol) and its
@@ -103,49 +105,60 @@ class ConsumerGroupRecord(msgspec.Struct, frozen=True, tag="consumer"):
 
 GroupRecord = ClassicGroupRecord | ConsumerGroupRecord
 
+
+class GroupKey(msgspec.Struct, frozen=True, array_like=True):
+    """A record's key: whose group, and which."""
+
+    coordinator: str
+    group_id: str
+
+
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(GroupRecord)
+_key_decoder = msgspec.msgpack.Decoder(GroupKey)
 
 
 class RecordInvalid(ValueError):
     """A record of the groups topic that is not one the front writes."""
 
 
-def encode_key(group_id: str) -> bytes:
-    return group_id.encode("utf-8")
+def encode_key(coordinator: str, group_id: str) -> bytes:
+    return _encoder.encode(GroupKey(coordinator, group_id))
 
 
 def encode_value(record: GroupRecord) -> bytes:
     return _encoder.encode(record)
 
 
-def decode(key: bytes | None, value: bytes | None) -> tuple[str, GroupRecord | None]:
-    """The group id and record (``None``: a tombstone) of one stored record.
+def decode(key: bytes | None, value: bytes | None) -> tuple[GroupKey, GroupRecord | None]:
+    """The key and record (``None``: a tombstone) of one stored record.
 
     :raises RecordInvalid: naming what does not read.
     """
     if key is None:
-        raise RecordInvalid("a record without a key (a group id)")
+        raise RecordInvalid("a record without a key")
     try:
-        group_id = key.decode("utf-8")
-    except UnicodeDecodeError:
-        raise RecordInvalid(f"a key that is not UTF-8 text: {key[:40]!r}") from None
-    if value is None:
-        return group_id, None
-    try:
-        return group_id, _decoder.decode(value)
+        group = _key_decoder.decode(key)
     except msgspec.DecodeError as exc:
-        raise RecordInvalid(f"group {group_id!r}: {exc}") from None
+        raise RecordInvalid(f"a key that is not a coordinator and a group id ({exc}): {key[:40]!r}") from None
+    if value is None:
+        return group, None
+    try:
+        return group, _decoder.decode(value)
+    except msgspec.DecodeError as exc:
+        raise RecordInvalid(f"group {group.group_id!r} of {group.coordinator}: {exc}") from None
 
 
-def replay(groups: MutableMapping[str, GroupRecord], key: bytes | None, value: bytes | None) -> None:
-    """Apply one stored record, in the topic's order, to ``groups`` (group id -> its last record): a record replaces
-    the group's, a tombstone deletes it.
+def replay(groups: MutableMapping[str, GroupRecord], coordinator: str, key: bytes | None, value: bytes | None) -> None:
+    """Apply one stored record, in the topic's order, to ``groups`` (group id -> its last record), if it is
+    ``coordinator``'s: a record replaces the group's, a tombstone deletes it.
 
     :raises RecordInvalid:
     """
-    group_id, record = decode(key, value)
+    group, record = decode(key, value)
+    if group.coordinator != coordinator:
+        return
     if record is None:
-        groups.pop(group_id, None)
+        groups.pop(group.group_id, None)
     else:
-        groups[group_id] = record
+        groups[group.group_id] = record

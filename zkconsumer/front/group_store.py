@@ -8,8 +8,9 @@ is read to its end all the same, last value wins. Each write is one record batch
 coordinators, produced with ``acks=-1`` on the front's own connection to the broker and awaited, as Kafka appends
 before it answers. At start the front reads the topic from its first offset to its high watermark before it listens.
 
-One front per topic: two fronts writing the same topic would each load the other's groups at their next start (a
-Kafka group has one coordinator). Fronts sharing a broker are given a topic each.
+Fronts sharing a broker share the topic: each record is keyed by its front's advertised address (what the front's
+clients know it by, and reconnect to after a restart) and group id, and a front reads back its own records only, so
+each front stays the one coordinator of its groups.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from kio.static.primitive import Records, i8, i16, i32, i32Timedelta, i64
 from zkconsumer.events import catalogue as ev
 from zkconsumer.front.config import FrontConfig
 from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
-from zkconsumer.front.group_records import ClassicGroupRecord, GroupRecord, RecordInvalid, replay
+from zkconsumer.front.group_records import ClassicGroupRecord, GroupRecord, RecordInvalid, encode_key, replay
 from zkconsumer.front.server import Upstream, connect_upstream
 
 CLIENT_ID = "zkconsumer-front-groups"
@@ -56,20 +57,22 @@ def _ms(ms: int) -> i32Timedelta:
     return i32Timedelta.parse(datetime.timedelta(milliseconds=ms))
 
 
-def record_batch(records: Sequence[tuple[str, bytes | None]], timestamp_ms: int) -> bytes:
-    """One uncompressed record batch of ``(group id, value or None)``, keys the group ids in UTF-8."""
+def record_batch(coordinator: str, records: Sequence[tuple[str, bytes | None]], timestamp_ms: int) -> bytes:
+    """One uncompressed record batch of ``(group id, value or None)``, keyed by ``coordinator`` and group id."""
     builder = DefaultRecordBatchBuilder(2, _UNCOMPRESSED, False, _NO_PRODUCER, _NO_PRODUCER, _NO_PRODUCER, _NO_LIMIT)
     for offset, (group_id, value) in enumerate(records):
-        builder.append(offset, timestamp_ms, group_id.encode("utf-8"), value, [])
+        builder.append(offset, timestamp_ms, encode_key(coordinator, group_id), value, [])
     return bytes(builder.build())
 
 
 class GroupStore:
-    """The groups topic on its own connection to the broker (the runtime's :class:`RecordWriter`)."""
+    """The groups topic on its own connection to the broker (the runtime's :class:`RecordWriter`): the records of
+    the coordinator named ``coordinator`` (the front's advertised address, known once it is bound)."""
 
-    def __init__(self, config: FrontConfig, topic: str) -> None:
+    def __init__(self, config: FrontConfig, topic: str, coordinator: str = "") -> None:
         self.config = config
         self.topic = topic
+        self.coordinator = coordinator
         self._upstream: Upstream | None = None
         self._lock = asyncio.Lock()
         self._correlation = itertools.count(1)
@@ -79,7 +82,8 @@ class GroupStore:
         answer = await self._exchange(ProduceRequest(
             acks=i16(-1), timeout=_ms(REQUEST_TIMEOUT_MS), topic_data=(TopicProduceData(
                 name=TopicName(self.topic), partition_data=(PartitionProduceData(
-                    index=i32(0), records=Records(record_batch(records, int(time.time() * 1000)))),)),)))
+                    index=i32(0), records=Records(record_batch(self.coordinator, records,
+                                                               int(time.time() * 1000)))),)),)))
         errors = [p.error_code for t in answer.responses for p in t.partition_responses]
         if errors != [ErrorCode.none]:
             raise StoreFailed(f"the broker answered the produce to {self.topic} with {errors}")
@@ -111,7 +115,7 @@ class GroupStore:
                         if record.offset < offset:
                             continue
                         try:
-                            replay(groups, _bytes(record.key), _bytes(record.value))
+                            replay(groups, self.coordinator, _bytes(record.key), _bytes(record.value))
                         except RecordInvalid as exc:
                             invalid.append(f"{self.topic} offset {record.offset}: {exc}")
                         offset, read = record.offset + 1, read + 1
@@ -157,10 +161,11 @@ class GroupStore:
             await upstream.close()
 
 
-async def load_groups(runtime: CoordinatorRuntime, store: GroupStore) -> None:
-    """Read the store into the runtime's coordinators (``front.groups_loaded``); a store that cannot be read is
-    logged (``front.groups_store_failed``) and the front starts with the groups it has."""
+async def load_groups(runtime: CoordinatorRuntime, store: GroupStore, coordinator: str) -> None:
+    """Read ``coordinator``'s groups from the store into the runtime's coordinators (``front.groups_loaded``); a store
+    that cannot be read is logged (``front.groups_store_failed``) and the front starts with the groups it has."""
     started = time.monotonic()
+    store.coordinator = coordinator
     try:
         groups, read, invalid = await store.read()
     except StoreFailed as exc:
@@ -170,7 +175,7 @@ async def load_groups(runtime: CoordinatorRuntime, store: GroupStore) -> None:
         runtime.log.emit(ev.FRONT_GROUPS_STORE_FAILED, operation="read", error=line, groups=[])
     runtime.load(groups)
     classic = sum(1 for record in groups.values() if isinstance(record, ClassicGroupRecord))
-    runtime.log.emit(ev.FRONT_GROUPS_LOADED, topic=store.topic, records=read, classic=classic,
+    runtime.log.emit(ev.FRONT_GROUPS_LOADED, topic=store.topic, coordinator=coordinator, records=read, classic=classic,
                      consumer=len(groups) - classic, duration_ms=round((time.monotonic() - started) * 1000))
 
 

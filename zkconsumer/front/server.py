@@ -43,6 +43,7 @@ import asyncio
 import contextlib
 import itertools
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kio.schema.api_versions.v0.response import ApiVersion, ApiVersionsResponse
@@ -235,11 +236,17 @@ class FrontServer:
         self.port = config.port
         self.advertised = Advertised(config.advertised_host or config.host, config.advertised_port or config.port)
 
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, self.config.host, self.config.port)
+    async def start(self, before_serving: Callable[[FrontServer], Awaitable[None]] | None = None) -> None:
+        """Bind, then ``before_serving`` (once the port and the advertised address are known, before any client
+        connection is taken: the group store's load), then serve."""
+        self._server = await asyncio.start_server(self._serve, self.config.host, self.config.port,
+                                                  start_serving=False)
         self.port = self._server.sockets[0].getsockname()[1]
         self.advertised = Advertised(self.config.advertised_host or self.config.host,
                                      self.config.advertised_port or self.port)
+        if before_serving is not None:
+            await before_serving(self)
+        await self._server.start_serving()
         listen = Advertised(self.config.host, self.port).address
         self.log.emit(ev.FRONT_STARTED, listen=listen, advertised=self.advertised.address,
                       local_apis=sorted(self.local), group_settings=self.config.group_settings())
