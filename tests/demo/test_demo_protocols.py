@@ -1,5 +1,6 @@
-"""``demo --protocol``: a scenario played by a legacy and a modern group at once, on one clock, narrated as it goes
-(the legacy steps, the modern member's callbacks), with every protocol's events and the page of their lanes."""
+"""``demo --protocol``: a scenario played by a legacy and modern groups at once, on one clock, narrated as it goes
+(the legacy steps, the modern member's callbacks), with every protocol's events and the page of their lanes; the
+topic grows for every group (the legacy one through ZooKeeper, the modern ones through the front's Metadata)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ from support import TWO_JOIN_SCENARIO, zkconsumer_cli
 
 from zkconsumer.cli import main
 
-SCENARIO = TWO_JOIN_SCENARIO
+SCENARIO = TWO_JOIN_SCENARIO + """
+[[scenes]]
+title = "the topic grows by 2"
+actions = [{ grow = 2 }]
+"""
+PROTOCOLS = ("legacy-range", "cooperative-sticky", "consumer-uniform")
 
 
 @pytest.mark.migration
@@ -19,7 +25,7 @@ def test_a_legacy_and_a_modern_group_play_one_scenario_side_by_side(tmp_path, zo
     path, out = tmp_path / "two.toml", tmp_path / "out"
     path.write_text(SCENARIO)
     done = zkconsumer_cli("demo", "--zookeeper", zookeeper_connect, "--bootstrap-server", bootstrap_servers,
-                          "--scenario", str(path), "--protocol", "legacy-range,cooperative-sticky",
+                          "--scenario", str(path), "--protocol", "legacy-range,cooperative-sticky,consumer",
                           "--output-dir", str(out), timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
     text = done.stdout
@@ -28,23 +34,26 @@ def test_a_legacy_and_a_modern_group_play_one_scenario_side_by_side(tmp_path, zo
     assert "[cooperative-sticky] -> started class-cooperative-sticky-" in text
     assert "[cooperative-sticky] class-cooperative-sticky-" in text and ": revoked " in text
     (run,) = out.iterdir()
-    for protocol in ("legacy-range", "cooperative-sticky"):
+    for protocol in PROTOCOLS:
         events = [json.loads(line) for line in (run / protocol / "events.jsonl").read_text().splitlines()]
-        assert [e["scene"] for e in events if e["event"] == "demo.scene"] == [1, 2], protocol
+        assert [e["scene"] for e in events if e["event"] == "demo.scene"] == [1, 2, 3], protocol
         assert {e["consumer_id"].rsplit("_", 1)[1] for e in events if e["event"] == "rebalance.completed"} == {
             "m1", "m2"}, protocol
+        grown = [e for e in events if e["event"] == "demo.partitions_added"]
+        assert [(e["before"], e["after"]) for e in grown] == [(2, 4)], protocol
+        # the new partitions are delivered, by the members of every protocol
+        delivered = {int(line.split(" ", 1)[0]) for path in (run / protocol / "members").glob("*.deliveries")
+                     for line in path.read_text().splitlines() if line}
+        assert delivered == {0, 1, 2, 3}, protocol
     report = json.loads((run / "report.json").read_text())
-    assert list(report["protocols"]) == ["legacy-range", "cooperative-sticky"]
+    assert list(report["protocols"]) == list(PROTOCOLS)
+    assert all(f["lost"] == 0 and f["error"] is None for f in report["protocols"].values()), report["problems"]
+    assert report["coordinator"] == "front" and report["timeouts"]["consumer-uniform"]["session_timeout_ms"] == 45000
     assert f"every protocol's lanes: {run / 'report.html'}" in text
 
 
-def test_a_growth_is_refused_for_a_modern_protocol_before_anything_starts(tmp_path, capsys, monkeypatch):
+def test_an_unknown_protocol_is_refused_before_anything_starts(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("ZKCONSUMER_RUN_DIR", str(tmp_path / "run"))
     capsys.readouterr()
-    assert main(["demo", "--protocol", "legacy-range,consumer", "--output-dir", str(tmp_path / "out")]) == 2
-    err = capsys.readouterr().err
-    assert len(err.splitlines()) == 1 and (
-        "shipped scenario demo: scene 5, action 1: grow cannot be played by consumer-uniform" in err), err
-    assert not (tmp_path / "run").exists() and not (tmp_path / "out").exists()
     assert main(["demo", "--protocol", "sticky"]) == 2
     assert "unknown protocol 'sticky'" in capsys.readouterr().err

@@ -75,8 +75,10 @@ def test_the_kip848_protocols_are_known_but_not_in_the_classic_list():
         "consumer-uniform": ("KIP-848 consumer", "KIP-848 consumer (uniform)", "incremental"),
         "consumer-range": ("KIP-848 consumer", "KIP-848 consumer (range)", "incremental"),
     }
-    with pytest.raises(UsageError, match="unknown protocol 'consumer'.*consumer-uniform, consumer-range"):
-        parse_protocols("consumer")
+    # ``consumer`` alone is KIP-848 with Kafka's default assignor, as ``demo --protocol consumer`` takes it
+    assert [p.name for p in parse_protocols("consumer,legacy-range")] == ["consumer-uniform", "legacy-range"]
+    with pytest.raises(UsageError, match="unknown protocol 'consumers'.*consumer-uniform, consumer-range"):
+        parse_protocols("consumers")
 
 
 @pytest.mark.parametrize("name", ["range", "roundrobin", "cooperative-sticky"])

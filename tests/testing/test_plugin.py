@@ -73,8 +73,7 @@ def test_bad_input_fails_the_test_in_one_line_before_any_process_starts(migratio
             ({"app": "migration_apps:nothing"}, "application 'migration_apps:nothing': migration_apps has no nothing"),
             ({"app": APP, "scenario": "no-such-scenario"}, "no shipped scenario 'no-such-scenario'"),
             ({"app": APP, "protocols": ["sticky"]}, "unknown protocol 'sticky'"),
-            ({"app": APP, "scenario": "demo", "protocols": ["range"]}, "grow cannot be played by range"),
-            ({"app": APP, "settings": "stock"}, "settings 'stock'")):
+            ({"app": APP, "settings": "kafka"}, "--settings 'kafka': expected one of same, stock")):
         with pytest.raises(pytest.fail.Exception) as failed:
             migration.compare(**kwargs)
         assert line in str(failed.value) and "\n" not in str(failed.value), str(failed.value)
@@ -83,13 +82,24 @@ def test_bad_input_fails_the_test_in_one_line_before_any_process_starts(migratio
 
 def test_a_comparison_runs_the_team_s_application_and_its_hooks_under_each_protocol(migration):
     result = migration.compare(app="migration_apps:record", scenario=TWO_MEMBERS,
-                               protocols=["legacy-range", "cooperative-sticky"])
+                               protocols=["legacy-range", "cooperative-sticky", "consumer"])
     result.assert_nothing_lost()
     result.assert_state_complete(read_values)
     result.assert_duplicates_at_most(60)
     result.assert_no_application_failures()
-    assert list(result.protocols) == ["legacy-range", "cooperative-sticky"]
-    report = json.loads(result.report.read_text())["protocols"]  # the report the command would have written
+    assert list(result.protocols) == ["legacy-range", "cooperative-sticky", "consumer-uniform"]
+    whole = json.loads(result.report.read_text())
+    # the coordinator that ran (the run's own front) and every protocol's timeouts, as the front's log says it ran
+    (started,) = [json.loads(line) for line in (result.report.parent / "front" / "front.log").read_text().splitlines()
+                  if '"front.started"' in line]
+    assert whole["coordinator"] == "front" and whole["coordinator_identity"]["settings"] == {
+        name: value for name, value in started["group_settings"].items()
+        if name in whole["coordinator_identity"]["settings"]}
+    assert started["group_settings"]["group.consumer.session.timeout.ms"] == "4000"
+    assert {name: t["session_timeout_ms"] for name, t in whole["timeouts"].items()} == {
+        "legacy-range": 4000, "cooperative-sticky": 4000, "consumer-uniform": 4000}
+    assert whole["broker_note"] is None and not any("different session" in s for s in whole["verdict"]["overall"])
+    report = whole["protocols"]  # the report the command would have written
     for name, outcome in result.protocols.items():
         assert outcome.produced > 0 and outcome.delivered == outcome.produced, name
         assert (outcome.produced, outcome.lost, outcome.duplicates, outcome.rebalances, outcome.moved_partitions) == (

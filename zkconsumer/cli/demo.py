@@ -35,7 +35,7 @@ from zkconsumer.demo.rebalance_demo import DEFAULT_SCENARIO, DemoResult, DemoSet
 from zkconsumer.demo.topic_placement import placement_lines
 from zkconsumer.errors import UsageError
 from zkconsumer.log import configure_logging
-from zkconsumer.migration.scenes import KNOWN, Protocol, check_playable, parse_protocols
+from zkconsumer.migration.scenes import CONSUMER_ALIAS, KNOWN, Protocol, check_playable, parse_protocols
 from zkconsumer.scenarios.model import Scenario
 from zkconsumer.scenarios.parse import load, shipped
 
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     if args.topic_placement:
         print("\n".join(placement_lines(args.topic or scenario.topic.name, partitions, added=scenario.grown)))
         return 0
-    protocols = demo_protocols(args.protocol) if args.protocol is not None else None
+    protocols = parse_protocols(args.protocol) if args.protocol is not None else None
     if protocols is not None and len(protocols) == 1 and protocols[0].family == "legacy":
         args.strategy, protocols = protocols[0].strategy, None  # the legacy demo itself, narrated step by step
     if protocols is not None:
@@ -158,14 +158,7 @@ def reachable_cli() -> str:
         return str(script)
 
 
-PROTOCOL_NAMES = (*KNOWN, "consumer")
-CONSUMER_ALIAS = "consumer"
-
-
-def demo_protocols(text: str) -> tuple[Protocol, ...]:
-    """``--protocol``: the comparison's names, and ``consumer`` for KIP-848's with its default assignor."""
-    return parse_protocols(",".join("consumer-uniform" if name.strip() == CONSUMER_ALIAS else name
-                                    for name in text.split(",")))
+PROTOCOL_NAMES = (*KNOWN, CONSUMER_ALIAS)
 
 
 def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: tuple[Protocol, ...]) -> int:

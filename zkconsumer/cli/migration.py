@@ -5,10 +5,11 @@ calls too (:mod:`zkconsumer.migration.comparison`) and prints its figures.
 Without ``--zookeeper`` it runs on the embedded environment, started for the run and stopped after it (one that
 was already running is used and left running). Its modern groups bootstrap from a front (``--coordinator front``, the
 default: :mod:`zkconsumer.front`) the run starts before the environment's broker (``run_front``: its KIP-848
-groups get the classic members' session), whose coordinator's events for each protocol's group are added to that
-protocol's ``events.jsonl`` (the page's coordinator lane); ``--coordinator broker`` sends them to the broker itself
-and its own coordinator, so the two can be compared. With ``--zookeeper`` the brokers given (or
-registered) are used as they are, and ``--coordinator`` says whose coordinator that is (default: the broker's).
+groups get the classic members' session under ``--settings same``), whose coordinator's events for each protocol's
+group are added to that protocol's ``events.jsonl`` (the page's coordinator lane); ``--coordinator broker`` sends them
+to the broker itself and its own coordinator, so the two can be compared. With ``--zookeeper`` the brokers given (or
+registered) are used as they are. Either way the server is asked who coordinates the modern groups and with what
+settings, and the page says so (``--coordinator`` given with ``--zookeeper`` must match it).
 Everything it creates (topics, groups, a ZooKeeper chroot) is named after the run and removed at the end, except the
 output directory, which must be new or empty. ``--app MODULE:CALLABLE`` has every member run your application on
 each message (:mod:`zkconsumer.members.application`).
@@ -47,7 +48,8 @@ from zkconsumer.migration.comparison import (  # noqa: F401 - cli.demo imports t
 )
 from zkconsumer.migration.report import read_verdict
 from zkconsumer.migration.run import CompareSettings
-from zkconsumer.migration.scenes import DEFAULT_SCENARIO, KIP848_PROTOCOLS, KNOWN, Scene
+from zkconsumer.migration.scenes import CONSUMER_ALIAS, DEFAULT_SCENARIO, KIP848_PROTOCOLS, KNOWN, Scene
+from zkconsumer.migration.timeouts import SAME, SETTINGS_MODES
 from zkconsumer.scenarios.parse import shipped
 
 
@@ -66,12 +68,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     options.add_run_dir(compare)
     compare.add_argument("--coordinator", choices=COORDINATORS, default=None,
                          help="the group coordinator of the modern groups: the embedded environment's front (the "
-                         "default without --zookeeper) or the broker's own (the default with --zookeeper)")
+                         "default) or the broker's own; with --zookeeper the server given says which it is, and "
+                         "this must match it")
     compare.add_argument("--protocols", default=None,
                          help=f"comma-separated, from {', '.join(KNOWN)} (default: all of them; "
                          f"{' and '.join(KIP848_PROTOCOLS)} are KIP-848's consumer protocol with that server-side "
                          f"assignor, and need a coordinator that runs it: the default leaves them out at the "
-                         f"broker's own)")
+                         f"broker's own; {CONSUMER_ALIAS} is consumer-uniform)")
+    compare.add_argument("--settings", choices=SETTINGS_MODES, default=SAME,
+                         help="the protocols' session and heartbeat: same (one session for all, the scenario's, 4 s "
+                         "by default: the protocols compared) or stock (each at its own defaults: the legacy "
+                         "zookeeper.session.timeout.ms 6000 of Kafka 0.10.0.1, the classic session.timeout.ms 45000 "
+                         "and heartbeat.interval.ms 3000, KIP-848's coordinator 45000 and 5000); default same")
     compare.add_argument("--scenario", default=DEFAULT_SCENARIO, metavar="NAME|FILE",
                          help=f"the script every protocol plays: a shipped scenario ({', '.join(shipped())}; "
                          f"`zkconsumer demo --list-scenarios` lists them) or a TOML file (docs: the migration "
@@ -105,7 +113,7 @@ def validate(args: argparse.Namespace) -> CompareSettings:
         raise UsageError("--bootstrap-server needs --zookeeper (without them the embedded environment is used)")
     return plan(args.output_dir, scenario=getattr(args, "scenario", None), protocols=args.protocols,
                 partitions=args.partitions, rate=args.rate, pace=args.pace, revoke_ms=getattr(args, "revoke_ms", None),
-                app=_application(getattr(args, "app", None)), say=say)
+                app=_application(getattr(args, "app", None)), settings=getattr(args, "settings", SAME), say=say)
 
 
 def _application(handle: str | None) -> Application | None:

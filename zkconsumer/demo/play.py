@@ -22,9 +22,8 @@ from zkconsumer.demo.front_log_follower import FrontLogFollower
 from zkconsumer.demo.protocols_narration import ProtocolsNarrator
 from zkconsumer.demo.rebalance_demo import CHROOT, DemoResult, DemoSettings, play_against, play_in_own_chroot
 from zkconsumer.embedded.environment import LocalEnvironment
-from zkconsumer.migration.comparison import registered_broker, run_front
-from zkconsumer.migration.report import write_report
-from zkconsumer.migration.run import CompareSettings, ProtocolRun, collect, compare_protocols, member_settings
+from zkconsumer.migration.comparison import identified, registered_broker, run_front, written
+from zkconsumer.migration.run import CompareSettings, ProtocolRun, compare_protocols
 from zkconsumer.migration.scenes import Protocol
 
 
@@ -83,7 +82,7 @@ def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: 
     own_front = None
     if args.zookeeper:
         bootstrap = args.bootstrap_server or registered_broker(args.zookeeper)
-        compare = replace(compare, zookeeper=args.zookeeper, bootstrap=bootstrap, coordinator="broker")
+        compare = replace(compare, zookeeper=args.zookeeper, bootstrap=bootstrap)
     else:
         endpoints = LocalEnvironment(args.run_dir).up()
         broker = endpoints.get("broker", endpoints["bootstrap_servers"])
@@ -91,7 +90,7 @@ def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: 
         if any(p.family == "modern" for p in protocols):
             own_front = run_front(broker, compare)
             compare = replace(compare, bootstrap=own_front.address, coordinator_events=own_front.log_path,
-                              coordinator="front")
+                              producer_bootstrap=broker)
         else:
             compare = replace(compare, bootstrap=broker)
         compare = replace(compare, zookeeper=endpoints["zookeeper"])
@@ -99,6 +98,12 @@ def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: 
               + ("" if own_front is None else f", the modern groups at a front of this run's own, {own_front.address}"),
               file=out)
     out_dir.mkdir(parents=True, exist_ok=True)
+    try:  # who coordinates the modern groups, and what it refuses, as the server says
+        compare = identified(compare, False, lambda line: print(line, file=out))
+    except BaseException:
+        if own_front is not None:
+            own_front.stop()
+        raise
     print(f"Scenario {scenario.name!r}: {scenario.title}; protocols {', '.join(p.name for p in protocols)}, "
           f"{compare.partitions} partitions, {compare.rate:g} messages a second to each, session timeout "
           f"{compare.session_timeout_ms} ms", file=out)
@@ -119,11 +124,6 @@ def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: 
                 follower.stop()
             if own_front is not None:
                 own_front.stop()
-        results = collect(runs, out_dir)
-        _, page = write_report(out_dir, results, {"run_id": compare.run_id, "partitions": compare.partitions,
-                                                  "rate": compare.rate, "pace": compare.pace,
-                                                  "session_timeout_ms": compare.session_timeout_ms,
-                                                  "coordinator": compare.coordinator, "scenario": scenario.name},
-                               f"demo of scenario {scenario.name!r}, run {compare.run_id}", member_settings(compare))
+        _, _, page = written(compare, runs, f"demo of scenario {scenario.name!r}, run {compare.run_id}")
         room.finish(page)
     return ProtocolsPlayed(tuple(runs), page, embedded=not args.zookeeper)

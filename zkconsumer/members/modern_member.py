@@ -94,6 +94,8 @@ class ModernOptions(MemberOptions, ApplicationOptions):
     strategy: str = option("range", choices=STRATEGIES)
     group_protocol: str = option("classic", choices=GROUP_PROTOCOLS,
                                  help="classic (JoinGroup/SyncGroup) or consumer (KIP-848); default classic")
+    heartbeat_interval_ms: int = option(0, metavar="MS", help="a classic member's heartbeat.interval.ms (default 0: "
+                                        "a sixth of the session timeout)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -102,12 +104,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def command(*, bootstrap: str, group: str, topic: str, consumer_id: str, strategy: str = "range",
             session_timeout_ms: int = 6000, output: Path | None = None, stop_at_stdin_eof: bool = False,
-            group_protocol: str = "classic", revoke_ms: int = 0, app: Application | None = None) -> list[str]:
+            group_protocol: str = "classic", revoke_ms: int = 0, app: Application | None = None,
+            heartbeat_interval_ms: int = 0) -> list[str]:
     """The command line that starts this member process with these settings (see :func:`build_parser`)."""
     return ModernOptions(**(app.options() if app is not None else {}),
                          bootstrap=bootstrap, group=group, topic=topic, consumer_id=consumer_id, strategy=strategy,
                          session_timeout_ms=session_timeout_ms, output=output, stop_at_stdin_eof=stop_at_stdin_eof,
-                         group_protocol=group_protocol, revoke_ms=revoke_ms).argv()
+                         group_protocol=group_protocol, revoke_ms=revoke_ms,
+                         heartbeat_interval_ms=heartbeat_interval_ms).argv()
 
 
 def incremental(strategy: str, group_protocol: str = "classic") -> bool:
@@ -249,7 +253,8 @@ def check_strategy(strategy: str, group_protocol: str) -> None:
 
 
 def consumer_config(*, bootstrap: str, group: str, consumer_id: str, strategy: str = "range",
-                    session_timeout_ms: int = 6000, group_protocol: str = "classic") -> dict[str, object]:
+                    session_timeout_ms: int = 6000, group_protocol: str = "classic",
+                    heartbeat_interval_ms: int = 0) -> dict[str, object]:
     """Short intervals, as the legacy member's, so that each change shows within a second or two (the module's
     docstring says why each).
 
@@ -258,7 +263,8 @@ def consumer_config(*, bootstrap: str, group: str, consumer_id: str, strategy: s
     only asks for an assignor by name, ``group.remote.assignor``): librdkafka refuses to create a consumer given
     ``session.timeout.ms``, ``heartbeat.interval.ms``, ``partition.assignment.strategy`` or
     ``group.protocol.type`` with ``group.protocol=consumer``, so they are left out and ``session_timeout_ms`` is not
-    used. Raises ValueError for a strategy the protocol does not have (:func:`check_strategy`)."""
+    used. A classic member heartbeats every ``heartbeat_interval_ms``, or every sixth of its session when it is 0.
+    Raises ValueError for a strategy the protocol does not have (:func:`check_strategy`)."""
     check_strategy(strategy, group_protocol)
     config: dict[str, object] = {
         "bootstrap.servers": bootstrap, "group.id": group, "client.id": consumer_id, "auto.offset.reset": "earliest",
@@ -268,7 +274,7 @@ def consumer_config(*, bootstrap: str, group: str, consumer_id: str, strategy: s
     if group_protocol == "consumer":
         return {**config, "group.protocol": "consumer", "group.remote.assignor": strategy}
     return {**config, "partition.assignment.strategy": strategy, "session.timeout.ms": session_timeout_ms,
-            "heartbeat.interval.ms": classic_heartbeat_interval_ms(session_timeout_ms)}
+            "heartbeat.interval.ms": heartbeat_interval_ms or classic_heartbeat_interval_ms(session_timeout_ms)}
 
 
 def classic_heartbeat_interval_ms(session_timeout_ms: int) -> int:
@@ -316,7 +322,7 @@ def consume(args: argparse.Namespace, stop: threading.Event, output: TextIO | No
     events = RebalanceEvents(args.consumer_id, args.group, args.strategy, args.group_protocol, args.revoke_ms, app)
     config = consumer_config(bootstrap=args.bootstrap, group=args.group, consumer_id=args.consumer_id,
                              strategy=args.strategy, session_timeout_ms=args.session_timeout_ms,
-                             group_protocol=args.group_protocol)
+                             group_protocol=args.group_protocol, heartbeat_interval_ms=args.heartbeat_interval_ms)
     watch = UnsupportedWatch()
     if args.group_protocol == "consumer":
         config = watched(config, watch)

@@ -6,10 +6,12 @@ the report and returns a :class:`Comparison` with each protocol's typed outcome
 
 Servers (:class:`Servers`): without a ZooKeeper, the embedded environment, started for the run and stopped after it
 (one already running is used and left running); its modern groups bootstrap from a front the run starts before the
-environment's broker (:func:`run_front`: its KIP-848 groups get the classic members' session), unless the
-coordinator asked for is the broker's own. With a ZooKeeper and a ``broker``, the run puts its own front before that
-broker the same way (the plugin's session servers). With a ZooKeeper and a ``bootstrap`` (or the brokers registered
-in it), those are used as they are, and ``coordinator`` says whose coordinator that is (default: the broker's).
+environment's broker (:func:`run_front`: with ``--settings same`` its KIP-848 groups get the classic members'
+session), unless the coordinator asked for is the broker's own. With a ZooKeeper and a ``broker``, the run puts its
+own front before that broker the same way (the plugin's session servers). With a ZooKeeper and a ``bootstrap`` (or
+the brokers registered in it), those are used as they are. Whichever it is, the server the modern groups bootstrap
+from is asked who coordinates them and with what settings (:func:`identified`), and the report states that, not an
+assumption; ``coordinator``, where given with a ``bootstrap``, must be what the server says it is.
 
 Notes the run has for the person who started it (a protocol left out, where it runs) go to ``say``, a line each.
 """
@@ -47,18 +49,18 @@ from zkconsumer.migration.scenes import (
     legacy_only,
     parse_protocols,
 )
+from zkconsumer.migration.timeouts import SAME, SETTINGS_MODES, session_scenes, too_short
 from zkconsumer.scenarios.model import MAX_REVOKE_MS, Scenario
 from zkconsumer.scenarios.parse import load
 
 if TYPE_CHECKING:
     from zkconsumer.embedded.front_process import FrontProcess
+    from zkconsumer.kafka.coordinator_identity import CoordinatorIdentity
 
 MAX_PARTITIONS = 64  # the page draws a row per partition and per protocol
 COORDINATORS = ("front", "broker")
-#: how the protocols' timeouts are set: ``same`` (one set for all, the comparison's) or ``stock`` (each protocol's
-#: defaults; issue 39)
-SETTINGS_MODES = ("same", "stock")
 PREFIX = "zkconsumer migration: "  # of the notes the runner says
+KAFKA_MIN_SESSION_MS = 6000  # Kafka's group.min.session.timeout.ms, the front's default
 
 
 @dataclass(frozen=True)
@@ -107,10 +109,7 @@ def plan(output_dir: Path, *, scenario: str | Scenario | None = None, protocols:
     be imported, figures out of range, an output directory that is not new or empty. Without ``protocols``, every
     protocol that can play the scenario."""
     if settings not in SETTINGS_MODES:
-        raise UsageError(f"settings {settings!r}: expected one of {', '.join(SETTINGS_MODES)}")
-    if settings == "stock":
-        raise UsageError("settings 'stock' (each protocol at its own stock timeouts) is not played yet (issue 39); "
-                         "use settings='same'")
+        raise UsageError(f"--settings {settings!r}: expected one of {', '.join(SETTINGS_MODES)}")
     names = protocols if isinstance(protocols, str) or protocols is None else ",".join(protocols)
     chosen = parse_protocols(names or ",".join(KNOWN))
     played = scenario_of(scenario)
@@ -137,7 +136,8 @@ def plan(output_dir: Path, *, scenario: str | Scenario | None = None, protocols:
     if output_dir.exists() and (not output_dir.is_dir() or any(output_dir.iterdir())):
         raise UsageError(f"--output-dir {output_dir} exists and is not an empty directory; give a new one")
     planned = CompareSettings("", "", chosen, output_dir, partitions=partitions, rate=rate, pace=pace,
-                              scenario=played, revoke_ms=revoke_ms, app=None if app is None else check(app))
+                              scenario=played, revoke_ms=revoke_ms, app=None if app is None else check(app),
+                              settings_mode=settings)
     if played.session_timeout_ms is not None:
         planned = replace(planned, session_timeout_ms=played.session_timeout_ms)
     return planned
@@ -145,15 +145,15 @@ def plan(output_dir: Path, *, scenario: str | Scenario | None = None, protocols:
 
 def without_unplayable(scenario: Scenario, protocols: tuple[Protocol, ...],
                        say: Callable[[str], None]) -> tuple[Protocol, ...]:
-    """The default protocols for a scenario only legacy members can play here (it grows the topic, expires a session
-    or sets members' settings): the legacy ones, with one line saying which were left out and why (named in
-    ``--protocols``, a modern one is refused instead)."""
+    """The default protocols for a scenario only legacy members can play (it expires a session or sets members'
+    settings): the legacy ones, with one line saying which were left out and why (named in ``--protocols``, a modern
+    one is refused instead)."""
     if not legacy_only(scenario):
         return protocols
     kept = tuple(p for p in protocols if p.family == "legacy")
     left = [p.name for p in protocols if p.family != "legacy"]
-    say(f"{PREFIX}{', '.join(left)} left out: {scenario.source} grows the topic, expires a session or sets members' "
-        f"settings, which only the legacy groups can play here (name them in --protocols to see why)")
+    say(f"{PREFIX}{', '.join(left)} left out: {scenario.source} expires a session or sets members' settings, which "
+        f"only the legacy groups can play (name them in --protocols to see why)")
     return kept
 
 
@@ -166,13 +166,13 @@ def compare(settings: CompareSettings, servers: Servers, *, default_protocols: b
         if servers.broker is not None:
             with fronted(servers.broker, settings) as front:
                 fronted_settings = replace(settings, zookeeper=servers.zookeeper, bootstrap=front.address,
-                                           coordinator_events=front.log_path, coordinator="front")
-                return _played(fronted_settings, f"broker {servers.broker} through the run's front at {front.address}",
-                               on_scene)
+                                           coordinator_events=front.log_path, producer_bootstrap=servers.broker)
+                return _played(identified(fronted_settings, default_protocols, say),
+                               f"broker {servers.broker} through the run's front at {front.address}", on_scene)
         bootstrap = servers.bootstrap or registered_broker(servers.zookeeper)
-        given = replace(settings, zookeeper=servers.zookeeper, bootstrap=bootstrap,
-                        coordinator=servers.coordinator or "broker")
-        return _played(without_kip848_at_broker(given, default_protocols, say), f"broker {bootstrap}", on_scene)
+        given = identified(replace(settings, zookeeper=servers.zookeeper, bootstrap=bootstrap), default_protocols,
+                           say, asked=servers.coordinator)
+        return _played(given, f"server {bootstrap}", on_scene)
     from zkconsumer.embedded.environment import LocalEnvironment
     from zkconsumer.embedded.front import front_coordinates_groups
 
@@ -183,27 +183,55 @@ def compare(settings: CompareSettings, servers: Servers, *, default_protocols: b
     try:
         broker = endpoints.get("broker", endpoints["bootstrap_servers"])
         front_log = env.front_log() if servers.coordinator != "broker" else None
+        settings = replace(settings, producer_bootstrap=broker)
         if front_log is None:  # the broker itself: asked for, or an environment started with --direct-broker
-            settings = replace(settings, bootstrap=broker, coordinator="broker")
+            settings = replace(settings, bootstrap=broker)
         elif front_coordinates_groups(front_log):
             own_front = run_front(broker, settings)
-            settings = replace(settings, bootstrap=own_front.address, coordinator_events=own_front.log_path,
-                               coordinator="front")
+            settings = replace(settings, bootstrap=own_front.address, coordinator_events=own_front.log_path)
         else:  # a front relaying the group APIs still leaves the groups to the broker's coordinator
-            settings = replace(settings, bootstrap=endpoints["bootstrap_servers"], coordinator_events=front_log,
-                               coordinator="broker")
-        settings = without_kip848_at_broker(settings, default_protocols, say)
+            settings = replace(settings, bootstrap=endpoints["bootstrap_servers"], coordinator_events=front_log)
+        settings = identified(settings, default_protocols, say)
         address = settings.bootstrap if settings.bootstrap != broker else None
         through = "" if address is None else f" through the front at {address}"
         say(f"embedded environment: ZooKeeper {endpoints['zookeeper']}, broker {broker}{through}"
             + (" (started for this run)" if started else " (already running, left running)"))
         return _played(replace(settings, zookeeper=endpoints["zookeeper"]),
-                       f"embedded environment (Tansu broker {broker}{through})", on_scene)
+                       f"embedded environment (broker {broker}{through})", on_scene)
     finally:
         if own_front is not None:
             own_front.stop()
         if started:
             env.down()
+
+
+def identified(settings: CompareSettings, default_protocols: bool, say: Callable[[str], None],
+               asked: str | None = None) -> CompareSettings:
+    """``settings`` with the coordinator at its bootstrap server as that server says it is
+    (:func:`~zkconsumer.kafka.coordinator_identity.identify`: the report states it, and each protocol's timeouts as
+    they ran), the default protocols it cannot run left out (:func:`without_kip848_at_broker`), and, in one line,
+    what it would refuse: the coordinator ``asked`` for (``--coordinator``) when it is another, a growth its modern
+    groups cannot see, a classic session below its minimum."""
+    from zkconsumer.kafka.coordinator_identity import identify
+
+    identity = identify(settings.bootstrap)
+    if asked is not None and asked != identity.kind:
+        raise UsageError(f"--coordinator {asked}: the server at {settings.bootstrap} is {identity.name}")
+    settings = without_kip848_at_broker(replace(settings, identity=identity, coordinator=identity.kind),
+                                        default_protocols, say)
+    check_playable(settings.scenario, settings.protocols, modern_growth=grows_topics(identity))
+    short = too_short({p.name: settings.timeouts(p) for p in settings.protocols}, settings.protocols,
+                      identity.settings)
+    if short is not None:
+        raise UsageError(f"{short}; give a longer session (the scenario's session_timeout_ms) or --settings stock")
+    return settings
+
+
+def grows_topics(identity: CoordinatorIdentity) -> bool:
+    """Whether a modern group can see a topic grow at this server: a front holds it smaller in its Metadata until
+    the scene; a broker that reports Kafka's group settings is a Kafka broker, which has CreatePartitions (Tansu
+    reports none and has none)."""
+    return identity.holds_topics or (identity.front is None and bool(identity.settings))
 
 
 @contextlib.contextmanager
@@ -217,23 +245,29 @@ def fronted(broker: str, settings: CompareSettings) -> Iterator[FrontProcess]:
 
 
 def run_front(broker: str, settings: CompareSettings) -> FrontProcess:
-    """A front of the run's own before ``broker``, its KIP-848 groups' session and heartbeat derived from the classic
-    members' session (:func:`~zkconsumer.members.modern_member.consumer_group_timeouts_ms`): under KIP-848 they are
-    the coordinator's settings, and Kafka's defaults (45 s) against the classic members' 4 s would make a SIGKILLed
-    member's partitions wait eleven times longer for a setting, not for the protocol. Kafka sets them per group
-    (``consumer.session.timeout.ms``); this front sets them for its groups, which are only this run's."""
+    """A front of the run's own before ``broker``, its group settings :func:`front_settings`."""
     from zkconsumer.embedded.front_process import FrontProcess
+
+    return FrontProcess(broker, settings.output_dir / "front", options=front_settings(settings)).start()
+
+
+def front_settings(settings: CompareSettings) -> tuple[str, ...]:
+    """The options of the run's own front. With ``--settings same`` its KIP-848 groups' session and heartbeat are
+    derived from the classic members' session (:func:`~zkconsumer.members.modern_member.consumer_group_timeouts_ms`):
+    under KIP-848 they are the coordinator's settings, and Kafka's defaults (45 s) against the classic members' 4 s
+    would make a SIGKILLed member's partitions wait eleven times longer for a setting, not for the protocol (Kafka
+    sets them per group, ``consumer.session.timeout.ms``; this front sets them for its groups, which are only this
+    run's); and a classic session under Kafka's 6 s minimum is allowed. With ``--settings stock``: none, Kafka's
+    defaults."""
+    from zkconsumer.embedded.front import SHORT_CLASSIC_SESSIONS, consumer_group_options
     from zkconsumer.members.modern_member import consumer_group_timeouts_ms
 
-    session_ms, heartbeat_ms = consumer_group_timeouts_ms(settings.session_timeout_ms)
-    # the lower bounds too (Kafka's 6 s classic and 45 s / 5 s KIP-848 minimums would refuse the members' session)
-    front = FrontProcess(broker, settings.output_dir / "front", options=(
-        "--group-min-session-timeout-ms", str(min(settings.session_timeout_ms, 6000)),
-        "--group-consumer-session-timeout-ms", str(session_ms),
-        "--group-consumer-min-session-timeout-ms", str(session_ms),
-        "--group-consumer-heartbeat-interval-ms", str(heartbeat_ms),
-        "--group-consumer-min-heartbeat-interval-ms", str(heartbeat_ms)))
-    return front.start()
+    if settings.settings_mode != SAME:
+        return ()
+    options = consumer_group_options(*consumer_group_timeouts_ms(settings.session_timeout_ms))
+    if settings.session_timeout_ms < KAFKA_MIN_SESSION_MS:
+        options = (*SHORT_CLASSIC_SESSIONS, *options)
+    return options
 
 
 def without_kip848_at_broker(settings: CompareSettings, default_protocols: bool,
@@ -266,24 +300,44 @@ def _played(settings: CompareSettings, where: str,
     """Play the script on servers already there, measure, write the report."""
     settings.output_dir.mkdir(parents=True, exist_ok=True)
     runs = compare_protocols(settings, on_scene=on_scene)
-    results = collect(runs, settings.output_dir)
-    meta = (f"run {settings.run_id} of scenario {settings.scenario.name!r} on the {where}: {settings.partitions} "
-            f"partitions per topic (at the start), "
+    results, json_path, html_path = written(settings, runs, f"run {settings.run_id} of scenario "
+                                            f"{settings.scenario.name!r} on the {where}")
+    outcomes = {run.protocol.name: _outcome(run, result) for run, result in zip(runs, results, strict=True)}
+    return Comparison(settings, tuple(results), ComparisonResult(outcomes, json_path, html_path),
+                      tuple(problems(results)), where)
+
+
+def written(settings: CompareSettings, runs: Sequence[ProtocolRun],
+            what: str) -> tuple[list[ProtocolResult], Path, Path]:
+    """The runs measured and the report written (``report.json``, ``report.html``), its settings and notes built
+    from what ran: the coordinator as it named itself, each protocol's session and heartbeat; ``what`` opens the
+    page's description of the run (``run abc123 of scenario 'migration' on the ...``). The comparison's and
+    ``demo --protocol``'s."""
+    results = collect(list(runs), settings.output_dir)
+    identity = settings.identity
+    timeouts = {p.name: settings.timeouts(p) for p in settings.protocols}
+    coordinator = (identity.name if identity is not None
+                   else "the broker's own group coordinator" if settings.coordinator == "broker"
+                   else f"the {settings.coordinator}'s group coordinator")
+    meta = (f"{what}: {settings.partitions} partitions per topic (at the start), "
             f"{settings.rate:g} messages a second to each, {settings.pace:g} s of steady production after each "
-            f"scene (the scenes begin together for every protocol), member session timeout "
-            f"{settings.session_timeout_ms} ms, the members' revoke cost {settings.revoke_costs()}, modern groups at "
-            + ("the broker's own group coordinator" if settings.coordinator == "broker"
-               else f"the {settings.coordinator}'s group coordinator")
+            f"scene (the scenes begin together for every protocol), timeouts {settings.settings_mode} ("
+            + "; ".join(f"{name} {t.phrase()}" for name, t in timeouts.items())
+            + f"), the members' revoke cost {settings.revoke_costs()}, modern groups at {coordinator}"
             + ("" if settings.app is None else f", the application {settings.app.handle}"))
     json_path, html_path = write_report(settings.output_dir, results, {
         "run_id": settings.run_id, "partitions": settings.partitions, "rate": settings.rate,
         "pace": settings.pace, "session_timeout_ms": settings.session_timeout_ms,
-        "coordinator": settings.coordinator, "scenario": settings.scenario.name,
+        "settings": settings.settings_mode, "coordinator": settings.coordinator,
+        "coordinator_identity": None if identity is None else {
+            "kind": identity.kind, "name": identity.name, "bootstrap": identity.bootstrap,
+            "cluster_id": identity.cluster_id, "front": identity.front, "settings": identity.settings},
+        "timeouts": {name: t.as_json() for name, t in timeouts.items()},
+        "session_scenes": list(session_scenes(settings.scenario)),
+        "scenario": settings.scenario.name,
         "revoke_ms": {m.name: settings.member_revoke_ms(m.name) for m in settings.scenario.members}},
         meta, member_settings(settings))
-    outcomes = {run.protocol.name: _outcome(run, result) for run, result in zip(runs, results, strict=True)}
-    return Comparison(settings, tuple(results), ComparisonResult(outcomes, json_path, html_path),
-                      tuple(problems(results)), where)
+    return results, json_path, html_path
 
 
 def _outcome(run: ProtocolRun, result: ProtocolResult) -> ProtocolOutcome:

@@ -23,6 +23,8 @@ from zkconsumer.pages.charts import bar_chart
 from zkconsumer.trace.timeline import Timeline
 from zkconsumer.trace.timeline_html import render_legend_svg, render_svg
 
+#: the cluster id Tansu gives itself unless told another (its ``--cluster-id``); the embedded environment keeps it
+TANSU_CLUSTER_ID = "tansu_cluster"
 REPORT_JSON = "report.json"
 REPORT_HTML = "report.html"
 NOTE = ("Each protocol runs in a group of its own: a legacy member registers in ZooKeeper and a modern one joins "
@@ -119,14 +121,15 @@ def report_json(results: Sequence[ProtocolResult], settings: dict[str, Any],
             "scenes": [{"scene": s.scene, "title": s.title, "label": f"{s.scene}. {s.title}",
                         "start_s": round(s.start, 3), **_figures_json(s.figures)} for s in m.scenes],
         }
-    modern = any(r.protocol.family == "modern" for r in results)
-    session_timeout_ms = settings.get("session_timeout_ms")
+    classic = [r.protocol.name for r in results if r.protocol.group_protocol == "classic"]
+    timeouts = settings.get("timeouts") or {}
+    session_timeout_ms = (timeouts.get(classic[0]) or {}).get("session_timeout_ms") if classic else None
     coordinator = settings.get("coordinator", "broker")
-    # the note is about the broker's own coordinator (Tansu's): where the modern groups are run by another, it
-    # does not apply
-    broker = (coordinator_note(session_timeout_ms) if modern and coordinator == "broker"
-              and isinstance(session_timeout_ms, int) else None)
-    said = verdict(protocols)
+    identity = settings.get("coordinator_identity") or {}
+    # the note is about Tansu's own coordinator, read in its code: where another ran the groups, it does not apply
+    tansu = coordinator == "broker" and identity.get("cluster_id") == TANSU_CLUSTER_ID
+    broker = coordinator_note(session_timeout_ms) if tansu and isinstance(session_timeout_ms, int) else None
+    said = verdict(protocols, timeouts, settings.get("session_scenes") or ())
     return {"note": NOTE, "broker_note": broker, **settings, "coordinator": coordinator,
             "verdict": {"overall": list(said.overall), "scenes": [{"label": label, "sentence": sentence}
                                                                   for label, sentence in said.scenes]},

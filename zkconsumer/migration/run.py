@@ -49,7 +49,8 @@ from typing import Protocol as Interface
 
 from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import duration_ms, elapsed_ms
-from zkconsumer.kafka.topics import create_topic
+from zkconsumer.kafka.coordinator_identity import CoordinatorIdentity, identify
+from zkconsumer.kafka.topics import alter_partitions, create_topic, show_partitions
 from zkconsumer.log import get_logger
 from zkconsumer.members import legacy_member, modern_member
 from zkconsumer.members.application import FAILED_EVENT, Application
@@ -59,6 +60,7 @@ from zkconsumer.members.recorder import EventRecorder
 from zkconsumer.migration.measures import DIED, DRAINING, Delivery, Produced, measure
 from zkconsumer.migration.report import MemberSettings, ProtocolResult
 from zkconsumer.migration.scenes import Protocol, Scene, default_scenario
+from zkconsumer.migration.timeouts import SAME, Timeouts, in_force, member_timeouts
 from zkconsumer.scenarios.model import EXPIRE, GROW, KILL, PAUSE, SETTLE, START, STOP, WAIT, Action, Scenario
 from zkconsumer.trace.timeline import Event, build_timeline, read_events
 from zkconsumer.trace.vocabulary import COORDINATOR_EVENTS
@@ -104,9 +106,24 @@ class CompareSettings:
     # the user's application every member runs (:mod:`zkconsumer.members.application`), its state directory
     # ``<protocol>/state`` of the output directory; None: the members only record what they deliver
     app: Application | None = None
+    # how the protocols' timeouts are set (:mod:`zkconsumer.migration.timeouts`): ``same`` (``session_timeout_ms``
+    # for every protocol) or ``stock`` (each protocol's defaults)
+    settings_mode: str = SAME
+    # who coordinates the modern groups at ``bootstrap`` and its group settings, as it said
+    # (:func:`~zkconsumer.kafka.coordinator_identity.identify`); None: not asked yet
+    identity: CoordinatorIdentity | None = None
+    # where the producer sends (the broker itself where known: a front holding a topic smaller refuses a produce to
+    # a partition it does not show yet); None: ``bootstrap``
+    producer_bootstrap: str | None = None
 
     def name(self, protocol: Protocol) -> str:
         return f"{self.prefix}-{protocol.name}-{self.run_id}"
+
+    def timeouts(self, protocol: Protocol) -> Timeouts:
+        """What ``protocol``'s groups run with (the coordinator's for KIP-848, as it said)."""
+        reported = self.identity.settings if self.identity is not None else {}
+        return in_force(protocol, self.settings_mode, self.session_timeout_ms, reported,
+                        modern_member.classic_heartbeat_interval_ms(self.session_timeout_ms))
 
     def member_revoke_ms(self, member: str) -> int:
         return self.revoke_ms if self.revoke_ms is not None else self.scenario.member(member).revoke_ms
@@ -139,12 +156,16 @@ class ProtocolRun:
 
 def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
     """The settings the members of each family run with, read from the members' own config functions with the
-    arguments :meth:`_Player.start_member` gives them, so that the page shows what actually ran."""
+    arguments :meth:`_Player.start_member` gives them, so that the page shows what actually ran; a KIP-848 group's
+    session and heartbeat are its coordinator's, as it reported them."""
     skip = {"zookeeper.connect", "bootstrap.servers", "group.id", "consumer.id", "client.id", "log_level"}
+    legacy_session, _ = member_timeouts("zookeeper", settings.settings_mode, settings.session_timeout_ms)
     legacy_config = legacy_member.member_config(zookeeper="", group="", consumer_id="", strategy="<protocol>",
-                                                session_timeout_ms=settings.session_timeout_ms)
+                                                session_timeout_ms=legacy_session)
+    classic_session, classic_heartbeat = member_timeouts("classic", settings.settings_mode, settings.session_timeout_ms)
     modern_config = {**modern_member.consumer_config(bootstrap="", group="", consumer_id="",
-                                                     session_timeout_ms=settings.session_timeout_ms),
+                                                     session_timeout_ms=classic_session,
+                                                     heartbeat_interval_ms=classic_heartbeat),
                      "partition.assignment.strategy": "<protocol>"}
     legacy = tuple((k, str(v)) for k, v in legacy_config.items() if k not in skip)
     modern = tuple((k, str(v)) for k, v in modern_config.items() if k not in skip)
@@ -154,16 +175,17 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
     modern += (("max.poll.interval.ms", "300000 (librdkafka default)"), poll, revoke)
     found = [MemberSettings("legacy", legacy_member.MODULE, legacy),
              MemberSettings("modern", modern_member.MODULE, modern)]
-    if any(p.group_protocol == "consumer" for p in settings.protocols):
+    consumer_protocol = next((p for p in settings.protocols if p.group_protocol == "consumer"), None)
+    if consumer_protocol is not None:
         consumer_config = {**modern_member.consumer_config(bootstrap="", group="", consumer_id="", strategy="uniform",
                                                            group_protocol="consumer"),
                            "group.remote.assignor": "<protocol>"}
         consumer = tuple((k, str(v)) for k, v in consumer_config.items() if k not in skip)
-        session_ms, heartbeat_ms = modern_member.consumer_group_timeouts_ms(settings.session_timeout_ms)
-        consumer += (("session and heartbeat", f"the coordinator's: group.consumer.session.timeout.ms {session_ms}, "
-                                               f"group.consumer.heartbeat.interval.ms {heartbeat_ms} (the front the "
-                                               f"comparison starts; a broker's own, whatever it was given)"), poll,
-                     revoke)
+        timeouts = settings.timeouts(consumer_protocol)
+        reported = ("not reported by the coordinator" if timeouts.session_ms is None
+                    else f"{timeouts.session_ms}, group.consumer.heartbeat.interval.ms {timeouts.heartbeat_ms}")
+        consumer += (("session and heartbeat", f"the coordinator's, as it reported them: "
+                                               f"group.consumer.session.timeout.ms {reported}"), poll, revoke)
         found.append(MemberSettings("consumer", modern_member.MODULE, consumer))
     return tuple(found)
 
@@ -379,16 +401,20 @@ class _Player:
             self.session_file(name).unlink(missing_ok=True)  # an earlier process's session, never this one's
             argv = legacy_member.command(zookeeper=self.zk_connect, group=run.group,
                                          topic=f"{run.topic}:{cast.streams}", consumer_id=name,
-                                         strategy=run.protocol.strategy, session_timeout_ms=s.session_timeout_ms,
+                                         strategy=run.protocol.strategy,
+                                         session_timeout_ms=member_timeouts("zookeeper", s.settings_mode,
+                                                                            s.session_timeout_ms)[0],
                                          config=dict(cast.config), output=deliveries, stop_at_stdin_eof=True,
                                          session_file=self.session_file(name),
                                          revoke_ms=s.member_revoke_ms(name), app=app)
         else:
             group_protocol = "consumer" if run.protocol.group_protocol == "consumer" else "classic"
+            session_ms, heartbeat_ms = ((s.session_timeout_ms, 0) if group_protocol == "consumer"  # not used
+                                        else member_timeouts("classic", s.settings_mode, s.session_timeout_ms))
             argv = modern_member.command(bootstrap=s.bootstrap, group=run.group, topic=run.topic,
                                          consumer_id=consumer_id, strategy=run.protocol.strategy,
-                                         session_timeout_ms=s.session_timeout_ms, output=deliveries,
-                                         stop_at_stdin_eof=True, group_protocol=group_protocol,
+                                         session_timeout_ms=session_ms, heartbeat_interval_ms=heartbeat_ms,
+                                         output=deliveries, stop_at_stdin_eof=True, group_protocol=group_protocol,
                                          revoke_ms=s.member_revoke_ms(name), app=app)
         member = self.group.start(name, consumer_id, argv)
         self.marker(ev.DEMO_MEMBER_STARTED, consumer_id=consumer_id, pid=member.pid)
@@ -483,11 +509,13 @@ class _Player:
 def _produce(runs: list[ProtocolRun], bootstrap: str, rate: float, clock: SceneClock, stop: threading.Event,
              done: threading.Event) -> None:
     """One message a tick to every protocol still playing, while the clock says the script is under way; the scene
-    is the clock's when it was produced, the same for every protocol."""
-    from confluent_kafka import Producer
+    is the clock's when it was produced, the same for every protocol. A partition the producer's metadata does not
+    show yet (a topic just grown, seen through a front) is skipped for that tick: a message refused before it was
+    sent is not produced, and its sequence number is simply not used."""
+    from confluent_kafka import KafkaError, KafkaException, Producer
 
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "message.timeout.ms": 60000,
-                         "log_level": 3})
+                         "topic.metadata.refresh.interval.ms": 1000, "log_level": 3})
     sequence = dict.fromkeys((r.protocol.name for r in runs), 0)
     interval, next_at = 1.0 / rate, time.monotonic()
 
@@ -506,8 +534,12 @@ def _produce(runs: list[ProtocolRun], bootstrap: str, rate: float, clock: SceneC
             n = sequence[name]
             sequence[name] = n + 1
             value, partition = f"{name}:{n}", n % run.partitions
-            producer.produce(run.topic, key=str(n).encode(), value=value.encode(), partition=partition,
-                             on_delivery=acked(run, value, partition, scene))
+            try:
+                producer.produce(run.topic, key=str(n).encode(), value=value.encode(), partition=partition,
+                                 on_delivery=acked(run, value, partition, scene))
+            except KafkaException as exc:
+                if exc.args[0].code() != KafkaError._UNKNOWN_PARTITION:
+                    raise
         producer.poll(0)
         next_at += interval
         time.sleep(max(0.0, next_at - time.monotonic()))
@@ -524,17 +556,26 @@ def compare_protocols(settings: CompareSettings,
                       observer: PlayObserver | None = None) -> list[ProtocolRun]:
     """Play the script for every protocol at once; returns the runs, their files written.
 
-    A scenario that grows the topic (legacy protocols only: :func:`~zkconsumer.migration.scenes.check_playable`)
-    has each topic created at its final size and held smaller in ZooKeeper by the bridge until the scene that grows
-    it, as the demo does: the broker needs no CreatePartitions, and to the members it is the znode change a
-    ZooKeeper-mode controller made."""
+    A scenario that grows the topic has a legacy protocol's topic created at its final size and held smaller in
+    ZooKeeper by the bridge until the scene that grows it, as the demo does: the broker needs no CreatePartitions,
+    and to the members it is the znode change a ZooKeeper-mode controller made. A modern protocol's topic is held
+    smaller the same way in the Metadata of a front (:func:`~zkconsumer.kafka.topics.show_partitions`), which is
+    what its members see as a topic grown by CreatePartitions; at a broker that is not a front, it is created at its
+    first size and grown with CreatePartitions (a Kafka broker has it; Tansu does not:
+    :func:`~zkconsumer.migration.scenes.check_playable`)."""
     from zkconsumer.bridge.metadata_bridge import MetadataBridge
 
     s = settings
     runs = [ProtocolRun(p, s.name(p), s.name(p), s.output_dir / p.name, s.partitions) for p in s.protocols]
     final = s.partitions + s.scenario.grown
+    grows_modern = final > s.partitions and any(r.protocol.family == "modern" for r in runs)
+    holds = grows_modern and (s.identity or identify(s.bootstrap)).holds_topics
     for run in runs:
-        create_topic(s.bootstrap, run.topic, final)
+        created_at = final if run.protocol.family == "legacy" or holds else s.partitions
+        create_topic(s.bootstrap, run.topic, created_at)
+        if run.protocol.family == "modern" and holds:
+            # not a legacy topic: the bridge reads the front's metadata and would mirror the hold into ZooKeeper
+            show_partitions(s.bootstrap, run.topic, s.partitions)
     chroot = f"/zkconsumer-migration-{s.run_id}"
     legacy = any(r.protocol.family == "legacy" for r in runs)
     stop, done = threading.Event(), threading.Event()
@@ -543,14 +584,18 @@ def compare_protocols(settings: CompareSettings,
     shown: MetadataBridge | None = None
 
     def grow(run: ProtocolRun, partitions: int) -> None:
-        assert shown is not None, "only legacy protocols grow their topic (check_playable)"
+        if run.protocol.family == "modern":
+            (show_partitions if holds else alter_partitions)(s.bootstrap, run.topic, partitions)
+            return
+        assert shown is not None, "a legacy protocol's run has the bridge"
         shown.show_partitions(run.topic, partitions)
         with zookeeper(connect) as zk:
             wait_for_topic(zk, run.topic, partitions)
 
     players: list[_Player] = []
     threads: list[threading.Thread] = []
-    producer = threading.Thread(target=_produce, args=(runs, s.bootstrap, s.rate, clock, stop, done),
+    producer = threading.Thread(target=_produce, args=(runs, s.producer_bootstrap or s.bootstrap, s.rate, clock,
+                                                       stop, done),
                                 name="producer", daemon=True)
     try:
         if legacy:

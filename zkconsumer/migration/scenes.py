@@ -19,7 +19,7 @@ from zkconsumer.errors import UsageError
 from zkconsumer.scenarios.model import EXPIRE, GROW, Action, Scenario, Scene
 from zkconsumer.scenarios.parse import load
 
-__all__ = ["KIP848_PROTOCOLS", "KNOWN", "PROTOCOLS", "Action", "Protocol", "Scene", "check_playable",
+__all__ = ["CONSUMER_ALIAS", "KIP848_PROTOCOLS", "KNOWN", "PROTOCOLS", "Action", "Protocol", "Scene", "check_playable",
            "default_scenario", "legacy_only", "parse_protocols"]
 
 
@@ -67,15 +67,21 @@ KIP848_PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (
     Protocol("consumer-uniform", "modern", "uniform", "incremental", "consumer"),
     Protocol("consumer-range", "modern", "range", "incremental", "consumer"),
 )}
-"""KIP-848's consumer group protocol with each of Kafka's server-side assignors: selectable, not compared by
-default, since a coordinator that speaks it (ConsumerGroupHeartbeat) is needed, which the embedded broker is not."""
+"""KIP-848's consumer group protocol with each of Kafka's server-side assignors: compared by default where the
+coordinator speaks it (ConsumerGroupHeartbeat: the front's, a Kafka 4 broker's), left out at one that does not (the
+embedded broker's own)."""
 
 KNOWN: dict[str, Protocol] = {**PROTOCOLS, **KIP848_PROTOCOLS}
+#: ``consumer``: KIP-848's consumer protocol with Kafka's default server-side assignor, as ``group.protocol=consumer``
+#: alone gets it
+CONSUMER_ALIAS, CONSUMER_DEFAULT = "consumer", "consumer-uniform"
 
 
 def parse_protocols(text: str) -> tuple[Protocol, ...]:
-    """``legacy-range,cooperative-sticky`` -> the protocols, in the order given, each once."""
-    names = [name.strip() for name in text.split(",") if name.strip()]
+    """``legacy-range,cooperative-sticky`` -> the protocols, in the order given, each once; ``consumer`` is
+    :data:`CONSUMER_DEFAULT`."""
+    names = [CONSUMER_DEFAULT if name.strip() == CONSUMER_ALIAS else name.strip() for name in text.split(",")
+             if name.strip()]
     if not names:
         raise UsageError("--protocols names no protocol (known: " + ", ".join(KNOWN) + ")")
     unknown = [name for name in names if name not in KNOWN]
@@ -84,19 +90,27 @@ def parse_protocols(text: str) -> tuple[Protocol, ...]:
     return tuple(KNOWN[name] for name in dict.fromkeys(names))
 
 
-def check_playable(scenario: Scenario, protocols: tuple[Protocol, ...]) -> None:
+#: why a modern group cannot see its topic grow at a server that is neither a front nor has CreatePartitions
+NO_GROWTH = ("a modern group sees a topic grow through a front's Metadata (which holds it smaller until the scene) or "
+             "the broker's CreatePartitions, and this bootstrap server is no front and the broker has no "
+             "CreatePartitions (Tansu)")
+
+
+def check_playable(scenario: Scenario, protocols: tuple[Protocol, ...], modern_growth: bool = True) -> None:
     """Refuse, before anything starts, an action a protocol's members cannot do, in one line: a modern group cannot
-    see its topic grow on a broker without CreatePartitions (the embedded Tansu; the legacy groups see it through
-    the bridge, which holds the topic smaller in ZooKeeper until the scene), a modern member has no ZooKeeper
-    session to expire (``pause`` it for longer than its session instead), and takes no settings of the file's."""
+    see its topic grow where ``modern_growth`` is false (a bootstrap server that is neither a front nor a broker with
+    CreatePartitions; the legacy groups see it through the bridge, which holds the topic smaller in ZooKeeper until
+    the scene), a modern member has no ZooKeeper session to expire (``pause`` it for longer than its session
+    instead), and takes no settings of the file's."""
     modern = [p.name for p in protocols if p.family == "modern"]
     if not modern:
         return
-    for kind, why in ((GROW, "a modern group sees a topic grow only through the broker's CreatePartitions, which "
-                             "the embedded broker (Tansu) does not have"),
+    for kind, why in ((GROW, NO_GROWTH if not modern_growth else None),
                       (EXPIRE, "a modern member has no ZooKeeper session (pause it for longer than its session "
                                "timeout instead)")):
         where = scenario.uses(kind)
+        if why is None:
+            continue
         if where is not None:
             raise UsageError(f"{scenario.source}: {where}: {kind} cannot be played by {', '.join(modern)}: {why}; "
                              f"play it with legacy protocols only")
@@ -108,9 +122,9 @@ def check_playable(scenario: Scenario, protocols: tuple[Protocol, ...]) -> None:
 
 
 def legacy_only(scenario: Scenario) -> bool:
-    """Whether only legacy members can play the scenario here (see :func:`check_playable`)."""
-    return (scenario.uses(GROW) is not None or scenario.uses(EXPIRE) is not None
-            or any(m.config for m in scenario.members))
+    """Whether only legacy members can play the scenario (see :func:`check_playable`): it expires a session or sets
+    members' settings."""
+    return scenario.uses(EXPIRE) is not None or any(m.config for m in scenario.members)
 
 
 def default_scenario() -> Scenario:

@@ -5,7 +5,9 @@ messages, and lost or repeated any.
 Pure: the figures of ``report.json`` (:func:`zkconsumer.migration.report.report_json`'s ``protocols``) in,
 sentences out, so that a report written by an earlier run reads the same. The reference is the first legacy
 protocol that played the whole script (the group being migrated from); without one, the protocol that paused
-least. A protocol whose run stopped early is named as such and left out of the comparisons.
+least. A protocol whose run stopped early is named as such and left out of the comparisons. Where the protocols ran
+with different session timeouts (``report.json``'s ``timeouts``), the scenes a session decides (a member SIGKILLed or
+paused: ``session_scenes``) are said to have measured that setting rather than the protocols.
 """
 
 from __future__ import annotations
@@ -112,8 +114,20 @@ def _production(played: Mapping[str, Mapping[str, Any]]) -> str:
     return " ".join(said)
 
 
-def verdict(protocols: Mapping[str, Mapping[str, Any]]) -> Verdict:
-    """The sentences for ``report.json``'s ``protocols`` (name -> figures, in the run's order)."""
+def _sessions(played: Mapping[str, Mapping[str, Any]], timeouts: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """``legacy-range 4 s, KIP-848 consumer (uniform) 45 s`` when the protocols played ran with different sessions
+    (those known); None when they ran with one."""
+    known = {name: timeouts[name].get("session_timeout_ms") for name in played if name in timeouts}
+    sessions = {name: int(ms) for name, ms in known.items() if isinstance(ms, int)}
+    if len(set(sessions.values())) < 2:
+        return None
+    return ", ".join(f"{played[name].get('title') or name} {ms / 1000:g} s" for name, ms in sessions.items())
+
+
+def verdict(protocols: Mapping[str, Mapping[str, Any]], timeouts: Mapping[str, Mapping[str, Any]] | None = None,
+            session_scenes: Sequence[int] = ()) -> Verdict:
+    """The sentences for ``report.json``'s ``protocols`` (name -> figures, in the run's order), its ``timeouts``
+    (name -> the session and heartbeat it ran with) and ``session_scenes`` (the scenes a session timeout decides)."""
     played = {name: f for name, f in protocols.items() if not f.get("error")}
     stopped = [str(f.get("title") or name) for name, f in protocols.items() if f.get("error")]
     overall: list[str] = []
@@ -129,6 +143,13 @@ def verdict(protocols: Mapping[str, Mapping[str, Any]]) -> Verdict:
     for figures in played.values():
         for scene in figures.get("scenes") or ():
             labels.setdefault(int(scene["scene"]), str(scene.get("label") or scene["scene"]))
+    sessions = _sessions(played, timeouts or {})
+    measured = [number for number in session_scenes if number in labels]
+    if sessions is not None:
+        where = (f"the scenes where a member is SIGKILLed or paused ({'; '.join(labels[n] for n in measured)}) "
+                 f"measured that setting, not the protocols: a dead or frozen member's partitions wait out its "
+                 f"session" if measured else "no scene kills or pauses a member, so no scene waited out a session")
+        overall.append(f"The protocols ran with different session timeouts ({sessions}): {where}.")
     scenes = []
     for number in sorted(labels):
         sides = [_side(name, f, scene) for name, f in played.items() for scene in f.get("scenes") or ()
@@ -137,5 +158,7 @@ def verdict(protocols: Mapping[str, Mapping[str, Any]]) -> Verdict:
             fewest = min(sides, key=lambda s: s.paused)
             ties = [s.title for s in sides if s.paused == fewest.paused]
             close = f" Fewest: {' and '.join(ties)}." if len(sides) > 2 and len(ties) < len(sides) else ""
-            scenes.append((labels[number], _compare("", sides) + close))
+            setting = (f" This scene measured the session timeouts ({sessions}), not the protocols."
+                       if sessions is not None and number in measured else "")
+            scenes.append((labels[number], _compare("", sides) + close + setting))
     return Verdict(tuple(overall), tuple(scenes))

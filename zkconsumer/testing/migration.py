@@ -45,8 +45,9 @@ class Migration:
         """Play ``scenario`` (a shipped name, a TOML file's path, or a
         :class:`~zkconsumer.scenarios.model.Scenario`) for each of ``protocols`` (default: every protocol that can
         play it), every member running ``app`` (``module:callable``, with its module's ``on_revoke`` and
-        ``on_assign`` unless others are named). ``settings``: ``same`` (one set of timeouts for every protocol);
-        ``stock`` (each at its own defaults) is issue 39's. Bad input fails the test in one line, without a
+        ``on_assign`` unless others are named). ``settings``: ``same`` (one set of timeouts for every protocol) or
+        ``stock`` (each at its own defaults: :mod:`zkconsumer.migration.timeouts`). Bad input, and what the servers
+        would refuse (:func:`~zkconsumer.migration.comparison.identified`), fails the test in one line, without a
         traceback."""
         import pytest
 
@@ -58,9 +59,9 @@ class Migration:
             planned = plan(output, scenario=scenario, protocols=protocols, partitions=partitions, rate=rate,
                            pace=pace, revoke_ms=revoke_ms, app=application, settings=settings,
                            say=self.notes.append)
+            return compare(planned, self.servers, default_protocols=protocols is None, say=self.notes.append).result
         except UsageError as exc:
             pytest.fail(str(exc), pytrace=False)
-        return compare(planned, self.servers, default_protocols=protocols is None, say=self.notes.append).result
 
 
 def _import_path() -> tuple[str, ...]:
