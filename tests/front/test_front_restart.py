@@ -136,3 +136,46 @@ def test_a_group_keeps_its_generation_and_assignment_across_a_restart_of_the_fro
         assert [tp.offset for tp in committed] == [4] * PARTITIONS  # two before and two after, each partition
     finally:
         member.consumer.close()
+
+
+@pytest.mark.servers
+@pytest.mark.timeout(240)  # its waits: 60 + 60 + 10 s, an object store, and a broker and two fronts started twice
+def test_a_classic_group_outlives_a_restart_of_both_the_front_and_a_broker_that_keeps_its_storage(tmp_path, fronts):
+    from zkconsumer.embedded.broker import LocalTansu
+    from zkconsumer.embedded.object_store import LocalObjectStore
+
+    topic, group = "kept", f"g-{uuid.uuid4().hex[:6]}"
+    settings, _, _ = PROTOCOLS["cooperative-sticky"]
+    with LocalObjectStore(tmp_path / "s3", buckets=("tansu",)) as store:
+        broker = LocalTansu.on_object_store(tmp_path / "broker", store)
+        with broker:
+            front = start(fronts, broker.bootstrap, tmp_path / "before", ())
+            create_topic(front.address, topic, PARTITIONS)
+            fill(front, topic, "before")
+            member = Member({"bootstrap.servers": front.address, "group.id": group, "auto.offset.reset": "earliest",
+                             "enable.auto.commit": False, **settings}, topic)
+            try:
+                wait_for(lambda: member.poll_until(8), timeout=60)
+                member.consumer.commit(asynchronous=False)
+                calls_before = list(member.calls)
+                generation = events(front, "front.group.round_completed", group)[-1]["generation"]
+                port = front.port
+                front.stop()
+                assert broker.record is not None
+                broker.record.stop(0.1)  # SIGTERM, SIGKILL 0.1 s later
+                broker.record = None
+                broker.start()
+
+                restarted = start(fronts, broker.bootstrap, tmp_path / "after", ("--port", str(port)))
+                (loaded,) = events(restarted, "front.group.loaded", group)
+                assert loaded["generation"] == generation
+                fill(restarted, topic, "after")
+                wait_for(lambda: member.poll_until(16), timeout=60)
+                member.consumer.commit(asynchronous=False)
+                assert member.calls == calls_before
+                assert events(restarted, "front.group.round_started", group) == []
+                committed = member.consumer.committed([TopicPartition(topic, p) for p in range(PARTITIONS)],
+                                                      timeout=bounded(10))
+                assert [tp.offset for tp in committed] == [4] * PARTITIONS
+            finally:
+                member.consumer.close()
