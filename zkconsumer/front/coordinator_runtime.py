@@ -35,6 +35,7 @@ replayed at start, whose members are given a whole session timeout from then (Ka
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -47,6 +48,8 @@ from zkconsumer.front.consumer_group import ConsumerGroupCoordinator
 from zkconsumer.front.group_records import ClassicGroupRecord, GroupRecord, encode_value
 from zkconsumer.log import EventLogger, get_logger
 
+#: how long a stopping front waits for the records under way
+CLOSE_WAIT_S = 3.0
 #: a group of which nothing was written
 _NEVER = object()
 #: how long the timer waits, at least, after a tick that raised before it ticks again
@@ -225,9 +228,11 @@ class CoordinatorRuntime:
         self.log.emit(ev.FRONT_COORDINATOR_ERROR, coordinator=coordinator, error=f"{type(exc).__name__}: {exc}")
 
     async def aclose(self) -> None:
-        """:meth:`close`, once the records under way are stored."""
+        """:meth:`close`, once the records under way are stored (a broker that does not answer is given
+        :data:`CLOSE_WAIT_S`: the front is stopping)."""
         self.close()
-        await self.stored()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.stored(), CLOSE_WAIT_S)
 
     def close(self) -> None:
         if self._timer is not None:
