@@ -105,9 +105,9 @@ class CoordinatorRuntime:
         finally:
             self._waiting.pop(request_id, None)
 
-    def _apply(self, step: Step, touched: Collection[str] = ()) -> None:
+    def _apply(self, step: Step) -> None:
         self.log_events(step.events)
-        self._store({event.group_id for event in step.events} | set(touched))
+        self._store({event.group_id for event in step.events})
         writing = self._writing
         for effect in step.effects:
             future = self._waiting.pop(effect.request_id, None)
