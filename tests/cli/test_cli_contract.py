@@ -98,6 +98,7 @@ def test_each_data_command_prints_json(zk, kafka_zk, bootstrap_servers, topic_na
         "compare": ["compare", "--input", str(scenario)],
         "simulate connect": ["simulate", "connect", "--workers", "2", "--connectors", "1", "--tasks-per-connector",
                              "2", "--delay-ms", "1000"],
+        "simulate storm": ["simulate", "storm", "--members", "2", "--partitions", "4"],
         "local status": ["local", "status", "--run-dir", str(tmp_path / "no-environment")],
     }
     printed: dict[str, object] = {}

@@ -55,7 +55,7 @@ COMMANDS: dict[str, str] = {
     "snapshot": "read every consumer group into JSON lines (or make synthetic ones), for `analyze fleet`",
     "analyze": "Spark jobs over a fleet snapshot (fleet) or event logs (events): Parquet tables and a summary page",
     "migration": "compare the legacy ZooKeeper group with modern broker-side groups on one membership script",
-    "simulate": "replay Kafka Connect's eager and incremental cooperative rebalancing on a simulated clock",
+    "simulate": "replay rebalances on a simulated clock: Kafka Connect's protocols, a consumer group's storm",
     "front": "the Kafka-protocol front of a broker: relays clients' requests, pointing them at itself",
 }
 

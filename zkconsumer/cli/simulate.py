@@ -1,6 +1,7 @@
 """``zkconsumer simulate connect``: Kafka Connect's eager and incremental cooperative rebalancing replayed on a
 simulated clock (:mod:`zkconsumer.connect.simulation`), as a table per phase and protocol, ``--json`` for
-scripts, ``--html`` for the page with the charts.
+scripts, ``--html`` for the page with the charts. ``zkconsumer simulate storm``: a consumer group's rebalances
+under each protocol (:mod:`zkconsumer.storm`), the predicted figures per scene and protocol.
 
 Nothing runs before every argument is checked: the parameters are validated when they are built, and the
 simulation is pure, so a bad argument leaves nothing behind.
@@ -28,8 +29,14 @@ from zkconsumer.connect.simulation import (
     SimulationResult,
     simulate,
 )
+from zkconsumer.errors import UsageError
+from zkconsumer.scenarios.parse import load
+from zkconsumer.storm import simulation as storm
 
 PROTOCOL_CHOICES = (*PROTOCOLS, "both")
+STORM_FIGURES = (("time_to_stable_s", "time to stable"), ("partition_seconds_paused", "partition-s paused"),
+                 ("zookeeper_requests", "ZK requests"), ("conflicts", "conflicts"), ("rebalances", "rebalances"),
+                 ("retries_exhausted", "retries exhausted"), ("session_expiries", "session expiries"))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -61,6 +68,82 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     options.add_json(connect, help="print JSON instead of a table")
     connect.add_argument("--html", metavar="OUT.html", help="also write the page with the charts")
     connect.set_defaults(handler=run)
+    register_storm(kinds)
+
+
+def register_storm(kinds: argparse._SubParsersAction) -> None:
+    parser = kinds.add_parser(
+        "storm", help="a consumer group's rebalances under each protocol: time to stable, partitions paused",
+        description="Simulate a consumer group's rebalances under each protocol on a simulated clock: the legacy "
+        "ZooKeeper flow (one ZooKeeper server, its watches, the nine rebalance steps, ownership conflicts) and the "
+        "modern protocols through the front's own group coordinators. Without --scenario: M members start at once "
+        "on P partitions, as after a deploy. Prints per scene and protocol the time until the group is stable, the "
+        "partition-seconds paused, ZooKeeper requests, conflicts and rebalances.",
+    )
+    parser.add_argument("--members", type=int, default=None, metavar="M",
+                        help=f"members starting at once (default {DEFAULT_STORM_MEMBERS}; not with --scenario)")
+    parser.add_argument("--partitions", type=int, default=None, metavar="P",
+                        help=f"partitions of the topic (default {DEFAULT_STORM_PARTITIONS}, or the scenario's)")
+    parser.add_argument("--protocols", default=",".join(storm.DEFAULT_PROTOCOLS), metavar="LIST",
+                        help=f"comma-separated, of {', '.join(storm.PROTOCOLS)} "
+                        f"(default {','.join(storm.DEFAULT_PROTOCOLS)})")
+    parser.add_argument("--scenario", metavar="NAME|FILE.toml",
+                        help="a shipped scenario by name or a scenario file: its members and scenes")
+    parser.add_argument("--settle-limit-s", type=float, default=storm.DEFAULT_SETTLE_LIMIT_S, metavar="S",
+                        help="give up on a scene not stable after this many simulated seconds "
+                        f"(default {storm.DEFAULT_SETTLE_LIMIT_S:g})")
+    options.add_json(parser, help="print JSON instead of a table")
+    parser.set_defaults(handler=run_storm)
+
+
+DEFAULT_STORM_MEMBERS = 10
+DEFAULT_STORM_PARTITIONS = 1_000
+
+
+def run_storm(args: argparse.Namespace) -> int:
+    if args.scenario and args.members is not None:
+        raise UsageError("--members and --scenario: the scenario names its members; give one or the other")
+    if args.scenario:
+        scenario = load(args.scenario)
+        if args.partitions is not None:
+            scenario = storm.with_partitions(scenario, args.partitions)
+    else:
+        scenario = storm.storm_scenario(DEFAULT_STORM_MEMBERS if args.members is None else args.members,
+                                        DEFAULT_STORM_PARTITIONS if args.partitions is None else args.partitions)
+    protocols = tuple(p.strip() for p in args.protocols.split(",") if p.strip())
+    result = storm.simulate(scenario, protocols, settle_limit_s=args.settle_limit_s)
+    print(json.dumps(storm_json(result)) if args.json else render_storm(result))
+    return 0
+
+
+def storm_json(result: storm.StormResult) -> dict:
+    return {
+        "scenario": result.scenario.name, "partitions": result.scenario.topic.partitions,
+        "members": len(result.scenario.members), "parameters": asdict(result.parameters),
+        "protocols": {p.protocol: {"scenes": [asdict(s) for s in p.scenes], "time_to_stable_s": p.time_to_stable_s,
+                                   "simulated_events": p.events_run} for p in result.protocols},
+    }
+
+
+def render_storm(result: storm.StormResult) -> str:
+    rows = [["scene", "protocol", *(title for _, title in STORM_FIGURES)]]
+    for index, scene in enumerate(result.scenario.scenes):
+        for p in result.protocols:
+            figures = p.scenes[index]
+            rows.append([scene.label, p.protocol, *(_shown(getattr(figures, name)) for name, _ in STORM_FIGURES)])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    scenario = result.scenario
+    lines = [f"{scenario.title}: {len(scenario.members)} members, {scenario.topic.partitions} partitions "
+             "(simulated; time to stable: '-' = not within the limit)", ""]
+    lines += ["  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
+              .rstrip() for row in rows]
+    return "\n".join(lines)
+
+
+def _shown(value: float | int | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.2f}" if isinstance(value, float) else f"{value:,}"
 
 
 def parameters(args: argparse.Namespace) -> SimulationParameters:

@@ -483,8 +483,10 @@ class ConsumerGroupCoordinator:
         self._events.append(GroupEvent(name, group_id, self._now, fields))
 
     def _partitions_field(self, partitions: Partitions) -> list[dict[str, object]]:
-        return partition_list(TopicPartition(self._topic_names.get(topic_id, str(topic_id)), p)
-                              for topic_id, numbers in partitions.items() for p in numbers)
+        # the topic's name looked up once a topic: an id's str() is a base64 encoding, most of the cost per partition
+        named = ((self._topic_names.get(topic_id) or str(topic_id), numbers)
+                 for topic_id, numbers in partitions.items())
+        return partition_list(TopicPartition(name, p) for name, numbers in named for p in numbers)
 
     def _schedule(self, kind: _TimerKind, group_id: str, member_id: str, after_ms: int, member_epoch: int = 0) -> None:
         self._timers.arm((kind, group_id, member_id), self._now + after_ms, member_epoch)

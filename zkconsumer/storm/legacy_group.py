@@ -6,7 +6,7 @@ A member's rebalance, per attempt (the ZooKeeper requests it sends in brackets; 
 :class:`~zkconsumer.storm.parameters.StormParameters`):
 
 1. read the cluster [a read of ``/brokers/ids``];
-2. stop its fetchers and commit its offsets [a multi-op of offset writes per claim batch owned];
+2. stop its fetchers and commit its offsets (no messages are modelled, so no offset moved: nothing written);
 3. the listener (no cost);
 4. release its owner znodes [a multi-op of deletes per claim batch];
 5. assign: read the group's registrations [``getChildren`` of ``ids``, one ``getData`` a member, the topic's
@@ -50,6 +50,7 @@ class _LegacyMember:
     alive: bool = False
     rebalancing: bool = False
     pending: bool = False  # a watch fired during the rebalance
+    registering: bool = False  # started (or its session renewed), its first rebalance not yet begun
     owned: list[int] = field(default_factory=list)  # owner znodes held, consuming once fetchers started
     consuming: bool = False
     attempt: int = 0
@@ -113,15 +114,18 @@ class LegacyGroup:
 
     def _register(self, member: _LegacyMember) -> None:
         incarnation = member.incarnation
+        member.registering = True
+        self.measures.busy += 1
 
         def registered(_: None, latency: float) -> None:
             if self._current(member, incarnation, latency):
+                member.registering = False
+                self.measures.busy -= 1
                 self._trigger(member)
 
         # the ephemeral registration, then the watch set on ids and the topic (two reads); the rebalance follows
         self.zk.request(self.p.zk_write_ms, lambda: self._add_registration(member), lambda *_: None)
-        self.zk.request(self.p.zk_read_ms, lambda: None, lambda *_: None)
-        self.zk.request(self.p.zk_read_ms, lambda: None, registered)
+        self.zk.request(self.p.zk_read_ms * 2, lambda: None, registered, requests=2)
 
     def _add_registration(self, member: _LegacyMember) -> None:
         # the others' watches fire; the member's own is set after its registration, and it rebalances anyway
@@ -135,12 +139,13 @@ class LegacyGroup:
             self._fire_watches()
 
     def _fire_watches(self, skip: _LegacyMember | None = None) -> None:
-        """The ids watch of every registered member fires: one notification each, sent by the server in turn."""
-        for member in list(self.registered.values()):
-            if not member.alive or member is skip:
-                continue
+        """The ids watch of every registered member fires: one notification each, sent by the server in turn as the
+        change is applied (ahead of the requests queued behind it, which wait for the whole fan-out)."""
+        watching = [m for m in self.registered.values() if m.alive and m is not skip]
+        self.zk.occupy(self.p.zk_watch_fire_ms * len(watching))
+        for k, member in enumerate(watching, 1):
             self.measures.busy += 1
-            sent = self.zk.occupy(self.p.zk_watch_fire_ms)
+            sent = self.loop.now_ms + self.p.zk_watch_fire_ms * k
             incarnation = member.incarnation
 
             def delivered(member: _LegacyMember = member, incarnation: int = incarnation) -> None:
@@ -164,9 +169,8 @@ class LegacyGroup:
         member.incarnation += 1
         member.alive = False
         self._stop_consuming(member)
-        if member.rebalancing or member.pending:
-            self.measures.busy -= 1
-        member.rebalancing = member.pending = False
+        self.measures.busy -= (member.rebalancing or member.pending) + member.registering
+        member.rebalancing = member.pending = member.registering = False
 
     def _current(self, member: _LegacyMember, incarnation: int, latency: float) -> bool:
         """Whether an answer still concerns this member's session; an answer later than the session timeout
@@ -205,13 +209,14 @@ class LegacyGroup:
         incarnation = member.incarnation
         self.loop.after(delay_ms, lambda: then() if member.incarnation == incarnation else None)
 
-    def _read(self, member: _LegacyMember, count: int, then: Callable[[], None]) -> None:
-        """``count`` reads sent together; ``then`` once the last is answered."""
+    def _read(self, member: _LegacyMember, count: int, then: Callable[[], None],
+              apply: Callable[[], None] = lambda: None) -> None:
+        """``count`` reads sent together (kazoo's async reads, pipelined); ``apply()`` on the server as the first is
+        served, ``then`` once the last is answered."""
         incarnation = member.incarnation
-        for _ in range(count - 1):
-            self.zk.request(self.p.zk_read_ms, lambda: None, lambda *_: None)
-        self.zk.request(self.p.zk_read_ms, lambda: None,
-                        lambda _, latency: then() if self._current(member, incarnation, latency) else None)
+        self.zk.request(self.p.zk_read_ms * count, apply,
+                        lambda _, latency: then() if self._current(member, incarnation, latency) else None,
+                        requests=count)
 
     def _writes(self, member: _LegacyMember, sizes: list[int], apply: Callable[[int], bool],
                 then: Callable[[list[bool]], None]) -> None:
@@ -240,18 +245,16 @@ class LegacyGroup:
 
     def _attempt(self, member: _LegacyMember) -> None:
         p = self.p
-        n = len(self.registered)
 
         def step1_read_cluster() -> None:
             self._read(member, 1, lambda: self._after(member, p.step_fixed_ms, step2_stop_fetchers))
 
         def step2_stop_fetchers() -> None:
+            # the offsets' commit writes nothing: no messages are modelled, so no offset moved since the last one
             owned = len(member.owned)
             self._stop_consuming(member)
-            cost = p.step_fixed_ms + p.fetchers_per_partition_ms * owned
-            self._after(member, cost, lambda: self._writes(
-                member, [len(b) for b in self._batches(member.owned)], lambda i: True,
-                lambda _: step4_release()))
+            cost = p.step_fixed_ms + (p.stop_fetchers_ms + p.fetchers_per_partition_ms * owned if owned else 0)
+            self._after(member, cost, step4_release)
 
         def step4_release() -> None:
             batches = self._batches(member.owned)
@@ -271,8 +274,8 @@ class LegacyGroup:
         def step5_assign() -> None:
             # getChildren of ids, the registrations, the topic: the view is the server's when the first is served
             view: list[tuple[str, ...]] = []
-            self.zk.request(p.zk_read_ms, lambda: view.append(tuple(sorted(self.registered))), lambda *_: None)
-            self._read(member, n + 1, lambda: assigned(view[0]))
+            self._read(member, len(self.registered) + 2, lambda: assigned(view[0]),
+                       apply=lambda: view.append(tuple(sorted(self.registered))))
 
         def assigned(view: tuple[str, ...]) -> None:
             mine = self._assignment(view).get(member.name, [])

@@ -15,9 +15,9 @@ from dataclasses import dataclass, fields
 @dataclass(frozen=True, slots=True)
 class StormParameters:
     # --- ZooKeeper, one server serving one request at a time -------------------------------------------------------
-    #: a read (getData, getChildren, exists) on the server. Measured: step 1 (one getChildren) took 0.4-0.8 ms in
-    #: calibration run A, the round trip and kazoo's client included
-    zk_read_ms: float = 0.2
+    #: a read (getData, getChildren, exists) on the server. Assumed: a ZooKeeper server answers tens of thousands of
+    #: reads a second; run A's step 1 (one getChildren, 0.4-0.8 ms) is mostly the round trip and kazoo's client
+    zk_read_ms: float = 0.05
     #: a write's (or a multi-op's) fixed cost: its proposal and its log's fsync. Measured: claims of one create a
     #: request (run A's ``legacy`` mode) took 1.9 ms a create for 1,000 and 2.0 ms for 10,000, round trip included
     zk_write_ms: float = 1.7
@@ -47,6 +47,9 @@ class StormParameters:
     #: steps 2 and 9 (stop and start fetchers, commit), per partition owned. Measured: a lone member's step 9 took
     #: 2.2 ms on 1,000 partitions and 55-116 ms on 10,000 in run A (step 2's stop taken as costly as the start)
     fetchers_per_partition_ms: float = 0.005
+    #: step 2, once for a member that owns partitions: its fetcher threads stopped and joined. Measured: the owner's
+    #: step 2 took 150 ms on 1,000 partitions and 206 ms on 10,000 when nine joined it in run A
+    stop_fetchers_ms: float = 140.0
     #: ``rebalance.backoff.ms`` (Kafka 0.10.0.1's default)
     rebalance_backoff_ms: float = 2_000.0
     #: ``rebalance.max.retries`` (Kafka's default)

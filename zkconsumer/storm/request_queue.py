@@ -24,14 +24,15 @@ class RequestQueue:
         self.operations = 0  # operations inside them (a multi-op's every create or delete)
 
     def request(self, service_ms: float, apply: Callable[[], T], reply: Callable[[T, float], None],
-                operations: int = 1) -> None:
+                operations: int = 1, requests: int = 1) -> None:
         """Send a request now: ``apply()`` runs on the server once served, ``reply(result, latency_ms)`` at the
-        client half a round trip later (latency: from sending to the answer)."""
+        client half a round trip later (latency: from sending to the answer). ``requests`` > 1: as many requests
+        pipelined together (reads sent at once), served back to back and answered with the last."""
         sent = self.loop.now_ms
         start = max(sent + self.half_rtt_ms, self.free_at_ms)
         self.free_at_ms = start + service_ms
-        self.requests += 1
-        self.operations += operations
+        self.requests += requests
+        self.operations += max(operations, requests)
 
         def served() -> None:
             result = apply()
@@ -39,7 +40,7 @@ class RequestQueue:
 
         self.loop.at(self.free_at_ms, served)
 
-    def occupy(self, service_ms: float) -> float:
-        """Work of the server's own (a watch notification sent) queued behind the requests; when it is done."""
+    def occupy(self, service_ms: float) -> None:
+        """Work of the server's own, done now (watch notifications sent as a write is applied): the requests queued
+        behind it wait that much longer."""
         self.free_at_ms = max(self.loop.now_ms, self.free_at_ms) + service_ms
-        return self.free_at_ms
