@@ -14,9 +14,9 @@ A member's rebalance, per attempt (the ZooKeeper requests it sends in brackets; 
 6. fetch the offsets [a ``getChildren`` of the topic's offsets];
 7. rebuild the registry;
 8. claim: every batch's multi-op of creates sent at once; a batch meeting an owner znode of another member fails
-   whole (a conflict): the member reads that batch's owners, deletes the batches it did create, and retries the
-   rebalance after ``rebalance.backoff.ms``; after ``rebalance.max.retries`` failed attempts it gives up (Kafka's
-   ``ConsumerRebalanceFailedException``) and owns nothing until the next watch;
+   whole (a conflict): the member reads that batch's owner znodes (a read each), deletes the batches it did
+   create, and retries the rebalance after ``rebalance.backoff.ms``; after ``rebalance.max.retries`` failed attempts
+   it gives up (Kafka's ``ConsumerRebalanceFailedException``) and owns nothing until the next watch;
 9. start its fetchers: its partitions consume again.
 
 A watch firing during a rebalance is remembered and runs one more rebalance after it (Kafka's watcher thread).
@@ -302,6 +302,7 @@ class LegacyGroup:
                     return
                 self.measures.conflicts += 1
                 created = [b for b, ok in zip(batches, results, strict=True) if ok]
+                met = next(b for b, ok in zip(batches, results, strict=True) if not ok)
 
                 def undo(i: int) -> bool:
                     for q in created[i]:
@@ -309,7 +310,8 @@ class LegacyGroup:
                             self.owners[q] = NO_OWNER
                     return True
 
-                self._read(member, 1, lambda: self._writes(
+                # the failed batch's owner znodes read (one read each, pipelined), to say whose they are
+                self._read(member, len(met), lambda: self._writes(
                     member, [len(b) for b in created], undo, lambda _: failed()))
 
             self._writes(member, [len(b) for b in batches], claim, claimed)
