@@ -36,7 +36,8 @@ from zkconsumer.storm import simulation as storm
 PROTOCOL_CHOICES = (*PROTOCOLS, "both")
 STORM_FIGURES = (("time_to_stable_s", "time to stable"), ("partition_seconds_paused", "partition-s paused"),
                  ("zookeeper_requests", "ZK requests"), ("conflicts", "conflicts"), ("rebalances", "rebalances"),
-                 ("retries_exhausted", "retries exhausted"), ("session_expiries", "session expiries"))
+                 ("retries_exhausted", "retries exhausted"), ("session_expiries", "session expiries"),
+                 ("request_timeouts", "requests timed out"))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

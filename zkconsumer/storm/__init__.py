@@ -5,6 +5,8 @@
 - :mod:`.request_queue`: a server serving one request at a time (ZooKeeper, the front's event loop);
 - :mod:`.group_measures`: what a group is measured by (partitions consuming, partition-seconds paused, stability);
 - :mod:`.legacy_group`: the ZooKeeper-coordinated group, its nine rebalance steps, the real legacy assignors;
+- :mod:`.modern_group`: what the modern groups share (the coordinator behind the front's queue, ticked at its
+  deadlines);
 - :mod:`.classic_members`: classic members driving the front's own classic group coordinator;
 - :mod:`.consumer_group_members`: KIP-848 members driving the front's own consumer group coordinator;
 - :mod:`.simulation`: a scenario played by every protocol, and its figures.

@@ -26,9 +26,8 @@ from zkconsumer.assignors.model import AssignmentInput, Member
 from zkconsumer.front import classic_group_messages as m
 from zkconsumer.front.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
 from zkconsumer.storm.event_loop import EventLoop
-from zkconsumer.storm.group_measures import GroupMeasures
+from zkconsumer.storm.modern_group import ModernGroup
 from zkconsumer.storm.parameters import StormParameters
-from zkconsumer.storm.request_queue import RequestQueue
 from zkconsumer.types import TopicPartition
 
 GROUP = "storm"
@@ -57,25 +56,21 @@ class _ClassicMember:
     busy: bool = False
 
 
-class ClassicGroup:
+class ClassicGroup(ModernGroup):
     """One group of members of one strategy (``range``: eager; ``cooperative-sticky``) on one topic."""
 
     def __init__(self, loop: EventLoop, parameters: StormParameters, partitions: int, strategy: str = "range",
                  config: ClassicGroupConfig | None = None) -> None:
-        self.loop = loop
-        self.p = parameters
+        super().__init__(loop, parameters, partitions)
         self.strategy_name = strategy
         self.strategy = registry.create(strategy)
         self.cooperative = strategy == "cooperative-sticky"
         uuids = itertools.count(1)
         self.coordinator = ClassicGroupCoordinator(config or ClassicGroupConfig(), new_uuid=lambda: f"u{next(uuids)}")
-        self.front = RequestQueue(loop, parameters.network_rtt_ms)
-        self.measures = GroupMeasures(loop, partitions)
         self.members: dict[str, _ClassicMember] = {}
         self._ids = itertools.count(1)
         # request id -> the member, its incarnation, what it does with the answer
         self._waiting: dict[int, tuple[_ClassicMember, int, Callable[[Any], None] | None]] = {}
-        self._armed: set[int] = set()
 
     # --- the scenario's actions ------------------------------------------------------------------------------------
 
@@ -91,14 +86,6 @@ class ClassicGroup:
         leaving = member.member_id
         self._die(member)
         self._send(member, m.LeaveGroup(next(self._ids), GROUP, (m.LeavingMember(leaving),)), None)
-
-    def kill(self, name: str) -> None:
-        self._die(self.members[name])
-
-    def expire(self, name: str) -> None:
-        """A ZooKeeper session's expiry has no counterpart here: the member is lost and starts again."""
-        self.kill(name)
-        self.start(name)
 
     def grow(self, partitions: int) -> None:
         """The leader sees the new partitions at its next metadata refresh and rejoins."""
@@ -126,10 +113,7 @@ class ClassicGroup:
             member, incarnation, on = self._waiting.pop(effect.request_id)
             if isinstance(effect, m.Respond) and on is not None:
                 self._answer_later(member, incarnation, on, effect.response)
-        deadline = self.coordinator.next_deadline_ms()
-        if deadline is not None and deadline not in self._armed:
-            self._armed.add(deadline)
-            self.loop.at(deadline, lambda: self._tick(deadline))
+        self._arm()
 
     def _answer_later(self, member: _ClassicMember, incarnation: int, on: Callable[[Any], None],
                       response: m.Response) -> None:
@@ -139,16 +123,13 @@ class ClassicGroup:
 
         self.loop.after(self.front.half_rtt_ms, answered)
 
-    def _tick(self, deadline: int) -> None:
-        self._armed.discard(deadline)
+    def _next_deadline(self) -> int | None:
+        return self.coordinator.next_deadline_ms()
+
+    def _tick_coordinator(self) -> None:
         self._deliver(self.coordinator.tick(int(self.loop.now_ms)))
 
     # --- the member's side -----------------------------------------------------------------------------------------
-
-    def _busy(self, member: _ClassicMember, busy: bool) -> None:
-        if member.busy != busy:
-            member.busy = busy
-            self.measures.busy += 1 if busy else -1
 
     def _die(self, member: _ClassicMember) -> None:
         member.incarnation += 1

@@ -24,9 +24,8 @@ from zkconsumer.front.consumer_group_messages import (
 )
 from zkconsumer.storm.classic_members import GROUP, TOPIC
 from zkconsumer.storm.event_loop import EventLoop
-from zkconsumer.storm.group_measures import GroupMeasures
+from zkconsumer.storm.modern_group import ModernGroup
 from zkconsumer.storm.parameters import StormParameters
-from zkconsumer.storm.request_queue import RequestQueue
 
 TOPIC_ID = generated_topic_id(TOPIC)
 LEAVE_EPOCH = -1
@@ -44,19 +43,15 @@ class _Kip848Member:
         self.interval_ms = 0.0
 
 
-class ConsumerGroup:
+class ConsumerGroup(ModernGroup):
     """One KIP-848 group on one topic, its members naming ``assignor`` (``uniform`` or ``range``)."""
 
     def __init__(self, loop: EventLoop, parameters: StormParameters, partitions: int, assignor: str = "uniform",
                  config: ConsumerGroupConfig | None = None) -> None:
-        self.loop = loop
-        self.p = parameters
+        super().__init__(loop, parameters, partitions)
         self.assignor = assignor
         self.coordinator = ConsumerGroupCoordinator(config or ConsumerGroupConfig())
-        self.front = RequestQueue(loop, parameters.network_rtt_ms)
-        self.measures = GroupMeasures(loop, partitions)
         self.members: dict[str, _Kip848Member] = {}
-        self._armed: set[int] = set()
         self._set_topics()
 
     # --- the scenario's actions ------------------------------------------------------------------------------------
@@ -71,14 +66,6 @@ class ConsumerGroup:
         member = self.members[name]
         self._die(member)
         self._send(member, ConsumerGroupHeartbeat(GROUP, member.member_id, LEAVE_EPOCH, api_version=1), None)
-
-    def kill(self, name: str) -> None:
-        self._die(self.members[name])
-
-    def expire(self, name: str) -> None:
-        """A ZooKeeper session's expiry has no counterpart here: the member is lost and starts again."""
-        self.kill(name)
-        self.start(name)
 
     def grow(self, partitions: int) -> None:
         """The front refreshes the coordinator's topic view; the next heartbeat of any member bumps the epoch."""
@@ -108,23 +95,13 @@ class ConsumerGroup:
 
         self.front.request(self.p.coordinator_request_ms, served, answered)
 
-    def _arm(self) -> None:
-        deadline = self.coordinator.next_deadline_ms()
-        if deadline is not None and deadline not in self._armed:
-            self._armed.add(deadline)
-            self.loop.at(deadline, lambda: self._tick(deadline))
+    def _next_deadline(self) -> int | None:
+        return self.coordinator.next_deadline_ms()
 
-    def _tick(self, deadline: int) -> None:
-        self._armed.discard(deadline)
+    def _tick_coordinator(self) -> None:
         self.coordinator.tick(int(self.loop.now_ms))
-        self._arm()
 
     # --- the member's side -----------------------------------------------------------------------------------------
-
-    def _busy(self, member: _Kip848Member, busy: bool) -> None:
-        if member.busy != busy:
-            member.busy = busy
-            self.measures.busy += 1 if busy else -1
 
     def _die(self, member: _Kip848Member) -> None:
         member.incarnation += 1

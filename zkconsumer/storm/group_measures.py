@@ -24,6 +24,7 @@ class GroupMeasures:
     conflicts: int = 0
     retries_exhausted: int = 0
     session_expiries: int = 0
+    request_timeouts: int = 0  # ZooKeeper answers later than the session timeout, given up
     _since_ms: float = 0.0
 
     def _accrue(self) -> None:

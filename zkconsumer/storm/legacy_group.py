@@ -20,9 +20,11 @@ A member's rebalance, per attempt (the ZooKeeper requests it sends in brackets; 
 9. start its fetchers: its partitions consume again.
 
 A watch firing during a rebalance is remembered and runs one more rebalance after it (Kafka's watcher thread).
-A request answered later than ``zookeeper.session.timeout.ms`` after it was sent expires the member's session: the
-server deletes its ephemerals (registration and owner znodes), fires the watches, and the member registers again
-and rebalances (``handleNewSession``). A killed member's session expires a session timeout after the kill.
+A request answered later than ``zookeeper.session.timeout.ms`` after it was sent is given up by the member (the
+connector's bounded wait, a ConnectionLoss): the attempt fails and is retried after ``rebalance.backoff.ms``. A
+session expires (``expire`` in a scenario, or a session timeout after a member is killed): the server deletes its
+ephemerals (registration and owner znodes) and fires the watches, and a live member registers again and rebalances
+(``handleNewSession``).
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ from zkconsumer.storm.request_queue import RequestQueue
 
 TOPIC = "storm"
 NO_OWNER = -1
+#: watch notifications delivered together (see ``_fire_watches``)
+WATCH_CHUNK = 32
 
 
 @dataclass
@@ -51,7 +55,8 @@ class _LegacyMember:
     rebalancing: bool = False
     pending: bool = False  # a watch fired during the rebalance
     registering: bool = False  # started (or its session renewed), its first rebalance not yet begun
-    owned: list[int] = field(default_factory=list)  # owner znodes held, consuming once fetchers started
+    owned: list[int] = field(default_factory=list)  # the partitions of its last rebalance, consuming once started
+    znodes: set[int] = field(default_factory=set)  # the owner znodes the server holds for it
     consuming: bool = False
     attempt: int = 0
 
@@ -118,7 +123,7 @@ class LegacyGroup:
         self.measures.busy += 1
 
         def registered(_: None, latency: float) -> None:
-            if self._current(member, incarnation, latency):
+            if member.incarnation == incarnation and member.alive:  # a late answer is waited for (kazoo retries)
                 member.registering = False
                 self.measures.busy -= 1
                 self._trigger(member)
@@ -133,25 +138,27 @@ class LegacyGroup:
         self.registered[member.name] = member
 
     def _drop_ephemerals(self, member: _LegacyMember) -> None:
-        for p in self._owned_by(member):
-            self.owners[p] = NO_OWNER
+        self._delete_owners(member, self._owned_by(member))
         if self.registered.pop(member.name, None) is not None:
             self._fire_watches()
 
     def _fire_watches(self, skip: _LegacyMember | None = None) -> None:
         """The ids watch of every registered member fires: one notification each, sent by the server in turn as the
         change is applied (ahead of the requests queued behind it, which wait for the whole fan-out)."""
-        watching = [m for m in self.registered.values() if m.alive and m is not skip]
+        watching = [(m, m.incarnation) for m in self.registered.values() if m.alive and m is not skip]
         self.zk.occupy(self.p.zk_watch_fire_ms * len(watching))
-        for k, member in enumerate(watching, 1):
-            self.measures.busy += 1
-            sent = self.loop.now_ms + self.p.zk_watch_fire_ms * k
-            incarnation = member.incarnation
+        self.measures.busy += len(watching)
+        # delivered in chunks, each as its last notification arrives (at most WATCH_CHUNK x zk_watch_fire_ms late):
+        # one event a chunk rather than a member keeps a thousand members' fan-outs cheap to simulate
+        for start in range(0, len(watching), WATCH_CHUNK):
+            chunk = watching[start:start + WATCH_CHUNK]
+            sent = self.loop.now_ms + self.p.zk_watch_fire_ms * (start + len(chunk))
 
-            def delivered(member: _LegacyMember = member, incarnation: int = incarnation) -> None:
-                self.measures.busy -= 1
-                if member.incarnation == incarnation and member.alive:
-                    self._trigger(member)
+            def delivered(chunk: list[tuple[_LegacyMember, int]] = chunk) -> None:
+                self.measures.busy -= len(chunk)
+                for member, incarnation in chunk:
+                    if member.incarnation == incarnation and member.alive:
+                        self._trigger(member)
 
             self.loop.at(sent + self.zk.half_rtt_ms, delivered)
 
@@ -161,7 +168,13 @@ class LegacyGroup:
             self._drop_ephemerals(member)
 
     def _owned_by(self, member: _LegacyMember) -> list[int]:
-        return [p for p, owner in enumerate(self.owners) if owner == member.index]
+        return sorted(member.znodes)
+
+    def _delete_owners(self, member: _LegacyMember, partitions: list[int]) -> None:
+        for q in partitions:
+            if self.owners[q] == member.index:
+                self.owners[q] = NO_OWNER
+        member.znodes.difference_update(partitions)
 
     # --- the member's side -----------------------------------------------------------------------------------------
 
@@ -173,12 +186,14 @@ class LegacyGroup:
         member.rebalancing = member.pending = member.registering = False
 
     def _current(self, member: _LegacyMember, incarnation: int, latency: float) -> bool:
-        """Whether an answer still concerns this member's session; an answer later than the session timeout
-        expires it."""
+        """Whether an answer still concerns this member's rebalance attempt. One later than the session timeout
+        was given up by the client (the connector's bounded wait: a ConnectionLoss): the attempt fails, and is
+        retried after ``rebalance.backoff.ms``."""
         if member.incarnation != incarnation or not member.alive:
             return False
         if latency > self.p.zookeeper_session_timeout_ms:
-            self._session_expired(member)
+            self.measures.request_timeouts += 1
+            self._attempt_failed(member)
             return False
         return True
 
@@ -257,12 +272,11 @@ class LegacyGroup:
             self._after(member, cost, step4_release)
 
         def step4_release() -> None:
-            batches = self._batches(member.owned)
+            # every owner znode it holds: its last rebalance's, and any a claim that timed out left
+            batches = self._batches(self._owned_by(member))
 
             def release(i: int) -> bool:
-                for q in batches[i]:
-                    if self.owners[q] == member.index:
-                        self.owners[q] = NO_OWNER
+                self._delete_owners(member, batches[i])
                 return True
 
             def released(_: list[bool]) -> None:
@@ -292,6 +306,7 @@ class LegacyGroup:
                     return False
                 for q in batch:
                     self.owners[q] = member.index
+                member.znodes.update(batch)
                 return True
 
             def claimed(results: list[bool]) -> None:
@@ -305,42 +320,41 @@ class LegacyGroup:
                 met = next(b for b, ok in zip(batches, results, strict=True) if not ok)
 
                 def undo(i: int) -> bool:
-                    for q in created[i]:
-                        if self.owners[q] == member.index:
-                            self.owners[q] = NO_OWNER
+                    self._delete_owners(member, created[i])
                     return True
 
                 # the failed batch's owner znodes read (one read each, pipelined), to say whose they are
                 self._read(member, len(met), lambda: self._writes(
-                    member, [len(b) for b in created], undo, lambda _: failed()))
+                    member, [len(b) for b in created], undo, lambda _: self._attempt_failed(member)))
 
             self._writes(member, [len(b) for b in batches], claim, claimed)
-
-        def failed() -> None:
-            member.attempt += 1
-            if member.attempt >= p.rebalance_max_retries:
-                self.measures.retries_exhausted += 1
-                finished()
-                return
-            self._after(member, p.rebalance_backoff_ms, lambda: self._attempt(member))
 
         def step9_start_fetchers(mine: list[int]) -> None:
             member.consuming = True
             self.measures.change_consuming(len(mine))
             self.measures.rebalances += 1
-            finished()
-
-        def finished() -> None:
-            member.rebalancing = False
-            if member.pending:
-                member.pending = False
-                member.rebalancing = True
-                member.attempt = 0
-                self._attempt(member)
-            else:
-                self.measures.busy -= 1
+            self._rebalance_finished(member)
 
         step1_read_cluster()
+
+    def _attempt_failed(self, member: _LegacyMember) -> None:
+        member.attempt += 1
+        if member.attempt >= self.p.rebalance_max_retries:
+            self.measures.retries_exhausted += 1
+            self._rebalance_finished(member)
+            return
+        self._after(member, self.p.rebalance_backoff_ms, lambda: self._attempt(member))
+
+    def _rebalance_finished(self, member: _LegacyMember) -> None:
+        """The rebalance ended (done, or out of retries); one more if a watch fired meanwhile."""
+        member.rebalancing = False
+        if member.pending:
+            member.pending = False
+            member.rebalancing = True
+            member.attempt = 0
+            self._attempt(member)
+        else:
+            self.measures.busy -= 1
 
     def _assignment(self, view: tuple[str, ...]) -> dict[str, list[int]]:
         """The real assignor's answer for the members in ``view`` (every member with the same view computes the

@@ -1,6 +1,6 @@
 """A scenario played by every protocol on the simulated clock, and the figures each gives: per scene, time until
 the group is stable, partition-seconds paused, ZooKeeper requests and operations, ownership conflicts, member
-rebalances, retries exhausted and session expiries.
+rebalances, retries exhausted, session expiries and requests timed out.
 
 The scenario is :mod:`zkconsumer.scenarios`' (a shipped one, or a file), or the storm itself: N members starting at
 once on P partitions, as after a deploy. A scene's actions happen at its start (``settle`` waits until the group is
@@ -62,6 +62,7 @@ class SceneFigures:
     rebalances: int
     retries_exhausted: int
     session_expiries: int
+    request_timeouts: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,14 +139,14 @@ def play(scenario: sc.Scenario, protocol: str, parameters: StormParameters,
         start_ms = loop.now_ms
         m.reset_paused()
         before = (zookeeper.requests if zookeeper else 0, zookeeper.operations if zookeeper else 0, m.conflicts,
-                  m.rebalances, m.retries_exhausted, m.session_expiries)
+                  m.rebalances, m.retries_exhausted, m.session_expiries, m.request_timeouts)
         # 2. its actions
         for action in scene.actions:
             _act(group, loop, action, start_ms + limit_ms)
         # 3. until the group is stable, when the scene changed it
         stable = loop.run_until(group.settled, start_ms + limit_ms) if scene.changes_membership else True
         after = (zookeeper.requests if zookeeper else 0, zookeeper.operations if zookeeper else 0, m.conflicts,
-                 m.rebalances, m.retries_exhausted, m.session_expiries)
+                 m.rebalances, m.retries_exhausted, m.session_expiries, m.request_timeouts)
         delta = [a - b for a, b in zip(after, before, strict=True)]
         scenes.append(SceneFigures(scene.label, (loop.now_ms - start_ms) / 1000 if stable else None,
                                    m.paused_partition_seconds(), *delta))
