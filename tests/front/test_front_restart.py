@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka.admin import AdminClient
 from support import produce, wait_for
 from time_scale import bounded
 
@@ -21,6 +22,11 @@ from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.kafka.topics import create_topic
 
 PARTITIONS = 4
+
+
+def listed_topics(bootstrap: str) -> set[str]:
+    """The topics an all-topics Metadata request to ``bootstrap`` lists."""
+    return set(AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=bounded(10)).topics)
 
 
 def events_named(front: FrontProcess, name: str) -> list[dict]:
@@ -116,6 +122,10 @@ def test_a_group_keeps_its_generation_and_assignment_across_a_restart_of_the_fro
         restarted = start(fronts, broker_bootstrap, tmp_path / "after", (*options, "--port", str(port)))
         (store,) = events_named(restarted, "front.groups_loaded")
         assert (store["topic"], store["coordinator"]) == ("__zkconsumer_groups", restarted.address)
+        # the store is the front's state, at the broker: a client of the front lists only the cluster's topics
+        assert "__zkconsumer_groups" in listed_topics(broker_bootstrap)
+        assert "__zkconsumer_groups" not in listed_topics(restarted.address) and topic_name in listed_topics(
+            restarted.address)
         (loaded,) = events(restarted, loaded_event, group)
         assert loaded[epoch_field] == epoch
         assert len(loaded["members"]) == 1

@@ -111,7 +111,7 @@ def run_front(config: FrontConfig, port_file: str | None = None, local: LocalApi
 
 async def _serve(config: FrontConfig, port_file: str | None, local: LocalApis | None, announce: bool) -> int:
     runtime = None
-    holds = TopicHolds()
+    holds = TopicHolds(hidden=frozenset({config.group_store_topic} if config.group_store_topic else ()))
     if local is None:
         local, runtime = group_coordinator_apis(config, holds)
     server = FrontServer(config, local, holds)

@@ -10,6 +10,11 @@ Every Metadata answer the front gives (clients' and the KIP-848 coordinator's vi
 its coordinator's next look at the topics, as after CreatePartitions on Kafka. A hold lives in the front's memory
 (a restarted front shows every partition); a ``DELETE`` of the config, or *n* at or above the broker's count, ends
 it. Pure: entities in, entities out.
+
+The front's own topics (its group store, :data:`zkconsumer.front.group_records.GROUPS_TOPIC`) are not shown at all:
+they are the front's state, as Kafka's ``__consumer_offsets`` is the coordinator's, and a client listing topics (the
+metadata bridge writing ``/brokers/topics``, a wildcard subscription, ``topics list``) would otherwise take them for
+the cluster's. The store reads and writes them at the broker, never through the front.
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ from zkconsumer.kafka.topics import SHOWN_PARTITIONS_CONFIG
 class TopicHolds:
     """The topics held smaller, by name: how many of their partitions are shown."""
 
-    def __init__(self) -> None:
+    def __init__(self, hidden: frozenset[str] = frozenset()) -> None:
         self.shown: dict[str, int] = {}
+        #: topics no Metadata answer shows: the front's own
+        self.hidden = hidden
 
     def hold(self, topic: str, partitions: int | None) -> None:
         """Show the first ``partitions`` of ``topic`` (``None``: all of them)."""
@@ -42,11 +49,11 @@ class TopicHolds:
 
     def metadata(self, body: Any) -> Any:
         """A Metadata answer (kio's entity, any version) with every held topic cut to its shown partitions."""
-        if not self.shown or not body.topics:
+        if not (self.shown or self.hidden) or not body.topics:
             return body
         return replace(body, topics=tuple(
             replace(t, partitions=self.partitions(t.name, t.partitions)) if t.name in self.shown else t
-            for t in body.topics))
+            for t in body.topics if t.name not in self.hidden))
 
 
 def requested_hold(config_name: str, operation: int, value: str | None) -> tuple[bool, int | None]:
