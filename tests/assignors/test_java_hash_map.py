@@ -24,7 +24,9 @@ from zkconsumer.assignors.group_spec import (
     target_from_record,
 )
 from zkconsumer.assignors.java_hash_map import (
+    JavaHashMap,
     capacity_for_collection,
+    compare_ints,
     integer_set_order,
     string_set_order,
     table_size_for,
@@ -146,3 +148,18 @@ def test_orders_match_the_jdk(tmp_path: Path) -> None:
         order = (integer_set_order if kind.startswith("int") else string_set_order)(values, kind.endswith("c"))
         ours.append(" ".join([kind, *map(str, order)]))
     assert ours == jdk
+
+
+def test_an_integer_sets_order_without_the_map_is_the_maps_order() -> None:
+    """The direct order (a stable sort by bucket) against the map built node by node, on sets whose buckets collide
+    (strides of the table's size, values past 65,535 that the hash's high half moves), with duplicates, and on sets
+    with a bucket past the treeify threshold, where the direct way steps aside."""
+    rng = random.Random(848)
+    for _ in range(400):
+        size = rng.choice([rng.randint(0, 20), rng.randint(9, 300), rng.randint(500, 3000)])
+        stride = rng.choice([1, 7, 16, 64, 256, 1024, 65536])
+        values = [rng.randint(0, 300) + stride * i for i in range(size)]
+        values += [rng.randint(0, 200_000) for _ in range(rng.randint(0, 20))] + values[:rng.randint(0, 3)]
+        rng.shuffle(values)
+        built = JavaHashMap[int](lambda v: v, compare_ints, capacity_for_collection(len(values))).put_all(values)
+        assert integer_set_order(values) == built.in_order(), (stride, size)

@@ -307,8 +307,26 @@ def _balance_insertion(root: _Node, x: _Node) -> _Node:
 def integer_set_order(values: Sequence[int], from_collection: bool = True) -> list[int]:
     """A ``HashSet<Integer>``'s order: ``new HashSet<>(values)`` or, with ``from_collection=False``,
     ``new HashSet<>()`` filled one by one. ``Integer.hashCode`` is the value itself."""
+    if from_collection and (order := _integer_set_order_direct(values)) is not None:
+        return order
     capacity = capacity_for_collection(len(values)) if from_collection else None
     return JavaHashMap[int](_int_hash, compare_ints, capacity).put_all(values).in_order()
+
+
+def _integer_set_order_direct(values: Sequence[int]) -> list[int] | None:
+    """``new HashSet<>(values)``'s order without building the map, or None where that takes the map: its table is
+    sized for the collection, so it never resizes, and while no bucket holds more than the treeify threshold every
+    bucket is a list, so the order is the buckets' (by index), each in insertion order: a stable sort by bucket.
+    A coordinator orders every member's partitions this way at every new target (1,000 members: 100,000 puts)."""
+    unique = list(dict.fromkeys(values))
+    mask = capacity_for_collection(len(values)) - 1
+    buckets = [((v & 0xFFFFFFFF) ^ ((v & 0xFFFFFFFF) >> 16)) & mask for v in unique]
+    per_bucket: dict[int, int] = {}
+    for bucket in buckets:
+        per_bucket[bucket] = per_bucket.get(bucket, 0) + 1
+    if per_bucket and max(per_bucket.values()) > _TREEIFY_THRESHOLD:
+        return None
+    return [unique[i] for i in sorted(range(len(unique)), key=buckets.__getitem__)]
 
 
 def string_set_order(values: Sequence[str], from_collection: bool = True) -> list[str]:
