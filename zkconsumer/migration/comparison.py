@@ -70,7 +70,9 @@ class Servers:
     zookeeper: str | None = None  # None: the embedded environment
     bootstrap: str | None = None  # with ``zookeeper``: used as it is (None: the brokers registered in ZooKeeper)
     broker: str | None = None  # with ``zookeeper``: a broker the run puts its own front before
-    coordinator: str | None = None  # front or broker; None: the front where the run starts one, else the broker's
+    # front or broker: on the embedded environment, whose coordinator runs the modern groups (None: the front's); with
+    # ``bootstrap``, what the server must say it is (None: whatever it is)
+    coordinator: str | None = None
     run_dir: Path | None = None  # the embedded environment's run directory
 
 
