@@ -6,22 +6,16 @@ the events page (``docs/events.md``) is made from them.
 
 from __future__ import annotations
 
-from zkconsumer.events.spec import INT, STR, declare, section
+from zkconsumer.events.shared_fields import BOOTSTRAP
+from zkconsumer.events.spec import INT, STR, section
 from zkconsumer.events.spec import Field as F
 
-_LIBRARY = section("library", columns=("event", "logger", "level", "fields", "when"))
+_CONFIG = section("library", "zkconsumer.config", columns=("event", "logger", "level", "fields", "when"))
+_LOG_END = _CONFIG.logged_by("zkconsumer.log_end_offsets")
 
-CONFIG_UNKNOWN_KEY = declare(
-    "config.unknown_key", "warning", section=_LIBRARY, logger="zkconsumer.config",
-    fields=(F("key", STR),),
-    when="a configuration key zkconsumer does not know: ignored, as Kafka's `VerifiableProperties` did",
-)
-LOG_END_UNDER_REPORTED = declare(
-    "log_end.under_reported", "debug", section=_LIBRARY, logger="zkconsumer.log_end_offsets",
-    fields=(
-        F("bootstrap", STR),
-        F("partitions_behind", INT, "how many of the partitions asked about were"),
-        F("example", STR, "the first of them: `topic-partition: asked -> read`"),
-    ),
-    when="the first time a broker's ListOffsets answer is seen behind its log (once per broker address and process)",
-)
+CONFIG_UNKNOWN_KEY = _CONFIG.event("config.unknown_key", "warning", "a configuration key zkconsumer does not know: "
+    "ignored, as Kafka's `VerifiableProperties` did", F("key", STR))
+LOG_END_UNDER_REPORTED = _LOG_END.event("log_end.under_reported", "debug", "the first time a broker's ListOffsets "
+    "answer is seen behind its log (once per broker address and process)", BOOTSTRAP,
+    F("partitions_behind", INT, "how many of the partitions asked about were"),
+    F("example", STR, "the first of them: `topic-partition: asked -> read`"))

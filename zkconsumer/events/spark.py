@@ -7,255 +7,86 @@ the events page (``docs/events.md``) is made from them.
 from __future__ import annotations
 
 from zkconsumer.events.connector import ZNODE_MALFORMED
-from zkconsumer.events.spec import BOOL, INT, LIST, NUMBER, STR, also, declare, section
+from zkconsumer.events.shared_fields import (
+    BOOTSTRAP,
+    DURATION_MS,
+    FROM,
+    GROUP,
+    NEW_OFFSET,
+    OFFSETS_WITH_OFFSET,
+    OFFSETS_WITH_THEIRS,
+    OLD_OFFSET,
+    PARTITION,
+    PATH,
+    POLICY,
+    PROBLEM,
+    TOPIC,
+    ZOOKEEPER,
+)
+from zkconsumer.events.spec import BOOL, INT, LIST, NUMBER, STR, section
 from zkconsumer.events.spec import Field as F
 
-section("spark.stream")
-section("spark.groups")
+_STREAM = section("spark.stream", "zkconsumer.spark")
+_GROUPS = section("spark.groups", "zkconsumer.spark.groups")
+#: fields several of this area's events carry
+_PARTITIONS_PAST_END = F("partitions", LIST, "with `position`, `log_end`")
+_ROWS = F("rows", INT)
+_STARTING = F("starting", STR)
+_SUBSCRIPTION = F("subscription", STR)
 
-SPARK_SOURCE_STARTED = declare(
-    "spark.source_started", "info",
-    section="spark.stream",
-    logger="zkconsumer.spark",
-    fields=(
-        F("membership", STR),
-        F("subscription", STR),
-        F("bootstrap", STR),
-        F("starting", STR),
-        F("max_offsets_per_trigger", INT),
-        F("duration_ms", NUMBER),
-    ),
-    when="the driver's side is up (with `member`: registered and through its first rebalance)",
-)
-
-SPARK_INITIAL_OFFSET = declare(
-    "spark.initial_offset", "info",
-    section="spark.stream",
-    logger="zkconsumer.spark",
-    fields=(
-        F("starting", STR),
-        F("offsets", LIST, "with `offset`"),
-    ),
-    when="a new query's first positions (`startingOffsets`, else the group's offsets, else `auto.offset.reset`)",
-)
-
-SPARK_BATCH_PLANNED = declare(
-    "spark.batch_planned", "info",
-    section="spark.stream",
-    logger="zkconsumer.spark",
-    fields=(
-        F("ranges", LIST),
-        F("offsets", INT, "planned"),
-        F("available", INT, "waiting in the partitions read"),
-        F("limited", BOOL, "`maxOffsetsPerTrigger` cut it"),
-        F("owned", INT, "partitions owned"),
-        F("duration_ms", NUMBER),
-    ),
-    when="`latestOffset` planned a micro-batch (nothing is emitted while there is nothing new)",
-)
-
-SPARK_PARTITION_RESUMED = declare(
-    "spark.partition_resumed", "info",
-    section="spark.stream",
-    logger="zkconsumer.spark",
-    fields=(
-        F("partitions", LIST, "with `position`, `committed`"),
-    ),
-    when="regained partitions begin at the group's committed offset, ahead of the source's position",
-)
-
-SPARK_PAST_END_SEEN = declare(
-    "spark.past_end_seen", "info",
-    section="spark.stream",
-    logger="zkconsumer.spark",
-    fields=(
-        F("partitions", LIST, "with `position`, `log_end`"),
-        F("confirm_ms", NUMBER),
-    ),
-    when="positions found beyond the true end of their log at a first look: the planning waits `confirm_ms` (3000) "
-         "and looks again, within the same planning (Spark may plan once a run); `spark.offset_reset` follows for "
-         "those still beyond it",
-)
-
-SPARK_OFFSET_RESET = declare(
-    "spark.offset_reset", "warning",
-    section="spark.stream",
-    logger="zkconsumer.spark",
-    fields=(
-        F("topic", STR),
-        F("partition", INT),
-        F("reason", STR, "`past_log_end`"),
-        F("policy", STR, "`smallest`, `largest`"),
-        F("old_offset", INT),
-        F("new_offset", INT),
-    ),
-    when="a position, or the group's committed offset of a partition seen for the first time, beyond the true end of "
-         "the log (the broker lost it, a topic recreated) at two looks 3 s apart: reset by `auto.offset.reset` as "
-         "`fetcher.offset_reset` does; once per partition and position; the next commit writes the new offset",
-)
-
-SPARK_LOG_BEHIND = declare(
-    "spark.log_behind", "warning",
-    section="spark.stream",
-    logger="zkconsumer.spark",
-    fields=(
-        F("partitions", LIST, "with `position`, `log_end`"),
-    ),
-    when="a log ends before the source's position and its start is not known yet (`smallest`, the leader not "
-         "answering): nothing read there, the position kept until it is",
-)
-
-SPARK_LOG_END_UNKNOWN = declare(
-    "spark.log_end_unknown", "warning",
-    section="spark.stream",
-    logger="zkconsumer.spark",
-    fields=(
-        F("partitions", LIST, "with `reason`"),
-    ),
-    when="the end (or the start) of these logs is not known: not read in this batch",
-)
-
-SPARK_WAITING_FOR_TOPICS = declare(
-    "spark.waiting_for_topics", "warning",
-    section="spark.stream",
-    logger="zkconsumer.spark",
-    fields=(
-        F("subscription", STR),
-    ),
-    when="no topic matches the filter yet (once, until one does)",
-)
-
-SPARK_PARTITIONS_PLANNED = declare(
-    "spark.partitions_planned", "info",
-    section="spark.stream",
-    logger="zkconsumer.spark",
-    fields=(
-        F("tasks", INT),
-        F("offsets", INT),
-    ),
-    when="a batch turned into Spark tasks, one per range (large ranges split)",
-)
-
-SPARK_OFFSETS_COMMITTED = declare(
-    "spark.offsets_committed", "info",
-    section="spark.stream",
-    logger="zkconsumer.spark",
-    fields=(
-        F("reason", STR, "`processed`: at planning, the previous batch being done, `commit`: Spark's `commit`"),
-        F("offsets", LIST, "with `offset`"),
-        F("not_owned", LIST, "positions left to their owner"),
-    ),
-    when="offsets written to `/consumers/<g>/offsets`, only owned partitions and only forward",
-)
-
-SPARK_COMMIT_SKIPPED = declare(
-    "spark.commit_skipped", "warning",
-    section="spark.stream",
-    logger="zkconsumer.spark",
-    fields=(
-        F("offsets", LIST, "with `theirs`"),
-    ),
-    when="the group holds a higher offset someone else wrote: kept",
-)
-
-SPARK_ZOOKEEPER_UNAVAILABLE = declare(
-    "spark.zookeeper_unavailable", "warning",
-    section="spark.stream",
-    logger="zkconsumer.spark",
-    fields=(
-        F("action", STR, "`plan`, `commit`"),
-    ),
-    when="the ZooKeeper connection is down: no batch planned, nothing committed, until it is back",
-)
-
-also(
-    ZNODE_MALFORMED, "warning",
-    section="spark.stream",
-    logger="zkconsumer.spark",
-    fields=(
-        F("path", STR),
-        F("problem", STR),
-    ),
-    when="an offset znode is not an offset: the partition is skipped (as a member, the connector never owns it)",
-)
-
-SPARK_SOURCE_STOPPED = declare(
-    "spark.source_stopped", "info",
-    section="spark.stream",
-    logger="zkconsumer.spark",
-    fields=(
-        F("duration_ms", NUMBER),
-    ),
-    when="the query stopped: the member left its group",
-)
-
-SPARK_RANGE_READ = declare(
-    "spark.range_read", "info",
-    section="spark.stream",
-    logger="zkconsumer.spark",
-    fields=(
-        F("topic", STR),
-        F("partition", INT),
-        F("from", STR),
-        F("to", STR),
-        F("rows", INT),
-        F("last_offset", INT),
-        F("stopped", STR, "`end`, or `log_end` when the log ended first"),
-        F("duration_ms", NUMBER),
-    ),
-    when="an executor task read its range",
-)
-
-SPARK_GROUPS_PLANNED = declare(
-    "spark.groups_planned", "info",
-    section="spark.groups",
-    logger="zkconsumer.spark.groups",
-    fields=(
-        F("zookeeper", STR),
-        F("listed", INT, "groups under `/consumers`"),
-        F("groups", INT, "matched by the `groups` regex"),
-        F("input_partitions", INT),
-        F("duration_ms", NUMBER),
-    ),
-    when="the driver listed the groups and split them over tasks",
-)
-
-also(
-    ZNODE_MALFORMED, "warning",
-    section="spark.groups",
-    logger="zkconsumer.spark.groups",
-    fields=(
-        F("group", STR),
-        F("path", STR),
-        F("problem", STR),
-    ),
-    when="a registration, topic or offset znode of a group is not in Kafka's format: its value is null in the table "
-         "(a malformed registration still counts in `members`)",
-)
-
-SPARK_LOG_SIZES_UNKNOWN = declare(
-    "spark.log_sizes_unknown", "warning",
-    section="spark.groups",
-    logger="zkconsumer.spark.groups",
-    fields=(
-        F("partitions", INT, "how many"),
-        F("reason", STR, "the first"),
-    ),
-    when="no broker told a task the log end of these partitions: their `log_size` and `lag` are null",
-)
-
-SPARK_GROUPS_READ = declare(
-    "spark.groups_read", "info",
-    section="spark.groups",
-    logger="zkconsumer.spark.groups",
-    fields=(
-        F("groups", INT, "asked"),
-        F("vanished", INT, "deleted since planning"),
-        F("rows", INT),
-        F("partitions", INT, "distinct topic-partitions asked of the brokers, once each"),
-        F("malformed", INT),
-        F("log_sizes_unknown", INT),
-        F("duration_ms", NUMBER),
-    ),
-    when="a task read its groups",
-)
+SPARK_SOURCE_STARTED = _STREAM.event("spark.source_started", "info", "the driver's side is up (with `member`: "
+    "registered and through its first rebalance)", F("membership", STR), _SUBSCRIPTION, BOOTSTRAP, _STARTING,
+    F("max_offsets_per_trigger", INT), DURATION_MS)
+SPARK_INITIAL_OFFSET = _STREAM.event("spark.initial_offset", "info", "a new query's first positions "
+    "(`startingOffsets`, else the group's offsets, else `auto.offset.reset`)", _STARTING, OFFSETS_WITH_OFFSET)
+SPARK_BATCH_PLANNED = _STREAM.event("spark.batch_planned", "info", "`latestOffset` planned a micro-batch (nothing is "
+    "emitted while there is nothing new)", F("ranges", LIST), F("offsets", INT, "planned"),
+    F("available", INT, "waiting in the partitions read"), F("limited", BOOL, "`maxOffsetsPerTrigger` cut it"),
+    F("owned", INT, "partitions owned"), DURATION_MS)
+SPARK_PARTITION_RESUMED = _STREAM.event("spark.partition_resumed", "info", "regained partitions begin at the group's "
+    "committed offset, ahead of the source's position", F("partitions", LIST, "with `position`, `committed`"))
+SPARK_PAST_END_SEEN = _STREAM.event("spark.past_end_seen", "info", "positions found beyond the true end of their log "
+    "at a first look: the planning waits `confirm_ms` (3000) and looks again, within the same planning (Spark may plan "
+    "once a run); `spark.offset_reset` follows for those still beyond it", _PARTITIONS_PAST_END,
+    F("confirm_ms", NUMBER))
+SPARK_OFFSET_RESET = _STREAM.event("spark.offset_reset", "warning", "a position, or the group's committed offset of a "
+    "partition seen for the first time, beyond the true end of the log (the broker lost it, a topic recreated) at two "
+    "looks 3 s apart: reset by `auto.offset.reset` as `fetcher.offset_reset` does; once per partition and position; "
+    "the next commit writes the new offset", TOPIC, PARTITION, F("reason", STR, "`past_log_end`"), POLICY, OLD_OFFSET,
+    NEW_OFFSET)
+SPARK_LOG_BEHIND = _STREAM.event("spark.log_behind", "warning", "a log ends before the source's position and its start "
+    "is not known yet (`smallest`, the leader not answering): nothing read there, the position kept until it is",
+    _PARTITIONS_PAST_END)
+SPARK_LOG_END_UNKNOWN = _STREAM.event("spark.log_end_unknown", "warning", "the end (or the start) of these logs is not "
+    "known: not read in this batch", F("partitions", LIST, "with `reason`"))
+SPARK_WAITING_FOR_TOPICS = _STREAM.event("spark.waiting_for_topics", "warning", "no topic matches the filter yet "
+    "(once, until one does)", _SUBSCRIPTION)
+SPARK_PARTITIONS_PLANNED = _STREAM.event("spark.partitions_planned", "info", "a batch turned into Spark tasks, one per "
+    "range (large ranges split)", F("tasks", INT), F("offsets", INT))
+SPARK_OFFSETS_COMMITTED = _STREAM.event("spark.offsets_committed", "info", "offsets written to "
+    "`/consumers/<g>/offsets`, only owned partitions and only forward",
+    F("reason", STR, "`processed`: at planning, the previous batch being done, `commit`: Spark's `commit`"),
+    OFFSETS_WITH_OFFSET, F("not_owned", LIST, "positions left to their owner"))
+SPARK_COMMIT_SKIPPED = _STREAM.event("spark.commit_skipped", "warning", "the group holds a higher offset someone else "
+    "wrote: kept", OFFSETS_WITH_THEIRS)
+SPARK_ZOOKEEPER_UNAVAILABLE = _STREAM.event("spark.zookeeper_unavailable", "warning", "the ZooKeeper connection is "
+    "down: no batch planned, nothing committed, until it is back", F("action", STR, "`plan`, `commit`"))
+_STREAM.also(ZNODE_MALFORMED, "an offset znode is not an offset: the partition is skipped (as a member, the connector "
+    "never owns it)", PATH, PROBLEM)
+SPARK_SOURCE_STOPPED = _STREAM.event("spark.source_stopped", "info", "the query stopped: the member left its group",
+    DURATION_MS)
+SPARK_RANGE_READ = _STREAM.event("spark.range_read", "info", "an executor task read its range", TOPIC, PARTITION, FROM,
+    F("to", STR), _ROWS, F("last_offset", INT), F("stopped", STR, "`end`, or `log_end` when the log ended first"),
+    DURATION_MS)
+SPARK_GROUPS_PLANNED = _GROUPS.event("spark.groups_planned", "info", "the driver listed the groups and split them over "
+    "tasks", ZOOKEEPER, F("listed", INT, "groups under `/consumers`"),
+    F("groups", INT, "matched by the `groups` regex"), F("input_partitions", INT), DURATION_MS)
+_GROUPS.also(ZNODE_MALFORMED, "a registration, topic or offset znode of a group is not in Kafka's format: its value is "
+    "null in the table (a malformed registration still counts in `members`)", GROUP, PATH, PROBLEM)
+SPARK_LOG_SIZES_UNKNOWN = _GROUPS.event("spark.log_sizes_unknown", "warning", "no broker told a task the log end of "
+    "these partitions: their `log_size` and `lag` are null", F("partitions", INT, "how many"),
+    F("reason", STR, "the first"))
+SPARK_GROUPS_READ = _GROUPS.event("spark.groups_read", "info", "a task read its groups", F("groups", INT, "asked"),
+    F("vanished", INT, "deleted since planning"), _ROWS,
+    F("partitions", INT, "distinct topic-partitions asked of the brokers, once each"), F("malformed", INT),
+    F("log_sizes_unknown", INT), DURATION_MS)

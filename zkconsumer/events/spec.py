@@ -89,11 +89,12 @@ SECTIONS: dict[str, Section] = {}
 EMISSIONS: list[tuple[Event, Emission]] = []
 
 
-def section(key: str, *, columns: tuple[str, ...] = ("event", "level", "fields", "when"),
-            context: tuple[str, ...] = ()) -> str:
-    """Declare a table of the events page; returns its key, for the declarations of its events."""
+def section(key: str, logger: str, *, columns: tuple[str, ...] = ("event", "level", "fields", "when"),
+            context: tuple[str, ...] = ()) -> Area:
+    """Declare a table of the events page; returns the :class:`Area` its events, emitted by ``logger``, are declared
+    through."""
     SECTIONS[key] = Section(key, columns, context)
-    return key
+    return Area(key, logger)
 
 
 class Event(str):
@@ -161,3 +162,27 @@ def also(event: Event, level: str | None = None, *, section: str, logger: str, f
     event.emissions += (emission,)
     EMISSIONS.append((event, emission))
     return event
+
+
+@dataclass(frozen=True, slots=True)
+class Area:
+    """One table of the events page as one logger fills it, so that each of its events is declared in a line or three:
+    ``FETCHER_STARTED = fetchers.event("fetcher.started", "info", "when it happens", F("thread", STR), ...)``."""
+
+    section: str
+    logger: str
+
+    def logged_by(self, logger: str) -> Area:
+        """The same table, for the events another logger emits."""
+        return Area(self.section, logger)
+
+    def event(self, name: str, level: str, when: str, *fields: Field, level_note: str = "", drawn: str = "") -> Event:
+        """Declare an event (:func:`declare`) listed in this table."""
+        return declare(name, level, section=self.section, logger=self.logger, fields=fields, when=when,
+                       level_note=level_note, drawn=drawn)
+
+    def also(self, event: Event, when: str, *fields: Field, level: str | None = None, level_note: str = "",
+             drawn: str = "") -> Event:
+        """This table's use of an event another area declared (:func:`also`)."""
+        return also(event, level, section=self.section, logger=self.logger, fields=fields, when=when,
+                    level_note=level_note, drawn=drawn)
