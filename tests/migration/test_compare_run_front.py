@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import json
 import uuid
+from dataclasses import replace
 
 import pytest
 from kio.index import load_request_schema
@@ -49,3 +50,25 @@ def test_the_run_s_front_runs_kip848_groups_with_the_classic_session(broker_boot
         assert [(e["member_id"], e["session_timeout_ms"]) for e in found] == [(joined.member_id, session_ms)]
     finally:
         front.stop()
+
+
+def test_the_run_s_front_says_the_settings_each_mode_gives_it(broker_bootstrap, tmp_path):
+    """What the report reads (identify()) is what the run's front runs: the classic members' session for its KIP-848
+    groups with ``same``, Kafka's defaults with ``stock``."""
+    from zkconsumer.kafka.coordinator_identity import identify
+
+    for mode, wanted in (("same", ("1000", "4000", "1110")), ("stock", ("6000", "45000", "5000"))):
+        settings = CompareSettings("", "", parse_protocols("consumer"), tmp_path / mode, settings_mode=mode)
+        front = run_front(broker_bootstrap, settings)
+        try:
+            identity = identify(front.address)
+        finally:
+            front.stop()
+        found = replace(settings, identity=identity)
+        assert identity.kind == "front", mode
+        assert tuple(identity.settings[name] for name in (
+            "group.min.session.timeout.ms", "group.consumer.session.timeout.ms",
+            "group.consumer.heartbeat.interval.ms")) == wanted, mode
+        (protocol,) = found.protocols
+        assert (found.timeouts(protocol).session_ms, found.timeouts(protocol).heartbeat_ms) == (
+            int(wanted[1]), int(wanted[2])), mode
