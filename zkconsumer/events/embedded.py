@@ -1,12 +1,8 @@
-"""The local servers' events: the ZooKeeper ensemble, the local environment and the Docker containers.
-
-Declared in :mod:`zkconsumer.events.spec`'s terms; :mod:`zkconsumer.events.catalogue` gathers every area's events and
-the events page (``docs/events.md``) is made from them.
-"""
+"""The local servers' events: the ZooKeeper ensemble, the local environment and the Docker containers."""
 
 from __future__ import annotations
 
-from zkconsumer.events.shared_fields import ZOOKEEPER
+from zkconsumer.events import shared_fields as shared
 from zkconsumer.events.spec import INT, LIST, STR, section
 from zkconsumer.events.spec import Field as F
 
@@ -23,7 +19,7 @@ ENSEMBLE_SERVER_STARTED = _ENSEMBLE.event("ensemble.server_started", "info", "on
     F("mode", STR, "`srvr`'s Mode once it serves: `leader`, `follower`, `not serving` when started without waiting"))
 ENSEMBLE_STOPPED = _ENSEMBLE.event("ensemble.stopped", "info", "the whole ensemble was stopped",
     F("servers", INT, "the ids that were running"))
-LOCAL_STARTED = _LOCAL.event("local.started", "info", "every process started and ready", ZOOKEEPER,
+LOCAL_STARTED = _LOCAL.event("local.started", "info", "every process started and ready", shared.ZOOKEEPER,
     F("bootstrap_servers", STR, "what clients are given: the front's address, or the broker's with `--direct-broker`"),
     F("broker", STR, "the broker's own address"))
 LOCAL_ALREADY_RUNNING = _LOCAL.event("local.already_running", "info", "`up` found the environment of this run "

@@ -1,12 +1,8 @@
-"""The events of the library's smaller parts: the configuration and the log-end reader.
-
-Declared in :mod:`zkconsumer.events.spec`'s terms; :mod:`zkconsumer.events.catalogue` gathers every area's events and
-the events page (``docs/events.md``) is made from them.
-"""
+"""The events of the library's smaller parts: the configuration and the log-end reader."""
 
 from __future__ import annotations
 
-from zkconsumer.events.shared_fields import BOOTSTRAP
+from zkconsumer.events import shared_fields as shared
 from zkconsumer.events.spec import INT, STR, section
 from zkconsumer.events.spec import Field as F
 
@@ -16,6 +12,6 @@ _LOG_END = _CONFIG.logged_by("zkconsumer.log_end_offsets")
 CONFIG_UNKNOWN_KEY = _CONFIG.event("config.unknown_key", "warning", "a configuration key zkconsumer does not know: "
     "ignored, as Kafka's `VerifiableProperties` did", F("key", STR))
 LOG_END_UNDER_REPORTED = _LOG_END.event("log_end.under_reported", "debug", "the first time a broker's ListOffsets "
-    "answer is seen behind its log (once per broker address and process)", BOOTSTRAP,
+    "answer is seen behind its log (once per broker address and process)", shared.BOOTSTRAP,
     F("partitions_behind", INT, "how many of the partitions asked about were"),
     F("example", STR, "the first of them: `topic-partition: asked -> read`"))

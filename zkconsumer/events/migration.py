@@ -1,12 +1,9 @@
 """The migration comparison's events: the modern member's (in the legacy steps' words), the runner's markers
-and its own.
-
-Declared in :mod:`zkconsumer.events.spec`'s terms; :mod:`zkconsumer.events.catalogue` gathers every area's events and
-the events page (``docs/events.md``) is made from them.
-"""
+and its own."""
 
 from __future__ import annotations
 
+from zkconsumer.events import shared_fields as shared
 from zkconsumer.events.connector import (
     CONSUMER_SHUTDOWN,
     CONSUMER_SHUTTING_DOWN,
@@ -20,21 +17,6 @@ from zkconsumer.events.connector import (
     REBALANCE_STOP_FETCHERS,
     SESSION_EXPIRED,
 )
-from zkconsumer.events.shared_fields import (
-    AUTO_COMMIT,
-    BOOTSTRAP,
-    CONSUMER_ID,
-    DURATION_MS,
-    DURATION_SINCE_SHUTTING_DOWN,
-    ERROR_TYPE_AND_MESSAGE,
-    GROUP,
-    NOTE,
-    PROTOCOL,
-    SCENE,
-    STORE_KAFKA,
-    STRATEGY,
-    TOPIC,
-)
 from zkconsumer.events.spec import BOOL, INT, LIST, NUMBER, OBJECT, STR, section
 from zkconsumer.events.spec import Field as F
 
@@ -42,29 +24,27 @@ _MODERN_MEMBER = section("migration.modern_member", "zkconsumer.migration.member
 _MARKERS = section("migration.markers", "zkconsumer.migration", columns=("event", "fields", "when"),
     context=("protocol",))
 _RUNNER = section("migration.runner", "zkconsumer.migration")
-#: fields several of this area's events carry
-_RETURNCODE = F("returncode", INT)
-_STEP_2 = F("step", INT, "2")
 
-CONSUMER_SUBSCRIBED = _MODERN_MEMBER.event("consumer.subscribed", "info", "`subscribe()` was called", TOPIC,
+CONSUMER_SUBSCRIBED = _MODERN_MEMBER.event("consumer.subscribed", "info", "`subscribe()` was called", shared.TOPIC,
     F("strategy", STR, "`range`, `roundrobin`, `cooperative-sticky`, under KIP-848 the server assignor, `uniform` or "
         "`range`"), F("protocol", STR, "`eager` or `cooperative`"), F("group_protocol", STR, "`classic` or `consumer`"))
 CONSUMER_GROUP_PROTOCOL_UNSUPPORTED = _MODERN_MEMBER.event("consumer.group_protocol_unsupported", "error", "the "
     "coordinator does not run the member's group protocol (KIP-848 without ConsumerGroupHeartbeat); the member exits "
-    "with status 3 and the comparison stops that protocol", F("group_protocol", STR), BOOTSTRAP,
+    "with status 3 and the comparison stops that protocol", F("group_protocol", STR), shared.BOOTSTRAP,
     F("reason", STR, "librdkafka's log line"))
 APPLICATION_FAILED = _MODERN_MEMBER.event("application.failed", "error", "the user's application (`--app`, "
     "zkconsumer.members.application), run by a legacy or a modern member, raised on a message or in a hook",
     F("topic", STR, "a message's"), F("partition", INT, "a message's"), F("offset", INT, "a message's"),
     F("attempt", INT, "1 to 3: the member calls the application again with the same message"),
     F("gave_up", BOOL, "the last attempt failed too: the message is not recorded as delivered"),
-    F("hook", STR, "`on_revoke` or `on_assign`, when a hook raised (no message fields then)"), ERROR_TYPE_AND_MESSAGE)
+    F("hook", STR, "`on_revoke` or `on_assign`, when a hook raised (no message fields then)"),
+    shared.ERROR_TYPE_AND_MESSAGE)
 _MODERN_MEMBER.also(REBALANCE_STARTED, "the first callback of a rebalance",
-    F("cause", STR, "`revoke`, `assign` or `lost`: the callback that began it"), STRATEGY)
-_MODERN_MEMBER.also(REBALANCE_STOP_FETCHERS, "eager only, in `on_revoke`: everything the member fetched stops", _STEP_2,
-    F("chunks_dropped", INT, "0"), DURATION_MS)
+    F("cause", STR, "`revoke`, `assign` or `lost`: the callback that began it"), shared.STRATEGY)
+_MODERN_MEMBER.also(REBALANCE_STOP_FETCHERS, "eager only, in `on_revoke`: everything the member fetched stops",
+    shared.STEP_2, F("chunks_dropped", INT, "0"), shared.DURATION_MS)
 _MODERN_MEMBER.also(REBALANCE_COMMIT_OFFSETS, "`on_revoke` commits synchronously what was delivered, before giving the "
-    "partitions up", _STEP_2, AUTO_COMMIT, STORE_KAFKA, DURATION_MS,
+    "partitions up", shared.STEP_2, shared.AUTO_COMMIT, shared.STORE_KAFKA, shared.DURATION_MS,
     F("note", STR, "why nothing was committed, when nothing was"))
 _MODERN_MEMBER.also(REBALANCE_LISTENER_BEFORE_RELEASE, "only with `--revoke-ms` (the application's cost of giving "
     "partitions up, `zkconsumer.members.revoke_cost`): in `on_revoke`, after the commit and before the release; spent "
@@ -73,36 +53,37 @@ _MODERN_MEMBER.also(REBALANCE_LISTENER_BEFORE_RELEASE, "only with `--revoke-ms` 
     "member with `--revoke-ms` spends it in its rebalance listener: the connector's step 3 above, whose duration it is",
     F("step", INT, "3"), F("revoke_ms", NUMBER), F("spent", BOOL, "whether the cost was spent"),
     F("revoked", LIST, "and `kept` (partitions, with `thread`: what it gives up, what it goes on fetching afterwards, "
-        "`[]` when eager)"), DURATION_MS, F("kept", LIST))
+        "`[]` when eager)"), shared.DURATION_MS, F("kept", LIST))
 _MODERN_MEMBER.also(REBALANCE_RELEASE, "`on_revoke`: `unassign()` (eager: everything) or `incremental_unassign()` "
     "(cooperative: only what moves)", F("step", INT, "4"), F("released", LIST, "partitions, with `thread`"),
-    F("batches", INT), DURATION_MS)
+    F("batches", INT), shared.DURATION_MS)
 _MODERN_MEMBER.also(SESSION_EXPIRED, "`on_lost`: the coordinator gave the partitions away without us",
     F("dropped", LIST, "partitions"))
-_MODERN_MEMBER.also(REBALANCE_ASSIGN, "`on_assign`", F("step", INT, "5"), STRATEGY,
+_MODERN_MEMBER.also(REBALANCE_ASSIGN, "`on_assign`", F("step", INT, "5"), shared.STRATEGY,
     F("assignment", LIST, "the partitions `on_assign` added, with `thread`"),
-    F("members", LIST, "`[]`: a modern member does not see the others"), F("partitions", OBJECT, "`{}`"), DURATION_MS)
+    F("members", LIST, "`[]`: a modern member does not see the others"), F("partitions", OBJECT, "`{}`"),
+    shared.DURATION_MS)
 _MODERN_MEMBER.also(REBALANCE_START_FETCHERS, "after `assign()` / `incremental_assign()`", F("step", INT, "9"),
-    F("partitions", INT, "how many the member now fetches"), F("fetching", BOOL, "true"), DURATION_MS)
+    F("partitions", INT, "how many the member now fetches"), F("fetching", BOOL, "true"), shared.DURATION_MS)
 _MODERN_MEMBER.also(REBALANCE_COMPLETED, "the end of `on_assign`", F("attempts", INT, "1"),
-    F("owned", LIST, "everything the member fetches now, with `thread`"), DURATION_MS)
+    F("owned", LIST, "everything the member fetches now, with `thread`"), shared.DURATION_MS)
 _MODERN_MEMBER.also(CONSUMER_SHUTTING_DOWN, "SIGTERM: `close()` revokes (the callbacks run), commits and leaves the "
     "group")
 _MODERN_MEMBER.also(CONSUMER_SHUTDOWN, "SIGTERM: `close()` revokes (the callbacks run), commits and leaves the group",
-    DURATION_SINCE_SHUTTING_DOWN)
+    shared.DURATION_SINCE_SHUTTING_DOWN)
 DEMO_MEMBER_DIED = _MARKERS.event("demo.member_died", "info", "a member process ended without being told to: reported "
-    "in the report, its partitions count as paused until someone takes them", CONSUMER_ID, _RETURNCODE)
+    "in the report, its partitions count as paused until someone takes them", shared.CONSUMER_ID, shared.RETURNCODE)
 DEMO_NOT_SETTLED = _MARKERS.event("demo.not_settled", "info", "the scene did not settle within the limit (every "
-    "partition fetched by a live member, no rebalance for a second); the script goes on", SCENE, NOTE)
+    "partition fetched by a live member, no rebalance for a second); the script goes on", shared.SCENE, shared.NOTE)
 DEMO_DRAINING = _MARKERS.event("demo.draining", "info", "the script is over: production stops, and the run waits for "
     "the members to deliver everything before stopping them (pauses from here on are not counted)")
 DEMO_MEMBER_STOPPING = _MARKERS.event("demo.member_stopping", "info", "SIGTERM was sent to the member; "
-    "`demo.member_stopped` follows when it is gone", CONSUMER_ID)
-MIGRATION_PROTOCOL_STARTED = _RUNNER.event("migration.protocol_started", "info", "a protocol's run begins", PROTOCOL,
-    TOPIC, GROUP)
+    "`demo.member_stopped` follows when it is gone", shared.CONSUMER_ID)
+MIGRATION_PROTOCOL_STARTED = _RUNNER.event("migration.protocol_started", "info", "a protocol's run begins",
+    shared.PROTOCOL, shared.TOPIC, shared.GROUP)
 MIGRATION_SCENE_SETTLED = _RUNNER.event("migration.scene_settled", "info", "a scene of a protocol's run settled, or "
-    "reached its limit (`settled` false)", PROTOCOL, SCENE, F("settled", BOOL), DURATION_MS)
+    "reached its limit (`settled` false)", shared.PROTOCOL, shared.SCENE, F("settled", BOOL), shared.DURATION_MS)
 MIGRATION_MEMBER_DIED = _RUNNER.event("migration.member_died", "warning", "a member process ended without being told "
-    "to", PROTOCOL, CONSUMER_ID, _RETURNCODE)
+    "to", shared.PROTOCOL, shared.CONSUMER_ID, shared.RETURNCODE)
 MIGRATION_DRAINED = _RUNNER.event("migration.drained", "info", "the members delivered what was produced (or the wait "
-    "for it ended)", PROTOCOL, F("produced", INT), F("delivered", INT), DURATION_MS)
+    "for it ended)", shared.PROTOCOL, F("produced", INT), F("delivered", INT), shared.DURATION_MS)
