@@ -10,29 +10,33 @@ _ENSEMBLE = section("embedded.ensemble", "zkconsumer.ensemble", context=("workdi
 _LOCAL = section("embedded.local", "zkconsumer.local", context=("run_dir",))
 _DOCKER = section("embedded.docker", "zkconsumer.docker", context=("server", "image"))
 
-ENSEMBLE_STARTED = _ENSEMBLE.event("ensemble.started", "info", "every server serves in the quorum, one leads, and a "
-    "write through `connect` succeeded", F("connect", STR, "every server"), F("servers", INT, "how many"))
-ENSEMBLE_SERVER_STOPPED = _ENSEMBLE.event("ensemble.server_stopped", "info", "one server was stopped",
-    F("server", INT, "its id, `myid`"), F("how", STR, "`stop`: SIGTERM, `kill`: SIGKILL"))
-ENSEMBLE_SERVER_STARTED = _ENSEMBLE.event("ensemble.server_started", "info", "one server was started again, with its "
-    "data directory as it was", F("server", INT),
+ENSEMBLE_STARTED = _ENSEMBLE.event("ensemble.started", "info",
+    "every server serves in the quorum, one leads, and a write through `connect` succeeded",
+    F("connect", STR, "every server"), F("servers", INT, "how many"))
+ENSEMBLE_SERVER_STOPPED = _ENSEMBLE.event("ensemble.server_stopped", "info",
+    "one server was stopped", F("server", INT, "its id, `myid`"), F("how", STR, "`stop`: SIGTERM, `kill`: SIGKILL"))
+ENSEMBLE_SERVER_STARTED = _ENSEMBLE.event("ensemble.server_started", "info",
+    "one server was started again, with its data directory as it was", F("server", INT),
     F("mode", STR, "`srvr`'s Mode once it serves: `leader`, `follower`, `not serving` when started without waiting"))
-ENSEMBLE_STOPPED = _ENSEMBLE.event("ensemble.stopped", "info", "the whole ensemble was stopped",
-    F("servers", INT, "the ids that were running"))
-LOCAL_STARTED = _LOCAL.event("local.started", "info", "every process started and ready", shared.ZOOKEEPER,
+ENSEMBLE_STOPPED = _ENSEMBLE.event("ensemble.stopped", "info",
+    "the whole ensemble was stopped", F("servers", INT, "the ids that were running"))
+LOCAL_STARTED = _LOCAL.event("local.started", "info",
+    "every process started and ready", shared.ZOOKEEPER,
     F("bootstrap_servers", STR, "what clients are given: the front's address, or the broker's with `--direct-broker`"),
     F("broker", STR, "the broker's own address"))
-LOCAL_ALREADY_RUNNING = _LOCAL.event("local.already_running", "info", "`up` found the environment of this run "
-    "directory running")
-LOCAL_RECONCILED = _LOCAL.event("local.reconciled", "info", "after `local.started`, when ZooKeeper and the restarted "
-    "broker did not agree ([what survives a restart](embedded.md#what-survives-local-down-and-local-up))",
+LOCAL_ALREADY_RUNNING = _LOCAL.event("local.already_running", "info",
+    "`up` found the environment of this run directory running")
+LOCAL_RECONCILED = _LOCAL.event("local.reconciled", "info",
+    "after `local.started`, when ZooKeeper and the restarted broker did not agree ([what survives a "
+    "restart](embedded.md#what-survives-local-down-and-local-up))",
     F("recreated", LIST, "the topics ZooKeeper records that were created in the broker"),
     F("offsets_past_end", LIST, "`group topic-partition at offset, log end N` for each committed offset past its log's "
         "end"), F("skipped", LIST, "topics not recreated, each with why"))
-LOCAL_STALE_STATE = _LOCAL.event("local.stale_state", "info", "`up` found a run directory whose processes died; it "
-    "stops the survivors and starts afresh", F("dead", LIST, "the processes of an earlier run that are gone"))
-LOCAL_STOPPED = _LOCAL.event("local.stopped", "info", "`down` stopped the environment",
-    F("processes", LIST, "those stopped, in order"))
-DOCKER_CONTAINER_STARTED = _DOCKER.event("docker.container_started", "info", "a server's container is up (the "
-    "container pass of `make test`)", F("address", STR, "where clients reach it"))
+LOCAL_STALE_STATE = _LOCAL.event("local.stale_state", "info",
+    "`up` found a run directory whose processes died; it stops the survivors and starts afresh",
+    F("dead", LIST, "the processes of an earlier run that are gone"))
+LOCAL_STOPPED = _LOCAL.event("local.stopped", "info",
+    "`down` stopped the environment", F("processes", LIST, "those stopped, in order"))
+DOCKER_CONTAINER_STARTED = _DOCKER.event("docker.container_started", "info",
+    "a server's container is up (the container pass of `make test`)", F("address", STR, "where clients reach it"))
 DOCKER_CONTAINER_STOPPED = _DOCKER.event("docker.container_stopped", "info", "the container was stopped")

@@ -9,9 +9,9 @@ from zkconsumer.events.spec import Field as F
 _CONFIG = section("library", "zkconsumer.config", columns=("event", "logger", "level", "fields", "when"))
 _LOG_END = _CONFIG.logged_by("zkconsumer.log_end_offsets")
 
-CONFIG_UNKNOWN_KEY = _CONFIG.event("config.unknown_key", "warning", "a configuration key zkconsumer does not know: "
-    "ignored, as Kafka's `VerifiableProperties` did", F("key", STR))
-LOG_END_UNDER_REPORTED = _LOG_END.event("log_end.under_reported", "debug", "the first time a broker's ListOffsets "
-    "answer is seen behind its log (once per broker address and process)", shared.BOOTSTRAP,
-    F("partitions_behind", INT, "how many of the partitions asked about were"),
+CONFIG_UNKNOWN_KEY = _CONFIG.event("config.unknown_key", "warning",
+    "a configuration key zkconsumer does not know: ignored, as Kafka's `VerifiableProperties` did", F("key", STR))
+LOG_END_UNDER_REPORTED = _LOG_END.event("log_end.under_reported", "debug",
+    "the first time a broker's ListOffsets answer is seen behind its log (once per broker address and process)",
+    shared.BOOTSTRAP, F("partitions_behind", INT, "how many of the partitions asked about were"),
     F("example", STR, "the first of them: `topic-partition: asked -> read`"))

@@ -25,65 +25,78 @@ _MARKERS = section("migration.markers", "zkconsumer.migration", columns=("event"
     context=("protocol",))
 _RUNNER = section("migration.runner", "zkconsumer.migration")
 
-CONSUMER_SUBSCRIBED = _MODERN_MEMBER.event("consumer.subscribed", "info", "`subscribe()` was called", shared.TOPIC,
-    F("strategy", STR, "`range`, `roundrobin`, `cooperative-sticky`, under KIP-848 the server assignor, `uniform` or "
-        "`range`"), F("protocol", STR, "`eager` or `cooperative`"), F("group_protocol", STR, "`classic` or `consumer`"))
-CONSUMER_GROUP_PROTOCOL_UNSUPPORTED = _MODERN_MEMBER.event("consumer.group_protocol_unsupported", "error", "the "
-    "coordinator does not run the member's group protocol (KIP-848 without ConsumerGroupHeartbeat); the member exits "
-    "with status 3 and the comparison stops that protocol", F("group_protocol", STR), shared.BOOTSTRAP,
+CONSUMER_SUBSCRIBED = _MODERN_MEMBER.event("consumer.subscribed", "info",
+    "`subscribe()` was called", shared.TOPIC, F("strategy", STR, "`range`, `roundrobin`, `cooperative-sticky`, under "
+        "KIP-848 the server assignor, `uniform` or `range`"), F("protocol", STR, "`eager` or `cooperative`"),
+    F("group_protocol", STR, "`classic` or `consumer`"))
+CONSUMER_GROUP_PROTOCOL_UNSUPPORTED = _MODERN_MEMBER.event("consumer.group_protocol_unsupported", "error",
+    "the coordinator does not run the member's group protocol (KIP-848 without ConsumerGroupHeartbeat); the member "
+    "exits with status 3 and the comparison stops that protocol", F("group_protocol", STR), shared.BOOTSTRAP,
     F("reason", STR, "librdkafka's log line"))
-APPLICATION_FAILED = _MODERN_MEMBER.event("application.failed", "error", "the user's application (`--app`, "
-    "zkconsumer.members.application), run by a legacy or a modern member, raised on a message or in a hook",
-    F("topic", STR, "a message's"), F("partition", INT, "a message's"), F("offset", INT, "a message's"),
+APPLICATION_FAILED = _MODERN_MEMBER.event("application.failed", "error",
+    "the user's application (`--app`, zkconsumer.members.application), run by a legacy or a modern member, raised on a "
+    "message or in a hook", F("topic", STR, "a message's"), F("partition", INT, "a message's"),
+    F("offset", INT, "a message's"),
     F("attempt", INT, "1 to 3: the member calls the application again with the same message"),
     F("gave_up", BOOL, "the last attempt failed too: the message is not recorded as delivered"),
     F("hook", STR, "`on_revoke` or `on_assign`, when a hook raised (no message fields then)"),
     shared.ERROR_TYPE_AND_MESSAGE)
-_MODERN_MEMBER.also(REBALANCE_STARTED, "the first callback of a rebalance",
-    F("cause", STR, "`revoke`, `assign` or `lost`: the callback that began it"), shared.STRATEGY)
-_MODERN_MEMBER.also(REBALANCE_STOP_FETCHERS, "eager only, in `on_revoke`: everything the member fetched stops",
-    shared.STEP_2, F("chunks_dropped", INT, "0"), shared.DURATION_MS)
-_MODERN_MEMBER.also(REBALANCE_COMMIT_OFFSETS, "`on_revoke` commits synchronously what was delivered, before giving the "
-    "partitions up", shared.STEP_2, shared.AUTO_COMMIT, shared.STORE_KAFKA, shared.DURATION_MS,
+_MODERN_MEMBER.also(REBALANCE_STARTED,
+    "the first callback of a rebalance", F("cause", STR, "`revoke`, `assign` or `lost`: the callback that began it"),
+    shared.STRATEGY)
+_MODERN_MEMBER.also(REBALANCE_STOP_FETCHERS,
+    "eager only, in `on_revoke`: everything the member fetched stops", shared.STEP_2, F("chunks_dropped", INT, "0"),
+    shared.DURATION_MS)
+_MODERN_MEMBER.also(REBALANCE_COMMIT_OFFSETS,
+    "`on_revoke` commits synchronously what was delivered, before giving the partitions up", shared.STEP_2,
+    shared.AUTO_COMMIT, shared.STORE_KAFKA, shared.DURATION_MS,
     F("note", STR, "why nothing was committed, when nothing was"))
-_MODERN_MEMBER.also(REBALANCE_LISTENER_BEFORE_RELEASE, "only with `--revoke-ms` (the application's cost of giving "
-    "partitions up, `zkconsumer.members.revoke_cost`): in `on_revoke`, after the commit and before the release; spent "
-    "only when `revoked` is not empty and the member is not leaving. The comparison counts every partition the member "
-    "fetched as paused while it lasts (`poll()` delivers nothing meanwhile), `kept` resuming at its end. A legacy "
-    "member with `--revoke-ms` spends it in its rebalance listener: the connector's step 3 above, whose duration it is",
-    F("step", INT, "3"), F("revoke_ms", NUMBER), F("spent", BOOL, "whether the cost was spent"),
-    F("revoked", LIST, "and `kept` (partitions, with `thread`: what it gives up, what it goes on fetching afterwards, "
-        "`[]` when eager)"), shared.DURATION_MS, F("kept", LIST))
-_MODERN_MEMBER.also(REBALANCE_RELEASE, "`on_revoke`: `unassign()` (eager: everything) or `incremental_unassign()` "
-    "(cooperative: only what moves)", F("step", INT, "4"), F("released", LIST, "partitions, with `thread`"),
-    F("batches", INT), shared.DURATION_MS)
-_MODERN_MEMBER.also(SESSION_EXPIRED, "`on_lost`: the coordinator gave the partitions away without us",
-    F("dropped", LIST, "partitions"))
-_MODERN_MEMBER.also(REBALANCE_ASSIGN, "`on_assign`", F("step", INT, "5"), shared.STRATEGY,
+_MODERN_MEMBER.also(REBALANCE_LISTENER_BEFORE_RELEASE,
+    "only with `--revoke-ms` (the application's cost of giving partitions up, `zkconsumer.members.revoke_cost`): in "
+    "`on_revoke`, after the commit and before the release; spent only when `revoked` is not empty and the member is "
+    "not leaving. The comparison counts every partition the member fetched as paused while it lasts (`poll()` delivers "
+    "nothing meanwhile), `kept` resuming at its end. A legacy member with `--revoke-ms` spends it in its rebalance "
+    "listener: the connector's step 3 above, whose duration it is", F("step", INT, "3"), F("revoke_ms", NUMBER),
+    F("spent", BOOL, "whether the cost was spent"), F("revoked", LIST, "and `kept` (partitions, with `thread`: what it "
+        "gives up, what it goes on fetching afterwards, `[]` when eager)"), shared.DURATION_MS, F("kept", LIST))
+_MODERN_MEMBER.also(REBALANCE_RELEASE,
+    "`on_revoke`: `unassign()` (eager: everything) or `incremental_unassign()` (cooperative: only what moves)",
+    F("step", INT, "4"), F("released", LIST, "partitions, with `thread`"), F("batches", INT), shared.DURATION_MS)
+_MODERN_MEMBER.also(SESSION_EXPIRED,
+    "`on_lost`: the coordinator gave the partitions away without us", F("dropped", LIST, "partitions"))
+_MODERN_MEMBER.also(REBALANCE_ASSIGN,
+    "`on_assign`", F("step", INT, "5"), shared.STRATEGY,
     F("assignment", LIST, "the partitions `on_assign` added, with `thread`"),
     F("members", LIST, "`[]`: a modern member does not see the others"), F("partitions", OBJECT, "`{}`"),
     shared.DURATION_MS)
-_MODERN_MEMBER.also(REBALANCE_START_FETCHERS, "after `assign()` / `incremental_assign()`", F("step", INT, "9"),
+_MODERN_MEMBER.also(REBALANCE_START_FETCHERS,
+    "after `assign()` / `incremental_assign()`", F("step", INT, "9"),
     F("partitions", INT, "how many the member now fetches"), F("fetching", BOOL, "true"), shared.DURATION_MS)
-_MODERN_MEMBER.also(REBALANCE_COMPLETED, "the end of `on_assign`", F("attempts", INT, "1"),
+_MODERN_MEMBER.also(REBALANCE_COMPLETED,
+    "the end of `on_assign`", F("attempts", INT, "1"),
     F("owned", LIST, "everything the member fetches now, with `thread`"), shared.DURATION_MS)
-_MODERN_MEMBER.also(CONSUMER_SHUTTING_DOWN, "SIGTERM: `close()` revokes (the callbacks run), commits and leaves the "
-    "group")
-_MODERN_MEMBER.also(CONSUMER_SHUTDOWN, "SIGTERM: `close()` revokes (the callbacks run), commits and leaves the group",
-    shared.DURATION_SINCE_SHUTTING_DOWN)
-DEMO_MEMBER_DIED = _MARKERS.event("demo.member_died", "info", "a member process ended without being told to: reported "
-    "in the report, its partitions count as paused until someone takes them", shared.CONSUMER_ID, shared.RETURNCODE)
-DEMO_NOT_SETTLED = _MARKERS.event("demo.not_settled", "info", "the scene did not settle within the limit (every "
-    "partition fetched by a live member, no rebalance for a second); the script goes on", shared.SCENE, shared.NOTE)
-DEMO_DRAINING = _MARKERS.event("demo.draining", "info", "the script is over: production stops, and the run waits for "
-    "the members to deliver everything before stopping them (pauses from here on are not counted)")
-DEMO_MEMBER_STOPPING = _MARKERS.event("demo.member_stopping", "info", "SIGTERM was sent to the member; "
-    "`demo.member_stopped` follows when it is gone", shared.CONSUMER_ID)
-MIGRATION_PROTOCOL_STARTED = _RUNNER.event("migration.protocol_started", "info", "a protocol's run begins",
-    shared.PROTOCOL, shared.TOPIC, shared.GROUP)
-MIGRATION_SCENE_SETTLED = _RUNNER.event("migration.scene_settled", "info", "a scene of a protocol's run settled, or "
-    "reached its limit (`settled` false)", shared.PROTOCOL, shared.SCENE, F("settled", BOOL), shared.DURATION_MS)
-MIGRATION_MEMBER_DIED = _RUNNER.event("migration.member_died", "warning", "a member process ended without being told "
-    "to", shared.PROTOCOL, shared.CONSUMER_ID, shared.RETURNCODE)
-MIGRATION_DRAINED = _RUNNER.event("migration.drained", "info", "the members delivered what was produced (or the wait "
-    "for it ended)", shared.PROTOCOL, F("produced", INT), F("delivered", INT), shared.DURATION_MS)
+_MODERN_MEMBER.also(CONSUMER_SHUTTING_DOWN,
+    "SIGTERM: `close()` revokes (the callbacks run), commits and leaves the group")
+_MODERN_MEMBER.also(CONSUMER_SHUTDOWN,
+    "SIGTERM: `close()` revokes (the callbacks run), commits and leaves the group", shared.DURATION_SINCE_SHUTTING_DOWN)
+DEMO_MEMBER_DIED = _MARKERS.event("demo.member_died", "info",
+    "a member process ended without being told to: reported in the report, its partitions count as paused until "
+    "someone takes them", shared.CONSUMER_ID, shared.RETURNCODE)
+DEMO_NOT_SETTLED = _MARKERS.event("demo.not_settled", "info",
+    "the scene did not settle within the limit (every partition fetched by a live member, no rebalance for a second); "
+    "the script goes on", shared.SCENE, shared.NOTE)
+DEMO_DRAINING = _MARKERS.event("demo.draining", "info",
+    "the script is over: production stops, and the run waits for the members to deliver everything before stopping "
+    "them (pauses from here on are not counted)")
+DEMO_MEMBER_STOPPING = _MARKERS.event("demo.member_stopping", "info",
+    "SIGTERM was sent to the member; `demo.member_stopped` follows when it is gone", shared.CONSUMER_ID)
+MIGRATION_PROTOCOL_STARTED = _RUNNER.event("migration.protocol_started", "info",
+    "a protocol's run begins", shared.PROTOCOL, shared.TOPIC, shared.GROUP)
+MIGRATION_SCENE_SETTLED = _RUNNER.event("migration.scene_settled", "info",
+    "a scene of a protocol's run settled, or reached its limit (`settled` false)", shared.PROTOCOL, shared.SCENE,
+    F("settled", BOOL), shared.DURATION_MS)
+MIGRATION_MEMBER_DIED = _RUNNER.event("migration.member_died", "warning",
+    "a member process ended without being told to", shared.PROTOCOL, shared.CONSUMER_ID, shared.RETURNCODE)
+MIGRATION_DRAINED = _RUNNER.event("migration.drained", "info",
+    "the members delivered what was produced (or the wait for it ended)", shared.PROTOCOL, F("produced", INT),
+    F("delivered", INT), shared.DURATION_MS)
