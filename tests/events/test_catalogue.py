@@ -57,3 +57,14 @@ def test_a_field_is_checked_against_every_emission():
     accepted = ev.REBALANCE_STARTED.accepted()  # the connector's and the modern member's
     assert {"cause", "strategy"} <= set(accepted)
     assert accepted["cause"].accepts("initial") and not accepted["cause"].accepts(3)
+
+
+def test_a_field_several_events_carry_with_one_meaning_is_declared_once():
+    # the same name, kind and meaning in two declarations is one object (events/shared_fields.py), so that it cannot
+    # drift between the events that carry it
+    declared: dict[tuple[str, str, str], set[int]] = {}
+    for event in ev.BY_NAME.values():
+        for emission in event.emissions:
+            for f in emission.fields:
+                declared.setdefault((f.name, f.kind.name, f.meaning), set()).add(id(f))
+    assert [key for key, objects in declared.items() if len(objects) > 1] == []
