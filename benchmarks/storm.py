@@ -5,9 +5,10 @@ simulation's cost grows.
 
 Run: ``.venv/bin/python benchmarks/storm.py [--members 1000] [--partitions 100000] [--protocols ...]
 [--max-seconds 1800]``. Per protocol and size: the simulation's predicted figures (time to stable, partition-seconds
-paused, ZooKeeper requests, conflicts, member rebalances, session expiries), the events it ran, and its own runtime:
-wall time and CPU (the child process's user + system). A run past ``--max-seconds`` is shown as ``>N s`` and its
-figures as missing. This is a benchmark, not a test: nothing here fails on slowness.
+paused, ZooKeeper requests, conflicts, member rebalances, ZooKeeper answers timed out, members out of retries), the
+events it ran, and its own runtime: wall time and CPU (the child process's user + system). A run past
+``--max-seconds`` is shown as ``>N s`` and its figures as missing. This is a benchmark, not a test: nothing here
+fails on slowness.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ figures = play(storm_scenario(members, partitions), protocol, StormParameters())
 scene = figures.scenes[0]
 print(json.dumps({"time_to_stable_s": scene.time_to_stable_s, "paused": scene.partition_seconds_paused,
                   "zk": scene.zookeeper_requests, "conflicts": scene.conflicts, "rebalances": scene.rebalances,
-                  "expiries": scene.session_expiries, "events": figures.events_run}))
+                  "timeouts": scene.request_timeouts, "exhausted": scene.retries_exhausted,
+                  "events": figures.events_run}))
 """
 
 
@@ -65,8 +67,8 @@ def main() -> None:
     print(f"{platform.python_implementation()} {platform.python_version()} on {machine()}, one core per simulation, "
           f"load average {os.getloadavg()[0]:.1f}")
     print(f"{'protocol':20} {'members':>7} {'partitions':>10} {'stable':>9} {'part-s paused':>13} "
-          f"{'ZK requests':>11} {'conflicts':>9} {'rebalances':>10} {'expiries':>8} {'events':>10} {'wall':>9} "
-          f"{'CPU':>9} {'CPU / tenth':>11}")
+          f"{'ZK requests':>11} {'conflicts':>9} {'rebalances':>10} {'timeouts':>8} {'gave up':>7} {'events':>10} "
+          f"{'wall':>9} {'CPU':>9} {'CPU / tenth':>11}")
     for protocol in args.protocols.split(","):
         tenth_cpu = 0.0
         for members, partitions in ((max(1, args.members // 10), max(1, args.partitions // 10)),
@@ -76,12 +78,14 @@ def main() -> None:
             tenth_cpu = tenth_cpu or cpu
             if figures is None:
                 print(f"{protocol:20} {members:>7,} {partitions:>10,} {'':>9} {'':>13} {'':>11} {'':>9} {'':>10} "
-                      f"{'':>8} {'':>10} {'>' + format(wall, '.0f') + ' s':>9} {cpu:8.1f}s {ratio:>11}", flush=True)
+                      f"{'':>8} {'':>7} {'':>10} {'>' + format(wall, '.0f') + ' s':>9} {cpu:8.1f}s {ratio:>11}",
+                      flush=True)
                 continue
             stable = "-" if figures["time_to_stable_s"] is None else f"{figures['time_to_stable_s']:.2f} s"
             print(f"{protocol:20} {members:>7,} {partitions:>10,} {stable:>9} {figures['paused']:>13,.0f} "
                   f"{figures['zk']:>11,} {figures['conflicts']:>9} {figures['rebalances']:>10} "
-                  f"{figures['expiries']:>8} {figures['events']:>10,} {wall:8.1f}s {cpu:8.1f}s {ratio:>11}", flush=True)
+                  f"{figures['timeouts']:>8} {figures['exhausted']:>7} {figures['events']:>10,} {wall:8.1f}s "
+                  f"{cpu:8.1f}s {ratio:>11}", flush=True)
 
 
 if __name__ == "__main__":
