@@ -58,9 +58,10 @@ REBALANCE_TRIGGERED = _REBALANCE.event("rebalance.triggered", "info",
     F("deleted", LIST, "with `topics_changed`: those that went"),
     F("brokers", LIST, "with `brokers_appeared`: the broker ids"))
 REBALANCE_STARTED = _REBALANCE.event("rebalance.started", "info",
-    "one `syncedRebalance` begins", F("cause", STR, "comma-separated causes: `initial`, `members_changed`, "
-        "`topic_changed`, `topics_changed`, `session_expired`, `session_resumed`, `brokers_appeared`, "
-        "`retry_after_failure`, `retry_after_error`"), shared.STRATEGY)
+    "one `syncedRebalance` begins",
+    F("cause", STR, "comma-separated causes: `initial`, `members_changed`, `topic_changed`, `topics_changed`, "
+        "`session_expired`, `session_resumed`, `brokers_appeared`, `retry_after_failure`, `retry_after_error`"),
+    shared.STRATEGY)
 
 
 # The steps of an attempt (``rebalance.<step>``), one per row of :data:`~zkconsumer.events.rebalance_steps.STEPS`:
@@ -191,9 +192,10 @@ STREAM_CHUNK_FENCED = _DATA_PATH.event("stream.chunk_fenced", "warning",
     "a chunk dropped, none of it handed out: the server had not confirmed the member's session within half its timeout "
     "(a pause, a cut network) and then it was lost. Its messages are fetched again by the partition's owner. The count "
     "of these events is the count of fenced chunks", shared.STREAM, shared.TOPIC, shared.PARTITION, shared.FETCH_OFFSET,
-    shared.MESSAGES, F("reason", STR, "`session_lost`, or `cancelled`: a rebalance cleared the stream or the connector "
-        "shut down meanwhile"),
-    F("confirmed_age_ms", NUMBER, "since the server last confirmed the session, null if never"), shared.WAITED_MS)
+    shared.MESSAGES,
+    F("reason", STR, "`session_lost`, or `cancelled`: a rebalance cleared the stream or the connector shut down "
+        "meanwhile"), F("confirmed_age_ms", NUMBER, "since the server last confirmed the session, null if never"),
+    shared.WAITED_MS)
 STREAM_FENCE_WAITED = _DATA_PATH.event("stream.fence_waited", "info",
     "the session's confirmation was too old before a chunk; a fresh one came, and the chunk was handed out",
     shared.STREAM, shared.TOPIC, shared.PARTITION, F("confirmed_age_ms", NUMBER), shared.WAITED_MS)

@@ -44,10 +44,10 @@ FRONT_GROUP_MEMBER_LEFT = _CLASSIC.event("front.group.member_left", "info",
     "a member left (LeaveGroup), or was refused at `group.max.size`", shared.MEMBER_ID,
     F("reason", STR | NULL, "the client's, or `group_max_size`"), shared.GROUP_INSTANCE_ID, drawn='a "left" mark')
 FRONT_GROUP_MEMBER_EXPIRED = _CLASSIC.event("front.group.member_expired", "info",
-    "a member was removed for a timeout", shared.MEMBER_ID, F("cause", STR, "`session_timeout`, "
-        "`new_member_join_timeout`, `pending_member_timeout` (a MEMBER_ID_REQUIRED member that never rejoined), "
-        "`not_rejoined` (at the rebalance timeout), `sync_timeout` (no SyncGroup in time after a round)"),
-    shared.GROUP_INSTANCE_ID, drawn='an "expired" mark')
+    "a member was removed for a timeout", shared.MEMBER_ID,
+    F("cause", STR, "`session_timeout`, `new_member_join_timeout`, `pending_member_timeout` (a MEMBER_ID_REQUIRED "
+        "member that never rejoined), `not_rejoined` (at the rebalance timeout), `sync_timeout` (no SyncGroup in time "
+        "after a round)"), shared.GROUP_INSTANCE_ID, drawn='an "expired" mark')
 FRONT_GROUP_ROUND_STARTED = _CLASSIC.event("front.group.round_started", "info",
     "a rebalance round began", F("generation", INT, "the one ending"), shared.REASON,
     F("initial_delay_ms", INT, "an empty group's first wait"), F("members", LIST),
@@ -123,9 +123,10 @@ FRONT_STARTED = _SERVER.event("front.started", "info",
 FRONT_CONNECTION_OPENED = _SERVER.event("front.connection_opened", "debug",
     "a client connected and the front connected it to the broker", F("broker", STR))
 FRONT_CONNECTION_CLOSED = _SERVER.event("front.connection_closed", "debug",
-    "a client's connection ended", F("reason", STR, "`client closed`, `invalid request`, `truncated request`, `client "
-        "reset`, `broker unavailable`, `broker lost`, `invalid answer`, `acks=0 produce failed`, `request dropped`, "
-        "`front stopped`, `error`"), F("requests", INT), shared.DURATION_MS)
+    "a client's connection ended",
+    F("reason", STR, "`client closed`, `invalid request`, `truncated request`, `client reset`, `broker unavailable`, "
+        "`broker lost`, `invalid answer`, `acks=0 produce failed`, `request dropped`, `front stopped`, `error`"),
+    F("requests", INT), shared.DURATION_MS)
 FRONT_REQUEST_INVALID = _SERVER.event("front.request_invalid", "warning",
     "a request the front could not read; the connection is closed", shared.REASON)
 FRONT_REQUEST_TRUNCATED = _SERVER.event("front.request_truncated", "warning",

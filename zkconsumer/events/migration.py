@@ -26,9 +26,9 @@ _MARKERS = section("migration.markers", "zkconsumer.migration", columns=("event"
 _RUNNER = section("migration.runner", "zkconsumer.migration")
 
 CONSUMER_SUBSCRIBED = _MODERN_MEMBER.event("consumer.subscribed", "info",
-    "`subscribe()` was called", shared.TOPIC, F("strategy", STR, "`range`, `roundrobin`, `cooperative-sticky`, under "
-        "KIP-848 the server assignor, `uniform` or `range`"), F("protocol", STR, "`eager` or `cooperative`"),
-    F("group_protocol", STR, "`classic` or `consumer`"))
+    "`subscribe()` was called", shared.TOPIC,
+    F("strategy", STR, "`range`, `roundrobin`, `cooperative-sticky`, under KIP-848 the server assignor, `uniform` or "
+        "`range`"), F("protocol", STR, "`eager` or `cooperative`"), F("group_protocol", STR, "`classic` or `consumer`"))
 CONSUMER_GROUP_PROTOCOL_UNSUPPORTED = _MODERN_MEMBER.event("consumer.group_protocol_unsupported", "error",
     "the coordinator does not run the member's group protocol (KIP-848 without ConsumerGroupHeartbeat); the member "
     "exits with status 3 and the comparison stops that protocol", F("group_protocol", STR), shared.BOOTSTRAP,
@@ -57,8 +57,9 @@ _MODERN_MEMBER.also(REBALANCE_LISTENER_BEFORE_RELEASE,
     "not leaving. The comparison counts every partition the member fetched as paused while it lasts (`poll()` delivers "
     "nothing meanwhile), `kept` resuming at its end. A legacy member with `--revoke-ms` spends it in its rebalance "
     "listener: the connector's step 3 above, whose duration it is", F("step", INT, "3"), F("revoke_ms", NUMBER),
-    F("spent", BOOL, "whether the cost was spent"), F("revoked", LIST, "and `kept` (partitions, with `thread`: what it "
-        "gives up, what it goes on fetching afterwards, `[]` when eager)"), shared.DURATION_MS, F("kept", LIST))
+    F("spent", BOOL, "whether the cost was spent"),
+    F("revoked", LIST, "and `kept` (partitions, with `thread`: what it gives up, what it goes on fetching afterwards, "
+        "`[]` when eager)"), shared.DURATION_MS, F("kept", LIST))
 _MODERN_MEMBER.also(REBALANCE_RELEASE,
     "`on_revoke`: `unassign()` (eager: everything) or `incremental_unassign()` (cooperative: only what moves)",
     F("step", INT, "4"), F("released", LIST, "partitions, with `thread`"), F("batches", INT), shared.DURATION_MS)
