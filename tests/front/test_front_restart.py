@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -63,14 +62,6 @@ class Member:
 
     def assigned(self) -> list[int]:
         return sorted(p.partition for p in self.consumer.assignment())
-
-
-@pytest.fixture
-def fronts() -> Iterator[list[FrontProcess]]:
-    started: list[FrontProcess] = []
-    yield started
-    for front in started:
-        front.stop()
 
 
 def start(fronts: list[FrontProcess], broker: str, workdir: Path, options: tuple[str, ...]) -> FrontProcess:

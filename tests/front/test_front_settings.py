@@ -28,6 +28,7 @@ KAFKA_DEFAULTS = {
     "group.consumer.max.heartbeat.interval.ms": "15000",
     "group.consumer.assignors": "uniform,range",
     "group.consumer.max.size": "2147483647",
+    "group.consumer.migration.policy": "bidirectional",
 }
 
 

@@ -2,7 +2,9 @@
 migration case): the KIP-848 heartbeat reads the cluster's topics from the broker before it checks the classic
 coordinator, so nothing awaits between that check and the KIP-848 group's creation. The broker's Metadata answer is
 held on an event while a classic JoinGroup of the same group id comes in, the interleaving that would otherwise put the
-group in both coordinators."""
+group in both coordinators. The heartbeat then converts the live classic group (Kafka's online upgrade) and the waiting
+JoinGroup is answered REBALANCE_IN_PROGRESS; with ``group.consumer.migration.policy`` disabled it is refused and the
+classic group goes on."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import struct
 import uuid
 from typing import Any
 
+import pytest
 from kio.schema.consumer_group_heartbeat.v0.request import ConsumerGroupHeartbeatRequest
 from kio.schema.join_group.v3.request import JoinGroupRequest, JoinGroupRequestProtocol
 from kio.static.primitive import i32, i32Timedelta
@@ -19,7 +22,7 @@ from time_scale import bounded
 
 from zkconsumer.front.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
 from zkconsumer.front.classic_group_messages import ErrorCode, GroupState
-from zkconsumer.front.consumer_group import ConsumerGroupCoordinator
+from zkconsumer.front.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
 from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
 from zkconsumer.front.group_apis import CONSUMER_GROUP_HEARTBEAT, JOIN_GROUP, GroupApis
 from zkconsumer.front.handlers import RequestContext
@@ -42,13 +45,14 @@ def _heartbeat(group: str) -> ConsumerGroupHeartbeatRequest:
                                          server_assignor=None, topic_partitions=())
 
 
+@pytest.mark.parametrize("policy", ["bidirectional", "disabled"])
 def test_a_classic_join_during_a_kip848_heartbeat_s_topic_refresh_leaves_the_group_in_one_coordinator(
-        broker_bootstrap):
+        broker_bootstrap, policy):
     group = f"both-{uuid.uuid4().hex[:6]}"
 
-    async def scenario() -> tuple[Any, bool, bool, GroupState | None]:
+    async def scenario() -> tuple[Any, Any, bool, bool, GroupState | None]:
         runtime = CoordinatorRuntime(ClassicGroupCoordinator(ClassicGroupConfig(initial_rebalance_delay_ms=10_000)),
-                                     ConsumerGroupCoordinator())
+                                     ConsumerGroupCoordinator(ConsumerGroupConfig(migration_policy=policy)))
         apis = GroupApis(runtime)
         host, port = broker_bootstrap.rsplit(":", 1)
         reader, writer = await asyncio.open_connection(host, int(port), limit=COPY_CHUNK)
@@ -74,13 +78,20 @@ def test_a_classic_join_during_a_kip848_heartbeat_s_topic_refresh_leaves_the_gro
         in_classic = group in runtime.classic.group_ids()
         in_consumer = runtime.consumer.has_group(group)
         state = runtime.classic.state_of(group) if in_classic else None
+        joined = await join if in_consumer else None
         join.cancel()
         runtime.close()
         await upstream.close()
-        return answered, in_classic, in_consumer, state
+        return answered, joined, in_classic, in_consumer, state
 
-    answered, in_classic, in_consumer, state = asyncio.run(asyncio.wait_for(scenario(), bounded(30)))
-    assert (in_classic, in_consumer) == (True, False)
-    assert state is GroupState.PREPARING_REBALANCE
-    assert int(answered.error_code) == ErrorCode.group_id_not_found
-    assert answered.error_message == f"Group {group} is not a consumer group."
+    answered, joined, in_classic, in_consumer, state = asyncio.run(asyncio.wait_for(scenario(), bounded(30)))
+    if policy == "disabled":
+        assert (in_classic, in_consumer) == (True, False)
+        assert state is GroupState.PREPARING_REBALANCE
+        assert int(answered.error_code) == ErrorCode.group_id_not_found
+        assert answered.error_message == (f"Group {group} is not a consumer group (group.consumer.migration.policy "
+                                          "is disabled).")
+    else:
+        assert (in_classic, in_consumer) == (False, True)
+        assert int(answered.error_code) == ErrorCode.none
+        assert int(joined.error_code) == ErrorCode.rebalance_in_progress  # the classic member joins the new group

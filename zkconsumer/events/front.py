@@ -118,6 +118,15 @@ FRONT_CONSUMER_GROUP_HEARTBEAT_REJECTED = _CONSUMER.event("front.consumer_group.
     drawn="text only, flagged")
 FRONT_CONSUMER_GROUP_DELETED = _CONSUMER.event("front.consumer_group.deleted", "info",
     "DeleteGroups removed an empty group", drawn="the band turns Dead")
+FRONT_CONSUMER_GROUP_UPGRADED = _CONSUMER.event("front.consumer_group.upgraded", "info",
+    "a new member's ConsumerGroupHeartbeat converted a live classic group into a consumer group (Kafka's online "
+    "upgrade, `group.consumer.migration.policy` upgrade or bidirectional): its members stay, speaking the classic "
+    "protocol, each at the classic generation as its member epoch with its current assignment", shared.GENERATION,
+    F("classic_state", STR, "the classic group's state when converted"), shared.MEMBER_IDS,
+    drawn="text only (the state band goes on as the consumer group's)")
+FRONT_CONSUMER_GROUP_UPGRADE_REFUSED = _CONSUMER.event("front.consumer_group.upgrade_refused", "info",
+    "a new member's ConsumerGroupHeartbeat to a live classic group that cannot convert, answered GROUP_ID_NOT_FOUND",
+    shared.REASON, drawn="text only")
 FRONT_STARTED = _SERVER.event("front.started", "info",
     "the front listens", F("listen", STR), F("advertised", STR), F("local_apis", LIST), F("group_settings", OBJECT))
 FRONT_CONNECTION_OPENED = _SERVER.event("front.connection_opened", "debug",

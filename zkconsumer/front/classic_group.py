@@ -359,13 +359,7 @@ class ClassicGroupCoordinator:
         group = self._groups.get(group_id)
         if group is None or (group.generation_id == 0 and not group.members):
             return None
-        return ClassicGroupRecord(
-            protocol_type=group.protocol_type or "", generation=group.generation_id, protocol=group.protocol_name,
-            leader=group.leader_id, members=tuple(
-                ClassicMemberRecord(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                                    m.rebalance_timeout_ms, m.session_timeout_ms, m.metadata(group.protocol_name),
-                                    m.assignment)
-                for m in group.members.values()))
+        return _record(group)
 
     def load(self, group_id: str, record: ClassicGroupRecord, now_ms: int) -> Step:
         """Take in a group replayed from its record, as Kafka's ``GroupMetadataManager`` replays a
@@ -394,6 +388,26 @@ class ClassicGroupCoordinator:
         if limit is not None and len(group.members) > limit:
             self._prepare_rebalance(group, f"loaded with {len(group.members)} members, over group.max.size {limit}")
         return self._drain()
+
+    def hand_over(self, group_id: str, now_ms: int) -> tuple[ClassicGroupRecord | None, str, Step]:
+        """Give a live group up to the KIP-848 coordinator (Kafka's ``convertToConsumerGroup``): its record as it
+        stands (a member in the middle of a round with the assignment it last had, or none), the state it was in, and
+        every JoinGroup and SyncGroup still waiting answered REBALANCE_IN_PROGRESS so that its member joins the
+        consumer group. The group is forgotten here; ``None`` for a group that is not here."""
+        now_ms = max(self._now, now_ms)
+        self._fire_due(now_ms)
+        self._now = now_ms
+        group = self._groups.get(group_id)
+        if group is None:
+            return None, DEAD.value, self._drain()
+        record = _record(group)
+        for member in group.members.values():
+            self._complete_join_future(group, member, JoinGroupResponse(ErrorCode.rebalance_in_progress,
+                                                                        member_id=member.member_id))
+            self._complete_sync_future(member, SyncGroupResponse(ErrorCode.rebalance_in_progress))
+        state = group.state.value
+        self._forget(group_id)
+        return record, state, self._drain()
 
     def awaiting_requests(self) -> set[int]:
         """Ids of the requests still waiting for their answer (JoinGroups and SyncGroups)."""
@@ -1057,6 +1071,19 @@ class ClassicGroupCoordinator:
     def _forget(self, group_id: str) -> None:
         del self._groups[group_id]
         self._timers.cancel_where(lambda key: key[1] == group_id)
+
+
+def _record(group: _Group) -> ClassicGroupRecord:
+    """The group as ``GroupMetadataValue`` holds it; a member's metadata is that of the chosen protocol (of its first
+    protocol before any was chosen)."""
+    return ClassicGroupRecord(
+        protocol_type=group.protocol_type or "", generation=group.generation_id, protocol=group.protocol_name,
+        leader=group.leader_id, members=tuple(
+            ClassicMemberRecord(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
+                                m.session_timeout_ms,
+                                m.metadata(group.protocol_name) or (m.protocols[0].metadata if m.protocols else b""),
+                                m.assignment)
+            for m in group.members.values()))
 
 
 def _inconsistent(requested: str | None, current: str | None) -> bool:

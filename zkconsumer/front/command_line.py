@@ -13,7 +13,7 @@ from zkconsumer.errors import EnvironmentSetupError, UsageError
 from zkconsumer.front.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
 from zkconsumer.front.config import CLASSIC_SETTINGS, CONSUMER_SETTINGS, LOOPBACK, FrontConfig
 from zkconsumer.front.config_apis import ConfigApis
-from zkconsumer.front.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
+from zkconsumer.front.consumer_group import MIGRATION_POLICIES, ConsumerGroupConfig, ConsumerGroupCoordinator
 from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
 from zkconsumer.front.group_apis import GroupApis
 from zkconsumer.front.group_records import GROUPS_TOPIC
@@ -51,6 +51,9 @@ def add_front_options(parser: argparse.ArgumentParser) -> None:
                             help=f"{setting} ({kip848}default: %(default)s)")
     groups.add_argument("--group-consumer-assignors", default="uniform,range", metavar="NAMES",
                         help="group.consumer.assignors, the first the default (KIP-848; default: %(default)s)")
+    groups.add_argument("--group-consumer-migration-policy", choices=MIGRATION_POLICIES, default="bidirectional",
+                        help="group.consumer.migration.policy: which online conversions between classic and consumer "
+                             "groups happen (KIP-848; default: %(default)s)")
 
 
 def _option(setting: str) -> str:
@@ -74,6 +77,7 @@ def config_of(args: argparse.Namespace, bootstrap: str) -> FrontConfig:
         classic = ClassicGroupConfig(**_given(args, CLASSIC_SETTINGS))
         consumer = ConsumerGroupConfig(
             assignors=tuple(n.strip() for n in args.group_consumer_assignors.split(",") if n.strip()),
+            migration_policy=args.group_consumer_migration_policy,
             **_given(args, CONSUMER_SETTINGS)).check()
     except ValueError as exc:
         raise UsageError(str(exc)) from None

@@ -84,6 +84,7 @@ class FrontConfig:
             **{setting: getattr(consumer, name) for setting, name in CONSUMER_SETTINGS.items()},
             "group.consumer.assignors": ",".join(consumer.assignors),
             "group.consumer.max.size": consumer.max_size,
+            "group.consumer.migration.policy": consumer.migration_policy,
         }
         return {name: str(INT_MAX if value is None else value) for name, value in settings.items()}
 

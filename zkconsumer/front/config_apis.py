@@ -120,7 +120,7 @@ class ConfigApis:
 
 
 def _config_type(name: str) -> int:
-    if name == FRONT_CONFIG:
+    if name in (FRONT_CONFIG, "group.consumer.migration.policy"):
         return STRING
     return LIST if name.endswith(".assignors") else INT
 

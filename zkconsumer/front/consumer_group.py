@@ -49,6 +49,12 @@ The behaviour, as Kafka's:
   INVALID_REGULAR_EXPRESSION; changing it bumps the group epoch; a topic created later that it matches does at the
   next heartbeat. The group is homogeneous for the assignor when every member subscribes to the same names, or all to
   one and the same regex and none to names, as Kafka decides it.
+- **The online upgrade** (``group.consumer.migration.policy``, bidirectional by default): a live classic group a new
+  member's heartbeat converts (:meth:`ConsumerGroupCoordinator.upgrade`) keeps its members as classic members, at
+  the classic generation as their epoch with their assignments; they, and any classic member joining later, speak
+  JoinGroup/SyncGroup/Heartbeat/LeaveGroup (``classic_join``...), each answered from the member's reconciliation:
+  REBALANCE_IN_PROGRESS on a Heartbeat while it must move, its assigned partitions in SyncGroup as ConsumerProtocol's
+  assignment, its generation its member epoch (and what its commits are checked against).
 - Group states Empty, Assigning (group epoch ahead of the target), Reconciling (a member not yet at the target),
   Stable; Dead once deleted. ``group.consumer.max.size`` (default unlimited) answers GROUP_MAX_SIZE_REACHED.
 
@@ -121,6 +127,8 @@ from zkconsumer.assignors.model import AssignmentError
 from zkconsumer.assignors.topic_ids import Uuid
 from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import partition_list
+from zkconsumer.front import classic_group_messages as classic
+from zkconsumer.front.classic_group import REQUIRE_KNOWN_MEMBER_ID_VERSION
 from zkconsumer.front.classic_group_messages import GroupEvent, ListedGroup
 from zkconsumer.front.consumer_group_messages import (
     CONSUMER_GROUP_TYPE,
@@ -142,14 +150,34 @@ from zkconsumer.front.consumer_group_messages import (
     TopicMetadata,
 )
 from zkconsumer.front.consumer_group_reconcile import FREE, Reconciliation, reconcile
+from zkconsumer.front.consumer_protocol import (
+    ProtocolInvalid,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+)
 from zkconsumer.front.deadline_timers import DeadlineTimers
-from zkconsumer.front.group_records import ConsumerGroupRecord, ConsumerMemberRecord, PartitionsRecord, TopicRecord
+from zkconsumer.front.group_records import (
+    ClassicGroupRecord,
+    ClassicMemberRecord,
+    ClassicProtocolRecord,
+    ConsumerGroupRecord,
+    ConsumerMemberRecord,
+    PartitionsRecord,
+    TopicRecord,
+)
 from zkconsumer.types import TopicPartition
 
 #: the first ConsumerGroupHeartbeat version whose members generate their own member id (KIP-1082)
 CLIENT_MEMBER_ID_VERSION = 1
 #: the first OffsetCommit version a member of a consumer group must use
 CONSUMER_OFFSET_COMMIT_VERSION = 9
+
+
+#: ConsumerGroupDescribe's ``member_type`` of a member by the protocol it speaks
+CLASSIC_MEMBER_TYPE, CONSUMER_MEMBER_TYPE = 0, 1
+#: ``group.consumer.migration.policy``'s values, as Kafka spells them
+MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
 
 
 class ServerAssignor(Protocol):
@@ -183,10 +211,23 @@ class ConsumerGroupConfig:
     #: ``group.consumer.min.heartbeat.interval.ms`` / ``group.consumer.max.heartbeat.interval.ms``
     min_heartbeat_interval_ms: int = 5_000
     max_heartbeat_interval_ms: int = 15_000
+    #: ``group.consumer.migration.policy``: which online conversions between classic and consumer groups happen
+    migration_policy: str = "bidirectional"
 
     def __post_init__(self) -> None:
         if not self.assignors:
             raise ValueError("group.consumer.assignors must name at least one assignor")
+        if self.migration_policy not in MIGRATION_POLICIES:
+            raise ValueError(f"group.consumer.migration.policy is {self.migration_policy!r}; one of "
+                             f"{', '.join(MIGRATION_POLICIES)}")
+
+    def upgrade_enabled(self) -> bool:
+        """Whether a classic group converts to a consumer group when a member sends a ConsumerGroupHeartbeat."""
+        return self.migration_policy in ("bidirectional", "upgrade")
+
+    def downgrade_enabled(self) -> bool:
+        """Whether a consumer group whose last consumer-protocol member left converts back to a classic group."""
+        return self.migration_policy in ("bidirectional", "downgrade")
 
     def check(self) -> ConsumerGroupConfig:
         """This config, once Kafka's bounds hold.
@@ -224,6 +265,19 @@ _TimerKey = tuple[_TimerKind, str, str]
 
 
 @dataclass(frozen=True)
+class ClassicProtocol:
+    """What a member speaking the classic protocol in a consumer group keeps of its JoinGroup (Kafka's
+    ``ClassicMemberMetadata``): its session timeout, which its heartbeats restart, and its protocols."""
+
+    session_timeout_ms: int
+    #: (name, metadata) in the member's order; the first names the protocol its answers carry
+    protocols: tuple[tuple[str, bytes], ...]
+
+    def protocol_name(self) -> str:
+        return self.protocols[0][0] if self.protocols else ""
+
+
+@dataclass(frozen=True)
 class _Member:
     member_id: str
     instance_id: str | None = None
@@ -237,6 +291,8 @@ class _Member:
     #: the subscribed topic regex as last sent (``""``: none, as librdkafka says it)
     regex: str | None = None
     rec: Reconciliation = Reconciliation()
+    #: set for a member using the classic protocol (JoinGroup, SyncGroup, Heartbeat)
+    classic: ClassicProtocol | None = None
 
 
 @dataclass
@@ -375,6 +431,8 @@ class ConsumerGroupCoordinator:
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.unknown_member_id
+        if member.classic is not None:  # a classic member commits with its generation, at any version
+            return ErrorCode.none if member_epoch == member.rec.member_epoch else ErrorCode.illegal_generation
         if not transactional and api_version < CONSUMER_OFFSET_COMMIT_VERSION:
             return ErrorCode.unsupported_version
         return ErrorCode.none if member_epoch == member.rec.member_epoch else ErrorCode.stale_member_epoch
@@ -388,6 +446,180 @@ class ConsumerGroupCoordinator:
         if member is None:
             return ErrorCode.unknown_member_id
         return ErrorCode.none if member_epoch == member.rec.member_epoch else ErrorCode.stale_member_epoch
+
+    # --- the online upgrade, and the classic protocol inside a consumer group ------------------------------------
+
+    def upgrade_refused(self, group_id: str, record: ClassicGroupRecord,
+                        now_ms: int) -> tuple[str | None, tuple[GroupEvent, ...]]:
+        """Why the live classic group of ``record`` cannot become a consumer group (``validateOnlineUpgrade``, and the
+        decoding ``fromClassicGroup`` does), or ``None``: the migration policy, ``group.consumer.max.size``, a protocol
+        type other than ``consumer``, a member's subscription or assignment that is not ConsumerProtocol's."""
+        self._advance(now_ms)
+        refused = None
+        if not self.config.upgrade_enabled():
+            refused = f"group.consumer.migration.policy is {self.config.migration_policy}"
+        elif self.config.max_size is not None and len(record.members) >= self.config.max_size:
+            refused = f"its {len(record.members)} members reach group.consumer.max.size {self.config.max_size}"
+        elif record.protocol_type != CONSUMER_GROUP_TYPE:
+            refused = f"its protocol type {record.protocol_type!r} is not {CONSUMER_GROUP_TYPE!r}"
+        else:
+            try:
+                held = [tp for m in record.members for tp in _classic_assignment(m)]
+                if len(held) != len(set(held)):
+                    refused = "two members' assignments overlap"
+            except ProtocolInvalid as exc:
+                refused = f"a member's metadata is not ConsumerProtocol's: {exc}"
+        if refused is not None:
+            self._event(ev.FRONT_CONSUMER_GROUP_UPGRADE_REFUSED, group_id, reason=refused)
+        return refused, self._drain()
+
+    def upgrade(self, group_id: str, record: ClassicGroupRecord, classic_state: str,
+                now_ms: int) -> tuple[GroupEvent, ...]:
+        """Take over a live classic group that :meth:`upgrade_refused` passed (``convertToConsumerGroup``,
+        ``ConsumerGroup.fromClassicGroup``): every member stays, speaking the classic protocol, at the classic
+        generation as its member epoch (and as the group and assignment epochs) with its current assignment as its
+        assigned partitions and its target, so that nothing moves until the group epoch does."""
+        self._advance(now_ms)
+        generation = record.generation
+        group = _Group(group_id, group_epoch=generation, assignment_epoch=generation)
+        for m in record.members:
+            assigned = self._partitions_by_id(_classic_assignment(m))
+            member = _Member(m.member_id, m.group_instance_id, None, m.rebalance_timeout_ms, m.client_id,
+                             m.client_host, decode_subscription(m.subscription).topics,
+                             rec=Reconciliation(MemberState.STABLE, generation, generation, assigned),
+                             classic=ClassicProtocol(m.session_timeout_ms, ((record.protocol or "", m.subscription),)))
+            self._put(group, None, member)
+            group.target[m.member_id] = assigned
+            self._schedule(_TimerKind.SESSION, group_id, m.member_id, m.session_timeout_ms)
+        group.subscription_metadata = self._subscription_metadata(group.members.values())
+        group.state = _state_of(group)
+        self._groups[group_id] = group
+        self._event(ev.FRONT_CONSUMER_GROUP_UPGRADED, group_id, generation=generation, classic_state=classic_state,
+                    members=list(group.members))
+        return self._drain()
+
+    def classic_join(self, request: classic.JoinGroup, now_ms: int) -> tuple[classic.JoinGroupResponse,
+                                                                                tuple[GroupEvent, ...]]:
+        """A classic member's JoinGroup to a consumer group (``classicGroupJoinToConsumerGroup``): its subscription
+        and owned partitions (ConsumerProtocol's, of its first protocol) go through the heartbeat's steps, and it is
+        answered at once with its member epoch as the generation, as a follower (no members to assign: the
+        coordinator assigns), its assignment to come in SyncGroup."""
+        self._advance(now_ms)
+        group = self._groups.get(request.group_id)
+        if group is None or request.protocol_type != CONSUMER_GROUP_TYPE or not request.protocols:
+            return classic.JoinGroupResponse(ErrorCode.inconsistent_group_protocol, request.member_id), self._drain()
+        try:
+            subscription = decode_subscription(request.protocols[0].metadata)
+        except ProtocolInvalid:
+            return classic.JoinGroupResponse(ErrorCode.inconsistent_group_protocol, request.member_id), self._drain()
+        known = group.members.get(request.member_id)
+        if known is not None and known.classic is None:
+            return classic.JoinGroupResponse(ErrorCode.unknown_member_id, request.member_id), self._drain()
+        member_id = request.member_id
+        if not member_id:
+            member_id = self._new_member_id()
+            if request.api_version >= REQUIRE_KNOWN_MEMBER_ID_VERSION and request.group_instance_id is None:
+                return classic.JoinGroupResponse(ErrorCode.member_id_required, member_id), self._drain()
+        protocol = ClassicProtocol(request.session_timeout_ms, tuple((p.name, p.metadata) for p in request.protocols))
+        heartbeat = ConsumerGroupHeartbeat(
+            request.group_id, member_id, known.rec.member_epoch if known else JOIN_GROUP_MEMBER_EPOCH,
+            request.group_instance_id, None, request.rebalance_timeout_ms, subscription.topics,
+            owned=self._partitions_by_id(subscription.owned), client_id=request.client_id,
+            client_host=request.client_host, api_version=CLIENT_MEMBER_ID_VERSION)
+        try:
+            self._update_member(heartbeat, protocol)
+        except _Rejected as rejected:
+            self._event(ev.FRONT_CONSUMER_GROUP_HEARTBEAT_REJECTED, request.group_id, member_id=member_id,
+                        member_epoch=heartbeat.member_epoch, error=rejected.code.name.upper(),
+                        message=rejected.message)
+            return classic.JoinGroupResponse(rejected.code, member_id), self._drain()
+        member = group.members[member_id]
+        return classic.JoinGroupResponse(
+            ErrorCode.none, member_id, member.rec.member_epoch, CONSUMER_GROUP_TYPE, protocol.protocol_name(),
+            leader=""), self._drain()
+
+    def classic_sync(self, request: classic.SyncGroup, now_ms: int) -> tuple[classic.SyncGroupResponse,
+                                                                                tuple[GroupEvent, ...]]:
+        """A classic member's SyncGroup (``classicGroupSyncToConsumerGroup``): its assigned partitions as a
+        ConsumerProtocol assignment; any assignment a client sends is ignored."""
+        self._advance(now_ms)
+        member, code = self._classic_member(request)
+        if member is None or member.classic is None:
+            return classic.SyncGroupResponse(code), self._drain()
+        name = member.classic.protocol_name()
+        if ((request.protocol_type is not None and request.protocol_type != CONSUMER_GROUP_TYPE)
+                or (request.protocol_name is not None and request.protocol_name != name)):
+            return classic.SyncGroupResponse(ErrorCode.inconsistent_group_protocol), self._drain()
+        self._schedule(_TimerKind.SESSION, request.group_id, member.member_id, self._session_ms(member))
+        by_name: dict[str, frozenset[int]] = {}
+        for topic_id, numbers in member.rec.assigned.items():
+            if topic_id in self._topic_names and numbers:
+                by_name[self._topic_names[topic_id]] = numbers
+        return classic.SyncGroupResponse(ErrorCode.none, encode_assignment(by_name), CONSUMER_GROUP_TYPE,
+                                         name), self._drain()
+
+    def classic_heartbeat(self, request: classic.Heartbeat, now_ms: int) -> tuple[classic.HeartbeatResponse,
+                                                                                    tuple[GroupEvent, ...]]:
+        """A classic member's Heartbeat (``classicGroupHeartbeatToConsumerGroup``): REBALANCE_IN_PROGRESS, so that it
+        rejoins, while the group epoch is ahead of the member's, while it must revoke partitions, or when partitions it
+        waits for are free."""
+        self._advance(now_ms)
+        member, code = self._classic_member(request)
+        if member is None:
+            return classic.HeartbeatResponse(code), self._drain()
+        group = self._groups[request.group_id]
+        self._schedule(_TimerKind.SESSION, request.group_id, member.member_id, self._session_ms(member))
+        rec = member.rec
+        waiting = {t: ps - rec.assigned.get(t, frozenset()) for t, ps in group.target.get(member.member_id, {}).items()}
+        released = any(group.partition_epoch(t, p) == FREE for t, ps in waiting.items() for p in ps)
+        rejoin = (rec.member_epoch < group.group_epoch or rec.state is MemberState.UNREVOKED_PARTITIONS
+                  or (rec.state is MemberState.UNRELEASED_PARTITIONS and released))
+        return classic.HeartbeatResponse(ErrorCode.rebalance_in_progress if rejoin else ErrorCode.none), self._drain()
+
+    def classic_leave(self, request: classic.LeaveGroup, now_ms: int) -> tuple[classic.LeaveGroupResponse,
+                                                                                 tuple[GroupEvent, ...]]:
+        """A LeaveGroup to a consumer group (``classicGroupLeaveToConsumerGroup``): each member named, by member id
+        or instance id, leaves as a heartbeat's -1 would make it."""
+        self._advance(now_ms)
+        group = self._groups[request.group_id]
+        rows = []
+        for leaving in request.members:
+            member_id = leaving.member_id or group.static_members.get(leaving.group_instance_id or "", "")
+            member = group.members.get(member_id)
+            if member is None:
+                rows.append(classic.LeaveMemberResponse(leaving.member_id, leaving.group_instance_id,
+                                                        ErrorCode.unknown_member_id))
+                continue
+            if leaving.group_instance_id is not None and member.instance_id != leaving.group_instance_id:
+                rows.append(classic.LeaveMemberResponse(leaving.member_id, leaving.group_instance_id,
+                                                        ErrorCode.fenced_instance_id))
+                continue
+            self._event(ev.FRONT_CONSUMER_GROUP_MEMBER_LEFT, group.group_id, member_id=member.member_id,
+                        instance_id=member.instance_id, temporary=False)
+            self._fence(group, member, "member_left")
+            rows.append(classic.LeaveMemberResponse(leaving.member_id, leaving.group_instance_id))
+        return classic.LeaveGroupResponse(ErrorCode.none, tuple(rows)), self._drain()
+
+    def _classic_member(self, request: classic.GenerationRequest) -> tuple[_Member | None, ErrorCode]:
+        """``validateClassicGroupHeartbeat``: a classic member of the group, at the generation its member epoch."""
+        group = self._groups.get(request.group_id)
+        member = group.members.get(request.member_id) if group else None
+        if group is None or member is None or member.classic is None:
+            return None, ErrorCode.unknown_member_id
+        if request.group_instance_id is not None and member.instance_id != request.group_instance_id:
+            return None, ErrorCode.fenced_instance_id
+        if request.generation_id != member.rec.member_epoch:
+            return None, ErrorCode.illegal_generation
+        return member, ErrorCode.none
+
+    def _partitions_by_id(self, partitions: Iterable[TopicPartition]) -> Partitions:
+        """Named partitions by topic id, those of topics the metadata does not know left out."""
+        by_id: dict[Uuid, set[int]] = {}
+        for tp in partitions:
+            topic = self._topics.get(tp.topic)
+            if topic is not None and 0 <= tp.partition < topic.partitions:
+                by_id.setdefault(topic.topic_id, set()).add(tp.partition)
+        return {topic_id: frozenset(numbers) for topic_id, numbers in by_id.items()}
 
     # --- read-only views (tests, the edge's status) ---------------------------------------------------------------
 
@@ -438,7 +670,9 @@ class ConsumerGroupCoordinator:
                 m.member_id, m.instance_id, m.rack_id, m.rebalance_timeout_ms, m.client_id, m.client_host,
                 m.subscribed, m.server_assignor, m.regex, m.rec.state.value, m.rec.member_epoch,
                 m.rec.previous_member_epoch, _partitions_record(m.rec.assigned),
-                _partitions_record(m.rec.pending_revocation), _partitions_record(group.target.get(m.member_id, {})))
+                _partitions_record(m.rec.pending_revocation), _partitions_record(group.target.get(m.member_id, {})),
+                None if m.classic is None else m.classic.session_timeout_ms,
+                () if m.classic is None else tuple(ClassicProtocolRecord(n, md) for n, md in m.classic.protocols))
                 for m in group.members.values()))
 
     def load(self, group_id: str, record: ConsumerGroupRecord, now_ms: int) -> tuple[GroupEvent, ...]:
@@ -456,10 +690,13 @@ class ConsumerGroupCoordinator:
         for m in record.members:
             rec = Reconciliation(MemberState(m.state), m.member_epoch, m.previous_member_epoch,
                                  _partitions_of(m.assigned), _partitions_of(m.pending_revocation))
+            classic_protocol = None if m.classic_session_timeout_ms is None else ClassicProtocol(
+                m.classic_session_timeout_ms, tuple((p.name, p.metadata) for p in m.classic_protocols))
             self._put(group, None, _Member(m.member_id, m.instance_id, m.rack_id, m.rebalance_timeout_ms,
-                                           m.client_id, m.client_host, m.subscribed, m.server_assignor, m.regex, rec))
+                                           m.client_id, m.client_host, m.subscribed, m.server_assignor, m.regex, rec,
+                                           classic_protocol))
             group.target[m.member_id] = _partitions_of(m.target)
-            self._schedule(_TimerKind.SESSION, group_id, m.member_id, self.config.session_timeout_ms)
+            self._schedule(_TimerKind.SESSION, group_id, m.member_id, self._session_ms(group.members[m.member_id]))
             if rec.state is MemberState.UNREVOKED_PARTITIONS:
                 self._schedule(_TimerKind.REBALANCE, group_id, m.member_id, m.rebalance_timeout_ms, m.member_epoch)
         group.state = _state_of(group)
@@ -491,6 +728,10 @@ class ConsumerGroupCoordinator:
     def _schedule(self, kind: _TimerKind, group_id: str, member_id: str, after_ms: int, member_epoch: int = 0) -> None:
         self._timers.arm((kind, group_id, member_id), self._now + after_ms, member_epoch)
 
+    def _session_ms(self, member: _Member) -> int:
+        """The member's session: a classic member's own, else the group's (``group.consumer.session.timeout.ms``)."""
+        return member.classic.session_timeout_ms if member.classic is not None else self.config.session_timeout_ms
+
     def _cancel_timers(self, group_id: str, member_id: str) -> None:
         for kind in _TimerKind:
             self._timers.cancel((kind, group_id, member_id))
@@ -506,7 +747,7 @@ class ConsumerGroupCoordinator:
                 continue
             if kind is _TimerKind.SESSION:
                 self._event(ev.FRONT_CONSUMER_GROUP_MEMBER_EXPIRED, group.group_id, member_id=member.member_id,
-                            instance_id=member.instance_id, session_timeout_ms=self.config.session_timeout_ms)
+                            instance_id=member.instance_id, session_timeout_ms=self._session_ms(member))
                 self._fence(group, member, "member_expired")
             elif member.rec.member_epoch == due.value:
                 self._event(ev.FRONT_CONSUMER_GROUP_MEMBER_FENCED, group.group_id, member_id=member.member_id,
@@ -550,7 +791,12 @@ class ConsumerGroupCoordinator:
         self._validate(request)
         if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
             return self._leave(request)
+        return self._update_member(request)
 
+    def _update_member(self, request: ConsumerGroupHeartbeat,
+                       classic_protocol: ClassicProtocol | None = None) -> ConsumerGroupHeartbeatResponse:
+        """A member's heartbeat once checked (a classic member's JoinGroup too, ``classic_protocol`` set): the
+        member updated, the group epoch and target assignment moved, the member reconciled."""
         joining = request.member_epoch == JOIN_GROUP_MEMBER_EPOCH
         group = self._groups.get(request.group_id)
         if group is None:
@@ -576,6 +822,7 @@ class ConsumerGroupCoordinator:
             regex=request.subscribed_topic_regex if request.subscribed_topic_regex is not None else member.regex,
             client_id=request.client_id,
             client_host=request.client_host,
+            classic=classic_protocol or member.classic,
         )
 
         if updated.regex and updated.regex != member.regex and not any(
@@ -654,7 +901,7 @@ class ConsumerGroupCoordinator:
                 else:
                     self._timers.cancel((_TimerKind.REBALANCE, group.group_id, member_id))
         self._update_state(group)
-        self._schedule(_TimerKind.SESSION, group.group_id, member_id, self.config.session_timeout_ms)
+        self._schedule(_TimerKind.SESSION, group.group_id, member_id, self._session_ms(group.members[member_id]))
 
         final = group.members[member_id]
         full = joining or (request.rebalance_timeout_ms != -1 and request.subscribed_topic_names is not None
@@ -895,8 +1142,18 @@ class ConsumerGroupCoordinator:
                 subscribed_topic_regex=m.regex,
                 assignment=self._described_partitions(m.rec.assigned),
                 target_assignment=self._described_partitions(group.target.get(m.member_id, {})),
+                member_type=CONSUMER_MEMBER_TYPE if m.classic is None else CLASSIC_MEMBER_TYPE,
             ) for m in group.members.values()),
         )
+
+
+def _classic_assignment(member: ClassicMemberRecord) -> tuple[TopicPartition, ...]:
+    """What a classic member holds: its assignment, or, in the middle of a round (no assignment yet), the partitions
+    its JoinGroup reported owning (a cooperative member keeps them through the round; an eager one reports none).
+
+    :raises ProtocolInvalid:
+    """
+    return decode_assignment(member.assignment) or decode_subscription(member.subscription).owned
 
 
 def _partitions_record(partitions: Partitions) -> tuple[PartitionsRecord, ...]:

@@ -144,6 +144,8 @@ class DescribedConsumerMember:
     subscribed_topic_regex: str | None
     assignment: tuple[DescribedTopicPartitions, ...]
     target_assignment: tuple[DescribedTopicPartitions, ...]
+    #: ConsumerGroupDescribe v1's ``member_type``: 1 for a consumer-protocol member, 0 for a classic one
+    member_type: int = 1
 
 
 @dataclass(frozen=True)

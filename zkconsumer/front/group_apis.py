@@ -59,8 +59,6 @@ VERSIONS: dict[int, tuple[int, int]] = {
 }
 #: how old the front's view of the cluster's topics may be when a KIP-848 heartbeat is answered
 TOPICS_MAX_AGE_S = 1.0
-#: ``member_type`` of a ConsumerGroupDescribe member (v1): the consumer protocol's
-CONSUMER_MEMBER_TYPE = 1
 
 
 # --- building kio's entities ------------------------------------------------------------------------------------
@@ -141,18 +139,27 @@ class GroupApis:
             # with the group id): one left behind by a KIP-848 group, or read back from the store at start.
             _, events = consumers.delete_group(request.group_id, self.runtime.now())
             self.runtime.consumer_events(events, touched=(request.group_id,))
-        if consumers.has_group(request.group_id):  # one group id, one protocol, as in Kafka
-            return build(answer, error_code=classic.ErrorCode.inconsistent_group_protocol, generation_id=-1,
-                         member_id=request.member_id, leader="", members=())
         session_ms = _ms(request.session_timeout)
         rebalance = getattr(request, "rebalance_timeout", None)
-        response = cast(classic.JoinGroupResponse, await self.runtime.classic_request(
-            lambda request_id: classic.JoinGroup(
+
+        def join(request_id: int) -> classic.JoinGroup:
+            return classic.JoinGroup(
                 request_id, request.group_id, request.member_id, request.protocol_type,
                 tuple(classic.Protocol(p.name, p.metadata) for p in request.protocols), session_ms,
                 session_ms if rebalance is None else _ms(rebalance), context.head.api_version,
                 getattr(request, "group_instance_id", None), context.client_id or "", _host(context),
-                getattr(request, "reason", None))))
+                getattr(request, "reason", None))
+
+        if consumers.has_group(request.group_id):  # a classic member of a consumer group, answered by it
+            await self._refresh_topics(context)
+            if consumers.has_group(request.group_id):
+                response, events = consumers.classic_join(join(0), self.runtime.now())
+                self.runtime.consumer_events(events, touched=(request.group_id,))
+                await self.runtime.stored()
+            else:
+                response = cast(classic.JoinGroupResponse, await self.runtime.classic_request(join))
+        else:
+            response = cast(classic.JoinGroupResponse, await self.runtime.classic_request(join))
         member_type = nested(answer, "JoinGroupResponseMember")
         return build(answer, error_code=response.error_code, generation_id=response.generation_id,
                      protocol_type=response.protocol_type, protocol_name=response.protocol_name,
@@ -161,20 +168,32 @@ class GroupApis:
                                          metadata=m.metadata) for m in response.members))
 
     async def sync_group(self, context: RequestContext, request: Any) -> Any:
-        response = cast(classic.SyncGroupResponse, await self.runtime.classic_request(
-            lambda request_id: classic.SyncGroup(
+        def sync(request_id: int) -> classic.SyncGroup:
+            return classic.SyncGroup(
                 request_id, request.group_id, request.generation_id, request.member_id,
                 getattr(request, "group_instance_id", None), protocol_type=getattr(request, "protocol_type", None),
                 protocol_name=getattr(request, "protocol_name", None),
-                assignments=tuple((a.member_id, a.assignment) for a in request.assignments))))
+                assignments=tuple((a.member_id, a.assignment) for a in request.assignments))
+
+        if self.runtime.consumer.has_group(request.group_id):
+            response, events = self.runtime.consumer.classic_sync(sync(0), self.runtime.now())
+            self.runtime.consumer_events(events, touched=(request.group_id,))
+        else:
+            response = cast(classic.SyncGroupResponse, await self.runtime.classic_request(sync))
         return build(response_type(request), error_code=response.error_code, assignment=response.assignment,
                      protocol_type=response.protocol_type, protocol_name=response.protocol_name)
 
     async def heartbeat(self, context: RequestContext, request: Any) -> Any:
-        response = cast(classic.HeartbeatResponse, await self.runtime.classic_request(
-            lambda request_id: classic.Heartbeat(
-                request_id, request.group_id, request.generation_id, request.member_id,
-                getattr(request, "group_instance_id", None))))
+        def beat(request_id: int) -> classic.Heartbeat:
+            return classic.Heartbeat(request_id, request.group_id, request.generation_id, request.member_id,
+                                     getattr(request, "group_instance_id", None))
+
+        if self.runtime.consumer.has_group(request.group_id):
+            await self._refresh_topics(context)  # a topic's growth reaches the classic members' groups too
+            response, events = self.runtime.consumer.classic_heartbeat(beat(0), self.runtime.now())
+            self.runtime.consumer_events(events, touched=(request.group_id,))
+        else:
+            response = cast(classic.HeartbeatResponse, await self.runtime.classic_request(beat))
         return build(response_type(request), error_code=response.error_code)
 
     async def leave_group(self, context: RequestContext, request: Any) -> Any:
@@ -183,8 +202,14 @@ class GroupApis:
                             for m in request.members)
         else:
             members = (classic.LeavingMember(request.member_id),)
-        response = cast(classic.LeaveGroupResponse, await self.runtime.classic_request(
-            lambda request_id: classic.LeaveGroup(request_id, request.group_id, members)))
+        if self.runtime.consumer.has_group(request.group_id):
+            response, events = self.runtime.consumer.classic_leave(
+                classic.LeaveGroup(0, request.group_id, members), self.runtime.now())
+            self.runtime.consumer_events(events, touched=(request.group_id,))
+            await self.runtime.stored()
+        else:
+            response = cast(classic.LeaveGroupResponse, await self.runtime.classic_request(
+                lambda request_id: classic.LeaveGroup(request_id, request.group_id, members)))
         answer = response_type(request)
         if not hasattr(request, "members"):
             return build(answer, error_code=response.single_member_error_code)
@@ -350,9 +375,12 @@ class GroupApis:
         classic_groups = self.runtime.classic
         if group_id in classic_groups.group_ids() and classic_groups.state_of(group_id) is not classic.GroupState.DEAD:
             if classic_groups.state_of(group_id) is not classic.GroupState.EMPTY:
-                return build(answer, error_code=classic.ErrorCode.group_id_not_found, member_epoch=0,
-                             error_message=f"Group {group_id} is not a consumer group.", heartbeat_interval=0)
-            if request.member_epoch == 0:  # an empty classic group gives way; its offsets stay with the group id
+                refused = self._upgrade(group_id) if request.member_epoch == 0 else "the member is not new"
+                if refused is not None:
+                    return build(answer, error_code=classic.ErrorCode.group_id_not_found, member_epoch=0,
+                                 error_message=f"Group {group_id} is not a consumer group ({refused}).",
+                                 heartbeat_interval=0)
+            elif request.member_epoch == 0:  # an empty classic group gives way; its offsets stay with the group id
                 self.runtime.classic_events(classic_groups.handle(classic.DeleteGroups(0, (group_id,)),
                                                                   self.runtime.now()))
         owned = request.topic_partitions
@@ -378,6 +406,26 @@ class GroupApis:
                      member_id=response.member_id, member_epoch=response.member_epoch,
                      heartbeat_interval=response.heartbeat_interval_ms, assignment=assignment)
 
+    def _upgrade(self, group_id: str) -> str | None:
+        """Kafka's online upgrade of a live classic group to a consumer group on a new member's heartbeat
+        (``validateOnlineUpgrade``, ``convertToConsumerGroup``): why it cannot happen, or ``None`` once it did. The
+        classic coordinator hands the group over (its waiting requests answered REBALANCE_IN_PROGRESS) and the
+        consumer coordinator takes it in, with nothing awaited in between."""
+        consumers, classic_groups, now = self.runtime.consumer, self.runtime.classic, self.runtime.now()
+        record = classic_groups.record_of(group_id)
+        if record is None:
+            return "it holds nothing to convert"
+        refused, events = consumers.upgrade_refused(group_id, record, now)
+        self.runtime.consumer_events(events)
+        if refused is not None:
+            return refused
+        handed, state, step = classic_groups.hand_over(group_id, now)
+        assert handed is not None
+        events = consumers.upgrade(group_id, handed, state, now)
+        self.runtime.classic_events(step)
+        self.runtime.consumer_events(events, touched=(group_id,))
+        return None
+
     async def consumer_group_describe(self, context: RequestContext, request: Any) -> Any:
         response = self.runtime.consumer.describe(ConsumerGroupDescribe(tuple(request.group_ids)))
         answer = response_type(request)
@@ -397,7 +445,7 @@ class GroupApis:
                             member_epoch=m.member_epoch, client_id=m.client_id, client_host=m.client_host,
                             subscribed_topic_names=tuple(m.subscribed_topic_names),
                             subscribed_topic_regex=m.subscribed_topic_regex, assignment=assignment(m.assignment),
-                            target_assignment=assignment(m.target_assignment), member_type=CONSUMER_MEMBER_TYPE)
+                            target_assignment=assignment(m.target_assignment), member_type=m.member_type)
                       for m in g.members))
             for g in response.groups))
 

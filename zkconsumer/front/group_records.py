@@ -72,6 +72,13 @@ class PartitionsRecord(msgspec.Struct, frozen=True):
     partitions: tuple[int, ...]
 
 
+class ClassicProtocolRecord(msgspec.Struct, frozen=True):
+    """One protocol of a classic member of a consumer group (``ClassicMemberMetadata.SupportedProtocols``)."""
+
+    name: str
+    metadata: bytes
+
+
 class ConsumerMemberRecord(msgspec.Struct, frozen=True):
     """``ConsumerGroupMemberMetadataValue``, ``ConsumerGroupCurrentMemberAssignmentValue`` and the member's
     ``ConsumerGroupTargetAssignmentMemberValue``."""
@@ -91,6 +98,9 @@ class ConsumerMemberRecord(msgspec.Struct, frozen=True):
     assigned: tuple[PartitionsRecord, ...]
     pending_revocation: tuple[PartitionsRecord, ...]
     target: tuple[PartitionsRecord, ...]
+    #: a member using the classic protocol: its session timeout (``None``: a consumer-protocol member) and protocols
+    classic_session_timeout_ms: int | None = None
+    classic_protocols: tuple[ClassicProtocolRecord, ...] = ()
 
 
 class ConsumerGroupRecord(msgspec.Struct, frozen=True, tag="consumer"):

@@ -1,0 +1,158 @@
+"""The online upgrade of a live classic group to a consumer group, as Kafka 4.x does it, on the pure coordinators: the
+conversion (members kept at the classic generation with their assignments), the classic members answered from the
+consumer group (REBALANCE_IN_PROGRESS while they must move, their assignment in SyncGroup), the policy, and a
+classic group that cannot convert."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from zkconsumer.assignors.topic_ids import generated_topic_id
+from zkconsumer.front import classic_group_messages as classic
+from zkconsumer.front.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
+from zkconsumer.front.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
+from zkconsumer.front.consumer_group_messages import (
+    ConsumerGroupHeartbeat,
+    ConsumerGroupState,
+    ErrorCode,
+    MemberState,
+    TopicMetadata,
+)
+from zkconsumer.front.consumer_protocol import decode_assignment, decode_subscription, encode_assignment
+from zkconsumer.front.group_records import ClassicGroupRecord, ClassicMemberRecord, decode, encode_key, encode_value
+from zkconsumer.types import TopicPartition
+
+GROUP, TOPIC, PARTITIONS = "g", "t", 4
+TOPIC_ID = generated_topic_id(TOPIC)
+
+
+def subscription(*owned: int, topic: str = TOPIC) -> bytes:
+    """A ConsumerProtocol v1 Subscription of ``topic`` owning ``owned``."""
+    name = topic.encode()
+    head = struct.pack(f">hih{len(name)}si", 1, 1, len(name), name, -1)
+    return head + struct.pack(f">ih{len(name)}si{len(owned)}i", 1, len(name), name, len(owned), *owned)
+
+
+def classic_record(generation: int = 5, protocol_type: str = "consumer") -> ClassicGroupRecord:
+    members = (
+        ClassicMemberRecord("a", None, "ca", "/h", 60_000, 10_000, subscription(0, 1),
+                            encode_assignment({TOPIC: frozenset({0, 1})})),
+        ClassicMemberRecord("b", None, "cb", "/h", 60_000, 10_000, subscription(2, 3),
+                            encode_assignment({TOPIC: frozenset({2, 3})})))
+    return ClassicGroupRecord(protocol_type, generation, "cooperative-sticky", "a", members)
+
+
+def coordinator(policy: str = "bidirectional") -> ConsumerGroupCoordinator:
+    consumers = ConsumerGroupCoordinator(ConsumerGroupConfig(migration_policy=policy))
+    consumers.set_topics([TopicMetadata(TOPIC, TOPIC_ID, PARTITIONS)], 0)
+    return consumers
+
+
+def join(member_id: str, *owned: int, now: int = 0) -> classic.JoinGroup:
+    return classic.JoinGroup(0, GROUP, member_id, "consumer",
+                             (classic.Protocol("cooperative-sticky", subscription(*owned)),), 10_000, 60_000, 5)
+
+
+def assigned(response: classic.SyncGroupResponse) -> set[int]:
+    return {tp.partition for tp in decode_assignment(response.assignment)}
+
+
+def test_consumer_protocol_bytes_read_back():
+    assert decode_subscription(subscription(1, 2)).owned == (TopicPartition(TOPIC, 1), TopicPartition(TOPIC, 2))
+    assert decode_assignment(encode_assignment({TOPIC: frozenset({3, 1})})) == (TopicPartition(TOPIC, 1),
+                                                                                TopicPartition(TOPIC, 3))
+
+
+def test_a_converted_group_keeps_every_member_at_the_generation_with_its_assignment():
+    consumers = coordinator()
+    assert consumers.upgrade_refused(GROUP, classic_record(), 0)[0] is None
+    events = consumers.upgrade(GROUP, classic_record(), "Stable", 0)
+    assert [e.name for e in events][-1] == "front.consumer_group.upgraded"
+    assert consumers.state_of(GROUP) is ConsumerGroupState.STABLE
+    assert consumers.group_epoch_of(GROUP) == consumers.assignment_epoch_of(GROUP) == 5
+    a = consumers.member_reconciliation(GROUP, "a")
+    assert a is not None and a.member_epoch == 5 and a.assigned == {TOPIC_ID: frozenset({0, 1})}
+    beat, _ = consumers.classic_heartbeat(classic.Heartbeat(0, GROUP, 5, "a"), 1)
+    assert beat.error_code == ErrorCode.none  # nothing moves until the group epoch does
+    stale, _ = consumers.classic_heartbeat(classic.Heartbeat(0, GROUP, 4, "a"), 1)
+    assert stale.error_code == ErrorCode.illegal_generation
+
+
+def test_classic_members_move_over_to_a_new_consumer_member_without_a_partition_owned_twice():
+    consumers = coordinator()
+    consumers.upgrade(GROUP, classic_record(), "Stable", 0)
+    outcome = consumers.heartbeat(ConsumerGroupHeartbeat(GROUP, "c", 0, rebalance_timeout_ms=60_000,
+                                                         subscribed_topic_names=(TOPIC,), owned={}, api_version=1), 1)
+    assert outcome.response.error_code == ErrorCode.none and consumers.group_epoch_of(GROUP) == 6
+    assert outcome.response.assignment == {}  # every partition is still the classic members'
+    mine = dict(outcome.response.assignment)
+    owned = {"a": {0, 1}, "b": {2, 3}}
+    generation = {"a": 5, "b": 5}
+    for _ in range(4):  # the classic members heartbeat, rejoin, sync and revoke as a cooperative client does
+        for member in ("a", "b"):
+            beat, _ = consumers.classic_heartbeat(classic.Heartbeat(0, GROUP, generation[member], member), 2)
+            if beat.error_code == ErrorCode.none:
+                continue
+            assert beat.error_code == ErrorCode.rebalance_in_progress
+            joined, _ = consumers.classic_join(join(member, *sorted(owned[member])), 2)
+            assert joined.error_code == ErrorCode.none and joined.leader == "" and not joined.members
+            generation[member] = joined.generation_id
+            synced, _ = consumers.classic_sync(classic.SyncGroup(0, GROUP, joined.generation_id, member), 2)
+            assert synced.error_code == ErrorCode.none and synced.protocol_name == "cooperative-sticky"
+            owned[member] = assigned(synced)
+        outcome = consumers.heartbeat(ConsumerGroupHeartbeat(
+            GROUP, "c", outcome.response.member_epoch, owned=mine, api_version=1), 3)
+        mine = dict(outcome.response.assignment) if outcome.response.assignment is not None else mine
+    assert consumers.state_of(GROUP) is ConsumerGroupState.STABLE
+    assert len(mine.get(TOPIC_ID, frozenset())) == 1
+    taken = [p for ps in owned.values() for p in ps] + list(mine[TOPIC_ID])
+    assert sorted(taken) == list(range(PARTITIONS))
+    rec = consumers.member_reconciliation(GROUP, "a")
+    assert rec is not None and rec.state is MemberState.STABLE and rec.member_epoch == 6
+
+
+def test_a_classic_member_commits_with_its_generation_at_any_version_and_leaves_with_leave_group():
+    consumers = coordinator()
+    consumers.upgrade(GROUP, classic_record(), "Stable", 0)
+    assert consumers.offset_commit_error(GROUP, "a", 5, api_version=2) == ErrorCode.none
+    assert consumers.offset_commit_error(GROUP, "a", 4, api_version=2) == ErrorCode.illegal_generation
+    left, _ = consumers.classic_leave(classic.LeaveGroup(0, GROUP, (classic.LeavingMember("a"),)), 1)
+    assert left.error_code == ErrorCode.none and consumers.members_of(GROUP) == ["b"]
+
+
+def test_a_converted_group_s_record_keeps_its_classic_members():
+    consumers = coordinator()
+    consumers.upgrade(GROUP, classic_record(), "Stable", 0)
+    record = consumers.record_of(GROUP)
+    assert record is not None
+    _, read = decode(encode_key("front", GROUP), encode_value(record))
+    again = coordinator()
+    assert read is not None and not isinstance(read, ClassicGroupRecord)
+    again.load(GROUP, read, 0)
+    beat, _ = again.classic_heartbeat(classic.Heartbeat(0, GROUP, 5, "b"), 1)
+    assert beat.error_code == ErrorCode.none
+
+
+@pytest.mark.parametrize(("policy", "protocol_type", "refused"), [
+    ("downgrade", "consumer", "group.consumer.migration.policy is downgrade"),
+    ("disabled", "consumer", "group.consumer.migration.policy is disabled"),
+    ("upgrade", "connect", "protocol type 'connect'"),
+])
+def test_an_upgrade_the_policy_or_the_protocol_refuses(policy, protocol_type, refused):
+    consumers = coordinator(policy)
+    reason, events = consumers.upgrade_refused(GROUP, classic_record(protocol_type=protocol_type), 0)
+    assert reason is not None and refused in reason
+    assert [e.name for e in events] == ["front.consumer_group.upgrade_refused"]
+    assert not consumers.has_group(GROUP)
+
+
+def test_the_classic_coordinator_hands_over_a_group_mid_round_answering_its_waiting_joins():
+    groups = ClassicGroupCoordinator(ClassicGroupConfig(initial_rebalance_delay_ms=0))
+    step = groups.handle(classic.JoinGroup(1, GROUP, "", "consumer", (classic.Protocol("range", subscription()),),
+                                           10_000, 60_000, 3), 0)
+    assert step.effects  # the first member's round completes at once, no initial delay
+    record, state, step = groups.hand_over(GROUP, 1)
+    assert record is not None and len(record.members) == 1 and state == "CompletingRebalance"
+    assert GROUP not in groups.group_ids()

@@ -1,0 +1,108 @@
+"""Kafka 4.x's online upgrade through the front, with confluent-kafka: a cooperative-sticky group of three consuming
+members is restarted member by member with ``group.protocol=consumer``. The first new member's ConsumerGroupHeartbeat
+converts the live classic group into a consumer group whose remaining classic members go on with
+JoinGroup/SyncGroup/Heartbeat; nothing is lost (every produced message consumed), no committed offset moves back, and
+the group ends a consumer group of consumer-protocol members."""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from support import produce, wait_for
+from test_front_restart import events, start
+from time_scale import bounded
+
+from zkconsumer.embedded.front import consumer_group_options
+from zkconsumer.kafka.topics import create_topic
+
+PARTITIONS = 4
+CLASSIC = {"partition.assignment.strategy": "cooperative-sticky", "session.timeout.ms": 10_000,
+           "heartbeat.interval.ms": 500}
+CONSUMER = {"group.protocol": "consumer"}
+
+
+class Member:
+    """One consumer committing what it read after every message (a commit refused in a rebalance is retried by the
+    next message: the messages after the last commit are read again, never skipped)."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str, settings: dict[str, object]) -> None:
+        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+                                  "enable.auto.commit": False, **settings})
+        self.consumer.subscribe([topic])
+        self.values: set[bytes] = set()
+
+    def poll(self) -> None:
+        message = self.consumer.poll(0.05)
+        if message is None:
+            return
+        if message.error() is not None:
+            if message.error().code() != KafkaError._PARTITION_EOF:
+                raise AssertionError(message.error())
+            return
+        self.values.add(message.value())
+        with contextlib.suppress(KafkaException):  # refused while the group moves: read again by the next owner
+            self.consumer.commit(message=message, asynchronous=False)
+
+
+def committed(member: Member, topic: str) -> list[int]:
+    return [tp.offset for tp in member.consumer.committed(
+        [TopicPartition(topic, p) for p in range(PARTITIONS)], timeout=bounded(10))]
+
+
+@pytest.mark.timeout(240)
+def test_a_cooperative_sticky_group_upgraded_member_by_member_loses_nothing(broker_bootstrap, fronts, tmp_path,
+                                                                             topic_name):
+    options = ("--group-min-session-timeout-ms", "1000", *consumer_group_options(6000, 500))
+    front = start(fronts, broker_bootstrap, tmp_path / "front", options)
+    create_topic(front.address, topic_name, PARTITIONS)
+    group = f"g-{uuid.uuid4().hex[:6]}"
+    produced: set[bytes] = set()
+    members = [Member(front.address, group, topic_name, CLASSIC) for _ in range(3)]
+    gone: list[Member] = []
+    marks: list[list[int]] = []
+
+    def send(prefix: str) -> None:
+        for partition in range(PARTITIONS):
+            values = [f"{prefix}-{partition}-{i}".encode() for i in range(5)]
+            produce(front.address, topic_name, values, partition=partition)
+            produced.update(values)
+
+    def all_read() -> bool:
+        for member in members:
+            member.poll()
+        return produced <= set().union(*(m.values for m in [*members, *gone]))
+
+    try:
+        send("start")
+        wait_for(all_read, timeout=60)
+        for step in range(len(members)):
+            marks.append(committed(members[-1], topic_name))
+            old = members.pop(0)
+            old.consumer.close()
+            gone.append(old)
+            members.append(Member(front.address, group, topic_name, CONSUMER))
+            send(f"step{step}")
+            wait_for(all_read, timeout=90)
+        # every member reads on: the last messages reach whoever holds their partitions now
+        send("end")
+        wait_for(all_read, timeout=60)
+        everything = [len(produced) // PARTITIONS] * PARTITIONS
+        wait_for(lambda: all_read() and committed(members[0], topic_name) == everything, timeout=60)
+        marks.append(committed(members[0], topic_name))
+    finally:
+        for member in members:
+            member.consumer.close()
+
+    for before, after in zip(marks, marks[1:], strict=False):
+        assert all(a >= b for a, b in zip(after, before, strict=True)), marks
+    (upgraded,) = events(front, "front.consumer_group.upgraded", group)
+    assert len(upgraded["members"]) == 2  # the two classic members left when the first new one came
+    assert events(front, "front.consumer_group.upgrade_refused", group) == []
+    # the classic members followed the consumer group's epochs through JoinGroup and SyncGroup
+    advanced = {e["member_id"] for e in events(front, "front.consumer_group.member_epoch_advanced", group)}
+    assert set(upgraded["members"]) & advanced
+    joined = events(front, "front.consumer_group.member_joined", group)
+    assert len({e["member_id"] for e in joined} - set(upgraded["members"])) == 3
