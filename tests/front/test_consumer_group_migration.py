@@ -156,3 +156,38 @@ def test_the_classic_coordinator_hands_over_a_group_mid_round_answering_its_wait
     record, state, step = groups.hand_over(GROUP, 1)
     assert record is not None and len(record.members) == 1 and state == "CompletingRebalance"
     assert GROUP not in groups.group_ids()
+
+
+def upgraded_with_a_consumer_member(policy: str = "bidirectional") -> ConsumerGroupCoordinator:
+    """The converted group, a consumer-protocol member ``c`` joined, every member moved to the new target."""
+    consumers = coordinator(policy)
+    consumers.upgrade(GROUP, classic_record(), "Stable", 0)
+    outcome = consumers.heartbeat(ConsumerGroupHeartbeat(GROUP, "c", 0, rebalance_timeout_ms=60_000,
+                                                         subscribed_topic_names=(TOPIC,), owned={}, api_version=1), 1)
+    assert outcome.response.error_code == ErrorCode.none
+    return consumers
+
+
+def test_the_last_consumer_member_leaving_turns_the_group_classic_again_and_it_rebalances():
+    consumers = upgraded_with_a_consumer_member()
+    assert consumers.downgrade(GROUP, 2)[0] is None  # a consumer-protocol member remains
+    consumers.heartbeat(ConsumerGroupHeartbeat(GROUP, "c", -1, api_version=1), 3)
+    record, events = consumers.downgrade(GROUP, 3)
+    assert record is not None and [e.name for e in events] == ["front.consumer_group.downgraded"]
+    assert not consumers.has_group(GROUP)
+    assert record.generation == 6 and [m.member_id for m in record.members] == ["a", "b"]
+    assert record.protocol == "cooperative-sticky" and record.protocol_type == "consumer"
+    held = [tp.partition for m in record.members for tp in decode_assignment(m.assignment)]
+    assert len(held) == len(set(held))
+    groups = ClassicGroupCoordinator(ClassicGroupConfig())
+    groups.adopt(GROUP, record, 3)
+    assert groups.state_of(GROUP) is classic.GroupState.PREPARING_REBALANCE and groups.generation_of(GROUP) == 6
+    step = groups.handle(classic.Heartbeat(1, GROUP, 6, "a"), 4)
+    assert [e.response.error_code for e in step.effects] == [ErrorCode.rebalance_in_progress]  # type: ignore[union-attr]
+
+
+def test_the_upgrade_policy_keeps_a_group_of_classic_members_a_consumer_group():
+    consumers = upgraded_with_a_consumer_member("upgrade")
+    consumers.heartbeat(ConsumerGroupHeartbeat(GROUP, "c", -1, api_version=1), 3)
+    assert consumers.downgrade(GROUP, 3) == (None, ())
+    assert consumers.members_of(GROUP) == ["a", "b"]

@@ -2,7 +2,9 @@
 members is restarted member by member with ``group.protocol=consumer``. The first new member's ConsumerGroupHeartbeat
 converts the live classic group into a consumer group whose remaining classic members go on with
 JoinGroup/SyncGroup/Heartbeat; nothing is lost (every produced message consumed), no committed offset moves back, and
-the group ends a consumer group of consumer-protocol members."""
+the group ends a consumer group of consumer-protocol members. And the way back: once the last consumer-protocol member
+leaves a group whose classic members remain, it is a classic group again, which rebalances, and the classic member
+reads every partition."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import contextlib
 import uuid
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 from support import produce, wait_for
 from test_front_restart import events, start
 from time_scale import bounded
@@ -38,13 +40,23 @@ class Member:
         message = self.consumer.poll(0.05)
         if message is None:
             return
-        if message.error() is not None:
-            if message.error().code() != KafkaError._PARTITION_EOF:
+        if message.error() is not None:  # a JoinGroup refused while the group moves is reported, and retried
+            if message.error().fatal():
                 raise AssertionError(message.error())
             return
         self.values.add(message.value())
         with contextlib.suppress(KafkaException):  # refused while the group moves: read again by the next owner
             self.consumer.commit(message=message, asynchronous=False)
+
+
+def send_each_partition(bootstrap: str, topic: str, prefix: str) -> list[bytes]:
+    """Five messages to each partition, named by ``prefix``; what was sent."""
+    sent = []
+    for partition in range(PARTITIONS):
+        values = [f"{prefix}-{partition}-{i}".encode() for i in range(5)]
+        produce(bootstrap, topic, values, partition=partition)
+        sent.extend(values)
+    return sent
 
 
 def committed(member: Member, topic: str) -> list[int]:
@@ -65,10 +77,7 @@ def test_a_cooperative_sticky_group_upgraded_member_by_member_loses_nothing(brok
     marks: list[list[int]] = []
 
     def send(prefix: str) -> None:
-        for partition in range(PARTITIONS):
-            values = [f"{prefix}-{partition}-{i}".encode() for i in range(5)]
-            produce(front.address, topic_name, values, partition=partition)
-            produced.update(values)
+        produced.update(send_each_partition(front.address, topic_name, prefix))
 
     def all_read() -> bool:
         for member in members:
@@ -106,3 +115,46 @@ def test_a_cooperative_sticky_group_upgraded_member_by_member_loses_nothing(brok
     assert set(upgraded["members"]) & advanced
     joined = events(front, "front.consumer_group.member_joined", group)
     assert len({e["member_id"] for e in joined} - set(upgraded["members"])) == 3
+
+
+@pytest.mark.timeout(180)
+def test_a_group_left_by_its_last_consumer_member_is_classic_again_and_loses_nothing(broker_bootstrap, fronts,
+                                                                                       tmp_path, topic_name):
+    options = ("--group-min-session-timeout-ms", "1000", *consumer_group_options(6000, 500))
+    front = start(fronts, broker_bootstrap, tmp_path / "front", options)
+    create_topic(front.address, topic_name, PARTITIONS)
+    group = f"g-{uuid.uuid4().hex[:6]}"
+    produced: set[bytes] = set()
+    stays = Member(front.address, group, topic_name, CLASSIC)
+    polled, readers = [stays], [stays]
+
+    def send(prefix: str) -> None:
+        produced.update(send_each_partition(front.address, topic_name, prefix))
+
+    def read() -> bool:
+        for member in polled:
+            member.poll()
+        return produced <= set().union(*(m.values for m in readers))
+
+    try:
+        wait_for(lambda: read() and stays.consumer.assignment(), timeout=60)  # the classic group first
+        goes = Member(front.address, group, topic_name, CONSUMER)
+        polled.append(goes)
+        readers.append(goes)
+        send("both")
+        wait_for(lambda: read() and events(front, "front.consumer_group.upgraded", group), timeout=30)
+        wait_for(read, timeout=60)
+        polled.remove(goes)
+        goes.consumer.close()
+        send("after")
+        wait_for(lambda: read() and events(front, "front.consumer_group.downgraded", group), timeout=60)
+        wait_for(lambda: read() and len(stays.consumer.assignment()) == PARTITIONS, timeout=60)
+        everything = [len(produced) // PARTITIONS] * PARTITIONS
+        wait_for(lambda: read() and committed(stays, topic_name) == everything, timeout=60)
+    finally:
+        for member in polled:
+            member.consumer.close()
+    (downgraded,) = events(front, "front.consumer_group.downgraded", group)
+    assert len(downgraded["members"]) == 1
+    completed = events(front, "front.group.round_completed", group)
+    assert completed and completed[-1]["generation"] > downgraded["generation"]  # the classic group rebalanced

@@ -124,6 +124,10 @@ FRONT_CONSUMER_GROUP_UPGRADED = _CONSUMER.event("front.consumer_group.upgraded",
     "protocol, each at the classic generation as its member epoch with its current assignment", shared.GENERATION,
     F("classic_state", STR, "the classic group's state when converted"), shared.MEMBER_IDS,
     drawn="text only (the state band goes on as the consumer group's)")
+FRONT_CONSUMER_GROUP_DOWNGRADED = _CONSUMER.event("front.consumer_group.downgraded", "info",
+    "the last consumer-protocol member left a consumer group whose classic members remain: the group became a classic "
+    "group again (Kafka's online downgrade, `group.consumer.migration.policy` downgrade or bidirectional), at the "
+    "assignment epoch as its generation, and rebalances", shared.GENERATION, shared.MEMBER_IDS, drawn="text only")
 FRONT_CONSUMER_GROUP_UPGRADE_REFUSED = _CONSUMER.event("front.consumer_group.upgrade_refused", "info",
     "a new member's ConsumerGroupHeartbeat to a live classic group that cannot convert, answered GROUP_ID_NOT_FOUND",
     shared.REASON, drawn="text only")

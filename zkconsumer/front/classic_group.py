@@ -366,6 +366,16 @@ class ClassicGroupCoordinator:
         ``GroupMetadataValue`` and ``onLoaded`` re-arms its members' sessions: Stable with its members (Empty without),
         every member given a whole session timeout from ``now_ms``; a group over ``group.max.size`` rebalances."""
         self._now = max(self._now, now_ms)
+        group = self._install(group_id, record)
+        self._event(ev.FRONT_GROUP_LOADED, group_id, state=group.state.value, generation=group.generation_id,
+                    protocol=group.protocol_name, leader=group.leader_id, members=list(group.members))
+        limit = self.config.max_size
+        if limit is not None and len(group.members) > limit:
+            self._prepare_rebalance(group, f"loaded with {len(group.members)} members, over group.max.size {limit}")
+        return self._drain()
+
+    def _install(self, group_id: str, record: ClassicGroupRecord) -> _Group:
+        """The group of ``record``, Stable with its members (Empty without), each member's session started."""
         group = _Group(group_id, STABLE if record.members else EMPTY, EMPTY if record.members else DEAD,
                        protocol_type=record.protocol_type or None, protocol_name=record.protocol,
                        generation_id=record.generation, leader_id=record.leader)
@@ -380,13 +390,17 @@ class ClassicGroupCoordinator:
             group.leader_id = next(iter(group.members), None)
         self._timers.cancel_where(lambda key: key[1] == group_id)
         self._groups[group_id] = group
-        self._event(ev.FRONT_GROUP_LOADED, group_id, state=group.state.value, generation=group.generation_id,
-                    protocol=group.protocol_name, leader=group.leader_id, members=list(group.members))
         for member in group.members.values():
             self._reschedule_heartbeat(group, member)
-        limit = self.config.max_size
-        if limit is not None and len(group.members) > limit:
-            self._prepare_rebalance(group, f"loaded with {len(group.members)} members, over group.max.size {limit}")
+        return group
+
+    def adopt(self, group_id: str, record: ClassicGroupRecord, now_ms: int) -> Step:
+        """Take in a consumer group converted back (Kafka's ``convertToClassicGroup``): Stable at the group epoch
+        as its generation, each member with its assignment and a whole session, then a rebalance at once, in which
+        every member rejoins and the leader assigns."""
+        self._now = max(self._now, now_ms)
+        group = self._install(group_id, record)
+        self._prepare_rebalance(group, "converted from a consumer group")
         return self._drain()
 
     def hand_over(self, group_id: str, now_ms: int) -> tuple[ClassicGroupRecord | None, str, Step]:

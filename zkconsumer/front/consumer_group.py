@@ -54,7 +54,9 @@ The behaviour, as Kafka's:
   the classic generation as their epoch with their assignments; they, and any classic member joining later, speak
   JoinGroup/SyncGroup/Heartbeat/LeaveGroup (``classic_join``...), each answered from the member's reconciliation:
   REBALANCE_IN_PROGRESS on a Heartbeat while it must move, its assigned partitions in SyncGroup as ConsumerProtocol's
-  assignment, its generation its member epoch (and what its commits are checked against).
+  assignment, its generation its member epoch (and what its commits are checked against). The **downgrade**: once
+  the last consumer-protocol member left, a group of classic members only is handed back as a classic group's record
+  (:meth:`ConsumerGroupCoordinator.downgrade`).
 - Group states Empty, Assigning (group epoch ahead of the target), Reconciling (a member not yet at the target),
   Stable; Dead once deleted. ``group.consumer.max.size`` (default unlimited) answers GROUP_MAX_SIZE_REACHED.
 
@@ -497,6 +499,32 @@ class ConsumerGroupCoordinator:
         self._event(ev.FRONT_CONSUMER_GROUP_UPGRADED, group_id, generation=generation, classic_state=classic_state,
                     members=list(group.members))
         return self._drain()
+
+    def downgrade(self, group_id: str, now_ms: int) -> tuple[ClassicGroupRecord | None, tuple[GroupEvent, ...]]:
+        """Give up a consumer group whose members all speak the classic protocol, once its last consumer-protocol
+        member left (``validateOnlineDowngrade``, ``convertToClassicGroup``), when ``group.consumer.migration.policy``
+        allows it: the classic group's record, at the assignment epoch as its generation (the epoch the members
+        reconciled to: the leave moved only the group epoch), each member with its assigned
+        partitions as a ConsumerProtocol assignment and the metadata of its first protocol, the first member the
+        leader; ``None`` (and the group kept) otherwise. The classic coordinator takes it in and rebalances it."""
+        self._advance(now_ms)
+        group = self._groups.get(group_id)
+        if (group is None or not group.members or not self.config.downgrade_enabled()
+                or any(m.classic is None for m in group.members.values())):
+            return None, self._drain()
+        members = list(group.members.values())
+        protocol = members[0].classic.protocol_name() if members[0].classic else ""
+        record = ClassicGroupRecord(CONSUMER_GROUP_TYPE, group.assignment_epoch, protocol, members[0].member_id, tuple(
+            ClassicMemberRecord(m.member_id, m.instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
+                                self._session_ms(m), _metadata_of(m, protocol), encode_assignment(
+                                    {self._topic_names[t]: ps for t, ps in m.rec.assigned.items()
+                                     if t in self._topic_names and ps}))
+            for m in members))
+        del self._groups[group_id]
+        self._timers.cancel_where(lambda key: key[1] == group_id)
+        self._event(ev.FRONT_CONSUMER_GROUP_DOWNGRADED, group_id, generation=group.assignment_epoch,
+                    members=[m.member_id for m in members])
+        return record, self._drain()
 
     def classic_join(self, request: classic.JoinGroup, now_ms: int) -> tuple[classic.JoinGroupResponse,
                                                                                 tuple[GroupEvent, ...]]:
@@ -1145,6 +1173,13 @@ class ConsumerGroupCoordinator:
                 member_type=CONSUMER_MEMBER_TYPE if m.classic is None else CLASSIC_MEMBER_TYPE,
             ) for m in group.members.values()),
         )
+
+
+def _metadata_of(member: _Member, protocol: str) -> bytes:
+    """A classic member's metadata of ``protocol`` (of its first protocol when it does not list that one)."""
+    protocols = member.classic.protocols if member.classic is not None else ()
+    return next((metadata for name, metadata in protocols if name == protocol),
+                protocols[0][1] if protocols else b"")
 
 
 def _classic_assignment(member: ClassicMemberRecord) -> tuple[TopicPartition, ...]:

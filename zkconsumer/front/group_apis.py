@@ -393,6 +393,8 @@ class GroupApis:
                                         if t.topic_id is not None},
             context.client_id or "", _host(context), context.head.api_version), self.runtime.now())
         self.runtime.consumer_events(outcome.events, touched=(group_id,))
+        if request.member_epoch == -1 and outcome.response.error_code == classic.ErrorCode.none:
+            self._downgrade(group_id)
         await self.runtime.stored()  # the answer goes out once what it says is stored, as Kafka answers
         response = outcome.response
         assignment = None
@@ -425,6 +427,15 @@ class GroupApis:
         self.runtime.classic_events(step)
         self.runtime.consumer_events(events, touched=(group_id,))
         return None
+
+    def _downgrade(self, group_id: str) -> None:
+        """Kafka's online downgrade once a consumer-protocol member left: a consumer group of classic members only
+        becomes a classic group, which rebalances (:meth:`ConsumerGroupCoordinator.downgrade`)."""
+        now = self.runtime.now()
+        record, events = self.runtime.consumer.downgrade(group_id, now)
+        self.runtime.consumer_events(events)
+        if record is not None:
+            self.runtime.classic_events(self.runtime.classic.adopt(group_id, record, now))
 
     async def consumer_group_describe(self, context: RequestContext, request: Any) -> Any:
         response = self.runtime.consumer.describe(ConsumerGroupDescribe(tuple(request.group_ids)))
