@@ -37,15 +37,7 @@ from zkconsumer.cli import COMMANDS, options
 from zkconsumer.errors import UsageError
 from zkconsumer.log import configure_logging
 from zkconsumer.members.application import Application
-from zkconsumer.migration.comparison import (  # noqa: F401 - cli.demo imports them here
-    COORDINATORS,
-    Comparison,
-    Servers,
-    compare,
-    plan,
-    registered_broker,
-    run_front,
-)
+from zkconsumer.migration.comparison import COORDINATORS, Comparison, Servers, compare, plan
 from zkconsumer.migration.report import read_verdict
 from zkconsumer.migration.run import CompareSettings
 from zkconsumer.migration.scenes import CONSUMER_ALIAS, DEFAULT_SCENARIO, KIP848_PROTOCOLS, KNOWN, Scene

@@ -52,6 +52,8 @@ from zkconsumer.log import EventLogger, get_logger
 CLOSE_WAIT_S = 3.0
 #: a group of which nothing was written
 _NEVER = object()
+#: what was last stored of a group is unknown (its write failed): whatever it becomes next, a tombstone too, is written
+_UNKNOWN = object()
 #: how long the timer waits, at least, after a tick that raised before it ticks again
 RETRY_AFTER_ERROR_MS = 100
 
@@ -81,7 +83,7 @@ class CoordinatorRuntime:
         self.clock = clock
         self.store = store
         #: each group's record as last written (``None``: its tombstone)
-        self._written: dict[str, bytes | None] = {}
+        self._written: dict[str, object] = {}  # bytes, None (a tombstone) or _UNKNOWN
         #: the last write under way: answers wait for it
         self._writing: asyncio.Future[None] | None = None
         self.log: EventLogger = get_logger("zkconsumer.front.coordinator")
@@ -187,7 +189,7 @@ class CoordinatorRuntime:
             await self.store.write(changes)
         except Exception as exc:  # the broker gone or refusing: the answers go out all the same
             for group_id, _ in changes:
-                self._written.pop(group_id, None)  # written again whole at its next change
+                self._written[group_id] = _UNKNOWN  # written again whole at its next change, its deletion too
             self.log.emit(ev.FRONT_GROUPS_STORE_FAILED, operation="write", error=f"{type(exc).__name__}: {exc}",
                           groups=[group_id for group_id, _ in changes])
 

@@ -362,7 +362,8 @@ class GroupApis:
         self._topics_at = time.monotonic()
         topics = [TopicMetadata(t.name, topic_id_of(t.topic_id), len(self.holds.partitions(t.name, t.partitions)))
                   for t in metadata.topics
-                  if t.error_code == KioErrorCode.none and t.name is not None and t.topic_id is not None]
+                  if t.error_code == KioErrorCode.none and t.name is not None and t.topic_id is not None
+                  and t.name not in self.holds.hidden]  # the front's own topics, as in every Metadata answer
         self.runtime.consumer_events(self.runtime.consumer.set_topics(topics, self.runtime.now()))
 
     async def consumer_group_heartbeat(self, context: RequestContext, request: Any) -> Any:

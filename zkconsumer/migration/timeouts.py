@@ -105,9 +105,6 @@ def too_short(timeouts: Mapping[str, Timeouts], protocols: tuple[Protocol, ...],
             f"refuses every JoinGroup of such a member (INVALID_SESSION_TIMEOUT)")
 
 
-def differ(timeouts: Mapping[str, Timeouts]) -> bool:
-    """Whether the protocols ran with different sessions (those reported)."""
-    return len({t.session_ms for t in timeouts.values() if t.session_ms is not None}) > 1
 
 
 def session_scenes(scenario: Scenario) -> tuple[int, ...]:
