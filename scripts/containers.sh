@@ -41,7 +41,8 @@ MMDEBSTRAP_OPTS=(--quiet --variant=apt --aptopt='APT::Install-Recommends "false"
 # The container pass: the server tests that matter for this path, with ZooKeeper in a container (and the broker
 # still the local Tansu, as the Kafka image cannot be pulled here). tests/embedded/test_containers.py fails the
 # pass if the session's ZooKeeper is not the container, so it can never pass on the local server by mistake.
-# Left out, to keep the pass near a minute: tests of the broker alone, and of a ZooKeeper that does not answer.
+# Left out, to keep the pass near a minute: tests of the broker alone, of a ZooKeeper that does not answer, and of
+# what an application does wrong (the same whatever ZooKeeper runs in).
 PASS_TESTS=(
   tests/embedded/test_containers.py       # the session's ZooKeeper is the container; the compose file's service
   tests/embedded/test_containers_ensemble.py  # the ensemble compose file: three services, one quorum, leader killed
@@ -59,6 +60,7 @@ PASS_DESELECT=(
   tests/embedded/test_fixtures.py::test_a_broker_in_kafka_bootstrap_is_used_as_it_is
   tests/cli/test_cli_groups.py::test_missing_group_and_unreachable_zookeeper_are_one_line
   tests/cli/test_cli_groups.py::test_describe_shows_the_true_log_size_and_lag_whatever_the_batching
+  tests/testing/test_plugin.py::test_an_application_that_raises_is_retried_then_given_up_and_the_result_says_which
 )
 
 say() { printf 'containers: %s\n' "$*" >&2; }

@@ -8,6 +8,10 @@
 # Each run starts its own servers. The second run's output is kept in a file and shown after the first one's; the
 # exit status is non-zero if either run failed. Extra arguments go to both runs. Each run's duration is printed at
 # the end, and appended to the file ZKCONSUMER_TEST_TIMES names, when set (scripts/test.sh, for its summary).
+# With ZKCONSUMER_CONTAINERS_AFTER_MAIN=1 (scripts/test.sh sets it), the container pass (scripts/containers.sh
+# test) starts as soon as the main run ends, beside what is left of the second run, instead of after both: a core
+# would otherwise wait idle for the second run's last minute. Its duration goes to the same file, its failure fails
+# the script.
 # Usage: scripts/run_tests.sh [VENV] [pytest args...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +44,13 @@ began=$SECONDS
 "$VENV/bin/python" -m pytest -m "not spark and not migration" -n 2 --dist loadfile "$@"
 rest=$?
 main_s=$((SECONDS - began))
+containers=0
+if [ -n "${ZKCONSUMER_CONTAINERS_AFTER_MAIN:-}" ]; then
+  containers_began=$SECONDS
+  scripts/containers.sh test "$VENV"
+  containers=$?
+  containers_s=$((SECONDS - containers_began))
+fi
 wait "$spark_pid"
 spark=$?
 spark_s="$(cat "$spark_time" 2>/dev/null || echo '?')"
@@ -49,7 +60,8 @@ cat "$spark_log"
 printf 'main run %s s; Spark and migration run %s s beside it\n' "$main_s" "$spark_s"
 if [ -n "${ZKCONSUMER_TEST_TIMES:-}" ]; then
   printf 'main %s\nspark %s\n' "$main_s" "$spark_s" >> "$ZKCONSUMER_TEST_TIMES"
+  [ -n "${containers_s:-}" ] && printf 'containers %s\n' "$containers_s" >> "$ZKCONSUMER_TEST_TIMES"
 fi
 if [ "$rest" -ne 0 ]; then exit "$rest"; fi
 if [ "$spark" -ne 0 ] && [ "$spark" -ne 5 ]; then exit "$spark"; fi
-exit 0
+exit "$containers"
