@@ -16,16 +16,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from zkconsumer.embedded.front import BrokerAddresses, provide_addresses
-from zkconsumer.embedded.zookeeper import provide_zookeeper, ruok
-from zkconsumer.errors import ServerUnavailableError
+from zkconsumer.embedded.zookeeper import provide_zookeeper
+from zkconsumer.errors import ServerUnavailableError, ZkConsumerError
+from zkconsumer.zk.client import require_chroot
+from zkconsumer.zk.client import zookeeper as zookeeper_client
 
 
 @contextlib.contextmanager
 def zookeeper(workdir: Path, given: str | None = None) -> Iterator[str]:
     """A ZooKeeper connect string (see the module's docstring for the order)."""
     if given:
-        if not ruok(given.split("/", 1)[0]):
-            raise ServerUnavailableError(f"--zkconsumer-zookeeper {given}: no ZooKeeper answers there")
+        try:  # as a client reaches it: a user's ensemble may answer no four-letter word but srvr (3.5.3 and later)
+            with zookeeper_client(given, quiet=True) as client:
+                require_chroot(client, given)
+        except ZkConsumerError as error:
+            raise ServerUnavailableError(f"--zkconsumer-zookeeper {given}: {error}") from None
         yield given
         return
     with provide_zookeeper(workdir) as connect:
