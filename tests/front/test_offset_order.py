@@ -6,6 +6,7 @@ commit's write held at the broker's door until the test lets it through."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import functools
 import sys
@@ -113,3 +114,85 @@ def test_other_groups_do_not_wait_and_locks_are_dropped_when_done():
         return steps
 
     assert asyncio.run(scenario()) == ["a in", "b", "a out", "b+a"]
+
+
+def _commit(group: str, topic: str, member_id: str, epoch: int, offset: int) -> Any:
+    commit_type = load_request_schema(8, 9)
+    return commit_type(group_id=group, generation_id_or_member_epoch=epoch, member_id=member_id,
+                       group_instance_id=None, topics=(_nested(commit_type, "OffsetCommitRequestTopic")(
+                           name=topic, partitions=(_nested(commit_type, "OffsetCommitRequestPartition")(
+                               partition_index=i32(0), committed_offset=i64(offset), committed_leader_epoch=i32(-1),
+                               committed_metadata=""),)),))
+
+
+def test_a_commit_the_broker_does_not_store_in_time_is_answered_retriable_and_frees_the_group(broker_bootstrap,
+                                                                                                topic_name):
+    """A broker connection that hangs holds the group's lock only until offsets.commit.timeout.ms: the commit is
+    answered COORDINATOR_NOT_AVAILABLE (the client retries), the lock is dropped, and the group's next commit and
+    read go through."""
+    create_topic(broker_bootstrap, topic_name, 1)
+    group = f"hung-{topic_name}"
+    hung = asyncio.Event()  # never set: the first commit's broker never answers
+
+    async def scenario() -> tuple[Any, Any, Any, int]:
+        loop = asyncio.get_running_loop()
+        apis = GroupApis(CoordinatorRuntime(ClassicGroupCoordinator(), ConsumerGroupCoordinator()),
+                         commit_timeout_s=0.2)
+        commits = 0
+
+        async def relay(body: Any) -> Any:
+            nonlocal commits
+            if type(body).__name__ == "OffsetCommitRequest":
+                commits += 1
+                if commits == 1:
+                    await asyncio.wait_for(hung.wait(), bounded(60))
+            return await loop.run_in_executor(None, functools.partial(exchange, broker_bootstrap, body,
+                                                                      bounded(10)))
+
+        def context(api_key: int, version: int) -> RequestContext:
+            return RequestContext(RequestHead(api_key, version, 1), "test", "127.0.0.1:1", 1, relay)
+
+        joined = await apis.consumer_group_heartbeat(context(68, 0), build(
+            load_request_schema(68, 0), group_id=group, member_id="", member_epoch=i32(0),
+            rebalance_timeout=i32Timedelta.parse(datetime.timedelta(seconds=10)), subscribed_topic_names=(topic_name,),
+            topic_partitions=()))
+        first = await asyncio.wait_for(apis.offset_commit(context(8, 9), _commit(
+            group, topic_name, joined.member_id, joined.member_epoch, 7)), bounded(10))
+        locks = len(apis.offset_order)
+        second = await asyncio.wait_for(apis.offset_commit(context(8, 9), _commit(
+            group, topic_name, joined.member_id, joined.member_epoch, 9)), bounded(10))
+        fetch_type = load_request_schema(9, 8)
+        fetched = await asyncio.wait_for(apis.offset_fetch(context(9, 8), fetch_type(groups=(
+            _nested(fetch_type, "OffsetFetchRequestGroup")(group_id=group, topics=(
+                _nested(fetch_type, "OffsetFetchRequestTopics")(name=topic_name, partition_indexes=(i32(0),)),)),),
+            require_stable=False)), bounded(10))
+        return first, second, fetched, locks
+
+    first, second, fetched, locks = asyncio.run(scenario())
+    assert [p.error_code for t in first.topics for p in t.partitions] == [ErrorCode.coordinator_not_available]
+    assert locks == 0
+    assert [p.error_code for t in second.topics for p in t.partitions] == [ErrorCode.none]
+    (read,) = fetched.groups
+    assert [p.committed_offset for t in read.topics for p in t.partitions] == [9]
+
+
+def test_an_exchange_given_up_leaves_its_broker_connection_abandoned_and_closed():
+    """A deadline that cancels an exchange in flight marks the connection out of step and closes it, so that the
+    server closes the client's connection after its answer (the late answer would otherwise be read as the next)."""
+    from kio.schema.api_versions.v3.request import ApiVersionsRequest
+
+    from zkconsumer.front.server import Upstream
+
+    async def scenario() -> tuple[bool, bool]:
+        silent = await asyncio.start_server(lambda reader, writer: None, "127.0.0.1", 0)  # takes, never answers
+        port = silent.sockets[0].getsockname()[1]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        upstream = Upstream(f"127.0.0.1:{port}", reader, writer)
+        request = ApiVersionsRequest(client_software_name="t", client_software_version="1")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(upstream.exchange(request, 1, "test"), 0.1)
+        abandoned, closing = upstream.abandoned, writer.is_closing()
+        silent.close()
+        return abandoned, closing
+
+    assert asyncio.run(asyncio.wait_for(scenario(), bounded(10))) == (True, True)

@@ -42,6 +42,9 @@ def add_front_options(parser: argparse.ArgumentParser) -> None:
     groups.add_argument("--group-coordinator", choices=("front", "broker"), default="front",
                         help="who answers the group APIs: the front's coordinators, or the broker's own, relayed "
                              "(default: %(default)s)")
+    groups.add_argument("--offsets-commit-timeout-ms", type=int, default=5000, metavar="MS",
+                        help="offsets.commit.timeout.ms: how long the broker may take to store a checked commit "
+                             "before it is answered COORDINATOR_NOT_AVAILABLE (default: %(default)s)")
     groups.add_argument("--group-store-topic", default=GROUPS_TOPIC, metavar="TOPIC",
                         help="the broker's topic where the coordinators keep their groups, replayed when the front "
                              "starts ('' keeps them in memory only; default: %(default)s)")
@@ -85,7 +88,8 @@ def config_of(args: argparse.Namespace, bootstrap: str) -> FrontConfig:
                           advertised_port=args.advertised_port, connect_timeout=max(args.connect_timeout_ms, 1) / 1000,
                           group_coordinator=args.group_coordinator == "front", classic_groups=classic,
                           consumer_groups=consumer, zookeeper=args.zookeeper,
-                          group_store_topic=args.group_store_topic or None)
+                          group_store_topic=args.group_store_topic or None,
+                          offsets_commit_timeout_ms=max(args.offsets_commit_timeout_ms, 1))
 
 
 def group_coordinator_apis(config: FrontConfig,
@@ -100,7 +104,8 @@ def group_coordinator_apis(config: FrontConfig,
     store = GroupStore(config, config.group_store_topic) if config.group_store_topic else None
     runtime = CoordinatorRuntime(ClassicGroupCoordinator(config.classic_groups),
                                  ConsumerGroupCoordinator(config.consumer_groups), store=store)
-    return local_table([*GroupApis(runtime, holds=holds).table(), *configs]), runtime
+    apis = GroupApis(runtime, holds=holds, commit_timeout_s=config.offsets_commit_timeout_ms / 1000)
+    return local_table([*apis.table(), *configs]), runtime
 
 
 def run_front(config: FrontConfig, port_file: str | None = None, local: LocalApis | None = None,

@@ -64,6 +64,9 @@ class FrontConfig:
     #: the broker's topic where the coordinators keep their groups' records (:mod:`.group_store`); ``None``: kept in
     #: memory only
     group_store_topic: str | None = GROUPS_TOPIC
+    #: how long the broker may take to store a checked OffsetCommit (Kafka's ``offsets.commit.timeout.ms``): the
+    #: group's commits wait behind it (:mod:`.offset_order`)
+    offsets_commit_timeout_ms: int = 5000
 
     def __post_init__(self) -> None:
         if not self.bootstrap:

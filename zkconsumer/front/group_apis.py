@@ -22,6 +22,7 @@ A response is built by :func:`build` from the fields its version has, so one map
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime
 import sys
@@ -43,7 +44,7 @@ from zkconsumer.front.consumer_group_messages import (
     wire_topic_id,
 )
 from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
-from zkconsumer.front.handlers import LocalApi, RequestContext
+from zkconsumer.front.handlers import BrokerTimedOut, LocalApi, RequestContext
 from zkconsumer.front.offset_order import OffsetOrder
 from zkconsumer.front.topic_holds import TopicHolds
 
@@ -59,6 +60,8 @@ VERSIONS: dict[int, tuple[int, int]] = {
 }
 #: how old the front's view of the cluster's topics may be when a KIP-848 heartbeat is answered
 TOPICS_MAX_AGE_S = 1.0
+#: how long the broker may take over a checked commit, Kafka's ``offsets.commit.timeout.ms``
+COMMIT_TIMEOUT_S = 5.0
 
 
 # --- building kio's entities ------------------------------------------------------------------------------------
@@ -110,8 +113,10 @@ class GroupApis:
     """The handlers of every group API, over one :class:`CoordinatorRuntime`."""
 
     def __init__(self, runtime: CoordinatorRuntime, topics_max_age_s: float = TOPICS_MAX_AGE_S,
-                 holds: TopicHolds | None = None) -> None:
+                 holds: TopicHolds | None = None, commit_timeout_s: float = COMMIT_TIMEOUT_S) -> None:
         self.runtime = runtime
+        #: the bound of every broker exchange made under a group's offset lock (:mod:`.offset_order`)
+        self.commit_timeout_s = commit_timeout_s
         self.topics_max_age_s = topics_max_age_s
         #: the topics shown smaller than the broker has them, in the KIP-848 coordinator's view as in Metadata
         self.holds = holds or TopicHolds()
@@ -321,7 +326,11 @@ class GroupApis:
             stored = {"generation_id_or_member_epoch": -1, "member_id": ""}
             if hasattr(request, "group_instance_id"):
                 stored["group_instance_id"] = None
-            return await context.relay(dataclasses.replace(request, **stored))
+            try:
+                return await asyncio.wait_for(context.relay(dataclasses.replace(request, **stored)),
+                                              self.commit_timeout_s)
+            except TimeoutError:  # as Kafka answers a commit its log did not take in time: the client retries
+                code = classic.ErrorCode.coordinator_not_available
         answer = response_type(request)
         topic_type, partition_type = nested(answer, "OffsetCommitResponseTopic"), nested(
             answer, "OffsetCommitResponsePartition")
@@ -343,7 +352,11 @@ class GroupApis:
                     refused[group.group_id] = int(code)
         groups = [g.group_id for g in request.groups] if hasattr(request, "groups") else [request.group_id]
         async with self.offset_order.held(groups):  # the commits checked before it written first
-            answer = await context.relay(request)
+            try:
+                answer = await asyncio.wait_for(context.relay(request), self.commit_timeout_s)
+            except TimeoutError:
+                raise BrokerTimedOut(f"no answer from the broker to OffsetFetch within {self.commit_timeout_s} "
+                                     "s") from None
         if not refused:
             return answer
         return dataclasses.replace(answer, groups=tuple(

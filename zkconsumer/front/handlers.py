@@ -36,6 +36,11 @@ class RequestContext:
     relay: Callable[[Any], Awaitable[Any]] | None = None
 
 
+class BrokerTimedOut(Exception):
+    """A handler gave up waiting for the broker's answer to what it relayed: the client's connection is closed (after
+    the handler's answer, if it gave one), its broker connection being out of step."""
+
+
 #: ``(context, request) -> response``: kio's entities of one API and version
 Handler = Callable[[RequestContext, Any], Awaitable[Any]]
 

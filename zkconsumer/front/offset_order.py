@@ -33,7 +33,8 @@ class OffsetOrder:
         try:
             for group in groups:
                 lock = self._locks.setdefault(group, asyncio.Lock())
-                await lock.acquire()  # no timeout: held only across one check and one broker exchange
+                # no timeout: held only across one check and one broker exchange, bounded by its caller
+                await lock.acquire()
                 taken.append(lock)
             yield
         finally:

@@ -56,7 +56,7 @@ from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.front.api_versions import advertise
 from zkconsumer.front.config import FrontConfig, parse_address
 from zkconsumer.front.coordinator_runtime import RequestDropped
-from zkconsumer.front.handlers import LocalApis, RequestContext, local_ranges
+from zkconsumer.front.handlers import BrokerTimedOut, LocalApis, RequestContext, local_ranges
 from zkconsumer.front.legacy_versions import LegacyVersions
 from zkconsumer.front.rewrite import METADATA, REWRITTEN, Advertised, rewrite_brokers
 from zkconsumer.front.topic_holds import TopicHolds
@@ -110,6 +110,7 @@ _PROBLEMS: dict[type[Exception], tuple[str, str]] = {
     TruncatedFrame: ("truncated request", ev.FRONT_REQUEST_TRUNCATED),
     BrokerLost: ("broker lost", ev.FRONT_BROKER_LOST),
     MalformedResponse: ("invalid answer", ev.FRONT_ANSWER_INVALID),
+    BrokerTimedOut: ("broker timed out", ev.FRONT_BROKER_LOST),
 }
 
 
@@ -124,6 +125,9 @@ class Upstream:
         self.address = address
         self.reader = reader
         self.writer = writer
+        #: an exchange was given up before its answer came (its deadline passed): the answer may still arrive, so
+        #: the connection is out of step and closed, and the client's connection with it once its answer is written
+        self.abandoned = False
 
     def send(self, frame: bytes) -> None:
         self.writer.write(framed(frame))
@@ -139,9 +143,15 @@ class Upstream:
 
     async def exchange(self, body: Any, correlation_id: int, client_id: str | None) -> Any:
         """Send ``body`` (kio's request entity) and return the broker's answer as kio's entity: how a local API
-        reaches the broker, on the connection that is otherwise idle while the client waits for that API's answer."""
-        self.writer.write(encode_request(body, correlation_id, client_id))
-        answer = await self.read_answer()
+        reaches the broker, on the connection that is otherwise idle while the client waits for that API's answer.
+        Cancelled (a handler's deadline), the connection is :attr:`abandoned` and closed."""
+        try:
+            self.writer.write(encode_request(body, correlation_id, client_id))
+            answer = await self.read_answer()
+        except asyncio.CancelledError:
+            self.abandoned = True
+            self.writer.close()
+            raise
         if response_correlation_id(answer) != correlation_id:
             raise MalformedResponse(f"an answer with correlation id {response_correlation_id(answer)} to request "
                                     f"{correlation_id}")
@@ -289,7 +299,10 @@ class FrontServer:
                 head = read_request_head(frame)
                 await self._answer(head, frame, upstream, writer, client, connection_id)
                 requests += 1
-        except (MalformedRequest, TruncatedFrame, BrokerLost, MalformedResponse) as exc:
+                if upstream.abandoned:
+                    raise BrokerTimedOut(f"the broker did not answer what request {head.correlation_id} (API key "
+                                         f"{head.api_key}) relayed to it in time")
+        except (MalformedRequest, TruncatedFrame, BrokerLost, MalformedResponse, BrokerTimedOut) as exc:
             reason, event = _PROBLEMS[type(exc)]
             log.warning(event, reason=str(exc))
         except AcksZeroFailed:
