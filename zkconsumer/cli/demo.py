@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import signal
 import sys
 from pathlib import Path
 
 from zkconsumer.cli import COMMANDS, options
+from zkconsumer.cli.stopping import sigterm_as_ctrl_c
 from zkconsumer.demo.classroom import add_options as add_classroom_options
 from zkconsumer.demo.classroom import check_options as check_classroom_options
 from zkconsumer.demo.play import play_embedded, play_external
@@ -101,13 +101,13 @@ def run(args: argparse.Namespace) -> int:
     protocols = parse_protocols(args.protocol) if args.protocol is not None else None
     if protocols is not None and len(protocols) == 1 and protocols[0].family == "legacy":
         args.strategy, protocols = protocols[0].strategy, None  # the legacy demo itself, narrated step by step
-    if protocols is not None:
-        check_playable(scenario, protocols)
+    # the legacy demo plays what its legacy protocol can (an in-place upgrade to KIP-848 it cannot)
+    check_playable(scenario, protocols if protocols is not None else (KNOWN[f"legacy-{args.strategy}"],))
     if args.bootstrap_server and not args.zookeeper:
         # The embedded run brings its own broker: a broker given alone would be silently ignored.
         raise UsageError("--bootstrap-server needs --zookeeper (without them the demo uses the embedded environment)")
     # SIGTERM ends the demo as Ctrl-C does: members asked to leave, the timeline of what happened written.
-    signal.signal(signal.SIGTERM, _interrupt)
+    sigterm_as_ctrl_c()
     if args.log_level is None:  # the narration is the output; the bridge's and kazoo's info lines are noise here
         configure_logging(json=args.log_json, level="warning", force=True)
     settings = settings_for(scenario, args, partitions)
@@ -174,10 +174,6 @@ def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: 
     if played.embedded:
         print(f"the embedded servers stay up; stop them with: {_servers_stay(args)}")
     return 1 if played.failed else 0
-
-
-def _interrupt(signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt
 
 
 def _servers_stay(args: argparse.Namespace) -> str:

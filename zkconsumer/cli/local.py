@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
 
 from zkconsumer.cli import COMMANDS, options
+from zkconsumer.cli.stopping import sigterm_as_ctrl_c
 from zkconsumer.embedded.environment import LocalEnvironment
 from zkconsumer.embedded.front import SHORT_SETTINGS_NOTE
 
@@ -42,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_up(args: argparse.Namespace) -> int:
-    signal.signal(signal.SIGTERM, _interrupt)
+    sigterm_as_ctrl_c()
     env = LocalEnvironment(args.run_dir)
     already = env.endpoints() is not None
     endpoints = env.up(args.zookeeper_port, args.broker_port, direct_broker=args.direct_broker,
@@ -57,12 +57,6 @@ def run_up(args: argparse.Namespace) -> int:
               f"bootstrap servers {endpoints['bootstrap_servers']}{_through(endpoints)}; "
               f"stop it with: zkconsumer local down")
     return 0
-
-
-def _interrupt(signum: int, _frame: object) -> None:
-    """SIGTERM as Ctrl-C: the exception ends whatever wait ``up`` is in (a handler that only set a flag would let a
-    wait on a ZooKeeper that does not answer resume), and ``up`` stops what it started before it goes on."""
-    raise KeyboardInterrupt
 
 
 def run_down(args: argparse.Namespace) -> int:

@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
 from pathlib import Path
 
 from zkconsumer.cli import COMMANDS, options
+from zkconsumer.cli.stopping import sigterm_as_ctrl_c
 from zkconsumer.errors import UsageError
 from zkconsumer.log import configure_logging
 from zkconsumer.members.application import Application
@@ -120,7 +120,7 @@ def say(line: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     settings = validate(args)
-    signal.signal(signal.SIGTERM, _interrupt)  # as Ctrl-C: the members leave, the servers stop
+    sigterm_as_ctrl_c()  # as Ctrl-C: the members leave, the servers stop
     if args.log_level is None:
         configure_logging(json=args.log_json, level="warning", force=True)
     servers = Servers(zookeeper=args.zookeeper, bootstrap=args.bootstrap_server, coordinator=args.coordinator,
@@ -131,10 +131,6 @@ def run(args: argparse.Namespace) -> int:
           f"{settings.rate:g} msg/s each, pace {settings.pace:g} s)", file=sys.stderr)
     return _print(compare(settings, servers, default_protocols=args.protocols is None, on_scene=_progress, say=say),
                   args.json)
-
-
-def _interrupt(signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt
 
 
 def _progress(protocol: str, scene: Scene, settled: bool, seconds: float) -> None:

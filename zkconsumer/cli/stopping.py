@@ -19,6 +19,7 @@ report the stop itself as a failure.
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 import threading
 import time
@@ -92,3 +93,14 @@ def gave_up(command: str, connect: str, deadline: Deadline, what: str) -> None:
     """The one line of a stop that gave up waiting for ZooKeeper at ``connect``: ``what`` was left undone."""
     print(f"zkconsumer {command}: ZooKeeper at {connect} did not answer within {deadline.seconds:g} s; stopped "
           f"without {what}", file=sys.stderr, flush=True)
+
+
+def sigterm_as_ctrl_c() -> None:
+    """Take SIGTERM as Ctrl-C, for a command that stops what it started on KeyboardInterrupt (``local up``, the demo,
+    ``migration compare``): the exception ends whatever wait the command is in (a handler that only set a flag would
+    let a wait on a ZooKeeper that does not answer resume), and its own cleanup runs as after Ctrl-C."""
+    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+
+
+def _raise_keyboard_interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
