@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kazoo.client import KazooClient
 from kazoo.protocol import serialization as wire
 from kazoo.security import OPEN_ACL_UNSAFE, make_digest_acl
 
@@ -24,6 +25,7 @@ from zkconsumer.zk.batched_transaction import (
     chroot_of,
     op_bytes,
     plan_batches,
+    records,
 )
 
 DIGEST_ACL = [make_digest_acl("operator", "secret", all=True)]
@@ -61,6 +63,26 @@ def test_the_size_of_an_operation_is_its_size_on_the_wire(chroot, acl):
                Delete("/consumers/g/owners/t/ü", 0)):
         single = wire.Transaction([kazoo_record(op, chroot, acl)]).serialize()
         assert op_bytes(op, chroot, acl) == len(single) - 9  # the multi-op's closing header is per request
+
+
+@pytest.mark.parametrize("chroot", ["", "/zkconsumer-tests/x-1"])
+@pytest.mark.parametrize("acl", [None, DIGEST_ACL])
+def test_the_records_are_the_ones_kazoo_s_own_transaction_makes(chroot, acl):
+    """The records made without kazoo's checks equal, field by field, what ``create``, ``set_data`` and ``delete``
+    of kazoo's TransactionRequest queue for the same operations (no server needed to build them)."""
+    client = KazooClient(hosts=f"127.0.0.1:1{chroot}", default_acl=acl)
+    batch: list[Op] = [Create("/consumers/g/owners/t/7", b"g_c-0", ephemeral=True), Create("/consumers/g/ids/c", b"{}"),
+                       SetData("/consumers/g/offsets/t/7", b"12345", 3), Delete("/consumers/g/owners/t/0", -1),
+                       Delete("/consumers/g/owners/t/\u00fc", 0)]
+    theirs = client.transaction()
+    for op in batch:
+        if isinstance(op, Create):
+            theirs.create(op.path, op.data or b"", ephemeral=op.ephemeral)
+        elif isinstance(op, SetData):
+            theirs.set_data(op.path, op.data, op.version)
+        else:
+            theirs.delete(op.path, op.version)
+    assert records(client, batch) == theirs.operations
 
 
 @settings(max_examples=150, deadline=None)

@@ -163,18 +163,24 @@ def commit_async(zk: KazooClient, batch: Sequence[Op]) -> Any:
     :mod:`zkconsumer.zk.paths` is normal already and only needs the chroot in front (:func:`_rooted`). A Create's
     ``None`` data goes out as ZooKeeper's null data (kazoo's ``create`` takes bytes only)."""
     txn = zk.transaction()
+    txn.operations.extend(records(zk, batch))
+    return txn.commit_async()
+
+
+def records(zk: KazooClient, batch: Sequence[Op]) -> list[Any]:
+    """The records of :func:`commit_async`'s transaction, in the batch's order."""
     root = zk.chroot or ""
     acl = zk.default_acl or OPEN_ACL_UNSAFE
-    records = txn.operations
+    made: list[Any] = []
     for op in batch:
         path = _rooted(root, op.path)
         if isinstance(op, Create):
-            records.append(records_.Create(path, op.data, acl, 1 if op.ephemeral else 0))
+            made.append(records_.Create(path=path, data=op.data, acl=acl, flags=1 if op.ephemeral else 0))
         elif isinstance(op, SetData):
-            records.append(records_.SetData(path, op.data, op.version))
+            made.append(records_.SetData(path=path, data=op.data, version=op.version))
         else:
-            records.append(records_.Delete(path, op.version))
-    return txn.commit_async()
+            made.append(records_.Delete(path=path, version=op.version))
+    return made
 
 
 def _rooted(root: str, path: str) -> str:
