@@ -167,3 +167,21 @@ def test_an_archive_a_jvm_cannot_map_is_removed_and_the_command_runs_without_it(
     run = _session(archives, "print(spark.range(3).count())", JAVA_TOOL_OPTIONS="-Xshare:on")
     assert run.returncode == 0 and run.stdout.split()[-1] == "3", run.stderr
     assert not spoiled.exists()  # a later run records a good one
+
+
+
+def test_an_archive_is_kept_when_no_jvm_starts_with_or_without_it(tmp_path):
+    """A session that cannot start for another reason (here a driver memory Java cannot take) fails in one line; the
+    archive, not the cause, is left for the next run."""
+    archives = tmp_path / "archives"
+    recording = class_archive({**os.environ, ARCHIVE_ENV: str(archives)})
+    assert recording is not None and recording.record
+    kept = archives / f"{recording.path.name.split('.')[0]}.4096{SUFFIX}"
+    kept.write_bytes(b"\0" * 4096)  # whole by its name: a command would map it
+    script = "from zkconsumer.fleet.spark_session import command_session\n" \
+             "with command_session('local[1]', 't', {'spark.driver.memory': '1x'}) as spark:\n    pass\n"
+    run = subprocess.run([sys.executable, "-c", script], env={**os.environ, ARCHIVE_ENV: str(archives)},
+                         capture_output=True, text=True, timeout=bounded(100))
+    assert run.returncode != 0
+    assert "UsageError: cannot start Spark with master 'local[1]'" in run.stderr, run.stderr  # the CLI's one line
+    assert kept.exists()

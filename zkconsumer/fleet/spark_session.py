@@ -41,11 +41,12 @@ def command_session(master: str, name: str, config: Mapping[str, str] | None = N
         if archive is None:
             raise
         # a JVM that does not start with the archive's options: a runtime that cannot share classes, or an archive
-        # it cannot map (ours: removed, so that a later run records it again)
+        # it cannot map. Only once a JVM starts without it is the archive known to be the cause (no Java at all fails
+        # both ways): then ours is removed, so that a later run records it again.
+        spark = spark_session(master, name, config)
         if not archive.record:
             archive.path.unlink(missing_ok=True)
         archive = None
-        spark = spark_session(master, name, config)
     gateway = SparkContext._gateway
     jvm: Any = getattr(gateway, "proc", None)  # the JVM's process (spark-class ends in exec), when this one started it
     recording = archive if archive is not None and archive.record and jvm is not None else None
