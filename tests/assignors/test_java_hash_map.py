@@ -153,7 +153,8 @@ def test_orders_match_the_jdk(tmp_path: Path) -> None:
 def test_an_integer_sets_order_without_the_map_is_the_maps_order() -> None:
     """The direct order (a stable sort by bucket) against the map built node by node, on sets whose buckets collide
     (strides of the table's size, values past 65,535 that the hash's high half moves), with duplicates, and on sets
-    with a bucket past the treeify threshold, where the direct way steps aside."""
+    with buckets past the treeify threshold: tree bins (64 buckets and more), whose order the direct way takes from
+    a map of that bucket's keys alone, and a small table's doubling, where it steps aside."""
     rng = random.Random(848)
     for _ in range(400):
         size = rng.choice([rng.randint(0, 20), rng.randint(9, 300), rng.randint(500, 3000)])
@@ -163,3 +164,20 @@ def test_an_integer_sets_order_without_the_map_is_the_maps_order() -> None:
         rng.shuffle(values)
         built = JavaHashMap[int](lambda v: v, compare_ints, capacity_for_collection(len(values))).put_all(values)
         assert integer_set_order(values) == built.in_order(), (stride, size)
+
+
+def test_tree_bins_of_a_large_set_are_ordered_as_in_the_whole_map() -> None:
+    """Members' partitions as a coordinator's storm leaves them: tens to hundreds, several at a stride of the table
+    size, so that some buckets hold 9 to 40 keys (tree bins) among plain ones."""
+    rng = random.Random(1848)
+    trees = 0
+    for _ in range(300):
+        capacity = rng.choice([64, 128, 256, 1024])
+        plain = [rng.randint(0, 120_000) for _ in range(rng.randint(0, capacity // 2))]
+        crowded = [rng.randint(0, capacity - 1) + capacity * rng.randint(0, 200) for _ in range(rng.randint(9, 40))]
+        values = sorted(plain + crowded) if rng.random() < 0.5 else plain + crowded
+        built = JavaHashMap[int](lambda v: v, compare_ints, capacity_for_collection(len(values))).put_all(values)
+        trees += built.in_order() != sorted(set(values), key=lambda v: ((v ^ (v >> 16)) & (capacity_for_collection(
+            len(values)) - 1)))
+        assert integer_set_order(values) == built.in_order()
+    assert trees > 100  # most sets had a tree bin, whose order is not a plain bucket's

@@ -98,6 +98,9 @@ def subscribed_ids_order(topic_names: Sequence[str], topic_ids: Mapping[str, Uui
 def target_from_record(pairs: Sequence[tuple[Uuid, Sequence[int]]]) -> TopicAssignment:
     """``Assignment.fromRecord``: topic ids into a default ``HashMap`` in record order, each topic's
     partitions a ``new HashSet<>(list)``."""
+    if len(pairs) == 1:  # one topic, one order: no map to build (a coordinator does this per member per target)
+        topic_id, numbers = pairs[0]
+        return ((topic_id, tuple(integer_set_order(numbers))),)
     topics = JavaHashMap[Uuid](uuid_hash, compare_uuids)
     partitions: dict[Uuid, Sequence[int]] = {}
     for topic_id, numbers in pairs:

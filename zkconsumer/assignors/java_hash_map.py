@@ -21,6 +21,9 @@ every structure whose order Kafka's assignors depend on is built by insertions.
 
 from __future__ import annotations
 
+import operator
+from bisect import bisect_left
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -315,18 +318,36 @@ def integer_set_order(values: Sequence[int], from_collection: bool = True) -> li
 
 def _integer_set_order_direct(values: Sequence[int]) -> list[int] | None:
     """``new HashSet<>(values)``'s order without building the map, or None where that takes the map: its table is
-    sized for the collection, so it never resizes, and while no bucket holds more than the treeify threshold every
-    bucket is a list, so the order is the buckets' (by index), each in insertion order: a stable sort by bucket.
-    A coordinator orders every member's partitions this way at every new target (1,000 members: 100,000 puts)."""
+    sized for the collection, so it never resizes, and a bucket holding no more than the treeify threshold is a
+    list, so the order is the buckets' (by index), each in insertion order: a stable sort by bucket. A bucket past
+    the threshold is a tree bin (from 64 buckets on; a smaller table doubles instead, which the map is left to do),
+    whose order the map gives for that bucket's keys alone. A coordinator orders every member's partitions this way
+    at every new target (1,000 members joining 100,000 partitions: 10^8 puts)."""
     unique = list(dict.fromkeys(values))
+    if not unique:
+        return unique
     mask = capacity_for_collection(len(values)) - 1
-    buckets = [((v & 0xFFFFFFFF) ^ ((v & 0xFFFFFFFF) >> 16)) & mask for v in unique]
-    per_bucket: dict[int, int] = {}
-    for bucket in buckets:
-        per_bucket[bucket] = per_bucket.get(bucket, 0) + 1
-    if per_bucket and max(per_bucket.values()) > _TREEIFY_THRESHOLD:
-        return None
-    return [unique[i] for i in sorted(range(len(unique)), key=buckets.__getitem__)]
+    if min(unique) >= 0 and max(unique) <= 0x7FFFFFFF:
+        # the bucket of each, mapped by C functions rather than a Python expression per value: a partition number
+        # is a non-negative int, whose spread is v ^ (v >> 16)
+        buckets = list(map(mask.__and__, map(operator.xor, unique, map((16).__rrshift__, unique))))
+    else:
+        buckets = [((v & 0xFFFFFFFF) ^ ((v & 0xFFFFFFFF) >> 16)) & mask for v in unique]
+    counts = Counter(buckets)
+    crowded = sorted(b for b, count in counts.items() if count > _TREEIFY_THRESHOLD)
+    if crowded and mask + 1 < _MIN_TREEIFY_CAPACITY:
+        return None  # the table doubles instead of treeifying: the map knows the order
+    order = list(map(unique.__getitem__, sorted(range(len(unique)), key=buckets.__getitem__)))
+    if crowded:
+        # a tree bin's order depends only on the keys in it and their insertion order (the stable sort's run of its
+        # bucket): the map is built for each crowded bucket's keys alone, at the same capacity (so in the same
+        # bucket, and never resized)
+        by_bucket = sorted(buckets)
+        for bucket in crowded:
+            start = bisect_left(by_bucket, bucket)
+            end = start + counts[bucket]
+            order[start:end] = JavaHashMap[int](_int_hash, compare_ints, mask + 1).put_all(order[start:end]).in_order()
+    return order
 
 
 def string_set_order(values: Sequence[str], from_collection: bool = True) -> list[str]:

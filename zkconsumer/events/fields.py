@@ -35,6 +35,16 @@ def partition_list(partitions: Iterable[TopicPartition],
     return rows
 
 
+def partition_rows(numbers_by_topic: Iterable[tuple[str, Iterable[int]]]) -> list[dict[str, Any]]:
+    """:func:`partition_list` of partitions given as numbers per topic name, without per-partition fields, and
+    without a :class:`TopicPartition` made and sorted for each (a coordinator lists every member's target assignment
+    each time it computes one)."""
+    merged: dict[str, list[int]] = {}
+    for topic, numbers in numbers_by_topic:
+        merged.setdefault(topic, []).extend(numbers)
+    return [{"topic": topic, "partition": p} for topic in sorted(merged) for p in sorted(merged[topic])]
+
+
 def now_iso() -> str:
     """The current time as the events' ``timestamp``: ISO 8601, UTC, microseconds, ``Z``."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -128,7 +128,7 @@ from zkconsumer.assignors.java_hash_map import string_set_order
 from zkconsumer.assignors.model import AssignmentError
 from zkconsumer.assignors.topic_ids import Uuid
 from zkconsumer.events import catalogue as ev
-from zkconsumer.events.fields import partition_list
+from zkconsumer.events.fields import partition_rows
 from zkconsumer.front import classic_group_messages as classic
 from zkconsumer.front.classic_group import REQUIRE_KNOWN_MEMBER_ID_VERSION
 from zkconsumer.front.classic_group_messages import GroupEvent, ListedGroup
@@ -749,9 +749,8 @@ class ConsumerGroupCoordinator:
 
     def _partitions_field(self, partitions: Partitions) -> list[dict[str, object]]:
         # the topic's name looked up once a topic: an id's str() is a base64 encoding, most of the cost per partition
-        named = ((self._topic_names.get(topic_id) or str(topic_id), numbers)
-                 for topic_id, numbers in partitions.items())
-        return partition_list(TopicPartition(name, p) for name, numbers in named for p in numbers)
+        return partition_rows((self._topic_names.get(topic_id) or str(topic_id), numbers)
+                              for topic_id, numbers in partitions.items())
 
     def _schedule(self, kind: _TimerKind, group_id: str, member_id: str, after_ms: int, member_epoch: int = 0) -> None:
         self._timers.arm((kind, group_id, member_id), self._now + after_ms, member_epoch)
@@ -1020,13 +1019,16 @@ class ConsumerGroupCoordinator:
         subscribed topic ids and its previous target assignment."""
         ids = {name: topic.topic_id for name, topic in metadata.items()}
         spec_members = []
+        subscribed: dict[tuple[str, ...], tuple[Uuid, ...]] = {}  # one order per distinct subscription
         for member_id in members_map_order(list(members)):
             member = members[member_id]
             target = targets.get(member_id, {})
             names = self._topic_names_of(member)
+            if names not in subscribed:
+                subscribed[names] = subscribed_ids_order(names, ids)
             spec_members.append(SpecMember(
                 member_id=member_id,
-                subscribed=subscribed_ids_order(names, ids),
+                subscribed=subscribed[names],
                 target=target_from_record([(t, sorted(ps)) for t, ps in target.items()]),
                 instance_id=member.instance_id,
                 subscription_size=len(set(names)),
