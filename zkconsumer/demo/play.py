@@ -10,6 +10,7 @@ the command line (:mod:`zkconsumer.cli.demo`) parses, calls one of them and prin
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -22,7 +23,7 @@ from zkconsumer.demo.front_log_follower import FrontLogFollower
 from zkconsumer.demo.protocols_narration import ProtocolsNarrator
 from zkconsumer.demo.rebalance_demo import CHROOT, DemoResult, DemoSettings, play_against, play_in_own_chroot
 from zkconsumer.embedded.environment import LocalEnvironment
-from zkconsumer.migration.comparison import identified, registered_broker, run_front, written
+from zkconsumer.migration.comparison import fronted, identified, registered_broker, written
 from zkconsumer.migration.run import CompareSettings, ProtocolRun, compare_protocols
 from zkconsumer.migration.scenes import Protocol
 
@@ -78,52 +79,48 @@ def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: 
                               session_timeout_ms=settings.session_timeout_ms, scenario=scenario,
                               prefix=scenario.topic.name)
     narrator = ProtocolsNarrator(out, legacy={p.name for p in protocols if p.family == "legacy"})
-    # 2. the servers: those named, or the embedded environment's and a front of the run's own for modern groups
-    own_front = None
-    if args.zookeeper:
-        bootstrap = args.bootstrap_server or registered_broker(args.zookeeper)
-        compare = replace(compare, zookeeper=args.zookeeper, bootstrap=bootstrap)
-    else:
-        endpoints = LocalEnvironment(args.run_dir).up()
-        broker = endpoints.get("broker", endpoints["bootstrap_servers"])
-        out_dir.mkdir(parents=True, exist_ok=True)
-        if any(p.family == "modern" for p in protocols):
-            own_front = run_front(broker, compare)
-            compare = replace(compare, bootstrap=own_front.address, coordinator_events=own_front.log_path,
-                              producer_bootstrap=broker)
+    with contextlib.ExitStack() as stack:  # the run's own front stops whatever ends the play, wherever
+        # 2. the servers: those named, or the embedded environment's and a front of the run's own for modern groups
+        own_front = None
+        if args.zookeeper:
+            bootstrap = args.bootstrap_server or registered_broker(args.zookeeper)
+            compare = replace(compare, zookeeper=args.zookeeper, bootstrap=bootstrap)
         else:
-            compare = replace(compare, bootstrap=broker)
-        compare = replace(compare, zookeeper=endpoints["zookeeper"])
-        print(f"embedded environment: ZooKeeper {endpoints['zookeeper']}, broker {broker}"
-              + ("" if own_front is None else f", the modern groups at a front of this run's own, {own_front.address}"),
-              file=out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    try:  # who coordinates the modern groups, and what it refuses, as the server says
+            endpoints = LocalEnvironment(args.run_dir).up()
+            broker = endpoints.get("broker", endpoints["bootstrap_servers"])
+            out_dir.mkdir(parents=True, exist_ok=True)
+            if any(p.family == "modern" for p in protocols):
+                own_front = stack.enter_context(fronted(broker, compare))
+                compare = replace(compare, bootstrap=own_front.address, coordinator_events=own_front.log_path,
+                                  producer_bootstrap=broker)
+            else:
+                compare = replace(compare, bootstrap=broker)
+            compare = replace(compare, zookeeper=endpoints["zookeeper"])
+            print(f"embedded environment: ZooKeeper {endpoints['zookeeper']}, broker {broker}"
+                  + ("" if own_front is None
+                     else f", the modern groups at a front of this run's own, {own_front.address}"), file=out)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        # who coordinates the modern groups, and what it refuses, as the server says
         compare = identified(compare, False, lambda line: print(line, file=out))
-    except BaseException:
-        if own_front is not None:
-            own_front.stop()
-        raise
-    print(f"Scenario {scenario.name!r}: {scenario.title}; protocols {', '.join(p.name for p in protocols)}, "
-          f"{compare.partitions} partitions, {compare.rate:g} messages a second to each, session timeout "
-          f"{compare.session_timeout_ms} ms", file=out)
-    # 3. the play, narrated, the front's coordinator rounds as they happen; then the page
-    legacy_groups = tuple(compare.name(p) for p in protocols if p.family == "legacy")
-    with classroom(args, title=f"zkconsumer demo: scenario {scenario.name}",  # --step, --serve
-                   legacy=lambda consumer_id: consumer_id.startswith(legacy_groups)) as room:
-        narrator.observers = room.observers
-        follower = None
-        if own_front is not None:
-            narrator.groups = {compare.name(p): p.name for p in protocols if p.family == "modern"}
-            follower = FrontLogFollower(own_front.log_path, narrator.coordinator_event, interval=0.05,
-                                        caught_up=narrator.caught_up).start()
-        try:
-            runs = compare_protocols(compare, observer=narrator)
-        finally:
-            if follower is not None:
-                follower.stop()
+        print(f"Scenario {scenario.name!r}: {scenario.title}; protocols {', '.join(p.name for p in protocols)}, "
+              f"{compare.partitions} partitions, {compare.rate:g} messages a second to each, session timeout "
+              f"{compare.session_timeout_ms} ms", file=out)
+        # 3. the play, narrated, the front's coordinator rounds as they happen; then the page
+        legacy_groups = tuple(compare.name(p) for p in protocols if p.family == "legacy")
+        with classroom(args, title=f"zkconsumer demo: scenario {scenario.name}",  # --step, --serve
+                       legacy=lambda consumer_id: consumer_id.startswith(legacy_groups)) as room:
+            narrator.observers = room.observers
+            follower = None
             if own_front is not None:
-                own_front.stop()
-        _, _, page = written(compare, runs, f"demo of scenario {scenario.name!r}, run {compare.run_id}")
-        room.finish(page)
+                narrator.groups = {compare.name(p): p.name for p in protocols if p.family == "modern"}
+                follower = FrontLogFollower(own_front.log_path, narrator.coordinator_event, interval=0.05,
+                                            caught_up=narrator.caught_up).start()
+            try:
+                runs = compare_protocols(compare, observer=narrator)
+            finally:
+                if follower is not None:
+                    follower.stop()
+                stack.close()  # the front, before the page is written
+            _, _, page = written(compare, runs, f"demo of scenario {scenario.name!r}, run {compare.run_id}")
+            room.finish(page)
     return ProtocolsPlayed(tuple(runs), page, embedded=not args.zookeeper)
