@@ -8,7 +8,6 @@ so the caller can report it by path and carry on, as the group's other members d
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -86,9 +85,18 @@ def read_partitions(zk: KazooClient, topics: list[str]) -> tuple[dict[str, tuple
     return partitions, malformed
 
 
-@functools.lru_cache(maxsize=32)
+#: the last content read of each topic znode and its partition ids: one entry a topic, however many topics a
+#: wildcard subscription follows (a fixed-size cache thrashes past its size; this one holds what the process read)
+_PARSED: dict[str, tuple[bytes | None, tuple[int, ...]]] = {}
+
+
 def _partition_ids(topic: str, data: bytes | None) -> tuple[int, ...]:
     """A topic znode's partition ids, parsed once per content (a malformed one is not kept, and raises each time):
     every attempt of a rebalance reads the same bytes again, and checking the replica lists of 10,000 partitions
     takes some 16 ms."""
-    return tuple(parse_topic(topic, data).partitions)
+    known = _PARSED.get(topic)
+    if known is not None and known[0] == data:
+        return known[1]
+    ids = tuple(parse_topic(topic, data).partitions)
+    _PARSED[topic] = (data, ids)
+    return ids
