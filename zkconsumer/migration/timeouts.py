@@ -29,8 +29,7 @@ SETTINGS_MODES = (SAME, STOCK)
 STOCK_LEGACY_SESSION_MS = 6000
 #: Kafka 3.0's and later ``session.timeout.ms`` and ``heartbeat.interval.ms`` (KIP-735)
 STOCK_CLASSIC_SESSION_MS, STOCK_CLASSIC_HEARTBEAT_MS = 45_000, 3_000
-#: Kafka 4.x's ``group.consumer.session.timeout.ms`` and ``group.consumer.heartbeat.interval.ms``
-STOCK_CONSUMER_SESSION_MS, STOCK_CONSUMER_HEARTBEAT_MS = 45_000, 5_000
+#: KIP-848's are the coordinator's own, read from it (``group.consumer.*``), not assumed
 CONSUMER_SESSION = "group.consumer.session.timeout.ms"
 CONSUMER_HEARTBEAT = "group.consumer.heartbeat.interval.ms"
 MIN_SESSION = "group.min.session.timeout.ms"
