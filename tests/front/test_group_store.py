@@ -6,12 +6,15 @@ generation, Stable, with its assignment; a store the broker does not take is log
 from __future__ import annotations
 
 import asyncio
+import struct
 import uuid
 from collections.abc import Sequence
 
+from kio.index import load_request_schema
 from structlog.testing import capture_logs
 from time_scale import bounded
 
+from zkconsumer.assignors.topic_ids import generated_topic_id
 from zkconsumer.front.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
 from zkconsumer.front.classic_group_messages import (
     ErrorCode,
@@ -25,10 +28,21 @@ from zkconsumer.front.classic_group_messages import (
     SyncGroupResponse,
 )
 from zkconsumer.front.config import FrontConfig
-from zkconsumer.front.consumer_group import ConsumerGroupCoordinator
+from zkconsumer.front.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
+from zkconsumer.front.consumer_group_messages import ConsumerGroupHeartbeat, TopicMetadata
+from zkconsumer.front.consumer_protocol import encode_assignment
 from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
-from zkconsumer.front.group_records import ClassicGroupRecord
+from zkconsumer.front.group_apis import GroupApis, build
+from zkconsumer.front.group_records import (
+    ClassicGroupRecord,
+    ClassicMemberRecord,
+    ConsumerGroupRecord,
+    decode,
+    encode_key,
+)
 from zkconsumer.front.group_store import GroupStore, load_groups
+from zkconsumer.front.handlers import RequestContext
+from zkconsumer.front.wire import RequestHead
 
 FRONT = "127.0.0.1:19092"
 GROUP = "g"
@@ -129,3 +143,156 @@ def test_a_write_the_broker_does_not_take_is_logged_and_the_answer_goes_out():
     assert [(e["operation"], e["groups"]) for e in failed] == [("write", [GROUP])]
     assert "no broker accepts a connection" in failed[0]["error"]
     assert "\n" not in failed[0]["error"]
+
+
+# --- the consumer groups' writes: merged while one is under way, a downgrade's in one, answers after them -----------
+
+TOPIC = "t"
+
+
+class RecordingStore(HeldStore):
+    """The held store, keeping each write's values too."""
+
+    def __init__(self, config: FrontConfig, topic: str) -> None:
+        super().__init__(config, topic)
+        self.values: list[list[tuple[str, bytes | None]]] = []
+
+    async def write(self, records: Sequence[tuple[str, bytes | None]]) -> None:
+        self.values.append(list(records))
+        await super().write(records)
+
+
+def _subscription(*owned: int) -> bytes:
+    """A ConsumerProtocol v1 Subscription of ``TOPIC`` owning ``owned``."""
+    name = TOPIC.encode()
+    head = struct.pack(f">hih{len(name)}si", 1, 1, len(name), name, -1)
+    return head + struct.pack(f">ih{len(name)}si{len(owned)}i", 1, len(name), name, len(owned), *owned)
+
+
+def _classic_group() -> ClassicGroupRecord:
+    return ClassicGroupRecord("consumer", 5, "cooperative-sticky", "a", (
+        ClassicMemberRecord("a", None, "ca", "/h", 60_000, 10_000, _subscription(0, 1),
+                            encode_assignment({TOPIC: frozenset({0, 1})})),
+        ClassicMemberRecord("b", None, "cb", "/h", 60_000, 10_000, _subscription(2, 3),
+                            encode_assignment({TOPIC: frozenset({2, 3})}))))
+
+
+def _upgraded(runtime: CoordinatorRuntime) -> None:
+    """The classic group ``_classic_group`` a consumer group, taken over as the online upgrade does."""
+    consumers = runtime.consumer
+    runtime.consumer_events(consumers.set_topics([TopicMetadata(TOPIC, generated_topic_id(TOPIC), 4)], runtime.now()))
+    runtime.consumer_events(consumers.upgrade(GROUP, _classic_group(), "Stable", runtime.now()), touched=(GROUP,))
+
+
+def _consumer_join(runtime: CoordinatorRuntime, member_id: str) -> None:
+    outcome = runtime.consumer.heartbeat(ConsumerGroupHeartbeat(
+        GROUP, member_id, 0, rebalance_timeout_ms=60_000, subscribed_topic_names=(TOPIC,), owned={}, api_version=1),
+        runtime.now())
+    assert outcome.response.error_code is ErrorCode.none
+    runtime.consumer_events(outcome.events, touched=(GROUP,))
+
+
+def test_changes_made_while_a_write_is_under_way_are_written_once_each_group_s_latest(broker_bootstrap):
+    config = FrontConfig.of(broker_bootstrap)
+    topic = f"__zkconsumer_groups_{uuid.uuid4().hex[:8]}"
+
+    async def scenario() -> list[list[str]]:
+        store = HeldStore(config, topic)
+        runtime = runtime_of(store)
+        await load_groups(runtime, store, FRONT)
+        _consumer_join(runtime, "m0")
+        while not store.writes:  # the first write under way, held
+            await asyncio.sleep(0.01)
+        for n in range(1, 6):
+            _consumer_join(runtime, f"m{n}")
+        store.gate.set()
+        await asyncio.wait_for(runtime.stored(), bounded(30))
+        await runtime.aclose()
+        await store.close()
+        return store.writes
+
+    writes = asyncio.run(asyncio.wait_for(scenario(), bounded(60)))
+    assert writes == [[GROUP], [GROUP]]  # not one write per change
+
+    async def read() -> dict:
+        reader = GroupStore(config, topic, FRONT)
+        groups, _, _ = await reader.read()
+        await reader.close()
+        return groups
+
+    record = asyncio.run(asyncio.wait_for(read(), bounded(30)))[GROUP]
+    assert isinstance(record, ConsumerGroupRecord)
+    assert sorted(m.member_id for m in record.members) == [f"m{n}" for n in range(6)]
+
+
+def test_a_consumer_group_whose_last_consumer_member_expires_is_stored_classic_in_one_write(broker_bootstrap):
+    """Kafka converts a consumer group back whenever a member leaves by any means, its session's expiry too; the
+    classic record takes the consumer group's place in one write, never behind a tombstone of the group."""
+    config = FrontConfig.of(broker_bootstrap)
+    topic = f"__zkconsumer_groups_{uuid.uuid4().hex[:8]}"
+    clock = [1_000]
+
+    async def scenario() -> tuple[bool, bool, list[list[tuple[str, bytes | None]]]]:
+        store = RecordingStore(config, topic)
+        store.gate.set()
+        runtime = CoordinatorRuntime(ClassicGroupCoordinator(ClassicGroupConfig(initial_rebalance_delay_ms=0)),
+                                     ConsumerGroupCoordinator(ConsumerGroupConfig(session_timeout_ms=5_000)),
+                                     clock=lambda: clock[0], store=store)
+        await load_groups(runtime, store, FRONT)
+        _upgraded(runtime)
+        _consumer_join(runtime, "c")
+        await asyncio.wait_for(runtime.stored(), bounded(30))
+        written = len(store.values)
+        clock[0] += 6_000  # c's 5 s session passes without a heartbeat, the classic members' 10 s do not
+        runtime._arm()  # the timer re-armed on the clock moved: due at once
+        for _ in range(200):
+            if not runtime.consumer.has_group(GROUP):
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.wait_for(runtime.stored(), bounded(30))
+        classic_now = GROUP in runtime.classic.group_ids() and not runtime.consumer.has_group(GROUP)
+        await runtime.aclose()
+        await store.close()
+        return classic_now, written > 0, store.values[written:]
+
+    classic_now, stored_before, after = asyncio.run(asyncio.wait_for(scenario(), bounded(60)))
+    assert classic_now and stored_before
+    values = [value for write in after for group_id, value in write if group_id == GROUP]
+    assert values and None not in values  # no tombstone of the group, ever
+    _, record = decode(encode_key(FRONT, GROUP), values[-1])
+    assert isinstance(record, ClassicGroupRecord)
+    assert record.generation >= 5 and [m.member_id for m in record.members] == ["a", "b"]
+
+
+def test_a_classic_member_s_heartbeat_and_sync_to_a_consumer_group_wait_for_the_write_under_way(broker_bootstrap):
+    config = FrontConfig.of(broker_bootstrap)
+    topic = f"__zkconsumer_groups_{uuid.uuid4().hex[:8]}"
+
+    async def scenario() -> tuple[bool, bool, int, int]:
+        store = HeldStore(config, topic)
+        runtime = runtime_of(store)
+        await load_groups(runtime, store, FRONT)
+        apis = GroupApis(runtime)
+        _upgraded(runtime)  # its record's write held
+        while not store.writes:
+            await asyncio.sleep(0.01)
+
+        def context(api_key: int, version: int) -> RequestContext:
+            return RequestContext(RequestHead(api_key, version, 1), "test", "127.0.0.1:1", 1, None)
+
+        beat = asyncio.ensure_future(apis.heartbeat(context(12, 3), build(
+            load_request_schema(12, 3), group_id=GROUP, generation_id=5, member_id="a", group_instance_id=None)))
+        sync = asyncio.ensure_future(apis.sync_group(context(14, 3), build(
+            load_request_schema(14, 3), group_id=GROUP, generation_id=5, member_id="b", group_instance_id=None,
+            assignments=())))
+        await asyncio.sleep(0.05)  # a window in which either answer, were it not held, would have gone out
+        held = not beat.done() and not sync.done()
+        store.gate.set()
+        beaten, synced = await beat, await sync
+        await runtime.aclose()
+        await store.close()
+        return held, True, int(beaten.error_code), int(synced.error_code)
+
+    held, _, beat_code, sync_code = asyncio.run(asyncio.wait_for(scenario(), bounded(60)))
+    assert held
+    assert (beat_code, sync_code) == (0, 0)

@@ -500,17 +500,20 @@ class ConsumerGroupCoordinator:
                     members=list(group.members))
         return self._drain()
 
-    def downgrade(self, group_id: str, now_ms: int) -> tuple[ClassicGroupRecord | None, tuple[GroupEvent, ...]]:
-        """Give up a consumer group whose members all speak the classic protocol, once its last consumer-protocol
-        member left (``validateOnlineDowngrade``, ``convertToClassicGroup``), when ``group.consumer.migration.policy``
-        allows it: the classic group's record, at the assignment epoch as its generation (the epoch the members
-        reconciled to: the leave moved only the group epoch), each member with its assigned
-        partitions as a ConsumerProtocol assignment and the metadata of its first protocol, the first member the
+    def downgrade(self, group_id: str, now_ms: int,
+                  classic_max_size: int | None = None) -> tuple[ClassicGroupRecord | None, tuple[GroupEvent, ...]]:
+        """Give up a consumer group whose members all speak the classic protocol, once a member left it by any means
+        (``validateOnlineDowngradeWithFencedMembers``, ``convertToClassicGroup``), when
+        ``group.consumer.migration.policy`` allows it and its members fit the classic ``group.max.size``
+        (``classic_max_size``): the classic group's record, at the assignment epoch as its generation (the epoch the
+        members reconciled to: the leave moved only the group epoch), each member with its assigned partitions as a
+        ConsumerProtocol assignment and the metadata of its first protocol, the first member the
         leader; ``None`` (and the group kept) otherwise. The classic coordinator takes it in and rebalances it."""
         self._advance(now_ms)
         group = self._groups.get(group_id)
         if (group is None or not group.members or not self.config.downgrade_enabled()
-                or any(m.classic is None for m in group.members.values())):
+                or any(m.classic is None for m in group.members.values())
+                or (classic_max_size is not None and len(group.members) > classic_max_size)):
             return None, self._drain()
         members = list(group.members.values())
         protocol = members[0].classic.protocol_name() if members[0].classic else ""

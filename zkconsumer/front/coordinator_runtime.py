@@ -27,9 +27,19 @@ Durable state (:mod:`.group_records`): given a :class:`RecordWriter`, the runtim
 step changed what it holds (the group's record compared with the one last written; a classic group only once it is
 Empty or Stable, where Kafka stores it), and a tombstone when the group is gone; the answers of that step, and of every
 step after it, are handed out only once the write is done, as Kafka's runtime answers a request once the records it
-appended (and those before them) are committed. A write that fails is logged (``front.groups_store_failed``) and the
-answers go out all the same; the group's next change writes its whole record again. :meth:`load` takes in the groups
-replayed at start, whose members are given a whole session timeout from then (Kafka's ``onLoaded``).
+appended (and those before them) are committed. One write is under way at a time; the changes made meanwhile wait as
+one pending write holding each group's latest record only (a group that changes a thousand times while the broker is
+slow is written once more, not a thousand times), and the answers wait for the write that holds their changes. A
+write that fails is logged (``front.groups_store_failed``) and the answers go out all the same; the group's next
+change writes its whole record again. :meth:`load` takes in the groups replayed at start, whose members are given a
+whole session timeout from then (Kafka's ``onLoaded``).
+
+The online downgrade (Kafka's ``validateOnlineDowngradeWithFencedMembers``, ``convertToClassicGroup``) is the
+runtime's, as it drives both machines: whenever a member leaves a consumer group by any means (a heartbeat's -1, a
+classic member's LeaveGroup, its session's expiry, its rebalance timeout's fencing), a group left with classic members
+only becomes a classic group when the policy allows it (:meth:`ConsumerGroupCoordinator.downgrade`,
+:meth:`ClassicGroupCoordinator.adopt`), and the converted group's classic record is written in the consumer group's
+place in one write, never a tombstone first: a replay finds the one or the other.
 """
 
 from __future__ import annotations
@@ -56,6 +66,9 @@ _NEVER = object()
 _UNKNOWN = object()
 #: how long the timer waits, at least, after a tick that raised before it ticks again
 RETRY_AFTER_ERROR_MS = 100
+#: a member left its consumer group by these (by any means): the group may become classic again
+_MEMBER_GONE = frozenset({ev.FRONT_CONSUMER_GROUP_MEMBER_LEFT, ev.FRONT_CONSUMER_GROUP_MEMBER_EXPIRED,
+                          ev.FRONT_CONSUMER_GROUP_MEMBER_FENCED})
 
 
 class RequestDropped(Exception):
@@ -84,8 +97,12 @@ class CoordinatorRuntime:
         self.store = store
         #: each group's record as last written (``None``: its tombstone)
         self._written: dict[str, object] = {}  # bytes, None (a tombstone) or _UNKNOWN
-        #: the last write under way: answers wait for it
+        #: the latest write, under way or pending: answers wait for it
         self._writing: asyncio.Future[None] | None = None
+        #: the changes not yet handed to the store, each group's latest only, and the future of their write
+        self._pending: dict[str, bytes | None] = {}
+        self._pending_done: asyncio.Future[None] | None = None
+        self._writer: asyncio.Task[None] | None = None
         self.log: EventLogger = get_logger("zkconsumer.front.coordinator")
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[Response]] = {}
@@ -107,9 +124,11 @@ class CoordinatorRuntime:
         finally:
             self._waiting.pop(request_id, None)
 
-    def _apply(self, step: Step) -> None:
+    def _apply(self, step: Step, given: Mapping[str, GroupRecord] | None = None) -> None:
+        """Log a classic step's events, store the groups they name (``given``: a record to store for a group instead
+        of what the coordinators hold of it) and hand its answers out once stored."""
         self.log_events(step.events)
-        self._store({event.group_id for event in step.events})
+        self._store({event.group_id for event in step.events} | set(given or ()), given)
         writing = self._writing
         for effect in step.effects:
             future = self._waiting.pop(effect.request_id, None)
@@ -129,10 +148,36 @@ class CoordinatorRuntime:
     def consumer_events(self, events: Iterable[GroupEvent], touched: Collection[str] = ()) -> None:
         """Log what a direct call to the consumer coordinator returned, store the groups it changed (those named by
         its events and ``touched``), and re-arm the timer. An answer built from it goes out after :meth:`stored`."""
-        events = tuple(events)
-        self.log_events(events)
-        self._store({event.group_id for event in events} | set(touched))
+        self._consumer_step(events, touched)
         self._arm()
+
+    def _consumer_step(self, events: Iterable[GroupEvent], touched: Collection[str] = ()) -> None:
+        """Log the consumer coordinator's events, convert back the groups a member left (:meth:`_downgrade`), and
+        store the groups named."""
+        logged = list(events)
+        self.log_events(logged)
+        adopted: dict[str, GroupRecord] = {}
+        checked = 0
+        while checked < len(logged):  # a downgrade's own events (its timers fired first) are looked at in turn
+            batch, checked = logged[checked:], len(logged)
+            for group_id in sorted({event.group_id for event in batch if event.name in _MEMBER_GONE}):
+                record, more = self._downgrade(group_id)
+                logged.extend(more)
+                if record is not None:
+                    adopted[group_id] = record
+        self._store({event.group_id for event in logged} | set(touched), adopted)
+
+    def _downgrade(self, group_id: str) -> tuple[ClassicGroupRecord | None, tuple[GroupEvent, ...]]:
+        """The consumer group ``group_id`` a member left, a classic group again if it may be: its record as the
+        classic coordinator adopted it, and the consumer coordinator's events (logged)."""
+        now = self.clock()
+        record, events = self.consumer.downgrade(group_id, now, self.classic.config.max_size)
+        self.log_events(events)
+        if record is not None:
+            step = self.classic.adopt(group_id, record, now)
+            self.log_events(step.events)
+            assert not step.effects  # a group just adopted has no request waiting
+        return record, events
 
     async def stored(self) -> None:
         """Once every record written so far is stored (or failed to be)."""
@@ -164,34 +209,54 @@ class CoordinatorRuntime:
             return self.consumer.record_of(group_id)
         return self.classic.record_of(group_id)
 
-    def _store(self, group_ids: Iterable[str]) -> None:
+    def _store(self, group_ids: Iterable[str], given: Mapping[str, GroupRecord] | None = None) -> None:
+        """Queue the records of ``group_ids`` that changed since last written (``given``: the record to write for a
+        group, whatever the coordinators hold of it)."""
         if self.store is None:
             return
-        changes: list[tuple[str, bytes | None]] = []
+        changed = False
         for group_id in sorted(group_ids):
-            if not self.consumer.has_group(group_id) and not self.classic.settled(group_id):
+            if given and group_id in given:
+                record: GroupRecord | None = given[group_id]
+            elif not self.consumer.has_group(group_id) and not self.classic.settled(group_id):
                 continue  # mid-round: stored once it has an outcome
-            record = self.record_of(group_id)
+            else:
+                record = self.record_of(group_id)
             value = None if record is None else encode_value(record)
             last = self._written.get(group_id, _NEVER)
             if value == last or (value is None and last is _NEVER):
                 continue  # unchanged, or gone without anything of it ever stored
             self._written[group_id] = value
-            changes.append((group_id, value))
-        if changes:
-            self._writing = asyncio.ensure_future(self._write(self._writing, changes))
+            self._pending[group_id] = value  # a pending older record of the group is never written
+            changed = True
+        if not changed:
+            return
+        if self._pending_done is None:
+            self._pending_done = asyncio.get_running_loop().create_future()
+        self._writing = self._pending_done
+        if self._writer is None:
+            self._writer = asyncio.ensure_future(self._write_pending())
 
-    async def _write(self, previous: asyncio.Future[None] | None, changes: list[tuple[str, bytes | None]]) -> None:
+    async def _write_pending(self) -> None:
+        """Write what is pending, one write at a time, until nothing is."""
         assert self.store is not None
-        if previous is not None:
-            await asyncio.gather(previous, return_exceptions=True)  # in order
         try:
-            await self.store.write(changes)
-        except Exception as exc:  # the broker gone or refusing: the answers go out all the same
-            for group_id, _ in changes:
-                self._written[group_id] = _UNKNOWN  # written again whole at its next change, its deletion too
-            self.log.emit(ev.FRONT_GROUPS_STORE_FAILED, operation="write", error=f"{type(exc).__name__}: {exc}",
-                          groups=[group_id for group_id, _ in changes])
+            while self._pending:
+                changes, self._pending = list(self._pending.items()), {}
+                done, self._pending_done = self._pending_done, None
+                try:
+                    await self.store.write(changes)
+                except Exception as exc:  # the broker gone or refusing: the answers go out all the same
+                    for group_id, _ in changes:
+                        if group_id not in self._pending:  # written again whole at its next change, its deletion too
+                            self._written[group_id] = _UNKNOWN
+                    self.log.emit(ev.FRONT_GROUPS_STORE_FAILED, operation="write",
+                                  error=f"{type(exc).__name__}: {exc}", groups=[group_id for group_id, _ in changes])
+                finally:
+                    if done is not None and not done.done():
+                        done.set_result(None)
+        finally:
+            self._writer = None
 
     # --- time -----------------------------------------------------------------------------------------------------
 
@@ -214,7 +279,7 @@ class CoordinatorRuntime:
         failed = False
         try:
             try:
-                self.log_events(self.consumer.tick(now))
+                self._consumer_step(self.consumer.tick(now))  # members expired or fenced: maybe a downgrade
             except Exception as exc:  # a bug in the KIP-848 machine: the classic one and the timer go on
                 failed = True
                 self._log_error("consumer", exc)

@@ -183,6 +183,7 @@ class GroupApis:
         if self.runtime.consumer.has_group(request.group_id):
             response, events = self.runtime.consumer.classic_sync(sync(0), self.runtime.now())
             self.runtime.consumer_events(events, touched=(request.group_id,))
+            await self.runtime.stored()  # as every other answer: once what it depends on is stored
         else:
             response = cast(classic.SyncGroupResponse, await self.runtime.classic_request(sync))
         return build(response_type(request), error_code=response.error_code, assignment=response.assignment,
@@ -197,6 +198,7 @@ class GroupApis:
             await self._refresh_topics(context)  # a topic's growth reaches the classic members' groups too
             response, events = self.runtime.consumer.classic_heartbeat(beat(0), self.runtime.now())
             self.runtime.consumer_events(events, touched=(request.group_id,))
+            await self.runtime.stored()
         else:
             response = cast(classic.HeartbeatResponse, await self.runtime.classic_request(beat))
         return build(response_type(request), error_code=response.error_code)
@@ -406,9 +408,7 @@ class GroupApis:
             None if owned is None else {topic_id_of(t.topic_id): frozenset(t.partitions) for t in owned
                                         if t.topic_id is not None},
             context.client_id or "", _host(context), context.head.api_version), self.runtime.now())
-        self.runtime.consumer_events(outcome.events, touched=(group_id,))
-        if request.member_epoch == -1 and outcome.response.error_code == classic.ErrorCode.none:
-            self._downgrade(group_id)
+        self.runtime.consumer_events(outcome.events, touched=(group_id,))  # the group maybe classic again
         await self.runtime.stored()  # the answer goes out once what it says is stored, as Kafka answers
         response = outcome.response
         assignment = None
@@ -441,15 +441,6 @@ class GroupApis:
         self.runtime.classic_events(step)
         self.runtime.consumer_events(events, touched=(group_id,))
         return None
-
-    def _downgrade(self, group_id: str) -> None:
-        """Kafka's online downgrade once a consumer-protocol member left: a consumer group of classic members only
-        becomes a classic group, which rebalances (:meth:`ConsumerGroupCoordinator.downgrade`)."""
-        now = self.runtime.now()
-        record, events = self.runtime.consumer.downgrade(group_id, now)
-        self.runtime.consumer_events(events)
-        if record is not None:
-            self.runtime.classic_events(self.runtime.classic.adopt(group_id, record, now))
 
     async def consumer_group_describe(self, context: RequestContext, request: Any) -> Any:
         response = self.runtime.consumer.describe(ConsumerGroupDescribe(tuple(request.group_ids)))
