@@ -6,16 +6,13 @@ marker in its environment, so that what any of them left behind is found, also a
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
 import signal
 import subprocess
-import threading
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,8 +21,6 @@ from support import wait_for
 from time_scale import bounded
 
 pytestmark = [pytest.mark.migration, pytest.mark.timeout(900)]
-#: make test's container pass (scripts/containers.sh): the example's ZooKeeper must then come from containers
-IN_CONTAINER_PASS = os.environ.get("ZKCONSUMER_CONTAINER_PASS") == "1"
 EXAMPLE = REPO / "examples" / "migration_testing"
 MARK = "ZKCONSUMER_EXAMPLE_RUN"
 #: the bug the broken application has: every tenth order it is given is dropped
@@ -66,34 +61,6 @@ def marked_processes(mark: str) -> list[str]:
     return found
 
 
-@contextlib.contextmanager
-def zookeeper_containers_started() -> Iterator[set[str]]:
-    """The ids of the ZooKeeper containers (of the pass's image) that ran while the block ran, looked for twice a
-    second (the engine keeps no events here, and testcontainers removes its containers at the session's end)."""
-    import docker
-
-    image = os.environ.get("ZKCONSUMER_ZOOKEEPER_IMAGE", "zookeeper:3.8").removeprefix("localhost/")
-    client = docker.from_env(timeout=10)
-    before = {c.id for c in client.containers.list()}
-    seen: set[str] = set()
-    done = threading.Event()
-
-    def look() -> None:
-        while not done.wait(0.5):
-            with contextlib.suppress(Exception):  # a container going away while listed
-                seen.update(c.id for c in client.containers.list()
-                            if c.id not in before and any(t.endswith(image) for t in c.image.tags))
-
-    watcher = threading.Thread(target=look, daemon=True)
-    watcher.start()
-    try:
-        yield seen
-    finally:
-        done.set()
-        watcher.join(bounded(15))
-        client.close()
-
-
 def make_test(fresh: FreshEnvironment, project: Path, mark: str, *pytest_args: str) -> subprocess.CompletedProcess:
     return fresh.run("make", "test", f"PYTHON={fresh.python}", f"PYTEST_ARGS={' '.join(pytest_args)}",
                      cwd=project, env={MARK: mark}, timeout=300)
@@ -102,11 +69,8 @@ def make_test(fresh: FreshEnvironment, project: Path, mark: str, *pytest_args: s
 def test_the_example_passes_in_two_workers_and_leaves_no_process(fresh, tmp_path):
     project, mark = copy_of_example(tmp_path), uuid.uuid4().hex
     began = time.monotonic()
-    with zookeeper_containers_started() if IN_CONTAINER_PASS else contextlib.nullcontext(set()) as containers:
-        done = make_test(fresh, project, mark, "-n", "2", "-p", "no:cacheprovider")
+    done = make_test(fresh, project, mark, "-n", "2", "-p", "no:cacheprovider")
     took = time.monotonic() - began
-    if IN_CONTAINER_PASS:  # each worker's session had its ZooKeeper in a container, through the installed plugin
-        assert len(containers) >= 2, containers
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert re.search(r"\b2 passed\b", done.stdout), done.stdout[-2000:]
     assert "created: 2/2 workers" in done.stdout  # pytest-xdist's two workers, each with its own servers
