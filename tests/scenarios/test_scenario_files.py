@@ -9,7 +9,7 @@ from zkconsumer.cli import main
 from zkconsumer.errors import UsageError
 from zkconsumer.migration.scenes import check_playable, parse_protocols
 from zkconsumer.migration.scenes import default_scenario as migration_default
-from zkconsumer.scenarios.model import GROW, PAUSE, START, WAIT, Action
+from zkconsumer.scenarios.model import GROW, PAUSE, START, UPGRADE, WAIT, Action
 from zkconsumer.scenarios.parse import ScenarioError, load, parse, shipped
 
 GOOD = """
@@ -30,7 +30,7 @@ actions = [{ start = "b" }, { settle = true }, { pause = "a", seconds = 1.5 }, {
 
 
 def test_the_shipped_scenarios_are_the_demo_s_and_the_comparison_s_stories():
-    assert list(shipped()) == ["demo", "migration", "pause-and-grow", "rolling-restart"]
+    assert list(shipped()) == ["demo", "migration", "pause-and-grow", "rolling-restart", "upgrade"]
     demo = load("demo")
     assert [(s.number, [a.describe() for a in s.actions]) for s in demo.scenes] == [
         (1, ["start c1"]), (2, ["start c2"]), (3, ["start c3"]), (4, ["kill c2"]), (5, ["grow the topic by 2"])]
@@ -74,6 +74,8 @@ BAD = [  # (what replaces what in GOOD, the line's key and problem)
     (("{ grow = 1 }", "{ grow = 70 }"), "scene 2, action 5 (grow): must be from 1 to 64, not 70"),
     (("{ settle = true }", "{ settle = 1 }"), "scene 2, action 2 (settle): write settle = true"),
     (("title = \"a starts\"", "name = \"a starts\""), "scene 1: name: unknown key"),
+    (("{ start = \"b\" }", "{ upgrade = \"b\" }"), "scene 2, action 1 (upgrade): b is not running at this point"),
+    (("{ start = \"b\" }", "{ upgrade = \"a\", seconds = 1 }"), "scene 2, action 1 (upgrade): seconds: unknown key"),
 ]
 
 
@@ -143,3 +145,19 @@ def test_a_member_s_settings_are_refused_for_a_modern_member():
     with pytest.raises(UsageError, match=r"^scenario mine.toml: members.b.config: settings over a "
                        r"member's own apply to legacy members only, not to range"):
         check_playable(scenario, parse_protocols("legacy-range,range"))
+
+
+def test_the_upgrade_scenario_upgrades_every_member_in_turn_and_only_modern_groups_play_it():
+    upgrade = load("upgrade")
+    assert [[a.describe() for a in s.actions] for s in upgrade.scenes[1:]] == [
+        [f"upgrade m{i} to group.protocol=consumer"] for i in range(1, 5)] + [["kill m2"]]
+    assert all(s.changes_membership for s in upgrade.scenes) and upgrade.uses(UPGRADE) == "scene 2, action 1"
+    # an upgraded member is running, as before: it can be upgraded again, paused
+    upgrades = '{ upgrade = "a" }, { upgrade = "b" }, { upgrade = "a" }'
+    again = parse(GOOD.replace('{ settle = true }', upgrades), "x", "x")
+    assert [a.kind for a in again.scenes[1].actions][1:5] == [UPGRADE, UPGRADE, UPGRADE, PAUSE]
+    check_playable(upgrade, parse_protocols("range,roundrobin,cooperative-sticky,consumer-uniform,consumer-range"))
+    with pytest.raises(UsageError, match=r"^shipped scenario upgrade: scene 2, action 1: upgrade cannot be played by "
+                       r"legacy-range: a ZooKeeper group has no in-place path to KIP-848 .*; play it with modern "
+                       r"protocols only$"):
+        check_playable(upgrade, parse_protocols("legacy-range,cooperative-sticky"))

@@ -132,6 +132,9 @@ def test_a_grown_topic_is_consumed_whole_by_every_protocol():
 def test_what_the_model_cannot_play_is_refused_before_anything_runs():
     with pytest.raises(UsageError, match="pauses a member"):
         check(load("pause-and-grow"), DEFAULT_PROTOCOLS)
+    with pytest.raises(UsageError, match=r"^shipped scenario upgrade: scene 2, action 1 upgrades a member to KIP-848 "
+                       r"in place, which the storm model does not simulate"):
+        check(load("upgrade"), DEFAULT_PROTOCOLS)
     with pytest.raises(UsageError, match="unknown protocol nope"):
         simulate(storm_scenario(2, 2), ("nope",))
     with pytest.raises(UsageError, match="at least one member"):

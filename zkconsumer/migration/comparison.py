@@ -47,6 +47,7 @@ from zkconsumer.migration.scenes import (
     Scene,
     check_playable,
     legacy_only,
+    modern_only,
     parse_protocols,
 )
 from zkconsumer.migration.timeouts import SAME, SETTINGS_MODES, session_scenes, too_short
@@ -148,8 +149,16 @@ def plan(output_dir: Path, *, scenario: str | Scenario | None = None, protocols:
 def without_unplayable(scenario: Scenario, protocols: tuple[Protocol, ...],
                        say: Callable[[str], None]) -> tuple[Protocol, ...]:
     """The default protocols for a scenario only legacy members can play (it expires a session or sets members'
-    settings): the legacy ones, with one line saying which were left out and why (named in ``--protocols``, a modern
-    one is refused instead)."""
+    settings): the legacy ones; for one only modern members can play (it upgrades a member to KIP-848 in place):
+    the modern ones; with one line saying which were left out and why (named in ``--protocols``, one is refused
+    instead)."""
+    if modern_only(scenario):
+        kept = tuple(p for p in protocols if p.family == "modern")
+        left = [p.name for p in protocols if p.family != "modern"]
+        if left:
+            say(f"{PREFIX}{', '.join(left)} left out: {scenario.source} upgrades members to KIP-848 in place, which "
+                f"a ZooKeeper group cannot do (name them in --protocols to see why)")
+        return kept
     if not legacy_only(scenario):
         return protocols
     kept = tuple(p for p in protocols if p.family == "legacy")

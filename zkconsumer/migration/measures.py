@@ -88,10 +88,14 @@ class Figures:
 
 @dataclass(frozen=True, slots=True)
 class SceneFigures:
+    """``group_protocols``: each modern member running at the scene's end and the ``group.protocol`` it subscribed
+    with (its ``consumer.subscribed``), by member: what an ``upgrade`` changed, as the members said it."""
+
     scene: int
     title: str
     start: float
     figures: Figures
+    group_protocols: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,12 +192,17 @@ def measure(protocol: str, events: Sequence[Event], produced: Sequence[Produced]
 
     fetching = _Fetching(draining_at)
     failures = []
+    running: list[tuple[float, str, str | None]] = []  # (time, member, group.protocol; None: it is gone)
     for event in ordered:
         member = event.consumer_id
         if member is None:
             continue
         time, name = at(event), event.name
         scene = scene_at(time)
+        if name == ev.CONSUMER_SUBSCRIBED:
+            running.append((time, member, str(event.fields.get("group_protocol") or "classic")))
+        elif name in _STOP_ALL:
+            running.append((time, member, None))
         if name == ev.REBALANCE_STOP_FETCHERS:
             start = time - _duration_s(event)
             fetching.stop(member, set(fetching.by_member[member]), start, scene_at(start))
@@ -229,10 +238,21 @@ def measure(protocol: str, events: Sequence[Event], produced: Sequence[Produced]
                       default=start)
         scene_figures.append(SceneFigures(number, title, start, _figures(
             [m for m in produced if m.scene == number], deliveries, len(in_scene), sum(r[2] for r in in_scene),
-            scene_pauses, end, [t for t, s in fetching.moves if s == number], (settled - start) * 1000)))
+            scene_pauses, end, [t for t, s in fetching.moves if s == number], (settled - start) * 1000),
+            _group_protocols(running, stop)))
     total = _figures(produced, deliveries, len(rounds), sum(r[2] for r in rounds), pauses, end,
                      [t for t, _ in fetching.moves], sum(s.figures.settle_ms for s in scene_figures))
     return ProtocolMeasures(protocol, total, tuple(scene_figures), pauses, tuple(failures), end)
+
+
+def _group_protocols(running: Sequence[tuple[float, str, str | None]],
+                     until: float) -> tuple[tuple[str, str], ...]:
+    """Each member running at ``until`` and its group protocol, by member."""
+    now: dict[str, str | None] = {}
+    for time, member, protocol in running:
+        if time <= until:
+            now[member] = protocol
+    return tuple(sorted((member, protocol) for member, protocol in now.items() if protocol is not None))
 
 
 def _partitions(value: object, topic: str) -> list[int]:

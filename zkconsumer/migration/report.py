@@ -119,7 +119,9 @@ def report_json(results: Sequence[ProtocolResult], settings: dict[str, Any],
             "member_failures": [asdict(f) for f in m.failures],
             "pauses": [asdict(p) for p in m.pauses],
             "scenes": [{"scene": s.scene, "title": s.title, "label": f"{s.scene}. {s.title}",
-                        "start_s": round(s.start, 3), **_figures_json(s.figures)} for s in m.scenes],
+                        "start_s": round(s.start, 3), **_figures_json(s.figures),
+                        "group_protocols": {short_names(r)(member): protocol
+                                            for member, protocol in s.group_protocols}} for s in m.scenes],
         }
     classic = [r.protocol.name for r in results if r.protocol.group_protocol == "classic"]
     timeouts = settings.get("timeouts") or {}
@@ -177,6 +179,27 @@ def short_names(result: ProtocolResult) -> Callable[[str], str]:
     return short
 
 
+def group_protocol_rows(results: Sequence[ProtocolResult]) -> list[tuple[str, list[str]]]:
+    """Each protocol whose members changed group protocol during the run (an ``upgrade``), with, per scene of the
+    run, its members' group protocols at the scene's end as they subscribed (``consumer: m1; classic: m2, m3``);
+    empty when no member changed protocol, as the page then needs no such table."""
+    rows = []
+    for r in results:
+        spoken = {protocol for s in r.measures.scenes for _, protocol in s.group_protocols}
+        if len(spoken) < 2:
+            continue
+        short = short_names(r)
+        cells = []
+        for s in r.measures.scenes:
+            by_protocol: dict[str, list[str]] = {}
+            for member, protocol in s.group_protocols:
+                by_protocol.setdefault(protocol, []).append(short(member))
+            cells.append("; ".join(f"{protocol}: {', '.join(names)}" for protocol, names in sorted(
+                by_protocol.items(), key=lambda item: item[0] != "consumer")))
+        rows.append((r.protocol.name, cells))
+    return rows
+
+
 def render_report(results: Sequence[ProtocolResult], meta: str, members: Sequence[MemberSettings] = (),
                   broker_note: str | None = None, said: Verdict | None = None) -> str:
     names = [r.protocol.name for r in results]
@@ -223,7 +246,8 @@ def render_report(results: Sequence[ProtocolResult], meta: str, members: Sequenc
     return render_page("migration.html.j2", title="Migration comparison: legacy and modern groups on one script",
                        meta=meta, note=NOTE, rows=rows, failures=failures(results), charts=charts,
                        timelines=timelines, timeline_legend=timeline_legend, members=members,
-                       broker_note=broker_note,
+                       broker_note=broker_note, scene_labels=scene_labels,
+                       group_protocols=group_protocol_rows(results),
                        verdict=said or Verdict((), ()))
 
 

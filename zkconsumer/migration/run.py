@@ -61,7 +61,20 @@ from zkconsumer.migration.measures import DIED, DRAINING, Delivery, Produced, me
 from zkconsumer.migration.report import MemberSettings, ProtocolResult
 from zkconsumer.migration.scenes import Protocol, Scene, default_scenario
 from zkconsumer.migration.timeouts import SAME, Timeouts, in_force, member_timeouts
-from zkconsumer.scenarios.model import EXPIRE, GROW, KILL, PAUSE, SETTLE, START, STOP, WAIT, Action, Scenario
+from zkconsumer.scenarios.model import (
+    EXPIRE,
+    GROW,
+    KILL,
+    PAUSE,
+    SETTLE,
+    START,
+    STOP,
+    UPGRADE,
+    UPGRADED_GROUP_PROTOCOL,
+    WAIT,
+    Action,
+    Scenario,
+)
 from zkconsumer.trace.timeline import Event, build_timeline, read_events
 from zkconsumer.trace.vocabulary import COORDINATOR_EVENTS
 from zkconsumer.zk.client import zookeeper
@@ -296,6 +309,7 @@ class _Player:
         self.playing = False  # the script is under way: a member's word that it cannot play stops it
         self.unsupported_reason: str | None = None
         self.given_up: set[tuple[object, object]] = set()  # (partition, offset) of the messages the application refused
+        self.upgraded: set[str] = set()  # members an ``upgrade`` restarted with group.protocol=consumer: they keep it
 
     # --- the script -----------------------------------------------------------------------------------
 
@@ -367,10 +381,13 @@ class _Player:
             expired = expire_session(self.zk_connect, self.session_file(action.member))
             self.marker(ev.DEMO_SESSION_EXPIRED, consumer_id=member.consumer_id, forced=expired)
         else:
-            assert action.kind == STOP
+            assert action.kind in (STOP, UPGRADE)
             self.marker(ev.DEMO_MEMBER_STOPPING, consumer_id=member.consumer_id)
             self.group.stop(member, timeout=20.0, while_waiting=lambda: self.pump(0.1))
             self.marker(ev.DEMO_MEMBER_STOPPED, consumer_id=member.consumer_id)
+            if action.kind == UPGRADE:  # a deploy changing group.protocol alone: started again at once
+                self.upgraded.add(action.member)
+                self.start_member(action.member)
 
     def drain(self) -> None:
         """Production has stopped (every protocol finished the script); wait until every acknowledged message was
@@ -408,16 +425,27 @@ class _Player:
                                          session_file=self.session_file(name),
                                          revoke_ms=s.member_revoke_ms(name), app=app)
         else:
-            group_protocol = "consumer" if run.protocol.group_protocol == "consumer" else "classic"
+            group_protocol, strategy = self.group_protocol(name)
             session_ms, heartbeat_ms = ((s.session_timeout_ms, 0) if group_protocol == "consumer"  # not used
                                         else member_timeouts("classic", s.settings_mode, s.session_timeout_ms))
             argv = modern_member.command(bootstrap=s.bootstrap, group=run.group, topic=run.topic,
-                                         consumer_id=consumer_id, strategy=run.protocol.strategy,
+                                         consumer_id=consumer_id, strategy=strategy,
                                          session_timeout_ms=session_ms, heartbeat_interval_ms=heartbeat_ms,
                                          output=deliveries, stop_at_stdin_eof=True, group_protocol=group_protocol,
                                          revoke_ms=s.member_revoke_ms(name), app=app)
         member = self.group.start(name, consumer_id, argv)
         self.marker(ev.DEMO_MEMBER_STARTED, consumer_id=consumer_id, pid=member.pid)
+
+    def group_protocol(self, name: str) -> tuple[str, str]:
+        """A modern member's ``(group.protocol, assignor)``: its protocol's, or once an ``upgrade`` restarted it,
+        KIP-848's with ``group.remote.assignor`` uniform (Kafka's default, the first of the front's
+        ``group.consumer.assignors``: what ``group.protocol=consumer`` alone gets); a KIP-848 member keeps its own."""
+        protocol = self.run.protocol
+        if protocol.group_protocol == "consumer":
+            return "consumer", protocol.strategy
+        if name in self.upgraded:
+            return UPGRADED_GROUP_PROTOCOL, "uniform"
+        return "classic", protocol.strategy
 
     def session_file(self, name: str) -> Path:
         """Where a legacy member keeps its ZooKeeper session's id and password, for ``expire``."""

@@ -16,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from zkconsumer.errors import UsageError
-from zkconsumer.scenarios.model import EXPIRE, GROW, Action, Scenario, Scene
+from zkconsumer.scenarios.model import EXPIRE, GROW, UPGRADE, Action, Scenario, Scene
 from zkconsumer.scenarios.parse import load
 
 __all__ = ["CONSUMER_ALIAS", "KIP848_PROTOCOLS", "KNOWN", "PROTOCOLS", "Action", "Protocol", "Scene", "check_playable",
-           "default_scenario", "legacy_only", "parse_protocols"]
+           "default_scenario", "legacy_only", "modern_only", "parse_protocols"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,12 +96,23 @@ NO_GROWTH = ("a modern group sees a topic grow through a front's Metadata (which
              "CreatePartitions (Tansu)")
 
 
+#: why a legacy group cannot play ``upgrade``
+NO_UPGRADE = ("a ZooKeeper group has no in-place path to KIP-848 (its members and offsets live in ZooKeeper, and a "
+              "broker-side group of the same name is another group: Kafka's way was a migration, the scenario "
+              "'migration')")
+
+
 def check_playable(scenario: Scenario, protocols: tuple[Protocol, ...], modern_growth: bool = True) -> None:
-    """Refuse, before anything starts, an action a protocol's members cannot do, in one line: a modern group cannot
-    see its topic grow where ``modern_growth`` is false (a bootstrap server that is neither a front nor a broker with
-    CreatePartitions; the legacy groups see it through the bridge, which holds the topic smaller in ZooKeeper until
-    the scene), a modern member has no ZooKeeper session to expire (``pause`` it for longer than its session
-    instead), and takes no settings of the file's."""
+    """Refuse, before anything starts, an action a protocol's members cannot do, in one line: a legacy member cannot
+    be upgraded in place (:data:`NO_UPGRADE`), a modern group cannot see its topic grow where ``modern_growth`` is
+    false (a bootstrap server that is neither a front nor a broker with CreatePartitions; the legacy groups see it
+    through the bridge, which holds the topic smaller in ZooKeeper until the scene), a modern member has no ZooKeeper
+    session to expire (``pause`` it for longer than its session instead), and takes no settings of the file's."""
+    legacy = [p.name for p in protocols if p.family == "legacy"]
+    upgraded = scenario.uses(UPGRADE)
+    if legacy and upgraded is not None:
+        raise UsageError(f"{scenario.source}: {upgraded}: {UPGRADE} cannot be played by {', '.join(legacy)}: "
+                         f"{NO_UPGRADE}; play it with modern protocols only")
     modern = [p.name for p in protocols if p.family == "modern"]
     if not modern:
         return
@@ -125,6 +136,12 @@ def legacy_only(scenario: Scenario) -> bool:
     """Whether only legacy members can play the scenario (see :func:`check_playable`): it expires a session or sets
     members' settings."""
     return scenario.uses(EXPIRE) is not None or any(m.config for m in scenario.members)
+
+
+def modern_only(scenario: Scenario) -> bool:
+    """Whether only modern members can play the scenario (see :func:`check_playable`): it upgrades a member to
+    KIP-848 in place."""
+    return scenario.uses(UPGRADE) is not None
 
 
 def default_scenario() -> Scenario:

@@ -10,12 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 #: the actions a scene may take, in the words of the file (``{ kill = "c2" }``)
-START, STOP, KILL, PAUSE, EXPIRE = "start", "stop", "kill", "pause", "expire"
+START, STOP, KILL, PAUSE, EXPIRE, UPGRADE = "start", "stop", "kill", "pause", "expire", "upgrade"
 GROW, SETTLE, WAIT = "grow", "settle", "wait"
-MEMBER_ACTIONS = (START, STOP, KILL, PAUSE, EXPIRE)
+MEMBER_ACTIONS = (START, STOP, KILL, PAUSE, EXPIRE, UPGRADE)
 ACTIONS = (*MEMBER_ACTIONS, GROW, SETTLE, WAIT)
 #: actions after which the group must rebalance: the scene settles only once every member completed one since
-MEMBERSHIP_ACTIONS = (START, STOP, KILL, EXPIRE, GROW)
+MEMBERSHIP_ACTIONS = (START, STOP, KILL, EXPIRE, UPGRADE, GROW)
+#: the group protocol an ``upgrade`` restarts a member with: KIP-848's, Kafka's ``group.protocol=consumer``
+UPGRADED_GROUP_PROTOCOL = "consumer"
 #: a member's ``revoke_ms`` at most: longer would outlast the comparison's session and rebalance timeouts
 MAX_REVOKE_MS = 30_000
 
@@ -24,7 +26,15 @@ MAX_REVOKE_MS = 30_000
 class Action:
     """``start`` a member process, ``stop`` it (SIGTERM: it leaves cleanly), ``kill`` it (SIGKILL), ``pause`` it
     (SIGSTOP for ``seconds``, then SIGCONT), ``expire`` its ZooKeeper session (a second client on it, closed),
-    ``grow`` the topic by ``partitions``, ``settle`` (wait until the group has settled) or ``wait`` ``seconds``."""
+    ``upgrade`` it (stopped cleanly and started again at once in the same group with ``group.protocol=consumer``,
+    KIP-848's protocol with the coordinator's default assignor, as a deploy that changes only that setting does; a
+    later ``start`` of it keeps that protocol), ``grow`` the topic by ``partitions``, ``settle`` (wait until the
+    group has settled) or ``wait`` ``seconds``.
+
+    ``upgrade`` is Kafka 4.x's online upgrade of a classic group, member by member: the first upgraded member's
+    heartbeat converts the live group, the classic members go on in it until they are upgraded too. A member already
+    on KIP-848 is simply restarted. A ZooKeeper group has no such path (its members and offsets live in ZooKeeper,
+    and a broker-side group of the same name is another group): the commands refuse it for legacy members."""
 
     kind: str
     member: str = ""
@@ -41,6 +51,8 @@ class Action:
             return f"wait {self.seconds:g} s"
         if self.kind == SETTLE:
             return "wait until the group has settled"
+        if self.kind == UPGRADE:
+            return f"upgrade {self.member} to group.protocol={UPGRADED_GROUP_PROTOCOL}"
         return f"{self.kind} {self.member}"
 
 

@@ -114,6 +114,7 @@ class _ActionFile(Struct, forbid_unknown_fields=True):
     kill: str = ""
     pause: str = ""
     expire: str = ""
+    upgrade: str = ""
     grow: Annotated[int, Meta(ge=1, le=MAX_PARTITIONS)] = 0
     settle: Annotated[bool, Meta(extra={"type": "write settle = true"})] = False
     wait: Annotated[float, Meta(gt=0, le=MAX_SECONDS, extra={
@@ -238,7 +239,7 @@ class _Reader:
                 running.add(value)
             elif value not in running:
                 raise self.fail(f"{key} ({kind})", f"{value} is not running at this point of the story")
-            elif kind in (STOP, KILL):  # gone; a paused member resumes, an expired one registers again
+            elif kind in (STOP, KILL):  # gone; a paused member resumes, an expired or upgraded one is back
                 running.discard(value)
         # 3. its values, typed and in range
         values = self.decode(item, _ActionFile,

@@ -5,7 +5,8 @@ rebalances, retries exhausted, session expiries and requests timed out.
 The scenario is :mod:`zkconsumer.scenarios`' (a shipped one, or a file), or the storm itself: N members starting at
 once on P partitions, as after a deploy. A scene's actions happen at its start (``settle`` waits until the group is
 stable, ``wait`` lets time pass); a scene that changes the membership then runs until the group is stable, at most
-``settle_limit_s``. ``pause`` has no model yet and is refused before anything runs.
+``settle_limit_s``. ``pause`` has no model yet, nor ``upgrade`` (a group changing protocol member by member): both are
+refused before anything runs.
 """
 
 from __future__ import annotations
@@ -114,6 +115,11 @@ def check(scenario: sc.Scenario, protocols: tuple[str, ...]) -> None:
     if where:
         raise UsageError(f"{scenario.source or scenario.name}: {where} pauses a member, which the storm model "
                          "does not simulate yet")
+    where = scenario.uses(sc.UPGRADE)
+    if where:
+        raise UsageError(f"{scenario.source or scenario.name}: {where} upgrades a member to KIP-848 in place, which "
+                         "the storm model does not simulate (each protocol's group is modelled on its own protocol "
+                         "throughout)")
 
 
 def simulate(scenario: sc.Scenario, protocols: tuple[str, ...] = DEFAULT_PROTOCOLS,

@@ -1,0 +1,42 @@
+"""The shipped ``upgrade`` scenario through the comparison, with real clients at the run's own front: a
+cooperative-sticky group's four members are restarted one by one with ``group.protocol=consumer`` while messages flow.
+The front converts the live classic group at the first upgraded member's heartbeat (Kafka 4.x's online upgrade), the
+classic members go on in the consumer group until their turn, and the group ends with every member on KIP-848's
+protocol; nothing is lost, and the report says which protocol each member spoke at the end of each scene."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.migration
+
+
+@pytest.mark.timeout(240)
+def test_a_cooperative_sticky_group_is_upgraded_member_by_member_and_loses_nothing(migration):
+    result = migration.compare(scenario="upgrade", protocols=["cooperative-sticky"], partitions=4)
+    result.assert_nothing_lost()
+    outcome = result["cooperative-sticky"]
+    assert outcome.produced > 0 and outcome.delivered == outcome.produced and not outcome.member_failures
+    report = json.loads(result.report.read_text())
+    played = report["protocols"]["cooperative-sticky"]
+    # 1. the members' own word: classic at first, one more on KIP-848 at each scene, all of them at the end
+    members = ["m1", "m2", "m3", "m4"]
+    assert [s["group_protocols"] for s in played["scenes"]] == [
+        {m: "consumer" if i < upgraded else "classic" for i, m in enumerate(members)} for upgraded in range(5)] + [
+        {"m1": "consumer", "m3": "consumer", "m4": "consumer"}]  # m2 SIGKILLed after its upgrade
+    # 2. the coordinator's: the live classic group converted once, at m1's first heartbeat, its three classic
+    # members kept; each member then joined by ConsumerGroupHeartbeat; it never went back to a classic group
+    events = [json.loads(line) for line in (result.report.parent / "front" / "front.log").read_text().splitlines()
+              if line.startswith("{")]
+    group = played["group"]
+    mine = [e for e in events if e.get("group") == group]
+    (upgraded,) = [e for e in mine if e["event"] == "front.consumer_group.upgraded"]
+    assert sorted(m[len(group) + 1:].split("-", 1)[0] for m in upgraded["members"]) == ["m2", "m3", "m4"]
+    joined = [e["client_id"].rsplit("_", 1)[1] for e in mine if e["event"] == "front.consumer_group.member_joined"]
+    assert joined == members
+    assert not [e for e in mine if e["event"] == "front.consumer_group.downgraded"]
+    # 3. the page says it too
+    page = result.page.read_text()
+    assert "Members upgraded in place" in page and "consumer: m1; classic: m2, m3, m4" in page
