@@ -6,6 +6,7 @@ generation, Stable, with its assignment; a store the broker does not take is log
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import struct
 import uuid
 from collections.abc import Sequence
@@ -39,8 +40,9 @@ from zkconsumer.front.group_records import (
     ConsumerGroupRecord,
     decode,
     encode_key,
+    encode_value,
 )
-from zkconsumer.front.group_store import GroupStore, load_groups
+from zkconsumer.front.group_store import EMPTY_FETCHES, GroupStore, StoreFailed, load_groups
 from zkconsumer.front.handlers import RequestContext
 from zkconsumer.front.wire import RequestHead
 
@@ -296,3 +298,39 @@ def test_a_classic_member_s_heartbeat_and_sync_to_a_consumer_group_wait_for_the_
     held, _, beat_code, sync_code = asyncio.run(asyncio.wait_for(scenario(), bounded(60)))
     assert held
     assert (beat_code, sync_code) == (0, 0)
+
+
+class EmptiedFetches(GroupStore):
+    """The real store reading the real broker, every Fetch answer's records left out on the way back: a broker that
+    answers nothing below its high watermark."""
+
+    async def _exchange(self, request: object) -> object:
+        answer = await super()._exchange(request)
+        if type(answer).__name__ != "FetchResponse":
+            return answer
+        return dataclasses.replace(answer, responses=tuple(
+            dataclasses.replace(topic, partitions=tuple(dataclasses.replace(p, records=None) for p in topic.partitions))
+            for topic in answer.responses))
+
+
+def test_a_read_the_broker_answers_with_nothing_below_its_high_watermark_fails_in_one_line(broker_bootstrap):
+    config = FrontConfig.of(broker_bootstrap)
+    topic = f"__zkconsumer_groups_{uuid.uuid4().hex[:8]}"
+
+    async def scenario() -> str:
+        writer = GroupStore(config, topic, FRONT)
+        await writer._create_topic()
+        await writer.write([(GROUP, encode_value(_classic_group()))])
+        await writer.close()
+        reader = EmptiedFetches(config, topic, FRONT)
+        try:
+            await reader.read()
+        except StoreFailed as exc:
+            return str(exc)
+        finally:
+            await reader.close()
+        return "read, no failure"
+
+    message = asyncio.run(asyncio.wait_for(scenario(), bounded(60)))
+    assert message.startswith(f"the broker answered {EMPTY_FETCHES} fetches of {topic} at offset 0 with nothing")
+    assert "high watermark 1" in message and "\n" not in message

@@ -45,6 +45,8 @@ REQUEST_TIMEOUT_MS = 10_000
 FETCH_BYTES = 8 << 20
 #: how long a Fetch waits for records (the broker behind answers a Fetch with max_wait 0 with nothing)
 FETCH_WAIT_MS = 100
+#: how many Fetches in a row may answer nothing below the high watermark before the read fails
+EMPTY_FETCHES = 20
 #: a record batch's "no producer", "no compression", and the builder's "no size limit"
 _NO_PRODUCER, _UNCOMPRESSED, _NO_LIMIT = -1, 0, 1 << 62
 
@@ -90,14 +92,15 @@ class GroupStore:
 
     async def read(self) -> tuple[dict[str, GroupRecord], int, list[str]]:
         """Every group's last record, creating the topic first if the broker has none: the groups, how many records
-        were read, and a line for each record that does not read (skipped).
+        were read, and a line for each record that does not read (skipped). Read to the high watermark: a Fetch that
+        answers nothing below it is asked again, :data:`EMPTY_FETCHES` times in a row at most.
 
-        :raises StoreFailed:
+        :raises StoreFailed: the broker failed, or did not give the records up to its high watermark.
         """
         await self._create_topic()
         groups: dict[str, GroupRecord] = {}
         invalid: list[str] = []
-        offset, read = 0, 0
+        offset, read, empty = 0, 0, 0
         while True:
             answer = await self._exchange(FetchRequest(
                 replica_id=BrokerId(-1), max_wait=_ms(FETCH_WAIT_MS), min_bytes=i32(0), max_bytes=i32(FETCH_BYTES),
@@ -119,10 +122,15 @@ class GroupStore:
                         except RecordInvalid as exc:
                             invalid.append(f"{self.topic} offset {record.offset}: {exc}")
                         offset, read = record.offset + 1, read + 1
+                    offset = max(offset, getattr(batch, "next_offset", offset))  # past records compacted away
             except CorruptRecordError as exc:
                 raise StoreFailed(f"{self.topic} at offset {offset}: {exc}") from None
-            if offset >= partition.high_watermark or offset == start:
+            if offset >= partition.high_watermark:
                 return groups, read, invalid
+            empty = empty + 1 if offset == start else 0
+            if empty >= EMPTY_FETCHES:
+                raise StoreFailed(f"the broker answered {empty} fetches of {self.topic} at offset {offset} with "
+                                  f"nothing, below its high watermark {partition.high_watermark}")
 
     async def _create_topic(self) -> None:
         answer = await self._exchange(CreateTopicsRequest(
