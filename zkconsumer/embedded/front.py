@@ -93,7 +93,7 @@ def provide_addresses(workdir: Path, front: bool = True,
             yield BrokerAddresses(address, broker)
 
 
-#: JoinGroup: the front answers the classic group APIs itself once its coordinator is wired in
+#: JoinGroup: among the front's local APIs when its own coordinators answer the group APIs
 JOIN_GROUP = 11
 
 

@@ -33,6 +33,7 @@ from zkconsumer.front.config import FrontConfig
 from zkconsumer.front.group_apis import build, nested
 from zkconsumer.front.handlers import LocalApi, RequestContext
 from zkconsumer.front.topic_holds import TopicHolds, requested_hold
+from zkconsumer.front.wire import MalformedResponse
 from zkconsumer.kafka.topics import FRONT_CONFIG
 
 DESCRIBE_CONFIGS = 32
@@ -115,7 +116,10 @@ class ConfigApis:
         if relayed:
             assert context.relay is not None
             broker = await context.relay(dataclasses.replace(request, resources=tuple(r for _, r in relayed)))
-            ours.update(zip((p for p, _ in relayed), broker.responses, strict=False))
+            if len(broker.responses) != len(relayed):  # each answer stands for its resource: none may go astray
+                raise MalformedResponse(f"IncrementalAlterConfigs v{request.__version__}: the broker answered "
+                                        f"{len(broker.responses)} resources of the {len(relayed)} asked")
+            ours.update(zip((p for p, _ in relayed), broker.responses, strict=True))
         return build(answer, responses=tuple(ours[p] for p in sorted(ours)))
 
 
