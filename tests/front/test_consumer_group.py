@@ -402,8 +402,8 @@ def test_a_known_member_rejoining_with_epoch_zero_gets_its_epoch_and_assignment_
      "RebalanceTimeoutMs must be provided in first request."),
     (ConsumerGroupHeartbeat(GROUP, "m", 0, rebalance_timeout_ms=1, subscribed_topic_names=("t",),
                             owned=tps("t", 0)), "TopicPartitions must be empty when (re-)joining."),
-    (ConsumerGroupHeartbeat(GROUP, "m", 0, rebalance_timeout_ms=1, owned={}, subscribed_topic_regex=""),
-     "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."),
+    (ConsumerGroupHeartbeat(GROUP, "m", 0, rebalance_timeout_ms=1, owned={}),
+     "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining."),
     (ConsumerGroupHeartbeat(GROUP, "", 3), "MemberId can't be empty."),
     (ConsumerGroupHeartbeat(GROUP, "m", -2), "InstanceId can't be null."),
     (ConsumerGroupHeartbeat(GROUP, "m", -3), "MemberEpoch is invalid."),
@@ -415,6 +415,22 @@ def test_an_invalid_heartbeat_is_answered_invalid_request(request_: ConsumerGrou
     response = d.send(request_)
     assert (response.error_code, response.error_message) == (ErrorCode.invalid_request, message)
     assert d.coordinator.group_ids() == []
+
+
+@pytest.mark.parametrize("subscription", [{"subscribed_topic_names": ()}, {"subscribed_topic_regex": ""}])
+def test_a_member_may_join_subscribed_to_nothing_and_subscribe_later(subscription: dict) -> None:
+    """Kafka 4.0 on: an empty list of names, or an empty regex, in the first heartbeat joins the group with no
+    partitions; and a member whose names become an empty list gives its partitions up."""
+    d = Driver()
+    joined = d.send(ConsumerGroupHeartbeat(GROUP, "m", 0, rebalance_timeout_ms=1_000, owned={}, **subscription))
+    assert joined.error_code == ErrorCode.none and joined.member_epoch == 1
+    assert not joined.assignment
+    subscribed = d.send(ConsumerGroupHeartbeat(GROUP, "m", 1, subscribed_topic_names=("t",)))
+    assert subscribed.error_code == ErrorCode.none and subscribed.assignment == tps("t", *range(6))
+    emptied = d.send(ConsumerGroupHeartbeat(GROUP, "m", subscribed.member_epoch, subscribed_topic_names=(),
+                                            owned=tps("t", *range(6))))
+    assert emptied.error_code == ErrorCode.none and emptied.assignment == {}  # to revoke all it owns
+    assert d.coordinator.group_epoch_of(GROUP) == 3
 
 
 def test_the_group_max_size_refuses_a_new_member_but_not_a_known_one() -> None:

@@ -805,8 +805,9 @@ class ConsumerGroupCoordinator:
                 raise invalid("RebalanceTimeoutMs must be provided in first request.")
             if request.owned is None or any(request.owned.values()):
                 raise invalid("TopicPartitions must be empty when (re-)joining.")
-            if not request.subscribed_topic_names and not request.subscribed_topic_regex:
-                raise invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
+            # Kafka 4.0 on: an empty list of names or an empty regex joins subscribed to nothing, a member all the same
+            if request.subscribed_topic_names is None and request.subscribed_topic_regex is None:
+                raise invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.")
         elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             if request.instance_id is None:
                 raise invalid("InstanceId can't be null.")
