@@ -528,3 +528,19 @@ def test_a_burst_of_marks_is_one_symbol_with_every_line_in_its_tooltip():
     assert svg.count('data-kind="member_output" data-count="30"') == 1
     assert svg.count('data-kind="member_output"') == 1 + 1  # the symbol and its legend entry
     assert "printed: frame 11" in svg and "printed: frame 12" not in svg and "(+18 more)" in svg
+
+
+def test_a_grown_topic_s_marker_is_written_as_short_writes_the_topic():
+    """A comparison's drawing leaves its protocol's one topic out (``short``): the growth then reads
+    ``partitions 4 -> 6``, short enough to be placed whole beside the scene's own label."""
+    from zkconsumer.trace.timeline import Marker
+    from zkconsumer.trace.timeline_html import _shortened
+    from zkconsumer.trace.words import describe_marker
+
+    grown = Marker(1.0, "demo.partitions_added", {"topic": "demo-range-a1", "before": 4, "after": 6})
+    label, _ = describe_marker(grown)
+    assert label == "demo-range-a1: partitions 4 -> 6"
+    assert _shortened(grown, label, lambda name: "" if name == "demo-range-a1" else name) == "partitions 4 -> 6"
+    assert _shortened(grown, label, lambda name: name.upper()) == "DEMO-RANGE-A1: partitions 4 -> 6"
+    started = Marker(0.5, "demo.member_started", {"consumer_id": "g_m1"})
+    assert _shortened(started, describe_marker(started)[0], lambda name: name.removeprefix("g_")).startswith("m1 ")

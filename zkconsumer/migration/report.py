@@ -236,7 +236,9 @@ def render_report(results: Sequence[ProtocolResult], meta: str, members: Sequenc
         bar_chart(scene_labels, per_scene("settle_ms", 0.001),
                   title="Time to settle, per scene", ylabel="s", size=(11.0, 3.2)),
     ]
-    axis_end = max((r.timeline.end for r in results), default=0.0)
+    # a twentieth more than the longest run: room right of the last markers (the members stopped as the run drains)
+    # for their labels, which would otherwise be cut to a word and an ellipsis at the page's edge
+    axis_end = max((r.timeline.end for r in results), default=0.0) * 1.05
     timelines = [(r.protocol.name, Html(render_svg(r.timeline, standalone=False, axis_end=axis_end,
                                                    prefix=f"p{i}-", short=short_names(r), marker_label_rows=8,
                                                    legend=False)))

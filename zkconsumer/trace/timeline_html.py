@@ -41,6 +41,7 @@ from zkconsumer.trace.timeline import (
     Gap,
     Lane,
     Mark,
+    Marker,
     Ownership,
     Rebalance,
     Round,
@@ -374,6 +375,18 @@ def _label_rows(items: Sequence[tuple[float, float]], max_rows: int) -> list[int
     return rows
 
 
+def _shortened(marker: Marker, label: str, short: Callable[[str], str]) -> str:
+    """A marker's label with its consumer id, or the topic it grew, as ``short`` writes them: a topic that ``short``
+    leaves out (the one topic of a comparison's protocol) leaves ``partitions 4 -> 6``."""
+    if marker.consumer_id:
+        return label.replace(marker.consumer_id, short(marker.consumer_id))
+    topic = marker.fields.get("topic")
+    if isinstance(topic, str) and topic and label.startswith(f"{topic}: "):
+        shown = short(topic)
+        return label[len(topic) + 2:] if not shown else f"{shown}: {label[len(topic) + 2:]}"
+    return label
+
+
 MARKER_LABEL_SPACING_PX = 10  # between two markers' labels in one row, so that two never read as one
 LINE_CLEARANCE_PX = 1.5  # how near another marker's line may come to a label's text
 
@@ -519,8 +532,7 @@ def render_svg(timeline: Timeline, standalone: bool = True, links: bool = False,
 
     markers = [(m, *describe_marker(m)) for m in timeline.markers]
     if short is not None:
-        markers = [(m, label.replace(m.consumer_id, short(m.consumer_id)) if m.consumer_id else label, note)
-                   for m, label, note in markers]
+        markers = [(m, _shortened(m, label, short), note) for m, label, note in markers]
     # A label starts right of its line, or ends left of it, whichever finds a row nearer the top (_marker_rows).
     lines_x = [scale.x(marker.time) for marker, _, _ in markers]
     order = sorted(range(len(markers)), key=lines_x.__getitem__)
