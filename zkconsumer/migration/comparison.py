@@ -79,14 +79,12 @@ class Servers:
 
 @dataclass(frozen=True)
 class Comparison:
-    """What a comparison played and wrote: its settings, each protocol's measured result (for the report), the
-    typed outcome a test asserts on, the report's files, what went wrong, and where it ran."""
+    """What a comparison played and wrote: its settings, the typed outcome a test asserts on, the report's files
+    and what went wrong."""
 
     settings: CompareSettings
-    results: tuple[ProtocolResult, ...]
     result: ComparisonResult
     problems: tuple[str, ...]
-    where: str
 
     @property
     def report_json(self) -> Path:
@@ -314,8 +312,7 @@ def _played(settings: CompareSettings, where: str,
     results, json_path, html_path = written(settings, runs, f"run {settings.run_id} of scenario "
                                             f"{settings.scenario.name!r} on the {where}")
     outcomes = {run.protocol.name: _outcome(run, result) for run, result in zip(runs, results, strict=True)}
-    return Comparison(settings, tuple(results), ComparisonResult(outcomes, json_path, html_path),
-                      tuple(problems(results)), where)
+    return Comparison(settings, ComparisonResult(outcomes, json_path, html_path), tuple(problems(results)))
 
 
 def written(settings: CompareSettings, runs: Sequence[ProtocolRun],
