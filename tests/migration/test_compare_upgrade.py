@@ -26,6 +26,9 @@ def test_a_cooperative_sticky_group_is_upgraded_member_by_member_and_loses_nothi
     assert [s["group_protocols"] for s in played["scenes"]] == [
         {m: "consumer" if i < upgraded else "classic" for i, m in enumerate(members)} for upgraded in range(5)] + [
         {"m1": "consumer", "m3": "consumer", "m4": "consumer"}]  # m2 SIGKILLed after its upgrade
+    # the settings table has the upgraded members' row, and the timeouts say whose session applies once upgraded
+    assert report["member_settings"]["consumer"]["group.protocol"] == "consumer"
+    assert "once upgraded, session 4 s" in report["timeouts"]["cooperative-sticky"]["source"]
     # 2. the coordinator's: the live classic group converted once, at m1's first heartbeat, its three classic
     # members kept; each member then joined by ConsumerGroupHeartbeat; it never went back to a classic group
     events = [json.loads(line) for line in (result.report.parent / "front" / "front.log").read_text().splitlines()

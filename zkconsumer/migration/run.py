@@ -59,7 +59,7 @@ from zkconsumer.members.group import MemberGroup
 from zkconsumer.members.recorder import EventRecorder
 from zkconsumer.migration.measures import DIED, DRAINING, Delivery, Produced, measure
 from zkconsumer.migration.report import MemberSettings, ProtocolResult
-from zkconsumer.migration.scenes import Protocol, Scene, default_scenario
+from zkconsumer.migration.scenes import CONSUMER_DEFAULT, KIP848_PROTOCOLS, Protocol, Scene, default_scenario
 from zkconsumer.migration.timeouts import SAME, Timeouts, in_force, member_timeouts
 from zkconsumer.scenarios.model import (
     EXPIRE,
@@ -136,7 +136,8 @@ class CompareSettings:
         """What ``protocol``'s groups run with (the coordinator's for KIP-848, as it said)."""
         reported = self.identity.settings if self.identity is not None else {}
         return in_force(protocol, self.settings_mode, self.session_timeout_ms, reported,
-                        modern_member.classic_heartbeat_interval_ms(self.session_timeout_ms))
+                        modern_member.classic_heartbeat_interval_ms(self.session_timeout_ms),
+                        upgrades=self.scenario.uses(UPGRADE) is not None)
 
     def member_revoke_ms(self, member: str) -> int:
         return self.revoke_ms if self.revoke_ms is not None else self.scenario.member(member).revoke_ms
@@ -189,6 +190,9 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
     found = [MemberSettings("legacy", legacy_member.MODULE, legacy),
              MemberSettings("modern", modern_member.MODULE, modern)]
     consumer_protocol = next((p for p in settings.protocols if p.group_protocol == "consumer"), None)
+    if (consumer_protocol is None and settings.scenario.uses(UPGRADE) is not None
+            and any(p.family == "modern" for p in settings.protocols)):
+        consumer_protocol = KIP848_PROTOCOLS[CONSUMER_DEFAULT]  # what the upgraded members run
     if consumer_protocol is not None:
         consumer_config = {**modern_member.consumer_config(bootstrap="", group="", consumer_id="", strategy="uniform",
                                                            group_protocol="consumer"),

@@ -70,18 +70,23 @@ def member_timeouts(group_protocol: str, mode: str, session_timeout_ms: int) -> 
 
 
 def in_force(protocol: Protocol, mode: str, session_timeout_ms: int, coordinator: Mapping[str, str],
-             classic_heartbeat_ms: int) -> Timeouts:
+             classic_heartbeat_ms: int, upgrades: bool = False) -> Timeouts:
     """What ``protocol`` ran with: its members' settings, or for KIP-848 the coordinator's as it reported them
     (``coordinator``: its group settings by Kafka's names). ``classic_heartbeat_ms``: the classic members' heartbeat
-    for a session of ``session_timeout_ms`` when they set none (the members' own rule)."""
-    if protocol.group_protocol == "consumer":
-        return Timeouts(_number(coordinator.get(CONSUMER_SESSION)), _number(coordinator.get(CONSUMER_HEARTBEAT)),
+    for a session of ``session_timeout_ms`` when they set none (the members' own rule). ``upgrades``: the scenario
+    upgrades members to KIP-848 in place, whose session and heartbeat are then the coordinator's, which the source
+    says beside the classic members' own."""
+    consumer = Timeouts(_number(coordinator.get(CONSUMER_SESSION)), _number(coordinator.get(CONSUMER_HEARTBEAT)),
                         f"the coordinator's {CONSUMER_SESSION}, {CONSUMER_HEARTBEAT}")
+    if protocol.group_protocol == "consumer":
+        return consumer
     session, heartbeat = member_timeouts(protocol.group_protocol, mode, session_timeout_ms)
     if protocol.family == "legacy":
         return Timeouts(session, None, "the member's zookeeper.session.timeout.ms")
-    return Timeouts(session, heartbeat or classic_heartbeat_ms,
-                    "the member's session.timeout.ms, heartbeat.interval.ms")
+    source = "the member's session.timeout.ms, heartbeat.interval.ms"
+    if upgrades:
+        source += f"; once upgraded, {consumer.phrase()}"
+    return Timeouts(session, heartbeat or classic_heartbeat_ms, source)
 
 
 def _number(value: str | None) -> int | None:
