@@ -1019,7 +1019,7 @@ class ClassicGroupCoordinator:
                 # A simple consumer or an administrator: the group exists from now on, holding only offsets.
                 self._create_group(request.group_id, "")
                 return ErrorCode.none
-            if request.api_version >= GROUP_ID_NOT_FOUND_COMMIT_VERSION:
+            if request.api_version >= GROUP_ID_NOT_FOUND_COMMIT_VERSION and not request.transactional:
                 return ErrorCode.group_id_not_found
             return ErrorCode.illegal_generation
         if request.generation_id < 0 and group.state is EMPTY:
@@ -1030,8 +1030,10 @@ class ClassicGroupCoordinator:
                 return invalid
             if request.generation_id != group.generation_id:
                 return ErrorCode.illegal_generation
-        elif group.state is not EMPTY:
+        elif group.state is not EMPTY and not request.transactional:  # an old transactional client names no member
             return ErrorCode.unknown_member_id
+        if request.transactional:
+            return ErrorCode.none
         if group.state is COMPLETING:
             return ErrorCode.rebalance_in_progress
         if group.state in (STABLE, PREPARING):

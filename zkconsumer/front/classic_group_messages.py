@@ -128,9 +128,11 @@ class LeaveGroup:
 @dataclass(frozen=True)
 class OffsetCommit(GenerationRequest):
     """The group part of an OffsetCommit (or its check alone): who commits, in which generation. Where the offsets go
-    is the edge's business; the coordinator answers whether they may be stored."""
+    is the edge's business; the coordinator answers whether they may be stored. ``transactional``: a TxnOffsetCommit's
+    check (KIP-447), which takes a commit naming no member in any state and one in the middle of a round."""
 
     api_version: int = field(kw_only=True)
+    transactional: bool = field(default=False, kw_only=True)
 
 
 @dataclass(frozen=True)

@@ -439,6 +439,13 @@ class ConsumerGroupCoordinator:
             return ErrorCode.unsupported_version
         return ErrorCode.none if member_epoch == member.rec.member_epoch else ErrorCode.stale_member_epoch
 
+    def subscribed_topics(self, group_id: str) -> frozenset[str]:
+        """The topics the group's members subscribe to, by name or by regex (``ConsumerGroup.isSubscribedToTopic``)."""
+        group = self._groups.get(group_id)
+        if group is None:
+            return frozenset()
+        return frozenset(name for member in group.members.values() for name in self._topic_names_of(member))
+
     def offset_fetch_error(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
         """Whether an OffsetFetch naming a member may read (``ConsumerGroup.validateOffsetFetch``)."""
         group = self._groups.get(group_id)

@@ -13,7 +13,9 @@ Where offsets live (:func:`offset_commit`, :func:`offset_fetch`): in the broker,
 ``__consumer_offsets``. The coordinator checks a commit (generation and member for a classic group, member epoch for
 a KIP-848 one) and, when it may be stored, the front relays it to the broker on the client's own connection as an
 administrator's commit (generation -1, no member id, which a broker stores for a group its own coordinator does not
-run); OffsetFetch is relayed as it came. So committed offsets survive a restart of the front, and every tool that
+run); OffsetFetch is relayed as it came. TxnOffsetCommit is checked the same way, as Kafka checks a transactional
+commit (KIP-447), and relayed likewise; OffsetDelete deletes offsets in the broker by storing -1, the broker behind
+having no OffsetDelete. So committed offsets survive a restart of the front, and every tool that
 reads or writes a group's offsets in the broker (``groups describe --offsets-storage kafka``, ``offsets migrate``,
 dual commit) sees the same offsets through the front or directly.
 
@@ -33,6 +35,10 @@ from typing import Any, cast
 from kio.schema.errors import ErrorCode as KioErrorCode
 from kio.schema.list_groups.v5.request import ListGroupsRequest
 from kio.schema.metadata.v12.request import MetadataRequest
+from kio.schema.offset_commit.v8.request import OffsetCommitRequest as DeletingCommit
+from kio.schema.offset_commit.v8.request import OffsetCommitRequestPartition as DeletingPartition
+from kio.schema.offset_commit.v8.request import OffsetCommitRequestTopic as DeletingTopic
+from kio.static.primitive import i32, i64
 
 from zkconsumer.front import classic_group_messages as classic
 from zkconsumer.front.consumer_group_messages import (
@@ -43,25 +49,29 @@ from zkconsumer.front.consumer_group_messages import (
     topic_id_of,
     wire_topic_id,
 )
+from zkconsumer.front.consumer_protocol import ProtocolInvalid, decode_subscription
 from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
 from zkconsumer.front.handlers import BrokerTimedOut, LocalApi, RequestContext
 from zkconsumer.front.offset_order import OffsetOrder
 from zkconsumer.front.topic_holds import TopicHolds
 
 OFFSET_COMMIT, OFFSET_FETCH, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 8, 9, 11, 12, 13, 14
-DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS = 15, 16, 42
+DESCRIBE_GROUPS, LIST_GROUPS, TXN_OFFSET_COMMIT, DELETE_GROUPS, OFFSET_DELETE = 15, 16, 28, 42, 47
 CONSUMER_GROUP_HEARTBEAT, CONSUMER_GROUP_DESCRIBE = 68, 69
 
 #: the versions the front answers, by API key (see the module's docstring)
 VERSIONS: dict[int, tuple[int, int]] = {
     OFFSET_COMMIT: (2, 9), OFFSET_FETCH: (1, 9), JOIN_GROUP: (0, 9), HEARTBEAT: (0, 4), LEAVE_GROUP: (0, 5),
     SYNC_GROUP: (0, 5), DESCRIBE_GROUPS: (0, 5), LIST_GROUPS: (0, 5), DELETE_GROUPS: (0, 2),
+    TXN_OFFSET_COMMIT: (0, 4), OFFSET_DELETE: (0, 0),
     CONSUMER_GROUP_HEARTBEAT: (0, 1), CONSUMER_GROUP_DESCRIBE: (0, 1),
 }
 #: how old the front's view of the cluster's topics may be when a KIP-848 heartbeat is answered
 TOPICS_MAX_AGE_S = 1.0
 #: how long the broker may take over a checked commit, Kafka's ``offsets.commit.timeout.ms``
 COMMIT_TIMEOUT_S = 5.0
+#: the protocol type of Kafka's consumers (an OffsetDelete's deletion is relayed as an OffsetCommit v8 of offset -1)
+CONSUMER_PROTOCOL_TYPE = "consumer"
 
 
 # --- building kio's entities ------------------------------------------------------------------------------------
@@ -128,6 +138,7 @@ class GroupApis:
             OFFSET_COMMIT: self.offset_commit, OFFSET_FETCH: self.offset_fetch, JOIN_GROUP: self.join_group,
             HEARTBEAT: self.heartbeat, LEAVE_GROUP: self.leave_group, SYNC_GROUP: self.sync_group,
             DESCRIBE_GROUPS: self.describe_groups, LIST_GROUPS: self.list_groups, DELETE_GROUPS: self.delete_groups,
+            TXN_OFFSET_COMMIT: self.txn_offset_commit, OFFSET_DELETE: self.offset_delete,
             CONSUMER_GROUP_HEARTBEAT: self.consumer_group_heartbeat,
             CONSUMER_GROUP_DESCRIBE: self.consumer_group_describe,
         }
@@ -354,16 +365,116 @@ class GroupApis:
                     refused[group.group_id] = int(code)
         groups = [g.group_id for g in request.groups] if hasattr(request, "groups") else [request.group_id]
         async with self.offset_order.held(groups):  # the commits checked before it written first
-            try:
-                answer = await asyncio.wait_for(context.relay(request), self.commit_timeout_s)
-            except TimeoutError:
-                raise BrokerTimedOut(f"no answer from the broker to OffsetFetch within {self.commit_timeout_s} "
-                                     "s") from None
+            answer = await self._bounded(context, request)
         if not refused:
             return answer
         return dataclasses.replace(answer, groups=tuple(
             build(type(g), group_id=g.group_id, topics=(), error_code=refused[g.group_id])
             if g.group_id in refused else g for g in answer.groups))
+
+    async def _bounded(self, context: RequestContext, request: Any) -> Any:
+        """The broker's answer to ``request``, relayed under a group's offset lock: within the commit timeout, or
+        :class:`BrokerTimedOut` (the client's connection closes)."""
+        assert context.relay is not None
+        try:
+            return await asyncio.wait_for(context.relay(request), self.commit_timeout_s)
+        except TimeoutError:
+            raise BrokerTimedOut(f"no answer from the broker to {type(request).__name__} within "
+                                 f"{self.commit_timeout_s} s") from None
+
+    async def txn_offset_commit(self, context: RequestContext, request: Any) -> Any:
+        """A transactional commit checked as Kafka checks it (KIP-447): a classic group's generation and member, a
+        KIP-848 group's member epoch (a stale epoch answered ILLEGAL_GENERATION, as Kafka answers it here), a commit
+        naming no member (versions 0-2, or a producer outside any group) taken in any state; then relayed to the
+        broker as an administrator's, under the group's offset lock as an OffsetCommit."""
+        group_id, version = request.group_id, context.head.api_version
+        member_id = getattr(request, "member_id", "")
+        generation = getattr(request, "generation_id", -1)
+        instance_id = getattr(request, "group_instance_id", None)
+        async with self.offset_order.held((group_id,)):
+            if self.runtime.consumer.has_group(group_id):
+                code = int(self.runtime.consumer.offset_commit_error(group_id, member_id, generation, version,
+                                                                      transactional=True))
+                if code == classic.ErrorCode.stale_member_epoch:
+                    code = int(classic.ErrorCode.illegal_generation)
+            else:
+                verdict = cast(classic.OffsetCommitVerdict, await self.runtime.classic_request(
+                    lambda request_id: classic.OffsetCommit(request_id, group_id, generation, member_id, instance_id,
+                                                            api_version=version, transactional=True)))
+                code = int(verdict.error_code)
+            if code == classic.ErrorCode.none and context.relay is not None:
+                stored = {name: value for name, value in (("generation_id", -1), ("member_id", ""),
+                                                          ("group_instance_id", None)) if hasattr(request, name)}
+                try:
+                    return await asyncio.wait_for(context.relay(dataclasses.replace(request, **stored)),
+                                                  self.commit_timeout_s)
+                except TimeoutError:
+                    code = classic.ErrorCode.coordinator_not_available
+        answer = response_type(request)
+        topic_type, partition_type = nested(answer, "TxnOffsetCommitResponseTopic"), nested(
+            answer, "TxnOffsetCommitResponsePartition")
+        return build(answer, topics=tuple(
+            build(topic_type, name=t.name, partitions=tuple(
+                build(partition_type, partition_index=p.partition_index, error_code=code) for p in t.partitions))
+            for t in request.topics))
+
+    async def offset_delete(self, context: RequestContext, request: Any) -> Any:
+        """OffsetDelete as Kafka's ``deleteOffsets``: the group must exist (GROUP_ID_NOT_FOUND) and, a classic group
+        that is not Empty, use the consumer protocol (NON_EMPTY_GROUP); a partition of a topic the group subscribes to
+        keeps its offset (GROUP_SUBSCRIBED_TO_TOPIC), the others' offsets are deleted in the broker. The broker behind
+        has no OffsetDelete: a deleted offset is stored as -1, which OffsetFetch answers as Kafka answers a partition
+        with no committed offset (offset -1, no metadata)."""
+        answer = response_type(request)
+        topic_type, partition_type = nested(answer, "OffsetDeleteResponseTopic"), nested(
+            answer, "OffsetDeleteResponsePartition")
+        async with self.offset_order.held((request.group_id,)):
+            code, subscribed = await self._offset_delete_check(context, request.group_id)
+            if code != classic.ErrorCode.none:
+                return build(answer, error_code=code, topics=())
+            kept = int(classic.ErrorCode.group_subscribed_to_topic)
+            codes = {(t.name, p.partition_index): kept if t.name in subscribed else 0
+                     for t in request.topics for p in t.partitions}
+            doomed = [t for t in request.topics if t.name not in subscribed]
+            if doomed and context.relay is not None:
+                try:
+                    stored = await asyncio.wait_for(context.relay(DeletingCommit(
+                        group_id=request.group_id, generation_id_or_member_epoch=i32(-1), member_id="",
+                        group_instance_id=None, topics=tuple(DeletingTopic(name=t.name, partitions=tuple(
+                            DeletingPartition(partition_index=p.partition_index, committed_offset=i64(-1),
+                                              committed_leader_epoch=i32(-1), committed_metadata="")
+                            for p in t.partitions)) for t in doomed))), self.commit_timeout_s)
+                except TimeoutError:  # Kafka's answer to an append not made in time
+                    return build(answer, error_code=classic.ErrorCode.coordinator_not_available, topics=())
+                codes.update(((t.name, p.partition_index), int(p.error_code)) for t in stored.topics
+                             for p in t.partitions if p.error_code != KioErrorCode.none)
+        return build(answer, error_code=classic.ErrorCode.none, topics=tuple(
+            build(topic_type, name=t.name, partitions=tuple(
+                build(partition_type, partition_index=p.partition_index, error_code=codes[(t.name, p.partition_index)])
+                for p in t.partitions)) for t in request.topics))
+
+    async def _offset_delete_check(self, context: RequestContext, group_id: str) -> tuple[int, frozenset[str]]:
+        """``Group.validateOffsetDelete`` and the topics ``isSubscribedToTopic`` names, of whichever coordinator has
+        the group; a group whose offsets only the broker keeps is Kafka's simple group, Empty."""
+        consumers, classics = self.runtime.consumer, self.runtime.classic
+        if consumers.has_group(group_id):
+            return classic.ErrorCode.none, consumers.subscribed_topics(group_id)
+        state = classics.state_of(group_id) if group_id in classics.group_ids() else classic.GroupState.DEAD
+        if state is classic.GroupState.EMPTY:
+            return classic.ErrorCode.none, frozenset()
+        if state is not classic.GroupState.DEAD:
+            record = classics.record_of(group_id)
+            if record is None or record.protocol_type != CONSUMER_PROTOCOL_TYPE:
+                return classic.ErrorCode.non_empty_group, frozenset()
+            try:
+                return classic.ErrorCode.none, frozenset(
+                    name for m in record.members for name in decode_subscription(m.subscription).topics)
+            except ProtocolInvalid:  # Kafka's subscribed topics of a group it cannot read: none
+                return classic.ErrorCode.none, frozenset()
+        if context.relay is not None:
+            listed = await self._bounded(context, ListGroupsRequest(states_filter=(), types_filter=()))
+            if listed.error_code == KioErrorCode.none and group_id in {g.group_id for g in listed.groups}:
+                return classic.ErrorCode.none, frozenset()
+        return classic.ErrorCode.group_id_not_found, frozenset()
 
     # --- KIP-848 ----------------------------------------------------------------------------------------------
 
