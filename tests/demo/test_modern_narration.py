@@ -49,6 +49,18 @@ def test_a_classic_round_names_the_generation_the_leader_and_the_followers_wait_
     assert not any(line.startswith("      (") for line in narrate(parsed(ct.driven_classic_story()), explain=False))
 
 
+def test_the_online_upgrade_names_the_classic_members_kept():
+    joined = {"event": "front.group.member_joined", "group": "u", "member_id": "u_m2-1", "client_id": "u_m2",
+              "protocols": ["cooperative-sticky"], "timestamp": "2026-11-28T10:00:00Z"}
+    upgraded = {"event": "front.consumer_group.upgraded", "group": "u", "generation": 3,
+                "classic_state": "PreparingRebalance", "members": ["u_m2-1", "u_m3-1"],
+                "timestamp": "2026-11-28T10:00:01Z"}
+    lines = narrate([joined, upgraded])
+    assert ("  coordinator u: ONLINE UPGRADE: the live classic group (PreparingRebalance) becomes a consumer group at "
+            "generation 3 as its epoch; its classic members stay, each with its assignment: u_m2, u_m3-1") in lines
+    assert f"      ({MEANINGS['consumer_upgrade']})" in lines
+
+
 def test_kip_848_epochs_target_assignment_and_revoke_then_assign():
     lines = narrate(parsed(ct.driven_consumer_story()))
     text = "\n".join(lines)

@@ -51,6 +51,9 @@ MEANINGS: dict[str, str] = {
     "consumer_revoke": "revoke-then-assign: a partition moves to its new owner only after its old owner's heartbeat "
                        "said it let go; the others keep fetching throughout",
     "consumer_epoch_member": "a member's epoch reaches the group's once it owns exactly its target",
+    "consumer_upgrade": "Kafka 4.x's online upgrade: the classic members go on with JoinGroup, SyncGroup and "
+                        "Heartbeat inside the consumer group, the coordinator assigning for them too, until each is "
+                        "restarted with group.protocol=consumer",
     "eager_member": "eager (range, roundrobin): the member gives up everything before the round, and fetches "
                     "nothing until the new assignment arrives",
     "cooperative_member": "incremental: the member gives up only what moves and keeps fetching the rest",
@@ -169,6 +172,11 @@ class ModernNarrator:
         if kind == "member_joined":
             topics = ", ".join(str(t) for t in json_list(event.get("subscribed_topic_names"))) or "?"
             return [f"{head} {who} joined by heartbeat (member epoch 0, subscribes {topics})"]
+        if kind == "upgraded":
+            kept = ", ".join(self.member(m) for m in json_list(event.get("members"))) or "none"
+            return [f"{head} ONLINE UPGRADE: the live classic group ({event.get('classic_state', '?')}) becomes a "
+                    f"consumer group at generation {event.get('generation', '?')} as its epoch; its classic members "
+                    f"stay, each with its assignment: {kept}", *self._explain("consumer_upgrade")]
         if kind == "epoch_bumped":
             epoch = integer(event.get("to"))
             self._rounds[group] = _Round(group, at, epoch)
