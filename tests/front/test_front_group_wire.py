@@ -12,7 +12,9 @@ from collections.abc import Iterator
 
 import pytest
 from kio.index import load_request_schema
+from kio.schema.consumer_group_heartbeat.v0.request import ConsumerGroupHeartbeatRequest
 from kio.schema.describe_groups.v0.request import DescribeGroupsRequest
+from kio.schema.describe_groups.v5.request import DescribeGroupsRequest as DescribeGroupsV5
 from kio.schema.errors import ErrorCode
 from kio.schema.join_group.v5.request import JoinGroupRequest, JoinGroupRequestProtocol
 from kio.schema.list_groups.v4.request import ListGroupsRequest
@@ -167,3 +169,26 @@ def test_a_member_joins_syncs_heartbeats_is_described_and_leaves_in_every_versio
         assert left.error_code == ErrorCode.none
         listed = exchange_on(sock, ListGroupsRequest(states_filter=()))
         assert [g.group_state for g in listed.groups if g.group_id == group] == ["Empty"]
+
+
+def test_a_consumer_group_described_through_describe_groups_is_dead_as_kafka_answers(front, broker_bootstrap,
+                                                                                        topic_name):
+    """Kafka 4.x's ``describeGroups`` finds no classic group of that id and answers Dead, with no error up to
+    version 5 (the newest the front answers), even though the consumer group lives: its offsets in the broker do not
+    make it an offsets-only Empty group."""
+    create_topic(broker_bootstrap, topic_name, 1)
+    group = f"gc-{uuid.uuid4().hex[:6]}"
+    joined = exchange(front.address, ConsumerGroupHeartbeatRequest(
+        group_id=group, member_id="", member_epoch=i32(0), instance_id=None, rack_id=None,
+        rebalance_timeout=i32Timedelta.parse(datetime.timedelta(seconds=30)), subscribed_topic_names=(topic_name,),
+        server_assignor=None, topic_partitions=()))
+    assert joined.error_code == ErrorCode.none
+    stored = exchange(broker_bootstrap, commit.OffsetCommitRequest(
+        group_id=group, generation_id_or_member_epoch=i32(-1), member_id="", group_instance_id=None,
+        topics=(commit.OffsetCommitRequestTopic(name=topic_name, partitions=(commit.OffsetCommitRequestPartition(
+            partition_index=i32(0), committed_offset=i64(3), committed_leader_epoch=i32(-1),
+            committed_metadata=""),)),)))
+    assert stored.topics[0].partitions[0].error_code == ErrorCode.none
+    described = exchange(front.address, DescribeGroupsV5(groups=(group,), include_authorized_operations=False))
+    assert [(g.error_code, g.group_state, g.protocol_type, g.members) for g in described.groups] == [
+        (ErrorCode.none, "Dead", "", ())]
