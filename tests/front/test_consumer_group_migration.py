@@ -20,8 +20,8 @@ from zkconsumer.front.consumer_group_messages import (
     MemberState,
     TopicMetadata,
 )
-from zkconsumer.front.consumer_protocol import decode_assignment, decode_subscription, encode_assignment
 from zkconsumer.front.group_records import ClassicGroupRecord, ClassicMemberRecord, decode, encode_key, encode_value
+from zkconsumer.kafka.consumer_protocol import decode_assignment, decode_subscription, encode_assignment
 from zkconsumer.types import TopicPartition
 
 GROUP, TOPIC, PARTITIONS = "g", "t", 4

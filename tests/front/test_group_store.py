@@ -31,7 +31,6 @@ from zkconsumer.front.classic_group_messages import (
 from zkconsumer.front.config import FrontConfig
 from zkconsumer.front.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
 from zkconsumer.front.consumer_group_messages import ConsumerGroupHeartbeat, TopicMetadata
-from zkconsumer.front.consumer_protocol import encode_assignment
 from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
 from zkconsumer.front.group_apis import GroupApis, build
 from zkconsumer.front.group_records import (
@@ -45,6 +44,7 @@ from zkconsumer.front.group_records import (
 from zkconsumer.front.group_store import EMPTY_FETCHES, GroupStore, StoreFailed, load_groups
 from zkconsumer.front.handlers import RequestContext
 from zkconsumer.front.wire import RequestHead
+from zkconsumer.kafka.consumer_protocol import encode_assignment
 
 FRONT = "127.0.0.1:19092"
 GROUP = "g"

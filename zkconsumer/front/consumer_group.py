@@ -152,12 +152,6 @@ from zkconsumer.front.consumer_group_messages import (
     TopicMetadata,
 )
 from zkconsumer.front.consumer_group_reconcile import FREE, Reconciliation, reconcile
-from zkconsumer.front.consumer_protocol import (
-    ProtocolInvalid,
-    decode_assignment,
-    decode_subscription,
-    encode_assignment,
-)
 from zkconsumer.front.deadline_timers import DeadlineTimers
 from zkconsumer.front.group_records import (
     ClassicGroupRecord,
@@ -167,6 +161,12 @@ from zkconsumer.front.group_records import (
     ConsumerMemberRecord,
     PartitionsRecord,
     TopicRecord,
+)
+from zkconsumer.kafka.consumer_protocol import (
+    ProtocolInvalid,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
 )
 from zkconsumer.types import TopicPartition
 

@@ -49,11 +49,11 @@ from zkconsumer.front.consumer_group_messages import (
     topic_id_of,
     wire_topic_id,
 )
-from zkconsumer.front.consumer_protocol import ProtocolInvalid, decode_subscription
 from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
 from zkconsumer.front.handlers import BrokerTimedOut, LocalApi, RequestContext
 from zkconsumer.front.offset_order import OffsetOrder
 from zkconsumer.front.topic_holds import TopicHolds
+from zkconsumer.kafka.consumer_protocol import ProtocolInvalid, decode_subscription
 
 OFFSET_COMMIT, OFFSET_FETCH, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 8, 9, 11, 12, 13, 14
 DESCRIBE_GROUPS, LIST_GROUPS, TXN_OFFSET_COMMIT, DELETE_GROUPS, OFFSET_DELETE = 15, 16, 28, 42, 47

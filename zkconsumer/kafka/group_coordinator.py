@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from itertools import count
 
 from zkconsumer.errors import ServerUnavailableError, ZkConsumerError
+from zkconsumer.kafka.consumer_protocol import ProtocolInvalid, decode_assignment, decode_subscription
 from zkconsumer.kafka.metadata import BrokerMeta
 from zkconsumer.types import TopicPartition
 
@@ -175,32 +176,18 @@ def decode_describe_groups(data: bytes) -> list[GroupDescription | tuple[str, in
             subscription: tuple[str, ...] | None = None
             assigned: tuple[TopicPartition, ...] | None = None
             if protocol_type == CONSUMER_PROTOCOL:
-                subscription = decode_subscription(metadata) if metadata else None
-                assigned = decode_assignment(assignment) if assignment else None
+                try:
+                    subscription = (tuple(sorted(decode_subscription(metadata, owned=False).topics)) if metadata
+                                    else None)
+                    assigned = tuple(sorted(decode_assignment(assignment))) if assignment else None
+                except ProtocolInvalid as exc:
+                    raise MalformedAnswerError(f"DescribeGroups answer: member {member_id} of {group}: {exc}") from None
             members.append(GroupMember(member_id, client_id, client_host, subscription, assigned))
         if code != 0:
             groups.append((group, code))
         else:
             groups.append(GroupDescription(group, state, protocol_type, protocol, tuple(members)))
     return groups
-
-
-def decode_subscription(data: bytes) -> tuple[str, ...]:
-    """ConsumerProtocol's Subscription (version, topics, user data...): the topics, sorted."""
-    reader = _Reader(data, "a member's subscription")
-    reader.int16()
-    return tuple(sorted(reader.string() for _ in range(reader.array_length())))
-
-
-def decode_assignment(data: bytes) -> tuple[TopicPartition, ...]:
-    """ConsumerProtocol's Assignment (version, [topic, [partition]], user data...): the partitions, sorted."""
-    reader = _Reader(data, "a member's assignment")
-    reader.int16()
-    partitions: list[TopicPartition] = []
-    for _ in range(reader.array_length()):
-        topic = reader.string()
-        partitions.extend(TopicPartition(topic, reader.int32()) for _ in range(reader.array_length()))
-    return tuple(sorted(partitions))
 
 
 # --- the network ----------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """ConsumerProtocol's Subscription and Assignment, the bytes a classic member of protocol type ``consumer`` puts in its
-JoinGroup metadata and gets back in its SyncGroup assignment: what the KIP-848 coordinator reads of a classic group it
-converts, and of the classic members it answers afterwards (Kafka's ``ConsumerProtocol``).
+JoinGroup metadata and gets back in its SyncGroup assignment (Kafka's ``ConsumerProtocol``): what the front's KIP-848
+coordinator reads of a classic group it converts and of the classic members it answers afterwards, and what
+:mod:`zkconsumer.kafka.group_coordinator` reads of a broker's DescribeGroups answer.
 
 Subscription: version (int16), topics ([string]), user data (nullable bytes); v1 adds the owned partitions
 ([topic, [int32]]), v2 the generation, v3 the rack. Assignment: version (int16), partitions ([topic, [int32]]), user
@@ -62,8 +63,9 @@ class _Reader:
         return rows
 
 
-def decode_subscription(data: bytes) -> Subscription:
-    """A member's Subscription: its topics and, from v1, the partitions it owns.
+def decode_subscription(data: bytes, owned: bool = True) -> Subscription:
+    """A member's Subscription: its topics and, from v1 and when ``owned``, the partitions it owns (a reader of the
+    topics alone reads nothing after them, as a reader of version 0 would).
 
     :raises ProtocolInvalid:
     """
@@ -73,8 +75,8 @@ def decode_subscription(data: bytes) -> Subscription:
         raise ProtocolInvalid(f"the subscription has version {version}")
     topics = tuple(reader.string() for _ in range(max(reader.take(">i"), 0)))
     reader.skip_bytes()
-    owned = reader.partitions() if version >= 1 and reader.at < len(data) else []
-    return Subscription(topics, tuple(owned))
+    held = reader.partitions() if owned and version >= 1 and reader.at < len(data) else []
+    return Subscription(topics, tuple(held))
 
 
 def decode_assignment(data: bytes) -> tuple[TopicPartition, ...]:
