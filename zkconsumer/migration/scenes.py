@@ -8,7 +8,10 @@ partitions). A group of that size is where the protocols differ as they do on Ap
 stops every partition until the last member has heard of it, an incremental one stops only what moves. The shipped
 ``migration`` is the small script (three members join one by one, one is SIGKILLed, one leaves: the demo's story
 without the topic growing), quick to play and to read, where members that give partitions up for free make eager
-rounds as cheap as incremental ones. :func:`check_playable` refuses what a protocol's members cannot do.
+rounds as cheap as incremental ones. The shipped ``upgrade`` is the second half of a migration: a broker-side group
+upgraded in place to KIP-848 member by member (its ``upgrade`` action), which only the modern protocols play: the
+classic ones converted by it, the KIP-848 ones restarted. :func:`check_playable` refuses what a protocol's members
+cannot do.
 """
 
 from __future__ import annotations
