@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from kafka.errors import CorruptRecordError
-from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 from kio.schema.create_topics.v4.request import CreatableTopic, CreatableTopicConfig, CreateTopicsRequest
 from kio.schema.errors import ErrorCode
@@ -36,6 +35,7 @@ from zkconsumer.events import catalogue as ev
 from zkconsumer.front.config import FrontConfig
 from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
 from zkconsumer.front.group_records import ClassicGroupRecord, GroupRecord, RecordInvalid, encode_key, replay
+from zkconsumer.front.message_formats import batch_builder, record_bytes
 from zkconsumer.front.server import Upstream, connect_upstream
 
 CLIENT_ID = "zkconsumer-front-groups"
@@ -47,8 +47,6 @@ FETCH_BYTES = 8 << 20
 FETCH_WAIT_MS = 100
 #: how many Fetches in a row may answer nothing below the high watermark before the read fails
 EMPTY_FETCHES = 20
-#: a record batch's "no producer", "no compression", and the builder's "no size limit"
-_NO_PRODUCER, _UNCOMPRESSED, _NO_LIMIT = -1, 0, 1 << 62
 
 
 class StoreFailed(Exception):
@@ -61,7 +59,7 @@ def _ms(ms: int) -> i32Timedelta:
 
 def record_batch(coordinator: str, records: Sequence[tuple[str, bytes | None]], timestamp_ms: int) -> bytes:
     """One uncompressed record batch of ``(group id, value or None)``, keyed by ``coordinator`` and group id."""
-    builder = DefaultRecordBatchBuilder(2, _UNCOMPRESSED, False, _NO_PRODUCER, _NO_PRODUCER, _NO_PRODUCER, _NO_LIMIT)
+    builder = batch_builder()
     for offset, (group_id, value) in enumerate(records):
         builder.append(offset, timestamp_ms, encode_key(coordinator, group_id), value, [])
     return bytes(builder.build())
@@ -118,7 +116,7 @@ class GroupStore:
                         if record.offset < offset:
                             continue
                         try:
-                            replay(groups, self.coordinator, _bytes(record.key), _bytes(record.value))
+                            replay(groups, self.coordinator, record_bytes(record.key), record_bytes(record.value))
                         except RecordInvalid as exc:
                             invalid.append(f"{self.topic} offset {record.offset}: {exc}")
                         offset, read = record.offset + 1, read + 1
@@ -186,6 +184,3 @@ async def load_groups(runtime: CoordinatorRuntime, store: GroupStore, coordinato
     runtime.log.emit(ev.FRONT_GROUPS_LOADED, topic=store.topic, coordinator=coordinator, records=read, classic=classic,
                      consumer=len(groups) - classic, duration_ms=round((time.monotonic() - started) * 1000))
 
-
-def _bytes(value: bytes | memoryview | None) -> bytes | None:
-    return None if value is None else bytes(value)

@@ -89,7 +89,7 @@ def down_convert(records: bytes | None, magic: int, fetch_offset: int, max_bytes
             for record in batch:
                 if record.offset < fetch_offset:
                     continue
-                key, value = _bytes(record.key), _bytes(record.value)
+                key, value = record_bytes(record.key), record_bytes(record.value)
                 size = builder.size_in_bytes(record.offset, record.timestamp, key, value)
                 if messages and builder.size() + size > max_bytes:
                     return Converted(bytes(builder.build()), messages)
@@ -108,7 +108,7 @@ def up_convert(message_set: bytes | None) -> Converted:
 
     :raises CannotConvert:
     """
-    builder = DefaultRecordBatchBuilder(2, _UNCOMPRESSED, False, _NO_PRODUCER, _NO_PRODUCER, _NO_PRODUCER, _NO_LIMIT)
+    builder = batch_builder()
     messages = 0
     data = message_set or b""
     try:
@@ -125,7 +125,7 @@ def up_convert(message_set: bytes | None) -> Converted:
                 if not record.validate_crc():
                     raise CorruptRecords(f"a message whose CRC does not match (offset {record.offset})")
                 timestamp = -1 if record.timestamp is None else record.timestamp
-                builder.append(messages, timestamp, _bytes(record.key), _bytes(record.value), [])
+                builder.append(messages, timestamp, record_bytes(record.key), record_bytes(record.value), [])
                 messages += 1
     except UnsupportedCodecError as exc:
         raise UnsupportedCodec(str(exc)) from None
@@ -134,5 +134,12 @@ def up_convert(message_set: bytes | None) -> Converted:
     return Converted(bytes(builder.build()) if messages else b"", messages)
 
 
-def _bytes(value: bytes | memoryview | None) -> bytes | None:
+def batch_builder() -> DefaultRecordBatchBuilder:
+    """A record batch (magic 2) to append records to: uncompressed, of no producer (neither idempotent nor
+    transactional), without a size limit. The front's own writes (:mod:`.group_store`) are built with it too."""
+    return DefaultRecordBatchBuilder(2, _UNCOMPRESSED, False, _NO_PRODUCER, _NO_PRODUCER, _NO_PRODUCER, _NO_LIMIT)
+
+
+def record_bytes(value: bytes | memoryview | None) -> bytes | None:
+    """A record's key or value as bytes (kafka-python's reader gives memoryviews)."""
     return None if value is None else bytes(value)
