@@ -17,6 +17,8 @@ pytestmark = pytest.mark.migration
     (["--rate", "1000"], "more than the 2000 the comparison produces"),
     (["--pace", "-1"], "--pace must not be negative"),
     (["--bootstrap-server", "127.0.0.1:1"], "--bootstrap-server needs --zookeeper"),
+    (["--scenario", "upgrade", "--protocols", "cooperative-sticky,legacy-range"],
+     "scene 2, action 1: upgrade cannot be played by legacy-range: a ZooKeeper group has no in-place path to KIP-848"),
 ])
 def test_bad_input_is_one_line_and_nothing_is_made(tmp_path, args, message):
     out = tmp_path / "out"

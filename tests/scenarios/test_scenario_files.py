@@ -147,7 +147,7 @@ def test_a_member_s_settings_are_refused_for_a_modern_member():
         check_playable(scenario, parse_protocols("legacy-range,range"))
 
 
-def test_the_upgrade_scenario_upgrades_every_member_in_turn_and_only_modern_groups_play_it():
+def test_the_upgrade_scenario_upgrades_every_member_in_turn_and_only_modern_groups_play_it(tmp_path):
     upgrade = load("upgrade")
     assert [[a.describe() for a in s.actions] for s in upgrade.scenes[1:]] == [
         [f"upgrade m{i} to group.protocol=consumer"] for i in range(1, 5)] + [["kill m2"]]
@@ -161,3 +161,13 @@ def test_the_upgrade_scenario_upgrades_every_member_in_turn_and_only_modern_grou
                        r"legacy-range: a ZooKeeper group has no in-place path to KIP-848 .*; play it with modern "
                        r"protocols only$"):
         check_playable(upgrade, parse_protocols("legacy-range,cooperative-sticky"))
+    # by default, the comparison plays it with the modern protocols, and says which it left out
+    from zkconsumer.migration.comparison import plan
+
+    said: list[str] = []
+    planned = plan(tmp_path / "out", scenario="upgrade", say=said.append)
+    assert [p.name for p in planned.protocols] == ["range", "roundrobin", "cooperative-sticky", "consumer-uniform",
+                                                   "consumer-range"]
+    assert said == ["zkconsumer migration: legacy-range, legacy-roundrobin left out: shipped scenario upgrade "
+                    "upgrades members to KIP-848 in place, which a ZooKeeper group cannot do (name them in "
+                    "--protocols to see why)"]
