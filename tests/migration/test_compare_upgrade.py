@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from support import zkconsumer_cli
 
 pytestmark = pytest.mark.migration
 
@@ -43,3 +44,24 @@ def test_a_cooperative_sticky_group_is_upgraded_member_by_member_and_loses_nothi
     # 3. the page says it too
     page = result.page.read_text()
     assert "Members upgraded in place" in page and "consumer: m1; classic: m2, m3, m4" in page
+
+
+@pytest.mark.timeout(240)  # the command's 180 s
+def test_an_upgrade_at_a_coordinator_without_kip848_stops_that_protocol_in_one_line(zookeeper_connect,
+                                                                                   broker_bootstrap, tmp_path):
+    """The broker's own coordinator (Tansu's: no ConsumerGroupHeartbeat) cannot take the upgraded member: the
+    protocol's run stops at the first upgrade, saying so in one line (the coordinator, and what librdkafka said)."""
+    out = tmp_path / "out"
+    result = zkconsumer_cli("migration", "compare", "--zookeeper", zookeeper_connect, "--bootstrap-server",
+                            broker_bootstrap, "--coordinator", "broker", "--protocols", "cooperative-sticky",
+                            "--scenario", "upgrade", "--partitions", "2", "--rate", "10", "--pace", "0.3",
+                            "--output-dir", str(out), "--json", timeout=180)
+    assert result.returncode == 1, result.stderr[-3000:]
+    problems = [line for line in result.stderr.splitlines() if line.startswith("zkconsumer migration: ")]
+    assert problems == [
+        f"zkconsumer migration: cooperative-sticky: the run stopped early: the broker's own group coordinator at "
+        f"{broker_bootstrap} does not run KIP-848 consumer groups (ConsumerGroupHeartbeatRequest not supported by "
+        f"broker)"], result.stderr
+    assert "Traceback" not in result.stderr
+    played = json.loads(result.stdout)["protocols"]["cooperative-sticky"]
+    assert [s["scene"] for s in played["scenes"]] == [1, 2]  # the script went no further than the first upgrade

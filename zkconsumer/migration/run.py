@@ -505,11 +505,12 @@ class _Player:
 
     def unsupported(self, reason: str) -> str:
         """One line: which coordinator, which protocol, and librdkafka's last word on it (``ConsumerGroupHeartbeat
-        Request not supported by broker``, without the group and broker ids before it)."""
+        Request not supported by broker``, without the group and broker ids before it). Only a KIP-848 member says
+        so: a member of the run's protocol, or one an ``upgrade`` restarted with it."""
         s = self.settings
         coordinator = "the broker's own group coordinator" if s.coordinator == "broker" else f"the {s.coordinator}"
-        return (f"{coordinator} at {s.bootstrap} does not run {self.run.protocol.kind} groups "
-                f"({reason.rsplit(': ', 1)[-1]})")
+        kind = "KIP-848 consumer" if self.upgraded else self.run.protocol.kind
+        return f"{coordinator} at {s.bootstrap} does not run {kind} groups ({reason.rsplit(': ', 1)[-1]})"
 
     def marker(self, name: str, **fields: Any) -> None:
         self.record({"event": name, "protocol": self.run.protocol.name, **fields})
