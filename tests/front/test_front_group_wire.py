@@ -77,15 +77,20 @@ def test_a_join_replaced_by_a_newer_one_of_the_same_member_closes_the_connection
         assert exchange_on(second, api_versions_request()).error_code == ErrorCode.none
 
 
-def test_groups_whose_offsets_only_the_broker_keeps_are_listed_and_described_empty(front, broker_bootstrap, topic_name):
-    create_topic(broker_bootstrap, topic_name, 1)
-    group = f"go-{uuid.uuid4().hex[:6]}"
-    stored = exchange(broker_bootstrap, commit.OffsetCommitRequest(
+def _commit_at_the_broker(broker: str, group: str, topic: str) -> None:
+    """Offset 3 of the topic's partition 0, committed at the broker itself as an administrator."""
+    stored = exchange(broker, commit.OffsetCommitRequest(
         group_id=group, generation_id_or_member_epoch=i32(-1), member_id="", group_instance_id=None,
-        topics=(commit.OffsetCommitRequestTopic(name=topic_name, partitions=(commit.OffsetCommitRequestPartition(
+        topics=(commit.OffsetCommitRequestTopic(name=topic, partitions=(commit.OffsetCommitRequestPartition(
             partition_index=i32(0), committed_offset=i64(3), committed_leader_epoch=i32(-1),
             committed_metadata=""),)),)))
     assert stored.topics[0].partitions[0].error_code == ErrorCode.none
+
+
+def test_groups_whose_offsets_only_the_broker_keeps_are_listed_and_described_empty(front, broker_bootstrap, topic_name):
+    create_topic(broker_bootstrap, topic_name, 1)
+    group = f"go-{uuid.uuid4().hex[:6]}"
+    _commit_at_the_broker(broker_bootstrap, group, topic_name)
     listed = exchange(front.address, ListGroupsRequest(states_filter=("Empty",)))
     assert [(g.group_state, g.protocol_type) for g in listed.groups if g.group_id == group] == [("Empty", "")]
     stable = exchange(front.address, ListGroupsRequest(states_filter=("Stable",)))
@@ -183,12 +188,7 @@ def test_a_consumer_group_described_through_describe_groups_is_dead_as_kafka_ans
         rebalance_timeout=i32Timedelta.parse(datetime.timedelta(seconds=30)), subscribed_topic_names=(topic_name,),
         server_assignor=None, topic_partitions=()))
     assert joined.error_code == ErrorCode.none
-    stored = exchange(broker_bootstrap, commit.OffsetCommitRequest(
-        group_id=group, generation_id_or_member_epoch=i32(-1), member_id="", group_instance_id=None,
-        topics=(commit.OffsetCommitRequestTopic(name=topic_name, partitions=(commit.OffsetCommitRequestPartition(
-            partition_index=i32(0), committed_offset=i64(3), committed_leader_epoch=i32(-1),
-            committed_metadata=""),)),)))
-    assert stored.topics[0].partitions[0].error_code == ErrorCode.none
+    _commit_at_the_broker(broker_bootstrap, group, topic_name)
     described = exchange(front.address, DescribeGroupsV5(groups=(group,), include_authorized_operations=False))
     assert [(g.error_code, g.group_state, g.protocol_type, g.members) for g in described.groups] == [
         (ErrorCode.none, "Dead", "", ())]

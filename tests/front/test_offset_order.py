@@ -32,13 +32,35 @@ def _nested(request_type: Any, name: str) -> Any:
     return getattr(sys.modules[request_type.__module__], name)
 
 
+async def _to_broker(broker: str, body: Any) -> Any:
+    """``body`` sent to the real broker, off the event loop."""
+    return await asyncio.get_running_loop().run_in_executor(None, functools.partial(exchange, broker, body,
+                                                                                    bounded(10)))
+
+
+def _contexts(relay: Any) -> Any:
+    def context(api_key: int, version: int) -> RequestContext:
+        return RequestContext(RequestHead(api_key, version, 1), "test", "127.0.0.1:1", 1, relay)
+
+    return context
+
+
+async def _joined(apis: GroupApis, context: Any, group: str, topic: str) -> Any:
+    """A KIP-848 member of ``group`` subscribed to ``topic``, through the front's handler."""
+    joined = await apis.consumer_group_heartbeat(context(68, 0), build(
+        load_request_schema(68, 0), group_id=group, member_id="", member_epoch=i32(0),
+        rebalance_timeout=i32Timedelta.parse(datetime.timedelta(seconds=10)), subscribed_topic_names=(topic,),
+        topic_partitions=()))
+    assert joined.error_code == ErrorCode.none and joined.member_epoch > 0
+    return joined
+
+
 def test_a_read_waits_for_the_commit_checked_before_it(broker_bootstrap, topic_name):
     create_topic(broker_bootstrap, topic_name, 1)
     group = f"ordered-{topic_name}"
     relayed: list[str] = []  # what reached the broker, in order
 
     async def scenario() -> tuple[Any, Any]:
-        loop = asyncio.get_running_loop()
         gate = asyncio.Event()
         apis = GroupApis(CoordinatorRuntime(ClassicGroupCoordinator(), ConsumerGroupCoordinator()))
 
@@ -46,17 +68,10 @@ def test_a_read_waits_for_the_commit_checked_before_it(broker_bootstrap, topic_n
             relayed.append(type(body).__name__)
             if type(body).__name__ == "OffsetCommitRequest":
                 await asyncio.wait_for(gate.wait(), bounded(30))
-            return await loop.run_in_executor(None, functools.partial(exchange, broker_bootstrap, body,
-                                                                      bounded(10)))
+            return await _to_broker(broker_bootstrap, body)
 
-        def context(api_key: int, version: int) -> RequestContext:
-            return RequestContext(RequestHead(api_key, version, 1), "test", "127.0.0.1:1", 1, relay)
-
-        joined = await apis.consumer_group_heartbeat(context(68, 0), build(
-            load_request_schema(68, 0), group_id=group, member_id="", member_epoch=i32(0),
-            rebalance_timeout=i32Timedelta.parse(datetime.timedelta(seconds=10)), subscribed_topic_names=(topic_name,),
-            topic_partitions=()))
-        assert joined.error_code == ErrorCode.none and joined.member_epoch > 0
+        context = _contexts(relay)
+        joined = await _joined(apis, context, group, topic_name)
         commit_type = load_request_schema(8, 9)
         commit = asyncio.create_task(apis.offset_commit(context(8, 9), commit_type(
             group_id=group, generation_id_or_member_epoch=joined.member_epoch, member_id=joined.member_id,
@@ -135,7 +150,6 @@ def test_a_commit_the_broker_does_not_store_in_time_is_answered_retriable_and_fr
     hung = asyncio.Event()  # never set: the first commit's broker never answers
 
     async def scenario() -> tuple[Any, Any, Any, int]:
-        loop = asyncio.get_running_loop()
         apis = GroupApis(CoordinatorRuntime(ClassicGroupCoordinator(), ConsumerGroupCoordinator()),
                          commit_timeout_s=0.2)
         commits = 0
@@ -146,16 +160,10 @@ def test_a_commit_the_broker_does_not_store_in_time_is_answered_retriable_and_fr
                 commits += 1
                 if commits == 1:
                     await asyncio.wait_for(hung.wait(), bounded(60))
-            return await loop.run_in_executor(None, functools.partial(exchange, broker_bootstrap, body,
-                                                                      bounded(10)))
+            return await _to_broker(broker_bootstrap, body)
 
-        def context(api_key: int, version: int) -> RequestContext:
-            return RequestContext(RequestHead(api_key, version, 1), "test", "127.0.0.1:1", 1, relay)
-
-        joined = await apis.consumer_group_heartbeat(context(68, 0), build(
-            load_request_schema(68, 0), group_id=group, member_id="", member_epoch=i32(0),
-            rebalance_timeout=i32Timedelta.parse(datetime.timedelta(seconds=10)), subscribed_topic_names=(topic_name,),
-            topic_partitions=()))
+        context = _contexts(relay)
+        joined = await _joined(apis, context, group, topic_name)
         first = await asyncio.wait_for(apis.offset_commit(context(8, 9), _commit(
             group, topic_name, joined.member_id, joined.member_epoch, 7)), bounded(10))
         locks = len(apis.offset_order)

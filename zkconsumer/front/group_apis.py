@@ -70,6 +70,8 @@ VERSIONS: dict[int, tuple[int, int]] = {
 TOPICS_MAX_AGE_S = 1.0
 #: how long the broker may take over a checked commit, Kafka's ``offsets.commit.timeout.ms``
 COMMIT_TIMEOUT_S = 5.0
+#: how a checked commit is relayed: as an administrator's, which the broker stores for a group it does not run
+_ADMIN_COMMIT = {"generation_id_or_member_epoch": -1, "generation_id": -1, "member_id": "", "group_instance_id": None}
 #: the protocol type of Kafka's consumers (an OffsetDelete's deletion is relayed as an OffsetCommit v8 of offset -1)
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
@@ -335,18 +337,22 @@ class GroupApis:
                     request_id, group_id, epoch, member_id, getattr(request, "group_instance_id", None),
                     api_version=context.head.api_version)))
             code = int(verdict.error_code)
+        return await self._checked_commit(context, request, code, "OffsetCommit")
+
+    async def _checked_commit(self, context: RequestContext, request: Any, code: int, api: str) -> Any:
+        """A commit the coordinator checked (``code``), under its group's offset lock: relayed to the broker as an
+        administrator's when it may be stored, within the commit timeout (else COORDINATOR_NOT_AVAILABLE, as Kafka
+        answers a commit its log did not take in time: the client retries); otherwise ``code`` for each of its
+        partitions. ``api``: the response's name (``OffsetCommit``, ``TxnOffsetCommit``)."""
         if code == classic.ErrorCode.none and context.relay is not None:
-            stored = {"generation_id_or_member_epoch": -1, "member_id": ""}
-            if hasattr(request, "group_instance_id"):
-                stored["group_instance_id"] = None
+            stored = {name: value for name, value in _ADMIN_COMMIT.items() if hasattr(request, name)}
             try:
                 return await asyncio.wait_for(context.relay(dataclasses.replace(request, **stored)),
                                               self.commit_timeout_s)
-            except TimeoutError:  # as Kafka answers a commit its log did not take in time: the client retries
+            except TimeoutError:
                 code = classic.ErrorCode.coordinator_not_available
         answer = response_type(request)
-        topic_type, partition_type = nested(answer, "OffsetCommitResponseTopic"), nested(
-            answer, "OffsetCommitResponsePartition")
+        topic_type, partition_type = nested(answer, f"{api}ResponseTopic"), nested(answer, f"{api}ResponsePartition")
         return build(answer, topics=tuple(
             build(topic_type, name=t.name, partitions=tuple(
                 build(partition_type, partition_index=p.partition_index, error_code=code) for p in t.partitions))
@@ -402,21 +408,7 @@ class GroupApis:
                     lambda request_id: classic.OffsetCommit(request_id, group_id, generation, member_id, instance_id,
                                                             api_version=version, transactional=True)))
                 code = int(verdict.error_code)
-            if code == classic.ErrorCode.none and context.relay is not None:
-                stored = {name: value for name, value in (("generation_id", -1), ("member_id", ""),
-                                                          ("group_instance_id", None)) if hasattr(request, name)}
-                try:
-                    return await asyncio.wait_for(context.relay(dataclasses.replace(request, **stored)),
-                                                  self.commit_timeout_s)
-                except TimeoutError:
-                    code = classic.ErrorCode.coordinator_not_available
-        answer = response_type(request)
-        topic_type, partition_type = nested(answer, "TxnOffsetCommitResponseTopic"), nested(
-            answer, "TxnOffsetCommitResponsePartition")
-        return build(answer, topics=tuple(
-            build(topic_type, name=t.name, partitions=tuple(
-                build(partition_type, partition_index=p.partition_index, error_code=code) for p in t.partitions))
-            for t in request.topics))
+            return await self._checked_commit(context, request, code, "TxnOffsetCommit")
 
     async def offset_delete(self, context: RequestContext, request: Any) -> Any:
         """OffsetDelete as Kafka's ``deleteOffsets``: the group must exist (GROUP_ID_NOT_FOUND) and, a classic group
