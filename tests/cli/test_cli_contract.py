@@ -24,6 +24,7 @@ NOT_DATA = {
     "snapshot": "writes JSON lines to --output: JSON is its only format",
     "analyze fleet": "writes Parquet tables and a page",
     "analyze events": "writes Parquet tables and a page",
+    "simulate sweep": "a Spark job; writes a Parquet table and a page",
 }
 
 

@@ -1,7 +1,8 @@
 """``zkconsumer simulate connect``: Kafka Connect's eager and incremental cooperative rebalancing replayed on a
 simulated clock (:mod:`zkconsumer.connect.simulation`), as a table per phase and protocol, ``--json`` for
 scripts, ``--html`` for the page with the charts. ``zkconsumer simulate storm``: a consumer group's rebalances
-under each protocol (:mod:`zkconsumer.storm`), the predicted figures per scene and protocol.
+under each protocol (:mod:`zkconsumer.storm`), the predicted figures per scene and protocol. ``zkconsumer simulate
+sweep``: a grid of storms as a Spark job (:mod:`zkconsumer.fleet.sweep_job`), a Parquet table and a page of curves.
 
 Nothing runs before every argument is checked: the parameters are validated when they are built, and the
 simulation is pure, so a bad argument leaves nothing behind.
@@ -70,6 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     connect.add_argument("--html", metavar="OUT.html", help="also write the page with the charts")
     connect.set_defaults(handler=run)
     register_storm(kinds)
+    register_sweep(kinds)
 
 
 def register_storm(kinds: argparse._SubParsersAction) -> None:
@@ -99,6 +101,105 @@ def register_storm(kinds: argparse._SubParsersAction) -> None:
 
 DEFAULT_STORM_MEMBERS = 10
 DEFAULT_STORM_PARTITIONS = 1_000
+
+
+def register_sweep(kinds: argparse._SubParsersAction) -> None:
+    from zkconsumer.storm import sweep
+
+    parser = kinds.add_parser(
+        "sweep", help="a grid of storm simulations on Spark: Parquet and a page of curves",
+        description="Simulate a grid of storms (members x partitions x protocol x scenario x settings) as a Spark "
+        "job, one simulation per task, on this machine or a cluster master: the figures of every point as Parquet "
+        "(DIR/runs) and a page of curves (DIR/sweep.html): time to stable and partition-seconds paused against the "
+        "members, a curve per protocol, a panel per partition count.",
+    )
+    parser.add_argument("--members", default=",".join(map(str, sweep.DEFAULT_MEMBERS)), metavar="LIST",
+                        help="comma-separated member counts of the storm (default %(default)s)")
+    parser.add_argument("--partitions", default=",".join(map(str, sweep.DEFAULT_PARTITIONS)), metavar="LIST",
+                        help="comma-separated partition counts (default %(default)s)")
+    parser.add_argument("--protocols", default=",".join(storm.DEFAULT_PROTOCOLS), metavar="LIST",
+                        help=f"comma-separated, of {', '.join(storm.PROTOCOLS)} (default %(default)s)")
+    parser.add_argument("--scenarios", default=sweep.STORM, metavar="LIST",
+                        help="comma-separated: storm (the members start at once) and shipped scenario names or "
+                        "scenario files, each played by its own members (default %(default)s)")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=V1,V2",
+                        help="a simulation parameter (docs/storm.md's table, e.g. rebalance_backoff_ms=200,2000) "
+                        "and its values to cross; repeatable")
+    parser.add_argument("--settle-limit-s", type=float, default=storm.DEFAULT_SETTLE_LIMIT_S, metavar="S",
+                        help="give up on a scene not stable after this many simulated seconds (default %(default)g)")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output directory (must not exist)")
+    parser.add_argument("--master", default="local[*]", metavar="URL",
+                        help="Spark master (default: %(default)s, every core here; e.g. local[2], spark://host:7077)")
+    parser.set_defaults(handler=run_sweep)
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    from zkconsumer.storm import sweep
+
+    points = sweep.grid(_counts(args.members, "--members"), _counts(args.partitions, "--partitions"),
+                        _names(args.protocols), [_scenario(name) for name in _names(args.scenarios)],
+                        dict(_setting(given) for given in args.set))
+    from zkconsumer.fleet.spark_session import command_session
+    from zkconsumer.fleet.sweep_job import PAGE, run_sweep_job
+
+    meta = (f"{len(points)} simulations: members {args.members}, partitions {args.partitions}, scenarios "
+            f"{args.scenarios}{''.join(' --set ' + s for s in args.set)}, settle limit {args.settle_limit_s:g} s")
+    with command_session(args.master, "zkconsumer simulate sweep") as spark:
+        rows = run_sweep_job(spark, points, args.out, meta, args.settle_limit_s)
+    print(render_sweep(rows))
+    print(f"\nwrote {args.out}/runs (Parquet, {len(rows)} rows) and {args.out}/{PAGE}")
+    return 0
+
+
+def render_sweep(rows: list) -> str:
+    """Time to stable per scenario, settings, partitions and protocol (rows) and members (columns)."""
+    members = sorted({r.members for r in rows})
+    table = [["scenario", "settings", "partitions", "protocol", *(f"{m:,} members" for m in members)]]
+    keys = list(dict.fromkeys((r.scenario, r.settings, r.partitions, r.protocol) for r in rows))
+    for key in keys:
+        by_members = {r.members: r.time_to_stable_s for r in rows if (r.scenario, r.settings, r.partitions,
+                                                                      r.protocol) == key}
+        table.append([key[0], key[1], f"{key[2]:,}", key[3],
+                      *("" if m not in by_members else _shown(by_members[m]) for m in members)])
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    lines = ["time to stable, simulated seconds ('-': not within the limit)", ""]
+    lines += ["  ".join(c.rjust(w) if i > 3 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
+              .rstrip() for row in table]
+    return "\n".join(lines)
+
+
+def _names(given: str) -> list[str]:
+    return [name.strip() for name in given.split(",") if name.strip()]
+
+
+def _counts(given: str, option: str) -> list[int]:
+    try:
+        return [int(value) for value in _names(given)]
+    except ValueError:
+        raise UsageError(f"{option} {given!r}: comma-separated whole numbers expected") from None
+
+
+def _setting(given: str) -> tuple[str, list[float]]:
+    name, equals, values = given.partition("=")
+    try:
+        if not equals:
+            raise ValueError
+        return name.strip(), [float(value) for value in _names(values)]
+    except ValueError:
+        raise UsageError(f"--set {given!r}: NAME=V1,V2 expected, the values numbers") from None
+
+
+def _scenario(name: str) -> tuple[str, str | None]:
+    """(name, TOML text) of a scenario, ``None`` for the storm; a bad one refused here, before Spark starts."""
+    from pathlib import Path
+
+    from zkconsumer.scenarios.parse import shipped
+    from zkconsumer.storm import sweep
+
+    if name == sweep.STORM:
+        return name, None
+    scenario = load(name)
+    return scenario.name, (shipped().get(name) or Path(name)).read_text(encoding="utf-8")
 
 
 def run_storm(args: argparse.Namespace) -> int:

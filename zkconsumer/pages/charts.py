@@ -105,16 +105,39 @@ def bar_chart(categories: Sequence[str], series: Mapping[str, Sequence[float]], 
 
 def line_chart(x: Sequence[float], series: Mapping[str, Sequence[float]], *, title: str, xlabel: str = "",
                ylabel: str = "", markers: bool = True, size: tuple[float, float] = SIZE,
-               chart_id: str | None = None) -> Chart:
-    """One line per series over the same ``x``; points marked unless ``markers`` is false (for long series)."""
+               chart_id: str | None = None, log: bool = False, distinct: bool = False) -> Chart:
+    """One line per series over the same ``x``; points marked unless ``markers`` is false (for long series).
+    ``log``: both axes logarithmic (figures spanning decades), ticked at the ``x`` values and at 1, 2 and 5 of each
+    decade, labelled in plain numbers (TeX's 10 to the power is off: ``text.parse_math``). ``distinct``: each
+    series its own marker and dashes, so that curves which coincide both stay visible. A NaN value leaves a gap."""
     _check_lengths(len(x), series)
 
     def draw(ax: Axes) -> None:
-        for name, values in series.items():
-            ax.plot(x, values, marker="o" if markers else None, markersize=3.5, linewidth=1.6, label=_clean(name))
+        for index, (name, values) in enumerate(series.items()):
+            style = _DISTINCT[index % len(_DISTINCT)] if distinct else ("o", "-")
+            ax.plot(x, values, marker=style[0] if markers else None, linestyle=style[1], markersize=3.5,
+                    linewidth=1.6, label=_clean(name))
         ax.grid(True, axis="both")
+        if log:
+            from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xticks(list(x), [f"{v:,g}" for v in x])
+            ax.xaxis.set_minor_formatter(NullFormatter())
+            ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            ax.yaxis.set_major_formatter(FuncFormatter(_plain_number))
+            ax.yaxis.set_minor_formatter(NullFormatter())
 
     return _chart(draw, title, xlabel, ylabel, len(series) > 1, size, chart_id)
+
+
+#: (marker, line style) of each series of a ``distinct`` chart
+_DISTINCT = (("o", "-"), ("s", "--"), ("^", ":"), ("D", "-."), ("v", (0, (5, 1, 1, 1))), ("P", (0, (1, 1))))
+
+
+def _plain_number(value: float, _: object = None) -> str:
+    return f"{value:,.0f}" if value >= 1 else f"{value:g}"
 
 
 def _check_lengths(expected: int, series: Mapping[str, Sequence[float]]) -> None:

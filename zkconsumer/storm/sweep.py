@@ -1,0 +1,208 @@
+"""A sweep of storm simulations: a grid of members x partitions x protocol x scenario x settings, each point one
+simulation (:func:`run_point`), its figures one row (:class:`SweepRow`), and the page of curves the rows make
+(:func:`sweep_page`). Pure, and nothing here knows Spark: ``zkconsumer.fleet.sweep_job`` runs the points as tasks,
+and a test can run a point or draw the page from hand-made rows.
+
+A point is plain data that travels to an executor as JSON: the scenario is ``storm`` (its members start at once, so
+the members dimension applies) or a scenario's TOML text, parsed where it runs (its own cast plays it, so one
+point per partitions x protocol x settings); the settings are :class:`StormParameters` fields and values.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields, replace
+from itertools import product
+from typing import Any
+
+from zkconsumer.errors import UsageError
+from zkconsumer.scenarios.parse import parse
+from zkconsumer.storm.parameters import StormParameters
+from zkconsumer.storm.simulation import DEFAULT_SETTLE_LIMIT_S, check, play, storm_scenario, with_partitions
+
+STORM = "storm"
+DEFAULT_MEMBERS = (10, 30, 100, 300, 1_000)
+DEFAULT_PARTITIONS = (1_000, 10_000, 100_000)
+#: a setting's value as the rows name it when the point changes none
+DEFAULTS = "defaults"
+
+
+@dataclass(frozen=True, slots=True)
+class SweepPoint:
+    """One simulation of the grid. ``scenario_text``: the scenario file's TOML (``None`` for the storm)."""
+
+    scenario: str
+    protocol: str
+    members: int
+    partitions: int
+    settings: tuple[tuple[str, float], ...] = ()
+    scenario_text: str | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> SweepPoint:
+        data = json.loads(text)
+        return cls(data["scenario"], data["protocol"], data["members"], data["partitions"],
+                   tuple((name, value) for name, value in data["settings"]), data["scenario_text"])
+
+    @property
+    def settings_label(self) -> str:
+        return ", ".join(f"{name}={value:g}" for name, value in self.settings) or DEFAULTS
+
+    def cost(self) -> float:
+        """A rough order of the point's runtime, so the longest start first: KIP-848 computes a target over every
+        partition at every join."""
+        return self.members * self.partitions * (10.0 if self.protocol.startswith("kip848") else 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class SweepRow:
+    """One point's figures: the scenario's scenes summed (time to stable: ``None`` when a scene was not stable
+    within the limit), the events simulated and the simulation's own CPU seconds."""
+
+    scenario: str
+    protocol: str
+    members: int
+    partitions: int
+    settings: str
+    time_to_stable_s: float | None
+    partition_seconds_paused: float
+    zookeeper_requests: int
+    zookeeper_operations: int
+    conflicts: int
+    rebalances: int
+    retries_exhausted: int
+    session_expiries: int
+    request_timeouts: int
+    events_simulated: int
+    cpu_s: float
+
+
+def grid(members: Sequence[int], partitions: Sequence[int], protocols: Sequence[str],
+         scenarios: Sequence[tuple[str, str | None]] = ((STORM, None),),
+         settings: Mapping[str, Sequence[float]] | None = None) -> list[SweepPoint]:
+    """Every point of the grid, the costliest first. ``scenarios``: (name, TOML text or ``None`` for the storm);
+    ``settings``: values of :class:`StormParameters` fields to cross. Checked before anything runs."""
+    if any(m < 1 for m in members) or any(p < 1 for p in partitions) or not members or not partitions:
+        raise UsageError("a sweep needs members and partitions of at least 1 each")
+    check(storm_scenario(1, 1), tuple(protocols))
+    combos = _setting_combinations(settings or {})
+    points = []
+    for (name, text), protocol, count, settings_ in product(scenarios, protocols, partitions, combos):
+        if text is None:
+            points += [SweepPoint(name, protocol, m, count, settings_) for m in members]
+        else:
+            scenario = parse(text, name, name)
+            check(scenario, (protocol,))
+            points.append(SweepPoint(name, protocol, len(scenario.members), count, settings_, text))
+    return sorted(points, key=lambda p: -p.cost())
+
+
+def _setting_combinations(settings: Mapping[str, Sequence[float]]) -> list[tuple[tuple[str, float], ...]]:
+    known = {f.name: f for f in fields(StormParameters)}
+    for name, values in settings.items():
+        if name not in known:
+            raise UsageError(f"unknown setting {name!r} (known: {', '.join(known)})")
+        if not values:
+            raise UsageError(f"setting {name} has no value")
+    combos = [tuple(zip(settings, values, strict=True)) for values in product(*settings.values())]
+    for combo in combos:
+        parameters(combo)  # a bad value is refused here, not on an executor
+    return combos
+
+
+def parameters(settings: Sequence[tuple[str, float]]) -> StormParameters:
+    kinds = {f.name: f.type for f in fields(StormParameters)}
+    values: dict[str, Any] = {name: int(value) if kinds[name] == "int" else bool(value) if kinds[name] == "bool"
+                              else float(value) for name, value in settings}
+    try:
+        return replace(StormParameters(), **values)
+    except ValueError as error:
+        raise UsageError(f"settings {dict(settings)}: {error}") from None
+
+
+def run_point(point: SweepPoint, settle_limit_s: float = DEFAULT_SETTLE_LIMIT_S) -> SweepRow:
+    """The simulation of one point, timed by this process's CPU clock."""
+    if point.scenario_text is None:
+        scenario = storm_scenario(point.members, point.partitions)
+    else:
+        scenario = with_partitions(parse(point.scenario_text, point.scenario, point.scenario), point.partitions)
+    started = time.process_time()
+    figures = play(scenario, point.protocol, parameters(point.settings), settle_limit_s)
+    cpu = time.process_time() - started
+    counts = {name: int(figures.total(name)) for name in ("zookeeper_requests", "zookeeper_operations", "conflicts",
+                                                          "rebalances", "retries_exhausted", "session_expiries",
+                                                          "request_timeouts")}
+    return SweepRow(point.scenario, point.protocol, point.members, point.partitions, point.settings_label,
+                    figures.time_to_stable_s, figures.total("partition_seconds_paused"), **counts,
+                    events_simulated=figures.events_run, cpu_s=round(cpu, 3))
+
+
+def row_order(row: SweepRow) -> tuple[Any, ...]:
+    return (row.scenario, row.settings, row.partitions, row.protocol, row.members)
+
+
+# --- the page ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Panel:
+    """The curves of one scenario and settings at one partition count."""
+
+    scenario: str
+    settings: str
+    partitions: int
+    rows: tuple[SweepRow, ...]
+
+
+def panels(rows: Sequence[SweepRow]) -> list[Panel]:
+    keys = sorted({(r.scenario, r.settings, r.partitions) for r in rows})
+    return [Panel(s, st, p, tuple(sorted((r for r in rows if (r.scenario, r.settings, r.partitions) == (s, st, p)),
+                                         key=row_order))) for s, st, p in keys]
+
+
+def sweep_page(rows: Sequence[SweepRow], meta: str, title: str = "The rebalance storm, swept") -> str:
+    """The page: per scenario and settings, a panel per partition count of time to stable and one of
+    partition-seconds paused against the members, a curve per protocol (log scales; a point not stable within the
+    limit is left out of the first, and listed), and every row in a table."""
+    from zkconsumer.pages import charts, render_page
+
+    groups = []
+    for panel in panels(rows):
+        members = sorted({r.members for r in panel.rows})
+        protocols = list(dict.fromkeys(r.protocol for r in sorted(panel.rows, key=lambda r: r.protocol)))
+
+        def curve(name: str, protocol: str, rows_: tuple[SweepRow, ...] = panel.rows,
+                  members_: list[int] = members) -> list[float]:
+            by_members = {r.members: getattr(r, name) for r in rows_ if r.protocol == protocol}
+            return [math.nan if by_members.get(m) is None else float(by_members[m]) for m in members_]
+
+        where = f"{panel.partitions:,} partitions"
+        size = (4.4, 3.3)
+        stable = charts.line_chart(members, {p: curve("time_to_stable_s", p) for p in protocols},
+                                   title=f"Time to stable, {where}", xlabel="members", ylabel="seconds",
+                                   size=size, log=True, distinct=True, chart_id=_chart_id("stable", panel))
+        paused = charts.line_chart(members, {p: curve("partition_seconds_paused", p) for p in protocols},
+                                   title=f"Partition-seconds paused, {where}", xlabel="members",
+                                   ylabel="partition-seconds", size=size, log=True, distinct=True,
+                                   chart_id=_chart_id("paused", panel))
+        groups.append((panel, stable, paused))
+    unstable = [r for r in sorted(rows, key=row_order) if r.time_to_stable_s is None]
+    return render_page("storm_sweep.html.j2", title=title, meta=meta, groups=_by_scenario(groups),
+                       rows=sorted(rows, key=row_order), unstable=unstable)
+
+
+def _chart_id(kind: str, panel: Panel) -> str:
+    label = "".join(c if c.isalnum() else "-" for c in f"{panel.scenario}-{panel.settings}")
+    return f"{kind}-{label}-{panel.partitions}"
+
+
+def _by_scenario(groups: list[tuple[Panel, Any, Any]]) -> list[tuple[str, str, list[tuple[Panel, Any, Any]]]]:
+    """The panels of each scenario and settings together, in partition order."""
+    keys = list(dict.fromkeys((p.scenario, p.settings) for p, _, _ in groups))
+    return [(s, st, [g for g in groups if (g[0].scenario, g[0].settings) == (s, st)]) for s, st in keys]
