@@ -8,6 +8,7 @@ import json
 import os
 import time
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 from support import zkconsumer_cli
@@ -26,23 +27,31 @@ def alive(pid: int) -> bool:
     return True
 
 
+def compare_at_broker(zookeeper_connect: str, broker_bootstrap: str, out: Path, protocols: str,
+                      scenario: str) -> tuple[dict, list[str]]:
+    """``migration compare`` at the broker's own coordinator, which does not run KIP-848: the report it printed, and
+    the lines of its problems (it exits 1, without a traceback)."""
+    result = zkconsumer_cli("migration", "compare", "--zookeeper", zookeeper_connect, "--bootstrap-server",
+                            broker_bootstrap, "--coordinator", "broker", "--protocols", protocols,
+                            "--scenario", scenario, "--partitions", "2", "--rate", "10", "--pace", "0.3",
+                            "--output-dir", str(out), "--json", timeout=180)
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    return (json.loads(result.stdout),
+            [line for line in result.stderr.splitlines() if line.startswith("zkconsumer migration: ")])
+
+
 @pytest.mark.timeout(240)  # the command's 180 s
 def test_a_coordinator_without_kip848_stops_that_protocol_in_one_line(zookeeper_connect, broker_bootstrap,
                                                                      tmp_path):
     out = tmp_path / "out"
     began = time.monotonic()
-    result = zkconsumer_cli("migration", "compare", "--zookeeper", zookeeper_connect, "--bootstrap-server",
-                            broker_bootstrap, "--coordinator", "broker", "--protocols", "consumer-uniform,legacy-range",
-                            "--scenario", "migration", "--partitions", "2", "--rate", "10", "--pace", "0.3",
-                            "--output-dir", str(out), "--json", timeout=180)
-    assert result.returncode == 1, result.stderr[-3000:]
-    problems = [line for line in result.stderr.splitlines() if line.startswith("zkconsumer migration: ")]
+    report, problems = compare_at_broker(zookeeper_connect, broker_bootstrap, out, "consumer-uniform,legacy-range",
+                                         "migration")
     assert problems == [
         f"zkconsumer migration: consumer-uniform: the run stopped early: the broker's own group coordinator at "
         f"{broker_bootstrap} does not run KIP-848 consumer groups (ConsumerGroupHeartbeatRequest not supported by "
-        f"broker)"], result.stderr
-    assert "Traceback" not in result.stderr
-    report = json.loads(result.stdout)
+        f"broker)"], problems
     kip848, legacy = report["protocols"]["consumer-uniform"], report["protocols"]["legacy-range"]
     assert kip848["error"] == problems[0].split("the run stopped early: ", 1)[1]
     assert kip848["member_failures"] == [] and kip848["kind"] == "KIP-848 consumer"
