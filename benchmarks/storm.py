@@ -4,7 +4,10 @@ simulation at a tenth of the size (100 members on 10,000 partitions) in the same
 simulation's cost grows.
 
 Run: ``.venv/bin/python benchmarks/storm.py [--members 1000] [--partitions 100000] [--protocols ...]
-[--max-seconds 1800]``. Per protocol and size: the simulation's predicted figures (time to stable, partition-seconds
+[--max-seconds 1800] [--before DIR]``. ``--before DIR``: a copy of the package as it was before a change
+(``git archive REV zkconsumer | tar -x -C DIR``), each size run with it too, beside the code of this tree.
+
+Per protocol and size: the simulation's predicted figures (time to stable, partition-seconds
 paused, ZooKeeper requests, conflicts, member rebalances, ZooKeeper answers timed out, members out of retries), the
 events it ran, and its own runtime: wall time and CPU (the child process's user + system). A run past
 ``--max-seconds`` is shown as ``>N s`` and its figures as missing. This is a benchmark, not a test: nothing here
@@ -40,15 +43,18 @@ print(json.dumps({"time_to_stable_s": scene.time_to_stable_s, "paused": scene.pa
 """
 
 
-def one(members: int, partitions: int, protocol: str, max_seconds: float) -> tuple[dict | None, float, float]:
-    """The figures (None past the limit), wall seconds, CPU seconds of one simulation in a child on one core."""
+def one(members: int, partitions: int, protocol: str, max_seconds: float,
+        code: str | None = None) -> tuple[dict | None, float, float]:
+    """The figures (None past the limit), wall seconds, CPU seconds of one simulation in a child on one core;
+    ``code``: a directory whose ``zkconsumer`` the child imports instead of this tree's."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     core = sorted(os.sched_getaffinity(0))[0]
+    env = {**os.environ, "PYTHONPATH": code} if code else None
     try:
         done = subprocess.run([sys.executable, "-c", CHILD, str(members), str(partitions), protocol],
-                              capture_output=True, text=True, timeout=max_seconds, check=True,
-                              preexec_fn=lambda: os.sched_setaffinity(0, {core}))
+                              capture_output=True, text=True, timeout=max_seconds, check=True, env=env,
+                              cwd=code, preexec_fn=lambda: os.sched_setaffinity(0, {core}))
         figures = json.loads(done.stdout)
     except subprocess.TimeoutExpired:
         figures = None
@@ -63,26 +69,29 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=100_000, help="partitions (100000)")
     parser.add_argument("--protocols", default=",".join(DEFAULT_PROTOCOLS), help="comma-separated protocols")
     parser.add_argument("--max-seconds", type=float, default=1_800.0, help="give up on one simulation after (1800)")
+    parser.add_argument("--before", metavar="DIR", help="a copy of the package before a change, run beside this tree")
     args = parser.parse_args()
+    codes = [("this tree", None), *([("before", os.path.abspath(args.before))] if args.before else [])]
     print(f"{platform.python_implementation()} {platform.python_version()} on {machine()}, one core per simulation, "
           f"load average {os.getloadavg()[0]:.1f}")
-    print(f"{'protocol':20} {'members':>7} {'partitions':>10} {'stable':>9} {'part-s paused':>13} "
+    print(f"{'protocol':20} {'code':9} {'members':>7} {'partitions':>10} {'stable':>9} {'part-s paused':>13} "
           f"{'ZK requests':>11} {'conflicts':>9} {'rebalances':>10} {'timeouts':>8} {'gave up':>7} {'events':>10} "
           f"{'wall':>9} {'CPU':>9} {'CPU / tenth':>11}")
-    for protocol in args.protocols.split(","):
+    for protocol, (label, code) in ((p, c) for p in args.protocols.split(",") for c in codes):
         tenth_cpu = 0.0
         for members, partitions in ((max(1, args.members // 10), max(1, args.partitions // 10)),
                                     (args.members, args.partitions)):
-            figures, wall, cpu = one(members, partitions, protocol, args.max_seconds)
+            figures, wall, cpu = one(members, partitions, protocol, args.max_seconds, code)
             ratio = f"{cpu / tenth_cpu:10.0f}x" if tenth_cpu and members == args.members else ""
             tenth_cpu = tenth_cpu or cpu
             if figures is None:
-                print(f"{protocol:20} {members:>7,} {partitions:>10,} {'':>9} {'':>13} {'':>11} {'':>9} {'':>10} "
-                      f"{'':>8} {'':>7} {'':>10} {'>' + format(wall, '.0f') + ' s':>9} {cpu:8.1f}s {ratio:>11}",
+                print(f"{protocol:20} {label:9} {members:>7,} {partitions:>10,} {'':>9} {'':>13} {'':>11} {'':>9} "
+                      f"{'':>10} {'':>8} {'':>7} {'':>10} {'>' + format(wall, '.0f') + ' s':>9} {cpu:8.1f}s "
+                      f"{ratio:>11}",
                       flush=True)
                 continue
             stable = "-" if figures["time_to_stable_s"] is None else f"{figures['time_to_stable_s']:.2f} s"
-            print(f"{protocol:20} {members:>7,} {partitions:>10,} {stable:>9} {figures['paused']:>13,.0f} "
+            print(f"{protocol:20} {label:9} {members:>7,} {partitions:>10,} {stable:>9} {figures['paused']:>13,.0f} "
                   f"{figures['zk']:>11,} {figures['conflicts']:>9} {figures['rebalances']:>10} "
                   f"{figures['timeouts']:>8} {figures['exhausted']:>7} {figures['events']:>10,} {wall:8.1f}s "
                   f"{cpu:8.1f}s {ratio:>11}", flush=True)
