@@ -43,18 +43,25 @@ class Member:
     callbacks last left them (eager: replaced on assign; cooperative: added and removed incrementally)."""
 
     def __init__(self, name: str, bootstrap: str, group: str, topic: str, strategy: str, session_ms: int,
-                 heartbeat_ms: int) -> None:
+                 heartbeat_ms: int, group_protocol: str = "classic") -> None:
+        """``group_protocol`` ``consumer``: a KIP-848 member asking for ``strategy`` as its server-side assignor
+        (the session and heartbeat are then the coordinator's)."""
         from confluent_kafka import Consumer
 
         self.name = name
         self.topic = topic
-        self.cooperative = strategy == "cooperative-sticky"
+        self.cooperative = strategy == "cooperative-sticky" or group_protocol == "consumer"
+        settings: dict[str, object] = (
+            {"group.protocol": "consumer", "group.remote.assignor": strategy} if group_protocol == "consumer" else
+            {"partition.assignment.strategy": strategy, "session.timeout.ms": session_ms,
+             "heartbeat.interval.ms": heartbeat_ms})
         self.consumer = Consumer({
-            "bootstrap.servers": bootstrap, "group.id": group, "client.id": name,
-            "partition.assignment.strategy": strategy, "session.timeout.ms": session_ms,
-            "heartbeat.interval.ms": heartbeat_ms, "enable.auto.commit": False, "log_level": 0,
+            "bootstrap.servers": bootstrap, "group.id": group, "client.id": name, **settings,
+            "enable.auto.commit": False, "log_level": 0,
         })
         self.owned: set[int] = set()
+        #: (monotonic time, partitions started (+) or stopped (-) being consumed), one per callback
+        self.changes: list[tuple[float, int]] = []
         self.first_assigned: float | None = None
         self.last_callback = time.monotonic()
         self.lock = threading.Lock()
@@ -69,15 +76,19 @@ class Member:
         now = time.monotonic()
         with self.lock:
             got = {p.partition for p in partitions}
+            before = len(self.owned)
             self.owned = self.owned | got if self.cooperative else got
+            self.changes.append((now, len(self.owned) - before))
             if got and self.first_assigned is None:
                 self.first_assigned = now
             self.last_callback = now
 
     def _revoked(self, _consumer: object, partitions: list) -> None:
         with self.lock:
+            before = len(self.owned)
             self.owned = self.owned - {p.partition for p in partitions} if self.cooperative else set()
             self.last_callback = time.monotonic()
+            self.changes.append((self.last_callback, len(self.owned) - before))
 
     def _poll(self) -> None:
         while not self.stop.is_set():

@@ -9,7 +9,9 @@
   deadlines);
 - :mod:`.classic_members`: classic members driving the front's own classic group coordinator;
 - :mod:`.consumer_group_members`: KIP-848 members driving the front's own consumer group coordinator;
-- :mod:`.simulation`: a scenario played by every protocol, and its figures.
+- :mod:`.simulation`: a scenario played by every protocol, and its figures;
+- :mod:`.calibration`: the model against real runs (run shapes, the parameters fitted from real members' events, the
+  agreement of a prediction with a real run), fed by ``benchmarks/storm_calibration.py``.
 
 Pure: no threads, sockets or wall clock; the same inputs give the same figures.
 """

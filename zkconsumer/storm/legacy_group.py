@@ -55,6 +55,7 @@ class _LegacyMember:
     rebalancing: bool = False
     pending: bool = False  # a watch fired during the rebalance
     registering: bool = False  # started (or its session renewed), its first rebalance not yet begun
+    watching: bool = False  # its watch on the group's ids is set: from its registration's reads on
     owned: list[int] = field(default_factory=list)  # the partitions of its last rebalance, consuming once started
     znodes: set[int] = field(default_factory=set)  # the owner znodes the server holds for it
     consuming: bool = False
@@ -70,12 +71,15 @@ class LegacyGroup:
         self.p = parameters
         self.strategy = registry.create(strategy)
         self.zk = RequestQueue(loop, parameters.network_rtt_ms)
+        # the members' one CPU when they share it (members_share_one_cpu), served in turn
+        self.host = RequestQueue(loop, 0.0) if parameters.members_share_one_cpu else None
         self.measures = GroupMeasures(loop, partitions)
         self.members: dict[str, _LegacyMember] = {}
         self.registered: dict[str, _LegacyMember] = {}  # /consumers/<group>/ids, as the server holds it
         self.owners: list[int] = [NO_OWNER] * partitions  # /consumers/<group>/owners/<topic>/<p>: a member's index
         self._by_index: list[_LegacyMember] = []
         self._assignments: dict[tuple[tuple[str, ...], int], dict[str, list[int]]] = {}
+        self._group_exists = False  # /consumers/<group> and its folders, created by the first members
 
     # --- the scenario's actions ------------------------------------------------------------------------------------
 
@@ -92,8 +96,8 @@ class LegacyGroup:
         member = self.members[name]
         self._die(member)
         owned = self._owned_by(member)
-        self.zk.request(self.p.zk_write_ms + self.p.zk_multi_op_ms * (len(owned) + 1),
-                        lambda: self._drop_ephemerals(member), lambda *_: None, operations=len(owned) + 1)
+        self.zk.write(self.p.zk_multi_op_ms * (len(owned) + 1), self.p.zk_write_ms,
+                      lambda: self._drop_ephemerals(member), lambda *_: None, operations=len(owned) + 1)
 
     def kill(self, name: str) -> None:
         """The process dies: its ephemerals stay until its session expires on the server."""
@@ -122,15 +126,37 @@ class LegacyGroup:
         member.registering = True
         self.measures.busy += 1
 
-        def registered(_: None, latency: float) -> None:
+        def registered(_: object, latency: float) -> None:
             if member.incarnation == incarnation and member.alive:  # a late answer is waited for (kazoo retries)
+                # the watch reports the members as they are now (kazoo's first call, not a change): those that
+                # registered meanwhile are in the rebalance's read
                 member.registering = False
+                member.watching = True
                 self.measures.busy -= 1
                 self._trigger(member)
 
-        # the ephemeral registration, then the watch set on ids and the topic (two reads); the rebalance follows
-        self.zk.request(self.p.zk_write_ms, lambda: self._add_registration(member), lambda *_: None)
-        self.zk.request(self.p.zk_read_ms * 2, lambda: None, registered, requests=2)
+        # the ephemeral registration, then its reads one after another, the watches set by the last two; the
+        # rebalance follows
+        def reads(left: int) -> Callable[[object, float], None]:
+            if left <= 0:
+                return registered
+            return lambda *_: self.zk.request(self.p.zk_read_ms, lambda: None, reads(left - 1))
+
+        def register(*_: object) -> None:
+            self._group_exists = True
+            self.zk.write(self.p.zk_multi_op_ms, self.p.zk_write_ms, lambda: self._add_registration(member),
+                          reads(self.p.registration_reads))
+
+        # in a group not yet in ZooKeeper, the registration meets no parent: the member checks and creates the
+        # group's folders first, one request after another
+        creating = 0 if self._group_exists else self.p.new_group_requests
+
+        def create(left: int) -> Callable[..., None]:
+            if left <= 0:
+                return register
+            return lambda *_: self.zk.request(self.p.zk_read_ms, lambda: None, create(left - 1))
+
+        create(creating)()
 
     def _add_registration(self, member: _LegacyMember) -> None:
         # the others' watches fire; the member's own is set after its registration, and it rebalances anyway
@@ -143,24 +169,45 @@ class LegacyGroup:
             self._fire_watches()
 
     def _fire_watches(self, skip: _LegacyMember | None = None) -> None:
-        """The ids watch of every registered member fires: one notification each, sent by the server in turn as the
-        change is applied (ahead of the requests queued behind it, which wait for the whole fan-out)."""
-        watching = [(m, m.incarnation) for m in self.registered.values() if m.alive and m is not skip]
+        """The ids watch of every member watching fires: one notification each, sent by the server in turn as the
+        change is applied (ahead of the requests queued behind it, which wait for the whole fan-out). A watch fires
+        once: the member's watcher reads the children again, which sets it again, and then triggers the rebalance
+        (kazoo's ``ChildrenWatch``), so the changes applied before that read are one trigger, not one each."""
+        watching = [(m, m.incarnation) for m in self.registered.values() if m.alive and m.watching and m is not skip]
         self.zk.occupy(self.p.zk_watch_fire_ms * len(watching))
         self.measures.busy += len(watching)
-        # delivered in chunks, each as its last notification arrives (at most WATCH_CHUNK x zk_watch_fire_ms late):
-        # one event a chunk rather than a member keeps a thousand members' fan-outs cheap to simulate
+        # delivered in chunks, each as its last notification arrives (at most WATCH_CHUNK x zk_watch_fire_ms late),
+        # and read again together: a few events a chunk rather than a member keep a thousand members' fan-outs
+        # cheap to simulate
         for start in range(0, len(watching), WATCH_CHUNK):
             chunk = watching[start:start + WATCH_CHUNK]
+            for member, _ in chunk:
+                member.watching = False
             sent = self.loop.now_ms + self.p.zk_watch_fire_ms * (start + len(chunk))
+            self.loop.at(sent + self.zk.half_rtt_ms, functools.partial(self._read_again, chunk))
 
-            def delivered(chunk: list[tuple[_LegacyMember, int]] = chunk) -> None:
-                self.measures.busy -= len(chunk)
-                for member, incarnation in chunk:
-                    if member.incarnation == incarnation and member.alive:
-                        self._trigger(member)
+    def _read_again(self, chunk: list[tuple[_LegacyMember, int]]) -> None:
+        """The watchers' reads of the children, which set the watches again; each member's trigger follows once the
+        answer is processed (on the members' one CPU where they share it)."""
+        live = [(m, i) for m, i in chunk if m.incarnation == i and m.alive]
 
-            self.loop.at(sent + self.zk.half_rtt_ms, delivered)
+        def watch_set() -> None:
+            for member, _ in live:
+                member.watching = True
+
+        def trigger(*_: object) -> None:
+            self.measures.busy -= len(chunk)
+            for member, incarnation in live:
+                if member.incarnation == incarnation and member.alive:
+                    self._trigger(member)
+
+        def answered(*_: object) -> None:
+            if self.host is None:
+                trigger()
+            else:
+                self.host.request(self.p.step_fixed_ms * len(live), lambda: None, trigger)
+
+        self.zk.request(self.p.zk_read_ms * len(live), watch_set, answered, requests=len(live))
 
     def _server_expires(self, member: _LegacyMember) -> None:
         if not member.alive:
@@ -180,7 +227,7 @@ class LegacyGroup:
 
     def _die(self, member: _LegacyMember) -> None:
         member.incarnation += 1
-        member.alive = False
+        member.alive = member.watching = False
         self._stop_consuming(member)
         self.measures.busy -= (member.rebalancing or member.pending) + member.registering
         member.rebalancing = member.pending = member.registering = False
@@ -224,6 +271,15 @@ class LegacyGroup:
         incarnation = member.incarnation
         self.loop.after(delay_ms, lambda: then() if member.incarnation == incarnation else None)
 
+    def _cpu(self, member: _LegacyMember, cost_ms: float, then: Callable[[], None]) -> None:
+        """``cost_ms`` of the member's own CPU, then ``then``: at once on a machine of its own, or in turn with the
+        other members' work where they share one CPU (one process, one interpreter lock)."""
+        if self.host is None or cost_ms <= 0:
+            self._after(member, cost_ms, then)
+            return
+        incarnation = member.incarnation
+        self.host.request(cost_ms, lambda: None, lambda *_: then() if member.incarnation == incarnation else None)
+
     def _read(self, member: _LegacyMember, count: int, then: Callable[[], None],
               apply: Callable[[], None] = lambda: None) -> None:
         """``count`` reads sent together (kazoo's async reads, pipelined); ``apply()`` on the server as the first is
@@ -251,8 +307,8 @@ class LegacyGroup:
                 then(results)
 
         for i, size in enumerate(sizes):
-            self.zk.request(self.p.zk_write_ms + self.p.zk_multi_op_ms * size, functools.partial(apply, i),
-                            functools.partial(reply, i), operations=size)
+            self.zk.write(self.p.zk_multi_op_ms * size, self.p.zk_write_ms, functools.partial(apply, i),
+                          functools.partial(reply, i), operations=size)
 
     def _batches(self, partitions: list[int]) -> list[list[int]]:
         b = self.p.claim_batch
@@ -262,14 +318,14 @@ class LegacyGroup:
         p = self.p
 
         def step1_read_cluster() -> None:
-            self._read(member, 1, lambda: self._after(member, p.step_fixed_ms, step2_stop_fetchers))
+            self._read(member, 1, lambda: self._cpu(member, p.step_fixed_ms, step2_stop_fetchers))
 
         def step2_stop_fetchers() -> None:
             # the offsets' commit writes nothing: no messages are modelled, so no offset moved since the last one
             owned = len(member.owned)
             self._stop_consuming(member)
             cost = p.step_fixed_ms + (p.stop_fetchers_ms + p.fetchers_per_partition_ms * owned if owned else 0)
-            self._after(member, cost, step4_release)
+            self._cpu(member, cost, step4_release)
 
         def step4_release() -> None:
             # every owner znode it holds: its last rebalance's, and any a claim that timed out left
@@ -294,7 +350,7 @@ class LegacyGroup:
         def assigned(view: tuple[str, ...]) -> None:
             mine = self._assignment(view).get(member.name, [])
             cost = p.step_fixed_ms + p.assign_per_partition_ms * len(self.owners) + p.assign_per_member_ms * len(view)
-            self._after(member, cost, lambda: self._read(member, 1, lambda: self._after(
+            self._cpu(member, cost, lambda: self._read(member, 1, lambda: self._cpu(
                 member, p.registry_per_partition_ms * len(mine), lambda: step8_claim(mine))))
 
         def step8_claim(mine: list[int]) -> None:
@@ -312,8 +368,12 @@ class LegacyGroup:
             def claimed(results: list[bool]) -> None:
                 if all(results):
                     member.owned = mine
-                    self._after(member, p.step_fixed_ms + p.fetchers_per_partition_ms * len(mine),
-                                lambda: step9_start_fetchers(mine))
+                    start = functools.partial(self._cpu, member, p.step_fixed_ms + p.fetchers_per_partition_ms
+                                              * len(mine), lambda: step9_start_fetchers(mine))
+                    if p.claim_reads > 1 and mine:
+                        self._read(member, 1, start)
+                    else:
+                        start()
                     return
                 self.measures.conflicts += 1
                 created = [b for b, ok in zip(batches, results, strict=True) if ok]
@@ -327,7 +387,12 @@ class LegacyGroup:
                 self._read(member, len(met), lambda: self._writes(
                     member, [len(b) for b in created], undo, lambda _: self._attempt_failed(member)))
 
-            self._writes(member, [len(b) for b in batches], claim, claimed)
+            # the owners folder checked, the batches sent; the offsets read again once they are ours
+            send = functools.partial(self._writes, member, [len(b) for b in batches], claim, claimed)
+            if p.claim_reads and batches:
+                self._read(member, 1, send)
+            else:
+                send()
 
         def step9_start_fetchers(mine: list[int]) -> None:
             member.consuming = True

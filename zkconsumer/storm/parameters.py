@@ -18,17 +18,32 @@ class StormParameters:
     #: a read (getData, getChildren, exists) on the server. Assumed: a ZooKeeper server answers tens of thousands of
     #: reads a second; run A's step 1 (one getChildren, 0.4-0.8 ms) is mostly the round trip and kazoo's client
     zk_read_ms: float = 0.05
-    #: a write's (or a multi-op's) fixed cost: its proposal and its log's fsync. Measured: claims of one create a
-    #: request (run A's ``legacy`` mode) took 1.9 ms a create for 1,000 and 2.0 ms for 10,000, round trip included
+    #: the transaction log's force (fsync) a write waits for, shared by every write that reaches the log while the
+    #: force before it is under way (group commit); the server serves reads meanwhile. Measured: claims of one create
+    #: a request (run A's ``legacy`` mode, one after another) took 1.9 ms a create for 1,000 and 2.0 ms for 10,000,
+    #: round trip included
     zk_write_ms: float = 1.7
-    #: each create or delete inside a multi-op. Measured: a lone member's claim of 10,000 owner znodes in 4 multi-ops
-    #: took 300 ms in run A (step 8's ``duration_ms``): (300 - 4 x 1.7) / 10,000
+    #: the server's time for each create or delete (a multi-op's every one; a lone write is one). Measured: a lone
+    #: member's claim of 10,000 owner znodes in 4 multi-ops took 300 ms in run A (step 8's ``duration_ms``):
+    #: (300 - 4 x 1.7) / 10,000
     zk_multi_op_ms: float = 0.03
     #: a watch notification the server sends (one per watching member). Assumed
     zk_watch_fire_ms: float = 0.02
     #: owner znodes a claim puts in one multi-op. Measured: 10,000 partitions claimed in 4 multi-ops
     #: (``zookeeper.multi.max.bytes`` 512 KiB)
     claim_batch: int = 2_500
+    #: reads a member sends one after another between its registration and its first rebalance, its watches set by
+    #: the last two. Counted in this project's connector (``benchmarks/storm_calibration.py``'s request trace): the
+    #: existence checks of the group's offsets and owners folders, the ids' ``ChildrenWatch``, the topic's
+    #: ``DataWatch``
+    registration_reads: int = 4
+    #: requests a member starting in a group not yet in ZooKeeper sends one after another before its registration
+    #: (the registration meeting no parent, the group's folders checked and created). Counted as
+    #: ``registration_reads``: 26 requests of a lone member's join where 13 are modelled otherwise
+    new_group_requests: int = 11
+    #: reads of a member's claim beside its multi-ops: the owners folder's existence checked before, the offsets
+    #: read again after (the connector's ``offsets_moved`` check). Counted as ``registration_reads``
+    claim_reads: int = 2
     #: a request's round trip on the network, client to server and back. Measured on loopback (run A's step 1);
     #: a data centre's LAN adds about 0.2 ms
     network_rtt_ms: float = 0.3
@@ -50,6 +65,9 @@ class StormParameters:
     #: step 2, once for a member that owns partitions: its fetcher threads stopped and joined. Measured: the owner's
     #: step 2 took 150 ms on 1,000 partitions and 206 ms on 10,000 when nine joined it in run A
     stop_fetchers_ms: float = 140.0
+    #: whether the members' CPU steps share one CPU, served in turn: the calibration runs' members are threads of one
+    #: Python process (one interpreter lock), where a fleet's members each have a machine of their own (False)
+    members_share_one_cpu: bool = False
     #: ``rebalance.backoff.ms`` (Kafka 0.10.0.1's default)
     rebalance_backoff_ms: float = 2_000.0
     #: ``rebalance.max.retries`` (Kafka's default)

@@ -2,7 +2,9 @@
 loop. Its bounded throughput is what turns a herd of members into a queue.
 
 A request is applied to the server's state when its service ends (so concurrent requests see each other in the
-order the server served them) and answered half a round trip later.
+order the server served them) and answered half a round trip later. A write (:meth:`RequestQueue.write`) is applied
+once its transaction log is forced to disk: ZooKeeper's group commit, where every write that reaches the log while
+a force is under way goes into the next force together, and reads go on being served meanwhile.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ class RequestQueue:
         self.loop = loop
         self.half_rtt_ms = network_rtt_ms / 2
         self.free_at_ms = 0.0
+        self.flush_start_ms = 0.0  # the latest log force: under way, or queued behind the one under way
+        self.flush_end_ms = 0.0
         self.requests = 0  # requests served (a multi-op is one)
         self.operations = 0  # operations inside them (a multi-op's every create or delete)
 
@@ -39,6 +43,27 @@ class RequestQueue:
             self.loop.after(self.half_rtt_ms, lambda: reply(result, self.loop.now_ms - sent))
 
         self.loop.at(self.free_at_ms, served)
+
+    def write(self, service_ms: float, force_ms: float, apply: Callable[[], T], reply: Callable[[T, float], None],
+              operations: int = 1) -> None:
+        """Send a write now: ``service_ms`` of the server's time, then the log forced (``force_ms``) together with
+        every write that reached the log since the force under way began; ``apply()`` once its force ends."""
+        sent = self.loop.now_ms
+        start = max(sent + self.half_rtt_ms, self.free_at_ms)
+        self.free_at_ms = logged = start + service_ms
+        self.requests += 1
+        self.operations += operations
+        if logged >= self.flush_end_ms:  # the log is idle: a force of its own
+            self.flush_start_ms, self.flush_end_ms = logged, logged + force_ms
+        elif logged >= self.flush_start_ms:  # a force is under way: the next one, queued behind it
+            self.flush_start_ms, self.flush_end_ms = self.flush_end_ms, self.flush_end_ms + force_ms
+        # else: the next force is already queued, and this write goes with it
+
+        def committed() -> None:
+            result = apply()
+            self.loop.after(self.half_rtt_ms, lambda: reply(result, self.loop.now_ms - sent))
+
+        self.loop.at(self.flush_end_ms, committed)
 
     def occupy(self, service_ms: float) -> None:
         """Work of the server's own, done now (watch notifications sent as a write is applied): the requests queued

@@ -1,0 +1,344 @@
+"""The storm model against real runs: the shapes of run a calibration plays, the four figures a run is compared by,
+the parameters fitted from real members' events, and the agreement of a prediction with a real run.
+
+Pure: the real runs are played by ``benchmarks/storm_calibration.py`` (real ZooKeeper, broker, front and members),
+which hands their records here. A run is of one of three shapes, each a scenario whose last scene is the one measured:
+
+- ``at_once``: ``members`` members start at once (the storm after a deploy);
+- ``join_running``: ``members - changing`` members form the group, then ``changing`` more start at once (a running
+  group that grows; for the legacy flow, the newcomers meet the owners' znodes);
+- ``leave``: ``members`` members form the group, then ``changing`` of them shut down cleanly at once.
+
+Fitting (:func:`fit`): every legacy step's cost is a line through the steps' ``duration_ms`` against what the
+model says the step's cost grows with (partitions, members, partitions owned), less the ZooKeeper requests the model
+books apart, from members rebalancing alone (the runs' members share one process, so steps taken together measure
+their contention too, which the model plays by ``members_share_one_cpu``); what is measured outside the runs
+(ZooKeeper's read service time, the loopback round trip, the coordinators' CPU per request) comes in as given. Each
+fitted parameter keeps the runs it came from.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from zkconsumer.scenarios import model as sc
+from zkconsumer.storm.parameters import StormParameters
+from zkconsumer.storm.simulation import ProtocolFigures, play
+
+AT_ONCE, JOIN_RUNNING, LEAVE = "at_once", "join_running", "leave"
+SHAPES = (AT_ONCE, JOIN_RUNNING, LEAVE)
+CALIBRATION, HELD_BACK = "calibration", "held-back"
+LEGACY_PROTOCOLS = ("legacy-range", "legacy-roundrobin")
+#: the four figures the issue compares, as named in :class:`Figures`
+COMPARED = ("time_to_stable_s", "partition_seconds_paused", "zookeeper_requests", "conflicts")
+TOLERANCE = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """One real run and its simulated twin."""
+
+    protocol: str
+    shape: str
+    members: int
+    partitions: int
+    role: str
+    changing: int = 0  # join_running: members joining; leave: members leaving
+    #: join_running, leave: seconds from the group formed (its last rebalance) to the measured scene, as the real run
+    #: took them; played as a wait, since the modern members' heartbeats are timed from their last rebalance
+    lead_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.shape not in SHAPES:
+            raise ValueError(f"unknown run shape {self.shape!r} (known: {', '.join(SHAPES)})")
+        if self.shape != AT_ONCE and not 0 < self.changing < self.members:
+            raise ValueError(f"a {self.shape} run needs 0 < changing < members, got {self.changing} of {self.members}")
+
+    @property
+    def name(self) -> str:
+        if self.shape == JOIN_RUNNING:
+            what = f"{self.changing} into {self.members - self.changing}"
+        elif self.shape == LEAVE:
+            what = f"{self.changing} of {self.members} leave"
+        else:
+            what = f"{self.members} at once"
+        return f"{self.protocol} {what}, {self.partitions:,} partitions"
+
+    @property
+    def legacy(self) -> bool:
+        return self.protocol in LEGACY_PROTOCOLS
+
+    def member_names(self) -> list[str]:
+        return [f"m{i:02d}" for i in range(self.members)]
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """What a run is compared by, over its measured scene."""
+
+    time_to_stable_s: float | None
+    partition_seconds_paused: float
+    zookeeper_requests: int
+    conflicts: int
+    rebalances: int = 0
+    zookeeper_operations: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StepSample:
+    """One legacy rebalance step of a real member, from its ``rebalance.<step>`` event."""
+
+    step: str  # the step's name; ``registry``: steps 6 and 7 of one attempt together
+    duration_ms: float
+    partitions: int  # the topic's
+    members: int  # the members the assign step listed (others: the group's size)
+    count: int  # the step's own count: partitions owned (stop), assigned (fetch, build, start), claimed (claim)
+    batches: int = 0  # write requests (release, claim)
+
+
+@dataclass(frozen=True, slots=True)
+class RealRun:
+    spec: RunSpec
+    figures: Figures
+    steps: tuple[StepSample, ...] = ()
+    cpu_s: float = 0.0  # the harness process (every member) over the measured scene
+    front_cpu_s: float = 0.0  # the front's process over the measured scene (modern runs)
+    load: tuple[float, float, float] = (0.0, 0.0, 0.0)  # os.getloadavg() as the run began
+    wall_s: float = 0.0  # the whole run, forming included
+
+
+@dataclass(frozen=True, slots=True)
+class ParameterFit:
+    name: str
+    value: float
+    source: str  # the runs and the figure it came from, in words
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    parameters: StormParameters
+    fits: tuple[ParameterFit, ...]
+
+
+# --- the scenario of a run ---------------------------------------------------------------------------------------
+
+def scenario_for(spec: RunSpec) -> sc.Scenario:
+    """The run as a scenario; its last scene is the measured one."""
+    names = spec.member_names()
+    cast = tuple(sc.Member(n) for n in names)
+
+    def starting(number: int, title: str, who: Iterable[str]) -> sc.Scene:
+        return sc.Scene(number, title, title, tuple(sc.Action(sc.START, n) for n in who))
+
+    def waiting(seconds: float) -> sc.Scene:
+        return sc.Scene(2, f"{seconds:g} s", "", (sc.Action(sc.WAIT, seconds=seconds),))
+
+    if spec.shape == AT_ONCE:
+        scenes: tuple[sc.Scene, ...] = (starting(1, f"{spec.members} start", names),)
+    elif spec.shape == JOIN_RUNNING:
+        first = spec.members - spec.changing
+        scenes = (starting(1, f"{first} start", names[:first]), waiting(spec.lead_s),
+                  starting(3, f"{spec.changing} join", names[first:]))
+    else:
+        scenes = (starting(1, f"{spec.members} start", names), waiting(spec.lead_s),
+                  sc.Scene(3, f"{spec.changing} leave", "", tuple(sc.Action(sc.STOP, n)
+                                                                  for n in names[-spec.changing:])))
+    return sc.Scenario(spec.shape, spec.name, spec.name, sc.Topic("storm", spec.partitions), sc.Production(), cast,
+                       scenes)
+
+
+def predict(spec: RunSpec, parameters: StormParameters, settle_limit_s: float = 600.0) -> Figures:
+    figures: ProtocolFigures = play(scenario_for(spec), spec.protocol, parameters, settle_limit_s)
+    scene = figures.scenes[-1]
+    return Figures(scene.time_to_stable_s, scene.partition_seconds_paused, scene.zookeeper_requests, scene.conflicts,
+                   scene.rebalances, scene.zookeeper_operations)
+
+
+# --- figures from a real run's timeline -------------------------------------------------------------------------
+
+def paused_partition_seconds(changes: Sequence[tuple[float, int]], partitions: int, consuming_at_start: int,
+                             start: float, end: float) -> float:
+    """Partition-seconds not consuming over ``[start, end]``: ``changes`` are (time, partitions that started (+) or
+    stopped (-) consuming), in any order; those before ``start`` are taken as already in ``consuming_at_start``."""
+    consuming, since, paused = consuming_at_start, start, 0.0
+    for at, delta in sorted(changes):
+        if at < start:
+            continue
+        if at > end:
+            break
+        paused += (partitions - consuming) * (at - since)
+        consuming, since = consuming + delta, at
+    return paused + (partitions - consuming) * max(0.0, end - since)
+
+
+# --- fitting -----------------------------------------------------------------------------------------------------
+
+def fit_line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    """Least squares ``y = a + b x``, both clipped at zero (a cost is never negative): (a, b). With one distinct x,
+    the line through the origin and the mean."""
+    if len(xs) != len(ys) or not xs:
+        raise ValueError("fit_line needs as many ys as xs, at least one")
+    mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
+    spread = sum((x - mean_x) ** 2 for x in xs)
+    if spread == 0:
+        return 0.0, max(0.0, mean_y / mean_x) if mean_x else 0.0
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread
+    if slope < 0:
+        return max(0.0, mean_y), 0.0
+    intercept = mean_y - slope * mean_x
+    if intercept < 0:  # refit through the origin
+        return 0.0, sum(x * y for x, y in zip(xs, ys, strict=True)) / sum(x * x for x in xs)
+    return intercept, slope
+
+
+def _samples(runs: Sequence[RealRun], step: str) -> list[tuple[RealRun, StepSample]]:
+    return [(r, s) for r in runs for s in r.steps if s.step == step]
+
+
+def _runs_named(pairs: Iterable[tuple[RealRun, StepSample]]) -> str:
+    names = sorted({r.spec.name for r, _ in pairs})
+    return "; ".join(names) if len(names) <= 3 else f"{'; '.join(names[:3])} and {len(names) - 3} more"
+
+
+def _alone(runs: Sequence[RealRun], step: str) -> list[tuple[RealRun, StepSample]]:
+    """A step's samples from members rebalancing alone (their assign listed one member): the runs' members share one
+    process, so a step of several members at once measures their contention as well as its own cost."""
+    return [(r, s) for r, s in _samples(runs, step) if s.members == 1]
+
+
+def fit(base: StormParameters, runs: Sequence[RealRun],
+        measured: dict[str, tuple[float, str]] | None = None) -> Calibration:
+    """The parameters ``runs`` (the calibration set) give, over ``base``; ``measured``: parameters measured outside
+    the runs, name -> (value, source)."""
+    fits: list[ParameterFit] = []
+    values: dict[str, float] = {}
+
+    def put(name: str, value: float, source: str) -> None:
+        values[name] = value
+        fits.append(ParameterFit(name, value, source))
+
+    for name, (value, source) in (measured or {}).items():
+        put(name, value, source)
+    p = replace(base, **values)  # type: ignore[arg-type]
+    read_ms = p.zk_read_ms + p.network_rtt_ms
+
+    # step 5: the group's reads (members + 2, pipelined) booked apart; the rest grows with partitions
+    assign = _alone(runs, "assign")
+    if assign:
+        ys = [s.duration_ms - read_ms - p.zk_read_ms * (s.members + 2) - p.assign_per_member_ms * s.members
+              for _, s in assign]
+        intercept, slope = fit_line([s.partitions for _, s in assign], ys)
+        put("assign_per_partition_ms", slope, f"step 5 (assign) of {len(assign)} lone members against partitions "
+            f"(intercept {intercept:.2f} ms): {_runs_named(assign)}")
+    # steps 6-7: one read, then per partition assigned
+    registry = _alone(runs, "registry")
+    if registry:
+        _, slope = fit_line([s.count for _, s in registry], [s.duration_ms - read_ms for _, s in registry])
+        put("registry_per_partition_ms", slope, f"steps 6-7 (fetch offsets, build registry) of {len(registry)} "
+            f"lone members against partitions assigned: {_runs_named(registry)}")
+    # step 9: per partition started
+    start = [(r, s) for r, s in _alone(runs, "start_fetchers") if s.count]
+    if start:
+        _, slope = fit_line([s.count for _, s in start], [s.duration_ms for _, s in start])
+        put("fetchers_per_partition_ms", slope, f"step 9 (start fetchers) of {len(start)} lone members against "
+            f"partitions started: {_runs_named(start)}")
+    per_partition = values.get("fetchers_per_partition_ms", p.fetchers_per_partition_ms)
+    # step 2 of a member that owned partitions: the fixed stop, beyond the per-partition part
+    stop = [(r, s) for r, s in _samples(runs, "stop_fetchers") if s.count]
+    if stop:
+        put("stop_fetchers_ms", statistics.median(max(0.0, s.duration_ms - per_partition * s.count)
+                                                  for _, s in stop),
+            f"step 2 (stop fetchers) of {len(stop)} members owning partitions, median less "
+            f"{per_partition:.4f} ms a partition: {_runs_named(stop)}")
+    # step 8, a lone member's claims: a write's fixed cost per batch (as measured before), the rest per owner znode
+    claims = [(r, s) for r, s in _alone(runs, "claim") if s.count and s.batches]
+    if claims:
+        # through the origin: the claims' sizes are few and far apart (1,000 and 10,000), and a fixed cost fitted
+        # from two sizes would be charged to every small write as well
+        xs = [float(s.count) for _, s in claims]
+        ys = [max(0.0, s.duration_ms - p.network_rtt_ms - s.batches * p.zk_write_ms) for _, s in claims]
+        put("zk_multi_op_ms", sum(x * y for x, y in zip(xs, ys, strict=True)) / sum(x * x for x in xs),
+            f"step 8 (claim) of {len(claims)} lone members against owner znodes, less {p.zk_write_ms:g} ms a batch, "
+            f"through the origin: {_runs_named(claims)}")
+    return Calibration(replace(base, **values), tuple(fits))  # type: ignore[arg-type]
+
+
+# --- agreement ---------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Agreement:
+    figure: str
+    real: float | None
+    predicted: float | None
+    within: bool
+    ratio: float | None  # predicted / real; None where either is missing or real is 0
+
+
+@dataclass(frozen=True, slots=True)
+class RunAgreement:
+    run: RealRun
+    predicted: Figures
+    figures: tuple[Agreement, ...] = field(default=())
+
+    @property
+    def within(self) -> bool:
+        return all(a.within for a in self.figures)
+
+
+def agree(real: float | None, predicted: float | None, tolerance: float = TOLERANCE, slack: float = 0.0) -> bool:
+    """Whether ``predicted`` is within ``tolerance`` of ``real`` (relative), or within ``slack`` of it (absolute: a
+    count of 0 against 1 is no 100% error worth the name). Both missing (not stable) agree."""
+    if real is None or predicted is None:
+        return real is None and predicted is None
+    return abs(predicted - real) <= max(tolerance * abs(real), slack)
+
+
+#: absolute slack per figure: one conflict, a tenth of a second, a partition-second per partition is not a miss
+SLACK = {"time_to_stable_s": 0.1, "conflicts": 1.0}
+
+
+def compare(run: RealRun, predicted: Figures, tolerance: float = TOLERANCE) -> RunAgreement:
+    rows = []
+    for name in COMPARED:
+        real, pred = getattr(run.figures, name), getattr(predicted, name)
+        slack = SLACK.get(name, run.spec.partitions * 0.1 if name == "partition_seconds_paused" else 0.0)
+        ratio = pred / real if real and pred is not None else None
+        rows.append(Agreement(name, real, pred, agree(real, pred, tolerance, slack), ratio))
+    return RunAgreement(run, predicted, tuple(rows))
+
+
+def _number(value: float | None, name: str) -> str:
+    if value is None:
+        return "-"
+    if name in ("zookeeper_requests", "conflicts"):
+        return f"{value:,.0f}"
+    return f"{value:,.2f}" if value < 100 else f"{value:,.0f}"
+
+
+def agreement_markdown(rows: Sequence[RunAgreement]) -> str:
+    """The agreement table: per run, real / predicted for each figure, and whether all four are within."""
+    heads = ("time to stable s", "partition-s paused", "ZK requests", "conflicts")
+    lines = ["| run | set | " + " | ".join(f"{h}: real / predicted" for h in heads) + " | within 20%? |",
+             "|---|---|" + "---|" * len(heads) + "---|"]
+    for row in rows:
+        cells = []
+        for a in row.figures:
+            mark = "" if a.within else " ✗"
+            cells.append(f"{_number(a.real, a.figure)} / {_number(a.predicted, a.figure)}{mark}")
+        missed = [a.figure for a in row.figures if not a.within]
+        verdict = "yes" if not missed else "no: " + ", ".join(NAMES[f] for f in missed)
+        lines.append(f"| {row.run.spec.name} | {row.run.spec.role} | " + " | ".join(cells) + f" | {verdict} |")
+    return "\n".join(lines)
+
+
+NAMES = {"time_to_stable_s": "time", "partition_seconds_paused": "paused", "zookeeper_requests": "requests",
+         "conflicts": "conflicts"}
+
+
+def calibration_markdown(calibration: Calibration, base: StormParameters) -> str:
+    lines = ["| parameter | fitted | default | source |", "|---|---|---|---|"]
+    for f in calibration.fits:
+        lines.append(f"| `{f.name}` | {f.value:.4g} | {getattr(base, f.name):.4g} | {f.source} |")
+    return "\n".join(lines)
