@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import html
 import io
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -107,9 +108,10 @@ def line_chart(x: Sequence[float], series: Mapping[str, Sequence[float]], *, tit
                ylabel: str = "", markers: bool = True, size: tuple[float, float] = SIZE,
                chart_id: str | None = None, log: bool = False, distinct: bool = False) -> Chart:
     """One line per series over the same ``x``; points marked unless ``markers`` is false (for long series).
-    ``log``: both axes logarithmic (figures spanning decades), ticked at the ``x`` values and at 1, 2 and 5 of each
-    decade, labelled in plain numbers (TeX's 10 to the power is off: ``text.parse_math``). ``distinct``: each
-    series its own marker and dashes, so that curves which coincide both stay visible. A NaN value leaves a gap."""
+    ``log``: both axes logarithmic (figures spanning decades), ticked at the ``x`` values and at each decade (1, 2
+    and 5 of each over two decades or less), labelled in plain numbers (TeX's 10 to the power is off:
+    ``text.parse_math``). ``distinct``: each series its own marker and dashes, so that curves which coincide both
+    stay visible, and the legend under the axes, where it hides none of them. A NaN value leaves a gap."""
     _check_lengths(len(x), series)
 
     def draw(ax: Axes) -> None:
@@ -125,15 +127,21 @@ def line_chart(x: Sequence[float], series: Mapping[str, Sequence[float]], *, tit
             ax.set_yscale("log")
             ax.set_xticks(list(x), [f"{v:,g}" for v in x])
             ax.xaxis.set_minor_formatter(NullFormatter())
-            ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if _decades(series) <= 2 else (1.0,)))
             ax.yaxis.set_major_formatter(FuncFormatter(_plain_number))
             ax.yaxis.set_minor_formatter(NullFormatter())
 
-    return _chart(draw, title, xlabel, ylabel, len(series) > 1, size, chart_id)
+    return _chart(draw, title, xlabel, ylabel, len(series) > 1, size, chart_id, legend_below=distinct)
 
 
 #: (marker, line style) of each series of a ``distinct`` chart
 _DISTINCT = (("o", "-"), ("s", "--"), ("^", ":"), ("D", "-."), ("v", (0, (5, 1, 1, 1))), ("P", (0, (1, 1))))
+
+
+def _decades(series: Mapping[str, Sequence[float]]) -> float:
+    """How many decades the positive values span (0 for none)."""
+    values = [v for values in series.values() for v in values if v > 0 and math.isfinite(v)]
+    return math.log10(max(values) / min(values)) if values else 0.0
 
 
 def _plain_number(value: float, _: object = None) -> str:
@@ -151,7 +159,7 @@ def _clean(text: object) -> str:
 
 
 def _chart(draw: Any, title: str, xlabel: str, ylabel: str, legend: bool, size: tuple[float, float],
-           chart_id: str | None) -> Chart:
+           chart_id: str | None, legend_below: bool = False) -> Chart:
     import matplotlib
     from matplotlib.figure import Figure
 
@@ -163,7 +171,9 @@ def _chart(draw: Any, title: str, xlabel: str, ylabel: str, legend: bool, size: 
         ax.set_title(_clean(title))
         ax.set_xlabel(_clean(xlabel))
         ax.set_ylabel(_clean(ylabel))
-        if legend:
+        if legend and legend_below:  # under the axes, in two columns: over no curve
+            figure.legend(loc="outside lower center", ncol=2)
+        elif legend:
             ax.legend()
         svg = _svg(figure)
     return Chart(title, _inline(svg, title, chart_id))

@@ -183,12 +183,12 @@ def sweep_page(rows: Sequence[SweepRow], meta: str, title: str = "The rebalance 
             return [math.nan if by_members.get(m) is None else float(by_members[m]) for m in members_]
 
         where = f"{panel.partitions:,} partitions"
-        size = (4.4, 3.3)
+        size = (4.4, 3.7)
         stable = charts.line_chart(members, {p: curve("time_to_stable_s", p) for p in protocols},
                                    title=f"Time to stable, {where}", xlabel="members", ylabel="seconds",
                                    size=size, log=True, distinct=True, chart_id=_chart_id("stable", panel))
         paused = charts.line_chart(members, {p: curve("partition_seconds_paused", p) for p in protocols},
-                                   title=f"Partition-seconds paused, {where}", xlabel="members",
+                                   title=f"Paused, {where}", xlabel="members",
                                    ylabel="partition-seconds", size=size, log=True, distinct=True,
                                    chart_id=_chart_id("paused", panel))
         groups.append((panel, stable, paused))
