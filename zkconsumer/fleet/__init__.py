@@ -14,6 +14,8 @@
   off the row dataclasses by :mod:`.row_schema`) and :mod:`.job_output` (an output directory complete or absent)
   serve both; :mod:`.spark_session` starts and stops the session a job runs in, a local one mapping Spark's classes
   from :mod:`.class_archive`.
+* :mod:`.sweep_job`: the Spark job of ``zkconsumer simulate sweep``, a grid of storm simulations
+  (:mod:`zkconsumer.storm.sweep`), one per task, into a Parquet table and a page of curves.
 
 Only the jobs need PySpark (the ``spark`` extra), and they import it inside the functions that run on Spark, so
 every module here imports without it: the plain loops the benchmark compares the jobs with call the same functions.

@@ -11,7 +11,9 @@
 - :mod:`.consumer_group_members`: KIP-848 members driving the front's own consumer group coordinator;
 - :mod:`.simulation`: a scenario played by every protocol, and its figures;
 - :mod:`.calibration`: the model against real runs (run shapes, the parameters fitted from real members' events, the
-  agreement of a prediction with a real run), fed by ``benchmarks/storm_calibration.py``.
+  agreement of a prediction with a real run), fed by ``benchmarks/storm_calibration.py``;
+- :mod:`.sweep`: a grid of simulations (members x partitions x protocol x scenario x settings), a point's row and
+  the page of curves (``zkconsumer.fleet.sweep_job`` runs the grid on Spark).
 
 Pure: no threads, sockets or wall clock; the same inputs give the same figures.
 """
