@@ -9,15 +9,20 @@ reads every partition."""
 from __future__ import annotations
 
 import contextlib
+import datetime
 import uuid
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, TopicPartition
+from kio.schema.consumer_group_heartbeat.v0.request import ConsumerGroupHeartbeatRequest
+from kio.schema.errors import ErrorCode
+from kio.static.primitive import i32, i32Timedelta
 from support import produce, wait_for
 from test_front_restart import events, start
 from time_scale import bounded
 
 from zkconsumer.embedded.front import consumer_group_options
+from zkconsumer.front.client import exchange
 from zkconsumer.kafka.topics import create_topic
 
 PARTITIONS = 4
@@ -158,3 +163,37 @@ def test_a_group_left_by_its_last_consumer_member_is_classic_again_and_loses_not
     assert len(downgraded["members"]) == 1
     completed = events(front, "front.group.round_completed", group)
     assert completed and completed[-1]["generation"] > downgraded["generation"]  # the classic group rebalanced
+
+
+@pytest.mark.timeout(180)
+def test_a_group_whose_last_consumer_member_s_session_expires_is_classic_again(broker_bootstrap, fronts, tmp_path,
+                                                                               topic_name):
+    """Kafka converts a consumer group back whenever a member leaves by any means: here the consumer-protocol member
+    joins (upgrading the live classic group) and is never heard from again, so its session expires."""
+    options = ("--group-min-session-timeout-ms", "1000", *consumer_group_options(3000, 500))
+    front = start(fronts, broker_bootstrap, tmp_path / "front", options)
+    create_topic(front.address, topic_name, PARTITIONS)
+    group = f"g-{uuid.uuid4().hex[:6]}"
+    stays = Member(front.address, group, topic_name, CLASSIC)
+    produced = set(send_each_partition(front.address, topic_name, "before"))
+
+    def read() -> bool:
+        stays.poll()
+        return produced <= stays.values
+
+    try:
+        wait_for(lambda: read() and len(stays.consumer.assignment()) == PARTITIONS, timeout=60)
+        silent = exchange(front.address, ConsumerGroupHeartbeatRequest(
+            group_id=group, member_id="", member_epoch=i32(0), instance_id=None, rack_id=None,
+            rebalance_timeout=i32Timedelta.parse(datetime.timedelta(seconds=30)),
+            subscribed_topic_names=(topic_name,), server_assignor=None, topic_partitions=()), bounded(10))
+        assert silent.error_code == ErrorCode.none  # a consumer-protocol member: the group upgraded
+        produced |= set(send_each_partition(front.address, topic_name, "after"))
+        wait_for(lambda: read() and events(front, "front.consumer_group.downgraded", group), timeout=60)
+        wait_for(lambda: read() and len(stays.consumer.assignment()) == PARTITIONS, timeout=60)
+    finally:
+        stays.consumer.close()
+    assert [e["member_id"] for e in events(front, "front.consumer_group.member_expired", group)] == [
+        silent.member_id]
+    (downgraded,) = events(front, "front.consumer_group.downgraded", group)
+    assert len(downgraded["members"]) == 1 and silent.member_id not in downgraded["members"]
