@@ -126,8 +126,9 @@ class Driver:
         return self.send(m.LeaveGroup(self.next_id(), group, members))
 
     def commit(self, member_id: str, generation: int, *, group: str = GROUP, instance: str | None = None,
-               version: int = 8) -> m.ErrorCode:
-        rid = self.send(m.OffsetCommit(self.next_id(), group, generation, member_id, instance, api_version=version))
+               version: int = 8, transactional: bool = False) -> m.ErrorCode:
+        rid = self.send(m.OffsetCommit(self.next_id(), group, generation, member_id, instance, api_version=version,
+                                       transactional=transactional))
         return self.answers[rid].error_code  # type: ignore[union-attr]
 
     def describe(self, *group_ids: str) -> int:

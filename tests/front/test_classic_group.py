@@ -694,6 +694,23 @@ def test_commits_are_accepted_while_preparing_and_refused_while_completing_a_reb
     assert d.commit(members[1], 2) is ErrorCode.rebalance_in_progress
 
 
+def test_a_transactional_commit_is_checked_as_kafka_checks_one() -> None:
+    """KIP-447: a TxnOffsetCommit naming a member is held to its generation; one naming none (versions 0-2) is taken
+    in any state; one in the middle of a round is not refused for it; a generation to an unknown group is
+    ILLEGAL_GENERATION at every version."""
+    d = Driver()
+    assert d.commit("m", 1, version=3, transactional=True) is ErrorCode.illegal_generation
+    members = d.stable_group(2)
+    assert d.commit(members[0], 1, transactional=True) is ErrorCode.none
+    assert d.commit(members[0], 0, transactional=True) is ErrorCode.illegal_generation
+    assert d.commit("stranger", 1, transactional=True) is ErrorCode.unknown_member_id
+    assert d.commit("", -1, transactional=True) is ErrorCode.none  # refused to an OffsetCommit, above
+    d.join(members[0])
+    d.join(members[1])
+    assert d.coordinator.state_of(GROUP) is GroupState.COMPLETING_REBALANCE
+    assert d.commit(members[1], 2, transactional=True) is ErrorCode.none
+
+
 # --- group.max.size ----------------------------------------------------------------------------------------------
 
 
