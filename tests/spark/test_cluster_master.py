@@ -1,4 +1,4 @@
-"""``zkconsumer analyze`` on a cluster master, as the README promises: a Spark standalone master and a worker
+"""``zkconsumer analyze`` and ``simulate sweep`` on a cluster master, as the README promises: a Spark standalone master and a worker
 started from PySpark's own ``spark-class``, the command run as a user runs it with ``--master spark://...``. The
 executor is a JVM of its own, started by the worker, with Python workers of its own; the tasks write their files into
 the output directory on the file system they share with the driver. The tables are checked against the same
@@ -73,5 +73,25 @@ def test_analyze_fleet_on_a_standalone_master(master, tmp_path):
     assert len(strategies) == 15 and strategies[("settled", "roundrobin")]["moved_partitions"] == 2
     assert sorted(p.name for p in out.iterdir()) == ["groups", "strategies", "summary.html"]
     # the tasks ran in an executor the worker started, not in the command's own JVM
+    executors = [p for p in (tmp_path / "work").glob("app-*/*/stderr")]
+    assert executors and any("Running task" in p.read_text() for p in executors), executors
+
+
+@pytest.mark.timeout(450)  # as above
+def test_simulate_sweep_on_a_standalone_master(master, tmp_path):
+    out = tmp_path / "sweep"
+
+    done = zkconsumer_cli("simulate", "sweep", "--members", "2,3", "--partitions", "10", "--protocols",
+                          "legacy-range,kip848-uniform", "--out", str(out), "--master", master, timeout=240)
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    import pyarrow.parquet as pq
+
+    runs = pq.read_table(out / "runs").to_pylist()
+    assert sorted((r["protocol"], r["members"]) for r in runs) == [("kip848-uniform", 2), ("kip848-uniform", 3),
+                                                                   ("legacy-range", 2), ("legacy-range", 3)]
+    assert all(r["time_to_stable_s"] > 0 for r in runs)
+    assert sorted(p.name for p in out.iterdir()) == ["runs", "sweep.html"]
+    assert "wrote" in done.stdout and "legacy-range" in done.stdout
     executors = [p for p in (tmp_path / "work").glob("app-*/*/stderr")]
     assert executors and any("Running task" in p.read_text() for p in executors), executors
