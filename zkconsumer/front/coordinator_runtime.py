@@ -173,10 +173,8 @@ class CoordinatorRuntime:
         now = self.clock()
         record, events = self.consumer.downgrade(group_id, now, self.classic.config.max_size)
         self.log_events(events)
-        if record is not None:
-            step = self.classic.adopt(group_id, record, now)
-            self.log_events(step.events)
-            assert not step.effects  # a group just adopted has no request waiting
+        if record is not None:  # the classic record in the consumer group's place, in the write of this step
+            self._apply(self.classic.adopt(group_id, record, now), {group_id: record})
         return record, events
 
     async def stored(self) -> None:
