@@ -101,6 +101,24 @@ def owned(connector: ZookeeperConsumerConnector) -> set[TopicPartition]:
     return {TopicPartition(t, p) for t, ps in connector.topic_registry.items() for p in ps}
 
 
+def start_streams(connector: ZookeeperConsumerConnector, topic: str, errors: list[BaseException]) -> None:
+    """``create_message_streams`` on ``topic`` (a thread's target); what it raises goes to ``errors``."""
+    try:
+        connector.create_message_streams({topic: 1})
+    except BaseException as exc:
+        errors.append(exc)
+
+
+def shared_evenly(zk, connectors: list[ZookeeperConsumerConnector], everything: set[TopicPartition],
+                  owners_dir: str) -> bool:
+    """Every partition owned by one of ``connectors``, their shares within one of each other, and ZooKeeper holding
+    one owner znode per partition."""
+    shares = [owned(c) for c in connectors]
+    return (sum(len(s) for s in shares) == len(everything) and set().union(*shares) == everything
+            and max(len(s) for s in shares) - min(len(s) for s in shares) <= 1
+            and len(children(zk, owners_dir)) == len(everything))
+
+
 def join(connect: str, root, zk, topic: str, partitions: int, members: int, mode: str, tally: EventTally,
          into_one: bool = False, max_seconds: float = 300.0) -> Join:
     group = f"bench-{partitions}-{members}-{mode}-{uuid.uuid4().hex[:6]}"
@@ -114,16 +132,10 @@ def join(connect: str, root, zk, topic: str, partitions: int, members: int, mode
     errors: list[BaseException] = []
 
     def start(connector: ZookeeperConsumerConnector) -> None:
-        try:
-            connector.create_message_streams({topic: 1})
-        except BaseException as exc:
-            errors.append(exc)
+        start_streams(connector, topic, errors)
 
     def shared() -> bool:
-        shares = [owned(c) for c in connectors]
-        return (sum(len(s) for s in shares) == partitions and set().union(*shares) == everything
-                and max(len(s) for s in shares) - min(len(s) for s in shares) <= 1
-                and len(children(zk, owners_dir)) == partitions)
+        return shared_evenly(zk, connectors, everything, owners_dir)
 
     try:
         joining = connectors

@@ -4,10 +4,12 @@ eager ``range``, ``cooperative-sticky``, KIP-848 ``uniform``) are played, the mo
 calibration runs' events, and every run is predicted by ``zkconsumer.storm`` and compared on the four figures.
 
 Run: ``.venv/bin/python benchmarks/storm_calibration.py [--out DIR] [--legacy-partitions 1000,10000]
-[--modern-partitions 200] [--large 40] [--quick]``; ``--replay DIR/calibration.json`` fits and predicts again from
-the real runs recorded there (no servers started). Writes ``DIR/calibration.json`` (every run: spec, real figures,
-steps, CPU, load; the measurements; the fitted parameters; every prediction) and ``DIR/calibration.md`` (the tables
-docs/storm.md shows); ``DIR`` is ``storm-calibration`` by default.
+[--modern-partitions 200] [--large 40] [--repeat 1] [--quick]``; ``--replay DIR/calibration.json`` fits and
+predicts again from the real runs recorded there (no servers started). With ``--repeat N`` every run is played N
+times, in rounds, and each figure's median is compared (the spread is written beside it). Writes
+``DIR/calibration.json`` (every run: spec, real figures, steps, CPU, load; the measurements; the fitted parameters;
+every prediction) and ``DIR/calibration.md`` (the tables docs/storm.md shows); ``DIR`` is ``storm-calibration`` by
+default.
 
 Servers: ZooKeeper, the broker and the front with the project's launchers (``bench_support.servers``). The runs are
 played in one process, calibration and held-back runs interleaved, so that both see the same load; each records
@@ -29,10 +31,11 @@ played in one process, calibration and held-back runs interleaved, so that both 
   The topics are smaller (``--modern-partitions``, 200) than the legacy ones: Tansu creates a topic of thousands of
   partitions slowly, and the modern figures depend on partitions only through CPU costs that are small here.
 
-Also measured before the runs, as parameters the fit takes as given: ZooKeeper's read service time (a burst of
-pipelined ``getData`` from one client: the server's time and one kazoo client's, which is what every member's reads
-cost in these runs) and the loopback round trip (sequential ``getData``); ZooKeeper's own ``mntr`` latencies over
-the largest legacy join are recorded beside them. This is a benchmark, not a test: nothing fails on disagreement.
+Also measured before the runs, as parameters the fit takes as given: ZooKeeper's read service time and the client's
+own work per request (the server's process CPU and this process's over a burst of pipelined ``getData`` from one
+client, per read) and the loopback round trip (sequential ``getData``, less both); ZooKeeper's own ``mntr``
+latencies over the largest legacy join are recorded beside them. This is a benchmark, not a test: nothing fails on
+disagreement.
 """
 
 from __future__ import annotations
@@ -133,22 +136,29 @@ def latencies(client: Any) -> dict[str, float]:
     return {k: float(v) for k, v in mntr(client).items() if "latency" in k and v.replace(".", "", 1).isdigit()}
 
 
-def measure_zookeeper(client: Any, path: str, burst: int = 4_000, sequential: int = 300) -> dict[str, Any]:
-    """The read service time (a burst of pipelined reads from one client) and the round trip (one read at a time)."""
+def measure_zookeeper(client: Any, path: str, server_pid: int | None, burst: int = 4_000,
+                      sequential: int = 300) -> dict[str, Any]:
+    """A burst of pipelined reads from one client: ZooKeeper's CPU per read (its service time) and this process's
+    (the client's own work per request); then one read at a time, whose round trip less both is the network's."""
     for _ in range(50):  # warm the server's and the client's paths
         client.get(path)
     began = time.perf_counter()
     for _ in range(sequential):
         client.get(path)
-    rtt_ms = (time.perf_counter() - began) * 1000 / sequential
+    one_ms = (time.perf_counter() - began) * 1000 / sequential
     before = latencies(client)
+    cpu, server = time.process_time(), process_cpu(server_pid) if server_pid else 0.0
     began = time.perf_counter()
     pending = [client.get_async(path) for _ in range(burst)]
     for p in pending:
         p.get(timeout=60)
-    read_ms = (time.perf_counter() - began) * 1000 / burst
-    return {"zk_read_ms": read_ms, "network_rtt_ms": max(0.0, rtt_ms - read_ms), "sequential_read_ms": rtt_ms,
-            "mntr_before": before, "mntr_after": latencies(client), "burst": burst}
+    pipelined_ms = (time.perf_counter() - began) * 1000 / burst
+    client_ms = (time.process_time() - cpu) * 1000 / burst
+    server_ms = (process_cpu(server_pid) - server) * 1000 / burst if server_pid else pipelined_ms
+    return {"zk_read_ms": server_ms, "zk_client_ms": client_ms,
+            "network_rtt_ms": max(0.0, one_ms - server_ms - client_ms), "sequential_read_ms": one_ms,
+            "pipelined_read_ms": pipelined_ms, "mntr_before": before, "mntr_after": latencies(client),
+            "burst": burst, "server_cpu_measured": bool(server_pid)}
 
 
 # --- legacy runs --------------------------------------------------------------------------------------------------
@@ -182,12 +192,11 @@ class LegacyBench:
         return name
 
     def run(self, spec: cal.RunSpec) -> cal.RealRun:
-        from rebalance import owned
+        from rebalance import shared_evenly, start_streams
 
         from zkconsumer import ConsumerConfig, create_connector
         from zkconsumer.types import TopicPartition
         from zkconsumer.zk import paths
-        from zkconsumer.zk.reads import children
 
         began_wall = time.monotonic()
         load = os.getloadavg()
@@ -201,17 +210,8 @@ class LegacyBench:
         owners_dir = paths.GroupTopicDirs(group, topic).owner_dir
         errors: list[BaseException] = []
 
-        def start(connector: Any) -> None:
-            try:
-                connector.create_message_streams({topic: 1})
-            except BaseException as exc:
-                errors.append(exc)
-
         def shared(members: list[str]) -> bool:
-            shares = [owned(connectors[n]) for n in members]
-            return (sum(len(s) for s in shares) == spec.partitions and set().union(*shares) == everything
-                    and max(len(s) for s in shares) - min(len(s) for s in shares) <= 1
-                    and len(children(self.zk, owners_dir)) == spec.partitions)
+            return shared_evenly(self.zk, [connectors[n] for n in members], everything, owners_dir)
 
         def events() -> list[dict[str, Any]]:
             return list(self.recorder.events.get(group, ()))
@@ -229,7 +229,8 @@ class LegacyBench:
             raise SystemExit(f"{spec.name}: not stable within {MAX_SECONDS:.0f} s ({errors[:1]})")
 
         def start_all(members: list[str]) -> None:
-            for thread in [threading.Thread(target=start, args=(connectors[n],)) for n in members]:
+            for thread in [threading.Thread(target=start_streams, args=(connectors[n], topic, errors))
+                           for n in members]:
                 thread.start()
 
         try:
@@ -433,7 +434,16 @@ def plan(args: argparse.Namespace) -> list[cal.RunSpec]:
     runs: list[cal.RunSpec] = []
     for i in range(max(len(calibration), len(held_back))):  # interleaved: both sets under the same conditions
         runs += calibration[i:i + 1] + held_back[i:i + 1]
-    return runs
+    return runs * args.repeat  # in rounds: every run once, then again
+
+
+def combined(runs: list[cal.RealRun]) -> tuple[list[cal.RealRun], dict[str, dict[str, tuple[float, float]]]]:
+    """Repeats of each run as one (each figure's median), in first-played order, and each run's spread."""
+    groups: dict[cal.RunSpec, list[cal.RealRun]] = {}
+    for r in runs:
+        groups.setdefault(replace(r.spec, lead_s=0.0), []).append(r)
+    return ([cal.median_run(g) for g in groups.values()],
+            {g[0].spec.name: cal.spread(g) for g in groups.values() if len(g) > 1})
 
 
 def coordinator_cpu_ms(specs: list[cal.RunSpec]) -> tuple[float, int]:
@@ -475,8 +485,9 @@ def model_for(spec: cal.RunSpec, parameters: StormParameters) -> StormParameters
     return replace(parameters, members_share_one_cpu=True, **LEGACY_MODEL)  # type: ignore[arg-type]
 
 
-def fit_and_predict(runs: list[cal.RealRun], measured: dict[str, Any]) -> dict[str, Any]:
+def fit_and_predict(played: list[cal.RealRun], measured: dict[str, Any]) -> dict[str, Any]:
     base = StormParameters()
+    runs, spreads = combined(played)
     calibration_runs = [r for r in runs if r.spec.role == cal.CALIBRATION]
     per_request, calls = coordinator_cpu_ms([r.spec for r in calibration_runs if not r.spec.legacy])
     measured["coordinator_request_ms"] = per_request
@@ -486,7 +497,7 @@ def fit_and_predict(runs: list[cal.RealRun], measured: dict[str, Any]) -> dict[s
     given = {k: (measured[k], measured["sources"][k]) for k in measured["sources"]}
     fitted = cal.fit(base, calibration_runs, given)
     rows = [cal.compare(r, cal.predict(r.spec, model_for(r.spec, fitted.parameters))) for r in runs]
-    return {"calibration": fitted, "rows": rows, "base": base}
+    return {"calibration": fitted, "rows": rows, "base": base, "spreads": spreads}
 
 
 def write(out: Path, runs: list[cal.RealRun], measured: dict[str, Any], result: dict[str, Any],
@@ -499,7 +510,7 @@ def write(out: Path, runs: list[cal.RealRun], measured: dict[str, Any], result: 
            "parameters": asdict(fitted.parameters), "fits": [asdict(f) for f in fitted.fits],
            "predictions": [{"run": r.run.spec.name, "role": r.run.spec.role, "predicted": asdict(r.predicted),
                             "within": r.within, "figures": [asdict(a) for a in r.figures]} for r in rows],
-           "held_back_within": sum(r.within for r in held), "held_back": len(held)}
+           "held_back_within": sum(r.within for r in held), "held_back": len(held), "spreads": result["spreads"]}
     (out / "calibration.json").write_text(json.dumps(doc, indent=1, default=str), encoding="utf-8")
     conditions = "\n".join(f"| {r.spec.name} | {r.spec.role} | {r.wall_s:.1f} | {r.cpu_s:.2f} | {r.front_cpu_s:.2f} "
                            f"| {' '.join(f'{x:.1f}' for x in r.load)} |" for r in runs)
@@ -509,12 +520,24 @@ def write(out: Path, runs: list[cal.RealRun], measured: dict[str, Any], result: 
           + f"\n- ZooKeeper's `mntr` latencies over the largest legacy join: {json.dumps(measured.get('mntr_join'))}"
           + "\n\n## Calibration\n\n" + cal.calibration_markdown(fitted, result["base"])
           + f"\n\n## Agreement ({sum(r.within for r in held)} of {len(held)} held-back runs within 20% on all four)\n\n"
-          + cal.agreement_markdown(rows)
+          + cal.agreement_markdown(rows) + spread_markdown(result["spreads"])
           + "\n\n## Conditions\n\n| run | set | wall s | CPU s (harness) | CPU s (front) | load |\n"
           + "|---|---|---|---|---|---|\n"
           + conditions + "\n")
     (out / "calibration.md").write_text(md, encoding="utf-8")
     print(md)
+
+
+def spread_markdown(spreads: dict[str, dict[str, tuple[float, float]]]) -> str:
+    """The repeats' lowest and highest real figures, where runs were repeated (the table above gives medians)."""
+    if not spreads:
+        return ""
+    lines = ["", "", "Real figures' spread over the repeats (lowest - highest; the table above compares medians):",
+             "", "| run | time to stable s | partition-s paused | ZK requests | conflicts |", "|---|---|---|---|---|"]
+    for name, figures in spreads.items():
+        cells = [f"{figures[f][0]:,.2f} - {figures[f][1]:,.2f}" if f in figures else "-" for f in cal.COMPARED]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def load_runs(path: Path) -> tuple[list[cal.RealRun], dict[str, Any], dict[str, Any]]:
@@ -529,8 +552,8 @@ def load_runs(path: Path) -> tuple[list[cal.RealRun], dict[str, Any], dict[str, 
     return [run(d) for d in doc["runs"]], doc["measured"], header
 
 
-def front_pid() -> int:
-    """The front's process: a descendant of this one whose command line runs the front."""
+def child_pid(marker: bytes) -> int | None:
+    """A descendant of this process whose command line holds ``marker`` (the front, ZooKeeper), if any."""
     mine = os.getpid()
     procs = process_table()
     for pid in procs:
@@ -541,9 +564,9 @@ def front_pid() -> int:
         parent = pid
         while parent in procs and parent != mine:
             parent = procs[parent][0]
-        if parent == mine and b"zkconsumer.front" in cmdline:
+        if parent == mine and pid != mine and marker in cmdline:
             return pid
-    raise SystemExit("the front's process was not found among this run's children")
+    return None
 
 
 def numbers(text: str) -> list[int]:
@@ -559,6 +582,8 @@ def main() -> None:
     parser.add_argument("--modern-partitions", type=int, default=200, help="the modern runs' topic (200)")
     parser.add_argument("--large", type=int, default=40,
                         help="a held-back legacy run of this many members at once (40; 0: none)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="play every run this many times, in rounds, and compare the medians (1)")
     parser.add_argument("--quick", action="store_true", help="leave out the modern held-back runs that join or leave")
     parser.add_argument("--replay", type=Path, help="a calibration.json: fit and predict again from its real runs")
     args = parser.parse_args()
@@ -582,14 +607,20 @@ def main() -> None:
         try:
             while not children(legacy.zk, paths.BROKER_IDS_PATH):
                 time.sleep(0.1)
-            measured = measure_zookeeper(legacy.zk, paths.BROKER_IDS_PATH)
+            measured = measure_zookeeper(legacy.zk, paths.BROKER_IDS_PATH, child_pid(b"org.apache.zookeeper"))
+            burst = f"a burst of {measured['burst']:,} pipelined getData from one kazoo client"
             measured["sources"] = {
-                "zk_read_ms": f"a burst of {measured['burst']:,} pipelined getData from one kazoo client, this run",
+                "zk_read_ms": f"ZooKeeper's CPU per read over {burst}, this run" if measured["server_cpu_measured"]
+                              else f"{burst} (ZooKeeper's process not found: its time and the client's), this run",
+                "zk_client_ms": f"this process's CPU per read over {burst}, this run",
                 "network_rtt_ms": f"one getData at a time ({measured['sequential_read_ms']:.3f} ms each) less "
-                                  "zk_read_ms, this run"}
-            print(f"ZooKeeper: read {measured['zk_read_ms']:.4f} ms pipelined, "
+                                  "zk_read_ms and zk_client_ms, this run"}
+            print(f"ZooKeeper: {measured['zk_read_ms']:.4f} ms of its CPU a read, {measured['zk_client_ms']:.4f} ms "
+                  f"of the client's, {measured['pipelined_read_ms']:.4f} ms a read pipelined, "
                   f"{measured['sequential_read_ms']:.3f} ms one at a time", flush=True)
-            pid = front_pid()
+            pid = child_pid(b"zkconsumer.front")
+            if pid is None:
+                raise SystemExit("the front's process was not found among this run's children")
             # one unmeasured join first: ZooKeeper's JIT and this process's imports warm up on no run's account
             legacy.run(cal.RunSpec("legacy-range", cal.AT_ONCE, 1, args.legacy_partitions[0], "warm-up"))
             for spec in plan(args):

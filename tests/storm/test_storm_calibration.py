@@ -155,3 +155,30 @@ def test_writes_reaching_the_log_during_a_force_are_forced_together_and_reads_go
     assert applied == [("read", pytest.approx(0.4)), ("a", pytest.approx(2.1)), ("b", pytest.approx(4.1)),
                        ("c", pytest.approx(4.1))]
     assert (zk.requests, zk.operations) == (4, 4)
+
+
+# --- repeats -------------------------------------------------------------------------------------------------------
+
+def test_repeats_of_a_run_compare_by_each_figures_median_and_keep_every_step_for_the_fit():
+    step = cal.StepSample("assign", 1.0, 100, 1, 0)
+    repeats = [cal.RealRun(spec(lead_s=lead), cal.Figures(t, p, q, c), (step,), cpu, 0.0, (load, 1.0, 1.0), 2.0)
+               for t, p, q, c, lead, cpu, load in ((1.0, 10.0, 5, 0, 4.0, 0.1, 3.0), (3.0, 30.0, 7, 2, 5.0, 0.3, 9.0),
+                                                   (2.0, 50.0, 6, 1, 6.0, 0.2, 6.0))]
+    one = cal.median_run(repeats)
+    assert one.figures == cal.Figures(2.0, 30.0, 6, 1, 0, 0)
+    assert (one.spec.lead_s, one.cpu_s, one.load[0], len(one.steps)) == (5.0, 0.2, 6.0, 3)
+    assert cal.spread(repeats) == {"time_to_stable_s": (1.0, 3.0), "partition_seconds_paused": (10.0, 50.0),
+                                   "zookeeper_requests": (5, 7), "conflicts": (0, 2)}
+
+
+def test_a_run_not_stable_in_every_repeat_takes_the_median_of_those_that_were():
+    repeats = [run(spec(), figures=cal.Figures(t, 1.0, 1, 0)) for t in (None, 2.0, 4.0)]
+    assert cal.median_run(repeats).figures.time_to_stable_s == 3.0
+    assert cal.median_run(repeats[:1]).figures.time_to_stable_s is None
+
+
+def test_only_repeats_of_one_run_are_combined():
+    with pytest.raises(ValueError):
+        cal.median_run([run(spec()), run(spec(members=4))])
+    with pytest.raises(ValueError):
+        cal.median_run([])

@@ -173,6 +173,37 @@ def paused_partition_seconds(changes: Sequence[tuple[float, int]], partitions: i
     return paused + (partitions - consuming) * max(0.0, end - since)
 
 
+def median_run(runs: Sequence[RealRun]) -> RealRun:
+    """Repeats of one run as one: each figure's median (a run not stable: the median of those that were, or not
+    stable if none was), the lead's median, every repeat's steps for the fit, the median CPU and load."""
+    if not runs or len({replace(r.spec, lead_s=0.0) for r in runs}) != 1:
+        raise ValueError("median_run needs repeats of one run")
+
+    def median(values: Iterable[float]) -> float:
+        return statistics.median(list(values))
+
+    times = [r.figures.time_to_stable_s for r in runs if r.figures.time_to_stable_s is not None]
+    f = [r.figures for r in runs]
+    figures = Figures(median(times) if times else None, median(x.partition_seconds_paused for x in f),
+                      round(median(x.zookeeper_requests for x in f)), round(median(x.conflicts for x in f)),
+                      round(median(x.rebalances for x in f)), round(median(x.zookeeper_operations for x in f)))
+    loads = [r.load for r in runs]
+    return RealRun(replace(runs[0].spec, lead_s=median(r.spec.lead_s for r in runs)), figures,
+                   tuple(s for r in runs for s in r.steps), median(r.cpu_s for r in runs),
+                   median(r.front_cpu_s for r in runs), (median(x[0] for x in loads), median(x[1] for x in loads),
+                                                         median(x[2] for x in loads)), median(r.wall_s for r in runs))
+
+
+def spread(runs: Sequence[RealRun]) -> dict[str, tuple[float, float]]:
+    """Each compared figure's lowest and highest among repeats of one run (times of runs that were stable)."""
+    out = {}
+    for name in COMPARED:
+        values = [getattr(r.figures, name) for r in runs if getattr(r.figures, name) is not None]
+        if values:
+            out[name] = (min(values), max(values))
+    return out
+
+
 # --- fitting -----------------------------------------------------------------------------------------------------
 
 def fit_line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:

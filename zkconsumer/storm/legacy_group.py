@@ -70,9 +70,11 @@ class LegacyGroup:
         self.loop = loop
         self.p = parameters
         self.strategy = registry.create(strategy)
-        self.zk = RequestQueue(loop, parameters.network_rtt_ms)
-        # the members' one CPU when they share it (members_share_one_cpu), served in turn
+        # the members' one CPU when they share it (members_share_one_cpu), served in turn; their clients' work on
+        # every request they send takes it too
         self.host = RequestQueue(loop, 0.0) if parameters.members_share_one_cpu else None
+        self.zk = RequestQueue(loop, parameters.network_rtt_ms,
+                               None if self.host is None or not parameters.zk_client_ms else self._client_sends)
         self.measures = GroupMeasures(loop, partitions)
         self.members: dict[str, _LegacyMember] = {}
         self.registered: dict[str, _LegacyMember] = {}  # /consumers/<group>/ids, as the server holds it
@@ -270,6 +272,10 @@ class LegacyGroup:
     def _after(self, member: _LegacyMember, delay_ms: float, then: Callable[[], None]) -> None:
         incarnation = member.incarnation
         self.loop.after(delay_ms, lambda: then() if member.incarnation == incarnation else None)
+
+    def _client_sends(self, requests: int) -> None:
+        assert self.host is not None
+        self.host.occupy(self.p.zk_client_ms * requests)
 
     def _cpu(self, member: _LegacyMember, cost_ms: float, then: Callable[[], None]) -> None:
         """``cost_ms`` of the member's own CPU, then ``then``: at once on a machine of its own, or in turn with the

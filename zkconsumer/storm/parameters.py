@@ -68,6 +68,11 @@ class StormParameters:
     #: whether the members' CPU steps share one CPU, served in turn: the calibration runs' members are threads of one
     #: Python process (one interpreter lock), where a fleet's members each have a machine of their own (False)
     members_share_one_cpu: bool = False
+    #: a member's own CPU for each ZooKeeper request it sends (kazoo: the request written, its answer read and handed
+    #: to the caller's thread), taken from the members' one CPU where they share it (and not modelled where each
+    #: member has a machine of its own, where it only adds to the round trip). Measured by the calibration: this
+    #: process's CPU over a burst of pipelined reads, per read
+    zk_client_ms: float = 0.0
     #: ``rebalance.backoff.ms`` (Kafka 0.10.0.1's default)
     rebalance_backoff_ms: float = 2_000.0
     #: ``rebalance.max.retries`` (Kafka's default)

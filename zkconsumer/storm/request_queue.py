@@ -18,8 +18,10 @@ T = TypeVar("T")
 
 
 class RequestQueue:
-    def __init__(self, loop: EventLoop, network_rtt_ms: float) -> None:
+    def __init__(self, loop: EventLoop, network_rtt_ms: float, on_send: Callable[[int], None] | None = None) -> None:
+        """``on_send(requests)``: told of every request sent (the client's own cost of sending, where modelled)."""
         self.loop = loop
+        self.on_send = on_send
         self.half_rtt_ms = network_rtt_ms / 2
         self.free_at_ms = 0.0
         self.flush_start_ms = 0.0  # the latest log force: under way, or queued behind the one under way
@@ -36,6 +38,8 @@ class RequestQueue:
         start = max(sent + self.half_rtt_ms, self.free_at_ms)
         self.free_at_ms = start + service_ms
         self.requests += requests
+        if self.on_send is not None:
+            self.on_send(requests)
         self.operations += max(operations, requests)
 
         def served() -> None:
@@ -52,6 +56,8 @@ class RequestQueue:
         start = max(sent + self.half_rtt_ms, self.free_at_ms)
         self.free_at_ms = logged = start + service_ms
         self.requests += 1
+        if self.on_send is not None:
+            self.on_send(1)
         self.operations += operations
         if logged >= self.flush_end_ms:  # the log is idle: a force of its own
             self.flush_start_ms, self.flush_end_ms = logged, logged + force_ms
