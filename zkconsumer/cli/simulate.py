@@ -139,8 +139,11 @@ def run_sweep(args: argparse.Namespace) -> int:
     points = sweep.grid(_counts(args.members, "--members"), _counts(args.partitions, "--partitions"),
                         _names(args.protocols), [_scenario(name) for name in _names(args.scenarios)],
                         dict(_setting(given) for given in args.set))
+    from zkconsumer.fleet.job_output import check_output
     from zkconsumer.fleet.spark_session import command_session
     from zkconsumer.fleet.sweep_job import PAGE, run_sweep_job
+
+    check_output(args.out)  # before Spark's start, as every other argument
 
     meta = (f"{len(points)} simulations: members {args.members}, partitions {args.partitions}, scenarios "
             f"{args.scenarios}{''.join(' --set ' + s for s in args.set)}, settle limit {args.settle_limit_s:g} s")
