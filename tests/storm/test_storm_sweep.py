@@ -51,3 +51,19 @@ def test_the_page_has_a_panel_per_partition_count_and_lists_what_did_not_settle(
     unstable = page.split('id="unstable"')[1].split("</table>")[0]
     assert unstable.count("<tr>") == 1 + 2 and "legacy-range" in unstable  # header, and the two partition counts
     assert page.split('id="runs"')[1].count("<tr>") == 1 + len(rows)
+
+
+def test_the_command_refuses_bad_input_in_one_line_before_spark_starts(capsys, tmp_path):
+    from zkconsumer import cli
+
+    (tmp_path / "taken").mkdir()
+    for args, said in ((["--set", "zk_reed_ms=1"], "unknown setting 'zk_reed_ms'"),
+                       (["--members", "10,x"], "--members '10,x': comma-separated whole numbers expected"),
+                       (["--scenarios", "storm,nosuch"], "no shipped scenario 'nosuch'"),
+                       (["--out", str(tmp_path / "taken")], "already exists")):
+        out_args = [] if "--out" in args else ["--out", str(tmp_path / "new")]
+        status = cli.main(["simulate", "sweep", *args, *out_args])
+        out, err = capsys.readouterr()
+        assert status == 2 and out == "", args
+        assert said in err and len(err.strip().splitlines()) == 1, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
