@@ -496,7 +496,8 @@ def fit_and_predict(played: list[cal.RealRun], measured: dict[str, Any]) -> dict
         "drove them through the modern calibration runs, this machine")
     given = {k: (measured[k], measured["sources"][k]) for k in measured["sources"]}
     fitted = cal.fit(base, calibration_runs, given)
-    rows = [cal.compare(r, cal.predict(r.spec, model_for(r.spec, fitted.parameters))) for r in runs]
+    rows = [cal.compare(r, cal.predict(r.spec, model_for(r.spec, fitted.parameters)), spread_=spreads.get(r.spec.name))
+            for r in runs]
     return {"calibration": fitted, "rows": rows, "base": base, "spreads": spreads}
 
 
@@ -509,7 +510,8 @@ def write(out: Path, runs: list[cal.RealRun], measured: dict[str, Any], result: 
     doc = {**header, "measured": measured, "runs": [asdict(r) for r in runs],
            "parameters": asdict(fitted.parameters), "fits": [asdict(f) for f in fitted.fits],
            "predictions": [{"run": r.run.spec.name, "role": r.run.spec.role, "predicted": asdict(r.predicted),
-                            "within": r.within, "figures": [asdict(a) for a in r.figures]} for r in rows],
+                            "within": r.within, "in_spread": r.in_spread, "figures": [asdict(a) for a in r.figures]}
+                           for r in rows],
            "held_back_within": sum(r.within for r in held), "held_back": len(held), "spreads": result["spreads"]}
     (out / "calibration.json").write_text(json.dumps(doc, indent=1, default=str), encoding="utf-8")
     conditions = "\n".join(f"| {r.spec.name} | {r.spec.role} | {r.wall_s:.1f} | {r.cpu_s:.2f} | {r.front_cpu_s:.2f} "
@@ -519,7 +521,9 @@ def write(out: Path, runs: list[cal.RealRun], measured: dict[str, Any], result: 
           + "\n".join(f"- `{k}`: {measured[k]:.4f} ms ({measured['sources'][k]})" for k in measured["sources"])
           + f"\n- ZooKeeper's `mntr` latencies over the largest legacy join: {json.dumps(measured.get('mntr_join'))}"
           + "\n\n## Calibration\n\n" + cal.calibration_markdown(fitted, result["base"])
-          + f"\n\n## Agreement ({sum(r.within for r in held)} of {len(held)} held-back runs within 20% on all four)\n\n"
+          + f"\n\n## Agreement ({sum(r.within for r in held)} of {len(held)} held-back runs within 20% on all four"
+          + (f"; {sum(bool(r.in_spread) for r in held)} within the repeats' spread" if result["spreads"] else "")
+          + ")\n\n"
           + cal.agreement_markdown(rows) + spread_markdown(result["spreads"])
           + "\n\n## Conditions\n\n| run | set | wall s | CPU s (harness) | CPU s (front) | load |\n"
           + "|---|---|---|---|---|---|\n"

@@ -134,7 +134,7 @@ def test_a_run_agrees_only_when_all_four_figures_do_and_the_table_says_which_mis
 def test_the_calibration_table_names_each_fitted_parameter_its_default_and_source():
     fitted = cal.fit(BASE, [], {"zk_read_ms": (0.3, "a burst")})
     table = cal.calibration_markdown(fitted, BASE)
-    assert "| `zk_read_ms` | 0.3 | 0.05 | a burst |" in table
+    assert f"| `zk_read_ms` | 0.3 | {BASE.zk_read_ms:.4g} | a burst |" in table
 
 
 # --- group commit --------------------------------------------------------------------------------------------------
@@ -182,3 +182,15 @@ def test_only_repeats_of_one_run_are_combined():
         cal.median_run([run(spec()), run(spec(members=4))])
     with pytest.raises(ValueError):
         cal.median_run([])
+
+
+def test_a_prediction_inside_the_repeats_spread_widened_by_a_fifth_is_in_the_spread():
+    real = run(spec(), figures=cal.Figures(2.0, 100.0, 50, 0))
+    spread_ = {"time_to_stable_s": (1.0, 4.0), "partition_seconds_paused": (50.0, 200.0),
+               "zookeeper_requests": (40, 60), "conflicts": (0, 0)}
+    inside = cal.compare(real, cal.Figures(4.7, 230.0, 33, 1), spread_=spread_)
+    assert inside.in_spread and not inside.within
+    assert cal.compare(real, cal.Figures(4.9, 100.0, 50, 0), spread_=spread_).in_spread is False
+    assert cal.compare(real, cal.Figures(2.0, 100.0, 50, 0)).in_spread is None
+    assert "within the repeats' spread" in cal.agreement_markdown([inside]) and "| yes |" in cal.agreement_markdown(
+        [inside])

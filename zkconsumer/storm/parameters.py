@@ -15,9 +15,9 @@ from dataclasses import dataclass, fields
 @dataclass(frozen=True, slots=True)
 class StormParameters:
     # --- ZooKeeper, one server serving one request at a time -------------------------------------------------------
-    #: a read (getData, getChildren, exists) on the server. Assumed: a ZooKeeper server answers tens of thousands of
-    #: reads a second; run A's step 1 (one getChildren, 0.4-0.8 ms) is mostly the round trip and kazoo's client
-    zk_read_ms: float = 0.05
+    #: a read (getData, getChildren, exists) on the server. Measured: ZooKeeper's process CPU per read over a burst
+    #: of 4,000 pipelined reads (``benchmarks/storm_calibration.py``), 0.18 and 0.23 ms in two runs on 2026-11-28
+    zk_read_ms: float = 0.2
     #: the transaction log's force (fsync) a write waits for, shared by every write that reaches the log while the
     #: force before it is under way (group commit); the server serves reads meanwhile. Measured: claims of one create
     #: a request (run A's ``legacy`` mode, one after another) took 1.9 ms a create for 1,000 and 2.0 ms for 10,000,
