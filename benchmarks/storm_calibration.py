@@ -33,9 +33,10 @@ played in one process, calibration and held-back runs interleaved, so that both 
 
 Also measured before the runs, as parameters the fit takes as given: ZooKeeper's read service time and the client's
 own work per request (the server's process CPU and this process's over a burst of pipelined ``getData`` from one
-client, per read) and the loopback round trip (sequential ``getData``, less both); ZooKeeper's own ``mntr``
-latencies over the largest legacy join are recorded beside them. This is a benchmark, not a test: nothing fails on
-disagreement.
+client, per read), the loopback round trip (sequential ``getData``, less both) and the log's force (sequential
+``create``, less a read's round trip); one unmeasured join of each topic size warms the server up first;
+ZooKeeper's own ``mntr`` latencies over the largest legacy join are recorded beside them. This is a benchmark, not a
+test: nothing fails on disagreement.
 """
 
 from __future__ import annotations
@@ -137,9 +138,10 @@ def latencies(client: Any) -> dict[str, float]:
 
 
 def measure_zookeeper(client: Any, path: str, server_pid: int | None, burst: int = 4_000,
-                      sequential: int = 300) -> dict[str, Any]:
+                      sequential: int = 300, writes: int = 100) -> dict[str, Any]:
     """A burst of pipelined reads from one client: ZooKeeper's CPU per read (its service time) and this process's
-    (the client's own work per request); then one read at a time, whose round trip less both is the network's."""
+    (the client's own work per request); one read at a time, whose round trip less both is the network's; one create
+    at a time, whose round trip beyond a read's is the log's force."""
     for _ in range(50):  # warm the server's and the client's paths
         client.get(path)
     began = time.perf_counter()
@@ -155,7 +157,16 @@ def measure_zookeeper(client: Any, path: str, server_pid: int | None, burst: int
     pipelined_ms = (time.perf_counter() - began) * 1000 / burst
     client_ms = (time.process_time() - cpu) * 1000 / burst
     server_ms = (process_cpu(server_pid) - server) * 1000 / burst if server_pid else pipelined_ms
-    return {"zk_read_ms": server_ms, "zk_client_ms": client_ms,
+    # writes one at a time: each waits for its own log force, the round trip beyond a read's
+    scratch = f"/storm-calibration-{uuid.uuid4().hex[:6]}"
+    client.create(scratch)
+    began = time.perf_counter()
+    for i in range(writes):
+        client.create(f"{scratch}/{i}")
+    write_ms = (time.perf_counter() - began) * 1000 / writes
+    client.delete(scratch, recursive=True)
+    return {"zk_read_ms": server_ms, "zk_client_ms": client_ms, "zk_write_ms": max(0.0, write_ms - one_ms),
+            "sequential_write_ms": write_ms,
             "network_rtt_ms": max(0.0, one_ms - server_ms - client_ms), "sequential_read_ms": one_ms,
             "pipelined_read_ms": pipelined_ms, "mntr_before": before, "mntr_after": latencies(client),
             "burst": burst, "server_cpu_measured": bool(server_pid)}
@@ -618,15 +629,20 @@ def main() -> None:
                               else f"{burst} (ZooKeeper's process not found: its time and the client's), this run",
                 "zk_client_ms": f"this process's CPU per read over {burst}, this run",
                 "network_rtt_ms": f"one getData at a time ({measured['sequential_read_ms']:.3f} ms each) less "
-                                  "zk_read_ms and zk_client_ms, this run"}
+                                  "zk_read_ms and zk_client_ms, this run",
+                "zk_write_ms": f"one create at a time ({measured['sequential_write_ms']:.3f} ms each) less a getData's "
+                               "round trip, this run"}
             print(f"ZooKeeper: {measured['zk_read_ms']:.4f} ms of its CPU a read, {measured['zk_client_ms']:.4f} ms "
                   f"of the client's, {measured['pipelined_read_ms']:.4f} ms a read pipelined, "
                   f"{measured['sequential_read_ms']:.3f} ms one at a time", flush=True)
             pid = child_pid(b"zkconsumer.front")
             if pid is None:
                 raise SystemExit("the front's process was not found among this run's children")
-            # one unmeasured join first: ZooKeeper's JIT and this process's imports warm up on no run's account
-            legacy.run(cal.RunSpec("legacy-range", cal.AT_ONCE, 1, args.legacy_partitions[0], "warm-up"))
+            # unmeasured joins first, of every topic size: ZooKeeper's JIT, its log's first large transactions and
+            # this process's imports warm up on no run's account (a first claim of 1,000 owner znodes can take ten
+            # times the next one's)
+            for partitions in args.legacy_partitions:
+                legacy.run(cal.RunSpec("legacy-range", cal.AT_ONCE, 1, partitions, "warm-up"))
             for spec in plan(args):
                 run = legacy.run(spec) if spec.legacy else run_modern(run_servers.bootstrap, pid, spec)
                 runs.append(run)
