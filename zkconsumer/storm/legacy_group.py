@@ -189,13 +189,15 @@ class LegacyGroup:
             self.loop.at(sent + self.zk.half_rtt_ms, functools.partial(self._read_again, chunk))
 
     def _read_again(self, chunk: list[tuple[_LegacyMember, int]]) -> None:
-        """The watchers' reads of the children, which set the watches again; each member's trigger follows once the
-        answer is processed (on the members' one CPU where they share it)."""
+        """The watchers' reads of the children, which set the watches again, and each member's trigger once the answer
+        is back. Where the members share one CPU, each watcher takes its turn on it to handle the notification and
+        send the read (kazoo's event thread): the changes applied meanwhile find no watch set, and are in that read."""
         live = [(m, i) for m, i in chunk if m.incarnation == i and m.alive]
 
         def watch_set() -> None:
-            for member, _ in live:
-                member.watching = True
+            for member, incarnation in live:
+                if member.incarnation == incarnation and member.alive:
+                    member.watching = True
 
         def trigger(*_: object) -> None:
             self.measures.busy -= len(chunk)
@@ -203,13 +205,13 @@ class LegacyGroup:
                 if member.incarnation == incarnation and member.alive:
                     self._trigger(member)
 
-        def answered(*_: object) -> None:
-            if self.host is None:
-                trigger()
-            else:
-                self.host.request(self.p.step_fixed_ms * len(live), lambda: None, trigger)
+        def read(*_: object) -> None:
+            self.zk.request(self.p.zk_read_ms * len(live), watch_set, trigger, requests=len(live))
 
-        self.zk.request(self.p.zk_read_ms * len(live), watch_set, answered, requests=len(live))
+        if self.host is None:
+            read()
+        else:
+            self.host.request(self.p.step_fixed_ms * len(live), lambda: None, read)
 
     def _server_expires(self, member: _LegacyMember) -> None:
         if not member.alive:
