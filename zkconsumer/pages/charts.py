@@ -145,7 +145,9 @@ def _decades(series: Mapping[str, Sequence[float]]) -> float:
 
 
 def _plain_number(value: float, _: object = None) -> str:
-    return f"{value:,.0f}" if value >= 1 else f"{value:g}"
+    """A tick's label: 2,000,000 and 0.5 as written; 5.5 not rounded to 6 where a short axis is ticked between
+    decades."""
+    return f"{value:,.0f}" if value >= 1_000 else f"{value:g}"
 
 
 def _check_lengths(expected: int, series: Mapping[str, Sequence[float]]) -> None:
