@@ -1,8 +1,8 @@
-"""``zkconsumer analyze`` and ``simulate sweep`` on a cluster master, as the README promises: a Spark standalone
-master and a worker started from PySpark's own ``spark-class``, the command run as a user runs it with
-``--master spark://...``. The executor is a JVM of its own, started by the worker, with Python workers of its own; the tasks write their files into
-the output directory on the file system they share with the driver. The tables are checked against the same
-hand-made fleet's figures as on ``local[2]`` (tests/spark/test_fleet_job.py)."""
+"""``zkconsumer analyze`` and ``simulate sweep`` on a cluster master, as the README promises: a Spark standalone master
+and a worker started from PySpark's own ``spark-class``, the command run as a user runs it with ``--master
+spark://...``. The executor is a JVM of its own, started by the worker, with Python workers of its own; the tasks
+write their files into the output directory on the file system they share with the driver. The tables are checked
+against the same hand-made fleet's figures as on ``local[2]`` (tests/spark/test_fleet_job.py)."""
 
 from __future__ import annotations
 
