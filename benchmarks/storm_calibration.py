@@ -228,14 +228,15 @@ class LegacyBench:
             return list(self.recorder.events.get(group, ()))
 
         def settle(members: list[str], since: float) -> float:
-            """Until shared and quiet; the time of the last rebalance completed (or ``since``)."""
+            """Until quiet and shared; the time of the last rebalance completed (or ``since``). Quiet is checked
+            first: the shares' check builds every member's partitions and lists the owner znodes, milliseconds of
+            this process's one interpreter that the members rebalancing would otherwise wait for."""
             deadline = since + MAX_SECONDS
             while time.monotonic() < deadline and not errors:
-                if shared(members):
-                    busy = [e["t"] for e in events() if e["t"] >= since]
-                    if not busy or time.monotonic() - max(busy) >= LEGACY_QUIET_S:
-                        done = [e["t"] for e in events() if e["t"] >= since and e["event"] == "rebalance.completed"]
-                        return max(done, default=since)
+                busy = [e["t"] for e in events() if e["t"] >= since]
+                if (not busy or time.monotonic() - max(busy) >= LEGACY_QUIET_S) and shared(members):
+                    done = [e["t"] for e in events() if e["t"] >= since and e["event"] == "rebalance.completed"]
+                    return max(done, default=since)
                 time.sleep(0.01)
             raise SystemExit(f"{spec.name}: not stable within {MAX_SECONDS:.0f} s ({errors[:1]})")
 
@@ -506,7 +507,7 @@ def fit_and_predict(played: list[cal.RealRun], measured: dict[str, Any]) -> dict
         f"the front's coordinators' own CPU per call ({calls:,} calls: handle, heartbeat, tick) as the simulation "
         "drove them through the modern calibration runs, this machine")
     given = {k: (measured[k], measured["sources"][k]) for k in measured["sources"]}
-    fitted = cal.fit(base, calibration_runs, given)
+    fitted = cal.fit(base, calibration_runs, given, model_for)
     rows = [cal.compare(r, cal.predict(r.spec, model_for(r.spec, fitted.parameters)), spread_=spreads.get(r.spec.name))
             for r in runs]
     return {"calibration": fitted, "rows": rows, "base": base, "spreads": spreads}

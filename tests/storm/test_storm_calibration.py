@@ -113,6 +113,42 @@ def replace_params(**changes) -> StormParameters:
     return replace(BASE, **changes)
 
 
+def shared_cpu(_spec: cal.RunSpec, parameters: StormParameters) -> StormParameters:
+    from dataclasses import replace
+
+    return replace(parameters, members_share_one_cpu=True)
+
+
+def test_members_sharing_one_process_pay_each_others_rebalance_cpu_in_turn():
+    def stable(members: int, cost_ms: float) -> float:
+        figures = cal.predict(spec(members=members), replace_params(members_share_one_cpu=True,
+                                                                     rebalance_cpu_ms=cost_ms))
+        assert figures.time_to_stable_s is not None
+        return figures.time_to_stable_s
+
+    assert stable(1, 50.0) - stable(1, 0.0) == pytest.approx(0.05, abs=0.005)
+    assert stable(5, 50.0) - stable(5, 0.0) >= 0.2
+
+
+def test_the_rebalance_cpu_is_the_value_whose_predicted_times_match_the_crowded_legacy_runs():
+    truth = replace_params(rebalance_cpu_ms=25.0)
+    crowded = [spec(members=5), spec(cal.JOIN_RUNNING, 4, 3, lead_s=1.0)]
+    runs = [run(s, figures=cal.predict(s, shared_cpu(s, truth))) for s in crowded]
+    lone = run(spec(members=1), figures=cal.Figures(10.0, 1.0, 5, 0))  # far off, and not used
+    fitted = cal.fit_rebalance_cpu(BASE, [*runs, lone], shared_cpu)
+    assert fitted is not None and fitted.name == "rebalance_cpu_ms"
+    assert fitted.value == pytest.approx(25.0, abs=1.0)
+    assert "2 legacy runs" in fitted.source
+
+
+def test_the_rebalance_cpu_is_fitted_only_from_crowded_legacy_runs_and_only_when_asked():
+    others = [run(spec(members=1)), run(spec(members=3, protocol="eager-range"))]
+    assert cal.fit_rebalance_cpu(BASE, others, shared_cpu) is None
+    crowded = [run(spec(members=3), figures=cal.Figures(0.5, 10.0, 5, 0))]
+    assert "rebalance_cpu_ms" not in {f.name for f in cal.fit(BASE, crowded).fits}
+    assert cal.fit(BASE, crowded, model_for=shared_cpu).parameters.rebalance_cpu_ms > 0
+
+
 # --- agreement -----------------------------------------------------------------------------------------------------
 
 def test_agreement_is_within_a_fifth_or_an_absolute_slack_and_both_missing_agree():

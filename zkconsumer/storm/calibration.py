@@ -19,8 +19,9 @@ fitted parameter keeps the runs it came from.
 
 from __future__ import annotations
 
+import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from zkconsumer.scenarios import model as sc
@@ -228,7 +229,7 @@ def _samples(runs: Sequence[RealRun], step: str) -> list[tuple[RealRun, StepSamp
     return [(r, s) for r in runs for s in r.steps if s.step == step]
 
 
-def _runs_named(pairs: Iterable[tuple[RealRun, StepSample]]) -> str:
+def _runs_named(pairs: Iterable[tuple[RealRun, StepSample | None]]) -> str:
     names = sorted({r.spec.name for r, _ in pairs})
     return "; ".join(names) if len(names) <= 3 else f"{'; '.join(names[:3])} and {len(names) - 3} more"
 
@@ -239,10 +240,55 @@ def _alone(runs: Sequence[RealRun], step: str) -> list[tuple[RealRun, StepSample
     return [(r, s) for r, s in _samples(runs, step) if s.members == 1]
 
 
+#: what a run's own settings make of the parameters (the benchmark's: the legacy members' settings, their one process)
+ModelFor = Callable[[RunSpec, StormParameters], StormParameters]
+
+
+def fit_rebalance_cpu(parameters: StormParameters, runs: Sequence[RealRun], model_for: ModelFor,
+                      high_ms: float = 200.0, tolerance_ms: float = 0.5) -> ParameterFit | None:
+    """``rebalance_cpu_ms``: the CPU a rebalance attempt costs its member's process beyond the steps the other
+    parameters price, as the value whose predicted time to stable best matches the legacy ``runs`` where several
+    members rebalance (least squares of the log of predicted over real, a golden-section search over
+    ``[0, high_ms]``). A lone member's steps do not show it (it runs while the member waits on ZooKeeper), members
+    sharing one process pay it in turn; the other parameters stay as given. None without such a run."""
+    crowded = [r for r in runs if r.spec.legacy and r.spec.members > 1 and r.figures.time_to_stable_s]
+
+    def misfit(cost_ms: float) -> float:
+        total = 0.0
+        for r in crowded:
+            predicted = predict(r.spec, model_for(r.spec, replace(parameters, rebalance_cpu_ms=cost_ms)))
+            real = r.figures.time_to_stable_s
+            assert real is not None
+            # a prediction never stable counts as ten times the real time
+            total += math.log((predicted.time_to_stable_s or 10 * real) / real) ** 2
+        return total
+
+    if not crowded:
+        return None
+    ratio = (math.sqrt(5) - 1) / 2
+    low, high = 0.0, high_ms
+    a, b = high - ratio * (high - low), low + ratio * (high - low)
+    fa, fb = misfit(a), misfit(b)
+    while high - low > tolerance_ms:
+        if fa <= fb:
+            high, b, fb = b, a, fa
+            a = high - ratio * (high - low)
+            fa = misfit(a)
+        else:
+            low, a, fa = a, b, fb
+            b = low + ratio * (high - low)
+            fb = misfit(b)
+    named = _runs_named((r, None) for r in crowded)
+    return ParameterFit("rebalance_cpu_ms", round((low + high) / 2, 1),
+                        f"time to stable of {len(crowded)} legacy runs of several members, the other parameters as "
+                        f"fitted (least squares of the log ratio): {named}")
+
+
 def fit(base: StormParameters, runs: Sequence[RealRun],
-        measured: dict[str, tuple[float, str]] | None = None) -> Calibration:
+        measured: dict[str, tuple[float, str]] | None = None, model_for: ModelFor | None = None) -> Calibration:
     """The parameters ``runs`` (the calibration set) give, over ``base``; ``measured``: parameters measured outside
-    the runs, name -> (value, source)."""
+    the runs, name -> (value, source); ``model_for``: the runs' own settings, to fit ``rebalance_cpu_ms`` last
+    (:func:`fit_rebalance_cpu`; not fitted without it)."""
     fits: list[ParameterFit] = []
     values: dict[str, float] = {}
 
@@ -293,6 +339,10 @@ def fit(base: StormParameters, runs: Sequence[RealRun],
         put("zk_multi_op_ms", sum(x * y for x, y in zip(xs, ys, strict=True)) / sum(x * x for x in xs),
             f"step 8 (claim) of {len(claims)} lone members against owner znodes, less {p.zk_write_ms:g} ms a batch, "
             f"through the origin: {_runs_named(claims)}")
+    if model_for is not None:
+        crowd = fit_rebalance_cpu(replace(base, **values), runs, model_for)  # type: ignore[arg-type]
+        if crowd is not None:
+            put(crowd.name, crowd.value, crowd.source)
     return Calibration(replace(base, **values), tuple(fits))  # type: ignore[arg-type]
 
 

@@ -326,7 +326,7 @@ class LegacyGroup:
         p = self.p
 
         def step1_read_cluster() -> None:
-            self._read(member, 1, lambda: self._cpu(member, p.step_fixed_ms, step2_stop_fetchers))
+            self._read(member, 1, lambda: self._cpu(member, p.step_fixed_ms + p.rebalance_cpu_ms, step2_stop_fetchers))
 
         def step2_stop_fetchers() -> None:
             # the offsets' commit writes nothing: no messages are modelled, so no offset moved since the last one
