@@ -246,7 +246,7 @@ ModelFor = Callable[[RunSpec, StormParameters], StormParameters]
 
 def fit_rebalance_cpu(parameters: StormParameters, runs: Sequence[RealRun], model_for: ModelFor,
                       high_ms: float = 200.0, tolerance_ms: float = 0.5) -> ParameterFit | None:
-    """``rebalance_cpu_ms``: the CPU a rebalance attempt costs its member's process beyond the steps the other
+    """``rebalance_cpu_ms``: the CPU a rebalance costs its member's process beyond the steps the other
     parameters price, as the value whose predicted time to stable best matches the legacy ``runs`` where several
     members rebalance (least squares of the log of predicted over real, a golden-section search over
     ``[0, high_ms]``). A lone member's steps do not show it (it runs while the member waits on ZooKeeper), members

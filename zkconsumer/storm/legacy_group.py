@@ -17,7 +17,8 @@ A member's rebalance, per attempt (the ZooKeeper requests it sends in brackets; 
    whole (a conflict): the member reads that batch's owner znodes (a read each), deletes the batches it did
    create, and retries the rebalance after ``rebalance.backoff.ms``; after ``rebalance.max.retries`` failed attempts
    it gives up (Kafka's ``ConsumerRebalanceFailedException``) and owns nothing until the next watch;
-9. start its fetchers: its partitions consume again.
+9. start its fetchers: its partitions consume again; then the rebalance's own CPU beyond its steps
+   (``rebalance_cpu_ms``), and the rebalance completes.
 
 A watch firing during a rebalance is remembered and runs one more rebalance after it (Kafka's watcher thread).
 A request answered later than ``zookeeper.session.timeout.ms`` after it was sent is given up by the member (the
@@ -326,7 +327,7 @@ class LegacyGroup:
         p = self.p
 
         def step1_read_cluster() -> None:
-            self._read(member, 1, lambda: self._cpu(member, p.step_fixed_ms + p.rebalance_cpu_ms, step2_stop_fetchers))
+            self._read(member, 1, lambda: self._cpu(member, p.step_fixed_ms, step2_stop_fetchers))
 
         def step2_stop_fetchers() -> None:
             # the offsets' commit writes nothing: no messages are modelled, so no offset moved since the last one
@@ -406,7 +407,7 @@ class LegacyGroup:
             member.consuming = True
             self.measures.change_consuming(len(mine))
             self.measures.rebalances += 1
-            self._rebalance_finished(member)
+            self._cpu(member, p.rebalance_cpu_ms, lambda: self._rebalance_finished(member))
 
         step1_read_cluster()
 

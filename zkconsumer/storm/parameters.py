@@ -51,13 +51,14 @@ class StormParameters:
     #: steps 1-4 and 9: fixed cost of each step. Measured: steps 2-4 of a member owning nothing took 0.01-0.06 ms
     #: in run A
     step_fixed_ms: float = 0.05
-    #: each rebalance attempt's CPU beyond its steps' own, in the member's process: the watch's handling, the
-    #: attempt's events logged, the connector's threads woken (kazoo's, the fetchers', the leader finder's) and its
-    #: answers handed between them. A lone member hides it in its waits on ZooKeeper; members sharing one process pay
-    #: it in turn. Fitted (``calibration.fit_rebalance_cpu``) to the time to stable of the legacy calibration runs of
-    #: several members (10 at once on 1,000 partitions, 9 into 1 on 10,000): 14.4 ms on 2026-11-28's quiet run of
-    #: ``benchmarks/storm_calibration.py --repeat 2`` (14:56 UTC)
-    rebalance_cpu_ms: float = 14.4
+    #: each rebalance's CPU beyond its steps' own, in the member's process, charged once its fetchers start (their
+    #: threads' first work: leaders looked up, first fetches) and before the rebalance completes: the watch's
+    #: handling, the events logged, the connector's threads woken and its answers handed between them. A lone member
+    #: hides most of it in its waits on ZooKeeper; members sharing one process pay it in turn. Fitted
+    #: (``calibration.fit_rebalance_cpu``) to the time to stable of the legacy calibration runs of several members
+    #: (10 at once on 1,000 partitions, 9 into 1 on 10,000): 15.2 ms on 2026-11-28's quiet run of
+    #: ``benchmarks/storm_calibration.py --repeat 2`` (14:56 UTC), replayed
+    rebalance_cpu_ms: float = 15.2
     #: step 5 (assign): the assignor and the group snapshot, per partition. Measured: a lone member's step 5 took
     #: 5.3 ms on 1,000 partitions and 49.7 ms on 10,000 in run A
     assign_per_partition_ms: float = 0.005
