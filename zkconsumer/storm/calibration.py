@@ -13,8 +13,9 @@ Fitting (:func:`fit`): every legacy step's cost is a line through the steps' ``d
 model says the step's cost grows with (partitions, members, partitions owned), less the ZooKeeper requests the model
 books apart, from members rebalancing alone (the runs' members share one process, so steps taken together measure
 their contention too, which the model plays by ``members_share_one_cpu``); what is measured outside the runs
-(ZooKeeper's read service time, the loopback round trip, the coordinators' CPU per request) comes in as given. Each
-fitted parameter keeps the runs it came from.
+(ZooKeeper's read service time, the loopback round trip, the coordinators' CPU per request) comes in as given. Last,
+what a rebalance costs its process beyond those steps (:func:`fit_rebalance_cpu`) is fitted to the time to stable of
+the runs of several members, by simulating them. Each fitted parameter keeps the runs it came from.
 """
 
 from __future__ import annotations

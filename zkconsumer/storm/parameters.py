@@ -51,10 +51,11 @@ class StormParameters:
     #: steps 1-4 and 9: fixed cost of each step. Measured: steps 2-4 of a member owning nothing took 0.01-0.06 ms
     #: in run A
     step_fixed_ms: float = 0.05
-    #: each rebalance's CPU beyond its steps' own, in the member's process, charged once its fetchers start (their
-    #: threads' first work: leaders looked up, first fetches) and before the rebalance completes: the watch's
-    #: handling, the events logged, the connector's threads woken and its answers handed between them. A lone member
-    #: hides most of it in its waits on ZooKeeper; members sharing one process pay it in turn. Fitted
+    #: each rebalance's CPU beyond its steps' own, in the member's process, charged once its fetchers start (the
+    #: leader finder woken for the new partitions: brokers read, metadata asked, fetchers handed) and before the
+    #: rebalance completes: the watch's handling, the events logged, the connector's threads woken and its answers
+    #: handed between them. A lone member hides most of it in its waits on ZooKeeper; members sharing one process pay
+    #: it in turn. Fitted
     #: (``calibration.fit_rebalance_cpu``) to the time to stable of the legacy calibration runs of several members
     #: (10 at once on 1,000 partitions, 9 into 1 on 10,000): 15.2 ms on 2026-11-28's quiet run of
     #: ``benchmarks/storm_calibration.py --repeat 2`` (14:56 UTC), replayed
