@@ -22,9 +22,12 @@ from zkconsumer.embedded.process import free_port
 from zkconsumer.fleet.snapshot import encode
 
 
-@pytest.fixture
-def master(tmp_path) -> Iterator[str]:
-    """A standalone master with one worker of 2 cores; its URL. Both are killed with their executors after."""
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory) -> Iterator[tuple[str, Path]]:
+    """A standalone master with one worker of 2 cores, for the module's tests (a cluster's start is some ten seconds);
+    its URL and the worker's directory, where each application's executors log. Both are killed with their executors
+    after."""
+    tmp_path = tmp_path_factory.mktemp("cluster")
     import pyspark
 
     home = Path(pyspark.__file__).parent
@@ -47,7 +50,7 @@ def master(tmp_path) -> Iterator[str]:
             if name == "master":
                 wait_for(lambda: "ALIVE" in logs["master"].read_text(), timeout=60, interval=0.2)
         wait_for(lambda: "Registering worker" in logs["master"].read_text(), timeout=60, interval=0.2)
-        yield url
+        yield url, tmp_path / "work"
     finally:
         for process in reversed(started):  # the worker's process group holds its executors
             with contextlib.suppress(ProcessLookupError):
@@ -55,8 +58,17 @@ def master(tmp_path) -> Iterator[str]:
             process.wait(timeout=bounded(30))
 
 
+def ran_in_an_executor(cluster: tuple[str, Path], before: set[Path]) -> None:
+    """The tasks of the application the test started ran in an executor the worker started, not in the command's
+    own JVM."""
+    apps = set(cluster[1].glob("app-*")) - before
+    executors = [p for app in apps for p in app.glob("*/stderr")]
+    assert executors and any("Running task" in p.read_text() for p in executors), (apps, executors)
+
+
 @pytest.mark.timeout(450)  # its waits: 60 + 60 s for the cluster, 240 s for the command, 30 s to end it
-def test_analyze_fleet_on_a_standalone_master(master, tmp_path):
+def test_analyze_fleet_on_a_standalone_master(cluster, tmp_path):
+    master, before = cluster[0], set(cluster[1].glob("app-*"))
     snapshot = tmp_path / "fleet.jsonl"
     snapshot.write_text("".join(encode(g) + "\n" for g in FLEET) + "not a record\n")
     out = tmp_path / "out"
@@ -72,13 +84,12 @@ def test_analyze_fleet_on_a_standalone_master(master, tmp_path):
     strategies = {(r["group"], r["strategy"]): r for r in pq.read_table(out / "strategies").to_pylist()}
     assert len(strategies) == 15 and strategies[("settled", "roundrobin")]["moved_partitions"] == 2
     assert sorted(p.name for p in out.iterdir()) == ["groups", "strategies", "summary.html"]
-    # the tasks ran in an executor the worker started, not in the command's own JVM
-    executors = [p for p in (tmp_path / "work").glob("app-*/*/stderr")]
-    assert executors and any("Running task" in p.read_text() for p in executors), executors
+    ran_in_an_executor(cluster, before)
 
 
 @pytest.mark.timeout(450)  # as above
-def test_simulate_sweep_on_a_standalone_master(master, tmp_path):
+def test_simulate_sweep_on_a_standalone_master(cluster, tmp_path):
+    master, before = cluster[0], set(cluster[1].glob("app-*"))
     out = tmp_path / "sweep"
 
     done = zkconsumer_cli("simulate", "sweep", "--members", "2,3", "--partitions", "10", "--protocols",
@@ -93,5 +104,4 @@ def test_simulate_sweep_on_a_standalone_master(master, tmp_path):
     assert all(r["time_to_stable_s"] > 0 for r in runs)
     assert sorted(p.name for p in out.iterdir()) == ["runs", "sweep.html"]
     assert "wrote" in done.stdout and "legacy-range" in done.stdout
-    executors = [p for p in (tmp_path / "work").glob("app-*/*/stderr")]
-    assert executors and any("Running task" in p.read_text() for p in executors), executors
+    ran_in_an_executor(cluster, before)
