@@ -147,3 +147,21 @@ actions = [{ start = "m1" }]
 title = "m2 joins"
 actions = [{ start = "m2" }]
 """
+
+
+CHAOS = REPO / "benchmarks" / "chaos.py"
+
+
+def chaos_run_held(report_path: Path, *args: str) -> dict:
+    """benchmarks/chaos.py run with ``args``, its report written to ``report_path``: the run must end with its
+    verdict ``chaos HELD``; its report."""
+    import json
+
+    run = subprocess.run([sys.executable, str(CHAOS), *args, "--report", str(report_path)], capture_output=True,
+                         text=True, timeout=bounded(190))
+    verdict = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-2000:]
+    assert report_path.exists(), f"the run wrote no report (exit {run.returncode}): {run.stderr[-3000:]}"
+    report = json.loads(report_path.read_text())
+    assert run.returncode == 0, (verdict, report["violations"])
+    assert verdict.startswith("chaos HELD")
+    return report

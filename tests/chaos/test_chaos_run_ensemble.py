@@ -3,15 +3,10 @@ tests/test_chaos.py): server faults and a broker restart, every invariant must h
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
-from support import REPO
-from time_scale import bounded, scaled
+from support import chaos_run_held
+from time_scale import scaled
 
-CHAOS = REPO / "benchmarks" / "chaos.py"
 ENSEMBLE_FAULTS = "broker,zk-leader,zk-cutoff"  # the pause, with its stale check: tests/test_chaos.py
 
 
@@ -22,16 +17,9 @@ def test_the_short_chaos_run_on_an_ensemble_holds_through_server_faults_and_a_br
     """Three ZooKeeper servers; the broker restarted on its object store, the leader killed, the busiest server cut off
     from its peers: nothing lost, the broker's committed offsets kept. Every one of the three happens: the run goes
     on past its 24 s until it has had them all (at most 60 s at this machine's time scale)."""
-    report_path = tmp_path / "chaos.json"
-    run = subprocess.run([sys.executable, str(CHAOS), "--duration-s", "24", "--seed", "11", "--zookeeper-servers", "3",
-                          "--faults", ENSEMBLE_FAULTS, "--fault-gap-s", "1.5", "--min-fault-kinds", "3",
-                          "--max-duration-s", f"{scaled(60):.0f}", "--report", str(report_path)],
-                         capture_output=True, text=True, timeout=bounded(190))
-    verdict = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-2000:]
-    assert report_path.exists(), f"the run wrote no report (exit {run.returncode}): {run.stderr[-3000:]}"
-    report = json.loads(report_path.read_text())
-    assert run.returncode == 0, (verdict, report["violations"])
-    assert verdict.startswith("chaos HELD")
+    report = chaos_run_held(tmp_path / "chaos.json", "--duration-s", "24", "--seed", "11", "--zookeeper-servers", "3",
+                            "--faults", ENSEMBLE_FAULTS, "--fault-gap-s", "1.5", "--min-fault-kinds", "3",
+                            "--max-duration-s", f"{scaled(60):.0f}")
     assert report["lost"] == 0 and report["delivered_distinct"] >= report["produced"] > 1000
     assert [f["kind"] for f in report["faults"]][:3] == ENSEMBLE_FAULTS.split(",")
     assert report["violations"] == []
