@@ -29,6 +29,7 @@ KAFKA_DEFAULTS = {
     "group.consumer.assignors": "uniform,range",
     "group.consumer.max.size": "2147483647",
     "group.consumer.migration.policy": "bidirectional",
+    "offsets.commit.timeout.ms": "5000",
 }
 
 

@@ -76,8 +76,8 @@ class FrontConfig:
 
     def group_settings(self) -> dict[str, str]:
         """The group coordinators' settings by Kafka's broker config names, as a Kafka broker's DescribeConfigs
-        answers them (``group.max.size`` unlimited as Kafka's ``Int.MaxValue``); none when the broker's own
-        coordinator answers the group APIs."""
+        answers them (``group.max.size`` unlimited as Kafka's ``Int.MaxValue``), the commit timeout of the offsets
+        they check included; none when the broker's own coordinator answers the group APIs."""
         if not self.group_coordinator:
             return {}
         classic, consumer = self.classic_groups, self.consumer_groups
@@ -88,6 +88,7 @@ class FrontConfig:
             "group.consumer.assignors": ",".join(consumer.assignors),
             "group.consumer.max.size": consumer.max_size,
             "group.consumer.migration.policy": consumer.migration_policy,
+            "offsets.commit.timeout.ms": self.offsets_commit_timeout_ms,
         }
         return {name: str(INT_MAX if value is None else value) for name, value in settings.items()}
 

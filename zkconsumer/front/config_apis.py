@@ -57,8 +57,7 @@ class ConfigApis:
         self.holds = holds
         self.entries = dict(config.group_settings())
         self.entries[FRONT_CONFIG] = _named() + ("" if config.group_coordinator else RELAYING)
-        self.defaults = dataclasses.replace(config, classic_groups=type(config.classic_groups)(),
-                                            consumer_groups=type(config.consumer_groups)()).group_settings()
+        self.defaults = type(config)(config.bootstrap).group_settings()  # a front told nothing
 
     def table(self) -> list[LocalApi]:
         return [LocalApi(DESCRIBE_CONFIGS, *VERSIONS[DESCRIBE_CONFIGS], self.describe_configs),
