@@ -117,7 +117,7 @@ def fetch_v0(sock: socket.socket, topic: str, offsets: dict[int, int]) -> dict[i
     """One Fetch v0 of every partition: partition -> (messages, next offset, bytes)."""
     from kafka.protocol.old.fetch import FetchRequest_v0, FetchResponse_v0
 
-    from zkconsumer.front.client import read_answer
+    from zkconsumer.front.proxy.client import read_answer
 
     request = FetchRequest_v0(replica_id=-1, max_wait_ms=MAX_WAIT_MS, min_bytes=1, topics=[
         (topic, [(partition, offset, PARTITION_MAX_BYTES) for partition, offset in offsets.items()])])
@@ -139,7 +139,7 @@ def fetch_v11(sock: socket.socket, topic: str, offsets: dict[int, int]) -> dict[
     from kio.schema.fetch.v11.request import FetchPartition, FetchRequest, FetchTopic
     from kio.static.primitive import i32, i32Timedelta, i64
 
-    from zkconsumer.front.client import exchange_on
+    from zkconsumer.front.proxy.client import exchange_on
 
     request = FetchRequest(max_wait=i32Timedelta.parse(timedelta(milliseconds=MAX_WAIT_MS)), min_bytes=i32(1),
                            rack_id="", topics=(FetchTopic(topic=topic, partitions=tuple(
@@ -160,7 +160,7 @@ def fetch_v11(sock: socket.socket, topic: str, offsets: dict[int, int]) -> dict[
 
 def measure(version: int, front: str, topic: str, partitions: int, messages: int, front_pid: int,
             broker_pid: int) -> Fetched:
-    from zkconsumer.front.config import parse_address
+    from zkconsumer.front.proxy.config import parse_address
 
     fetch = fetch_v0 if version == 0 else fetch_v11
     offsets = dict.fromkeys(range(partitions), 0)

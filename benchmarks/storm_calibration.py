@@ -461,8 +461,8 @@ def combined(runs: list[cal.RealRun]) -> tuple[list[cal.RealRun], dict[str, dict
 def coordinator_cpu_ms(specs: list[cal.RunSpec]) -> tuple[float, int]:
     """The front's coordinators' own CPU per request, measured on this machine: the real state machines
     (``handle``, ``heartbeat``, ``tick``) timed while the simulation drives them through ``specs``."""
-    from zkconsumer.front.classic_group import ClassicGroupCoordinator
-    from zkconsumer.front.consumer_group import ConsumerGroupCoordinator
+    from zkconsumer.front.groups.classic_group import ClassicGroupCoordinator
+    from zkconsumer.front.groups.consumer_group import ConsumerGroupCoordinator
 
     spent = [0.0, 0]
     originals = [(cls, name, getattr(cls, name)) for cls, name in (

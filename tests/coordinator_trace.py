@@ -107,7 +107,7 @@ def classic_story(members: bool = True) -> list[str]:
 
 
 def consumer_story() -> list[str]:
-    """A KIP-848 group, its fields as :mod:`zkconsumer.front.consumer_group` names them: a member joins (epoch 1), a
+    """A KIP-848 group, its fields as the consumer coordinator names them: a member joins (epoch 1), a
     second joins (epoch 2: a partition revoked from the first before the second gets it), the second is fenced."""
     return [
         consumer("created", 1.0),
@@ -149,15 +149,15 @@ def consumer_story() -> list[str]:
 
 
 def group_event_line(event) -> str:
-    """A :class:`zkconsumer.front.classic_group_messages.GroupEvent` as a JSON line."""
+    """A :class:`zkconsumer.front.groups.classic_group_messages.GroupEvent` as a JSON line."""
     return line(event.name, event.at_ms / 1000, group=event.group_id, at_ms=event.at_ms, **dict(event.fields))
 
 
 def driven_classic_story() -> list[str]:
     """Two members join an empty classic group (one round after the initial delay), a third joins the stable group
     (a round as soon as all have rejoined), then the third leaves."""
-    from zkconsumer.front.classic_group import ClassicGroupCoordinator
-    from zkconsumer.front.classic_group_messages import (
+    from zkconsumer.front.groups.classic_group import ClassicGroupCoordinator
+    from zkconsumer.front.groups.classic_group_messages import (
         JoinGroup,
         JoinGroupResponse,
         LeaveGroup,
@@ -212,8 +212,8 @@ def driven_consumer_story() -> list[str]:
     """A KIP-848 group: a member joins (epoch 1, everything); a second joins (epoch 2: the first is asked to revoke
     half before the second gets it); the second leaves (epoch 3)."""
     from zkconsumer.assignors.topic_ids import generated_topic_id
-    from zkconsumer.front.consumer_group import ConsumerGroupCoordinator
-    from zkconsumer.front.consumer_group_messages import ConsumerGroupHeartbeat, TopicMetadata
+    from zkconsumer.front.groups.consumer_group import ConsumerGroupCoordinator
+    from zkconsumer.front.groups.consumer_group_messages import ConsumerGroupHeartbeat, TopicMetadata
 
     names = iter(["k1-id", "k2-id"])
     coordinator = ConsumerGroupCoordinator(new_member_id=lambda: next(names))

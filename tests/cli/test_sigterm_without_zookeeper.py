@@ -30,7 +30,7 @@ from zkconsumer.bridge.metadata_bridge import MetadataBridge
 from zkconsumer.embedded.broker import LocalTansu
 from zkconsumer.embedded.process import ProcessRecord
 from zkconsumer.embedded.zookeeper import LocalZooKeeper
-from zkconsumer.front.client import api_versions_request, exchange_on
+from zkconsumer.front.proxy.client import api_versions_request, exchange_on
 from zkconsumer.zk import paths
 from zkconsumer.zk.client import zookeeper
 

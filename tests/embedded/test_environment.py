@@ -13,8 +13,8 @@ from support import wait_for, zkconsumer_cli
 from time_scale import scaled
 
 from zkconsumer.embedded.process import ProcessRecord
-from zkconsumer.front.client import read_answer
-from zkconsumer.front.config import parse_address
+from zkconsumer.front.proxy.client import read_answer
+from zkconsumer.front.proxy.config import parse_address
 from zkconsumer.zk import cluster
 from zkconsumer.zk.client import zookeeper
 

@@ -10,7 +10,7 @@ import pytest
 from time_scale import bounded
 
 from zkconsumer.embedded.front_process import FrontProcess
-from zkconsumer.front.client import answers_api_versions
+from zkconsumer.front.proxy.client import answers_api_versions
 
 
 def running(pid: int) -> bool:

@@ -7,8 +7,8 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from zkconsumer.front import classic_group_messages as m
-from zkconsumer.front.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
+from zkconsumer.front.groups import classic_group_messages as m
+from zkconsumer.front.groups.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
 
 GROUP = "g"
 SESSION_MS = 45_000

@@ -7,8 +7,8 @@ from collections.abc import Callable
 import pytest
 from classic_group_driver import GROUP, RANGE, REBALANCE_MS, SESSION_MS, Driver
 
-from zkconsumer.front.classic_group import ClassicGroupConfig
-from zkconsumer.front.classic_group_messages import (
+from zkconsumer.front.groups.classic_group import ClassicGroupConfig
+from zkconsumer.front.groups.classic_group_messages import (
     DeleteGroupsResponse,
     DescribeGroupsResponse,
     ErrorCode,

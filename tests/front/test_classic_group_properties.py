@@ -9,7 +9,7 @@ from classic_group_driver import GROUP, Driver
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from zkconsumer.front.classic_group_messages import (
+from zkconsumer.front.groups.classic_group_messages import (
     DeleteGroups,
     DescribeGroups,
     ErrorCode,

@@ -13,13 +13,13 @@ import pytest
 from kio.index import load_request_schema
 from time_scale import bounded
 
-from zkconsumer.front.client import exchange
-from zkconsumer.front.config import FrontConfig
-from zkconsumer.front.config_apis import INCREMENTAL_ALTER_CONFIGS, TOPIC, ConfigApis
-from zkconsumer.front.group_apis import nested
-from zkconsumer.front.handlers import RequestContext
-from zkconsumer.front.topic_holds import TopicHolds
-from zkconsumer.front.wire import MalformedResponse, RequestHead
+from zkconsumer.front.proxy.client import exchange
+from zkconsumer.front.proxy.config import FrontConfig
+from zkconsumer.front.proxy.config_apis import INCREMENTAL_ALTER_CONFIGS, TOPIC, ConfigApis
+from zkconsumer.front.proxy.group_apis import nested
+from zkconsumer.front.proxy.handlers import RequestContext
+from zkconsumer.front.proxy.topic_holds import TopicHolds
+from zkconsumer.front.proxy.wire import MalformedResponse, RequestHead
 from zkconsumer.kafka.topics import create_topic
 
 

@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 import pytest
 
 from zkconsumer.assignors.topic_ids import Uuid, generated_topic_id
-from zkconsumer.front.classic_group_messages import GroupEvent, ListedGroup
-from zkconsumer.front.consumer_group import (
+from zkconsumer.front.groups.classic_group_messages import GroupEvent, ListedGroup
+from zkconsumer.front.groups.consumer_group import (
     SERVER_ASSIGNORS,
     ConsumerGroupConfig,
     ConsumerGroupCoordinator,
     ServerAssignor,
 )
-from zkconsumer.front.consumer_group_messages import (
+from zkconsumer.front.groups.consumer_group_messages import (
     ConsumerGroupDescribe,
     ConsumerGroupHeartbeat,
     ConsumerGroupHeartbeatResponse,

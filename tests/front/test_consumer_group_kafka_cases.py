@@ -10,8 +10,8 @@ from test_consumer_group import GROUP, Driver, tid, tps
 
 from zkconsumer.assignors.group_spec import GroupSpec, TargetAssignment
 from zkconsumer.assignors.topic_ids import Uuid
-from zkconsumer.front.consumer_group import ConsumerGroupConfig
-from zkconsumer.front.consumer_group_messages import (
+from zkconsumer.front.groups.consumer_group import ConsumerGroupConfig
+from zkconsumer.front.groups.consumer_group_messages import (
     ConsumerGroupHeartbeat,
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupState,

@@ -10,17 +10,23 @@ import struct
 import pytest
 
 from zkconsumer.assignors.topic_ids import generated_topic_id
-from zkconsumer.front import classic_group_messages as classic
-from zkconsumer.front.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
-from zkconsumer.front.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
-from zkconsumer.front.consumer_group_messages import (
+from zkconsumer.front.groups import classic_group_messages as classic
+from zkconsumer.front.groups.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
+from zkconsumer.front.groups.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
+from zkconsumer.front.groups.consumer_group_messages import (
     ConsumerGroupHeartbeat,
     ConsumerGroupState,
     ErrorCode,
     MemberState,
     TopicMetadata,
 )
-from zkconsumer.front.group_records import ClassicGroupRecord, ClassicMemberRecord, decode, encode_key, encode_value
+from zkconsumer.front.groups.group_records import (
+    ClassicGroupRecord,
+    ClassicMemberRecord,
+    decode,
+    encode_key,
+    encode_value,
+)
 from zkconsumer.kafka.consumer_protocol import decode_assignment, decode_subscription, encode_assignment
 from zkconsumer.types import TopicPartition
 

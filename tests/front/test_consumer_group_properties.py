@@ -21,9 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zkconsumer.assignors.topic_ids import Uuid, generated_topic_id
-from zkconsumer.front.classic_group_messages import GroupEvent
-from zkconsumer.front.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
-from zkconsumer.front.consumer_group_messages import (
+from zkconsumer.front.groups.classic_group_messages import GroupEvent
+from zkconsumer.front.groups.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
+from zkconsumer.front.groups.consumer_group_messages import (
     ConsumerGroupHeartbeat,
     ConsumerGroupHeartbeatResponse,
     ErrorCode,

@@ -9,8 +9,8 @@ from collections.abc import Callable
 import pytest
 
 from zkconsumer.assignors.topic_ids import Uuid
-from zkconsumer.front.consumer_group_messages import MemberState
-from zkconsumer.front.consumer_group_reconcile import FREE, Reconciliation, reconcile
+from zkconsumer.front.groups.consumer_group_messages import MemberState
+from zkconsumer.front.groups.consumer_group_reconcile import FREE, Reconciliation, reconcile
 
 T1 = Uuid(1, 11)
 T2 = Uuid(2, 22)

@@ -10,8 +10,8 @@ import time
 from structlog.testing import capture_logs
 from time_scale import bounded
 
-from zkconsumer.front.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
-from zkconsumer.front.classic_group_messages import (
+from zkconsumer.front.groups.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
+from zkconsumer.front.groups.classic_group_messages import (
     ErrorCode,
     GroupEvent,
     JoinGroup,
@@ -19,8 +19,8 @@ from zkconsumer.front.classic_group_messages import (
     Protocol,
     Step,
 )
-from zkconsumer.front.consumer_group import ConsumerGroupCoordinator
-from zkconsumer.front.coordinator_runtime import CoordinatorRuntime, RequestDropped
+from zkconsumer.front.groups.consumer_group import ConsumerGroupCoordinator
+from zkconsumer.front.groups.coordinator_runtime import CoordinatorRuntime, RequestDropped
 
 DELAY_MS = 50
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zkconsumer.front.deadline_timers import DeadlineTimers, Due
+from zkconsumer.front.groups.deadline_timers import DeadlineTimers, Due
 
 
 def drain(timers: DeadlineTimers[str, int], now_ms: int) -> list[Due[str, int]]:

@@ -19,7 +19,7 @@ from time_scale import bounded, scaled
 
 from zkconsumer.embedded.broker import LocalTansu
 from zkconsumer.embedded.front_process import FrontProcess
-from zkconsumer.front.client import answers_api_versions, api_versions_request, exchange, exchange_on
+from zkconsumer.front.proxy.client import answers_api_versions, api_versions_request, exchange, exchange_on
 
 #: well under any client's request timeout: what "promptly" means here (on the reference machine)
 PROMPT = 5.0

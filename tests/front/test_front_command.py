@@ -12,7 +12,7 @@ from kio.schema.errors import ErrorCode
 from support import wait_for, zkconsumer_cli
 from time_scale import bounded
 
-from zkconsumer.front.client import api_versions_request, exchange
+from zkconsumer.front.proxy.client import api_versions_request, exchange
 
 
 def test_the_command_serves_in_the_foreground_and_stops_on_sigterm(bootstrap_servers, tmp_path):

@@ -16,8 +16,8 @@ from kio.static.primitive import i32, i32Timedelta
 from time_scale import bounded
 
 from zkconsumer.embedded.front_process import FrontProcess
-from zkconsumer.front.client import exchange_on
-from zkconsumer.front.group_apis import build
+from zkconsumer.front.proxy.client import exchange_on
+from zkconsumer.front.proxy.group_apis import build
 
 
 @pytest.fixture(scope="module")

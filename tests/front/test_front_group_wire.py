@@ -24,9 +24,9 @@ from support import wait_for
 from time_scale import bounded
 
 from zkconsumer.embedded.front_process import FrontProcess
-from zkconsumer.front.client import api_versions_request, exchange, exchange_on, read_answer
-from zkconsumer.front.group_apis import VERSIONS, build, nested
-from zkconsumer.front.wire import decode_response, encode_request
+from zkconsumer.front.proxy.client import api_versions_request, exchange, exchange_on, read_answer
+from zkconsumer.front.proxy.group_apis import VERSIONS, build, nested
+from zkconsumer.front.proxy.wire import decode_response, encode_request
 from zkconsumer.kafka.topics import create_topic
 
 
@@ -42,7 +42,7 @@ def advertised(address: str) -> dict[int, tuple[int, int]]:
 
 def test_api_versions_advertises_the_front_s_group_apis_or_the_broker_s(front, broker_bootstrap, tmp_path):
     ranges = advertised(front.address)
-    # OffsetCommit from version 1, which the front answers through its coordinator (zkconsumer.front.legacy_versions)
+    # OffsetCommit from version 1, answered through its coordinator (front.legacy.legacy_versions)
     assert {key: ranges[key] for key in VERSIONS} == {**VERSIONS, 8: (1, VERSIONS[8][1])}
     assert ranges[68] == (0, 1)  # ConsumerGroupHeartbeat, which the broker behind does not have
     with FrontProcess(broker_bootstrap, tmp_path, options=("--group-coordinator", "broker")) as relaying:

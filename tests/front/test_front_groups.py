@@ -25,8 +25,8 @@ from support import produce, wait_for, zkconsumer_cli
 from time_scale import bounded, scaled
 
 from zkconsumer.embedded.front_process import FrontProcess
-from zkconsumer.front.client import exchange, exchange_on
-from zkconsumer.front.wire import encode_request
+from zkconsumer.front.proxy.client import exchange, exchange_on
+from zkconsumer.front.proxy.wire import encode_request
 from zkconsumer.kafka.topics import create_topic
 
 #: a short minimum session timeout lets the fault tests expire a member in seconds

@@ -18,7 +18,7 @@ from time_scale import bounded
 
 from zkconsumer.embedded.front import SHORT_CLASSIC_SESSIONS, consumer_group_options
 from zkconsumer.embedded.front_process import FrontProcess
-from zkconsumer.front.client import exchange
+from zkconsumer.front.proxy.client import exchange
 from zkconsumer.kafka.coordinator_identity import identify
 from zkconsumer.kafka.metadata import admin_client, fetch_metadata
 from zkconsumer.kafka.topics import FRONT_CONFIG, TopicCommandError, create_topic, show_partitions

@@ -48,8 +48,8 @@ from support import delete_tree, produce, wait_for
 from time_scale import scaled
 
 from zkconsumer.embedded.front_process import FrontProcess
-from zkconsumer.front.client import api_versions_request, exchange, read_answer
-from zkconsumer.front.config import parse_address
+from zkconsumer.front.proxy.client import api_versions_request, exchange, read_answer
+from zkconsumer.front.proxy.config import parse_address
 from zkconsumer.kafka.topics import create_topic
 from zkconsumer.zk.client import close_client, open_client
 

@@ -34,7 +34,7 @@ from kio.static.primitive import i16, i32, i32Timedelta, i64
 from time_scale import bounded
 
 from zkconsumer.embedded.front_process import FrontProcess
-from zkconsumer.front.client import exchange
+from zkconsumer.front.proxy.client import exchange
 from zkconsumer.kafka.topics import create_topic
 
 

@@ -22,7 +22,7 @@ from test_front_restart import events, start
 from time_scale import bounded
 
 from zkconsumer.embedded.front import consumer_group_options
-from zkconsumer.front.client import exchange
+from zkconsumer.front.proxy.client import exchange
 from zkconsumer.kafka.topics import create_topic
 
 PARTITIONS = 4

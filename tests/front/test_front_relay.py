@@ -31,10 +31,10 @@ from time_scale import bounded
 
 from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.front.background import front_in_thread
-from zkconsumer.front.client import api_versions_request, exchange, exchange_on, read_answer
-from zkconsumer.front.config import FrontConfig
-from zkconsumer.front.handlers import LocalApi, local_table
-from zkconsumer.front.wire import decode_response, encode_request, response_correlation_id
+from zkconsumer.front.proxy.client import api_versions_request, exchange, exchange_on, read_answer
+from zkconsumer.front.proxy.config import FrontConfig
+from zkconsumer.front.proxy.handlers import LocalApi, local_table
+from zkconsumer.front.proxy.wire import decode_response, encode_request, response_correlation_id
 from zkconsumer.kafka.topics import create_topic
 
 

@@ -1,5 +1,5 @@
 """A restart of the front, its broker kept: its groups are read back from the broker's topic where it keeps them
-(``zkconsumer.front.group_store``), so a classic group (cooperative-sticky) and a KIP-848 group each go on at their
+(``front.proxy.group_store``), so a classic group (cooperative-sticky) and a KIP-848 group each go on at their
 generation or epoch, with their assignment, with no rebalance: confluent-kafka consumers see no revocation and no new
 assignment, their commits through the new front are accepted (a commit of the old generation would be refused), and
 their committed offsets are where they were. The fronts keep their groups in the broker's default groups topic, which

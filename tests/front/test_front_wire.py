@@ -24,11 +24,11 @@ from kio.serial import entity_writer
 from kio.static.primitive import i16, i32, i32Timedelta
 
 from zkconsumer.errors import UsageError
-from zkconsumer.front import wire
-from zkconsumer.front.api_versions import advertise, negotiate
-from zkconsumer.front.config import FrontConfig, parse_address
-from zkconsumer.front.handlers import LocalApi, local_ranges, local_table
-from zkconsumer.front.rewrite import Advertised, rewrite_brokers
+from zkconsumer.front.proxy import wire
+from zkconsumer.front.proxy.api_versions import advertise, negotiate
+from zkconsumer.front.proxy.config import FrontConfig, parse_address
+from zkconsumer.front.proxy.handlers import LocalApi, local_ranges, local_table
+from zkconsumer.front.proxy.rewrite import Advertised, rewrite_brokers
 
 FRONT = Advertised("front.example", 19092)
 NO_THROTTLE = i32Timedelta.parse(datetime.timedelta(0))

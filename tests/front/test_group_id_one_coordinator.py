@@ -20,14 +20,14 @@ from kio.schema.join_group.v3.request import JoinGroupRequest, JoinGroupRequestP
 from kio.static.primitive import i32, i32Timedelta
 from time_scale import bounded
 
-from zkconsumer.front.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
-from zkconsumer.front.classic_group_messages import ErrorCode, GroupState
-from zkconsumer.front.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
-from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
-from zkconsumer.front.group_apis import CONSUMER_GROUP_HEARTBEAT, JOIN_GROUP, GroupApis
-from zkconsumer.front.handlers import RequestContext
-from zkconsumer.front.server import COPY_CHUNK, Upstream
-from zkconsumer.front.wire import RequestHead
+from zkconsumer.front.groups.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
+from zkconsumer.front.groups.classic_group_messages import ErrorCode, GroupState
+from zkconsumer.front.groups.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
+from zkconsumer.front.groups.coordinator_runtime import CoordinatorRuntime
+from zkconsumer.front.proxy.group_apis import CONSUMER_GROUP_HEARTBEAT, JOIN_GROUP, GroupApis
+from zkconsumer.front.proxy.handlers import RequestContext
+from zkconsumer.front.proxy.server import COPY_CHUNK, Upstream
+from zkconsumer.front.proxy.wire import RequestHead
 
 TIMEOUT = i32Timedelta.parse(datetime.timedelta(seconds=10))
 

@@ -11,11 +11,11 @@ from classic_group_driver import Driver as ClassicDriver
 from test_consumer_group import Driver as ConsumerDriver
 from test_consumer_group import tps
 
-from zkconsumer.front import classic_group_messages as m
-from zkconsumer.front.classic_group import ClassicGroupConfig
-from zkconsumer.front.consumer_group import ConsumerGroupConfig
-from zkconsumer.front.consumer_group_messages import ConsumerGroupState, MemberState
-from zkconsumer.front.group_records import (
+from zkconsumer.front.groups import classic_group_messages as m
+from zkconsumer.front.groups.classic_group import ClassicGroupConfig
+from zkconsumer.front.groups.consumer_group import ConsumerGroupConfig
+from zkconsumer.front.groups.consumer_group_messages import ConsumerGroupState, MemberState
+from zkconsumer.front.groups.group_records import (
     ClassicGroupRecord,
     ClassicMemberRecord,
     ConsumerGroupRecord,

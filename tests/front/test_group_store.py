@@ -16,8 +16,8 @@ from structlog.testing import capture_logs
 from time_scale import bounded
 
 from zkconsumer.assignors.topic_ids import generated_topic_id
-from zkconsumer.front.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
-from zkconsumer.front.classic_group_messages import (
+from zkconsumer.front.groups.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
+from zkconsumer.front.groups.classic_group_messages import (
     ErrorCode,
     GroupState,
     Heartbeat,
@@ -28,12 +28,10 @@ from zkconsumer.front.classic_group_messages import (
     SyncGroup,
     SyncGroupResponse,
 )
-from zkconsumer.front.config import FrontConfig
-from zkconsumer.front.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
-from zkconsumer.front.consumer_group_messages import ConsumerGroupHeartbeat, TopicMetadata
-from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
-from zkconsumer.front.group_apis import GroupApis, build
-from zkconsumer.front.group_records import (
+from zkconsumer.front.groups.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
+from zkconsumer.front.groups.consumer_group_messages import ConsumerGroupHeartbeat, TopicMetadata
+from zkconsumer.front.groups.coordinator_runtime import CoordinatorRuntime
+from zkconsumer.front.groups.group_records import (
     ClassicGroupRecord,
     ClassicMemberRecord,
     ConsumerGroupRecord,
@@ -41,9 +39,11 @@ from zkconsumer.front.group_records import (
     encode_key,
     encode_value,
 )
-from zkconsumer.front.group_store import EMPTY_FETCHES, GroupStore, StoreFailed, load_groups
-from zkconsumer.front.handlers import RequestContext
-from zkconsumer.front.wire import RequestHead
+from zkconsumer.front.proxy.config import FrontConfig
+from zkconsumer.front.proxy.group_apis import GroupApis, build
+from zkconsumer.front.proxy.group_store import EMPTY_FETCHES, GroupStore, StoreFailed, load_groups
+from zkconsumer.front.proxy.handlers import RequestContext
+from zkconsumer.front.proxy.wire import RequestHead
 from zkconsumer.kafka.consumer_protocol import encode_assignment
 
 FRONT = "127.0.0.1:19092"

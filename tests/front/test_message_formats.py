@@ -14,9 +14,15 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords, MemoryRecordsBuilder
 from message_sets import message_set
 
-from zkconsumer.front.api_versions import negotiate
-from zkconsumer.front.legacy_versions import INLINE_BYTES, _off_the_loop, old_style_offsets
-from zkconsumer.front.message_formats import CannotConvert, CorruptRecords, down_convert, magic_of_fetch, up_convert
+from zkconsumer.front.legacy.legacy_versions import INLINE_BYTES, _off_the_loop, old_style_offsets
+from zkconsumer.front.legacy.message_formats import (
+    CannotConvert,
+    CorruptRecords,
+    down_convert,
+    magic_of_fetch,
+    up_convert,
+)
+from zkconsumer.front.proxy.api_versions import negotiate
 
 TIMESTAMP = 1_700_000_000_000
 GZIP, ZSTD = 1, 4

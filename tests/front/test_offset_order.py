@@ -17,14 +17,14 @@ from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32, i32Timedelta, i64
 from time_scale import bounded
 
-from zkconsumer.front.classic_group import ClassicGroupCoordinator
-from zkconsumer.front.client import exchange
-from zkconsumer.front.consumer_group import ConsumerGroupCoordinator
-from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
-from zkconsumer.front.group_apis import GroupApis, build
-from zkconsumer.front.handlers import RequestContext
-from zkconsumer.front.offset_order import OffsetOrder
-from zkconsumer.front.wire import RequestHead
+from zkconsumer.front.groups.classic_group import ClassicGroupCoordinator
+from zkconsumer.front.groups.consumer_group import ConsumerGroupCoordinator
+from zkconsumer.front.groups.coordinator_runtime import CoordinatorRuntime
+from zkconsumer.front.groups.offset_order import OffsetOrder
+from zkconsumer.front.proxy.client import exchange
+from zkconsumer.front.proxy.group_apis import GroupApis, build
+from zkconsumer.front.proxy.handlers import RequestContext
+from zkconsumer.front.proxy.wire import RequestHead
 from zkconsumer.kafka.topics import create_topic
 
 
@@ -189,7 +189,7 @@ def test_an_exchange_given_up_leaves_its_broker_connection_abandoned_and_closed(
     server closes the client's connection after its answer (the late answer would otherwise be read as the next)."""
     from kio.schema.api_versions.v3.request import ApiVersionsRequest
 
-    from zkconsumer.front.server import Upstream
+    from zkconsumer.front.proxy.server import Upstream
 
     async def scenario() -> tuple[bool, bool]:
         silent = await asyncio.start_server(lambda reader, writer: None, "127.0.0.1", 0)  # takes, never answers

@@ -73,7 +73,9 @@ class FrontProcess:
         return self
 
     def _ready(self) -> bool:
-        from zkconsumer.front.client import answers_api_versions  # the front's wire needs the embedded extra's kio
+        from zkconsumer.front.proxy.client import (
+            answers_api_versions,  # the front's wire needs the embedded extra's kio
+        )
 
         if self.port is None:
             try:

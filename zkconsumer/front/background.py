@@ -9,9 +9,10 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from zkconsumer.front.config import FrontConfig
-from zkconsumer.front.handlers import LocalApis
-from zkconsumer.front.server import FrontServer
+from zkconsumer.front.legacy.legacy_versions import old_versions
+from zkconsumer.front.proxy.config import FrontConfig
+from zkconsumer.front.proxy.handlers import LocalApis
+from zkconsumer.front.proxy.server import FrontServer
 
 
 @contextmanager
@@ -21,7 +22,7 @@ def front_in_thread(config: FrontConfig, local: LocalApis | None = None,
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="zkconsumer-front", daemon=True)
     thread.start()
-    server = FrontServer(config, local)
+    server = FrontServer(config, local, legacy=old_versions(config, local or {}))
     try:
         asyncio.run_coroutine_threadsafe(server.start(), loop).result(timeout)
         yield server

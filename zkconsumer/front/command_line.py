@@ -10,17 +10,18 @@ import signal
 from pathlib import Path
 
 from zkconsumer.errors import EnvironmentSetupError, UsageError
-from zkconsumer.front.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
-from zkconsumer.front.config import CLASSIC_SETTINGS, CONSUMER_SETTINGS, LOOPBACK, FrontConfig
-from zkconsumer.front.config_apis import ConfigApis
-from zkconsumer.front.consumer_group import MIGRATION_POLICIES, ConsumerGroupConfig, ConsumerGroupCoordinator
-from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
-from zkconsumer.front.group_apis import GroupApis
-from zkconsumer.front.group_records import GROUPS_TOPIC
-from zkconsumer.front.group_store import GroupStore, load_groups
-from zkconsumer.front.handlers import LocalApis, local_table
-from zkconsumer.front.server import FrontServer
-from zkconsumer.front.topic_holds import TopicHolds
+from zkconsumer.front.groups.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
+from zkconsumer.front.groups.consumer_group import MIGRATION_POLICIES, ConsumerGroupConfig, ConsumerGroupCoordinator
+from zkconsumer.front.groups.coordinator_runtime import CoordinatorRuntime
+from zkconsumer.front.groups.group_records import GROUPS_TOPIC
+from zkconsumer.front.legacy.legacy_versions import old_versions
+from zkconsumer.front.proxy.config import CLASSIC_SETTINGS, CONSUMER_SETTINGS, LOOPBACK, FrontConfig
+from zkconsumer.front.proxy.config_apis import ConfigApis
+from zkconsumer.front.proxy.group_apis import GroupApis
+from zkconsumer.front.proxy.group_store import GroupStore, load_groups
+from zkconsumer.front.proxy.handlers import LocalApis, local_table
+from zkconsumer.front.proxy.server import FrontServer
+from zkconsumer.front.proxy.topic_holds import TopicHolds
 
 
 def add_front_options(parser: argparse.ArgumentParser) -> None:
@@ -123,7 +124,7 @@ async def _serve(config: FrontConfig, port_file: str | None, local: LocalApis | 
     holds = TopicHolds(hidden=frozenset({config.group_store_topic} if config.group_store_topic else ()))
     if local is None:
         local, runtime = group_coordinator_apis(config, holds)
-    server = FrontServer(config, local, holds)
+    server = FrontServer(config, local, holds, old_versions(config, local))
     store = runtime.store if runtime is not None and isinstance(runtime.store, GroupStore) else None
 
     async def load(bound: FrontServer) -> None:  # the groups coordinated at this address, before anyone is answered

@@ -25,12 +25,11 @@ from dataclasses import dataclass, field
 from itertools import count
 
 from zkconsumer.errors import ServerUnavailableError, ZkConsumerError
+from zkconsumer.kafka.api_keys import DESCRIBE_GROUPS, FIND_COORDINATOR
 from zkconsumer.kafka.consumer_protocol import ProtocolInvalid, decode_assignment, decode_subscription
 from zkconsumer.kafka.metadata import BrokerMeta
 from zkconsumer.types import TopicPartition
 
-FIND_COORDINATOR = 10
-DESCRIBE_GROUPS = 15
 CONSUMER_PROTOCOL = "consumer"
 
 #: The error codes these two APIs answer, by their Kafka 0.10 names.

@@ -11,7 +11,7 @@ from zkconsumer.errors import ServerUnavailableError, UsageError, ZkConsumerErro
 from zkconsumer.kafka.metadata import admin_client, fetch_metadata
 from zkconsumer.kafka.topic_names import validate_topic_name
 
-#: the topic config that tells the front (:mod:`zkconsumer.front.topic_holds`) to show a topic's first N partitions
+#: the topic config that tells the front (:mod:`~zkconsumer.front.proxy`) to show a topic's first N partitions
 #: only, set with IncrementalAlterConfigs: partition growth played on a broker without CreatePartitions. Not Kafka's: a
 #: Kafka broker refuses it
 SHOWN_PARTITIONS_CONFIG = "zkconsumer.front.partitions.shown"

@@ -1,5 +1,5 @@
 """Classic-protocol members (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) simulated against the front's own classic
-group coordinator (:class:`zkconsumer.front.classic_group.ClassicGroupCoordinator`), so every round, timeout and
+group coordinator (:class:`zkconsumer.front.groups.classic_group.ClassicGroupCoordinator`), so every round, timeout and
 answer is the real code's; the members and the network are the simulation's.
 
 The coordinator sits behind a :class:`~zkconsumer.storm.request_queue.RequestQueue` (the front's event loop serves
@@ -23,8 +23,8 @@ from typing import Any
 
 from zkconsumer.assignors import registry
 from zkconsumer.assignors.model import AssignmentInput, Member
-from zkconsumer.front import classic_group_messages as m
-from zkconsumer.front.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
+from zkconsumer.front.groups import classic_group_messages as m
+from zkconsumer.front.groups.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
 from zkconsumer.storm.event_loop import EventLoop
 from zkconsumer.storm.modern_group import ModernGroup
 from zkconsumer.storm.parameters import StormParameters

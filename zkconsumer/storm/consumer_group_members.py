@@ -1,5 +1,5 @@
 """KIP-848 members (ConsumerGroupHeartbeat) simulated against the front's own consumer group coordinator
-(:class:`zkconsumer.front.consumer_group.ConsumerGroupCoordinator`), whose server-side assignor (``uniform`` by
+(:class:`zkconsumer.front.groups.consumer_group.ConsumerGroupCoordinator`), whose server-side assignor (``uniform`` by
 default) and reconciliation are the real code's; the members and the network are the simulation's.
 
 A member, as Kafka's consumer: joins with epoch 0 and its subscription, heartbeats every
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zkconsumer.assignors.topic_ids import generated_topic_id
-from zkconsumer.front.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
-from zkconsumer.front.consumer_group_messages import (
+from zkconsumer.front.groups.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
+from zkconsumer.front.groups.consumer_group_messages import (
     ConsumerGroupHeartbeat,
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupState,

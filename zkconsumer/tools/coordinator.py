@@ -80,8 +80,8 @@ def _consumer_group(coordinator: Coordinator, group: str, timeout: float) -> Gro
         from kio.schema.errors import ErrorCode
         from kio.schema.types import GroupId
 
-        from zkconsumer.front.client import exchange
-        from zkconsumer.front.wire import MalformedResponse
+        from zkconsumer.front.proxy.client import exchange
+        from zkconsumer.front.proxy.wire import MalformedResponse
     except ImportError:
         return None
     try:

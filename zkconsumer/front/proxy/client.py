@@ -10,8 +10,8 @@ from typing import Any
 from kio.schema.api_versions.v3.request import ApiVersionsRequest
 from kio.schema.errors import ErrorCode
 
-from zkconsumer.front.config import parse_address
-from zkconsumer.front.wire import decode_response, encode_request, frame_size, response_correlation_id
+from zkconsumer.front.proxy.config import parse_address
+from zkconsumer.front.proxy.wire import decode_response, encode_request, frame_size, response_correlation_id
 
 CLIENT_ID = "zkconsumer-front-client"
 _correlation = count(1)

@@ -11,7 +11,7 @@ its coordinator's next look at the topics, as after CreatePartitions on Kafka. A
 (a restarted front shows every partition); a ``DELETE`` of the config, or *n* at or above the broker's count, ends
 it. Pure: entities in, entities out.
 
-The front's own topics (its group store, :data:`zkconsumer.front.group_records.GROUPS_TOPIC`) are not shown at all:
+The front's own topics (its group store, :data:`~.group_records.GROUPS_TOPIC`) are not shown at all:
 they are the front's state, as Kafka's ``__consumer_offsets`` is the coordinator's, and a client listing topics (the
 metadata bridge writing ``/brokers/topics``, a wildcard subscription, ``topics list``) would otherwise take them for
 the cluster's. The store reads and writes them at the broker, never through the front.

@@ -19,7 +19,7 @@ from enum import StrEnum
 from kio.schema.errors import ErrorCode as ErrorCode
 
 from zkconsumer.assignors.topic_ids import Uuid
-from zkconsumer.front.classic_group_messages import GroupEvent
+from zkconsumer.front.groups.classic_group_messages import GroupEvent
 
 #: ``memberEpoch`` values with a meaning of their own (``ConsumerGroupHeartbeatRequest``)
 JOIN_GROUP_MEMBER_EPOCH = 0

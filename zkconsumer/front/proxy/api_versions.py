@@ -1,7 +1,7 @@
 """What the front advertises in ApiVersions: the broker's ranges, narrowed to what the front can stand behind, with
 the front's own APIs in place of the broker's.
 
-* The APIs whose answers the front rewrites (:data:`zkconsumer.front.rewrite.REWRITTEN`) and ApiVersions itself:
+* The APIs whose answers the front rewrites (:data:`zkconsumer.front.proxy.rewrite.REWRITTEN`) and ApiVersions itself:
   only the versions kio can parse, since the front must read and write those answers.
 * Produce and Fetch: up to the last version before KIP-951's node endpoints (Produce 10, Fetch 16), which name the
   new leader's host and port in a tagged field of answers the front relays unread; the versions below carry the
@@ -9,9 +9,9 @@ the front's own APIs in place of the broker's.
 * APIs naming nodes in answers the front does not rewrite (DescribeQuorum's listeners, the share groups' node
   endpoints): not advertised.
 * APIs kio does not know: not advertised either, since the front closes a connection that sends an API key Kafka
-  does not define (:func:`zkconsumer.front.wire.read_request_head`).
-* The front's own APIs (:mod:`zkconsumer.front.handlers`): their own ranges, whether or not the broker has them.
-* The old versions the front answers itself (:mod:`zkconsumer.front.legacy_versions`): an API's range starts at the
+  does not define (:func:`zkconsumer.front.proxy.wire.read_request_head`).
+* The front's own APIs (:mod:`zkconsumer.front.proxy.handlers`): their own ranges, whether or not the broker has them.
+* The old versions the front answers itself (:mod:`~zkconsumer.front.legacy`): an API's range starts at the
   oldest of them where they join it without a gap.
 
 Pure: version ranges in, version ranges out; :func:`advertise` applies them to the broker's ApiVersions answer.
@@ -27,10 +27,10 @@ from typing import Any
 from kio.schema.index import api_key_map
 from kio.static.primitive import i16
 
-from zkconsumer.front.rewrite import REWRITTEN
-from zkconsumer.front.wire import API_VERSIONS, PRODUCE, known_versions
+from zkconsumer.front.proxy.rewrite import REWRITTEN
+from zkconsumer.front.proxy.wire import known_versions
+from zkconsumer.kafka.api_keys import API_VERSIONS, FETCH, PRODUCE
 
-FETCH = 1
 #: the newest versions relayed unread that name no broker (KIP-951 adds node endpoints at the next one)
 CAPPED = {PRODUCE: 9, FETCH: 15}
 #: DescribeQuorum, ShareFetch, ShareAcknowledge: their answers name nodes the front does not rewrite

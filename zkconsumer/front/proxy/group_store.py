@@ -1,7 +1,7 @@
 """Where the front keeps its groups' records (:mod:`.group_records`): a topic of the broker behind it, as Kafka keeps
 group metadata in ``__consumer_offsets``, so that a restarted front replays its groups and no member notices.
 
-The topic (:data:`~zkconsumer.front.group_records.GROUPS_TOPIC`, or the one ``--group-store-topic`` names) has one
+The topic (:data:`~.group_records.GROUPS_TOPIC`, or the one ``--group-store-topic`` names) has one
 partition, created by the front at its first start with ``cleanup.policy=compact``, as ``__consumer_offsets`` is: a
 broker that compacts keeps each group's last record only, one that does not (Tansu's memory storage keeps every record)
 is read to its end all the same, last value wins. Each write is one record batch of the records of one step of the
@@ -32,11 +32,11 @@ from kio.schema.types import BrokerId, TopicName
 from kio.static.primitive import Records, i8, i16, i32, i32Timedelta, i64
 
 from zkconsumer.events import catalogue as ev
-from zkconsumer.front.config import FrontConfig
-from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
-from zkconsumer.front.group_records import ClassicGroupRecord, GroupRecord, RecordInvalid, encode_key, replay
-from zkconsumer.front.message_formats import batch_builder, record_bytes
-from zkconsumer.front.server import Upstream, connect_upstream
+from zkconsumer.front.groups.coordinator_runtime import CoordinatorRuntime
+from zkconsumer.front.groups.group_records import ClassicGroupRecord, GroupRecord, RecordInvalid, encode_key, replay
+from zkconsumer.front.proxy.config import FrontConfig
+from zkconsumer.front.proxy.server import Upstream, connect_upstream
+from zkconsumer.kafka.record_batches import batch_builder, record_bytes
 
 CLIENT_ID = "zkconsumer-front-groups"
 #: how long the broker may take over one produce or fetch of the topic

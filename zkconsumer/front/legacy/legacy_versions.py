@@ -85,8 +85,7 @@ from kio.schema.produce.v3.request import PartitionProduceData, ProduceRequest, 
 from kio.schema.types import BrokerId, GroupId, TopicName
 from kio.static.primitive import Records, i8, i16, i32, i32Timedelta, i64
 
-from zkconsumer.front.handlers import LocalApi, RequestContext
-from zkconsumer.front.message_formats import (
+from zkconsumer.front.legacy.message_formats import (
     CannotConvert,
     CorruptRecords,
     UnsupportedCodec,
@@ -94,11 +93,13 @@ from zkconsumer.front.message_formats import (
     magic_of_fetch,
     up_convert,
 )
-from zkconsumer.front.wire import AcksZeroFailed, MalformedRequest, RequestHead, framed, header_size
-from zkconsumer.front.zookeeper_offsets import ZooKeeperOffsets
+from zkconsumer.front.legacy.zookeeper_offsets import ZooKeeperOffsets
+from zkconsumer.front.proxy.config import FrontConfig
+from zkconsumer.front.proxy.handlers import LocalApi, LocalApis, RequestContext
+from zkconsumer.front.proxy.wire import AcksZeroFailed, MalformedRequest, RequestHead, framed, header_size
+from zkconsumer.kafka.api_keys import FETCH, LIST_OFFSETS, OFFSET_COMMIT, OFFSET_FETCH, PRODUCE
 from zkconsumer.types import TopicPartition
 
-PRODUCE, FETCH, LIST_OFFSETS, OFFSET_COMMIT, OFFSET_FETCH = 0, 1, 2, 8, 9
 LATEST, EARLIEST = -1, -2
 #: the shortest wait a Fetch is relayed with: the broker behind answers a Fetch with ``max_wait`` 0 with no topics at
 #: all, where Kafka answers every partition asked at once
@@ -457,3 +458,10 @@ def _millis(ms: int) -> i32Timedelta:
 
 def _throttle_ms(throttle: datetime.timedelta) -> int:
     return int(throttle.total_seconds() * 1000)
+
+
+
+def old_versions(config: FrontConfig, local: LocalApis) -> LegacyVersions:
+    """The old versions a front of ``config`` answers: offsets in ZooKeeper where it names a ZooKeeper, OffsetCommit
+    v1 through the front's own coordinator where ``local`` has one."""
+    return LegacyVersions(ZooKeeperOffsets(config.zookeeper) if config.zookeeper else None, local.get(OFFSET_COMMIT))

@@ -72,7 +72,7 @@ from enum import Enum
 
 from zkconsumer.assignors.java_hash import java_hashmap_order
 from zkconsumer.events import catalogue as ev
-from zkconsumer.front.classic_group_messages import (
+from zkconsumer.front.groups.classic_group_messages import (
     CLASSIC_GROUP_TYPE,
     VALID_PREVIOUS_STATES,
     DeleteGroups,
@@ -107,8 +107,8 @@ from zkconsumer.front.classic_group_messages import (
     SyncGroup,
     SyncGroupResponse,
 )
-from zkconsumer.front.deadline_timers import DeadlineTimers
-from zkconsumer.front.group_records import ClassicGroupRecord, ClassicMemberRecord
+from zkconsumer.front.groups.deadline_timers import DeadlineTimers
+from zkconsumer.front.groups.group_records import ClassicGroupRecord, ClassicMemberRecord
 
 EMPTY = GroupState.EMPTY
 PREPARING = GroupState.PREPARING_REBALANCE

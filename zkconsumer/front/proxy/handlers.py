@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from zkconsumer.front.wire import RequestHead, known_versions
+from zkconsumer.front.proxy.wire import RequestHead, known_versions
 
 
 @dataclass(frozen=True)
@@ -77,3 +77,35 @@ def local_table(apis: Iterable[LocalApi]) -> dict[int, LocalApi]:
 def local_ranges(table: LocalApis) -> dict[int, tuple[int, int]]:
     """What ApiVersions advertises for the front's own APIs."""
     return {key: (api.min_version, api.max_version) for key, api in table.items()}
+
+
+class OldVersions(Protocol):
+    """The versions of APIs answered from the raw frame, before the local table: the old ones ZooKeeper-era clients
+    speak, which kio does not parse (:class:`zkconsumer.front.legacy.legacy_versions.LegacyVersions`)."""
+
+    #: the versions answered, by API key
+    versions: Mapping[int, range]
+
+    def answers(self, head: RequestHead) -> bool:
+        """Whether this request is answered here."""
+
+    async def answer(self, context: RequestContext, frame: bytes) -> bytes | None:
+        """The answer's encoded body (``None``: a Produce of ``acks=0``, answered by no answer)."""
+
+    def close(self) -> None:
+        """Release what answering held (a ZooKeeper session)."""
+
+
+class NoOldVersions:
+    """Answers no old version: a front plugged with none."""
+
+    versions: Mapping[int, range] = {}
+
+    def answers(self, head: RequestHead) -> bool:
+        return False
+
+    async def answer(self, context: RequestContext, frame: bytes) -> bytes | None:
+        raise AssertionError("answers nothing")
+
+    def close(self) -> None:
+        pass

@@ -40,8 +40,8 @@ from kio.schema.offset_commit.v8.request import OffsetCommitRequestPartition as 
 from kio.schema.offset_commit.v8.request import OffsetCommitRequestTopic as DeletingTopic
 from kio.static.primitive import i32, i64
 
-from zkconsumer.front import classic_group_messages as classic
-from zkconsumer.front.consumer_group_messages import (
+from zkconsumer.front.groups import classic_group_messages as classic
+from zkconsumer.front.groups.consumer_group_messages import (
     ConsumerGroupDescribe,
     ConsumerGroupHeartbeat,
     ConsumerGroupState,
@@ -49,15 +49,26 @@ from zkconsumer.front.consumer_group_messages import (
     topic_id_of,
     wire_topic_id,
 )
-from zkconsumer.front.coordinator_runtime import CoordinatorRuntime
-from zkconsumer.front.handlers import BrokerTimedOut, LocalApi, RequestContext
-from zkconsumer.front.offset_order import OffsetOrder
-from zkconsumer.front.topic_holds import TopicHolds
+from zkconsumer.front.groups.coordinator_runtime import CoordinatorRuntime
+from zkconsumer.front.groups.offset_order import OffsetOrder
+from zkconsumer.front.proxy.handlers import BrokerTimedOut, LocalApi, RequestContext
+from zkconsumer.front.proxy.topic_holds import TopicHolds
+from zkconsumer.kafka.api_keys import (
+    CONSUMER_GROUP_DESCRIBE,
+    CONSUMER_GROUP_HEARTBEAT,
+    DELETE_GROUPS,
+    DESCRIBE_GROUPS,
+    HEARTBEAT,
+    JOIN_GROUP,
+    LEAVE_GROUP,
+    LIST_GROUPS,
+    OFFSET_COMMIT,
+    OFFSET_DELETE,
+    OFFSET_FETCH,
+    SYNC_GROUP,
+    TXN_OFFSET_COMMIT,
+)
 from zkconsumer.kafka.consumer_protocol import ProtocolInvalid, decode_subscription
-
-OFFSET_COMMIT, OFFSET_FETCH, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 8, 9, 11, 12, 13, 14
-DESCRIBE_GROUPS, LIST_GROUPS, TXN_OFFSET_COMMIT, DELETE_GROUPS, OFFSET_DELETE = 15, 16, 28, 42, 47
-CONSUMER_GROUP_HEARTBEAT, CONSUMER_GROUP_DESCRIBE = 68, 69
 
 #: the versions the front answers, by API key (see the module's docstring)
 VERSIONS: dict[int, tuple[int, int]] = {

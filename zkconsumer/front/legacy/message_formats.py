@@ -33,18 +33,13 @@ import struct
 from dataclasses import dataclass
 
 from kafka.errors import CorruptRecordError, UnsupportedCodecError
-from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
-#: LegacyRecordBatchBuilder's "no compression"
-_UNCOMPRESSED = 0
+from zkconsumer.kafka.record_batches import UNCOMPRESSED, batch_builder, record_bytes
+
 #: every message is appended: the front applies the byte limit itself (the builder's own counts from offset 0)
 _NO_LIMIT = 1 << 62
-
-
-#: a record batch's "no producer": not idempotent, not transactional
-_NO_PRODUCER = -1
 
 
 class CannotConvert(Exception):
@@ -80,7 +75,7 @@ def down_convert(records: bytes | None, magic: int, fetch_offset: int, max_bytes
 
     :raises CannotConvert:
     """
-    builder = LegacyRecordBatchBuilder(magic, _UNCOMPRESSED, _NO_LIMIT)
+    builder = LegacyRecordBatchBuilder(magic, UNCOMPRESSED, _NO_LIMIT)
     messages = 0
     try:
         for batch in MemoryRecords(records or b""):
@@ -132,14 +127,3 @@ def up_convert(message_set: bytes | None) -> Converted:
     except (CorruptRecordError, ValueError, struct.error) as exc:
         raise CorruptRecords(str(exc)) from None
     return Converted(bytes(builder.build()) if messages else b"", messages)
-
-
-def batch_builder() -> DefaultRecordBatchBuilder:
-    """A record batch (magic 2) to append records to: uncompressed, of no producer (neither idempotent nor
-    transactional), without a size limit. The front's own writes (:mod:`.group_store`) are built with it too."""
-    return DefaultRecordBatchBuilder(2, _UNCOMPRESSED, False, _NO_PRODUCER, _NO_PRODUCER, _NO_PRODUCER, _NO_LIMIT)
-
-
-def record_bytes(value: bytes | memoryview | None) -> bytes | None:
-    """A record's key or value as bytes (kafka-python's reader gives memoryviews)."""
-    return None if value is None else bytes(value)

@@ -16,7 +16,7 @@ clients speak (Fetch v0-v3, ListOffsets v0, OffsetCommit and OffsetFetch v0) by 
 
 A request the group coordinator will never answer (Kafka leaves a JoinGroup or SyncGroup unanswered once a newer
 request of the same member took its place, or the member was removed while it waited:
-:class:`~zkconsumer.front.coordinator_runtime.RequestDropped`) closes its connection. The connection is muted behind
+:class:`~.coordinator_runtime.RequestDropped`) closes its connection. The connection is muted behind
 it, so the client's newer request came on another connection or never will; closing is what the client would
 otherwise wait for (its request timeout, which closes the connection), without holding the connection meanwhile.
 A client that closes its connection while its request waits is noticed when the answer is written: the answer is
@@ -53,16 +53,28 @@ from kio.static.primitive import i16
 
 from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import elapsed_ms
-from zkconsumer.front.api_versions import advertise
-from zkconsumer.front.config import FrontConfig, parse_address
-from zkconsumer.front.coordinator_runtime import RequestDropped
-from zkconsumer.front.handlers import BrokerTimedOut, LocalApis, RequestContext, local_ranges
-from zkconsumer.front.legacy_versions import LegacyVersions
-from zkconsumer.front.rewrite import METADATA, REWRITTEN, Advertised, rewrite_brokers
-from zkconsumer.front.topic_holds import TopicHolds
-from zkconsumer.front.wire import (
-    API_VERSIONS,
-    PRODUCE,
+from zkconsumer.front.groups.coordinator_runtime import RequestDropped
+from zkconsumer.front.proxy.api_versions import advertise
+from zkconsumer.front.proxy.config import FrontConfig
+from zkconsumer.front.proxy.handlers import (
+    BrokerTimedOut,
+    LocalApis,
+    NoOldVersions,
+    OldVersions,
+    RequestContext,
+    local_ranges,
+)
+from zkconsumer.front.proxy.rewrite import REWRITTEN, Advertised, rewrite_brokers
+from zkconsumer.front.proxy.topic_holds import TopicHolds
+from zkconsumer.front.proxy.upstream import (
+    BrokerLost,
+    ClientGone,
+    Upstream,
+    connect_upstream,
+    drain_client,
+    write_to_client,
+)
+from zkconsumer.front.proxy.wire import (
     AcksZeroFailed,
     MalformedRequest,
     MalformedResponse,
@@ -70,10 +82,7 @@ from zkconsumer.front.wire import (
     TruncatedFrame,
     decode_request,
     decode_response,
-    encode_request,
     encode_response,
-    frame_size,
-    framed,
     known_versions,
     produce_acks,
     read_frame,
@@ -82,18 +91,8 @@ from zkconsumer.front.wire import (
     response_correlation_id,
     with_acks,
 )
-from zkconsumer.front.zookeeper_offsets import ZooKeeperOffsets
+from zkconsumer.kafka.api_keys import API_VERSIONS, METADATA, PRODUCE
 from zkconsumer.log import EventLogger, get_logger
-
-#: how much of a relayed answer is copied at a time: large enough for few system calls, small enough that a big Fetch
-#: answer is not held whole in memory
-COPY_CHUNK = 1 << 20
-#: no answer from the broker is larger (Fetch's own limit is what the client asks, at most 2 GiB in theory)
-MAX_ANSWER_BYTES = (1 << 31) - 1
-
-
-class BrokerLost(Exception):
-    """The broker's connection closed or failed while a request was relayed."""
 
 
 def _failed(produced: Any) -> bool:
@@ -101,8 +100,6 @@ def _failed(produced: Any) -> bool:
                for topic in produced.responses for partition in topic.partition_responses)
 
 
-#: OffsetCommit: its version 1 is answered through the front's own, when it has one (:mod:`.legacy_versions`)
-OFFSET_COMMIT = 8
 
 #: what ends a connection as expected: its ``reason`` in ``front.connection_closed``, and its own warning's name
 _PROBLEMS: dict[type[Exception], tuple[str, str]] = {
@@ -114,128 +111,21 @@ _PROBLEMS: dict[type[Exception], tuple[str, str]] = {
 }
 
 
-class _ClientGone(Exception):
-    """The client's connection closed or failed while the front answered."""
-
-
-class Upstream:
-    """A client connection's connection to the broker."""
-
-    def __init__(self, address: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.address = address
-        self.reader = reader
-        self.writer = writer
-        #: an exchange was given up before its answer came (its deadline passed): the answer may still arrive, so
-        #: the connection is out of step and closed, and the client's connection with it once its answer is written
-        self.abandoned = False
-
-    def send(self, frame: bytes) -> None:
-        self.writer.write(framed(frame))
-
-    async def read_answer(self) -> bytes:
-        try:
-            answer = await read_frame(self.reader, MAX_ANSWER_BYTES)
-        except (TruncatedFrame, ConnectionError, MalformedRequest) as exc:
-            raise BrokerLost(str(exc) or type(exc).__name__) from None
-        if answer is None:
-            raise BrokerLost("the broker closed the connection")
-        return answer
-
-    async def exchange(self, body: Any, correlation_id: int, client_id: str | None) -> Any:
-        """Send ``body`` (kio's request entity) and return the broker's answer as kio's entity: how a local API
-        reaches the broker, on the connection that is otherwise idle while the client waits for that API's answer.
-        Cancelled (a handler's deadline), the connection is :attr:`abandoned` and closed."""
-        try:
-            self.writer.write(encode_request(body, correlation_id, client_id))
-            answer = await self.read_answer()
-        except asyncio.CancelledError:
-            self.abandoned = True
-            self.writer.close()
-            raise
-        if response_correlation_id(answer) != correlation_id:
-            raise MalformedResponse(f"an answer with correlation id {response_correlation_id(answer)} to request "
-                                    f"{correlation_id}")
-        return decode_response(body.__api_key__, body.__version__, answer)
-
-    async def copy_answer(self, client: asyncio.StreamWriter, correlation_id: int) -> None:
-        """The next answer, copied to ``client`` as it arrives, once its correlation id is found to be
-        ``correlation_id`` (a client is never handed the answer to another request)."""
-        try:
-            start = await self.reader.readexactly(8)  # the size prefix and the correlation id
-        except (asyncio.IncompleteReadError, ConnectionError) as exc:
-            raise BrokerLost(_closed(exc)) from None
-        remaining = frame_size(start[:4]) - 4
-        if remaining < 0:
-            raise BrokerLost(f"an answer of size {remaining + 4}")
-        if response_correlation_id(start[4:]) != correlation_id:
-            raise MalformedResponse(f"an answer with correlation id {response_correlation_id(start[4:])} to request "
-                                    f"{correlation_id}")
-        _write(client, start)
-        while remaining:
-            try:
-                chunk = await self.reader.read(min(remaining, COPY_CHUNK))
-            except ConnectionError as exc:
-                raise BrokerLost(_closed(exc)) from None
-            if not chunk:
-                raise BrokerLost(f"the broker closed the connection with {remaining} bytes of an answer to come")
-            remaining -= len(chunk)
-            _write(client, chunk)
-            await _drain(client)
-
-    async def close(self) -> None:
-        self.writer.close()
-        with contextlib.suppress(ConnectionError, OSError):
-            await self.writer.wait_closed()
-
-
-async def connect_upstream(config: FrontConfig) -> tuple[Upstream | None, list[str]]:
-    """A connection to the first of the config's brokers that accepts one, or none and why, one line per broker."""
-    errors = []
-    for address in config.bootstrap:
-        host, port = parse_address(address, "broker address")
-        try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, limit=COPY_CHUNK),
-                                                    config.connect_timeout)
-        except (OSError, TimeoutError) as exc:
-            errors.append(f"{address}: {type(exc).__name__}: {exc}".rstrip(": "))
-            continue
-        return Upstream(address, reader, writer), errors
-    return None, errors
-
-
-def _closed(exc: BaseException) -> str:
-    if isinstance(exc, asyncio.IncompleteReadError):
-        return "the broker closed the connection"
-    return f"{type(exc).__name__}: {exc}"
-
-
-def _write(client: asyncio.StreamWriter, data: bytes) -> None:
-    if client.is_closing():
-        raise _ClientGone("closed")
-    client.write(data)
-
-
-async def _drain(client: asyncio.StreamWriter) -> None:
-    try:
-        await client.drain()
-    except ConnectionError as exc:
-        raise _ClientGone(str(exc)) from None
-
-
 class FrontServer:
     """The front: :meth:`start` binds and accepts, :meth:`close` stops accepting and closes every connection.
 
     ``local`` is the table of the APIs the front answers itself (:mod:`.handlers`); every other request is relayed.
     """
 
-    def __init__(self, config: FrontConfig, local: LocalApis | None = None, holds: TopicHolds | None = None) -> None:
+    def __init__(self, config: FrontConfig, local: LocalApis | None = None, holds: TopicHolds | None = None,
+                 legacy: OldVersions | None = None) -> None:
         self.config = config
         self.local = dict(local or {})
         #: the topics every Metadata answer shows smaller than the broker has them (:mod:`.topic_holds`)
         self.holds = holds or TopicHolds()
-        #: the old versions Kafka 0.8-0.10 clients speak (:mod:`.legacy_versions`), answered before the local table
-        self.legacy = LegacyVersions(ZooKeeperOffsets(config.zookeeper) if config.zookeeper else None,
-                                     self.local.get(OFFSET_COMMIT))
+        #: the old versions Kafka 0.8-0.10 clients speak (:mod:`zkconsumer.front.legacy`), answered before the local
+        #: table
+        self.legacy: OldVersions = legacy or NoOldVersions()
         self._local_ranges = local_ranges(self.local)
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[Any]] = set()
@@ -309,7 +199,7 @@ class FrontServer:
             reason = "acks=0 produce failed"
         except RequestDropped:
             reason = "request dropped"
-        except (_ClientGone, ConnectionError):
+        except (ClientGone, ConnectionError):
             reason = "client reset"
         except asyncio.CancelledError:
             reason = "front stopped"
@@ -350,7 +240,7 @@ class FrontServer:
                 relay=lambda body: upstream.exchange(body, head.correlation_id, header.client_id)), frame)
             if answer is None:  # a Produce with acks=0: the client expects none
                 return
-            _write(client, answer)
+            write_to_client(client, answer)
         elif local is not None:
             if not local.min_version <= head.api_version <= local.max_version:
                 raise MalformedRequest(f"version {head.api_version} of API key {head.api_key} is not supported")
@@ -362,14 +252,14 @@ class FrontServer:
             if (answer.__api_key__, answer.__version__) != (head.api_key, head.api_version):
                 raise TypeError(f"the handler of API key {head.api_key} v{head.api_version} answered "
                                 f"{type(answer).__name__} v{answer.__version__}")
-            _write(client, encode_response(head.correlation_id, answer))
+            write_to_client(client, encode_response(head.correlation_id, answer))
         elif head.api_key == API_VERSIONS and head.api_version not in known_versions(API_VERSIONS):
-            _write(client, encode_response(head.correlation_id, self._unsupported_api_versions()))
+            write_to_client(client, encode_response(head.correlation_id, self._unsupported_api_versions()))
         elif head.api_key in REWRITTEN or head.api_key == API_VERSIONS:
             if head.api_version not in known_versions(head.api_key):
                 raise MalformedRequest(f"version {head.api_version} of API key {head.api_key} is not supported")
             upstream.send(frame)
-            _write(client, self._rewritten(head, await upstream.read_answer()))
+            write_to_client(client, self._rewritten(head, await upstream.read_answer()))
         elif head.api_key == PRODUCE and (acks := produce_acks(head, frame))[0] == 0:
             upstream.send(with_acks(frame, acks[1], 1))
             answer = await upstream.read_answer()  # the client expects none
@@ -380,7 +270,7 @@ class FrontServer:
         else:
             upstream.send(frame)
             await upstream.copy_answer(client, head.correlation_id)
-        await _drain(client)
+        await drain_client(client)
 
     def _rewritten(self, head: RequestHead, answer: bytes) -> bytes:
         if response_correlation_id(answer) != head.correlation_id:

@@ -12,7 +12,7 @@ forgets it with a ``Drop``: Kafka leaves such a request unanswered (a newer requ
 or the member was removed while it waited), and the future then raises :class:`RequestDropped` so that the connection
 it came on is closed rather than left waiting for an answer that will never come (:mod:`.server`).
 
-Events: each :class:`~zkconsumer.front.classic_group_messages.GroupEvent` is logged under its own name
+Events: each :class:`~zkconsumer.front.groups.classic_group_messages.GroupEvent` is logged under its own name
 (``front.group.*`` and ``front.consumer_group.*``) by the logger ``zkconsumer.front.coordinator``, with ``group``
 (the group id), ``at_ms`` (the coordinator's clock) and its fields: what ``zkconsumer trace`` draws as the
 coordinator lane.
@@ -52,10 +52,10 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from zkconsumer.events import catalogue as ev
-from zkconsumer.front.classic_group import ClassicGroupCoordinator
-from zkconsumer.front.classic_group_messages import Drop, GroupEvent, Request, Respond, Response, Step
-from zkconsumer.front.consumer_group import ConsumerGroupCoordinator
-from zkconsumer.front.group_records import ClassicGroupRecord, GroupRecord, encode_value
+from zkconsumer.front.groups.classic_group import ClassicGroupCoordinator
+from zkconsumer.front.groups.classic_group_messages import Drop, GroupEvent, Request, Respond, Response, Step
+from zkconsumer.front.groups.consumer_group import ConsumerGroupCoordinator
+from zkconsumer.front.groups.group_records import ClassicGroupRecord, GroupRecord, encode_value
 from zkconsumer.log import EventLogger, get_logger
 
 #: how long a stopping front waits for the records under way
@@ -76,7 +76,7 @@ class RequestDropped(Exception):
 
 
 class RecordWriter(Protocol):
-    """Where the groups' records go (:class:`~zkconsumer.front.group_store.GroupStore`)."""
+    """Where the groups' records go (:class:`~zkconsumer.front.proxy.group_store.GroupStore`)."""
 
     async def write(self, records: Sequence[tuple[str, bytes | None]]) -> None:
         """Append ``(group id, encoded record or None for a tombstone)`` in order; return once they are stored."""

@@ -129,10 +129,10 @@ from zkconsumer.assignors.model import AssignmentError
 from zkconsumer.assignors.topic_ids import Uuid
 from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import partition_rows
-from zkconsumer.front import classic_group_messages as classic
-from zkconsumer.front.classic_group import REQUIRE_KNOWN_MEMBER_ID_VERSION
-from zkconsumer.front.classic_group_messages import GroupEvent, ListedGroup
-from zkconsumer.front.consumer_group_messages import (
+from zkconsumer.front.groups import classic_group_messages as classic
+from zkconsumer.front.groups.classic_group import REQUIRE_KNOWN_MEMBER_ID_VERSION
+from zkconsumer.front.groups.classic_group_messages import GroupEvent, ListedGroup
+from zkconsumer.front.groups.consumer_group_messages import (
     CONSUMER_GROUP_TYPE,
     JOIN_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -151,9 +151,9 @@ from zkconsumer.front.consumer_group_messages import (
     Partitions,
     TopicMetadata,
 )
-from zkconsumer.front.consumer_group_reconcile import FREE, Reconciliation, reconcile
-from zkconsumer.front.deadline_timers import DeadlineTimers
-from zkconsumer.front.group_records import (
+from zkconsumer.front.groups.consumer_group_reconcile import FREE, Reconciliation, reconcile
+from zkconsumer.front.groups.deadline_timers import DeadlineTimers
+from zkconsumer.front.groups.group_records import (
     ClassicGroupRecord,
     ClassicMemberRecord,
     ClassicProtocolRecord,

@@ -12,8 +12,8 @@ written here by hand: a body the front must understand is read into kio's entity
 Only what the front must read is parsed. A relayed request needs its API key, version and correlation id, the first
 eight bytes of every request header version (read with kio's integer readers); the whole header is parsed for the
 requests the front decodes (ApiVersions, the local APIs) and for Produce, whose ``acks`` are read (and an ``acks=0``
-replaced, :mod:`zkconsumer.front.server` says why). A relayed response is never parsed unless it names brokers
-(:mod:`zkconsumer.front.rewrite`).
+replaced, :mod:`zkconsumer.front.proxy.server` says why). A relayed response is never parsed unless it names brokers
+(:mod:`zkconsumer.front.proxy.rewrite`).
 
 Frames are at most ``socket.request.max.bytes`` (Kafka's default, 100 MiB) on the client's side; a size prefix that
 is negative or larger is a malformed request, as Kafka's ``NetworkReceive`` treats it.
@@ -43,10 +43,10 @@ from kio.serial.readers import (
 from kio.serial.writers import write_int16
 from kio.static.primitive import i16, i32
 
+from zkconsumer.kafka.api_keys import API_VERSIONS
+
 #: Kafka's ``socket.request.max.bytes`` default: the largest request a broker reads
 MAX_REQUEST_BYTES = 104_857_600
-PRODUCE = 0
-API_VERSIONS = 18
 #: ErrorCode.unsupported_version: an ApiVersions answer with it is laid out as version 0, whatever was asked
 UNSUPPORTED_VERSION = 35
 _SIZE = struct.Struct(">i")

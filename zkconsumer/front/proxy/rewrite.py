@@ -15,11 +15,9 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32
 
+from zkconsumer.kafka.api_keys import DESCRIBE_CLUSTER, FIND_COORDINATOR, METADATA
 from zkconsumer.kafka.metadata import BrokerMeta
 
-METADATA = 3
-FIND_COORDINATOR = 10
-DESCRIBE_CLUSTER = 60
 #: the APIs whose answers name brokers, rewritten by the front
 REWRITTEN = frozenset({METADATA, FIND_COORDINATOR, DESCRIBE_CLUSTER})
 

@@ -3,7 +3,7 @@ IncrementalAlterConfigs takes the front's topic holds (:mod:`.topic_holds`); eve
 
 - **DescribeConfigs** (32) is relayed, and each broker resource the broker answered gets the front's entries: the
   group coordinators' settings by Kafka's broker config names (``group.min.session.timeout.ms``,
-  ``group.consumer.session.timeout.ms``...: :meth:`~zkconsumer.front.config.FrontConfig.group_settings`), read-only
+  ``group.consumer.session.timeout.ms``...: :meth:`.FrontConfig.group_settings`), read-only
   and of source ``DEFAULT_CONFIG`` where the value is Kafka's default, ``STATIC_BROKER_CONFIG`` where the front was
   given another, as a Kafka broker describes them; and :data:`~zkconsumer.kafka.topics.FRONT_CONFIG`, naming the
   front, which no Kafka broker has. So a client asking the broker's configs, as it would ask a Kafka broker's, learns
@@ -29,15 +29,14 @@ from kio.index import load_response_schema
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i8
 
-from zkconsumer.front.config import FrontConfig
-from zkconsumer.front.group_apis import build, nested
-from zkconsumer.front.handlers import LocalApi, RequestContext
-from zkconsumer.front.topic_holds import TopicHolds, requested_hold
-from zkconsumer.front.wire import MalformedResponse
+from zkconsumer.front.proxy.config import FrontConfig
+from zkconsumer.front.proxy.group_apis import build, nested
+from zkconsumer.front.proxy.handlers import LocalApi, RequestContext
+from zkconsumer.front.proxy.topic_holds import TopicHolds, requested_hold
+from zkconsumer.front.proxy.wire import MalformedResponse
+from zkconsumer.kafka.api_keys import DESCRIBE_CONFIGS, INCREMENTAL_ALTER_CONFIGS
 from zkconsumer.kafka.topics import FRONT_CONFIG
 
-DESCRIBE_CONFIGS = 32
-INCREMENTAL_ALTER_CONFIGS = 44
 #: the versions answered: kio's (DescribeConfigs from 1) and the embedded broker's
 VERSIONS = {DESCRIBE_CONFIGS: (1, 4), INCREMENTAL_ALTER_CONFIGS: (0, 1)}
 #: Kafka's ``ConfigResource.Type``

@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 
 from zkconsumer.assignors.topic_ids import Uuid
-from zkconsumer.front.consumer_group_messages import MemberState, Partitions
+from zkconsumer.front.groups.consumer_group_messages import MemberState, Partitions
 
 #: what ``partition_epoch`` answers for a partition no member holds
 FREE = -1

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from zkconsumer.errors import UsageError
-from zkconsumer.front.classic_group import ClassicGroupConfig
-from zkconsumer.front.consumer_group import ConsumerGroupConfig
-from zkconsumer.front.group_records import GROUPS_TOPIC
-from zkconsumer.front.wire import MAX_REQUEST_BYTES
+from zkconsumer.front.groups.classic_group import ClassicGroupConfig
+from zkconsumer.front.groups.consumer_group import ConsumerGroupConfig
+from zkconsumer.front.groups.group_records import GROUPS_TOPIC
+from zkconsumer.front.proxy.wire import MAX_REQUEST_BYTES
 
 LOOPBACK = "127.0.0.1"
 #: Kafka's ``Int.MaxValue``, the value of an unlimited ``group.max.size``
