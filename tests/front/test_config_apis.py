@@ -16,7 +16,7 @@ from time_scale import bounded
 from zkconsumer.front.proxy.client import exchange
 from zkconsumer.front.proxy.config import FrontConfig
 from zkconsumer.front.proxy.config_apis import INCREMENTAL_ALTER_CONFIGS, TOPIC, ConfigApis
-from zkconsumer.front.proxy.group_apis import nested
+from zkconsumer.front.proxy.entities import nested
 from zkconsumer.front.proxy.handlers import RequestContext
 from zkconsumer.front.proxy.topic_holds import TopicHolds
 from zkconsumer.front.proxy.wire import MalformedResponse, RequestHead

@@ -17,7 +17,7 @@ from time_scale import bounded
 
 from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.front.proxy.client import exchange_on
-from zkconsumer.front.proxy.group_apis import build
+from zkconsumer.front.proxy.entities import build
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,8 @@ from time_scale import bounded
 
 from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.front.proxy.client import api_versions_request, exchange, exchange_on, read_answer
-from zkconsumer.front.proxy.group_apis import VERSIONS, build, nested
+from zkconsumer.front.proxy.entities import build, nested
+from zkconsumer.front.proxy.group_apis import VERSIONS
 from zkconsumer.front.proxy.wire import decode_response, encode_request
 from zkconsumer.kafka.topics import create_topic
 

@@ -24,10 +24,11 @@ from zkconsumer.front.groups.classic_group import ClassicGroupConfig, ClassicGro
 from zkconsumer.front.groups.classic_group_messages import ErrorCode, GroupState
 from zkconsumer.front.groups.consumer_group import ConsumerGroupConfig, ConsumerGroupCoordinator
 from zkconsumer.front.groups.coordinator_runtime import CoordinatorRuntime
-from zkconsumer.front.proxy.group_apis import CONSUMER_GROUP_HEARTBEAT, JOIN_GROUP, GroupApis
+from zkconsumer.front.proxy.group_apis import GroupApis
 from zkconsumer.front.proxy.handlers import RequestContext
-from zkconsumer.front.proxy.server import COPY_CHUNK, Upstream
+from zkconsumer.front.proxy.upstream import COPY_CHUNK, Upstream
 from zkconsumer.front.proxy.wire import RequestHead
+from zkconsumer.kafka.api_keys import CONSUMER_GROUP_HEARTBEAT, JOIN_GROUP
 
 TIMEOUT = i32Timedelta.parse(datetime.timedelta(seconds=10))
 

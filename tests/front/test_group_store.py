@@ -40,7 +40,8 @@ from zkconsumer.front.groups.group_records import (
     encode_value,
 )
 from zkconsumer.front.proxy.config import FrontConfig
-from zkconsumer.front.proxy.group_apis import GroupApis, build
+from zkconsumer.front.proxy.entities import build
+from zkconsumer.front.proxy.group_apis import GroupApis
 from zkconsumer.front.proxy.group_store import EMPTY_FETCHES, GroupStore, StoreFailed, load_groups
 from zkconsumer.front.proxy.handlers import RequestContext
 from zkconsumer.front.proxy.wire import RequestHead
@@ -180,18 +181,19 @@ def _classic_group() -> ClassicGroupRecord:
 
 
 def _upgraded(runtime: CoordinatorRuntime) -> None:
-    """The classic group ``_classic_group`` a consumer group, taken over as the online upgrade does."""
-    consumers = runtime.consumer
-    runtime.consumer_events(consumers.set_topics([TopicMetadata(TOPIC, generated_topic_id(TOPIC), 4)], runtime.now()))
-    runtime.consumer_events(consumers.upgrade(GROUP, _classic_group(), "Stable", runtime.now()), touched=(GROUP,))
+    """The classic group ``_classic_group`` a consumer group, taken over by the KIP-848 machine as the online upgrade
+    does, directly: stored by the next input that names the group, as any change is."""
+    runtime.apply(runtime.coordinator.set_topics([TopicMetadata(TOPIC, generated_topic_id(TOPIC), 4)], runtime.now()))
+    runtime.log_events(runtime.consumer.upgrade(GROUP, _classic_group(), "Stable", runtime.now()))
 
 
 def _consumer_join(runtime: CoordinatorRuntime, member_id: str) -> None:
-    outcome = runtime.consumer.heartbeat(ConsumerGroupHeartbeat(
+    result = runtime.coordinator.consumer_group_heartbeat(0, ConsumerGroupHeartbeat(
         GROUP, member_id, 0, rebalance_timeout_ms=60_000, subscribed_topic_names=(TOPIC,), owned={}, api_version=1),
         runtime.now())
-    assert outcome.response.error_code is ErrorCode.none
-    runtime.consumer_events(outcome.events, touched=(GROUP,))
+    response = result.response(0)
+    assert response is not None and response.error_code is ErrorCode.none  # type: ignore[attr-defined]
+    runtime.apply(result)
 
 
 def test_changes_made_while_a_write_is_under_way_are_written_once_each_group_s_latest(broker_bootstrap):
@@ -275,15 +277,15 @@ def test_a_classic_member_s_heartbeat_and_sync_to_a_consumer_group_wait_for_the_
         runtime = runtime_of(store)
         await load_groups(runtime, store, FRONT)
         apis = GroupApis(runtime)
-        _upgraded(runtime)  # its record's write held
-        while not store.writes:
-            await asyncio.sleep(0.01)
+        _upgraded(runtime)  # stored by the heartbeat below, which names the group: that write held
 
         def context(api_key: int, version: int) -> RequestContext:
             return RequestContext(RequestHead(api_key, version, 1), "test", "127.0.0.1:1", 1, None)
 
         beat = asyncio.ensure_future(apis.heartbeat(context(12, 3), build(
             load_request_schema(12, 3), group_id=GROUP, generation_id=5, member_id="a", group_instance_id=None)))
+        while not store.writes:
+            await asyncio.sleep(0.01)
         sync = asyncio.ensure_future(apis.sync_group(context(14, 3), build(
             load_request_schema(14, 3), group_id=GROUP, generation_id=5, member_id="b", group_instance_id=None,
             assignments=())))

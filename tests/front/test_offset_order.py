@@ -22,7 +22,8 @@ from zkconsumer.front.groups.consumer_group import ConsumerGroupCoordinator
 from zkconsumer.front.groups.coordinator_runtime import CoordinatorRuntime
 from zkconsumer.front.groups.offset_order import OffsetOrder
 from zkconsumer.front.proxy.client import exchange
-from zkconsumer.front.proxy.group_apis import GroupApis, build
+from zkconsumer.front.proxy.entities import build
+from zkconsumer.front.proxy.group_apis import GroupApis
 from zkconsumer.front.proxy.handlers import RequestContext
 from zkconsumer.front.proxy.wire import RequestHead
 from zkconsumer.kafka.topics import create_topic
@@ -189,7 +190,7 @@ def test_an_exchange_given_up_leaves_its_broker_connection_abandoned_and_closed(
     server closes the client's connection after its answer (the late answer would otherwise be read as the next)."""
     from kio.schema.api_versions.v3.request import ApiVersionsRequest
 
-    from zkconsumer.front.proxy.server import Upstream
+    from zkconsumer.front.proxy.upstream import Upstream
 
     async def scenario() -> tuple[bool, bool]:
         silent = await asyncio.start_server(lambda reader, writer: None, "127.0.0.1", 0)  # takes, never answers

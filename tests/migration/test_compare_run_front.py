@@ -16,7 +16,7 @@ from kio.static.primitive import i32, i32Timedelta
 from support import wait_for
 
 from zkconsumer.front.proxy.client import exchange
-from zkconsumer.front.proxy.group_apis import build
+from zkconsumer.front.proxy.entities import build
 from zkconsumer.members.modern_member import consumer_group_timeouts_ms
 from zkconsumer.migration.comparison import run_front
 from zkconsumer.migration.run import CompareSettings

@@ -107,7 +107,8 @@ from zkconsumer.front.groups.classic_group_messages import (
     SyncGroup,
     SyncGroupResponse,
 )
-from zkconsumer.front.groups.deadline_timers import DeadlineTimers
+from zkconsumer.front.groups.coordinator_clock import CoordinatorClock
+from zkconsumer.front.groups.deadline_timers import Due
 from zkconsumer.front.groups.group_records import ClassicGroupRecord, ClassicMemberRecord
 
 EMPTY = GroupState.EMPTY
@@ -277,15 +278,14 @@ def _uuid() -> str:
     return str(uuid.uuid4())
 
 
-class ClassicGroupCoordinator:
+class ClassicGroupCoordinator(CoordinatorClock[_TimerKind, _TimerArgs]):
     """Every classic group of one coordinator. See the module docstring for how to drive it."""
 
     def __init__(self, config: ClassicGroupConfig | None = None, *, new_uuid: Callable[[], str] = _uuid) -> None:
+        super().__init__()
         self.config = config or ClassicGroupConfig()
         self._new_uuid = new_uuid
         self._groups: dict[str, _Group] = {}
-        self._timers = DeadlineTimers[_TimerKey, _TimerArgs]()
-        self._now = 0
         self._effects: list[Effect] = []
         self._events: list[GroupEvent] = []
 
@@ -293,23 +293,15 @@ class ClassicGroupCoordinator:
 
     def handle(self, request: Request, now_ms: int) -> Step:
         """Fire the timers due by ``now_ms``, then handle ``request``, then fire any timer it left due at once."""
-        now_ms = max(self._now, now_ms)
-        self._fire_due(now_ms)
-        self._now = now_ms
+        now_ms = self.advance(now_ms)
         self._dispatch(request)
         self._fire_due(now_ms)
         return self._drain()
 
     def tick(self, now_ms: int) -> Step:
         """Fire every timer whose deadline is at or before ``now_ms``, each at its deadline, in order."""
-        now_ms = max(self._now, now_ms)
-        self._fire_due(now_ms)
-        self._now = now_ms
+        self.advance(now_ms)
         return self._drain()
-
-    def next_deadline_ms(self) -> int | None:
-        """The earliest timer's deadline, or ``None`` when nothing waits on time."""
-        return self._timers.next_deadline_ms()
 
     # --- read-only views (tests, the edge's status) ---------------------------------------------------------------
 
@@ -365,7 +357,7 @@ class ClassicGroupCoordinator:
         """Take in a group replayed from its record, as Kafka's ``GroupMetadataManager`` replays a
         ``GroupMetadataValue`` and ``onLoaded`` re-arms its members' sessions: Stable with its members (Empty without),
         every member given a whole session timeout from ``now_ms``; a group over ``group.max.size`` rebalances."""
-        self._now = max(self._now, now_ms)
+        self.advance(now_ms)
         group = self._install(group_id, record)
         self._event(ev.FRONT_GROUP_LOADED, group_id, state=group.state.value, generation=group.generation_id,
                     protocol=group.protocol_name, leader=group.leader_id, members=list(group.members))
@@ -398,7 +390,7 @@ class ClassicGroupCoordinator:
         """Take in a consumer group converted back (Kafka's ``convertToClassicGroup``): Stable at the group epoch
         as its generation, each member with its assignment and a whole session, then a rebalance at once, in which
         every member rejoins and the leader assigns."""
-        self._now = max(self._now, now_ms)
+        self.advance(now_ms)
         group = self._install(group_id, record)
         self._prepare_rebalance(group, "converted from a consumer group")
         return self._drain()
@@ -408,9 +400,7 @@ class ClassicGroupCoordinator:
         stands (a member in the middle of a round with the assignment it last had, or none), the state it was in, and
         every JoinGroup and SyncGroup still waiting answered REBALANCE_IN_PROGRESS so that its member joins the
         consumer group. The group is forgotten here; ``None`` for a group that is not here."""
-        now_ms = max(self._now, now_ms)
-        self._fire_due(now_ms)
-        self._now = now_ms
+        self.advance(now_ms)
         group = self._groups.get(group_id)
         if group is None:
             return None, DEAD.value, self._drain()
@@ -457,23 +447,21 @@ class ClassicGroupCoordinator:
     def _cancel(self, kind: _TimerKind, group_id: str, member_id: str = "") -> None:
         self._timers.cancel((kind, group_id, member_id))
 
-    def _fire_due(self, now_ms: int) -> None:
-        """Each due timer at its own deadline, in order: the group moves on as it would have on time."""
-        while (due := self._timers.pop_due(now_ms)) is not None:
-            kind, group_id, member_id = due.key
-            args = due.value
-            self._now = max(self._now, due.deadline_ms)
-            group = self._groups.get(group_id)
-            if group is None:
-                continue
-            if kind is _TimerKind.HEARTBEAT:
-                self._expire_heartbeat(group, member_id)
-            elif kind is _TimerKind.SYNC:
-                self._expire_pending_sync(group, args.generation)
-            elif args.initial:
-                self._try_complete_initial_rebalance(group, args.delay_ms, args.remaining_ms)
-            else:
-                self._complete_join(group)
+    def _fire(self, due: Due[_TimerKey, _TimerArgs]) -> None:
+        """A due timer, at its deadline: the group moves on as it would have on time."""
+        kind, group_id, member_id = due.key
+        args = due.value
+        group = self._groups.get(group_id)
+        if group is None:
+            return
+        if kind is _TimerKind.HEARTBEAT:
+            self._expire_heartbeat(group, member_id)
+        elif kind is _TimerKind.SYNC:
+            self._expire_pending_sync(group, args.generation)
+        elif args.initial:
+            self._try_complete_initial_rebalance(group, args.delay_ms, args.remaining_ms)
+        else:
+            self._complete_join(group)
 
     def _dispatch(self, request: Request) -> None:
         if isinstance(request, JoinGroup):

@@ -152,7 +152,8 @@ from zkconsumer.front.groups.consumer_group_messages import (
     TopicMetadata,
 )
 from zkconsumer.front.groups.consumer_group_reconcile import FREE, Reconciliation, reconcile
-from zkconsumer.front.groups.deadline_timers import DeadlineTimers
+from zkconsumer.front.groups.coordinator_clock import CoordinatorClock
+from zkconsumer.front.groups.deadline_timers import Due
 from zkconsumer.front.groups.group_records import (
     ClassicGroupRecord,
     ClassicMemberRecord,
@@ -348,13 +349,14 @@ def _random_member_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
 
 
-class ConsumerGroupCoordinator:
+class ConsumerGroupCoordinator(CoordinatorClock[_TimerKind, int]):
     """Every consumer group of one coordinator. See the module docstring for how to drive it."""
 
     def __init__(self, config: ConsumerGroupConfig | None = None, *,
                  new_member_id: Callable[[], str] = _random_member_id,
                  assignors: Mapping[str, ServerAssignor] = SERVER_ASSIGNORS) -> None:
         """``assignors``: the server assignors by name, of which ``config.assignors`` picks the ones members may use."""
+        super().__init__()
         self.config = config or ConsumerGroupConfig()
         unknown = [name for name in self.config.assignors if name not in assignors]
         if unknown:
@@ -365,22 +367,20 @@ class ConsumerGroupCoordinator:
         self._topics: dict[str, TopicMetadata] = {}
         self._topic_names: dict[Uuid, str] = {}
         #: a REBALANCE timer's value is the epoch its member must have left by the deadline
-        self._timers = DeadlineTimers[_TimerKey, int]()
-        self._now = 0
         self._events: list[GroupEvent] = []
 
     # --- inputs -------------------------------------------------------------------------------------------------
 
     def set_topics(self, topics: Iterable[TopicMetadata], now_ms: int) -> tuple[GroupEvent, ...]:
         """The cluster's topics as the edge now sees them; groups notice a change at their next heartbeat."""
-        self._advance(now_ms)
+        self.advance(now_ms)
         self._topics = {t.name: t for t in topics}
         self._topic_names = {t.topic_id: t.name for t in self._topics.values()}
         return self._drain()
 
     def heartbeat(self, request: ConsumerGroupHeartbeat, now_ms: int) -> HeartbeatOutcome:
         """Fire the timers due by ``now_ms``, then answer ``request``."""
-        self._advance(now_ms)
+        self.advance(now_ms)
         try:
             response = self._heartbeat(request)
         except _Rejected as rejected:
@@ -391,12 +391,8 @@ class ConsumerGroupCoordinator:
 
     def tick(self, now_ms: int) -> tuple[GroupEvent, ...]:
         """Fire every timer whose deadline is at or before ``now_ms``, each at its deadline, in order."""
-        self._advance(now_ms)
+        self.advance(now_ms)
         return self._drain()
-
-    def next_deadline_ms(self) -> int | None:
-        """The earliest timer's deadline, or ``None`` when nothing waits on time."""
-        return self._timers.next_deadline_ms()
 
     def describe(self, request: ConsumerGroupDescribe) -> ConsumerGroupDescribeResponse:
         """ConsumerGroupDescribe, as of the last input."""
@@ -409,7 +405,7 @@ class ConsumerGroupCoordinator:
 
     def delete_group(self, group_id: str, now_ms: int) -> tuple[ErrorCode, tuple[GroupEvent, ...]]:
         """DeleteGroups for one consumer group: only an empty group may go (NON_EMPTY_GROUP otherwise)."""
-        self._advance(now_ms)
+        self.advance(now_ms)
         group = self._groups.get(group_id)
         if group is None:
             return ErrorCode.group_id_not_found, self._drain()
@@ -463,7 +459,7 @@ class ConsumerGroupCoordinator:
         """Why the live classic group of ``record`` cannot become a consumer group (``validateOnlineUpgrade``, and the
         decoding ``fromClassicGroup`` does), or ``None``: the migration policy, ``group.consumer.max.size``, a protocol
         type other than ``consumer``, a member's subscription or assignment that is not ConsumerProtocol's."""
-        self._advance(now_ms)
+        self.advance(now_ms)
         refused = None
         if not self.config.upgrade_enabled():
             refused = f"group.consumer.migration.policy is {self.config.migration_policy}"
@@ -488,7 +484,7 @@ class ConsumerGroupCoordinator:
         ``ConsumerGroup.fromClassicGroup``): every member stays, speaking the classic protocol, at the classic
         generation as its member epoch (and as the group and assignment epochs) with its current assignment as its
         assigned partitions and its target, so that nothing moves until the group epoch does."""
-        self._advance(now_ms)
+        self.advance(now_ms)
         generation = record.generation
         group = _Group(group_id, group_epoch=generation, assignment_epoch=generation)
         for m in record.members:
@@ -516,7 +512,7 @@ class ConsumerGroupCoordinator:
         members reconciled to: the leave moved only the group epoch), each member with its assigned partitions as a
         ConsumerProtocol assignment and the metadata of its first protocol, the first member the
         leader; ``None`` (and the group kept) otherwise. The classic coordinator takes it in and rebalances it."""
-        self._advance(now_ms)
+        self.advance(now_ms)
         group = self._groups.get(group_id)
         if (group is None or not group.members or not self.config.downgrade_enabled()
                 or any(m.classic is None for m in group.members.values())
@@ -542,7 +538,7 @@ class ConsumerGroupCoordinator:
         and owned partitions (ConsumerProtocol's, of its first protocol) go through the heartbeat's steps, and it is
         answered at once with its member epoch as the generation, as a follower (no members to assign: the
         coordinator assigns), its assignment to come in SyncGroup."""
-        self._advance(now_ms)
+        self.advance(now_ms)
         group = self._groups.get(request.group_id)
         if group is None or request.protocol_type != CONSUMER_GROUP_TYPE or not request.protocols:
             return classic.JoinGroupResponse(ErrorCode.inconsistent_group_protocol, request.member_id), self._drain()
@@ -580,7 +576,7 @@ class ConsumerGroupCoordinator:
                                                                                 tuple[GroupEvent, ...]]:
         """A classic member's SyncGroup (``classicGroupSyncToConsumerGroup``): its assigned partitions as a
         ConsumerProtocol assignment; any assignment a client sends is ignored."""
-        self._advance(now_ms)
+        self.advance(now_ms)
         member, code = self._classic_member(request)
         if member is None or member.classic is None:
             return classic.SyncGroupResponse(code), self._drain()
@@ -601,7 +597,7 @@ class ConsumerGroupCoordinator:
         """A classic member's Heartbeat (``classicGroupHeartbeatToConsumerGroup``): REBALANCE_IN_PROGRESS, so that it
         rejoins, while the group epoch is ahead of the member's, while it must revoke partitions, or when partitions it
         waits for are free."""
-        self._advance(now_ms)
+        self.advance(now_ms)
         member, code = self._classic_member(request)
         if member is None:
             return classic.HeartbeatResponse(code), self._drain()
@@ -618,7 +614,7 @@ class ConsumerGroupCoordinator:
                                                                                  tuple[GroupEvent, ...]]:
         """A LeaveGroup to a consumer group (``classicGroupLeaveToConsumerGroup``): each member named, by member id
         or instance id, leaves as a heartbeat's -1 would make it."""
-        self._advance(now_ms)
+        self.advance(now_ms)
         group = self._groups[request.group_id]
         rows = []
         for leaving in request.members:
@@ -717,7 +713,7 @@ class ConsumerGroupCoordinator:
         """Take in a group replayed from its record, as Kafka replays a consumer group's records and ``onLoaded``
         re-arms its timers: every member a whole session timeout from ``now_ms``, and a member still revoking
         partitions its rebalance timeout."""
-        self._advance(now_ms)
+        self.advance(now_ms)
         self._timers.cancel_where(lambda key: key[1] == group_id)
         group = _Group(group_id, group_epoch=record.group_epoch, assignment_epoch=record.assignment_epoch,
                        subscription_metadata={t.name: TopicMetadata(t.name, Uuid.parse(t.topic_id), t.partitions)
@@ -744,11 +740,6 @@ class ConsumerGroupCoordinator:
 
     # --- plumbing -------------------------------------------------------------------------------------------------
 
-    def _advance(self, now_ms: int) -> None:
-        now_ms = max(self._now, now_ms)
-        self._fire_due(now_ms)
-        self._now = now_ms
-
     def _drain(self) -> tuple[GroupEvent, ...]:
         events = tuple(self._events)
         self._events = []
@@ -773,24 +764,22 @@ class ConsumerGroupCoordinator:
         for kind in _TimerKind:
             self._timers.cancel((kind, group_id, member_id))
 
-    def _fire_due(self, now_ms: int) -> None:
-        """Each due timer at its own deadline, in order: a member expired or fenced as it would have been on time."""
-        while (due := self._timers.pop_due(now_ms)) is not None:
-            kind, group_id, member_id = due.key
-            self._now = max(self._now, due.deadline_ms)
-            group = self._groups.get(group_id)
-            member = group.members.get(member_id) if group else None
-            if group is None or member is None:
-                continue
-            if kind is _TimerKind.SESSION:
-                self._event(ev.FRONT_CONSUMER_GROUP_MEMBER_EXPIRED, group.group_id, member_id=member.member_id,
-                            instance_id=member.instance_id, session_timeout_ms=self._session_ms(member))
-                self._fence(group, member, "member_expired")
-            elif member.rec.member_epoch == due.value:
-                self._event(ev.FRONT_CONSUMER_GROUP_MEMBER_FENCED, group.group_id, member_id=member.member_id,
-                            instance_id=member.instance_id, member_epoch=member.rec.member_epoch,
-                            rebalance_timeout_ms=member.rebalance_timeout_ms)
-                self._fence(group, member, "member_fenced")
+    def _fire(self, due: Due[_TimerKey, int]) -> None:
+        """A due timer, at its deadline: a member expired or fenced as it would have been on time."""
+        kind, group_id, member_id = due.key
+        group = self._groups.get(group_id)
+        member = group.members.get(member_id) if group else None
+        if group is None or member is None:
+            return
+        if kind is _TimerKind.SESSION:
+            self._event(ev.FRONT_CONSUMER_GROUP_MEMBER_EXPIRED, group.group_id, member_id=member.member_id,
+                        instance_id=member.instance_id, session_timeout_ms=self._session_ms(member))
+            self._fence(group, member, "member_expired")
+        elif member.rec.member_epoch == due.value:
+            self._event(ev.FRONT_CONSUMER_GROUP_MEMBER_FENCED, group.group_id, member_id=member.member_id,
+                        instance_id=member.instance_id, member_epoch=member.rec.member_epoch,
+                        rebalance_timeout_ms=member.rebalance_timeout_ms)
+            self._fence(group, member, "member_fenced")
 
     # --- the heartbeat --------------------------------------------------------------------------------------------
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import datetime
 import struct
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -83,7 +82,7 @@ from kio.schema.offset_commit.v2.request import (
 )
 from kio.schema.produce.v3.request import PartitionProduceData, ProduceRequest, TopicProduceData
 from kio.schema.types import BrokerId, GroupId, TopicName
-from kio.static.primitive import Records, i8, i16, i32, i32Timedelta, i64
+from kio.static.primitive import Records, i8, i16, i32, i64
 
 from zkconsumer.front.legacy.message_formats import (
     CannotConvert,
@@ -98,6 +97,7 @@ from zkconsumer.front.proxy.config import FrontConfig
 from zkconsumer.front.proxy.handlers import LocalApi, LocalApis, RequestContext
 from zkconsumer.front.proxy.wire import AcksZeroFailed, MalformedRequest, RequestHead, framed, header_size
 from zkconsumer.kafka.api_keys import FETCH, LIST_OFFSETS, OFFSET_COMMIT, OFFSET_FETCH, PRODUCE
+from zkconsumer.kafka.durations import i32_duration, milliseconds
 from zkconsumer.types import TopicPartition
 
 LATEST, EARLIEST = -1, -2
@@ -194,7 +194,7 @@ class LegacyVersions:
             # acks=0 is relayed as acks=1, as the server relays a newer Produce: the client gets no answer, the
             # connection stays in step whatever the broker does
             answer = await relay(ProduceRequest(
-                acks=i16(request.acks or 1), timeout=_millis(request.timeout_ms),
+                acks=i16(request.acks or 1), timeout=i32_duration(request.timeout_ms),
                 topic_data=tuple(TopicProduceData(name=TopicName(t), partition_data=tuple(ps))
                                  for t, ps in by_topic.items())))
             for topic in answer.responses:
@@ -217,7 +217,7 @@ class LegacyVersions:
     async def _fetch(self, version: int, request: Any, relay: Relay) -> Any:
         limits = {(topic, p[0]): (p[1], p[2]) for topic, partitions in request.topics for p in partitions}
         answer = await relay(FetchRequest(
-            replica_id=BrokerId(request.replica_id), max_wait=_millis(max(request.max_wait_ms, MIN_WAIT_MS)),
+            replica_id=BrokerId(request.replica_id), max_wait=i32_duration(max(request.max_wait_ms, MIN_WAIT_MS)),
             min_bytes=i32(request.min_bytes), max_bytes=i32(request.max_bytes if version == 3 else MAX_FETCH_BYTES),
             isolation_level=i8(0),
             topics=tuple(FetchTopic(topic=TopicName(topic), partitions=tuple(
@@ -233,7 +233,7 @@ class LegacyVersions:
         topics = await _off_the_loop(size, _down_converted, answer, magic, limits, missing)
         if version == 0:
             return FetchResponse_v0(responses=topics)
-        return _FETCH_RESPONSES[version](throttle_time_ms=_throttle_ms(answer.throttle_time), responses=topics)
+        return _FETCH_RESPONSES[version](throttle_time_ms=milliseconds(answer.throttle_time), responses=topics)
 
     # --- ListOffsets ----------------------------------------------------------------------------------------------
 
@@ -426,7 +426,7 @@ async def _log_ends(relay: Relay, latest: dict[tuple[str, int], tuple[ErrorCode,
         by_topic.setdefault(topic, []).append(FetchPartition(partition=i32(partition), fetch_offset=i64(offset),
                                                              partition_max_bytes=i32(1)))
     answer = await relay(FetchRequest(
-        max_wait=_millis(MIN_WAIT_MS), min_bytes=i32(0), max_bytes=i32(1), isolation_level=i8(0),
+        max_wait=i32_duration(MIN_WAIT_MS), min_bytes=i32(0), max_bytes=i32(1), isolation_level=i8(0),
         topics=tuple(FetchTopic(topic=TopicName(t), partitions=tuple(ps)) for t, ps in by_topic.items())))
     ends = dict(latest)
     for topic in answer.responses:
@@ -452,12 +452,6 @@ async def _existing_topics(relay: Relay, topics: set[str]) -> frozenset[str]:
     return frozenset(topic for topic, _ in await _existing_partitions(relay, topics))
 
 
-def _millis(ms: int) -> i32Timedelta:
-    return i32Timedelta.parse(datetime.timedelta(milliseconds=max(ms, 0)))
-
-
-def _throttle_ms(throttle: datetime.timedelta) -> int:
-    return int(throttle.total_seconds() * 1000)
 
 
 

@@ -30,7 +30,7 @@ from kio.schema.errors import ErrorCode
 from kio.static.primitive import i8
 
 from zkconsumer.front.proxy.config import FrontConfig
-from zkconsumer.front.proxy.group_apis import build, nested
+from zkconsumer.front.proxy.entities import build, nested
 from zkconsumer.front.proxy.handlers import LocalApi, RequestContext
 from zkconsumer.front.proxy.topic_holds import TopicHolds, requested_hold
 from zkconsumer.front.proxy.wire import MalformedResponse

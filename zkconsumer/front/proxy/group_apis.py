@@ -1,6 +1,10 @@
-"""The group APIs the front answers itself: kio's requests mapped onto the coordinators' dataclasses
-(:mod:`.classic_group_messages`, :mod:`.consumer_group_messages`) and their answers back onto kio's responses, for
-every version advertised (:data:`VERSIONS`).
+"""The group APIs the front answers itself: the wire adapter of its group coordinator. kio's requests are mapped onto
+the coordinator's dataclasses (:mod:`~zkconsumer.front.groups.classic_group_messages`,
+:mod:`~zkconsumer.front.groups.consumer_group_messages`), handed to the coordinator through its runtime, and its answers
+mapped back onto kio's responses, for every version advertised (:data:`VERSIONS`). Nothing here decides anything about
+a group: which coordinator answers, the upgrade and downgrade, and whether an offset may be stored are the
+coordinator's (:mod:`zkconsumer.front.groups.coordinator`); what is here is the mapping and the exchanges with the
+broker the coordinator's answers call for (the offsets are kept there).
 
 Which versions: the ones kio parses, narrowed to what the broker behind keeps offsets with (Tansu 0.6 answers
 OffsetCommit up to v9 and OffsetFetch up to v9; v10 of both name topics by id). librdkafka 2.16 asks at most for
@@ -19,15 +23,14 @@ having no OffsetDelete. So committed offsets survive a restart of the front, and
 reads or writes a group's offsets in the broker (``groups describe --offsets-storage kafka``, ``offsets migrate``,
 dual commit) sees the same offsets through the front or directly.
 
-A response is built by :func:`build` from the fields its version has, so one mapping serves every version.
+A response is built by :func:`~.entities.build` from the fields its version has, so one mapping serves every
+version.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import datetime
-import sys
 import time
 from collections.abc import Callable, Iterable
 from typing import Any, cast
@@ -44,13 +47,15 @@ from zkconsumer.front.groups import classic_group_messages as classic
 from zkconsumer.front.groups.consumer_group_messages import (
     ConsumerGroupDescribe,
     ConsumerGroupHeartbeat,
-    ConsumerGroupState,
+    ConsumerGroupHeartbeatResponse,
     TopicMetadata,
     topic_id_of,
     wire_topic_id,
 )
+from zkconsumer.front.groups.coordinator import deleted_in_broker, with_broker_deletions
 from zkconsumer.front.groups.coordinator_runtime import CoordinatorRuntime
 from zkconsumer.front.groups.offset_order import OffsetOrder
+from zkconsumer.front.proxy.entities import build, nested, response_type
 from zkconsumer.front.proxy.handlers import BrokerTimedOut, LocalApi, RequestContext
 from zkconsumer.front.proxy.topic_holds import TopicHolds
 from zkconsumer.kafka.api_keys import (
@@ -68,7 +73,7 @@ from zkconsumer.kafka.api_keys import (
     SYNC_GROUP,
     TXN_OFFSET_COMMIT,
 )
-from zkconsumer.kafka.consumer_protocol import ProtocolInvalid, decode_subscription
+from zkconsumer.kafka.durations import milliseconds
 
 #: the versions the front answers, by API key (see the module's docstring)
 VERSIONS: dict[int, tuple[int, int]] = {
@@ -83,48 +88,6 @@ TOPICS_MAX_AGE_S = 1.0
 COMMIT_TIMEOUT_S = 5.0
 #: how a checked commit is relayed: as an administrator's, which the broker stores for a group it does not run
 _ADMIN_COMMIT = {"generation_id_or_member_epoch": -1, "generation_id": -1, "member_id": "", "group_instance_id": None}
-#: the protocol type of Kafka's consumers (an OffsetDelete's deletion is relayed as an OffsetCommit v8 of offset -1)
-CONSUMER_PROTOCOL_TYPE = "consumer"
-
-
-# --- building kio's entities ------------------------------------------------------------------------------------
-
-
-def response_type(request: Any) -> Any:
-    """kio's response class of the request's API and version."""
-    module = type(request).__module__.rsplit(".", 1)[0] + ".response"
-    return next(getattr(sys.modules[module], name) for name in dir(sys.modules[module])
-                if name.endswith("Response") and getattr(getattr(sys.modules[module], name), "__api_key__", None)
-                is not None)
-
-
-def nested(entity_type: Any, name: str) -> Any:
-    """A nested entity class of the module ``entity_type`` lives in (``JoinGroupResponseMember``...)."""
-    return getattr(sys.modules[entity_type.__module__], name)
-
-
-def build(entity_type: Any, **values: Any) -> Any:
-    """``entity_type`` from those of ``values`` its version has: a missing field keeps its default, ``None`` for a
-    non-nullable string is ``""``, a timedelta field takes milliseconds, an error code Kafka's number."""
-    kwargs: dict[str, Any] = {}
-    for spec in dataclasses.fields(entity_type):
-        if spec.name not in values:
-            if spec.name == "throttle_time":
-                kwargs[spec.name] = datetime.timedelta(0)
-            continue
-        value = values[spec.name]
-        if value is None and spec.type is str:
-            value = ""
-        elif spec.name == "error_code":
-            value = KioErrorCode(int(value))
-        elif isinstance(spec.type, type) and issubclass(spec.type, datetime.timedelta) and isinstance(value, int):
-            value = datetime.timedelta(milliseconds=value)
-        kwargs[spec.name] = value
-    return entity_type(**kwargs)
-
-
-def _ms(value: datetime.timedelta) -> int:
-    return round(value.total_seconds() * 1000)
 
 
 def _host(context: RequestContext) -> str:
@@ -138,6 +101,7 @@ class GroupApis:
     def __init__(self, runtime: CoordinatorRuntime, topics_max_age_s: float = TOPICS_MAX_AGE_S,
                  holds: TopicHolds | None = None, commit_timeout_s: float = COMMIT_TIMEOUT_S) -> None:
         self.runtime = runtime
+        self.coordinator = runtime.coordinator
         #: the bound of every broker exchange made under a group's offset lock (:mod:`.offset_order`)
         self.commit_timeout_s = commit_timeout_s
         self.topics_max_age_s = topics_max_age_s
@@ -160,35 +124,20 @@ class GroupApis:
     # --- classic ----------------------------------------------------------------------------------------------
 
     async def join_group(self, context: RequestContext, request: Any) -> Any:
-        answer = response_type(request)
-        consumers = self.runtime.consumer
-        if (consumers.has_group(request.group_id) and not request.member_id
-                and consumers.state_of(request.group_id) is ConsumerGroupState.EMPTY):
-            # An empty consumer group gives way to a new member's classic group, as in Kafka 3.7 on (its offsets stay
-            # with the group id): one left behind by a KIP-848 group, or read back from the store at start.
-            _, events = consumers.delete_group(request.group_id, self.runtime.now())
-            self.runtime.consumer_events(events, touched=(request.group_id,))
-        session_ms = _ms(request.session_timeout)
+        session_ms = milliseconds(request.session_timeout)
         rebalance = getattr(request, "rebalance_timeout", None)
 
         def join(request_id: int) -> classic.JoinGroup:
             return classic.JoinGroup(
                 request_id, request.group_id, request.member_id, request.protocol_type,
                 tuple(classic.Protocol(p.name, p.metadata) for p in request.protocols), session_ms,
-                session_ms if rebalance is None else _ms(rebalance), context.head.api_version,
+                session_ms if rebalance is None else milliseconds(rebalance), context.head.api_version,
                 getattr(request, "group_instance_id", None), context.client_id or "", _host(context),
                 getattr(request, "reason", None))
 
-        if consumers.has_group(request.group_id):  # a classic member of a consumer group, answered by it
-            await self._refresh_topics(context)
-            if consumers.has_group(request.group_id):
-                response, events = consumers.classic_join(join(0), self.runtime.now())
-                self.runtime.consumer_events(events, touched=(request.group_id,))
-                await self.runtime.stored()
-            else:
-                response = cast(classic.JoinGroupResponse, await self.runtime.classic_request(join))
-        else:
-            response = cast(classic.JoinGroupResponse, await self.runtime.classic_request(join))
+        await self._topics_for(context, request.group_id)
+        response = cast(classic.JoinGroupResponse, await self.runtime.classic_request(join))
+        answer = response_type(request)
         member_type = nested(answer, "JoinGroupResponseMember")
         return build(answer, error_code=response.error_code, generation_id=response.generation_id,
                      protocol_type=response.protocol_type, protocol_name=response.protocol_name,
@@ -197,34 +146,20 @@ class GroupApis:
                                          metadata=m.metadata) for m in response.members))
 
     async def sync_group(self, context: RequestContext, request: Any) -> Any:
-        def sync(request_id: int) -> classic.SyncGroup:
-            return classic.SyncGroup(
+        response = cast(classic.SyncGroupResponse, await self.runtime.classic_request(
+            lambda request_id: classic.SyncGroup(
                 request_id, request.group_id, request.generation_id, request.member_id,
                 getattr(request, "group_instance_id", None), protocol_type=getattr(request, "protocol_type", None),
                 protocol_name=getattr(request, "protocol_name", None),
-                assignments=tuple((a.member_id, a.assignment) for a in request.assignments))
-
-        if self.runtime.consumer.has_group(request.group_id):
-            response, events = self.runtime.consumer.classic_sync(sync(0), self.runtime.now())
-            self.runtime.consumer_events(events, touched=(request.group_id,))
-            await self.runtime.stored()  # as every other answer: once what it depends on is stored
-        else:
-            response = cast(classic.SyncGroupResponse, await self.runtime.classic_request(sync))
+                assignments=tuple((a.member_id, a.assignment) for a in request.assignments))))
         return build(response_type(request), error_code=response.error_code, assignment=response.assignment,
                      protocol_type=response.protocol_type, protocol_name=response.protocol_name)
 
     async def heartbeat(self, context: RequestContext, request: Any) -> Any:
-        def beat(request_id: int) -> classic.Heartbeat:
-            return classic.Heartbeat(request_id, request.group_id, request.generation_id, request.member_id,
-                                     getattr(request, "group_instance_id", None))
-
-        if self.runtime.consumer.has_group(request.group_id):
-            await self._refresh_topics(context)  # a topic's growth reaches the classic members' groups too
-            response, events = self.runtime.consumer.classic_heartbeat(beat(0), self.runtime.now())
-            self.runtime.consumer_events(events, touched=(request.group_id,))
-            await self.runtime.stored()
-        else:
-            response = cast(classic.HeartbeatResponse, await self.runtime.classic_request(beat))
+        await self._topics_for(context, request.group_id)  # a topic's growth reaches the classic members' groups too
+        response = cast(classic.HeartbeatResponse, await self.runtime.classic_request(
+            lambda request_id: classic.Heartbeat(request_id, request.group_id, request.generation_id,
+                                                 request.member_id, getattr(request, "group_instance_id", None))))
         return build(response_type(request), error_code=response.error_code)
 
     async def leave_group(self, context: RequestContext, request: Any) -> Any:
@@ -233,14 +168,8 @@ class GroupApis:
                             for m in request.members)
         else:
             members = (classic.LeavingMember(request.member_id),)
-        if self.runtime.consumer.has_group(request.group_id):
-            response, events = self.runtime.consumer.classic_leave(
-                classic.LeaveGroup(0, request.group_id, members), self.runtime.now())
-            self.runtime.consumer_events(events, touched=(request.group_id,))
-            await self.runtime.stored()
-        else:
-            response = cast(classic.LeaveGroupResponse, await self.runtime.classic_request(
-                lambda request_id: classic.LeaveGroup(request_id, request.group_id, members)))
+        response = cast(classic.LeaveGroupResponse, await self.runtime.classic_request(
+            lambda request_id: classic.LeaveGroup(request_id, request.group_id, members)))
         answer = response_type(request)
         if not hasattr(request, "members"):
             return build(answer, error_code=response.single_member_error_code)
@@ -250,16 +179,10 @@ class GroupApis:
             for m in response.members))
 
     async def describe_groups(self, context: RequestContext, request: Any) -> Any:
-        response = cast(classic.DescribeGroupsResponse, await self.runtime.classic_request(
-            lambda request_id: classic.DescribeGroups(request_id, tuple(request.groups))))
-        dead = [g.group_id for g in response.groups if g.state == classic.GroupState.DEAD.value
-                and not self.runtime.consumer.has_group(g.group_id)]
-        if dead and context.relay is not None:  # a group with offsets only is Empty, as Kafka loads it
-            relayed = await context.relay(ListGroupsRequest(states_filter=(), types_filter=()))
-            in_broker = {g.group_id for g in relayed.groups} if relayed.error_code == KioErrorCode.none else set()
-            response = classic.DescribeGroupsResponse(tuple(
-                dataclasses.replace(g, state=classic.GroupState.EMPTY.value, protocol_type="")
-                if g.group_id in dead and g.group_id in in_broker else g for g in response.groups))
+        kept = await self._offsets_kept(context)
+        response = cast(classic.DescribeGroupsResponse, await self.runtime.ask(
+            lambda request_id, now: self.coordinator.describe_groups(
+                classic.DescribeGroups(request_id, tuple(request.groups)), now, kept)))
         answer = response_type(request)
         group_type, member_type = nested(answer, "DescribedGroup"), nested(answer, "DescribedGroupMember")
         return build(answer, groups=tuple(
@@ -273,82 +196,57 @@ class GroupApis:
     async def list_groups(self, context: RequestContext, request: Any) -> Any:
         states = tuple(getattr(request, "states_filter", ()))
         types = tuple(getattr(request, "types_filter", ()))
-        response = cast(classic.ListGroupsResponse, await self.runtime.classic_request(
-            lambda request_id: classic.ListGroups(request_id, states, types)))
-        rows = list(response.groups) + [g for g in self.runtime.consumer.list_groups() if _listed(g, states, types)]
-        rows += await self._offsets_only_groups(context, request, {g.group_id for g in rows}, states, types)
+        kept = await self._offsets_kept(context, request)
+        response = cast(classic.ListGroupsResponse, await self.runtime.ask(
+            lambda request_id, now: self.coordinator.list_groups(classic.ListGroups(request_id, states, types), now,
+                                                                 kept)))
         answer = response_type(request)
         group_type = nested(answer, "ListedGroup")
         return build(answer, error_code=response.error_code, groups=tuple(
             build(group_type, group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state,
-                  group_type=g.group_type) for g in rows))
+                  group_type=g.group_type) for g in response.groups))
 
-    async def _offsets_only_groups(self, context: RequestContext, request: Any, known: set[str],
-                                   states: tuple[str, ...], types: tuple[str, ...]) -> list[classic.ListedGroup]:
-        """The groups the broker keeps offsets for and the coordinators do not run (committed before the front
-        started, or by an administrator): Empty classic groups with no protocol type, as Kafka lists a group it
-        loaded from ``__consumer_offsets`` with offsets only."""
+    async def _offsets_kept(self, context: RequestContext, request: Any = None,
+                            bounded: bool = False) -> tuple[str, ...]:
+        """The groups the broker keeps offsets for (its ListGroups, unfiltered; ``request``: the client's own, its
+        filters dropped); none where no broker is behind or it refuses. ``bounded``: within the commit timeout, as an
+        exchange under a group's offset lock."""
         if context.relay is None:
-            return []
-        unfiltered = {name: () for name in ("states_filter", "types_filter") if hasattr(request, name)}
-        relayed = await context.relay(dataclasses.replace(request, **unfiltered))
+            return ()
+        if request is None:
+            ask: Any = ListGroupsRequest(states_filter=(), types_filter=())
+        else:
+            ask = dataclasses.replace(request, **{name: () for name in ("states_filter", "types_filter")
+                                                  if hasattr(request, name)})
+        relayed = await (self._bounded(context, ask) if bounded else context.relay(ask))
         if relayed.error_code != KioErrorCode.none:
-            return []
-        coordinators = set(self.runtime.classic.group_ids()) | set(self.runtime.consumer.group_ids())
-        rows = [classic.ListedGroup(g.group_id, "", classic.GroupState.EMPTY.value) for g in relayed.groups
-                if g.group_id not in known and g.group_id not in coordinators]
-        return [row for row in rows if _listed(row, states, types)]
+            return ()
+        return tuple(g.group_id for g in relayed.groups)
 
     async def delete_groups(self, context: RequestContext, request: Any) -> Any:
-        results: dict[str, int] = {}
-        classic_ids = []
-        for group_id in request.groups_names:
-            if self.runtime.consumer.has_group(group_id):
-                code, events = self.runtime.consumer.delete_group(group_id, self.runtime.now())
-                self.runtime.consumer_events(events, touched=(group_id,))
-                results[group_id] = int(code)
-            else:
-                classic_ids.append(group_id)
-        await self.runtime.stored()
-        if classic_ids:
-            response = cast(classic.DeleteGroupsResponse, await self.runtime.classic_request(
-                lambda request_id: classic.DeleteGroups(request_id, tuple(classic_ids))))
-            results.update((group_id, int(code)) for group_id, code in response.results)
-        # The broker keeps the offsets: deleted groups and groups the coordinator does not know (offsets only) are
-        # deleted there too, and its answer stands for the latter.
-        to_broker = [g for g, code in results.items()
-                     if code in (classic.ErrorCode.none, classic.ErrorCode.group_id_not_found)]
+        response = cast(classic.DeleteGroupsResponse, await self.runtime.ask(
+            lambda request_id, now: self.coordinator.delete_groups(
+                classic.DeleteGroups(request_id, tuple(request.groups_names)), now)))
+        broker: list[tuple[str, int]] = []
+        to_broker = deleted_in_broker(response)
         if to_broker and context.relay is not None:
-            relayed = await context.relay(dataclasses.replace(request, groups_names=tuple(to_broker)))
-            for row in relayed.results:
-                if results.get(row.group_id) == classic.ErrorCode.group_id_not_found:
-                    results[row.group_id] = int(row.error_code)
+            relayed = await context.relay(dataclasses.replace(request, groups_names=to_broker))
+            broker = [(row.group_id, int(row.error_code)) for row in relayed.results]
         answer = response_type(request)
         row_type = nested(answer, "DeletableGroupResult")
-        return build(answer, results=tuple(build(row_type, group_id=g, error_code=code) for g, code in
-                                           results.items()))
+        return build(answer, results=tuple(build(row_type, group_id=g, error_code=code)
+                                           for g, code in with_broker_deletions(response, broker)))
 
     # --- offsets ----------------------------------------------------------------------------------------------
 
     async def offset_commit(self, context: RequestContext, request: Any) -> Any:
-        """Checked by the group's coordinator, then stored in the broker: one step for the group
-        (:mod:`.offset_order`)."""
+        """Checked by the coordinator, then stored in the broker: one step for the group (:mod:`.offset_order`)."""
         async with self.offset_order.held((request.group_id,)):
-            return await self._offset_commit(context, request)
-
-    async def _offset_commit(self, context: RequestContext, request: Any) -> Any:
-        group_id, member_id = request.group_id, request.member_id
-        epoch = request.generation_id_or_member_epoch
-        if self.runtime.consumer.has_group(group_id):
-            code = int(self.runtime.consumer.offset_commit_error(group_id, member_id, epoch,
-                                                                  context.head.api_version))
-        else:
             verdict = cast(classic.OffsetCommitVerdict, await self.runtime.classic_request(
                 lambda request_id: classic.OffsetCommit(
-                    request_id, group_id, epoch, member_id, getattr(request, "group_instance_id", None),
-                    api_version=context.head.api_version)))
-            code = int(verdict.error_code)
-        return await self._checked_commit(context, request, code, "OffsetCommit")
+                    request_id, request.group_id, request.generation_id_or_member_epoch, request.member_id,
+                    getattr(request, "group_instance_id", None), api_version=context.head.api_version)))
+            return await self._checked_commit(context, request, int(verdict.error_code), "OffsetCommit")
 
     async def _checked_commit(self, context: RequestContext, request: Any, code: int, api: str) -> Any:
         """A commit the coordinator checked (``code``), under its group's offset lock: relayed to the broker as an
@@ -375,11 +273,10 @@ class GroupApis:
         assert context.relay is not None
         refused: dict[str, int] = {}
         for group in getattr(request, "groups", ()):
-            if self.runtime.consumer.has_group(group.group_id):
-                code = self.runtime.consumer.offset_fetch_error(group.group_id, getattr(group, "member_id", None),
-                                                                getattr(group, "member_epoch", -1))
-                if code:
-                    refused[group.group_id] = int(code)
+            code = self.coordinator.offset_fetch_error(group.group_id, getattr(group, "member_id", None),
+                                                       getattr(group, "member_epoch", -1))
+            if code:
+                refused[group.group_id] = int(code)
         groups = [g.group_id for g in request.groups] if hasattr(request, "groups") else [request.group_id]
         async with self.offset_order.held(groups):  # the commits checked before it written first
             answer = await self._bounded(context, request)
@@ -400,44 +297,32 @@ class GroupApis:
                                  f"{self.commit_timeout_s} s") from None
 
     async def txn_offset_commit(self, context: RequestContext, request: Any) -> Any:
-        """A transactional commit checked as Kafka checks it (KIP-447): a classic group's generation and member, a
-        KIP-848 group's member epoch (a stale epoch answered ILLEGAL_GENERATION, as Kafka answers it here), a commit
-        naming no member (versions 0-2, or a producer outside any group) taken in any state; then relayed to the
-        broker as an administrator's, under the group's offset lock as an OffsetCommit."""
-        group_id, version = request.group_id, context.head.api_version
-        member_id = getattr(request, "member_id", "")
-        generation = getattr(request, "generation_id", -1)
-        instance_id = getattr(request, "group_instance_id", None)
-        async with self.offset_order.held((group_id,)):
-            if self.runtime.consumer.has_group(group_id):
-                code = int(self.runtime.consumer.offset_commit_error(group_id, member_id, generation, version,
-                                                                      transactional=True))
-                if code == classic.ErrorCode.stale_member_epoch:
-                    code = int(classic.ErrorCode.illegal_generation)
-            else:
-                verdict = cast(classic.OffsetCommitVerdict, await self.runtime.classic_request(
-                    lambda request_id: classic.OffsetCommit(request_id, group_id, generation, member_id, instance_id,
-                                                            api_version=version, transactional=True)))
-                code = int(verdict.error_code)
-            return await self._checked_commit(context, request, code, "TxnOffsetCommit")
+        """A transactional commit, checked by the coordinator as Kafka checks it (KIP-447), then relayed to the broker
+        as an administrator's, under the group's offset lock as an OffsetCommit."""
+        async with self.offset_order.held((request.group_id,)):
+            verdict = cast(classic.OffsetCommitVerdict, await self.runtime.classic_request(
+                lambda request_id: classic.OffsetCommit(
+                    request_id, request.group_id, getattr(request, "generation_id", -1),
+                    getattr(request, "member_id", ""), getattr(request, "group_instance_id", None),
+                    api_version=context.head.api_version, transactional=True)))
+            return await self._checked_commit(context, request, int(verdict.error_code), "TxnOffsetCommit")
 
     async def offset_delete(self, context: RequestContext, request: Any) -> Any:
-        """OffsetDelete as Kafka's ``deleteOffsets``: the group must exist (GROUP_ID_NOT_FOUND) and, a classic group
-        that is not Empty, use the consumer protocol (NON_EMPTY_GROUP); a partition of a topic the group subscribes to
-        keeps its offset (GROUP_SUBSCRIBED_TO_TOPIC), the others' offsets are deleted in the broker. The broker behind
-        has no OffsetDelete: a deleted offset is stored as -1, which OffsetFetch answers as Kafka answers a partition
-        with no committed offset (offset -1, no metadata)."""
+        """OffsetDelete as Kafka's ``deleteOffsets``, checked by the coordinator; the broker behind has no
+        OffsetDelete: a deleted offset is stored as -1, which OffsetFetch answers as Kafka answers a partition with
+        no committed offset (offset -1, no metadata)."""
         answer = response_type(request)
         topic_type, partition_type = nested(answer, "OffsetDeleteResponseTopic"), nested(
             answer, "OffsetDeleteResponsePartition")
         async with self.offset_order.held((request.group_id,)):
-            code, subscribed = await self._offset_delete_check(context, request.group_id)
-            if code != classic.ErrorCode.none:
-                return build(answer, error_code=code, topics=())
-            kept = int(classic.ErrorCode.group_subscribed_to_topic)
-            codes = {(t.name, p.partition_index): kept if t.name in subscribed else 0
+            kept = request.group_id in await self._offsets_kept(context, bounded=True)
+            check = self.coordinator.offset_delete(request.group_id, kept)
+            if check.error_code != classic.ErrorCode.none:
+                return build(answer, error_code=check.error_code, topics=())
+            subscribed = int(classic.ErrorCode.group_subscribed_to_topic)
+            codes = {(t.name, p.partition_index): subscribed if t.name in check.subscribed else 0
                      for t in request.topics for p in t.partitions}
-            doomed = [t for t in request.topics if t.name not in subscribed]
+            doomed = [t for t in request.topics if t.name not in check.subscribed]
             if doomed and context.relay is not None:
                 try:
                     stored = await asyncio.wait_for(context.relay(DeletingCommit(
@@ -455,31 +340,12 @@ class GroupApis:
                 build(partition_type, partition_index=p.partition_index, error_code=codes[(t.name, p.partition_index)])
                 for p in t.partitions)) for t in request.topics))
 
-    async def _offset_delete_check(self, context: RequestContext, group_id: str) -> tuple[int, frozenset[str]]:
-        """``Group.validateOffsetDelete`` and the topics ``isSubscribedToTopic`` names, of whichever coordinator has
-        the group; a group whose offsets only the broker keeps is Kafka's simple group, Empty."""
-        consumers, classics = self.runtime.consumer, self.runtime.classic
-        if consumers.has_group(group_id):
-            return classic.ErrorCode.none, consumers.subscribed_topics(group_id)
-        state = classics.state_of(group_id) if group_id in classics.group_ids() else classic.GroupState.DEAD
-        if state is classic.GroupState.EMPTY:
-            return classic.ErrorCode.none, frozenset()
-        if state is not classic.GroupState.DEAD:
-            record = classics.record_of(group_id)
-            if record is None or record.protocol_type != CONSUMER_PROTOCOL_TYPE:
-                return classic.ErrorCode.non_empty_group, frozenset()
-            try:
-                return classic.ErrorCode.none, frozenset(
-                    name for m in record.members for name in decode_subscription(m.subscription).topics)
-            except ProtocolInvalid:  # Kafka's subscribed topics of a group it cannot read: none
-                return classic.ErrorCode.none, frozenset()
-        if context.relay is not None:
-            listed = await self._bounded(context, ListGroupsRequest(states_filter=(), types_filter=()))
-            if listed.error_code == KioErrorCode.none and group_id in {g.group_id for g in listed.groups}:
-                return classic.ErrorCode.none, frozenset()
-        return classic.ErrorCode.group_id_not_found, frozenset()
-
     # --- KIP-848 ----------------------------------------------------------------------------------------------
+
+    async def _topics_for(self, context: RequestContext, group_id: str) -> None:
+        """The cluster's topics refreshed where the coordinator answers ``group_id`` from its view of them."""
+        if self.coordinator.consumer.has_group(group_id):
+            await self._refresh_topics(context)
 
     async def _refresh_topics(self, context: RequestContext) -> None:
         if context.relay is None:
@@ -493,38 +359,25 @@ class GroupApis:
                   for t in metadata.topics
                   if t.error_code == KioErrorCode.none and t.name is not None and t.topic_id is not None
                   and t.name not in self.holds.hidden]  # the front's own topics, as in every Metadata answer
-        self.runtime.consumer_events(self.runtime.consumer.set_topics(topics, self.runtime.now()))
+        self.runtime.apply(self.coordinator.set_topics(topics, self.runtime.now()))
 
     async def consumer_group_heartbeat(self, context: RequestContext, request: Any) -> Any:
         answer = response_type(request)
-        group_id = request.group_id
-        # The topics first: from the classic coordinator's check to the KIP-848 group's creation nothing awaits, so a
+        # The topics first: from the coordinator's routing to the KIP-848 group's creation nothing awaits, so a
         # JoinGroup of the same group id on another connection sees either the classic group or the KIP-848 one, and
-        # one group id never lives in both coordinators (JoinGroup's own check and creation do not await either).
+        # one group id never lives in both machines.
         await self._refresh_topics(context)
-        classic_groups = self.runtime.classic
-        if group_id in classic_groups.group_ids() and classic_groups.state_of(group_id) is not classic.GroupState.DEAD:
-            if classic_groups.state_of(group_id) is not classic.GroupState.EMPTY:
-                refused = self._upgrade(group_id) if request.member_epoch == 0 else "the member is not new"
-                if refused is not None:
-                    return build(answer, error_code=classic.ErrorCode.group_id_not_found, member_epoch=0,
-                                 error_message=f"Group {group_id} is not a consumer group ({refused}).",
-                                 heartbeat_interval=0)
-            elif request.member_epoch == 0:  # an empty classic group gives way; its offsets stay with the group id
-                self.runtime.classic_events(classic_groups.handle(classic.DeleteGroups(0, (group_id,)),
-                                                                  self.runtime.now()))
         owned = request.topic_partitions
-        outcome = self.runtime.consumer.heartbeat(ConsumerGroupHeartbeat(
-            group_id, request.member_id, request.member_epoch, request.instance_id, request.rack_id,
-            _ms(request.rebalance_timeout) if request.rebalance_timeout is not None else -1,
+        heartbeat = ConsumerGroupHeartbeat(
+            request.group_id, request.member_id, request.member_epoch, request.instance_id, request.rack_id,
+            milliseconds(request.rebalance_timeout) if request.rebalance_timeout is not None else -1,
             None if request.subscribed_topic_names is None else tuple(request.subscribed_topic_names),
             getattr(request, "subscribed_topic_regex", None), request.server_assignor,  # v0 has no regex
             None if owned is None else {topic_id_of(t.topic_id): frozenset(t.partitions) for t in owned
                                         if t.topic_id is not None},
-            context.client_id or "", _host(context), context.head.api_version), self.runtime.now())
-        self.runtime.consumer_events(outcome.events, touched=(group_id,))  # the group maybe classic again
-        await self.runtime.stored()  # the answer goes out once what it says is stored, as Kafka answers
-        response = outcome.response
+            context.client_id or "", _host(context), context.head.api_version)
+        response = cast(ConsumerGroupHeartbeatResponse, await self.runtime.ask(
+            lambda request_id, now: self.coordinator.consumer_group_heartbeat(request_id, heartbeat, now)))
         assignment = None
         if response.assignment is not None:
             assignment_type = nested(answer, "Assignment")
@@ -536,28 +389,8 @@ class GroupApis:
                      member_id=response.member_id, member_epoch=response.member_epoch,
                      heartbeat_interval=response.heartbeat_interval_ms, assignment=assignment)
 
-    def _upgrade(self, group_id: str) -> str | None:
-        """Kafka's online upgrade of a live classic group to a consumer group on a new member's heartbeat
-        (``validateOnlineUpgrade``, ``convertToConsumerGroup``): why it cannot happen, or ``None`` once it did. The
-        classic coordinator hands the group over (its waiting requests answered REBALANCE_IN_PROGRESS) and the
-        consumer coordinator takes it in, with nothing awaited in between."""
-        consumers, classic_groups, now = self.runtime.consumer, self.runtime.classic, self.runtime.now()
-        record = classic_groups.record_of(group_id)
-        if record is None:
-            return "it holds nothing to convert"
-        refused, events = consumers.upgrade_refused(group_id, record, now)
-        self.runtime.consumer_events(events)
-        if refused is not None:
-            return refused
-        handed, state, step = classic_groups.hand_over(group_id, now)
-        assert handed is not None
-        events = consumers.upgrade(group_id, handed, state, now)
-        self.runtime.classic_events(step)
-        self.runtime.consumer_events(events, touched=(group_id,))
-        return None
-
     async def consumer_group_describe(self, context: RequestContext, request: Any) -> Any:
-        response = self.runtime.consumer.describe(ConsumerGroupDescribe(tuple(request.group_ids)))
+        response = self.coordinator.consumer_group_describe(ConsumerGroupDescribe(tuple(request.group_ids)))
         answer = response_type(request)
         group_type, member_type = nested(answer, "DescribedGroup"), nested(answer, "Member")
         assignment_type, partitions_type = nested(answer, "Assignment"), nested(answer, "TopicPartitions")
@@ -580,10 +413,4 @@ class GroupApis:
             for g in response.groups))
 
 
-def _listed(group: classic.ListedGroup, states: tuple[str, ...], types: tuple[str, ...]) -> bool:
-    """ListGroups' v4 state and v5 type filters, case-insensitive, empty meaning all (as the classic rows)."""
-    return ((not states or group.state.lower() in {s.lower() for s in states})
-            and (not types or group.group_type.lower() in {t.lower() for t in types}))
-
-
-__all__ = ["VERSIONS", "GroupApis", "build", "nested"]
+__all__ = ["VERSIONS", "GroupApis"]

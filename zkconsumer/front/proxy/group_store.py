@@ -16,7 +16,6 @@ each front stays the one coordinator of its groups.
 from __future__ import annotations
 
 import asyncio
-import datetime
 import itertools
 import time
 from collections.abc import Sequence
@@ -29,13 +28,14 @@ from kio.schema.errors import ErrorCode
 from kio.schema.fetch.v4.request import FetchPartition, FetchRequest, FetchTopic
 from kio.schema.produce.v3.request import PartitionProduceData, ProduceRequest, TopicProduceData
 from kio.schema.types import BrokerId, TopicName
-from kio.static.primitive import Records, i8, i16, i32, i32Timedelta, i64
+from kio.static.primitive import Records, i8, i16, i32, i64
 
 from zkconsumer.events import catalogue as ev
 from zkconsumer.front.groups.coordinator_runtime import CoordinatorRuntime
 from zkconsumer.front.groups.group_records import ClassicGroupRecord, GroupRecord, RecordInvalid, encode_key, replay
 from zkconsumer.front.proxy.config import FrontConfig
-from zkconsumer.front.proxy.server import Upstream, connect_upstream
+from zkconsumer.front.proxy.upstream import Upstream, connect_upstream
+from zkconsumer.kafka.durations import i32_duration
 from zkconsumer.kafka.record_batches import batch_builder, record_bytes
 
 CLIENT_ID = "zkconsumer-front-groups"
@@ -53,8 +53,6 @@ class StoreFailed(Exception):
     """The broker did not take or give the records."""
 
 
-def _ms(ms: int) -> i32Timedelta:
-    return i32Timedelta.parse(datetime.timedelta(milliseconds=ms))
 
 
 def record_batch(coordinator: str, records: Sequence[tuple[str, bytes | None]], timestamp_ms: int) -> bytes:
@@ -80,7 +78,7 @@ class GroupStore:
     async def write(self, records: Sequence[tuple[str, bytes | None]]) -> None:
         """:raises StoreFailed:"""
         answer = await self._exchange(ProduceRequest(
-            acks=i16(-1), timeout=_ms(REQUEST_TIMEOUT_MS), topic_data=(TopicProduceData(
+            acks=i16(-1), timeout=i32_duration(REQUEST_TIMEOUT_MS), topic_data=(TopicProduceData(
                 name=TopicName(self.topic), partition_data=(PartitionProduceData(
                     index=i32(0), records=Records(record_batch(self.coordinator, records,
                                                                int(time.time() * 1000)))),)),)))
@@ -100,10 +98,11 @@ class GroupStore:
         invalid: list[str] = []
         offset, read, empty = 0, 0, 0
         while True:
+            partition = FetchPartition(partition=i32(0), fetch_offset=i64(offset), partition_max_bytes=i32(FETCH_BYTES))
             answer = await self._exchange(FetchRequest(
-                replica_id=BrokerId(-1), max_wait=_ms(FETCH_WAIT_MS), min_bytes=i32(0), max_bytes=i32(FETCH_BYTES),
-                isolation_level=i8(0), topics=(FetchTopic(topic=TopicName(self.topic), partitions=(FetchPartition(
-                    partition=i32(0), fetch_offset=i64(offset), partition_max_bytes=i32(FETCH_BYTES)),)),)))
+                replica_id=BrokerId(-1), max_wait=i32_duration(FETCH_WAIT_MS), min_bytes=i32(0),
+                max_bytes=i32(FETCH_BYTES), isolation_level=i8(0),
+                topics=(FetchTopic(topic=TopicName(self.topic), partitions=(partition,)),)))
             partitions = [p for t in answer.responses for p in t.partitions]
             if len(partitions) != 1 or partitions[0].error_code != ErrorCode.none:
                 raise StoreFailed(f"the broker answered the fetch of {self.topic} at offset {offset} with "
@@ -135,7 +134,7 @@ class GroupStore:
             topics=(CreatableTopic(name=TopicName(self.topic), num_partitions=i32(1), replication_factor=i16(1),
                                    assignments=(), configs=(CreatableTopicConfig(name="cleanup.policy",
                                                                                  value="compact"),)),),
-            timeout=_ms(REQUEST_TIMEOUT_MS), validate_only=False))
+            timeout=i32_duration(REQUEST_TIMEOUT_MS), validate_only=False))
         for result in answer.topics:
             if result.error_code not in (ErrorCode.none, ErrorCode.topic_already_exists):
                 raise StoreFailed(f"the broker answered the creation of {self.topic} with {result.error_code.name}"

@@ -83,8 +83,9 @@ class OldVersions(Protocol):
     """The versions of APIs answered from the raw frame, before the local table: the old ones ZooKeeper-era clients
     speak, which kio does not parse (:class:`zkconsumer.front.legacy.legacy_versions.LegacyVersions`)."""
 
-    #: the versions answered, by API key
-    versions: Mapping[int, range]
+    @property
+    def versions(self) -> Mapping[int, range]:
+        """The versions answered, by API key."""
 
     def answers(self, head: RequestHead) -> bool:
         """Whether this request is answered here."""
@@ -99,7 +100,9 @@ class OldVersions(Protocol):
 class NoOldVersions:
     """Answers no old version: a front plugged with none."""
 
-    versions: Mapping[int, range] = {}
+    @property
+    def versions(self) -> Mapping[int, range]:
+        return {}
 
     def answers(self, head: RequestHead) -> bool:
         return False

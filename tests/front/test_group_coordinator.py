@@ -1,0 +1,92 @@
+"""The coordinator facade returns the records to write: every group an input may have changed (the groups it names,
+those whose timers fired meanwhile) is compared with its last record, so a change no event mentions is stored all
+the same, a group's timer firing during another group's input is stored with that input, and nothing unchanged is
+written again. Pure: no loop, no broker."""
+
+from __future__ import annotations
+
+import pytest
+
+from zkconsumer.front.groups.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
+from zkconsumer.front.groups.classic_group_messages import (
+    ErrorCode,
+    GroupState,
+    Heartbeat,
+    JoinGroup,
+    JoinGroupResponse,
+    Protocol,
+    SyncGroup,
+)
+from zkconsumer.front.groups.consumer_group import ConsumerGroupCoordinator
+from zkconsumer.front.groups.coordinator import CoordinatorResult, GroupCoordinator
+from zkconsumer.front.groups.group_records import ClassicGroupRecord, decode, encode_key
+
+SESSION_MS = 10_000
+
+
+def _coordinator(monkeypatch: pytest.MonkeyPatch, events: bool = True) -> GroupCoordinator:
+    classic = ClassicGroupCoordinator(ClassicGroupConfig(initial_rebalance_delay_ms=0))
+    if not events:  # a machine whose changes no event names
+        monkeypatch.setattr(classic, "_event", lambda *args, **kwargs: None)
+    return GroupCoordinator(classic, ConsumerGroupCoordinator())
+
+
+def _stable(coordinator: GroupCoordinator, group: str, now_ms: int) -> tuple[str, list[CoordinatorResult]]:
+    """One member joined and synced: the group Stable at generation 1."""
+    joined = coordinator.join_group(JoinGroup(1, group, "", "consumer", (Protocol("range", b"m"),), SESSION_MS,
+                                              SESSION_MS, api_version=3), now_ms)
+    answer = joined.response(1)
+    assert isinstance(answer, JoinGroupResponse) and answer.error_code is ErrorCode.none
+    synced = coordinator.handle(SyncGroup(2, group, answer.generation_id, answer.member_id,
+                                          assignments=((answer.member_id, b"a"),)), now_ms)
+    assert coordinator.classic.state_of(group) is GroupState.STABLE
+    return answer.member_id, [joined, synced]
+
+
+def _record(result: CoordinatorResult, group: str) -> ClassicGroupRecord | None:
+    values = [value for group_id, value in result.records if group_id == group]
+    assert len(values) == 1, result.records
+    _, record = decode(encode_key("front", group), values[0])
+    assert record is None or isinstance(record, ClassicGroupRecord)
+    return record
+
+
+@pytest.mark.parametrize("events", [True, False], ids=["with events", "no event names the group"])
+def test_a_round_s_outcome_is_returned_once_whether_or_not_an_event_names_the_group(monkeypatch, events):
+    coordinator = _coordinator(monkeypatch, events)
+    member, (joined, synced) = _stable(coordinator, "g", 1_000)
+    assert joined.records == ()  # mid-round: stored once it has an outcome
+    record = _record(synced, "g")
+    assert record is not None and record.generation == 1 and [m.member_id for m in record.members] == [member]
+    assert record.members[0].assignment == b"a"
+    beat = coordinator.handle(Heartbeat(3, "g", 1, member), 2_000)
+    assert beat.records == ()  # unchanged: not written again
+    assert (not events) == (synced.events == ())
+
+
+@pytest.mark.parametrize("events", [True, False], ids=["with events", "no event names the group"])
+def test_a_group_whose_session_expires_during_another_group_s_input_is_stored_with_that_input(monkeypatch, events):
+    coordinator = _coordinator(monkeypatch, events)
+    _stable(coordinator, "expiring", 1_000)
+    # The next input, for another group, comes after the member's session: its timer fires first.
+    other = coordinator.join_group(JoinGroup(9, "other", "", "consumer", (Protocol("range", b"m"),), SESSION_MS,
+                                             SESSION_MS, api_version=3), 1_000 + SESSION_MS + 1)
+    record = _record(other, "expiring")
+    assert coordinator.classic.state_of("expiring") is GroupState.EMPTY
+    assert record is not None and record.members == () and record.generation == 2
+
+
+def test_without_a_store_nothing_is_encoded(monkeypatch):
+    coordinator = GroupCoordinator(ClassicGroupCoordinator(ClassicGroupConfig(initial_rebalance_delay_ms=0)),
+                                   ConsumerGroupCoordinator(), keep_records=False)
+    _, results = _stable(coordinator, "g", 1_000)
+    assert all(result.records == () for result in results)
+
+
+def test_a_record_whose_write_failed_is_returned_again_at_the_group_s_next_change(monkeypatch):
+    coordinator = _coordinator(monkeypatch)
+    member, (_, synced) = _stable(coordinator, "g", 1_000)
+    assert _record(synced, "g") is not None
+    coordinator.unwritten(["g"])
+    left = coordinator.handle(Heartbeat(3, "g", 1, member), 2_000)  # nothing changed, but what is stored is unknown
+    assert _record(left, "g") is not None
