@@ -63,6 +63,7 @@ from process_cpu import process_table
 
 from zkconsumer.storm import calibration as cal
 from zkconsumer.storm.parameters import StormParameters
+from zkconsumer.storm.rendering import agreement_markdown, calibration_markdown
 from zkconsumer.storm.simulation import play
 
 HERE = Path(__file__).resolve().parent
@@ -532,11 +533,11 @@ def write(out: Path, runs: list[cal.RealRun], measured: dict[str, Any], result: 
           f"{header['runtime_s']:.0f} s\n\n## Measured outside the runs\n\n"
           + "\n".join(f"- `{k}`: {measured[k]:.4f} ms ({measured['sources'][k]})" for k in measured["sources"])
           + f"\n- ZooKeeper's `mntr` latencies over the largest legacy join: {json.dumps(measured.get('mntr_join'))}"
-          + "\n\n## Calibration\n\n" + cal.calibration_markdown(fitted, result["base"])
+          + "\n\n## Calibration\n\n" + calibration_markdown(fitted, result["base"])
           + f"\n\n## Agreement ({sum(r.within for r in held)} of {len(held)} held-back runs within 20% on all four"
           + (f"; {sum(bool(r.in_spread) for r in held)} within the repeats' spread" if result["spreads"] else "")
           + ")\n\n"
-          + cal.agreement_markdown(rows) + spread_markdown(result["spreads"])
+          + agreement_markdown(rows) + spread_markdown(result["spreads"])
           + "\n\n## Conditions\n\n| run | set | wall s | CPU s (harness) | CPU s (front) | load |\n"
           + "|---|---|---|---|---|---|\n"
           + conditions + "\n")

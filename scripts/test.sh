@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # `make test`, the README's test command: everything it does, in order, then how long each pass took.
 #   1. install what the tests need (scripts/bootstrap.sh: the virtual environment, ZooKeeper, a headless browser);
-#   2. the checks: ruff, the layers contract (import-linter, pyproject.toml), mypy on the package, and the docs site
-#      built strictly (mkdocs.yml: a broken link, a page left out of the nav or an unreadable docstring fails; not
-#      with --quiet, which hides the warnings that --strict counts);
+#   2. the checks: ruff, the layers and no-cycles contracts (import-linter, pyproject.toml), mypy on the package, and
+#      the docs site built strictly (mkdocs.yml: a broken link, a page left out of the nav or an unreadable docstring
+#      fails; not with --quiet, which hides the warnings that --strict counts);
 #   3. the suite's time scale, calibrated once for every pass (tests/time_scale.py; ZKCONSUMER_TEST_TIME_SCALE set
 #      beforehand is used as it is);
 #   4. the tests: scripts/run_tests.sh (the main run and, beside it, the Spark and migration run);

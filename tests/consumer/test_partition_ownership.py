@@ -19,7 +19,7 @@ from zkconsumer.consumer.partition_topic_info import ChunkQueue, PartitionTopicI
 from zkconsumer.consumer.step_gate import StepContext
 from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
 from zkconsumer.events.rebalance_steps import RebalanceStep
-from zkconsumer.group.ownership import ClaimResult, HeldZnodes
+from zkconsumer.group.owner_claims import ClaimResult, HeldZnodes
 from zkconsumer.types import TopicPartition
 
 SESSION = 0x1234

@@ -10,6 +10,7 @@ from zkconsumer.scenarios import model as sc
 from zkconsumer.storm import calibration as cal
 from zkconsumer.storm.event_loop import EventLoop
 from zkconsumer.storm.parameters import StormParameters
+from zkconsumer.storm.rendering import agreement_markdown, calibration_markdown
 from zkconsumer.storm.request_queue import RequestQueue
 
 BASE = StormParameters()
@@ -163,13 +164,13 @@ def test_a_run_agrees_only_when_all_four_figures_do_and_the_table_says_which_mis
     bad = cal.compare(real, cal.Figures(3.0, 100.0, 50, 0))
     assert good.within and not bad.within
     assert [a.figure for a in bad.figures if not a.within] == ["time_to_stable_s"]
-    table = cal.agreement_markdown([good, bad])
+    table = agreement_markdown([good, bad])
     assert table.count("\n") == 3 and "| yes |" in table and "no: time |" in table and "held-back" in table
 
 
 def test_the_calibration_table_names_each_fitted_parameter_its_default_and_source():
     fitted = cal.fit(BASE, [], {"zk_read_ms": (0.3, "a burst")})
-    table = cal.calibration_markdown(fitted, BASE)
+    table = calibration_markdown(fitted, BASE)
     assert f"| `zk_read_ms` | 0.3 | {BASE.zk_read_ms:.4g} | a burst |" in table
 
 
@@ -228,5 +229,5 @@ def test_a_prediction_inside_the_repeats_spread_widened_by_a_fifth_is_in_the_spr
     assert inside.in_spread and not inside.within
     assert cal.compare(real, cal.Figures(4.9, 100.0, 50, 0), spread_=spread_).in_spread is False
     assert cal.compare(real, cal.Figures(2.0, 100.0, 50, 0)).in_spread is None
-    assert "within the repeats' spread" in cal.agreement_markdown([inside]) and "| yes |" in cal.agreement_markdown(
+    assert "within the repeats' spread" in agreement_markdown([inside]) and "| yes |" in agreement_markdown(
         [inside])

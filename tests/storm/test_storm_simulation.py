@@ -13,10 +13,11 @@ from zkconsumer.assignors.model import AssignmentInput, Member
 from zkconsumer.errors import UsageError
 from zkconsumer.scenarios import model as sc
 from zkconsumer.scenarios.parse import load
-from zkconsumer.storm.classic_members import GROUP, ClassicGroup, unpack
-from zkconsumer.storm.consumer_group_members import TOPIC_ID, ConsumerGroup
+from zkconsumer.storm.classic_group import ClassicGroup, unpack
+from zkconsumer.storm.consumer_group import TOPIC_ID, ConsumerGroup
 from zkconsumer.storm.event_loop import EventLoop
 from zkconsumer.storm.legacy_group import TOPIC, LegacyGroup
+from zkconsumer.storm.modern_group import GROUP
 from zkconsumer.storm.parameters import StormParameters
 from zkconsumer.storm.simulation import DEFAULT_PROTOCOLS, PROTOCOLS, check, play, simulate, storm_scenario
 

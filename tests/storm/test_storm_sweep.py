@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from zkconsumer.errors import UsageError
-from zkconsumer.storm.sweep import SweepPoint, SweepRow, grid, run_point, sweep_page
+from zkconsumer.storm.rendering import sweep_page
+from zkconsumer.storm.sweep import SweepPoint, SweepRow, grid, run_point
 
 
 def test_the_grid_crosses_every_dimension_costliest_first():

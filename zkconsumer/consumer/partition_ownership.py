@@ -13,7 +13,7 @@ through the methods named after them:
 * the **unconfirmed claims**: partitions whose owner znodes an attempt may have created without learning so (a
   claim that failed with an error: its multi-op may have been applied), or that a new session may hold (a claim
   that raced an expiry); the next release covers them too, and deletes only what our session holds;
-* the **held znodes** (:class:`~zkconsumer.group.ownership.HeldZnodes`): the versions the last successful claim
+* the **held znodes** (:class:`~zkconsumer.group.owner_claims.HeldZnodes`): the versions the last successful claim
   left, so that the release deletes them unread; taken before each release, so that a release that fails half-way
   never trusts them again.
 
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo
-from zkconsumer.group.ownership import ClaimResult, HeldZnodes
+from zkconsumer.group.owner_claims import ClaimResult, HeldZnodes
 from zkconsumer.types import TopicPartition
 
 Registry = dict[str, dict[int, PartitionTopicInfo]]

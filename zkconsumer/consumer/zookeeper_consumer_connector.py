@@ -77,7 +77,7 @@ from zkconsumer.events.rebalance_steps import BY_NAME, RebalanceStep
 from zkconsumer.group.kafka_offset_store import KafkaOffsetStore
 from zkconsumer.group.offset_storage import KAFKA, OffsetsCommitFailedError, OffsetStorage, StorageCommit
 from zkconsumer.group.offset_store import WriteBehind, ZooKeeperOffsetStore, largest_offset_op
-from zkconsumer.group.ownership import claim_partitions, largest_claim_op, release_partitions
+from zkconsumer.group.owner_claims import claim_partitions, largest_claim_op, release_partitions
 from zkconsumer.group.snapshot import MalformedZnode, read_group_snapshot
 from zkconsumer.group.topic_count import TopicCount, TopicFilter, consumer_id_string
 from zkconsumer.log import EventLogger, get_logger

@@ -7,6 +7,16 @@ from zkconsumer.events import shared_fields as shared
 from zkconsumer.events.spec import INT, LIST, NULL, STR, section
 from zkconsumer.events.spec import Field as F
 
+#: what the catalogue gathers from this area: its events, nothing else (its fields and sections stay here)
+__all__ = [
+    "BRIDGE_STARTED", "BRIDGE_PATHS_CREATED", "BRIDGE_BROKER_REGISTERED", "BRIDGE_BROKER_REREGISTERED",
+    "BRIDGE_BROKER_UNREGISTERED", "BRIDGE_BROKER_CONFLICT", "BRIDGE_CONTROLLER_ELECTED", "BRIDGE_CONTROLLER_RESIGNED",
+    "BRIDGE_TOPIC_CREATED", "BRIDGE_PARTITIONS_ADDED", "BRIDGE_TOPIC_UPDATED", "BRIDGE_PARTITION_STATE_CREATED",
+    "BRIDGE_LEADER_CHANGED", "BRIDGE_TOPIC_DELETED", "BRIDGE_MALFORMED_ZNODE", "BRIDGE_BROKER_UNAVAILABLE",
+    "BRIDGE_BROKER_RECOVERED", "BRIDGE_BROKERS_EXPIRED", "BRIDGE_WRITE_CONFLICT", "BRIDGE_ZOOKEEPER_UNAVAILABLE",
+    "BRIDGE_ZOOKEEPER_RECOVERED", "BRIDGE_SYNCED", "BRIDGE_PASS_FAILED", "BRIDGE_PASS_RECOVERED", "BRIDGE_STOPPED",
+]
+
 _BRIDGE = section("bridge", "zkconsumer.bridge.metadata_bridge", context=("zookeeper", "bootstrap"))
 _TOPIC = (shared.TOPIC, F("partitions_before", INT), F("partitions_after", INT))
 _PARTITION_STATE = (shared.TOPIC, shared.PARTITION, F("leader", INT), F("leader_epoch", INT))

@@ -4,7 +4,10 @@
 ``event``.
 
 The declarations live one module per area; this module gathers them, so that an emitter, a reader and the events
-page name the same objects. Adding an event: ``docs/development.md`` ("How to add an event").
+page name the same objects. It holds the events and nothing else but :data:`BY_NAME`, :data:`COMMON_FIELDS`,
+:data:`~zkconsumer.events.connector.STEP_EVENTS` (the rebalance steps' events in their order) and the
+:class:`~zkconsumer.events.spec.Event` type: each area module's ``__all__`` names its events, so that its fields,
+kinds and sections stay in it. Adding an event: ``docs/development.md`` ("How to add an event").
 """
 
 from __future__ import annotations

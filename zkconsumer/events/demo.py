@@ -6,6 +6,13 @@ from zkconsumer.events import shared_fields as shared
 from zkconsumer.events.spec import BOOL, INT, LIST, NUMBER, STR, section
 from zkconsumer.events.spec import Field as F
 
+#: what the catalogue gathers from this area: its events, nothing else (its fields and sections stay here)
+__all__ = [
+    "DEMO_SCENE", "DEMO_MEMBER_STARTED", "DEMO_MEMBER_KILLED", "DEMO_MEMBER_STOPPED", "DEMO_MEMBER_PAUSED",
+    "DEMO_MEMBER_RESUMED", "DEMO_SESSION_EXPIRED", "DEMO_PARTITIONS_ADDED", "DEMO_SETTLED", "DEMO_MEMBER_OUTPUT",
+    "MEMBER_STEP_WAITING",
+]
+
 _MARKERS = section("demo.markers", "zkconsumer.demo", columns=("event", "fields", "when"), context=("protocol",))
 _STEP_MODE = section("demo.step_mode", "zkconsumer.members.step_control", columns=("event", "fields", "when"))
 

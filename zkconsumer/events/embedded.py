@@ -6,6 +6,13 @@ from zkconsumer.events import shared_fields as shared
 from zkconsumer.events.spec import INT, LIST, STR, section
 from zkconsumer.events.spec import Field as F
 
+#: what the catalogue gathers from this area: its events, nothing else (its fields and sections stay here)
+__all__ = [
+    "ENSEMBLE_STARTED", "ENSEMBLE_SERVER_STOPPED", "ENSEMBLE_SERVER_STARTED", "ENSEMBLE_STOPPED", "LOCAL_STARTED",
+    "LOCAL_ALREADY_RUNNING", "LOCAL_RECONCILED", "LOCAL_STALE_STATE", "LOCAL_STOPPED", "DOCKER_CONTAINER_STARTED",
+    "DOCKER_CONTAINER_STOPPED",
+]
+
 _ENSEMBLE = section("embedded.ensemble", "zkconsumer.ensemble", context=("workdir",))
 _LOCAL = section("embedded.local", "zkconsumer.local", context=("run_dir",))
 _DOCKER = section("embedded.docker", "zkconsumer.docker", context=("server", "image"))

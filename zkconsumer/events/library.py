@@ -6,6 +6,11 @@ from zkconsumer.events import shared_fields as shared
 from zkconsumer.events.spec import INT, STR, section
 from zkconsumer.events.spec import Field as F
 
+#: what the catalogue gathers from this area: its events, nothing else (its fields and sections stay here)
+__all__ = [
+    "CONFIG_UNKNOWN_KEY", "LOG_END_UNDER_REPORTED",
+]
+
 _CONFIG = section("library", "zkconsumer.config", columns=("event", "logger", "level", "fields", "when"))
 _LOG_END = _CONFIG.logged_by("zkconsumer.log_end_offsets")
 

@@ -20,6 +20,13 @@ from zkconsumer.events.connector import (
 from zkconsumer.events.spec import BOOL, INT, LIST, NUMBER, OBJECT, STR, section
 from zkconsumer.events.spec import Field as F
 
+#: what the catalogue gathers from this area: its events, nothing else (its fields and sections stay here)
+__all__ = [
+    "CONSUMER_SUBSCRIBED", "CONSUMER_GROUP_PROTOCOL_UNSUPPORTED", "APPLICATION_FAILED", "DEMO_MEMBER_DIED",
+    "DEMO_NOT_SETTLED", "DEMO_DRAINING", "DEMO_MEMBER_STOPPING", "MIGRATION_PROTOCOL_STARTED",
+    "MIGRATION_SCENE_SETTLED", "MIGRATION_MEMBER_DIED", "MIGRATION_DRAINED",
+]
+
 _MODERN_MEMBER = section("migration.modern_member", "zkconsumer.migration.member")
 _MARKERS = section("migration.markers", "zkconsumer.migration", columns=("event", "fields", "when"),
     context=("protocol",))

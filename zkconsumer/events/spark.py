@@ -7,6 +7,15 @@ from zkconsumer.events.connector import ZNODE_MALFORMED
 from zkconsumer.events.spec import BOOL, INT, LIST, NUMBER, STR, section
 from zkconsumer.events.spec import Field as F
 
+#: what the catalogue gathers from this area: its events, nothing else (its fields and sections stay here)
+__all__ = [
+    "SPARK_SOURCE_STARTED", "SPARK_INITIAL_OFFSET", "SPARK_BATCH_PLANNED", "SPARK_PARTITION_RESUMED",
+    "SPARK_PAST_END_SEEN", "SPARK_OFFSET_RESET", "SPARK_LOG_BEHIND", "SPARK_LOG_END_UNKNOWN",
+    "SPARK_WAITING_FOR_TOPICS", "SPARK_PARTITIONS_PLANNED", "SPARK_OFFSETS_COMMITTED", "SPARK_COMMIT_SKIPPED",
+    "SPARK_ZOOKEEPER_UNAVAILABLE", "SPARK_SOURCE_STOPPED", "SPARK_RANGE_READ", "SPARK_GROUPS_PLANNED",
+    "SPARK_LOG_SIZES_UNKNOWN", "SPARK_GROUPS_READ",
+]
+
 _STREAM = section("spark.stream", "zkconsumer.spark")
 _GROUPS = section("spark.groups", "zkconsumer.spark.groups")
 

@@ -20,8 +20,9 @@ from typing import Any
 from zkconsumer.errors import UsageError
 from zkconsumer.fleet.job_output import check_output, staged_directory
 from zkconsumer.fleet.task_files import TaskFiles, keep_tables, task_directory
+from zkconsumer.storm.rendering import sweep_page
 from zkconsumer.storm.simulation import DEFAULT_SETTLE_LIMIT_S
-from zkconsumer.storm.sweep import SweepPoint, SweepRow, row_order, run_point, sweep_page
+from zkconsumer.storm.sweep import SweepPoint, SweepRow, row_order, run_point
 
 TABLES: tuple[tuple[str, type], ...] = (("runs", SweepRow),)
 PAGE = "sweep.html"

@@ -36,7 +36,7 @@ from typing import Any
 
 from zkconsumer.errors import UsageError
 from zkconsumer.events import catalogue as ev
-from zkconsumer.members.command_line import option
+from zkconsumer.members.option_field import option
 
 STATE_DIR_ENV = "ZKCONSUMER_STATE_DIR"
 ATTEMPTS = 3

@@ -1,8 +1,8 @@
 """The member processes' command lines, declared once: each option is a field of a dataclass (:class:`MemberOptions`,
 what both members take, and each member's subclass, :class:`zkconsumer.members.legacy_member.LegacyOptions` and
 :class:`zkconsumer.members.modern_member.ModernOptions`), its help, choices and parsing in the field's metadata
-(:func:`option`). The member's parser (:func:`parser`) and the argv a starter runs (:meth:`MemberOptions.argv`) are
-both derived from the fields, so what a starter writes is what the member reads.
+(:func:`~zkconsumer.members.option_field.option`). The member's parser (:func:`parser`) and the argv a starter runs
+(:meth:`MemberOptions.argv`) are both derived from the fields, so what a starter writes is what the member reads.
 
 How a field becomes an option: ``--`` and its name with ``-`` for ``_``; a field without a default is required; a
 ``bool`` is a flag (``store_true``); a ``tuple[str, ...]`` is repeated (``append``); an ``int`` is parsed as one
@@ -15,28 +15,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, get_type_hints
 
+from zkconsumer.members.option_field import Flag, option
 from zkconsumer.members.revoke_cost import revoke_ms
-
-
-@dataclass(frozen=True)
-class Flag:
-    """What a field's option says and how it is read: ``parse`` is argparse's ``type`` (default: ``int`` for an
-    ``int`` field, the text as it is otherwise)."""
-
-    help: str | None = None
-    metavar: str | None = None
-    choices: tuple[str, ...] | None = None
-    parse: Callable[[str], Any] | None = None
-
-
-def option(default: Any = dataclasses.MISSING, **flag: Any) -> Any:
-    """A field that is an option of the member's command line (``flag``: :class:`Flag`'s fields)."""
-    return dataclasses.field(default=default, metadata={"flag": Flag(**flag)})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -42,8 +42,9 @@ from zkconsumer.group.topic_count import parse_topic_streams
 from zkconsumer.log import configure_logging, get_logger
 from zkconsumer.members.application import Application, ApplicationOptions, Message, Runner
 from zkconsumer.members.application import load as load_application
-from zkconsumer.members.command_line import MemberOptions, option
+from zkconsumer.members.command_line import MemberOptions
 from zkconsumer.members.command_line import parser as options_parser
+from zkconsumer.members.option_field import option
 from zkconsumer.members.revoke_cost import RevokeCost, RevokeListener
 from zkconsumer.members.step_control import HeldSteps
 from zkconsumer.members.stop_signals import stacks_on_request, stop_event

@@ -65,8 +65,9 @@ from zkconsumer.events.fields import elapsed_ms
 from zkconsumer.log import configure_logging, get_logger
 from zkconsumer.members.application import Application, ApplicationOptions, Message, Runner
 from zkconsumer.members.application import load as load_application
-from zkconsumer.members.command_line import MemberOptions, option
+from zkconsumer.members.command_line import MemberOptions
 from zkconsumer.members.command_line import parser as options_parser
+from zkconsumer.members.option_field import option
 from zkconsumer.members.revoke_cost import RevokeCost
 from zkconsumer.members.stop_signals import stacks_on_request, stop_event
 

@@ -20,14 +20,11 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import TYPE_CHECKING
 
 from zkconsumer.consumer.rebalance_listener import ConsumerRebalanceListener
+from zkconsumer.members.application import Runner
 from zkconsumer.scenarios.model import MAX_REVOKE_MS
-
-if TYPE_CHECKING:  # command_line reads revoke_ms here, and the application's options from command_line
-    from zkconsumer.members.application import Runner
-    from zkconsumer.types import ConsumerThreadId
+from zkconsumer.types import ConsumerThreadId
 
 
 class RevokeCost:

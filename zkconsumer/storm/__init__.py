@@ -7,13 +7,14 @@
 - :mod:`.legacy_group`: the ZooKeeper-coordinated group, its nine rebalance steps, the real legacy assignors;
 - :mod:`.modern_group`: what the modern groups share (the coordinator behind the front's queue, ticked at its
   deadlines);
-- :mod:`.classic_members`: classic members driving the front's own classic group coordinator;
-- :mod:`.consumer_group_members`: KIP-848 members driving the front's own consumer group coordinator;
+- :mod:`.classic_group`: a classic group, its members driving the front's own classic group coordinator;
+- :mod:`.consumer_group`: a KIP-848 group, its members driving the front's own consumer group coordinator;
 - :mod:`.simulation`: a scenario played by every protocol, and its figures;
 - :mod:`.calibration`: the model against real runs (run shapes, the parameters fitted from real members' events, the
   agreement of a prediction with a real run), fed by ``benchmarks/storm_calibration.py``;
-- :mod:`.sweep`: a grid of simulations (members x partitions x protocol x scenario x settings), a point's row and
-  the page of curves (``zkconsumer.fleet.sweep_job`` runs the grid on Spark).
+- :mod:`.sweep`: a grid of simulations (members x partitions x protocol x scenario x settings) and a point's row
+  (``zkconsumer.fleet.sweep_job`` runs the grid on Spark);
+- :mod:`.rendering`: how the results are shown: the calibration's Markdown tables, the sweep's page of curves.
 
 Pure: no threads, sockets or wall clock; the same inputs give the same figures.
 """

@@ -1,5 +1,6 @@
 """The storm model against real runs: the shapes of run a calibration plays, the four figures a run is compared by,
-the parameters fitted from real members' events, and the agreement of a prediction with a real run.
+the parameters fitted from real members' events, and the agreement of a prediction with a real run (its tables:
+:mod:`zkconsumer.storm.rendering`).
 
 Pure: the real runs are played by ``benchmarks/storm_calibration.py`` (real ZooKeeper, broker, front and members),
 which hands their records here. A run is of one of three shapes, each a scenario whose last scene is the one measured:
@@ -399,42 +400,3 @@ def compare(run: RealRun, predicted: Figures, tolerance: float = TOLERANCE,
             inside = inside and pred is not None and (
                 low * (1 - tolerance) - slack <= pred <= high * (1 + tolerance) + slack)
     return RunAgreement(run, predicted, tuple(rows), inside if spread_ is not None else None)
-
-
-def _number(value: float | None, name: str) -> str:
-    if value is None:
-        return "-"
-    if name in ("zookeeper_requests", "conflicts"):
-        return f"{value:,.0f}"
-    return f"{value:,.2f}" if value < 100 else f"{value:,.0f}"
-
-
-def agreement_markdown(rows: Sequence[RunAgreement]) -> str:
-    """The agreement table: per run, real / predicted for each figure, and whether all four are within."""
-    heads = ("time to stable s", "partition-s paused", "ZK requests", "conflicts")
-    spread_ = any(row.in_spread is not None for row in rows)
-    lines = ["| run | set | " + " | ".join(f"{h}: real / predicted" for h in heads) + " | within 20%? |"
-             + (" within the repeats' spread ±20%? |" if spread_ else ""),
-             "|---|---|" + "---|" * len(heads) + "---|" + ("---|" if spread_ else "")]
-    for row in rows:
-        cells = []
-        for a in row.figures:
-            mark = "" if a.within else " ✗"
-            cells.append(f"{_number(a.real, a.figure)} / {_number(a.predicted, a.figure)}{mark}")
-        missed = [a.figure for a in row.figures if not a.within]
-        verdict = "yes" if not missed else "no: " + ", ".join(NAMES[f] for f in missed)
-        inside = "" if not spread_ else " - |" if row.in_spread is None else " yes |" if row.in_spread else " no |"
-        lines.append(f"| {row.run.spec.name} | {row.run.spec.role} | " + " | ".join(cells) + f" | {verdict} |"
-                     + inside)
-    return "\n".join(lines)
-
-
-NAMES = {"time_to_stable_s": "time", "partition_seconds_paused": "paused", "zookeeper_requests": "requests",
-         "conflicts": "conflicts"}
-
-
-def calibration_markdown(calibration: Calibration, base: StormParameters) -> str:
-    lines = ["| parameter | fitted | default | source |", "|---|---|---|---|"]
-    for f in calibration.fits:
-        lines.append(f"| `{f.name}` | {f.value:.4g} | {getattr(base, f.name):.4g} | {f.source} |")
-    return "\n".join(lines)

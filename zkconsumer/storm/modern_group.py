@@ -10,6 +10,10 @@ from zkconsumer.storm.group_measures import GroupMeasures
 from zkconsumer.storm.parameters import StormParameters
 from zkconsumer.storm.request_queue import RequestQueue
 
+#: the group and the topic every modern group's members name
+GROUP = "storm"
+TOPIC = "storm"
+
 
 class _Member(Protocol):
     busy: bool

@@ -17,8 +17,8 @@ from typing import Protocol
 
 from zkconsumer.errors import UsageError
 from zkconsumer.scenarios import model as sc
-from zkconsumer.storm.classic_members import ClassicGroup
-from zkconsumer.storm.consumer_group_members import ConsumerGroup
+from zkconsumer.storm.classic_group import ClassicGroup
+from zkconsumer.storm.consumer_group import ConsumerGroup
 from zkconsumer.storm.event_loop import EventLoop
 from zkconsumer.storm.group_measures import GroupMeasures
 from zkconsumer.storm.legacy_group import LegacyGroup

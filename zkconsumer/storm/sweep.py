@@ -1,7 +1,7 @@
 """A sweep of storm simulations: a grid of members x partitions x protocol x scenario x settings, each point one
-simulation (:func:`run_point`), its figures one row (:class:`SweepRow`), and the page of curves the rows make
-(:func:`sweep_page`). Pure, and nothing here knows Spark: ``zkconsumer.fleet.sweep_job`` runs the points as tasks,
-and a test can run a point or draw the page from hand-made rows.
+simulation (:func:`run_point`), its figures one row (:class:`SweepRow`); the page of curves the rows make is
+:func:`zkconsumer.storm.rendering.sweep_page`. Pure, and nothing here knows Spark: ``zkconsumer.fleet.sweep_job``
+runs the points as tasks, and a test can run a point or draw the page from hand-made rows.
 
 A point is plain data that travels to an executor as JSON: the scenario is ``storm`` (its members start at once, so
 the members dimension applies) or a scenario's TOML text, parsed where it runs (its own cast plays it, so one
@@ -11,7 +11,6 @@ point per partitions x protocol x settings); the settings are :class:`StormParam
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
@@ -145,64 +144,3 @@ def run_point(point: SweepPoint, settle_limit_s: float = DEFAULT_SETTLE_LIMIT_S)
 
 def row_order(row: SweepRow) -> tuple[Any, ...]:
     return (row.scenario, row.settings, row.partitions, row.protocol, row.members)
-
-
-# --- the page ------------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Panel:
-    """The curves of one scenario and settings at one partition count."""
-
-    scenario: str
-    settings: str
-    partitions: int
-    rows: tuple[SweepRow, ...]
-
-
-def panels(rows: Sequence[SweepRow]) -> list[Panel]:
-    keys = sorted({(r.scenario, r.settings, r.partitions) for r in rows})
-    return [Panel(s, st, p, tuple(sorted((r for r in rows if (r.scenario, r.settings, r.partitions) == (s, st, p)),
-                                         key=row_order))) for s, st, p in keys]
-
-
-def sweep_page(rows: Sequence[SweepRow], meta: str, title: str = "The rebalance storm, swept") -> str:
-    """The page: per scenario and settings, a panel per partition count of time to stable and one of
-    partition-seconds paused against the members, a curve per protocol (log scales; a point not stable within the
-    limit is left out of the first, and listed), and every row in a table."""
-    from zkconsumer.pages import charts, render_page
-
-    groups = []
-    for panel in panels(rows):
-        members = sorted({r.members for r in panel.rows})
-        protocols = list(dict.fromkeys(r.protocol for r in sorted(panel.rows, key=lambda r: r.protocol)))
-
-        def curve(name: str, protocol: str, rows_: tuple[SweepRow, ...] = panel.rows,
-                  members_: list[int] = members) -> list[float]:
-            by_members = {r.members: getattr(r, name) for r in rows_ if r.protocol == protocol}
-            return [math.nan if by_members.get(m) is None else float(by_members[m]) for m in members_]
-
-        where = f"{panel.partitions:,} partitions"
-        size = (4.4, 3.7)
-        stable = charts.line_chart(members, {p: curve("time_to_stable_s", p) for p in protocols},
-                                   title=f"Time to stable, {where}", xlabel="members", ylabel="seconds",
-                                   size=size, log=True, distinct=True, chart_id=_chart_id("stable", panel))
-        paused = charts.line_chart(members, {p: curve("partition_seconds_paused", p) for p in protocols},
-                                   title=f"Paused, {where}", xlabel="members",
-                                   ylabel="partition-seconds", size=size, log=True, distinct=True,
-                                   chart_id=_chart_id("paused", panel))
-        groups.append((panel, stable, paused))
-    unstable = [r for r in sorted(rows, key=row_order) if r.time_to_stable_s is None]
-    return render_page("storm_sweep.html.j2", title=title, meta=meta, groups=_by_scenario(groups),
-                       rows=sorted(rows, key=row_order), unstable=unstable)
-
-
-def _chart_id(kind: str, panel: Panel) -> str:
-    label = "".join(c if c.isalnum() else "-" for c in f"{panel.scenario}-{panel.settings}")
-    return f"{kind}-{label}-{panel.partitions}"
-
-
-def _by_scenario(groups: list[tuple[Panel, Any, Any]]) -> list[tuple[str, str, list[tuple[Panel, Any, Any]]]]:
-    """The panels of each scenario and settings together, in partition order."""
-    keys = list(dict.fromkeys((p.scenario, p.settings) for p, _, _ in groups))
-    return [(s, st, [g for g in groups if (g[0].scenario, g[0].settings) == (s, st)]) for s, st in keys]

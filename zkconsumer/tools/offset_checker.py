@@ -38,7 +38,7 @@ from kazoo.exceptions import NoNodeError
 
 from zkconsumer.errors import ZnodeFormatError
 from zkconsumer.group.offset_store import offset_path, parse_offset
-from zkconsumer.group.ownership import owner_path
+from zkconsumer.group.owner_claims import owner_path
 from zkconsumer.group.registry import require_group
 from zkconsumer.group.snapshot import GroupSnapshot, MalformedZnode, read_group_snapshot
 from zkconsumer.kafka.group_offsets import GroupOffsetsClient, OffsetsUnavailableError

@@ -14,7 +14,7 @@ ensemble, sends to its followers for the same request is somewhat larger than th
 headers, the ACLs written out per znode), and because some servers run with ``jute.maxbuffer`` lowered.
 
 Batches keep no atomicity across them: each is one transaction. Callers that need an attempt to be all or nothing
-(the owner claim) undo the batches already applied when a later one fails (:mod:`zkconsumer.group.ownership`).
+(the owner claim) undo the batches already applied when a later one fails (:mod:`zkconsumer.group.owner_claims`).
 
 The planning is pure (:func:`plan_batches`, :func:`op_bytes`); :func:`commit_async` sends one batch.
 """

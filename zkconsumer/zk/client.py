@@ -145,6 +145,8 @@ class BoundedHandler(SequentialThreadingHandler):
         """Whether the calling thread is one of this handler's callback threads (watches, completions)."""
         return threading.current_thread() in self._callback_threads
 
+    # kazoo's private hook, through which start() makes both callback threads (as is the result's ``_handler``): the
+    # kazoo versions pinned in pyproject.toml are those tests/zk/test_kazoo_internals.py passes on
     def _create_thread_worker(self, work_queue: Any) -> threading.Thread:
         thread: threading.Thread = super()._create_thread_worker(work_queue)
         self._callback_threads.add(thread)

@@ -15,7 +15,8 @@ handler, on its own thread, by wrapping three of its methods on the instance: ``
 and the time), ``_read_header`` (an answer comes: the time its request left is confirmed) and ``_connect`` (a
 session established or resumed: confirmed from the start of the handshake, and the negotiated timeout read from
 it). Where the handler lacks them (a kazoo unlike 2.x), nothing is attached and ``attach`` returns ``None``: the
-caller then has no fence, and says so.
+caller then has no fence, and says so. These internals are checked for the kazoo versions pinned in pyproject.toml
+(``tests/zk/test_kazoo_internals.py``).
 
 Until the first answer after :meth:`SessionLiveness.attach` nothing is confirmed (``confirmed`` is minus infinity);
 :meth:`SessionLiveness.ask` sends a cheap request whose answer confirms. The session timeout is the negotiated one

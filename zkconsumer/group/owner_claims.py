@@ -1,4 +1,6 @@
-"""Partition ownership znodes (``/consumers/<g>/owners/<t>/<p>``, ephemeral, data = owning thread id).
+"""Partition ownership claimed in ZooKeeper: the owner znodes (``/consumers/<g>/owners/<t>/<p>``, ephemeral, data =
+owning thread id) created and deleted. What one connector owns, claims and holds in memory is
+:mod:`zkconsumer.consumer.partition_ownership`, which keeps this module's results.
 
 Claiming and releasing are where a group can lose partitions or get stuck (ownership conflicts at rolling restarts,
 partitions left unowned, stale znodes after a fast restart), so both differ from Kafka in how, never in what other

@@ -1,6 +1,7 @@
-"""Classic-protocol members (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) simulated against the front's own classic
-group coordinator (:class:`zkconsumer.front.groups.classic_group.ClassicGroupCoordinator`), so every round, timeout and
-answer is the real code's; the members and the network are the simulation's.
+"""A classic group (:class:`ClassicGroup`): classic-protocol members (JoinGroup, SyncGroup, Heartbeat, LeaveGroup)
+simulated against the front's own classic group coordinator
+(:class:`zkconsumer.front.groups.classic_group.ClassicGroupCoordinator`), so every round, timeout and answer is the
+real code's; the members and the network are the simulation's.
 
 The coordinator sits behind a :class:`~zkconsumer.storm.request_queue.RequestQueue` (the front's event loop serves
 one request at a time) and its timers are ticked at their deadlines, as the front's edge does. A member, as
@@ -26,12 +27,10 @@ from zkconsumer.assignors.model import AssignmentInput, Member
 from zkconsumer.front.groups import classic_group_messages as m
 from zkconsumer.front.groups.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
 from zkconsumer.storm.event_loop import EventLoop
-from zkconsumer.storm.modern_group import ModernGroup
+from zkconsumer.storm.modern_group import GROUP, TOPIC, ModernGroup
 from zkconsumer.storm.parameters import StormParameters
 from zkconsumer.types import TopicPartition
 
-GROUP = "storm"
-TOPIC = "storm"
 E = m.ErrorCode
 
 

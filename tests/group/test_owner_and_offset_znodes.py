@@ -14,7 +14,7 @@ from support import wait_for
 from zkconsumer.embedded.zookeeper import LocalZooKeeper
 from zkconsumer.errors import EnvironmentSetupError
 from zkconsumer.group.offset_store import ZooKeeperOffsetStore
-from zkconsumer.group.ownership import claim_partitions, release_partitions
+from zkconsumer.group.owner_claims import claim_partitions, release_partitions
 from zkconsumer.types import TopicPartition
 from zkconsumer.zk.client import close_client, open_client
 

@@ -1,6 +1,7 @@
-"""KIP-848 members (ConsumerGroupHeartbeat) simulated against the front's own consumer group coordinator
-(:class:`zkconsumer.front.groups.consumer_group.ConsumerGroupCoordinator`), whose server-side assignor (``uniform`` by
-default) and reconciliation are the real code's; the members and the network are the simulation's.
+"""A KIP-848 consumer group (:class:`ConsumerGroup`): members (ConsumerGroupHeartbeat) simulated against the front's
+own consumer group coordinator (:class:`zkconsumer.front.groups.consumer_group.ConsumerGroupCoordinator`), whose
+server-side assignor (``uniform`` by default) and reconciliation are the real code's; the members and the network
+are the simulation's.
 
 A member, as Kafka's consumer: joins with epoch 0 and its subscription, heartbeats every
 ``group.consumer.heartbeat.interval.ms`` (the answer's interval), and when an answer carries an assignment it gives
@@ -22,9 +23,8 @@ from zkconsumer.front.groups.consumer_group_messages import (
     ErrorCode,
     TopicMetadata,
 )
-from zkconsumer.storm.classic_members import GROUP, TOPIC
 from zkconsumer.storm.event_loop import EventLoop
-from zkconsumer.storm.modern_group import ModernGroup
+from zkconsumer.storm.modern_group import GROUP, TOPIC, ModernGroup
 from zkconsumer.storm.parameters import StormParameters
 
 TOPIC_ID = generated_topic_id(TOPIC)
