@@ -40,27 +40,8 @@ Events: :class:`GroupEvent` (``name``, ``fields``, and ``group_id`` and ``at_ms`
 ``front.group.*`` events are declared once in :mod:`zkconsumer.events.front` and listed on the events page
 (``docs/events.md``).
 
-How the edge drives it:
-
-- Build one ``ClassicGroupCoordinator(ClassicGroupConfig(...))``. Number every group request it passes in with a
-  ``request_id`` unique among the edge's unanswered requests (e.g. a counter), keeping ``request_id -> (connection,
-  correlation id, api version)``.
-- Map each kio request onto its dataclass in ``classic_group_messages``: JoinGroup -> ``JoinGroup`` (v0: rebalance
-  timeout = session timeout; ``api_version`` as received), SyncGroup -> ``SyncGroup`` (``assignments`` as pairs),
-  Heartbeat -> ``Heartbeat``, LeaveGroup -> ``LeaveGroup`` (v0-v2: one ``LeavingMember(member_id)``), OffsetCommit ->
-  ``OffsetCommit`` (store the offsets only if the verdict is NONE, else every partition gets the verdict's error),
-  DescribeGroups -> ``DescribeGroups``, ListGroups -> ``ListGroups``, DeleteGroups -> ``DeleteGroups`` (delete the
-  group's offsets where it answers NONE). OffsetFetch needs no check here (Kafka answers it in every live state).
-- Call ``coordinator.handle(request, now_ms)`` with a monotonic clock in milliseconds. It returns a ``Step``: for each
-  ``Respond(request_id, response)`` in ``effects``, in order, encode ``response`` for that request's version and send
-  it on its connection (if the connection is gone, drop it: Kafka does the same, and a member that vanished mid-join is
-  removed by its timeouts); for each ``Drop(request_id)`` forget the request. Log each ``GroupEvent``.
-- Whenever ``coordinator.next_deadline_ms()`` is not ``None``, call ``coordinator.tick(now_ms)`` once the clock reaches
-  it (a timer set to that deadline, re-armed after every step) and handle its ``Step`` the same way. Requests also fire
-  due timers first; ticking early fires nothing, ticking late fires each timer at its own deadline. A ``now_ms``
-  below one already seen counts as the latest seen.
-- Every request gets exactly one ``Respond`` or ``Drop``; a JoinGroup or a follower's SyncGroup may get it in the step
-  of a later input or tick.
+It is driven through the group coordinator's facade (:mod:`.coordinator`), which routes each request to it or
+to the other machine; how the edge drives the facade: ``docs/front.md``.
 """
 
 from __future__ import annotations

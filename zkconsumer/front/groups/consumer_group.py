@@ -65,42 +65,8 @@ Events: :class:`GroupEvent` (``name``, ``fields``, and ``group_id`` and ``at_ms`
 (``docs/events.md``). Partitions in events are :func:`~zkconsumer.events.fields.partition_list` rows, by topic
 name where the metadata knows the id.
 
-Partitions in events are :func:`~zkconsumer.events.fields.partition_list` rows, by topic name where the metadata
-knows the id.
-
-How the edge drives it:
-
-- Build one ``ConsumerGroupCoordinator(ConsumerGroupConfig(...))`` beside the classic coordinator (the front's
-  ``group.consumer.*`` settings go into the config), and advertise ConsumerGroupHeartbeat and ConsumerGroupDescribe
-  v0-v1 in ApiVersions (librdkafka asks for ConsumerGroupHeartbeat v1 and nothing else).
-- **Topic metadata**: call ``set_topics(topics, now_ms)`` with every topic of the cluster as :class:`TopicMetadata`
-  (name, id, partition count; from the broker's Metadata answer) before the first heartbeat and whenever the edge
-  refreshes its view (a few seconds apart, and after CreateTopics/CreatePartitions it relays). Topic ids from kio
-  (``uuid.UUID``) convert with :func:`topic_id_of` and back with :func:`wire_topic_id`.
-- **ConsumerGroupHeartbeat**: map the kio request field by field onto :class:`ConsumerGroupHeartbeat`: ``group_id``,
-  ``member_id``, ``member_epoch``, ``instance_id``, ``rack_id``, ``rebalance_timeout_ms``,
-  ``subscribed_topic_names`` (``None`` when null, else a tuple), ``subscribed_topic_regex`` (as sent, ``""`` too),
-  ``server_assignor``, ``owned`` from ``topic_partitions`` (``None`` when null, ``{}`` when empty, else
-  ``{topic_id_of(t.topic_id): frozenset(t.partitions)}``), ``client_id`` from the request header, ``client_host`` the
-  peer address, ``api_version`` the request's. Group ids are shared with the classic protocol, as in Kafka: before
-  calling, if the classic coordinator holds a non-empty group of that id, answer GROUP_ID_NOT_FOUND yourself ("Group
-  <id> is not a consumer group"); if it holds an empty one and the request joins (epoch 0), delete that classic group
-  (its committed offsets stay: they belong to the group id, which is how a migrated group resumes from them). The
-  classic path in turn refuses JoinGroup for a group :meth:`has_group` knows (INCONSISTENT_GROUP_PROTOCOL) and
-  describes it in DescribeGroups as it describes an unknown group. Call ``heartbeat(request, now_ms)``; encode its
-  ``response`` at once (``assignment`` ``None`` -> a null assignment, else one ``TopicPartitions`` per topic id with
-  its partitions sorted; ``error_code`` by its value) and log its events.
-- **ConsumerGroupDescribe**: ``describe(ConsumerGroupDescribe(group_ids))``, each member's ``member_type`` (v1) 1
-  (consumer protocol). **ListGroups**: add :meth:`list_groups` to the classic coordinator's rows, then filter by state
-  and type as for those. **DeleteGroups** for a group :meth:`has_group` knows: :meth:`delete_group` (drop its offsets
-  too where it answers NONE).
-- **OffsetCommit / OffsetFetch** naming a consumer group (:meth:`has_group`): check them with
-  :meth:`offset_commit_error` / :meth:`offset_fetch_error` (the request's generation id is the member epoch) and store
-  or read the offsets only when it answers NONE, every partition getting the error otherwise.
-- **Ticking**: whenever :meth:`next_deadline_ms` is not ``None``, call :meth:`tick` once the monotonic clock (in
-  milliseconds, the same clock as every ``now_ms``) reaches it, re-arming after every input; log the events it returns.
-  Ticking early fires nothing, late fires each timer at its own deadline; a ``now_ms`` below one already seen counts as
-  the latest seen.
+It is driven through the group coordinator's facade (:mod:`.coordinator`), which routes each request to it or
+to the other machine; how the edge drives the facade: ``docs/front.md``.
 """
 
 from __future__ import annotations
