@@ -83,6 +83,21 @@ def produce(bootstrap: str, topic: str, values: list[bytes], partition: int | No
     assert not failures, failures
 
 
+def poll_values(consumer, count: int, timeout: float = 30.0) -> list[bytes]:
+    """Poll a confluent-kafka ``consumer`` until it has read ``count`` messages; their values, in order. ``timeout``
+    as :func:`wait_for`'s."""
+    values: list[bytes] = []
+
+    def enough() -> bool:
+        message = consumer.poll(0.2)
+        if message is not None and message.error() is None:
+            values.append(message.value())
+        return len(values) >= count
+
+    wait_for(enough, timeout=timeout)
+    return values
+
+
 def produce_batched(bootstrap: str, topic: str, partition: int, count: int, linger_ms: int = 5,
                     batch_messages: int = 10_000) -> None:
     """``count`` messages from an ordinary batching producer: they wait ``linger_ms`` and go in batches of up to
