@@ -6,8 +6,11 @@
 #      or ZOOKEEPER_HOME / the Debian package already provide one;
 #   3. with a second argument `test` (what `make test` passes): a headless browser, Debian's chromium,
 #      for the test of the timeline page (tests/trace/test_timeline_browser.py),
-#      unless one is on PATH or in $CHROMIUM.
-# Usage: scripts/bootstrap.sh [VENV] [test]
+#      unless one is on PATH or in $CHROMIUM;
+#   4. with a second argument `test` or `kafka`: Apache Kafka from its Maven artifacts, each variant of
+#      scripts/kafka/<variant>/pom.xml resolved once into .kafka/<variant>/ (Maven and Java from Debian's packages
+#      where missing); a variant is resolved again only when its pom changes.
+# Usage: scripts/bootstrap.sh [VENV] [test|kafka]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${1:-.venv}"
@@ -16,8 +19,8 @@ PURPOSE="${2:-}"
 say() { printf 'bootstrap: %s\n' "$*" >&2; }
 
 case "$PURPOSE" in
-  ""|test) ;;
-  *) say "unknown purpose '$PURPOSE' (usage: scripts/bootstrap.sh [VENV] [test])"; exit 2 ;;
+  ""|test|kafka) ;;
+  *) say "unknown purpose '$PURPOSE' (usage: scripts/bootstrap.sh [VENV] [test|kafka])"; exit 2 ;;
 esac
 
 # Debian packages can be installed when apt-get is there and we are root or have passwordless sudo.
@@ -105,4 +108,42 @@ if [ "$PURPOSE" = "test" ] && ! have_browser; then
     say "warning: no headless browser found and none can be installed here; tests/trace/test_timeline_browser.py will fail."
     say "  install one (Debian: apt-get install -y chromium), or set CHROMIUM=/path/to/chromium-or-chrome."
   fi
+fi
+
+# 4. Apache Kafka from its Maven artifacts, for the tests and `zkconsumer local up --broker kafka-4|kafka-3.9` ---------
+# Each variant's jars go to .kafka/<variant>/ (the class path zkconsumer/embedded/kafka_artifacts.py reads); the
+# marker .installed, written last, holds the pom's checksum, so an unchanged variant costs nothing and a half-copied
+# one is resolved again. Maven's own cache (~/.m2) makes a second clone's resolution a copy.
+if [ "$PURPOSE" = "test" ] || [ "$PURPOSE" = "kafka" ]; then
+  need=""
+  command -v mvn >/dev/null 2>&1 || need="maven"
+  if ! command -v java >/dev/null 2>&1 && [ ! -x "${JAVA_HOME:-/nonexistent}/bin/java" ]; then
+    need="$need default-jre-headless"
+  fi
+  if [ -n "$need" ]; then
+    if can_apt; then
+      say "installing the Debian packages$(printf ' %s' $need) (Apache Kafka's artifacts are resolved with Maven)"
+      apt_install $need
+    else
+      say "no Maven or Java found and none can be installed here: install Maven 3 and Java 17+ (Debian:"
+      say "  apt-get install -y maven default-jre-headless), then run scripts/bootstrap.sh $VENV $PURPOSE again"
+      exit 1
+    fi
+  fi
+  for pom in scripts/kafka/*/pom.xml; do
+    variant="$(basename "$(dirname "$pom")")"
+    cache=".kafka/$variant"
+    want_pom="$(cksum < "$pom")"
+    [ -f "$cache/.installed" ] && [ "$(cat "$cache/.installed")" = "$want_pom" ] && continue
+    say "resolving Apache Kafka $variant from Maven Central into $cache"
+    rm -rf "$cache"
+    mkdir -p "$cache"
+    if ! mvn -q -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DoutputDirectory="$PWD/$cache" \
+        >"$cache/.mvn.log" 2>&1; then
+      say "Maven could not resolve $pom; its output:"
+      cat "$cache/.mvn.log" >&2
+      exit 1
+    fi
+    printf '%s' "$want_pom" > "$cache/.installed"
+  done
 fi

@@ -9,8 +9,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from time_scale import bounded, describe
 
+from zkconsumer.embedded import kafka_artifacts
+from zkconsumer.errors import EnvironmentSetupError
 from zkconsumer.testing.helpers import CHROOT_BASE  # noqa: F401 - every test's chroot lives under it
 from zkconsumer.zk.persistent import delete_tree  # noqa: F401 - the tests' name for it
 
@@ -32,6 +35,15 @@ def wait_for(predicate: Callable[[], object], timeout: float = 15.0, interval: f
         time.sleep(interval)
         value = predicate()
     return value
+
+
+def require_kafka(variant: str) -> None:
+    """Skip the calling test (or fixture: the whole module) in one line naming what is missing, where Java or the
+    variant's Apache Kafka artifacts are not installed (the bootstrap installs both: scripts/bootstrap.sh)."""
+    try:
+        kafka_artifacts.check_installed(variant)
+    except EnvironmentSetupError as exc:
+        pytest.skip(str(exc))
 
 
 def zkconsumer_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60.0,
@@ -69,6 +81,21 @@ def produce(bootstrap: str, topic: str, values: list[bytes], partition: int | No
             producer.flush(bounded(10))
     assert producer.flush(bounded(10)) == 0, "messages not delivered"
     assert not failures, failures
+
+
+def poll_values(consumer, count: int, timeout: float = 30.0) -> list[bytes]:
+    """Poll a confluent-kafka ``consumer`` until it has read ``count`` messages; their values, in order. ``timeout``
+    as :func:`wait_for`'s."""
+    values: list[bytes] = []
+
+    def enough() -> bool:
+        message = consumer.poll(0.2)
+        if message is not None and message.error() is None:
+            values.append(message.value())
+        return len(values) >= count
+
+    wait_for(enough, timeout=timeout)
+    return values
 
 
 def produce_batched(bootstrap: str, topic: str, partition: int, count: int, linger_ms: int = 5,

@@ -65,6 +65,7 @@ def test_up_topics_create_status_down(run_dir):
     report = json.loads(status.stdout)
     assert report["running"] and report["zookeeper_ok"] and report["broker_ok"] and report["direct_broker_ok"]
     assert report["bootstrap_servers"] == endpoints["bootstrap_servers"] and report["broker"] == endpoints["broker"]
+    assert report["broker_kind"] == "tansu" and report["broker_software"].startswith("Tansu ")  # the default kind
     shown = zkconsumer_cli("local", "status", "--run-dir", str(run_dir))
     assert f"bootstrap servers  {endpoints['bootstrap_servers']}  ok  (the front)" in shown.stdout
     assert f"broker             {endpoints['broker']}  ok" in shown.stdout

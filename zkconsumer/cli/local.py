@@ -13,6 +13,7 @@ import sys
 
 from zkconsumer.cli import COMMANDS, options
 from zkconsumer.cli.stopping import sigterm_as_ctrl_c
+from zkconsumer.embedded.broker_kinds import BROKER_KINDS, DEFAULT_BROKER, KINDS
 from zkconsumer.embedded.environment import LocalEnvironment
 from zkconsumer.embedded.front import SHORT_SETTINGS_NOTE
 
@@ -22,7 +23,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "local", help=COMMANDS["local"]
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    up = actions.add_parser("up", help="start ZooKeeper, the Tansu broker, the front and the bridge in the background")
+    up = actions.add_parser("up", help="start ZooKeeper, a broker (Tansu with the front, or --broker "
+                                       "kafka-4|kafka-3.9) and the bridge in the background")
+    up.add_argument("--broker", choices=BROKER_KINDS, default=None,
+                    help="; ".join(f"{name}: {kind.help}" for name, kind in KINDS.items())
+                    + f". Default: the kind the run directory was started with, else {DEFAULT_BROKER}")
     up.add_argument("--zookeeper-port", type=int, default=None, help="default: a free port")
     up.add_argument("--broker-port", type=int, default=None, help="default: a free port")
     up.add_argument("--zookeeper-servers", type=int, default=1, metavar="N",
@@ -46,7 +51,7 @@ def run_up(args: argparse.Namespace) -> int:
     env = LocalEnvironment(args.run_dir)
     already = env.endpoints() is not None
     endpoints = env.up(args.zookeeper_port, args.broker_port, direct_broker=args.direct_broker,
-                       zookeeper_servers=args.zookeeper_servers)
+                       zookeeper_servers=args.zookeeper_servers, broker=args.broker)
     reconciled = env.reconciled.summary()
     if reconciled is not None:
         print(f"zkconsumer local: {reconciled}", file=sys.stderr)
@@ -54,7 +59,7 @@ def run_up(args: argparse.Namespace) -> int:
         print(json.dumps(endpoints))
     else:
         print(f"{'already running' if already else 'up'} in {env.run_dir}: zookeeper {endpoints['zookeeper']}, "
-              f"bootstrap servers {endpoints['bootstrap_servers']}{_through(endpoints)}; "
+              f"bootstrap servers {endpoints['bootstrap_servers']}{_through(endpoints, *env.broker_run())}; "
               f"stop it with: zkconsumer local down")
     return 0
 
@@ -84,6 +89,7 @@ def run_status(args: argparse.Namespace) -> int:
         print(f"  {address:<21} {mode}")
     print(f"bootstrap servers  {status.bootstrap_servers}  {'ok' if status.broker_ok else 'NOT ANSWERING'}"
           f"{'  (the front)' if status.broker != status.bootstrap_servers else ''}")
+    print(f"broker software    {status.broker_software or '(not recorded)'}  (--broker {status.broker_kind})")
     if status.broker != status.bootstrap_servers:
         print(f"broker             {status.broker}  {'ok' if status.direct_broker_ok else 'NOT ANSWERING'}"
               f"  (direct: the broker's own coordinator)")
@@ -94,8 +100,11 @@ def run_status(args: argparse.Namespace) -> int:
     return 0 if status.running else 1
 
 
-def _through(endpoints: dict[str, str]) -> str:
+def _through(endpoints: dict[str, str], kind: str, software: str | None) -> str:
     broker = endpoints.get("broker", endpoints["bootstrap_servers"])
+    running = f"{software}, " if software else ""
     if broker == endpoints["bootstrap_servers"]:
-        return " (the broker itself, with its own group coordinator)"
-    return f" (the front, in front of the broker at {broker}; its group settings {SHORT_SETTINGS_NOTE})"
+        # a Kafka broker is given the setting the front is given (broker_kinds.KAFKA_SETTINGS)
+        settings = "" if KINDS[kind].fronted else f"; its group settings {SHORT_SETTINGS_NOTE}"
+        return f" (the broker itself, {running}with its own group coordinator{settings})"
+    return f" (the front, in front of the broker at {broker}, {running}its group settings {SHORT_SETTINGS_NOTE})"

@@ -6,7 +6,9 @@ files in ``zookeeper/1/``..., a connect string listing every server), a Tansu br
 with their state and logs in one run directory the user can look into (``state.json``, ``zookeeper/``, ``broker/``,
 ``front/front.log``, ``bridge.log``). Clients are given the front's address, and the bridge mirrors the brokers as the
 front advertises them, so the legacy consumers that find their brokers in ZooKeeper fetch through the front too.
-``up(direct_broker=True)`` starts no front: clients are given the broker itself and its own coordinator. ``down`` stops
+``up(direct_broker=True)`` starts no front: clients are given the broker itself and its own coordinator.
+``up(broker="kafka-4"|"kafka-3.9")`` runs Apache Kafka instead of Tansu, its own coordinator (:mod:`.broker_kinds`:
+what each kind needs around it, and why a run directory keeps its kind). ``down`` stops
 exactly the processes recorded there: each record keeps the pid with its exact command line, and a pid that now runs
 something else is left alone.
 
@@ -27,7 +29,8 @@ from pathlib import Path
 
 from kazoo.exceptions import KazooException
 
-from zkconsumer.embedded.broker import LocalTansu, tansu_binary
+from zkconsumer.embedded import broker_kinds
+from zkconsumer.embedded.broker import LocalTansu
 from zkconsumer.embedded.ensemble import LocalZooKeepers, server_mode
 from zkconsumer.embedded.front import SHORT_CLASSIC_SESSIONS, BrokerAddresses
 from zkconsumer.embedded.front_process import STOP_TIMEOUT as FRONT_STOP_TIMEOUT
@@ -49,12 +52,16 @@ STOP_TIMEOUTS = {"zookeeper": LocalZooKeeper.stop_timeout, "broker": LocalTansu.
                  "front": FRONT_STOP_TIMEOUT}
 
 
-def stop_all(records: dict[str, ProcessRecord]) -> list[str]:
+def stop_all(records: dict[str, ProcessRecord], broker_kind: str | None = None) -> list[str]:
     """Stop in reverse start order (bridge first, so it never reports the servers' shutdown as an outage; the front
-    before the broker, so its clients lose the front rather than see it report the broker gone)."""
+    before the broker, so its clients lose the front rather than see it report the broker gone); the broker given
+    its kind's time to shut down (Tansu's when the kind is not known)."""
+    timeouts = dict(STOP_TIMEOUTS)
+    if broker_kind in broker_kinds.KINDS:
+        timeouts["broker"] = broker_kinds.KINDS[broker_kind].stop_timeout
     stopped = []
     for name in sorted(records, key=_start_rank, reverse=True):
-        if records[name].stop(STOP_TIMEOUTS.get(_role(name), 10.0)):
+        if records[name].stop(timeouts.get(_role(name), 10.0)):
             stopped.append(name)
     return stopped
 
@@ -96,6 +103,9 @@ class EnvironmentStatus:
     topics: tuple[str, ...] = ()
     #: each server of an ensemble (``local up --zookeeper-servers N``) and its ``srvr`` Mode (``down``: no answer)
     zookeeper_servers: tuple[tuple[str, str], ...] = ()
+    #: ``local up --broker``'s kind (``tansu``, ``kafka-4``, ``kafka-3.9``) and what it runs (``Apache Kafka 4.1.0``)
+    broker_kind: str | None = None
+    broker_software: str | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -127,11 +137,14 @@ class LocalEnvironment:
                 f"and remove it"
             ) from None
 
-    def _write_state(self, zk: str, addresses: BrokerAddresses, records: dict[str, ProcessRecord]) -> None:
+    def _write_state(self, zk: str, addresses: BrokerAddresses, records: dict[str, ProcessRecord],
+                     broker_kind: str, broker_software: str) -> None:
         state = {
             "zookeeper": zk,
             "bootstrap_servers": addresses.bootstrap,
             "broker": addresses.broker,
+            "broker_kind": broker_kind,
+            "broker_software": broker_software,
             "processes": {name: {"pid": r.pid, "argv": list(r.argv), "log": r.log} for name, r in records.items()},
         }
         tmp = self.state_path.with_suffix(".tmp")
@@ -151,6 +164,12 @@ class LocalEnvironment:
         bootstrap = state["bootstrap_servers"]
         return BrokerAddresses(bootstrap, state.get("broker") or bootstrap)
 
+    def broker_run(self) -> tuple[str, str | None]:
+        """The kind of broker of the environment (``kafka-4``; Tansu where the state does not say) and what it runs
+        (``Apache Kafka 4.1.0``; None when not recorded)."""
+        state = self._read_state() or {}
+        return state.get("broker_kind", broker_kinds.TANSU), state.get("broker_software")
+
     def front_log(self) -> Path | None:
         """The front's events (JSON lines) of a running environment that has a front."""
         state = self._read_state()
@@ -160,8 +179,11 @@ class LocalEnvironment:
     # -- commands ------------------------------------------------------------------------------
 
     def up(self, zookeeper_port: int | None = None, broker_port: int | None = None,
-           bridge_interval_ms: int = 500, direct_broker: bool = False, zookeeper_servers: int = 1) -> dict[str, str]:
-        """Start the environment, or find the one running (as it was started, with or without its front)."""
+           bridge_interval_ms: int = 500, direct_broker: bool = False, zookeeper_servers: int = 1,
+           broker: str | None = None) -> dict[str, str]:
+        """Start the environment, or find the one running (as it was started, with or without its front); ``broker``:
+        a kind of :data:`~.broker_kinds.BROKER_KINDS`, by default the run directory's, else Tansu."""
+        kind = broker_kinds.choose(self.run_dir, broker)
         running = self.endpoints()
         if running is not None:
             self.log.emit(ev.LOCAL_ALREADY_RUNNING, **running)
@@ -171,25 +193,29 @@ class LocalEnvironment:
         for port, what in ((zookeeper_port, "ZooKeeper"), (broker_port, "the broker")):
             if port is not None:
                 check_port_free(port, what)
-        tansu_binary()  # a missing broker is reported before ZooKeeper starts, not after
+        broker_kinds.check_installed(kind)  # a missing broker is reported before ZooKeeper starts, not after
         records: dict[str, ProcessRecord] = {}
         try:
             zk_server = LocalZooKeepers(self.run_dir / "zookeeper", zookeeper_port, zookeeper_servers)
             records.update(zk_server.start())
-            broker = LocalTansu(self.run_dir / "broker", broker_port)
-            records["broker"] = broker.start()
-            self.reconciled = reconcile(zk_server.connect, broker.bootstrap)
-            addresses = BrokerAddresses(broker.bootstrap, broker.bootstrap)
-            if not direct_broker:
-                records["front"], front = self._start_front(broker.bootstrap, zk_server.connect)
-                addresses = BrokerAddresses(front, broker.bootstrap)
-            records["bridge"] = self._start_bridge(zk_server.connect, addresses.bootstrap, bridge_interval_ms)
+            broker_kinds.record_kind(self.run_dir, kind)
+            server = broker_kinds.broker_server(kind, self.run_dir / "broker", broker_port, zk_server.connect)
+            records["broker"] = server.start()
+            if kind.bridged:
+                self.reconciled = reconcile(zk_server.connect, server.bootstrap)
+            addresses = BrokerAddresses(server.bootstrap, server.bootstrap)
+            if kind.fronted and not direct_broker:
+                records["front"], front = self._start_front(server.bootstrap, zk_server.connect)
+                addresses = BrokerAddresses(front, server.bootstrap)
+            if kind.bridged:
+                records["bridge"] = self._start_bridge(zk_server.connect, addresses.bootstrap, bridge_interval_ms)
         except BaseException:
-            stop_all(records)
+            stop_all(records, kind.name)
             raise
-        self._write_state(zk_server.connect, addresses, records)
+        software = broker_kinds.software(server)
+        self._write_state(zk_server.connect, addresses, records, kind.name, software)
         endpoints = _endpoints(zk_server.connect, addresses)
-        self.log.emit(ev.LOCAL_STARTED, **endpoints)
+        self.log.emit(ev.LOCAL_STARTED, **endpoints, broker_software=software)
         if self.reconciled.summary() is not None:
             self.log.emit(ev.LOCAL_RECONCILED, recreated=[t.name for t in self.reconciled.recreated],
                           offsets_past_end=[str(o) for o in self.reconciled.past_end],
@@ -232,14 +258,14 @@ class LocalEnvironment:
         self.log.emit(ev.LOCAL_STALE_STATE, dead=dead)
         print(f"zkconsumer local: found a stale run directory {self.run_dir} (no longer running: "
               f"{', '.join(dead)}); cleaning it up and starting afresh", file=sys.stderr)
-        stop_all(state["records"])
+        stop_all(state["records"], state.get("broker_kind"))
         self.state_path.unlink()
 
     def down(self) -> list[str]:
         state = self._read_state()
         if state is None:
             return []
-        stopped = stop_all(state["records"])
+        stopped = stop_all(state["records"], state.get("broker_kind"))
         self.state_path.unlink()
         self.log.emit(ev.LOCAL_STOPPED, processes=stopped)
         return stopped
@@ -270,6 +296,8 @@ class LocalEnvironment:
             broker=addresses.broker,
             zookeeper_servers=tuple((a, server_mode(a)) for a in zk.split(",")) if "," in zk else (),
             direct_broker_ok=broker_answers(addresses.broker, timeout=2.0) if addresses.fronted else answers,
+            broker_kind=state.get("broker_kind", broker_kinds.TANSU),
+            broker_software=state.get("broker_software"),
         )
 
 

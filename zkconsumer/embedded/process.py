@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,6 +22,14 @@ from zkconsumer.errors import EnvironmentSetupError
 
 LOOPBACK = "127.0.0.1"
 REAP_WAIT_S = 5.0  # how long a stop waits for its own exited child to be reapable
+
+
+def java_executable() -> str | None:
+    """The ``java`` to run a JVM server with: ``$JAVA_HOME/bin/java``, else the one on PATH; None: neither."""
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").exists():
+        return str(Path(java_home) / "bin" / "java")
+    return shutil.which("java")
 
 
 def free_port(host: str = LOOPBACK) -> int:

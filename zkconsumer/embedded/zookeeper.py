@@ -11,14 +11,13 @@ answers ``imok`` to the ``ruok`` four-letter word.
 from __future__ import annotations
 
 import os
-import shutil
 from contextlib import AbstractContextManager
 from pathlib import Path
 
 from kazoo.exceptions import KazooException
 
 from zkconsumer.embedded import docker
-from zkconsumer.embedded.process import LOOPBACK, LocalServer
+from zkconsumer.embedded.process import LOOPBACK, LocalServer, java_executable
 from zkconsumer.embedded.provider import provide
 from zkconsumer.errors import EnvironmentSetupError, ServerUnavailableError
 from zkconsumer.zk.client import zookeeper
@@ -38,10 +37,7 @@ _INSTALL_HINT = (
 
 
 def find_java() -> str:
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home and (Path(java_home) / "bin" / "java").exists():
-        return str(Path(java_home) / "bin" / "java")
-    java = shutil.which("java")
+    java = java_executable()
     if java is None:
         raise EnvironmentSetupError(
             "no Java runtime found (no java on PATH, JAVA_HOME unset): a local ZooKeeper server needs one; "

@@ -30,7 +30,8 @@ ENSEMBLE_STOPPED = _ENSEMBLE.event("ensemble.stopped", "info",
 LOCAL_STARTED = _LOCAL.event("local.started", "info",
     "every process started and ready", shared.ZOOKEEPER,
     F("bootstrap_servers", STR, "what clients are given: the front's address, or the broker's with `--direct-broker`"),
-    F("broker", STR, "the broker's own address"))
+    F("broker", STR, "the broker's own address"),
+    F("broker_software", STR, "what the broker runs, by `local up --broker`: `Tansu 0.6.0`, `Apache Kafka 4.1.0`..."))
 LOCAL_ALREADY_RUNNING = _LOCAL.event("local.already_running", "info",
     "`up` found the environment of this run directory running")
 LOCAL_RECONCILED = _LOCAL.event("local.reconciled", "info",
