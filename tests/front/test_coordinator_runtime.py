@@ -142,3 +142,16 @@ def test_a_kip848_tick_that_raises_does_not_stop_the_classic_timers():
     errors = [e for e in events if e["event"] == "front.coordinator_error"]
     assert [(e["log_level"], e["coordinator"], e["error"]) for e in errors] == [
         ("error", "consumer", "ValueError: consumer tick failed")]
+
+
+def test_an_event_is_logged_at_the_level_it_declares():
+    """The runtime logs each event at its declared level, not at info whatever it declares (a debug event of the
+    catalogue stands in for a coordinator's: every one of theirs is info today)."""
+    from zkconsumer.events import catalogue as ev
+
+    runtime = _runtime()
+    with capture_logs() as events:
+        runtime.log_events([GroupEvent(ev.FRONT_CONNECTION_OPENED, "g", 5, {}),
+                            GroupEvent(ev.FRONT_GROUP_CREATED, "g", 6, {"protocol_type": "consumer"})])
+    assert [(e["event"], e["log_level"], e["group"], e["at_ms"]) for e in events] == [
+        ("front.connection_opened", "debug", "g", 5), ("front.group.created", "info", "g", 6)]
