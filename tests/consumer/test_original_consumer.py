@@ -1,6 +1,7 @@
 """Kafka's own ZooKeeper consumer and zkconsumer's in one group: Kafka 0.10.0.1's console consumer (the Scala
-``ZookeeperConsumerConnector``, :mod:`original_consumer`) beside ``zkconsumer consume`` members, in the embedded
-environment (ZooKeeper, the broker behind the front, the bridge mirroring it as a ZooKeeper-mode cluster).
+``ZookeeperConsumerConnector``, :mod:`original_consumer`) beside ``zkconsumer consume`` members, at two clusters: the
+embedded environment (ZooKeeper, the broker behind the front, the bridge mirroring it as a ZooKeeper-mode cluster)
+and a Kafka 3.9 broker in ZooKeeper mode (registered by Kafka itself; neither front nor bridge).
 
 One story, each phase starting from what the previous left: (1) the original alone in the group and our connector
 alone in a group of its own, each having consumed the same messages: their whole trees under ``/consumers/<group>``
@@ -21,6 +22,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,16 +30,17 @@ import original_consumer
 import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
-from support import produce, require_kafka, take, wait_for
+from support import delete_tree, produce, require_kafka, take, wait_for
 from time_scale import bounded
 
 from zkconsumer import Whitelist
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
 from zkconsumer.kafka.topics import create_topic
+from zkconsumer.zk.client import close_client, open_client
 
 GROUP = "mixed"
-ALONE_GROUP = "ours-alone"  # our connector's group in phase (1), beside the original's
+ALONE_GROUP = "ours-alone"  # our connector's group in phases (0) and (1), beside the original's
 PARTITIONS = 3
 PER_BATCH = 4  # messages per partition in each batch
 SETTINGS = {"auto.commit.interval.ms": 200, "zookeeper.session.timeout.ms": 3000, "rebalance.backoff.ms": 500,
@@ -165,15 +168,44 @@ def printed(outputs: list[Path]) -> set[str]:
     return {line for path in outputs if path.exists() for line in path.read_text().splitlines()}
 
 
-@pytest.fixture
-def original_installed() -> None:
+@dataclass(frozen=True)
+class Cluster:
+    """Where the story runs: the ZooKeeper connect string (with the chroot the broker is registered in), the
+    bootstrap servers, a client of that ZooKeeper."""
+
+    zookeeper: str
+    bootstrap: str
+    zk: KazooClient
+
+
+@pytest.fixture(params=["embedded", "kafka-3.9"])
+def cluster(request) -> Iterator[Cluster]:
     require_kafka(original_consumer.VARIANT)
+    if request.param == "embedded":
+        yield Cluster(request.getfixturevalue("kafka_zk"), request.getfixturevalue("bootstrap_servers"),
+                      request.getfixturevalue("zk"))
+        return
+    broker = request.getfixturevalue("kafka_zookeeper_mode")
+    # The broker's chroot is the session's: the groups of this test start empty, and are deleted after it.
+    client = open_client(broker.zookeeper_connect)
+
+    def delete_groups() -> None:
+        for group in (GROUP, ALONE_GROUP):
+            if client.exists(f"/consumers/{group}"):
+                delete_tree(client, f"/consumers/{group}")
+
+    try:
+        delete_groups()
+        yield Cluster(broker.zookeeper_connect, broker.bootstrap, client)
+        delete_groups()
+    finally:
+        close_client(client)
 
 
 @pytest.mark.timeout(300)  # its waits, summed: 15 s for the topic, 60 + 30 s for phase 1, then 4 x (40 + 30) s
 def test_the_original_consumer_and_ours_share_a_group_take_over_from_each_other_and_write_the_same_znodes(
-        original_installed, tmp_path, zk, kafka_zk, bootstrap_servers, topic_name):
-    topic = topic_name
+        cluster, tmp_path, topic_name):
+    topic, zk, kafka_zk, bootstrap_servers = topic_name, cluster.zk, cluster.zookeeper, cluster.bootstrap
     started_ms = int(time.time() * 1000)
     # The topic does not exist yet: each whitelist waits for it.
     original = original_consumer.start(tmp_path, "original", zookeeper=kafka_zk, topic=topic, group=GROUP,
