@@ -202,7 +202,7 @@ def cluster(request) -> Iterator[Cluster]:
         close_client(client)
 
 
-@pytest.mark.timeout(300)  # its waits, summed: 15 s for the topic, 60 + 30 s for phase 1, then 4 x (40 + 30) s
+@pytest.mark.timeout(480)  # its waits, summed: 60 s (0), 15 + 20 + 15 + 30 s (1), 100 s (2), 70 s (3), 170 s (4, 5)
 def test_the_original_consumer_and_ours_share_a_group_take_over_from_each_other_and_write_the_same_znodes(
         cluster, tmp_path, topic_name):
     topic, zk, kafka_zk, bootstrap_servers = topic_name, cluster.zk, cluster.zookeeper, cluster.bootstrap
