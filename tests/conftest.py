@@ -20,11 +20,13 @@ from kazoo.client import KazooClient
 import zkconsumer.log
 from zkconsumer.embedded.ensemble import DEFAULT_SIZE, LocalEnsemble
 from zkconsumer.embedded.front import BrokerAddresses
+from zkconsumer.embedded.kafka_broker import LocalKafkaZooKeeperMode
+from zkconsumer.testing.helpers import chroot
 from zkconsumer.zk.client import close_client, open_client
 
 #: fixtures that start (or hand out) a real server: a test using any of them, even indirectly, is a ``servers`` test
 SERVER_FIXTURES = frozenset({"zookeeper_connect", "kafka_addresses", "zookeeper_ensemble", "zkconsumer_zookeeper",
-                             "zkconsumer_kafka"})
+                             "zkconsumer_kafka", "kafka_zookeeper_mode"})
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -119,6 +121,19 @@ def bootstrap_servers(kafka_addresses) -> str:
 def broker_bootstrap(kafka_addresses) -> str:
     """The session's broker itself: its own group coordinator, no front."""
     return kafka_addresses.broker
+
+
+@pytest.fixture(scope="session")
+def kafka_zookeeper_mode(zookeeper_connect, tmp_path_factory) -> Iterator[LocalKafkaZooKeeperMode]:
+    """A Kafka 3.9 broker in ZooKeeper mode, registered in a chroot of its own of the session's ZooKeeper (no bridge,
+    no front), started by the first test that asks for it; those tests skip in one line naming what is missing where
+    Java or the artifacts are not installed."""
+    from support import require_kafka
+
+    require_kafka("kafka-3.9")
+    with chroot(zookeeper_connect, "kafka-3.9") as connect, \
+            LocalKafkaZooKeeperMode(tmp_path_factory.mktemp("kafka-3.9"), connect) as broker:
+        yield broker
 
 
 @pytest.fixture

@@ -1,35 +1,27 @@
 """Apache Kafka 3.9 in ZooKeeper mode from its artifacts, as
 :class:`~zkconsumer.embedded.kafka_broker.LocalKafkaZooKeeperMode` runs it: the broker registers itself in
 ``/brokers/ids`` of its chroot with the PLAINTEXT endpoint a ZooKeeper-era consumer reads (no bridge), writes its
-topics there, and serves a message. One broker for the module: a JVM start is several seconds."""
+topics there, and serves a message. The session's broker (conftest.py's ``kafka_zookeeper_mode``): a JVM
+start is several seconds."""
 
 from __future__ import annotations
 
 import uuid
 
 import pytest
-from support import poll_values, produce, require_kafka, wait_for
+from support import poll_values, produce, wait_for
 
-from zkconsumer.embedded.kafka_broker import LocalKafkaZooKeeperMode
 from zkconsumer.kafka.topics import create_topic
-from zkconsumer.testing.helpers import chroot
 from zkconsumer.zk.client import zookeeper
 from zkconsumer.zk.cluster import read_brokers, read_partition_state, read_topic
 
 pytestmark = pytest.mark.servers
 
 
-@pytest.fixture(scope="module")
-def kafka39(zookeeper_connect, tmp_path_factory):
-    require_kafka("kafka-3.9")
-    with chroot(zookeeper_connect, "kafka-3.9") as connect, \
-            LocalKafkaZooKeeperMode(tmp_path_factory.mktemp("kafka-3.9"), connect) as broker:
-        yield broker
-
-
-def test_the_broker_registers_itself_and_its_topics_in_its_chroot(kafka39):
+def test_the_broker_registers_itself_and_its_topics_in_its_chroot(kafka_zookeeper_mode):
     from confluent_kafka import Consumer, TopicPartition
 
+    kafka39 = kafka_zookeeper_mode
     assert kafka39.description.startswith("Apache Kafka 3.9.")
     with zookeeper(kafka39.zookeeper_connect, quiet=True) as zk:
         [registered] = read_brokers(zk)

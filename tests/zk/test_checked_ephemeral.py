@@ -13,10 +13,16 @@ from zkconsumer.zk.client import close_client, open_client
 PATH = "/consumers/g/ids/g_c"
 
 
-def test_creates_with_persistent_parents(zk):
+def test_creates_with_persistent_parents_holding_empty_bytes(zk):
+    """Kafka 0.10's createRecursive made the missing parents with an empty byte array, not null
+    (tests/consumer/test_original_consumer.py reads what Kafka's own console consumer leaves); parents already
+    there keep their data."""
+    zk.create("/consumers", None)
     assert create_checked_ephemeral(zk, PATH, b"one") is False
     assert zk.exists(PATH).ephemeralOwner == zk.client_id[0]
     assert zk.exists("/consumers/g/ids").ephemeralOwner == 0
+    assert zk.get("/consumers/g")[0] == b"" and zk.get("/consumers/g/ids")[0] == b""
+    assert zk.get("/consumers")[0] is None
 
 
 def test_our_own_node_is_success_and_gets_the_new_data(zk):

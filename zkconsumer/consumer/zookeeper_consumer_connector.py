@@ -357,9 +357,9 @@ class ZookeeperConsumerConnector:
         self._session_lost.clear()  # a session lost before joining left nothing of ours behind
         if self._acl is not None:  # /consumers is every group's parent: creatable by all, as Kafka left it
             ensure_path(self.zk, paths.CONSUMERS_PATH, acl=shared_acl())
+        # The owners and offsets directories are made by the first claim and the first commit, as Kafka's were:
+        # a member that joined and never committed leaves no offsets directory (which --from-beginning looks for).
         self._register()
-        for path in (self._dirs.offsets_dir, self._dirs.owners_dir):
-            ensure_path(self.zk, path)
         ChildrenWatch(self.zk, self._dirs.registry_dir, self._on_members_changed)
         if wildcard:
             ensure_path(self.zk, paths.BROKER_TOPICS_PATH, acl=shared_acl())  # the brokers' path, not ours

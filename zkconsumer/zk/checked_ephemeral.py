@@ -36,7 +36,8 @@ class NodeHeldElsewhereError(ZkConsumerError):
 
 def create_checked_ephemeral(zk: KazooClient, path: str, data: bytes, wait_s: float = 0.0,
                              on_wait=None) -> bool:
-    """Create ``path`` (parents persistent) as our ephemeral node; ``True`` if it was already ours.
+    """Create ``path`` (missing parents persistent, with empty data) as our ephemeral node; ``True`` if it was
+    already ours.
 
     ``on_wait(owner_session)`` is called once if we have to wait for another session's node to disappear.
     """
@@ -44,7 +45,8 @@ def create_checked_ephemeral(zk: KazooClient, path: str, data: bytes, wait_s: fl
     warned = False
     while True:
         try:
-            create_with_parents(zk, path, data, ephemeral=True)
+            # Kafka's createRecursive made the missing parents with an empty byte array, not ZkClient's null
+            create_with_parents(zk, path, data, ephemeral=True, parent_data=b"")
             return False
         except NodeExistsError:
             pass

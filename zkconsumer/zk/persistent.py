@@ -1,11 +1,15 @@
-"""Persistent parent znodes as Kafka's ZooKeeper client left them: null data.
+"""Persistent parent znodes as Kafka's ZooKeeper clients left them: null data, or empty bytes above a registration.
 
-Kafka created every parent directory through ZkClient's ``createPersistent(path, createParents = true)``, which
+Kafka created most parent directories through ZkClient's ``createPersistent(path, createParents = true)``, which
 sends null data (length -1 on the wire, no bytes at all); a reader of such a node gets null back, and tools
 written against Kafka's layout (kafka-node, kafka-manager, zkCli) see exactly that. kazoo's ``ensure_path`` and
 ``create(makepath=True)`` write empty bytes instead, which reads back as ``b""``. Every parent this package
 creates goes through :func:`ensure_path` (or :func:`create_with_parents`, or a :class:`~zkconsumer.zk.
 batched_transaction.Create` without data in a multi-op), so ZooKeeper holds what a Kafka cluster would have left.
+The exception is Kafka's own: the parents of an ephemeral registration made by ``ZKCheckedEphemeral`` (0.9+:
+``/consumers/<group>`` and ``/consumers/<group>/ids`` when a member registers first) are created with an empty byte
+array, as Kafka 0.10.0.1's console consumer leaves them (``createRecursive``; tests/consumer/
+test_original_consumer.py reads both); ``parent_data=b""`` asks for that.
 Znodes with content (registrations, offsets, topic JSON) are written by their owners as before.
 
 :func:`ensure_broker_paths` is a ZooKeeper-mode broker's first act at start-up (``ZkUtils.setupCommonPaths``):
@@ -26,24 +30,25 @@ from zkconsumer.security import shared_acl
 from zkconsumer.zk import paths
 
 
-def ensure_path(zk: KazooClient, path: str, acl: Sequence[Any] | None = None) -> None:
-    """Create ``path`` and every missing ancestor as persistent znodes with null data; existing ones are left as
-    they are (a node another client creates meanwhile is no error). ``acl`` applies to each node created (the
-    client's default ACL when ``None``), as ZkClient gave the parents the ACL of the path asked for."""
+def ensure_path(zk: KazooClient, path: str, acl: Sequence[Any] | None = None, data: bytes | None = None) -> None:
+    """Create ``path`` and every missing ancestor as persistent znodes with ``data`` (null by default); existing ones
+    are left as they are (a node another client creates meanwhile is no error). ``acl`` applies to each node created
+    (the client's default ACL when ``None``), as ZkClient gave the parents the ACL of the path asked for."""
     if path in ("", "/") or zk.exists(path) is not None:
         return
-    ensure_path(zk, posixpath.dirname(path), acl)
+    ensure_path(zk, posixpath.dirname(path), acl, data)
     with contextlib.suppress(NodeExistsError):
-        zk.create(path, None, acl=acl)
+        zk.create(path, data, acl=acl)
 
 
 def create_with_parents(zk: KazooClient, path: str, value: bytes, ephemeral: bool = False,
-                        acl: Sequence[Any] | None = None) -> str:
-    """``zk.create(path, value)``, first creating the missing parents with null data when there are any."""
+                        acl: Sequence[Any] | None = None, parent_data: bytes | None = None) -> str:
+    """``zk.create(path, value)``, first creating the missing parents (with ``parent_data``, null by default) when
+    there are any."""
     try:
         return zk.create(path, value, acl=acl, ephemeral=ephemeral)
     except NoNodeError:
-        ensure_path(zk, posixpath.dirname(path), acl)
+        ensure_path(zk, posixpath.dirname(path), acl, parent_data)
         return zk.create(path, value, acl=acl, ephemeral=ephemeral)
 
 
