@@ -173,9 +173,7 @@ class GroupCoordinator:
         """DescribeGroups, by the classic machine (a consumer group is Dead to it, as Kafka answers up to v5); a group
         neither machine runs whose offsets the broker keeps (``offsets_kept``) is Empty, as Kafka loads it."""
         out = _Outcome()
-        step = self.classic.handle(replace(request, request_id=_OWN), now_ms)
-        out.step(step)
-        described = step.responses()[_OWN]
+        described = self._classic_answer(out, replace(request, request_id=_OWN), now_ms)
         assert isinstance(described, classic.DescribeGroupsResponse)
         kept = set(offsets_kept)
         out.respond(request.request_id, classic.DescribeGroupsResponse(tuple(
@@ -190,9 +188,7 @@ class GroupCoordinator:
         (``offsets_kept``; committed before the front started, or by an administrator), listed as Kafka lists a
         group it loaded from ``__consumer_offsets`` with offsets only: Empty, no protocol type."""
         out = _Outcome()
-        step = self.classic.handle(replace(request, request_id=_OWN), now_ms)
-        out.step(step)
-        listed = step.responses()[_OWN]
+        listed = self._classic_answer(out, replace(request, request_id=_OWN), now_ms)
         assert isinstance(listed, classic.ListGroupsResponse)
         states, types = request.states_filter, request.types_filter
         rows = list(listed.groups) + [g for g in self.consumer.list_groups() if _listed(g, states, types)]
@@ -217,9 +213,7 @@ class GroupCoordinator:
             else:
                 classic_ids.append(group_id)
         if classic_ids:
-            step = self.classic.handle(classic.DeleteGroups(_OWN, tuple(classic_ids)), now_ms)
-            out.step(step)
-            deleted = step.responses()[_OWN]
+            deleted = self._classic_answer(out, classic.DeleteGroups(_OWN, tuple(classic_ids)), now_ms)
             assert isinstance(deleted, classic.DeleteGroupsResponse)
             results.update(deleted.results)
         out.respond(request.request_id, classic.DeleteGroupsResponse(tuple(results.items())))
@@ -370,6 +364,13 @@ class GroupCoordinator:
         return self.classic.record_of(group_id)
 
     # --- plumbing ---------------------------------------------------------------------------------------------------
+
+    def _classic_answer(self, out: _Outcome, request: classic.Request, now_ms: int) -> Response:
+        """The classic machine's answer to a request the facade makes of it itself (numbered ``_OWN``), the rest of
+        its step taken into ``out``."""
+        step = self.classic.handle(request, now_ms)
+        out.step(step)
+        return step.responses()[_OWN]
 
     def _consumer_events(self, out: _Outcome, events: Iterable[GroupEvent], now_ms: int) -> None:
         """Take the consumer machine's events, and convert back the groups a member left (Kafka's
