@@ -31,6 +31,7 @@ that the user can free the port and run ``local up`` again, or end the environme
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import time
@@ -53,6 +54,8 @@ from zkconsumer.zk.reads import children
 
 #: how long a restarted process of each kind may take to answer (a ZooKeeper server of an ensemble waits for a quorum)
 START_TIMEOUTS = {"zookeeper": 60.0, "broker": 30.0, "front": 30.0, "bridge": 30.0}
+#: the front's option naming its groups topic (``zkconsumer.front.command_line``)
+GROUP_STORE_OPTION = "--group-store-topic"
 #: how long an address of a process that just died may stay in use (its sockets close after its command line goes)
 PORT_GRACE_S = 2.0
 #: what starting afresh means, for the lines that say what to do
@@ -195,6 +198,42 @@ def extra_environment(name: str) -> dict[str, str]:
     return dict(FRONT_ENVIRONMENT) if role(name) == "front" else {}
 
 
+def groups_topic(front_argv: Sequence[str]) -> str | None:
+    """The topic a front started with ``front_argv`` keeps its groups in (its ``--group-store-topic``, else the
+    default); None when it keeps them in memory only."""
+    from zkconsumer.front.group_records import GROUPS_TOPIC
+
+    topic = GROUPS_TOPIC
+    for flag, value in zip(front_argv, front_argv[1:], strict=False):
+        if flag == GROUP_STORE_OPTION:
+            topic = value
+    return topic or None
+
+
+def create_groups_topic(topic: str, broker: str) -> None:
+    """Create the groups topic of a running front in a broker that restarted empty, as the front creates it at its
+    start, so that its next write of each group is kept. (Tansu answers a produce to a topic it does not have with no
+    error and keeps nothing, so the front would not know.)
+
+    :raises EnvironmentSetupError: the broker did not create it.
+    """
+    from zkconsumer.front.config import FrontConfig  # the front's wire needs the embedded extra's kio
+    from zkconsumer.front.group_store import GroupStore, StoreFailed
+
+    async def create() -> None:
+        store = GroupStore(FrontConfig.of(broker), topic)
+        try:
+            await store.read()  # creates the topic first; new, it holds nothing to read
+        finally:
+            await store.close()
+
+    try:
+        asyncio.run(create())
+    except StoreFailed as exc:
+        raise EnvironmentSetupError(f"the front's groups topic {topic} could not be created again in the broker at "
+                                    f"{broker}: {exc}") from None
+
+
 @dataclass(frozen=True)
 class Healing:
     """What :func:`heal` did."""
@@ -216,11 +255,11 @@ class Healing:
         parts = [f"restarted {started} in place"]
         if self.kept:
             parts.append(f"left running: {', '.join(self.kept)}")
-        front_kept = "front" in self.kept
+        held = " (the running front holds its groups on, and stores each again at its next change)" \
+            if "front" in self.kept else ""
         for name in self.data_lost:
             parts.append(f"{name} kept its log in memory (Tansu's memory storage), so it restarted empty: its "
-                         f"messages, the offsets committed to it and the groups the front stored in it are gone"
-                         f"{' (the running front still holds its groups)' if front_kept else ''}")
+                         f"messages, the offsets committed to it and the groups the front stored in it are gone{held}")
         return "; ".join(parts)
 
 
@@ -261,10 +300,14 @@ def heal(records: Mapping[str, ProcessRecord], order: Sequence[str], zookeeper_c
             for restart, new, proc in spawned:
                 wait_until_ready(new, proc, functools.partial(READY[restart.role], restart.address),
                                  f"{restart.name} on {restart.address}", START_TIMEOUTS[restart.role])
-            # 4. a broker that lost its log: the topics ZooKeeper records, before the front and the bridge
+            # 4. a broker that lost its log: the topics ZooKeeper records, before the front and the bridge; the
+            # groups topic of a front that runs on (a front started again creates it itself)
             if wave[0].role == "broker" and loses_its_log(records[wave[0].name].argv):
                 data_lost.append(wave[0].name)
                 reconciled = reconcile(zookeeper_connect, addresses.broker)
+                topic = groups_topic(records["front"].argv) if "front" in kept else None
+                if topic is not None:
+                    create_groups_topic(topic, addresses.broker)
     except BaseException:
         stop(started)
         raise
