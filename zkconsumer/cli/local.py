@@ -1,5 +1,8 @@
 """``zkconsumer local up|down|status``: the embedded default environment (see zkconsumer.embedded.environment).
 
+``up`` on a run directory where processes died starts them again where they were (zkconsumer.embedded.healing): one
+line on stderr says what it restarted and what it left running, the addresses line begins ``healed in``.
+
 SIGTERM while ``up`` starts the environment ends it as Ctrl-C does: the processes it has started are stopped, and it
 exits with status 130 after one line. The processes it leaves running stop on ``down``'s SIGTERM, each within a bound
 of its own (the bridge's is its ZooKeeper session timeout, :mod:`zkconsumer.cli.bridge`), and are killed after it.

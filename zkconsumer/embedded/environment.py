@@ -17,7 +17,9 @@ Its events (``local.*``) are declared once in :mod:`zkconsumer.events.embedded` 
 recreated, offsets past the log end), the command line prints itself, once, so the events belong in the log file.
 
 ``local down`` keeps the run directory: ZooKeeper's data (topics, groups, committed offsets) and the logs. The broker
-(Tansu on memory storage) starts empty, so ``up`` makes the two agree first (:mod:`.reconciliation`).
+(Tansu on memory storage) starts empty, so ``up`` makes the two agree first (:mod:`.reconciliation`). ``up`` on a run
+directory whose processes died in part or in whole starts those again where they were, the others left running
+(:mod:`.healing`): the clients keep their addresses, the groups their generations.
 """
 
 from __future__ import annotations
