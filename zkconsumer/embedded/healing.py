@@ -136,7 +136,7 @@ def plan(dead: Sequence[str], zookeeper_connect: str, addresses: BrokerAddresses
     for name in dead:
         found = where(name, zookeeper_connect, addresses)
         if found is None or role(name) not in READY:
-            raise HealRefused(f"no way known to start {name} again where it was")
+            raise HealRefused(f"no way known to start {name} again where it was; {START_AFRESH}")
         restarts.append(found)
     return restarts
 
@@ -255,8 +255,12 @@ class Healing:
         parts = [f"restarted {started} in place"]
         if self.kept:
             parts.append(f"left running: {', '.join(self.kept)}")
-        held = " (the running front holds its groups on, and stores each again at its next change)" \
-            if "front" in self.kept else ""
+        if "front" in self.kept:
+            held = " (the running front holds its groups on, and stores each again at its next change)"
+        elif any(r.role == "front" for r in self.restarted):
+            held = " (the front, started again after it, starts without them: their members join again)"
+        else:
+            held = ""
         for name in self.data_lost:
             parts.append(f"{name} kept its log in memory (Tansu's memory storage), so it restarted empty: its "
                          f"messages, the offsets committed to it and the groups the front stored in it are gone{held}")
