@@ -3,11 +3,11 @@ as it was started, where it was, and the others are left running as they are.
 
 Kafka's equivalent is invisible to a group: the coordinator's broker restarts on its log, reloads its groups from
 ``__consumer_offsets``, and the clients reconnect to the address they know. So here ZooKeeper restarts on its data
-directory, the broker on its storage, the bridge as it was, and the front on the port its clients were given, where it
-replays its groups from the broker's groups topic (:mod:`zkconsumer.front.group_store`; it keys them by its advertised
-address, which is why the port must be the same): a classic group keeps its generation and assignment, a KIP-848 group
-its epochs, and no member sees a rebalance. Starting afresh instead, on new ports, would leave the clients dialling
-the old addresses and recreate every topic empty.
+directory, the broker on its storage, the bridge as it was, and the front on the port its clients were given, where
+it replays its groups from the broker's groups topic (:mod:`zkconsumer.front.proxy.group_store`; it keys them by its
+advertised address, which is why the port must be the same): a classic group keeps its generation and assignment, a
+KIP-848 group its epochs, and no member sees a rebalance. Starting afresh instead, on new ports, would leave the
+clients dialling the old addresses and recreate every topic empty.
 
 A process is started again from its record in ``state.json``: its command line (a front's with its port pinned, as it
 was started on a free one: :func:`~zkconsumer.embedded.front_process.on_port`), in its log's directory, with the
@@ -88,7 +88,7 @@ READY: dict[str, Callable[[str], bool]] = {
 
 
 def _front_answers(address: str) -> bool:
-    from zkconsumer.front.client import answers_api_versions  # the front's wire needs the embedded extra's kio
+    from zkconsumer.front.proxy.client import answers_api_versions  # the front's wire needs the embedded extra's kio
 
     return answers_api_versions(address)
 
@@ -201,7 +201,7 @@ def extra_environment(name: str) -> dict[str, str]:
 def groups_topic(front_argv: Sequence[str]) -> str | None:
     """The topic a front started with ``front_argv`` keeps its groups in (its ``--group-store-topic``, else the
     default); None when it keeps them in memory only."""
-    from zkconsumer.front.group_records import GROUPS_TOPIC
+    from zkconsumer.front.groups.group_records import GROUPS_TOPIC
 
     topic = GROUPS_TOPIC
     for flag, value in zip(front_argv, front_argv[1:], strict=False):
@@ -217,8 +217,8 @@ def create_groups_topic(topic: str, broker: str) -> None:
 
     :raises EnvironmentSetupError: the broker did not create it.
     """
-    from zkconsumer.front.config import FrontConfig  # the front's wire needs the embedded extra's kio
-    from zkconsumer.front.group_store import GroupStore, StoreFailed
+    from zkconsumer.front.proxy.config import FrontConfig  # the front's wire needs the embedded extra's kio
+    from zkconsumer.front.proxy.group_store import GroupStore, StoreFailed
 
     async def create() -> None:
         store = GroupStore(FrontConfig.of(broker), topic)
