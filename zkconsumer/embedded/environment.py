@@ -13,7 +13,7 @@ exactly the processes recorded there: each record keeps the pid with its exact c
 something else is left alone.
 
 Its events (``local.*``) are declared once in :mod:`zkconsumer.events.embedded` and listed on the events page
-(``docs/events.md``). All are at info level: what the operator must read (a stale run directory cleaned, topics
+(``docs/events.md``). All are at info level: what the operator must read (processes restarted in place, topics
 recreated, offsets past the log end), the command line prints itself, once, so the events belong in the log file.
 
 ``local down`` keeps the run directory: ZooKeeper's data (topics, groups, committed offsets) and the logs. The broker

@@ -39,11 +39,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zkconsumer.embedded.broker import loses_its_log
+from zkconsumer.embedded.broker import LocalTansu, loses_its_log
 from zkconsumer.embedded.ensemble import SERVING_MODES, server_mode
 from zkconsumer.embedded.front import BrokerAddresses
 from zkconsumer.embedded.front_process import ENVIRONMENT as FRONT_ENVIRONMENT
 from zkconsumer.embedded.front_process import on_port
+from zkconsumer.embedded.kafka_broker import LocalKafka
 from zkconsumer.embedded.process import ProcessRecord, port_in_use, spawn, wait_until_ready
 from zkconsumer.embedded.reconciliation import Reconciliation, reconcile
 from zkconsumer.errors import EnvironmentSetupError
@@ -52,8 +53,10 @@ from zkconsumer.zk import paths
 from zkconsumer.zk.client import zookeeper
 from zkconsumer.zk.reads import children
 
-#: how long a restarted process of each kind may take to answer (a ZooKeeper server of an ensemble waits for a quorum)
-START_TIMEOUTS = {"zookeeper": 60.0, "broker": 30.0, "front": 30.0, "bridge": 30.0}
+#: how long a restarted process of each kind may take to answer (a ZooKeeper server of an ensemble waits for a quorum;
+#: a broker may be a Kafka JVM, :mod:`.broker_kinds`)
+START_TIMEOUTS = {"zookeeper": 60.0, "broker": max(LocalTansu.start_timeout, LocalKafka.start_timeout),
+                  "front": 30.0, "bridge": 30.0}
 #: the front's option naming its groups topic (``zkconsumer.front.command_line``)
 GROUP_STORE_OPTION = "--group-store-topic"
 #: how long an address of a process that just died may stay in use (its sockets close after its command line goes)
