@@ -120,6 +120,42 @@ def mirrored_topic(zk, bootstrap: str, topic: str, partitions: int = 1) -> str:
     return topic
 
 
+class RecordedConsumer:
+    """A confluent-kafka consumer of one topic, its rebalance callbacks (``("assign" | "revoke" | "lost", partitions)``,
+    in order) and the values it read: what a test compares across an event the group must not notice."""
+
+    def __init__(self, config: dict[str, object], topic: str) -> None:
+        from confluent_kafka import Consumer
+
+        self.consumer = Consumer(config)
+        self.calls: list[tuple[str, list[int]]] = []
+        self.values: list[bytes] = []
+        self.consumer.subscribe([topic], on_assign=self._call("assign"), on_revoke=self._call("revoke"),
+                                on_lost=self._call("lost"))
+
+    def _call(self, name: str):  # noqa: ANN202 - confluent-kafka's callback signature
+        def record(consumer, partitions) -> None:  # noqa: ANN001
+            self.calls.append((name, sorted(p.partition for p in partitions)))  # assigned by the client after it
+        return record
+
+    def poll(self, timeout: float = 0.2) -> None:
+        """One poll: a message read is kept, an error other than a partition's end fails the test."""
+        from confluent_kafka import KafkaError
+
+        message = self.consumer.poll(timeout)
+        if message is not None and message.error() is None:
+            self.values.append(message.value())
+        elif message is not None and message.error().code() != KafkaError._PARTITION_EOF:
+            raise AssertionError(message.error())
+
+    def poll_until(self, count: int) -> bool:
+        self.poll()
+        return len(self.values) >= count
+
+    def assigned(self) -> list[int]:
+        return sorted(p.partition for p in self.consumer.assignment())
+
+
 CONNECTOR_GROUP = "group1"  # the group of connector_config
 
 

@@ -8,6 +8,7 @@ import signal
 import socket
 
 import pytest
+from confluent_kafka.admin import AdminClient
 from kafka.protocol.old.commit import OffsetCommitRequest_v0, OffsetCommitResponse_v0
 from support import wait_for, zkconsumer_cli
 from time_scale import scaled
@@ -100,18 +101,40 @@ def test_direct_broker_starts_no_front(run_dir):
     assert not any(r.is_alive() for r in records.values())
 
 
-@pytest.mark.parametrize("dead", ["broker", "front"])
-def test_stale_run_directory_is_said_and_cleaned(run_dir, dead):
-    assert zkconsumer_cli("local", "up", "--run-dir", str(run_dir)).returncode == 0
+@pytest.mark.parametrize("dead", ["zookeeper", "broker"])
+def test_a_dead_server_is_restarted_in_place_on_its_data(run_dir, dead):
+    """ZooKeeper restarts on its data directory; Tansu on memory storage cannot keep its log across its own death,
+    which `local up` says in one line, creating again the topics ZooKeeper records and the running front's groups
+    topic. The front is killed under groups in tests/embedded/test_heal.py."""
+    up = zkconsumer_cli("local", "up", "--json", "--run-dir", str(run_dir))
+    assert up.returncode == 0, up.stderr
+    endpoints = json.loads(up.stdout)
+    assert zkconsumer_cli("topics", "create", "kept", "--partitions", "2", "--run-dir", str(run_dir)).returncode == 0
     old = state_records(run_dir)
     os.kill(old[dead].pid, signal.SIGKILL)
     wait_for(lambda: not old[dead].is_alive())
-    up = zkconsumer_cli("local", "up", "--json", "--run-dir", str(run_dir))
-    assert up.returncode == 0, up.stderr
-    assert "stale run directory" in up.stderr and dead in up.stderr
+    healed = zkconsumer_cli("local", "up", "--json", "--run-dir", str(run_dir))
+    assert healed.returncode == 0, healed.stderr
+    assert json.loads(healed.stdout) == endpoints  # the same addresses
+    said = [line for line in healed.stderr.splitlines() if line.startswith("zkconsumer local: ")]
+    address = endpoints["zookeeper" if dead == "zookeeper" else "broker"]
+    kept = ", ".join(n for n in ("zookeeper", "broker", "front", "bridge") if n != dead)
+    assert said[0].startswith(f"zkconsumer local: restarted {dead} on {address} in place; left running: {kept}")
     new = state_records(run_dir)
-    assert not any(r.is_alive() for r in old.values())  # the survivors of the old run were stopped
-    assert all(r.is_alive() for r in new.values())
+    assert {n: r for n, r in new.items() if n != dead} == {n: r for n, r in old.items() if n != dead}
+    assert new[dead].pid != old[dead].pid and all(r.is_alive() for r in new.values())
+    with zookeeper(endpoints["zookeeper"]) as zk:
+        assert cluster.read_topic(zk, "kept").partitions == [0, 1]  # ZooKeeper's data kept
+    in_broker = set(AdminClient({"bootstrap.servers": endpoints["broker"]}).list_topics(timeout=scaled(10)).topics)
+    if dead == "broker":
+        assert said[0].endswith("broker kept its log in memory (Tansu's memory storage), so it restarted empty: its "
+                                "messages, the offsets committed to it and the groups the front stored in it are gone "
+                                "(the running front holds its groups on, and stores each again at its next change)")
+        assert said[1:] == ["zkconsumer local: recreated 1 topic ZooKeeper records, with empty logs: kept (2 "
+                            "partitions)"], healed.stderr
+        assert in_broker == {"kept", "__zkconsumer_groups"}
+    else:
+        assert len(said) == 1, healed.stderr
 
 
 def test_down_never_signals_a_pid_that_now_runs_something_else(run_dir):

@@ -12,9 +12,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient
-from support import produce, wait_for
+from support import RecordedConsumer, produce, wait_for
 from time_scale import bounded
 
 from zkconsumer.embedded.front_process import FrontProcess
@@ -35,33 +35,6 @@ def events_named(front: FrontProcess, name: str) -> list[dict]:
 
 def events(front: FrontProcess, name: str, group: str) -> list[dict]:
     return [e for e in events_named(front, name) if e.get("group") == group]
-
-
-class Member:
-    """One consumer, its rebalance callbacks and what it read."""
-
-    def __init__(self, config: dict[str, object], topic: str) -> None:
-        self.consumer = Consumer(config)
-        self.calls: list[tuple[str, list[int]]] = []
-        self.values: list[bytes] = []
-        self.consumer.subscribe([topic], on_assign=self._call("assign"), on_revoke=self._call("revoke"),
-                                on_lost=self._call("lost"))
-
-    def _call(self, name: str):  # noqa: ANN202 - confluent-kafka's callback signature
-        def record(consumer: Consumer, partitions: list[TopicPartition]) -> None:
-            self.calls.append((name, sorted(p.partition for p in partitions)))  # assigned by the client after it
-        return record
-
-    def poll_until(self, count: int) -> bool:
-        message = self.consumer.poll(0.2)
-        if message is not None and message.error() is None:
-            self.values.append(message.value())
-        elif message is not None and message.error().code() != KafkaError._PARTITION_EOF:
-            raise AssertionError(message.error())
-        return len(self.values) >= count
-
-    def assigned(self) -> list[int]:
-        return sorted(p.partition for p in self.consumer.assignment())
 
 
 def start(fronts: list[FrontProcess], broker: str, workdir: Path, options: tuple[str, ...]) -> FrontProcess:
@@ -95,8 +68,8 @@ def test_a_group_keeps_its_generation_and_assignment_across_a_restart_of_the_fro
     create_topic(front.address, topic_name, PARTITIONS)
     fill(front, topic_name, "before")
     group = f"g-{uuid.uuid4().hex[:6]}"
-    member = Member({"bootstrap.servers": front.address, "group.id": group, "auto.offset.reset": "earliest",
-                     "enable.auto.commit": False, **settings}, topic_name)
+    member = RecordedConsumer({"bootstrap.servers": front.address, "group.id": group,
+                               "auto.offset.reset": "earliest", "enable.auto.commit": False, **settings}, topic_name)
     try:
         wait_for(lambda: member.poll_until(8), timeout=60)
         member.consumer.commit(asynchronous=False)
@@ -153,8 +126,8 @@ def test_a_classic_group_outlives_a_restart_of_both_the_front_and_a_broker_that_
             front = start(fronts, broker.bootstrap, tmp_path / "before", ())
             create_topic(front.address, topic, PARTITIONS)
             fill(front, topic, "before")
-            member = Member({"bootstrap.servers": front.address, "group.id": group, "auto.offset.reset": "earliest",
-                             "enable.auto.commit": False, **settings}, topic)
+            member = RecordedConsumer({"bootstrap.servers": front.address, "group.id": group,
+                                       "auto.offset.reset": "earliest", "enable.auto.commit": False, **settings}, topic)
             try:
                 wait_for(lambda: member.poll_until(8), timeout=60)
                 member.consumer.commit(asynchronous=False)

@@ -1,5 +1,8 @@
 """``zkconsumer local up|down|status``: the embedded default environment (see zkconsumer.embedded.environment).
 
+``up`` on a run directory where processes died starts them again where they were (zkconsumer.embedded.healing): one
+line on stderr says what it restarted and what it left running, the addresses line begins ``healed in``.
+
 SIGTERM while ``up`` starts the environment ends it as Ctrl-C does: the processes it has started are stopped, and it
 exits with status 130 after one line. The processes it leaves running stop on ``down``'s SIGTERM, each within a bound
 of its own (the bridge's is its ZooKeeper session timeout, :mod:`zkconsumer.cli.bridge`), and are killed after it.
@@ -52,13 +55,16 @@ def run_up(args: argparse.Namespace) -> int:
     already = env.endpoints() is not None
     endpoints = env.up(args.zookeeper_port, args.broker_port, direct_broker=args.direct_broker,
                        zookeeper_servers=args.zookeeper_servers, broker=args.broker)
+    if env.healed is not None:
+        print(f"zkconsumer local: {env.healed.summary()}", file=sys.stderr)
     reconciled = env.reconciled.summary()
     if reconciled is not None:
         print(f"zkconsumer local: {reconciled}", file=sys.stderr)
     if args.json:
         print(json.dumps(endpoints))
     else:
-        print(f"{'already running' if already else 'up'} in {env.run_dir}: zookeeper {endpoints['zookeeper']}, "
+        said = "already running" if already else "healed" if env.healed is not None else "up"
+        print(f"{said} in {env.run_dir}: zookeeper {endpoints['zookeeper']}, "
               f"bootstrap servers {endpoints['bootstrap_servers']}{_through(endpoints, *env.broker_run())}; "
               f"stop it with: zkconsumer local down")
     return 0

@@ -45,6 +45,17 @@ def tansu_binary() -> str:
         raise EnvironmentSetupError(f"the Tansu broker binary is not usable here: {exc}") from None
 
 
+STORAGE_OPTION = "--storage-engine"
+
+
+def loses_its_log(argv: tuple[str, ...] | list[str]) -> bool:
+    """Whether the broker started with this command line loses its log with its process: Tansu on memory storage.
+    A broker on any other storage (Tansu's S3, a Kafka broker's log directories) keeps it."""
+    args = list(argv)
+    return any(flag == STORAGE_OPTION and value.startswith("memory://")
+               for flag, value in zip(args, args[1:], strict=False))
+
+
 class LocalTansu(LocalServer):
     what = "Tansu broker"
     # Tansu waits for clients to hang up before it exits on SIGTERM; with memory storage nothing is lost by not
@@ -76,7 +87,7 @@ class LocalTansu(LocalServer):
             url,
             "--advertised-listener-url",
             url,
-            "--storage-engine",
+            STORAGE_OPTION,
             self.storage,
         ]
 

@@ -13,15 +13,18 @@ exactly the processes recorded there: each record keeps the pid with its exact c
 something else is left alone.
 
 Its events (``local.*``) are declared once in :mod:`zkconsumer.events.embedded` and listed on the events page
-(``docs/events.md``). All are at info level: what the operator must read (a stale run directory cleaned, topics
+(``docs/events.md``). All are at info level: what the operator must read (processes restarted in place, topics
 recreated, offsets past the log end), the command line prints itself, once, so the events belong in the log file.
 
 ``local down`` keeps the run directory: ZooKeeper's data (topics, groups, committed offsets) and the logs. The broker
-(Tansu on memory storage) starts empty, so ``up`` makes the two agree first (:mod:`.reconciliation`).
+(Tansu on memory storage) starts empty, so ``up`` makes the two agree first (:mod:`.reconciliation`). ``up`` on a run
+directory whose processes died in part or in whole starts those again where they were, the others left running
+(:mod:`.healing`): the clients keep their addresses, the groups their generations.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from dataclasses import asdict, dataclass
@@ -35,6 +38,7 @@ from zkconsumer.embedded.ensemble import LocalZooKeepers, server_mode
 from zkconsumer.embedded.front import SHORT_CLASSIC_SESSIONS, BrokerAddresses
 from zkconsumer.embedded.front_process import STOP_TIMEOUT as FRONT_STOP_TIMEOUT
 from zkconsumer.embedded.front_process import FrontProcess
+from zkconsumer.embedded.healing import Healing, HealRefused, bridge_registered, check_ports_kept, heal
 from zkconsumer.embedded.process import ProcessRecord, check_port_free, spawn, wait_until_ready
 from zkconsumer.embedded.reconciliation import Reconciliation, reconcile
 from zkconsumer.embedded.run_dir import default_run_dir_and_origin
@@ -118,6 +122,8 @@ class LocalEnvironment:
         self.log = get_logger("zkconsumer.local").bind(run_dir=str(self.run_dir))
         #: what the last ``up`` that started the servers did to make ZooKeeper and the broker agree
         self.reconciled = Reconciliation()
+        #: what the last ``up`` that found processes of the run directory dead started again
+        self.healed: Healing | None = None
 
     # -- state file ----------------------------------------------------------------------------
 
@@ -188,6 +194,9 @@ class LocalEnvironment:
         if running is not None:
             self.log.emit(ev.LOCAL_ALREADY_RUNNING, **running)
             return running
+        healed = self._heal(zookeeper_port, broker_port)
+        if healed is not None:
+            return healed
         self._clear_stale()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         for port, what in ((zookeeper_port, "ZooKeeper"), (broker_port, "the broker")):
@@ -216,11 +225,44 @@ class LocalEnvironment:
         self._write_state(zk_server.connect, addresses, records, kind.name, software)
         endpoints = _endpoints(zk_server.connect, addresses)
         self.log.emit(ev.LOCAL_STARTED, **endpoints, broker_software=software)
+        self._log_reconciled()
+        return endpoints
+
+    def _log_reconciled(self) -> None:
         if self.reconciled.summary() is not None:
             self.log.emit(ev.LOCAL_RECONCILED, recreated=[t.name for t in self.reconciled.recreated],
                           offsets_past_end=[str(o) for o in self.reconciled.past_end],
                           skipped=list(self.reconciled.skipped))
-        return endpoints
+
+    def _heal(self, zookeeper_port: int | None, broker_port: int | None) -> dict[str, str] | None:
+        """Start again, where they were, the processes of the run directory that died (:mod:`.healing`); None when
+        it records none (an unreadable state file is :meth:`_clear_stale`'s).
+
+        :raises HealRefused: they cannot be started where they were; nothing was started, stopped or removed.
+        """
+        try:
+            state = self._read_state()
+        except EnvironmentSetupError:
+            return None
+        if state is None:
+            return None
+        records: dict[str, ProcessRecord] = state["records"]
+        zk, addresses = state["zookeeper"], self._addresses(state)
+        kind, software = state.get("broker_kind", broker_kinds.TANSU), state.get("broker_software")
+        dead = [name for name, record in records.items() if not record.is_alive()]
+        try:
+            check_ports_kept(dead, zk, addresses, zookeeper_port, broker_port)
+            self.healed = heal(records, sorted(records, key=_start_rank), zk, addresses,
+                               functools.partial(stop_all, broker_kind=kind))
+        except HealRefused as refused:
+            self.log.emit(ev.LOCAL_HEAL_REFUSED, dead=dead, error=str(refused))
+            raise
+        self._write_state(zk, addresses, self.healed.records, kind, software or "")
+        self.reconciled = self.healed.reconciled
+        self.log.emit(ev.LOCAL_HEALED, restarted=[r.name for r in self.healed.restarted], kept=list(self.healed.kept),
+                      data_lost=list(self.healed.data_lost))
+        self._log_reconciled()
+        return _endpoints(zk, addresses)
 
     def _start_front(self, broker: str, zookeeper: str) -> tuple[ProcessRecord, str]:
         """The front as a recorded process of its own session, left running when ``up`` returns; it keeps the
@@ -236,30 +278,18 @@ class LocalEnvironment:
         argv = [sys.executable, "-m", "zkconsumer", "--log-json", "bridge", "--zookeeper", zk,
                 "--bootstrap-server", bootstrap, "--interval-ms", str(interval_ms)]
         record, proc = spawn(argv, self.run_dir / "bridge.log")
-
-        def brokers_registered() -> bool:
-            with zookeeper(zk, quiet=True) as client:
-                return bool(children(client, paths.BROKER_IDS_PATH))
-
-        wait_until_ready(record, proc, brokers_registered, "the metadata bridge", timeout=30.0)
+        wait_until_ready(record, proc, functools.partial(bridge_registered, zk), "the metadata bridge", timeout=30.0)
         return record
 
     def _clear_stale(self) -> None:
+        """A state file that cannot be read names no process to heal or stop: it is said, removed, and the
+        environment starts afresh."""
         try:
-            state = self._read_state()
-        except EnvironmentSetupError:
-            state = None
+            self._read_state()
+        except EnvironmentSetupError as exc:
             self.log.emit(ev.LOCAL_STALE_STATE, dead=["unreadable state.json"])
-        if state is None:
-            if self.state_path.exists():
-                self.state_path.unlink()
-            return
-        dead = [name for name, r in state["records"].items() if not r.is_alive()]
-        self.log.emit(ev.LOCAL_STALE_STATE, dead=dead)
-        print(f"zkconsumer local: found a stale run directory {self.run_dir} (no longer running: "
-              f"{', '.join(dead)}); cleaning it up and starting afresh", file=sys.stderr)
-        stop_all(state["records"], state.get("broker_kind"))
-        self.state_path.unlink()
+            print(f"zkconsumer local: {exc}; starting afresh", file=sys.stderr)
+            self.state_path.unlink()
 
     def down(self) -> list[str]:
         state = self._read_state()

@@ -21,6 +21,21 @@ from zkconsumer.errors import EnvironmentSetupError
 
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 5.0  # how long SIGTERM may take before SIGKILL
+#: what the front's process is given beyond its parent's environment: its events as JSON lines, for its readers
+ENVIRONMENT = {"ZKCONSUMER_LOG_JSON": "1"}
+PORT_OPTION = "--port"
+
+
+def on_port(argv: list[str] | tuple[str, ...], port: int) -> list[str]:
+    """A front's command line (:meth:`FrontProcess.argv`) listening on ``port`` instead of the one it names: how a
+    front started on a free port is started again where its clients know it (``local up`` healing its run
+    directory)."""
+    pinned = list(argv)
+    if PORT_OPTION in pinned[:-1]:
+        pinned[pinned.index(PORT_OPTION) + 1] = str(port)
+    else:  # the last of an option given twice is the one taken: an added one pins it all the same
+        pinned += [PORT_OPTION, str(port)]
+    return pinned
 
 
 class FrontProcess:
@@ -55,7 +70,7 @@ class FrontProcess:
 
     def argv(self) -> list[str]:
         return [sys.executable, "-m", "zkconsumer.front", "--bootstrap-server", self.bootstrap, "--host", self.host,
-                "--port", "0", "--port-file", str(self.port_file), *self.options]
+                PORT_OPTION, "0", "--port-file", str(self.port_file), *self.options]
 
     def start(self, timeout: float = START_TIMEOUT) -> FrontProcess:
         """Start the front and wait until it answers; on any failure or interruption the child is stopped before the
@@ -63,7 +78,7 @@ class FrontProcess:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = None  # the port a new front writes, never a previous one's
         self.port_file.unlink(missing_ok=True)
-        env = {**os.environ, "ZKCONSUMER_LOG_JSON": "1"}
+        env = {**os.environ, **ENVIRONMENT}
         self.record, self.process = spawn(self.argv(), self.log_path, env=env)
         try:
             wait_until_ready(self.record, self.process, self._ready, "the front", timeout, STOP_TIMEOUT)

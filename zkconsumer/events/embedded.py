@@ -9,8 +9,8 @@ from zkconsumer.events.spec import Field as F
 #: what the catalogue gathers from this area: its events, nothing else (its fields and sections stay here)
 __all__ = [
     "ENSEMBLE_STARTED", "ENSEMBLE_SERVER_STOPPED", "ENSEMBLE_SERVER_STARTED", "ENSEMBLE_STOPPED", "LOCAL_STARTED",
-    "LOCAL_ALREADY_RUNNING", "LOCAL_RECONCILED", "LOCAL_STALE_STATE", "LOCAL_STOPPED", "DOCKER_CONTAINER_STARTED",
-    "DOCKER_CONTAINER_STOPPED",
+    "LOCAL_ALREADY_RUNNING", "LOCAL_RECONCILED", "LOCAL_STALE_STATE", "LOCAL_HEALED", "LOCAL_HEAL_REFUSED",
+    "LOCAL_STOPPED", "DOCKER_CONTAINER_STARTED", "DOCKER_CONTAINER_STOPPED",
 ]
 
 _ENSEMBLE = section("embedded.ensemble", "zkconsumer.ensemble", context=("workdir",))
@@ -41,8 +41,18 @@ LOCAL_RECONCILED = _LOCAL.event("local.reconciled", "info",
     F("offsets_past_end", LIST, "`group topic-partition at offset, log end N` for each committed offset past its log's "
         "end"), F("skipped", LIST, "topics not recreated, each with why"))
 LOCAL_STALE_STATE = _LOCAL.event("local.stale_state", "info",
-    "`up` found a run directory whose processes died; it stops the survivors and starts afresh",
-    F("dead", LIST, "the processes of an earlier run that are gone"))
+    "`up` found a state file it cannot read; it removes it and starts afresh (a readable one whose processes died is "
+    "healed: `local.healed`)",
+    F("dead", LIST, "what is gone: `unreadable state.json`"))
+LOCAL_HEALED = _LOCAL.event("local.healed", "info",
+    "`up` found processes of the run directory dead and started each again as it was started, on its recorded "
+    "address, the others left running ([healing in place](embedded.md#local-up-heals-in-place))",
+    F("restarted", LIST, "the processes started again, in start order"),
+    F("kept", LIST, "the processes that were running and were left alone"),
+    F("data_lost", LIST, "the restarted processes whose storage did not outlive them (Tansu on memory storage)"))
+LOCAL_HEAL_REFUSED = _LOCAL.event("local.heal_refused", "info",
+    "`up` found processes of the run directory dead and could not start them where they were (a port taken by "
+    "another program...): nothing was started, stopped or removed", F("dead", LIST), shared.ERROR)
 LOCAL_STOPPED = _LOCAL.event("local.stopped", "info",
     "`down` stopped the environment", F("processes", LIST, "those stopped, in order"))
 DOCKER_CONTAINER_STARTED = _DOCKER.event("docker.container_started", "info",
