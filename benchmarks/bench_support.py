@@ -27,20 +27,20 @@ def servers(workdir: Path, front: bool = True) -> Iterator[Servers]:
     """ZooKeeper (a chroot of this run), the broker with the front in front of it (unless ``front`` is false), and
     the bridge that registers in that chroot the broker as clients are told to reach it."""
     from zkconsumer.bridge.metadata_bridge import MetadataBridge
-    from zkconsumer.embedded.front import provide_addresses
-    from zkconsumer.embedded.zookeeper import provide_zookeeper
+    from zkconsumer.embedded.front import front_options
+    from zkconsumer.embedded.servers import SESSION, ServerOptions, provide_servers
     from zkconsumer.zk.client import zookeeper as zk_client
 
     with ExitStack() as stack:
-        zookeeper = stack.enter_context(provide_zookeeper(workdir / "zookeeper"))
-        addresses = stack.enter_context(provide_addresses(workdir, front=front))
-        bootstrap = addresses.bootstrap
+        provided = stack.enter_context(provide_servers(ServerOptions(embedded=SESSION, workdir=workdir, front=front,
+                                                                     front_options=front_options())))
+        zookeeper, bootstrap = provided.zookeeper, provided.bootstrap
         chroot = f"/zkconsumer-bench-{uuid.uuid4().hex[:8]}"
         with zk_client(zookeeper) as root:
             root.ensure_path(chroot)
         connect = f"{zookeeper}{chroot}"
         stack.enter_context(MetadataBridge(connect, bootstrap, interval_ms=250).running())
-        yield Servers(zookeeper, connect, bootstrap, addresses.broker)
+        yield Servers(zookeeper, connect, bootstrap, provided.broker)
 
 
 def wait_for_topic(connect: str, topic: str, partitions: int, timeout: float = 30.0) -> None:

@@ -11,8 +11,9 @@ from support import CHROOT_BASE
 from time_scale import bounded
 
 from zkconsumer.embedded.broker import provide_broker
-from zkconsumer.embedded.front import front_coordinates_groups, provide_addresses
+from zkconsumer.embedded.front import front_coordinates_groups, front_options
 from zkconsumer.embedded.process import free_port
+from zkconsumer.embedded.servers import SESSION, ServerOptions, kafka_server
 from zkconsumer.embedded.zookeeper import provide_zookeeper, ruok
 from zkconsumer.errors import ServerUnavailableError
 from zkconsumer.kafka.metadata import admin_client, broker_answers, fetch_metadata
@@ -101,7 +102,7 @@ def test_clients_bootstrap_through_a_front_and_the_broker_is_reachable_beside_it
 
 def test_a_broker_in_kafka_bootstrap_gets_no_front(broker_bootstrap, tmp_path, monkeypatch):
     monkeypatch.setenv("KAFKA_BOOTSTRAP", broker_bootstrap)
-    with provide_addresses(tmp_path) as addresses:
+    with kafka_server(ServerOptions(embedded=SESSION, workdir=tmp_path, front=True)) as addresses:
         assert addresses.bootstrap == addresses.broker == broker_bootstrap and not addresses.fronted
     assert not (tmp_path / "front").exists()
 
@@ -109,11 +110,12 @@ def test_a_broker_in_kafka_bootstrap_gets_no_front(broker_bootstrap, tmp_path, m
 def test_a_front_is_started_in_front_of_a_local_broker_and_stopped_with_it(tmp_path, monkeypatch):
     monkeypatch.delenv("KAFKA_BOOTSTRAP", raising=False)
     monkeypatch.setenv("ZKCONSUMER_NO_DOCKER", "1")
-    with provide_addresses(tmp_path) as addresses:
+    fronted = ServerOptions(embedded=SESSION, workdir=tmp_path, front=True, front_options=front_options())
+    with kafka_server(fronted) as addresses:
         assert addresses.fronted and broker_answers(addresses.bootstrap) and broker_answers(addresses.broker)
         assert (tmp_path / "front" / "front.log").exists()
     assert not broker_answers(addresses.bootstrap, timeout=0.5) and not broker_answers(addresses.broker, timeout=0.5)
-    with provide_addresses(tmp_path / "direct", front=False) as direct:
+    with kafka_server(ServerOptions(embedded=SESSION, workdir=tmp_path / "direct")) as direct:
         assert not direct.fronted and broker_answers(direct.bootstrap)
 
 

@@ -7,8 +7,14 @@ import socket
 
 import pytest
 
+from zkconsumer.embedded.servers import SESSION, ServerOptions, zookeeper_server
 from zkconsumer.errors import ServerUnavailableError, ZkConsumerError
-from zkconsumer.testing.servers import zookeeper
+
+
+def zookeeper(workdir, given):
+    """The plugin's ZooKeeper, as its ``zkconsumer_zookeeper`` fixture asks for it."""
+    return zookeeper_server(ServerOptions(zookeeper=given, embedded=SESSION, workdir=workdir,
+                                          zookeeper_option="--zkconsumer-zookeeper"))
 
 
 def test_a_given_ensemble_is_used_as_it_is(zookeeper_connect, tmp_path):

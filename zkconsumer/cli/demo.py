@@ -27,12 +27,13 @@ from pathlib import Path
 
 from zkconsumer.cli import COMMANDS, options
 from zkconsumer.cli.stopping import sigterm_as_ctrl_c
-from zkconsumer.demo.classroom import add_options as add_classroom_options
+from zkconsumer.demo.classroom import ClassroomOptions
 from zkconsumer.demo.classroom import check_options as check_classroom_options
-from zkconsumer.demo.play import play_embedded, play_external
+from zkconsumer.demo.play import play_legacy
 from zkconsumer.demo.play import play_protocols as play
 from zkconsumer.demo.rebalance_demo import DEFAULT_SCENARIO, DemoResult, DemoSettings, fresh_topic
 from zkconsumer.demo.topic_placement import placement_lines
+from zkconsumer.embedded.servers import ServerOptions
 from zkconsumer.errors import UsageError
 from zkconsumer.log import configure_logging
 from zkconsumer.migration.scenes import CONSUMER_ALIAS, KNOWN, Protocol, check_playable, parse_protocols
@@ -78,7 +79,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--topic-placement", action="store_true",
                         help="only show where the demo topic's partitions and leaders would sit on a 3-broker, "
                         "2-rack ZooKeeper-mode cluster, and why (no servers needed)")
-    add_classroom_options(parser)
+    room = parser.add_argument_group("in class")
+    room.add_argument("--step", action="store_true",
+                      help="stop before each scene's action and each step of a legacy rebalance (with --protocol: each "
+                      "coordinator round and each legacy attempt told), and wait for Enter (c: play on); servers and "
+                      "members stay as they are, their sessions alive")
+    room.add_argument("--serve", type=int, nargs="?", const=0, default=None, metavar="PORT",
+                      help="serve the timeline page on 127.0.0.1:PORT (default: a free port, printed) while the demo "
+                      "runs; it grows as events arrive, and ends as timeline.html")
     parser.set_defaults(handler=run)
 
 
@@ -92,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--pace must not be negative")
     if args.session_timeout_ms is not None and args.session_timeout_ms < 1000:
         raise UsageError("--session-timeout-ms must be at least 1000")
-    check_classroom_options(args)  # --step without a terminal, before anything starts
+    in_class = ClassroomOptions(step=args.step, serve=args.serve)
+    check_classroom_options(in_class)  # --step without a terminal, before anything starts
     scenario = load(args.scenario)
     partitions = scenario.topic.partitions if args.partitions is None else args.partitions
     if args.topic_placement:
@@ -111,11 +120,12 @@ def run(args: argparse.Namespace) -> int:
     if args.log_level is None:  # the narration is the output; the bridge's and kazoo's info lines are noise here
         configure_logging(json=args.log_json, level="warning", force=True)
     settings = settings_for(scenario, args, partitions)
+    # only the servers named here: never ZK_CONNECT / KAFKA_BOOTSTRAP, as the other commands do
+    servers = ServerOptions(zookeeper=args.zookeeper, bootstrap=args.bootstrap_server, run_dir=args.run_dir)
     if protocols is not None:
-        return play_protocols(args, settings, protocols)
-    if args.zookeeper:
-        return _report(play_external(args, settings))
-    return _report(play_embedded(args, settings), servers_stay=_servers_stay(args))
+        return play_protocols(args, servers, in_class, settings, protocols)
+    return _report(play_legacy(servers, in_class, settings),
+                   servers_stay=None if args.zookeeper else _servers_stay(args))
 
 
 def settings_for(scenario: Scenario, args: argparse.Namespace, partitions: int) -> DemoSettings:
@@ -161,10 +171,11 @@ def reachable_cli() -> str:
 PROTOCOL_NAMES = (*KNOWN, CONSUMER_ALIAS)
 
 
-def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: tuple[Protocol, ...]) -> int:
+def play_protocols(args: argparse.Namespace, servers: ServerOptions, in_class: ClassroomOptions, settings: DemoSettings,
+                   protocols: tuple[Protocol, ...]) -> int:
     """``--protocol``: every protocol's members side by side (:func:`zkconsumer.demo.play.play_protocols`), then
     where each protocol's events and the page of every protocol's lanes are."""
-    played = play(args, settings, protocols)
+    played = play(servers, in_class, settings, protocols)
     print()
     for run in played.runs:
         print(f"{run.protocol.name + ':':<20} {run.events_path}" + (f"  (stopped early: {run.error})"

@@ -4,12 +4,12 @@ calls too (:mod:`zkconsumer.migration.comparison`) and prints its figures.
 
 Without ``--zookeeper`` it runs on the embedded environment, started for the run and stopped after it (one that
 was already running is used and left running). Its modern groups bootstrap from a front (``--coordinator front``, the
-default: :mod:`zkconsumer.front`) the run starts before the environment's broker (``run_front``: its KIP-848
-groups get the classic members' session under ``--settings same``), whose coordinator's events for each protocol's
-group are added to that protocol's ``events.jsonl`` (the page's coordinator lane); ``--coordinator broker`` sends them
-to the broker itself and its own coordinator, so the two can be compared. With ``--zookeeper`` the brokers given (or
+default: :mod:`zkconsumer.front`) the run starts before the environment's broker (its KIP-848 groups get the classic
+members' session under ``--settings same``), whose coordinator's events for each protocol's group are added to that
+protocol's ``events.jsonl`` (the page's coordinator lane); ``--coordinator broker`` sends them to the broker itself
+and its own coordinator, so the two can be compared. With ``--zookeeper`` the brokers given (or
 registered) are used as they are. Either way the server is asked who coordinates the modern groups and with what
-settings, and the page says so (``--coordinator`` given with ``--zookeeper`` must match it).
+settings, and the page says so (``--coordinator``, where given, must match it).
 Everything it creates (topics, groups, a ZooKeeper chroot) is named after the run and removed at the end, except the
 output directory, which must be new or empty. ``--app MODULE:CALLABLE`` has every member run your application on
 each message (:mod:`zkconsumer.members.application`).
@@ -34,10 +34,11 @@ from pathlib import Path
 
 from zkconsumer.cli import COMMANDS, options
 from zkconsumer.cli.stopping import sigterm_as_ctrl_c
+from zkconsumer.embedded.servers import ServerOptions
 from zkconsumer.errors import UsageError
 from zkconsumer.log import configure_logging
 from zkconsumer.members.application import Application
-from zkconsumer.migration.comparison import COORDINATORS, Comparison, Servers, compare, plan
+from zkconsumer.migration.comparison import COORDINATORS, Comparison, compare, plan
 from zkconsumer.migration.report import read_verdict
 from zkconsumer.migration.run import CompareSettings
 from zkconsumer.migration.scenes import CONSUMER_ALIAS, DEFAULT_SCENARIO, KIP848_PROTOCOLS, KNOWN, Scene
@@ -123,14 +124,13 @@ def run(args: argparse.Namespace) -> int:
     sigterm_as_ctrl_c()  # as Ctrl-C: the members leave, the servers stop
     if args.log_level is None:
         configure_logging(json=args.log_json, level="warning", force=True)
-    servers = Servers(zookeeper=args.zookeeper, bootstrap=args.bootstrap_server, coordinator=args.coordinator,
-                      run_dir=args.run_dir)
+    servers = ServerOptions(zookeeper=args.zookeeper, bootstrap=args.bootstrap_server, run_dir=args.run_dir)
     scenario = settings.scenario
     print(f"playing {len(scenario.scenes)} scenes of {scenario.name!r} for "
           f"{', '.join(p.name for p in settings.protocols)} ({settings.partitions} partitions, "
           f"{settings.rate:g} msg/s each, pace {settings.pace:g} s)", file=sys.stderr)
-    return _print(compare(settings, servers, default_protocols=args.protocols is None, on_scene=_progress, say=say),
-                  args.json)
+    return _print(compare(settings, servers, coordinator=args.coordinator, default_protocols=args.protocols is None,
+                          on_scene=_progress, say=say), args.json)
 
 
 def _progress(protocol: str, scene: Scene, settled: bool, seconds: float) -> None:

@@ -28,9 +28,10 @@ from kazoo.exceptions import KazooException
 
 from zkconsumer.errors import ZkConsumerError
 from zkconsumer.events import catalogue as ev
-from zkconsumer.tools.offset_checker import describe_group, registered_bootstrap
+from zkconsumer.tools.offset_checker import describe_group
 from zkconsumer.trace.timeline import partition_refs
 from zkconsumer.zk.client import zookeeper
+from zkconsumer.zk.cluster import registered_bootstrap
 
 INTERVAL_S = 1.0
 

@@ -1,15 +1,15 @@
 """Where and how ``zkconsumer demo`` plays a scenario, once its command line is read: the legacy members narrated
-step by step, on the embedded environment (:func:`play_embedded`) or against servers named on the command line
-(:func:`play_external`), or every protocol's members side by side on the comparison's clock (:func:`play_protocols`).
+step by step (:func:`play_legacy`), or every protocol's members side by side on the comparison's clock
+(:func:`play_protocols`), on the servers named on the command line or on the embedded environment, which stays up
+for the commands the demo prints at its end (:mod:`zkconsumer.embedded.servers` provides either).
 
-Each starts what its run needs (the environment, a front of the run's own), plays inside the classroom's observers
-(``--step``, ``--serve``: :mod:`.classroom`), writes the run's files and returns what the command prints at the end;
-the command line (:mod:`zkconsumer.cli.demo`) parses, calls one of them and prints.
+Each plays inside the classroom's observers (``--step``, ``--serve``: :mod:`.classroom`), writes the run's files and
+returns what the command prints at the end; the command line (:mod:`zkconsumer.cli.demo`) parses, maps its options to
+the dataclasses these take, calls one of them and prints.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
 import time
@@ -17,35 +17,33 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
-from zkconsumer.demo.classroom import classroom
+from zkconsumer.demo.classroom import ClassroomOptions, classroom
 from zkconsumer.demo.falling_behind import FallingBehind
 from zkconsumer.demo.front_log_follower import FrontLogFollower
 from zkconsumer.demo.protocols_narration import ProtocolsNarrator
 from zkconsumer.demo.rebalance_demo import CHROOT, DemoResult, DemoSettings, play_against, play_in_own_chroot
-from zkconsumer.embedded.environment import LocalEnvironment
-from zkconsumer.migration.comparison import fronted, identified, registered_broker, written
+from zkconsumer.embedded.servers import ServerOptions, provide_servers
+from zkconsumer.migration.comparison import identified, on_servers, server_options, written
 from zkconsumer.migration.run import CompareSettings, ProtocolRun, compare_protocols
 from zkconsumer.migration.scenes import Protocol
 
 
-def play_embedded(args: argparse.Namespace, settings: DemoSettings, out: TextIO = sys.stdout) -> DemoResult:
-    """On the embedded environment (started if needed, left running), in the demo's own ZooKeeper chroot."""
-    with classroom(args, title=f"zkconsumer demo: group {settings.group}") as room:  # --step, --serve
-        env = LocalEnvironment(args.run_dir)
-        endpoints = env.up()
-        root, bootstrap = endpoints["zookeeper"], endpoints["bootstrap_servers"]
-        print(f"embedded environment: ZooKeeper {root}, broker {bootstrap}", file=out)
-        behind = FallingBehind(root.rstrip("/") + CHROOT, bootstrap, settings.group, out)
-        result = play_in_own_chroot(root, bootstrap, settings, observers=(*room.observers, behind))
-        room.finish(result.timeline_path)
-    return result
-
-
-def play_external(args: argparse.Namespace, settings: DemoSettings, out: TextIO = sys.stdout) -> DemoResult:
-    """Against ``--zookeeper`` (and ``--bootstrap-server``) as they are, in a topic and group of the demo's own."""
-    with classroom(args, title=f"zkconsumer demo: group {settings.group}") as room:  # --step, --serve
-        behind = FallingBehind(args.zookeeper, args.bootstrap_server, settings.group, out)
-        result = play_against(args.zookeeper, args.bootstrap_server, settings, observers=(*room.observers, behind))
+def play_legacy(servers: ServerOptions, in_class: ClassroomOptions, settings: DemoSettings,
+                out: TextIO = sys.stdout) -> DemoResult:
+    """The legacy members narrated step by step. On the embedded environment (started if needed, left running): in
+    the demo's own ZooKeeper chroot, with a bridge of its own. On servers named: as they are, in a topic and group of
+    the demo's own."""
+    with (classroom(in_class, title=f"zkconsumer demo: group {settings.group}") as room,  # --step, --serve
+          provide_servers(replace(servers, leave_running=True)) as provided):
+        if provided.environment is not None:
+            print(provided.describe(), file=out)
+            root, bootstrap = provided.zookeeper, provided.bootstrap
+            behind = FallingBehind(root.rstrip("/") + CHROOT, bootstrap, settings.group, out)
+            result = play_in_own_chroot(root, bootstrap, settings, observers=(*room.observers, behind))
+        else:
+            behind = FallingBehind(provided.zookeeper, provided.bootstrap, settings.group, out)
+            result = play_against(provided.zookeeper, provided.bootstrap, settings,
+                                  observers=(*room.observers, behind))
         room.finish(result.timeline_path)
     return result
 
@@ -64,13 +62,13 @@ class ProtocolsPlayed:
         return any(run.error for run in self.runs)
 
 
-def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: tuple[Protocol, ...],
-                   out: TextIO = sys.stdout) -> ProtocolsPlayed:
+def play_protocols(servers: ServerOptions, in_class: ClassroomOptions, settings: DemoSettings,
+                   protocols: tuple[Protocol, ...], out: TextIO = sys.stdout) -> ProtocolsPlayed:
     """The scenario played by each protocol's members at once, on the comparison's clock, narrated as it goes;
     the comparison's page (every protocol's lanes on one time axis, the coordinator's above each modern group's)
-    and each protocol's events in a directory of this run's own under ``--output-dir``. With ``--zookeeper``, the
-    broker is ``--bootstrap-server`` or the one registered there; without, the embedded environment's, its modern
-    groups at a front of the run's own (the comparison's, :func:`~zkconsumer.migration.comparison.run_front`)."""
+    and each protocol's events in a directory of this run's own under ``--output-dir``. On the servers the
+    comparison would play on (:func:`~zkconsumer.migration.comparison.server_options`): those named, or the embedded
+    environment's (left running), its groups at a front of the run's own."""
     # 1. the comparison's settings, from the demo's
     scenario = settings.scenario
     out_dir = settings.output_dir / f"run-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -80,25 +78,11 @@ def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: 
                               prefix=scenario.topic.name)
     narrator = ProtocolsNarrator(out, legacy={p.name for p in protocols if p.family == "legacy"})
     with contextlib.ExitStack() as stack:  # the run's own front stops whatever ends the play, wherever
-        # 2. the servers: those named, or the embedded environment's and a front of the run's own for modern groups
-        own_front = None
-        if args.zookeeper:
-            bootstrap = args.bootstrap_server or registered_broker(args.zookeeper)
-            compare = replace(compare, zookeeper=args.zookeeper, bootstrap=bootstrap)
-        else:
-            endpoints = LocalEnvironment(args.run_dir).up()
-            broker = endpoints.get("broker", endpoints["bootstrap_servers"])
-            out_dir.mkdir(parents=True, exist_ok=True)
-            if any(p.family == "modern" for p in protocols):
-                own_front = stack.enter_context(fronted(broker, compare))
-                compare = replace(compare, bootstrap=own_front.address, coordinator_events=own_front.log_path,
-                                  producer_bootstrap=broker)
-            else:
-                compare = replace(compare, bootstrap=broker)
-            compare = replace(compare, zookeeper=endpoints["zookeeper"])
-            print(f"embedded environment: ZooKeeper {endpoints['zookeeper']}, broker {broker}"
-                  + ("" if own_front is None
-                     else f", the modern groups at a front of this run's own, {own_front.address}"), file=out)
+        # 2. the servers, as the comparison's
+        provided = stack.enter_context(provide_servers(replace(server_options(servers, compare), leave_running=True)))
+        compare = on_servers(compare, provided)
+        if provided.environment is not None:
+            print(provided.describe(), file=out)
         out_dir.mkdir(parents=True, exist_ok=True)
         # who coordinates the modern groups, and what it refuses, as the server says
         compare = identified(compare, False, lambda line: print(line, file=out))
@@ -107,13 +91,13 @@ def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: 
               f"{compare.session_timeout_ms} ms", file=out)
         # 3. the play, narrated, the front's coordinator rounds as they happen; then the page
         legacy_groups = tuple(compare.name(p) for p in protocols if p.family == "legacy")
-        with classroom(args, title=f"zkconsumer demo: scenario {scenario.name}",  # --step, --serve
+        with classroom(in_class, title=f"zkconsumer demo: scenario {scenario.name}",  # --step, --serve
                        legacy=lambda consumer_id: consumer_id.startswith(legacy_groups)) as room:
             narrator.observers = room.observers
             follower = None
-            if own_front is not None:
+            if provided.front_log is not None:
                 narrator.groups = {compare.name(p): p.name for p in protocols if p.family == "modern"}
-                follower = FrontLogFollower(own_front.log_path, narrator.coordinator_event, interval=0.05,
+                follower = FrontLogFollower(provided.front_log, narrator.coordinator_event, interval=0.05,
                                             caught_up=narrator.caught_up).start()
             try:
                 runs = compare_protocols(compare, observer=narrator)
@@ -123,4 +107,4 @@ def play_protocols(args: argparse.Namespace, settings: DemoSettings, protocols: 
                 stack.close()  # the front, before the page is written
             _, _, page = written(compare, runs, f"demo of scenario {scenario.name!r}, run {compare.run_id}")
             room.finish(page)
-    return ProtocolsPlayed(tuple(runs), page, embedded=not args.zookeeper)
+    return ProtocolsPlayed(tuple(runs), page, embedded=provided.environment is not None)

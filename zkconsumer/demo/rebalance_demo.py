@@ -63,12 +63,12 @@ from zkconsumer.members.recorder import EventRecorder
 from zkconsumer.progress import Waiting
 from zkconsumer.scenarios.model import EXPIRE, GROW, KILL, PAUSE, SETTLE, START, STOP, WAIT, Action, Scenario, Scene
 from zkconsumer.scenarios.parse import load
-from zkconsumer.tools.offset_checker import GroupDescription, describe_group, format_table, registered_bootstrap
+from zkconsumer.tools.offset_checker import GroupDescription, describe_group, format_table
 from zkconsumer.tools.verify_rebalance import RebalanceCheck, verify_rebalance
 from zkconsumer.types import TopicPartition
 from zkconsumer.zk import paths
 from zkconsumer.zk.client import close_client, open_client, zookeeper
-from zkconsumer.zk.cluster import wait_for_topic
+from zkconsumer.zk.cluster import registered_bootstrap, wait_for_topic
 from zkconsumer.zk.reads import children
 
 EVENTS_FILE = "events.jsonl"

@@ -3,20 +3,18 @@
 The front exists to give the embedded broker a group coordinator that behaves as Apache Kafka's; so whatever broker the
 project starts itself (a local Tansu, or a Kafka container) gets a front, and clients are handed the front's address.
 A broker the user names in ``KAFKA_BOOTSTRAP`` is used as it is: a user's own Kafka has its own coordinator, and the
-front is not put in front of it. The broker's direct address stays known beside the front's (:class:`BrokerAddresses`),
-for what must reach the broker's own coordinator or measures the front.
+front is not put in front of it (:mod:`.servers` provides the two). The broker's direct address stays known beside the
+front's (:class:`BrokerAddresses`), for what must reach the broker's own coordinator or measures the front.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from zkconsumer.embedded.broker import KAFKA_BOOTSTRAP_ENV, provide_broker
 from zkconsumer.events import catalogue as ev
 
 
@@ -77,20 +75,6 @@ def fronted(broker: str, workdir: Path, group_coordinator: str = "front") -> con
             yield front.address
 
     return running()
-
-
-@contextlib.contextmanager
-def provide_addresses(workdir: Path, front: bool = True,
-                      group_coordinator: str = "front") -> Iterator[BrokerAddresses]:
-    """A broker as :func:`provide_broker` provides it, with a front in front of it unless ``front`` is false or the
-    broker is the user's (``KAFKA_BOOTSTRAP``); ``group_coordinator`` as :func:`front_options` takes it."""
-    users = bool(os.environ.get(KAFKA_BOOTSTRAP_ENV))
-    with provide_broker(Path(workdir) / "broker") as broker:
-        if users or not front:
-            yield BrokerAddresses(broker, broker)
-            return
-        with fronted(broker, Path(workdir) / "front", group_coordinator) as address:
-            yield BrokerAddresses(address, broker)
 
 
 #: JoinGroup: among the front's local APIs when its own coordinators answer the group APIs

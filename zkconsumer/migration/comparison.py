@@ -4,27 +4,28 @@ both make: :func:`plan` turns what was asked into settings, refusing bad input i
 the report and returns a :class:`Comparison` with each protocol's typed outcome
 (:mod:`zkconsumer.migration.outcome`).
 
-Servers (:class:`Servers`): without a ZooKeeper, the embedded environment, started for the run and stopped after it
-(one already running is used and left running); its modern groups bootstrap from a front the run starts before the
-environment's broker (:func:`run_front`: with ``--settings same`` its KIP-848 groups get the classic members'
-session), unless the coordinator asked for is the broker's own. With a ZooKeeper and a ``broker``, the run puts its
-own front before that broker the same way (the plugin's session servers). With a ZooKeeper and a ``bootstrap`` (or
-the brokers registered in it), those are used as they are. Whichever it is, the server the modern groups bootstrap
-from is asked who coordinates them and with what settings (:func:`identified`), and the report states that, not an
-assumption; ``coordinator``, where given with a ``bootstrap``, must be what the server says it is.
+Servers (:mod:`zkconsumer.embedded.servers`, from a :class:`~zkconsumer.embedded.servers.ServerOptions`): without a
+ZooKeeper, the embedded environment, started for the run and stopped after it (one already running is used and left
+running); its modern groups bootstrap from a front the run starts before the environment's broker
+(:func:`server_options`: with ``--settings same`` its KIP-848 groups get the classic members' session), unless the
+coordinator asked for is the broker's own. With a ZooKeeper and a broker given to be fronted, the run puts its own
+front before that broker the same way (the plugin's session servers). With a ZooKeeper and a broker (or the brokers
+registered in it), those are used as they are. Whichever it is, the server the modern groups bootstrap from is asked
+who coordinates them and with what settings (:func:`identified`), and the report states that, not an assumption;
+``coordinator``, where given, must be what the server says it is.
 
 Notes the run has for the person who started it (a protocol left out, where it runs) go to ``say``, a line each.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from zkconsumer.embedded.servers import ServerOptions, Servers, provide_servers
 from zkconsumer.errors import UsageError
 from zkconsumer.members.application import FAILED_EVENT, Application, check
 from zkconsumer.migration.outcome import ComparisonResult, ProtocolOutcome, outcome
@@ -55,26 +56,12 @@ from zkconsumer.scenarios.model import MAX_REVOKE_MS, Scenario
 from zkconsumer.scenarios.parse import load
 
 if TYPE_CHECKING:
-    from zkconsumer.embedded.front_process import FrontProcess
     from zkconsumer.kafka.coordinator_identity import CoordinatorIdentity
 
 MAX_PARTITIONS = 64  # the page draws a row per partition and per protocol
 COORDINATORS = ("front", "broker")
 PREFIX = "zkconsumer migration: "  # of the notes the runner says
 KAFKA_MIN_SESSION_MS = 6000  # Kafka's group.min.session.timeout.ms, the front's default
-
-
-@dataclass(frozen=True)
-class Servers:
-    """Where a comparison runs (see the module's docstring)."""
-
-    zookeeper: str | None = None  # None: the embedded environment
-    bootstrap: str | None = None  # with ``zookeeper``: used as it is (None: the brokers registered in ZooKeeper)
-    broker: str | None = None  # with ``zookeeper``: a broker the run puts its own front before
-    # front or broker: on the embedded environment, whose coordinator runs the modern groups (None: the front's); with
-    # ``bootstrap``, what the server must say it is (None: whatever it is)
-    coordinator: str | None = None
-    run_dir: Path | None = None  # the embedded environment's run directory
 
 
 @dataclass(frozen=True)
@@ -166,52 +153,46 @@ def without_unplayable(scenario: Scenario, protocols: tuple[Protocol, ...],
     return kept
 
 
-def compare(settings: CompareSettings, servers: Servers, *, default_protocols: bool = False,
-            on_scene: Callable[[str, Scene, bool, float], None] | None = None,
+def compare(settings: CompareSettings, servers: ServerOptions, *, coordinator: str | None = None,
+            default_protocols: bool = False, on_scene: Callable[[str, Scene, bool, float], None] | None = None,
             say: Callable[[str], None] = lambda _line: None) -> Comparison:
-    """Provide the servers, play every protocol, write the report; the servers and everything the run made are
-    gone when it returns or raises (an embedded environment that was already running is left running)."""
-    if servers.zookeeper is not None:
-        if servers.broker is not None:
-            with fronted(servers.broker, settings) as front:
-                fronted_settings = replace(settings, zookeeper=servers.zookeeper, bootstrap=front.address,
-                                           coordinator_events=front.log_path, producer_bootstrap=servers.broker)
-                return _played(identified(fronted_settings, default_protocols, say),
-                               f"broker {servers.broker} through the run's front at {front.address}", on_scene)
-        bootstrap = servers.bootstrap or registered_broker(servers.zookeeper)
-        given = identified(replace(settings, zookeeper=servers.zookeeper, bootstrap=bootstrap), default_protocols,
-                           say, asked=servers.coordinator)
-        return _played(given, f"server {bootstrap}", on_scene)
-    from zkconsumer.embedded.environment import LocalEnvironment
-    from zkconsumer.embedded.front import front_coordinates_groups
+    """Provide the servers (:func:`server_options`), play every protocol, write the report; the servers and everything
+    the run made are gone when it returns or raises (an embedded environment that was already running is left
+    running). ``coordinator``, where given, is whose group coordinator the modern groups get (``front`` or
+    ``broker``), and what the server they bootstrap from must say it is."""
+    with provide_servers(server_options(servers, settings, coordinator)) as provided:
+        settings = identified(on_servers(settings, provided, coordinator), default_protocols, say, asked=coordinator)
+        if provided.environment is not None:  # as the run uses them: the broker itself, where its own is asked for
+            say(replace(provided, bootstrap=settings.bootstrap).describe())
+        return _played(settings, _where(provided, settings.bootstrap), on_scene)
 
-    env = LocalEnvironment(servers.run_dir)
-    started = env.endpoints() is None
-    endpoints = env.up()
-    own_front = None
-    try:
-        broker = endpoints.get("broker", endpoints["bootstrap_servers"])
-        front_log = env.front_log() if servers.coordinator != "broker" else None
-        settings = replace(settings, producer_bootstrap=broker)
-        if front_log is None:  # the broker itself: asked for, or an environment started with --direct-broker
-            settings = replace(settings, bootstrap=broker)
-        elif front_coordinates_groups(front_log):
-            own_front = run_front(broker, settings)
-            settings = replace(settings, bootstrap=own_front.address, coordinator_events=own_front.log_path)
-        else:  # a front relaying the group APIs still leaves the groups to the broker's coordinator
-            settings = replace(settings, bootstrap=endpoints["bootstrap_servers"], coordinator_events=front_log)
-        settings = identified(settings, default_protocols, say)
-        address = settings.bootstrap if settings.bootstrap != broker else None
-        through = "" if address is None else f" through the front at {address}"
-        say(f"embedded environment: ZooKeeper {endpoints['zookeeper']}, broker {broker}{through}"
-            + (" (started for this run)" if started else " (already running, left running)"))
-        return _played(replace(settings, zookeeper=endpoints["zookeeper"]),
-                       f"embedded environment (broker {broker}{through})", on_scene)
-    finally:
-        if own_front is not None:
-            own_front.stop()
-        if started:
-            env.down()
+
+def server_options(servers: ServerOptions, settings: CompareSettings, coordinator: str | None = None) -> ServerOptions:
+    """The options a comparison's servers are provided with (as ``demo --protocol``'s): the run's own front, its
+    files in the output directory and its groups' settings :func:`front_settings`; on the embedded environment
+    unless the broker's own coordinator is asked for, before given servers only where the caller asks for it (the
+    pytest plugin, for the session's broker)."""
+    front = servers.front if servers.zookeeper is not None else coordinator != "broker"
+    return replace(servers, front=front, front_options=front_settings(settings), workdir=settings.output_dir)
+
+
+def on_servers(settings: CompareSettings, servers: Servers, coordinator: str | None = None) -> CompareSettings:
+    """``settings`` on the servers provided: the modern groups at what clients are given (the broker itself, where its
+    own coordinator is asked for) and the run's front's events in their timelines; the producer at the broker itself
+    (a front holding a topic smaller refuses a produce to a partition it does not show yet)."""
+    direct = coordinator == "broker"
+    return replace(settings, zookeeper=servers.zookeeper, bootstrap=servers.broker if direct else servers.bootstrap,
+                   coordinator_events=None if direct else servers.front_log, producer_bootstrap=servers.broker)
+
+
+def _where(servers: Servers, bootstrap: str) -> str:
+    """Where the run played, as the page says it."""
+    if servers.environment is not None:
+        through = "" if bootstrap == servers.broker else f" through the front at {bootstrap}"
+        return f"embedded environment (broker {servers.broker}{through})"
+    if bootstrap != servers.broker:
+        return f"broker {servers.broker} through the run's front at {bootstrap}"
+    return f"server {bootstrap}"
 
 
 def identified(settings: CompareSettings, default_protocols: bool, say: Callable[[str], None],
@@ -241,23 +222,6 @@ def grows_topics(identity: CoordinatorIdentity) -> bool:
     the scene; a broker that reports Kafka's group settings is a Kafka broker, which has CreatePartitions (Tansu
     reports none and has none)."""
     return identity.holds_topics or (identity.front is None and bool(identity.settings))
-
-
-@contextlib.contextmanager
-def fronted(broker: str, settings: CompareSettings) -> Iterator[FrontProcess]:
-    """:func:`run_front` for a ``with`` block: the front stops at its end."""
-    front = run_front(broker, settings)
-    try:
-        yield front
-    finally:
-        front.stop()
-
-
-def run_front(broker: str, settings: CompareSettings) -> FrontProcess:
-    """A front of the run's own before ``broker``, its group settings :func:`front_settings`."""
-    from zkconsumer.embedded.front_process import FrontProcess
-
-    return FrontProcess(broker, settings.output_dir / "front", options=front_settings(settings)).start()
 
 
 def front_settings(settings: CompareSettings) -> tuple[str, ...]:
@@ -290,18 +254,6 @@ def without_kip848_at_broker(settings: CompareSettings, default_protocols: bool,
         say(f"{PREFIX}{', '.join(KIP848_PROTOCOLS)} left out: the broker's own group coordinator does not run KIP-848 "
             f"(name them in --protocols to try)")
     return replace(settings, protocols=kept)
-
-
-def registered_broker(connect: str) -> str:
-    """The bootstrap of the brokers registered in ZooKeeper at ``connect``; one line when there is none."""
-    from zkconsumer.tools.offset_checker import registered_bootstrap
-    from zkconsumer.zk.client import zookeeper
-
-    with zookeeper(connect, quiet=True) as zk:
-        bootstrap = registered_bootstrap(zk)
-    if bootstrap is None:
-        raise UsageError(f"no broker is registered in ZooKeeper at {connect}; give --bootstrap-server")
-    return bootstrap
 
 
 def _played(settings: CompareSettings, where: str,

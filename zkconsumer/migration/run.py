@@ -41,10 +41,10 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from typing import Protocol as Interface
 
 from zkconsumer.events import catalogue as ev
@@ -80,6 +80,9 @@ from zkconsumer.trace.vocabulary import COORDINATOR_EVENTS
 from zkconsumer.zk.client import zookeeper
 from zkconsumer.zk.cluster import wait_for_topic
 from zkconsumer.zk.persistent import ensure_path
+
+if TYPE_CHECKING:
+    from zkconsumer.bridge.metadata_bridge import MetadataBridge
 
 EVENTS_FILE = "events.jsonl"
 PRODUCED_FILE = "produced.txt"
@@ -581,13 +584,34 @@ def _produce(runs: list[ProtocolRun], bootstrap: str, rate: float, clock: SceneC
 
 def write_produced(run: ProtocolRun) -> None:
     lines = (f"{m.partition} {m.value} {m.scene}\n" for m in run.produced)
+    run.directory.mkdir(parents=True, exist_ok=True)  # a run stopped before its player began has none yet
     (run.directory / PRODUCED_FILE).write_text("".join(lines), encoding="utf-8")
 
 
 def compare_protocols(settings: CompareSettings,
                       on_scene: Callable[[str, Scene, bool, float], None] | None = None,
                       observer: PlayObserver | None = None) -> list[ProtocolRun]:
-    """Play the script for every protocol at once; returns the runs, their files written.
+    """Play the script for every protocol at once; returns the runs, their files written. Whatever ends the run, no
+    member, bridge, chroot or topic of it outlives it."""
+    s = settings
+    runs = [ProtocolRun(p, s.name(p), s.name(p), s.output_dir / p.name, s.partitions) for p in s.protocols]
+    made: list[str] = []
+    players: list[_Player] = []
+    with contextlib.ExitStack() as teardown:  # 5. in reverse: the members, the bridge and the chroot, the topics
+        teardown.callback(_delete_topics, s.bootstrap, made)
+        # 1. each protocol's topic, at the size its members first see
+        holds = _make_topics(s, runs, made)
+        # 2. the legacy protocols' cluster: a chroot of the run's own that its bridge mirrors the broker into
+        stage = teardown.enter_context(_stage(s, runs, holds))
+        teardown.callback(_kill_members, players)
+        # 3. the players and the producer on one clock, until every player is done; 4. each run's files written
+        _play(s, runs, stage, players, on_scene, observer)
+    return runs
+
+
+def _make_topics(s: CompareSettings, runs: list[ProtocolRun], made: list[str]) -> bool:
+    """Each protocol's topic, named in ``made`` once created; returns whether the modern ones are held smaller in a
+    front's Metadata.
 
     A scenario that grows the topic has a legacy protocol's topic created at its final size and held smaller in
     ZooKeeper by the bridge until the scene that grows it, as the demo does: the broker needs no CreatePartitions,
@@ -596,57 +620,83 @@ def compare_protocols(settings: CompareSettings,
     what its members see as a topic grown by CreatePartitions; at a broker that is not a front, it is created at its
     first size and grown with CreatePartitions (a Kafka broker has it; Tansu does not:
     :func:`~zkconsumer.migration.scenes.check_playable`)."""
-    from zkconsumer.bridge.metadata_bridge import MetadataBridge
-
-    s = settings
-    runs = [ProtocolRun(p, s.name(p), s.name(p), s.output_dir / p.name, s.partitions) for p in s.protocols]
     final = s.partitions + s.scenario.grown
     grows_modern = final > s.partitions and any(r.protocol.family == "modern" for r in runs)
     holds = grows_modern and (s.identity or identify(s.bootstrap)).holds_topics
     for run in runs:
-        created_at = final if run.protocol.family == "legacy" or holds else s.partitions
-        create_topic(s.bootstrap, run.topic, created_at)
+        create_topic(s.bootstrap, run.topic, final if run.protocol.family == "legacy" or holds else s.partitions)
+        made.append(run.topic)
         if run.protocol.family == "modern" and holds:
             # not a legacy topic: the bridge reads the front's metadata and would mirror the hold into ZooKeeper
             show_partitions(s.bootstrap, run.topic, s.partitions)
-    chroot = f"/zkconsumer-migration-{s.run_id}"
-    legacy = any(r.protocol.family == "legacy" for r in runs)
-    stop, done = threading.Event(), threading.Event()
-    clock = SceneClock(len(runs), stop, len(s.scenario.scenes))
-    bridge = contextlib.ExitStack()
-    shown: MetadataBridge | None = None
+    return holds
 
-    def grow(run: ProtocolRun, partitions: int) -> None:
+
+@dataclass(frozen=True)
+class _Stage:
+    """Where the members play, and how a scene grows a protocol's topic."""
+
+    settings: CompareSettings
+    #: the ZooKeeper the legacy members read: the run's chroot (the root, when no legacy protocol plays)
+    connect: str
+    #: the modern protocols' topics are held smaller in a front's Metadata until a scene grows them
+    holds: bool
+    #: the legacy protocols' mirror of the broker, which holds their topics smaller until a scene grows them
+    bridge: MetadataBridge | None = None
+
+    def grow(self, run: ProtocolRun, partitions: int) -> None:
+        """Show ``run``'s topic to its members with ``partitions`` partitions."""
+        s = self.settings
         if run.protocol.family == "modern":
-            (show_partitions if holds else alter_partitions)(s.bootstrap, run.topic, partitions)
+            (show_partitions if self.holds else alter_partitions)(s.bootstrap, run.topic, partitions)
             return
-        assert shown is not None, "a legacy protocol's run has the bridge"
-        shown.show_partitions(run.topic, partitions)
-        with zookeeper(connect) as zk:
+        assert self.bridge is not None, "a legacy protocol's run has the bridge"
+        self.bridge.show_partitions(run.topic, partitions)
+        with zookeeper(self.connect) as zk:
             wait_for_topic(zk, run.topic, partitions)
 
-    players: list[_Player] = []
-    threads: list[threading.Thread] = []
-    producer = threading.Thread(target=_produce, args=(runs, s.producer_bootstrap or s.bootstrap, s.rate, clock,
-                                                       stop, done),
-                                name="producer", daemon=True)
+
+@contextlib.contextmanager
+def _stage(s: CompareSettings, runs: list[ProtocolRun], holds: bool) -> Iterator[_Stage]:
+    """For the legacy protocols, a chroot of the run's own where a bridge mirrors the broker as a ZooKeeper-mode
+    cluster, every topic shown before the block begins; at its end the bridge stops and the chroot is deleted."""
+    from zkconsumer.bridge.metadata_bridge import MetadataBridge
+
+    if not any(r.protocol.family == "legacy" for r in runs):
+        yield _Stage(s, s.zookeeper, holds)
+        return
+    chroot = f"/zkconsumer-migration-{s.run_id}"
+    connect = s.zookeeper.rstrip("/") + chroot
     try:
-        if legacy:
-            with zookeeper(s.zookeeper) as zk:
-                ensure_path(zk, chroot)  # a chroot as a broker's zookeeper.connect makes it: null data
-            connect = s.zookeeper.rstrip("/") + chroot
-            shown = MetadataBridge(connect, s.bootstrap, interval_ms=250,
-                                   partition_limits={r.topic: s.partitions for r in runs} if final > s.partitions
-                                   else None)
-            bridge.enter_context(shown.running("migration-bridge"))
+        with zookeeper(s.zookeeper) as zk:
+            ensure_path(zk, chroot)  # a chroot as a broker's zookeeper.connect makes it: null data
+        bridge = MetadataBridge(connect, s.bootstrap, interval_ms=250,
+                                partition_limits={r.topic: s.partitions for r in runs} if s.scenario.grown else None)
+        with bridge.running("migration-bridge"):
             with zookeeper(connect) as zk:
                 for run in runs:
                     wait_for_topic(zk, run.topic, s.partitions)
-        else:
-            connect = s.zookeeper
+            yield _Stage(s, connect, holds, bridge)
+    finally:
+        with contextlib.suppress(Exception), zookeeper(s.zookeeper, quiet=True) as zk:
+            zk.delete(chroot, recursive=True)
+
+
+def _play(s: CompareSettings, runs: list[ProtocolRun], stage: _Stage, players: list[_Player],
+          on_scene: Callable[[str, Scene, bool, float], None] | None, observer: PlayObserver | None) -> None:
+    """Each protocol's player in a thread of its own and one producer, on one clock, until every player is done (on
+    an interrupt: every player told to stop and waited for); then, whatever ended the play, what each run produced
+    written and the coordinator's events for its group merged into its own."""
+    stop, done = threading.Event(), threading.Event()
+    clock = SceneClock(len(runs), stop, len(s.scenario.scenes))
+    producer = threading.Thread(target=_produce, args=(runs, s.producer_bootstrap or s.bootstrap, s.rate, clock,
+                                                       stop, done),
+                                name="producer", daemon=True)
+    threads: list[threading.Thread] = []
+    try:
         producer.start()
         for number, run in enumerate(runs):
-            player = _Player(s, run, connect, stop, on_scene, clock, number, grow, observer)
+            player = _Player(s, run, stage.connect, stop, on_scene, clock, number, stage.grow, observer)
             players.append(player)
             thread = threading.Thread(target=player.play, name=f"play-{run.protocol.name}", daemon=True)
             threads.append(thread)
@@ -661,24 +711,21 @@ def compare_protocols(settings: CompareSettings,
         raise
     finally:
         done.set()
-        try:
-            if producer.is_alive():
-                producer.join(35)
-            for run in runs:
-                write_produced(run)
-                if s.coordinator_events is not None:
-                    merge_coordinator_events(run, s.coordinator_events)
-        finally:  # whatever writing the outputs raises, no member, bridge, chroot or topic outlives the run
-            for player in players:  # a player that never ran (or failed early) leaves no member behind either
-                for member in player.group.members.values():
-                    if member.process.poll() is None:
-                        member.process.kill()
-                        member.process.wait()  # no timeout: SIGKILL cannot be caught or ignored
-            try:
-                bridge.close()
-            finally:
-                _cleanup(s, runs, chroot if legacy else None)
-    return runs
+        if producer.is_alive():
+            producer.join(35)
+        for run in runs:
+            write_produced(run)
+            if s.coordinator_events is not None:
+                merge_coordinator_events(run, s.coordinator_events)
+
+
+def _kill_members(players: list[_Player]) -> None:
+    """Every member still running is killed, a player's that never ran or failed early too."""
+    for player in players:
+        for member in player.group.members.values():
+            if member.process.poll() is None:
+                member.process.kill()
+                member.process.wait()  # no timeout: SIGKILL cannot be caught or ignored
 
 
 def merge_coordinator_events(run: ProtocolRun, source: Path) -> int:
@@ -704,16 +751,16 @@ def _names_group(line: str, group: str) -> bool:
     return isinstance(event, dict) and event.get("event") in COORDINATOR_EVENTS and event.get("group") == group
 
 
-def _cleanup(s: CompareSettings, runs: list[ProtocolRun], chroot: str | None) -> None:
-    """The chroot and the topics go; the members and the bridge are gone by now (Tansu and deleted topics)."""
+def _delete_topics(bootstrap: str, topics: list[str]) -> None:
+    """The run's topics go, once its members and bridge are gone (Tansu crashes a consumer whose assigned topic is
+    deleted)."""
     from zkconsumer.kafka.metadata import admin_client
 
-    if chroot is not None:
-        with contextlib.suppress(Exception), zookeeper(s.zookeeper, quiet=True) as zk:
-            zk.delete(chroot, recursive=True)
+    if not topics:
+        return
     with contextlib.suppress(Exception):
-        admin = admin_client(s.bootstrap)  # kept: the futures fail when the client is collected
-        futures = admin.delete_topics([r.topic for r in runs], operation_timeout=10)
+        admin = admin_client(bootstrap)  # kept: the futures fail when the client is collected
+        futures = admin.delete_topics(topics, operation_timeout=10)
         for future in futures.values():
             with contextlib.suppress(Exception):
                 future.result(15)

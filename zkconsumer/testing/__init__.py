@@ -2,8 +2,8 @@
 ``zkconsumer``; ``pip install 'zkconsumer[testing]'``).
 
 - :mod:`~zkconsumer.testing.plugin`: the options and fixtures pytest loads (nothing starts until a test asks for a
-  fixture, and importing it imports nothing heavier than pytest);
-- :mod:`~zkconsumer.testing.servers`: the session's ZooKeeper and broker, from an option, a container or a local server;
+  fixture, and importing it imports nothing heavier than pytest); the session's ZooKeeper and broker come from an
+  option, a container or a local server (:mod:`zkconsumer.embedded.servers`);
 - :mod:`~zkconsumer.testing.helpers`: what the plain fixtures hand out: unique names, topics, a producer, a group's
   owners and offsets, legacy members in-process or as processes;
 - :mod:`~zkconsumer.testing.migration`: ``migration.compare(app=..., scenario=..., protocols=[...])``, the comparison

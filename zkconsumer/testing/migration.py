@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from zkconsumer.embedded.servers import ServerOptions
 from zkconsumer.members.application import Application
-from zkconsumer.migration.comparison import Servers, compare, plan
+from zkconsumer.migration.comparison import compare, plan
 from zkconsumer.migration.outcome import ComparisonResult
 from zkconsumer.scenarios.model import Scenario
 
@@ -30,11 +31,13 @@ PACE_S = 0.5
 
 @dataclass
 class Migration:
-    """Runs comparisons on the session's servers, their outputs in ``workdir``; ``notes`` keeps what the runner
-    said (a protocol left out, where it ran)."""
+    """Runs comparisons on the session's servers, their outputs in ``workdir``; ``coordinator``, where set, is what
+    the server the modern groups bootstrap from must say it is; ``notes`` keeps what the runner said (a protocol left
+    out, where it ran)."""
 
-    servers: Servers
+    servers: ServerOptions
     workdir: Path
+    coordinator: str | None = None
     notes: list[str] = field(default_factory=list)
     _count: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -59,7 +62,8 @@ class Migration:
             planned = plan(output, scenario=scenario, protocols=protocols, partitions=partitions, rate=rate,
                            pace=pace, revoke_ms=revoke_ms, app=application, settings=settings,
                            say=self.notes.append)
-            return compare(planned, self.servers, default_protocols=protocols is None, say=self.notes.append).result
+            return compare(planned, self.servers, coordinator=self.coordinator, default_protocols=protocols is None,
+                           say=self.notes.append).result
         except UsageError as exc:
             pytest.fail(str(exc), pytrace=False)
 

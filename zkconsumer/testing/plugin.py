@@ -4,11 +4,16 @@ Importing it imports pytest and the standard library only; a fixture imports wha
 and nothing starts before then. Every server and process a fixture started is stopped when its scope ends, also when
 a test fails or the run is interrupted (Ctrl-C ends the session through pytest's own teardown).
 
-Session fixtures (one set per pytest-xdist worker; see :mod:`zkconsumer.testing.servers` for where each comes from):
+Session fixtures (one set per pytest-xdist worker; :mod:`zkconsumer.embedded.servers` provides them, as it provides
+the comparison's and the demo's):
 
-- ``zkconsumer_zookeeper``: the ZooKeeper connect string;
+- ``zkconsumer_zookeeper``: the ZooKeeper connect string: ``--zkconsumer-zookeeper`` (a user's ensemble, checked as a
+  client reaches it), else ``ZK_CONNECT``, else a container when a Docker-compatible engine answers (Docker, or
+  podman's API service named by ``DOCKER_HOST``; ``ZKCONSUMER_NO_DOCKER`` rules it out), else a local server;
 - ``zkconsumer_kafka``: the broker's addresses (``.bootstrap``, what clients are given: the front; ``.broker``: the
-  broker itself); ``zkconsumer_bootstrap``: ``zkconsumer_kafka.bootstrap``;
+  broker itself): ``--zkconsumer-bootstrap-server`` (an existing cluster: its own coordinator, no front), else
+  ``KAFKA_BOOTSTRAP`` (no front either), else the embedded Tansu broker with the project's front before it;
+  ``zkconsumer_bootstrap``: ``zkconsumer_kafka.bootstrap``;
 - ``zkconsumer_group_coordinator``: ``front`` (the front's own coordinators, classic and KIP-848) or ``broker``;
   override it to choose.
 
@@ -47,9 +52,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.fixture(scope="session")
 def zkconsumer_zookeeper(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from zkconsumer.testing.servers import zookeeper
+    from zkconsumer.embedded.servers import SESSION, ServerOptions, zookeeper_server
 
-    with zookeeper(tmp_path_factory.mktemp("zookeeper"), request.config.getoption("zkconsumer_zookeeper")) as connect:
+    given = request.config.getoption("zkconsumer_zookeeper")
+    options = ServerOptions(zookeeper=given, embedded=SESSION, workdir=tmp_path_factory.mktemp("servers"),
+                            zookeeper_option="--zkconsumer-zookeeper")
+    with zookeeper_server(options) as connect:
         yield connect
 
 
@@ -61,10 +69,13 @@ def zkconsumer_group_coordinator() -> str:
 @pytest.fixture(scope="session")
 def zkconsumer_kafka(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
                      zkconsumer_group_coordinator: str) -> Iterator[BrokerAddresses]:
-    from zkconsumer.testing.servers import kafka
+    from zkconsumer.embedded.front import front_options
+    from zkconsumer.embedded.servers import SESSION, ServerOptions, kafka_server
 
-    with kafka(tmp_path_factory.mktemp("kafka"), request.config.getoption("zkconsumer_bootstrap_server"),
-               zkconsumer_group_coordinator) as addresses:
+    given = request.config.getoption("zkconsumer_bootstrap_server")  # a user's cluster, its own coordinator
+    options = ServerOptions(bootstrap=given, embedded=SESSION, workdir=tmp_path_factory.mktemp("servers"),
+                            front=not given, front_options=front_options(zkconsumer_group_coordinator))
+    with kafka_server(options) as addresses:
         yield addresses
 
 
@@ -135,11 +146,13 @@ def zkconsumer_legacy_members(zkconsumer_cluster: str, tmp_path_factory: pytest.
 @pytest.fixture
 def migration(zkconsumer_zookeeper: str, zkconsumer_kafka: BrokerAddresses,
               tmp_path_factory: pytest.TempPathFactory) -> Migration:
-    from zkconsumer.migration.comparison import Servers
+    from zkconsumer.embedded.servers import ServerOptions
     from zkconsumer.testing.migration import Migration
 
+    workdir = tmp_path_factory.mktemp("migration")
     if zkconsumer_kafka.fronted:  # the embedded broker: the run's own front before it, its groups' timeouts set
-        servers = Servers(zookeeper=zkconsumer_zookeeper, broker=zkconsumer_kafka.broker)
-    else:  # a user's cluster: its own coordinator
-        servers = Servers(zookeeper=zkconsumer_zookeeper, bootstrap=zkconsumer_kafka.bootstrap, coordinator="broker")
-    return Migration(servers, tmp_path_factory.mktemp("migration"))
+        return Migration(ServerOptions(zookeeper=zkconsumer_zookeeper, bootstrap=zkconsumer_kafka.broker, front=True),
+                         workdir)
+    # a user's cluster: its own coordinator
+    return Migration(ServerOptions(zookeeper=zkconsumer_zookeeper, bootstrap=zkconsumer_kafka.bootstrap), workdir,
+                     coordinator="broker")

@@ -36,7 +36,6 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from zkconsumer.errors import ZnodeFormatError
 from zkconsumer.group.offset_store import offset_path, parse_offset
 from zkconsumer.group.owner_claims import owner_path
 from zkconsumer.group.registry import require_group
@@ -45,7 +44,7 @@ from zkconsumer.kafka.group_offsets import GroupOffsetsClient, OffsetsUnavailabl
 from zkconsumer.kafka.log_end_offsets import DEFAULT_TIMEOUT, LogEndOffsets, fetch_log_end_offsets
 from zkconsumer.types import TopicPartition
 from zkconsumer.zk import paths
-from zkconsumer.zk.cluster import parse_broker
+from zkconsumer.zk.cluster import registered_bootstrap
 from zkconsumer.zk.reads import children
 
 ROW_FORMAT = "%-15s %-30s %-3s %-15s %-15s %-15s %s"
@@ -185,21 +184,6 @@ def registered_members(snapshot: GroupSnapshot) -> tuple[str, ...]:
     prefix = paths.GroupDirs(snapshot.group).registry_dir + "/"
     unreadable = {m.path[len(prefix):] for m in snapshot.malformed if m.path.startswith(prefix)}
     return tuple(sorted(set(snapshot.members) | unreadable))
-
-
-def registered_bootstrap(zk: KazooClient) -> str | None:
-    """``host:port`` of every broker registered in ZooKeeper (PLAINTEXT endpoints), comma-separated; ``None`` if
-    there is none. A registration that cannot be read is skipped: any one broker is enough to bootstrap."""
-    addresses = []
-    for child in children(zk, paths.BROKER_IDS_PATH):
-        if not child.isdigit():
-            continue
-        try:
-            data, _ = zk.get(paths.broker_path(int(child)))
-            addresses.append(parse_broker(int(child), data).address)
-        except (NoNodeError, ZnodeFormatError):
-            continue
-    return ",".join(addresses) or None
 
 
 def _data(call) -> bytes | None:

@@ -232,6 +232,21 @@ def read_brokers(zk: KazooClient) -> list[BrokerInfo]:
     return [parse_broker(broker_id, value[0]) for broker_id, value in got.items() if value is not None]
 
 
+def registered_bootstrap(zk: KazooClient) -> str | None:
+    """``host:port`` of every broker registered in ZooKeeper (PLAINTEXT endpoints), comma-separated; ``None`` if
+    there is none. A registration that cannot be read is skipped: any one broker is enough to bootstrap."""
+    addresses = []
+    for child in children(zk, paths.BROKER_IDS_PATH):
+        if not child.isdigit():
+            continue
+        try:
+            data, _ = zk.get(paths.broker_path(int(child)))
+            addresses.append(parse_broker(int(child), data).address)
+        except (NoNodeError, ZnodeFormatError):
+            continue
+    return ",".join(addresses) or None
+
+
 def read_topic_names(zk: KazooClient) -> list[str]:
     return children(zk, paths.BROKER_TOPICS_PATH)
 
