@@ -14,8 +14,10 @@ from support import wait_for, zkconsumer_cli
 from time_scale import scaled
 
 from zkconsumer.embedded.process import ProcessRecord
+from zkconsumer.embedded.servers import ServerOptions, provide_servers
 from zkconsumer.front.proxy.client import read_answer
 from zkconsumer.front.proxy.config import parse_address
+from zkconsumer.kafka.metadata import broker_answers
 from zkconsumer.zk import cluster
 from zkconsumer.zk.client import zookeeper
 
@@ -37,7 +39,7 @@ def commit_v0(address: str, group: str, topic: str, partition: int, offset: int)
     return error
 
 
-def test_up_topics_create_status_down(run_dir):
+def test_up_topics_create_status_down(run_dir, tmp_path):
     up = zkconsumer_cli("local", "up", "--json", "--run-dir", str(run_dir))
     assert up.returncode == 0, up.stderr
     endpoints = json.loads(up.stdout)
@@ -76,6 +78,15 @@ def test_up_topics_create_status_down(run_dir):
     assert json.loads(again.stdout) == endpoints  # idempotent: the same environment, nothing new started
     assert state_records(run_dir) == records
 
+    # A run on it (the comparison, the demo) puts a front of its own before its broker in place of its front, for the
+    # block only, and leaves the environment it found running.
+    with provide_servers(ServerOptions(run_dir=run_dir, front=True, workdir=tmp_path / "run-front")) as servers:
+        assert (servers.zookeeper, servers.broker) == (endpoints["zookeeper"], endpoints["broker"])
+        assert servers.bootstrap not in (endpoints["bootstrap_servers"], endpoints["broker"])
+        assert servers.front_log is not None and broker_answers(servers.bootstrap)
+        assert servers.environment == "already running, left running"
+    assert not broker_answers(servers.bootstrap, timeout=0.5) and all(r.is_alive() for r in records.values())
+
     down = zkconsumer_cli("local", "down", "--run-dir", str(run_dir))
     assert down.returncode == 0 and "stopped bridge, front, broker, zookeeper" in down.stdout
     assert not any(r.is_alive() for r in records.values())
@@ -96,6 +107,9 @@ def test_direct_broker_starts_no_front(run_dir):
         assert [b.address for b in cluster.read_brokers(zk)] == [endpoints["broker"]]
     shown = zkconsumer_cli("local", "status", "--run-dir", str(run_dir))
     assert shown.returncode == 0 and "(the front)" not in shown.stdout
+    # a run asking for a front of its own keeps the environment's choice: the broker's own coordinator
+    with provide_servers(ServerOptions(run_dir=run_dir, front=True, workdir=run_dir / "run-front")) as servers:
+        assert servers.bootstrap == servers.broker == endpoints["broker"] and servers.front_log is None
     down = zkconsumer_cli("local", "down", "--run-dir", str(run_dir))
     assert down.returncode == 0 and "stopped bridge, broker, zookeeper" in down.stdout
     assert not any(r.is_alive() for r in records.values())

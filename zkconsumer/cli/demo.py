@@ -64,9 +64,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="partition.assignment.strategy of every member (default range)")
     parser.add_argument("--protocol", default=None, metavar="P[,P...]",
                         help="play the scenario with members of these protocols, side by side on one clock: "
-                        f"{', '.join(PROTOCOL_NAMES)} ({CONSUMER_ALIAS} is consumer-uniform); the modern groups at "
-                        "the embedded environment's front; writes report.html with every protocol's lanes. Default: "
-                        "legacy members with --strategy, narrated step by step")
+                        f"{', '.join(PROTOCOL_NAMES)} ({CONSUMER_ALIAS} is consumer-uniform); on the embedded "
+                        "environment the modern groups at a front of the run's own; writes report.html with every "
+                        "protocol's lanes. Default: legacy members with --strategy, narrated step by step")
     parser.add_argument("--pace", type=float, default=0.0, metavar="SECONDS",
                         help="pause this long after each scene heading and each narrated rebalance (classrooms)")
     parser.add_argument("--compare", action="store_true",
