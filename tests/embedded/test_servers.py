@@ -29,4 +29,3 @@ def test_a_given_zookeeper_is_refused_in_one_line_naming_the_option(zk_chroot):
     with pytest.raises(UsageError, match="no broker is registered in ZooKeeper at .*; give --bootstrap-server"), \
             provide_servers(ServerOptions(zookeeper=zk_chroot)):
         pass
-
