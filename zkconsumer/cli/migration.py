@@ -3,7 +3,7 @@ script (:mod:`zkconsumer.migration`), measured side by side. This module parses,
 calls too (:mod:`zkconsumer.migration.comparison`) and prints its figures.
 
 Without ``--zookeeper`` it runs on the embedded environment, started for the run and stopped after it (one that
-was already running is used and left running). Its modern groups bootstrap from a front (``--coordinator front``, the
+was already running, or whose dead servers ``local up`` would start again, is used and left running). Its modern groups bootstrap from a front (``--coordinator front``, the
 default: :mod:`zkconsumer.front`) the run starts before the environment's broker (its KIP-848 groups get the classic
 members' session under ``--settings same``), whose coordinator's events for each protocol's group are added to that
 protocol's ``events.jsonl`` (the page's coordinator lane); ``--coordinator broker`` sends them to the broker itself

@@ -9,8 +9,8 @@ ZooKeeper and the broker come from the first of these that applies:
    session, and its chroot), and refused in one line naming the option that gave it. Next to the embedded
    environment, a ZooKeeper given without a broker brings the brokers registered in it.
 2. **The embedded environment** (``embedded=ENVIRONMENT``: ``zkconsumer local``'s, in ``run_dir``). One that is
-   running is used and left running; one started here is stopped at the end unless ``leave_running`` (the demo
-   leaves it up for the commands it prints).
+   running is used and left running, and so is one whose dead servers ``up`` starts again; one started here is
+   stopped at the end unless ``leave_running`` (the demo leaves it up for the commands it prints).
 3. **The session's own** (``embedded=SESSION``: the pytest plugin's, the benchmarks'): each server from its variable
    (``ZK_CONNECT``, ``KAFKA_BOOTSTRAP``), else a container when a Docker-compatible engine answers, else a local
    process, its files in ``workdir`` (:mod:`.provider`). The plugin takes the two apart (:func:`zookeeper_server`,
@@ -84,8 +84,8 @@ class Servers:
     broker: str
     #: the events (JSON lines) of the run's own front, when one was started
     front_log: Path | None = None
-    #: on the embedded environment, what becomes of it: ``started for this run``, ``started, left running`` or
-    #: ``already running, left running``; None elsewhere
+    #: on the embedded environment, what becomes of it (``started for this run``, ``started, left running``,
+    #: ``already running, left running``...); None elsewhere
     environment: str | None = None
 
     @property
@@ -189,21 +189,24 @@ def _registered(connect: str) -> str:
 
 @contextlib.contextmanager
 def _environment(options: ServerOptions) -> Iterator[tuple[str, _Broker, str]]:
-    """The embedded environment, started unless it runs; stopped at the end if started here and not
-    ``leave_running``."""
+    """The embedded environment, started unless it runs (its dead servers started again); stopped at the end if it was
+    started here and not ``leave_running``."""
     from zkconsumer.embedded.environment import LocalEnvironment
 
     env = LocalEnvironment(options.run_dir)
-    started = env.endpoints() is None
+    running = env.endpoints() is not None
+    # a run directory with a state is the user's environment, whose dead servers up() starts again: left running
+    ours = not running and not env.state_path.exists()
     endpoints = env.up()
     try:
         front_log = env.front_log()
         coordinating = front_log is not None and front_coordinates_groups(front_log)
-        state = ("already running, left running" if not started
+        state = ("already running, left running" if running
+                 else "started again where it stopped, left running" if not ours
                  else "started, left running" if options.leave_running else "started for this run")
         yield endpoints["zookeeper"], _Broker(endpoints["bootstrap_servers"], endpoints["broker"], coordinating), state
     finally:
-        if started and not options.leave_running:
+        if ours and not options.leave_running:
             env.down()
 
 

@@ -5,7 +5,7 @@ the report and returns a :class:`Comparison` with each protocol's typed outcome
 (:mod:`zkconsumer.migration.outcome`).
 
 Servers (:mod:`zkconsumer.embedded.servers`, from a :class:`~zkconsumer.embedded.servers.ServerOptions`): without a
-ZooKeeper, the embedded environment, started for the run and stopped after it (one already running is used and left
+ZooKeeper, the embedded environment, started for the run and stopped after it (one already there is used and left
 running); its modern groups bootstrap from a front the run starts before the environment's broker
 (:func:`server_options`: with ``--settings same`` its KIP-848 groups get the classic members' session), unless the
 coordinator asked for is the broker's own. With a ZooKeeper and a broker given to be fronted, the run puts its own
