@@ -3,13 +3,14 @@ script (:mod:`zkconsumer.migration`), measured side by side. This module parses,
 calls too (:mod:`zkconsumer.migration.comparison`) and prints its figures.
 
 Without ``--zookeeper`` it runs on the embedded environment, started for the run and stopped after it (one that
-was already running, or whose dead servers ``local up`` would start again, is used and left running). Its modern groups bootstrap from a front (``--coordinator front``, the
-default: :mod:`zkconsumer.front`) the run starts before the environment's broker (its KIP-848 groups get the classic
-members' session under ``--settings same``), whose coordinator's events for each protocol's group are added to that
-protocol's ``events.jsonl`` (the page's coordinator lane); ``--coordinator broker`` sends them to the broker itself
-and its own coordinator, so the two can be compared. With ``--zookeeper`` the brokers given (or
-registered) are used as they are. Either way the server is asked who coordinates the modern groups and with what
-settings, and the page says so (``--coordinator``, where given, must match it).
+was already running, or whose dead servers ``local up`` would start again, is used and left running). Its modern
+groups bootstrap from a front (``--coordinator front``, the default: :mod:`zkconsumer.front`) the run starts before
+the environment's broker (its KIP-848 groups get the classic members' session under ``--settings same``), whose
+coordinator's events for each protocol's group are added to that protocol's ``events.jsonl`` (the page's coordinator
+lane); ``--coordinator broker`` sends them to the broker itself and its own coordinator, so the two can be compared.
+With ``--zookeeper`` the brokers given (or registered) are used as they are. Either way the server is asked who
+coordinates the modern groups and with what settings, and the page says so (``--coordinator``, where given, must
+match it).
 Everything it creates (topics, groups, a ZooKeeper chroot) is named after the run and removed at the end, except the
 output directory, which must be new or empty. ``--app MODULE:CALLABLE`` has every member run your application on
 each message (:mod:`zkconsumer.members.application`).
