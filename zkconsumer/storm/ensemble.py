@@ -13,7 +13,7 @@ copy, changed as the leader commits (a follower applying the change a moment lat
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from zkconsumer.storm.event_loop import EventLoop
 from zkconsumer.storm.request_queue import RequestQueue
@@ -48,7 +48,7 @@ class Ensemble:
         return max(0.0, max(s.free_at_ms for s in self.servers) - now)
 
     def read(self, server: int, service_ms: float, apply: Callable[[], T] | None,
-             reply: Callable[[T | None, float], None], requests: int = 1) -> tuple[float, float]:
+             reply: Callable[[Any, float], None], requests: int = 1) -> tuple[float, float]:
         """Reads sent now to ``server``; when the first and the last answer reach the client."""
         return self.servers[server].request(service_ms, apply, reply, requests=requests)
 

@@ -215,7 +215,7 @@ class LegacyGroup:
         member's trigger once the answer is back. Where the members share one CPU, each watcher takes its turn on it
         to handle the notification and send the read (kazoo's event thread): the changes applied meanwhile find no
         watch set, and are in that read. A member whose connection dropped meanwhile reads again when it is back."""
-        live = [(m, m.conn.generation) for m, i, g in chunk if m.incarnation == i and m.alive and m.conn.generation == g]
+        live = [(m, g) for m, i, g in chunk if m.incarnation == i and m.alive and m.conn.generation == g]
         for member, _ in live:
             self._received(member)
 
@@ -233,15 +233,15 @@ class LegacyGroup:
                     self._trigger(member)
 
         def read(*_: object) -> None:
-            sending = [(m, g) for m, g in live if m.conn.generation == g]
+            sending = [m for m, g in live if m.conn.generation == g]
             if not sending:
                 self.measures.busy -= len(chunk)
                 return
-            for member, _ in sending:
+            for member in sending:
                 member.conn.sent(self.loop.now_ms)
             first, last = self.zk.read(server, self.p.zk_read_ms * len(sending), watch_set, trigger,
                                        requests=len(sending))
-            for member, _ in sending:
+            for member in sending:
                 member.conn.answering(first, last)
 
         if self.host is None:

@@ -66,7 +66,7 @@ class StormParameters:
     network_rtt_ms: float = _p(0.3, "a request's round trip on the network, client to server and back, and between "
                                     "two servers. Measured on loopback (run A's step 1); a data centre's LAN adds "
                                     "about 0.2 ms")
-    # --- the member's ZooKeeper client (kazoo) -------------------------------------------------------------------------
+    # --- the member's ZooKeeper client (kazoo) ------------------------------------------------------------------------
     zookeeper_session_timeout_ms: float = _p(6_000.0, "`zookeeper.session.timeout.ms` (Kafka 0.10.0.1's default). "
                                                       "kazoo's read timeout is two thirds of it: a connection whose "
                                                       "ping stays unanswered is dropped about that long after its "
@@ -83,14 +83,15 @@ class StormParameters:
                                  "connector, so a rebalance, only if they changed) and the topic's `DataWatch` reads "
                                  "its znode twice (its watcher's and its session listener's). Counted in kazoo's "
                                  "`recipe/watchers.py`")
-    # --- the legacy member's rebalance, per step (the step's CPU; its ZooKeeper requests are modelled apart) -----------
+    # --- the legacy member's rebalance, per step (the step's CPU; its ZooKeeper requests are modelled apart)
     step_fixed_ms: float = _p(0.05, "steps 1-4 and 9: fixed cost of each step. Measured: steps 2-4 of a member "
                                     "owning nothing took 0.01-0.06 ms in run A")
-    rebalance_cpu_ms: float = _p(15.2, "each rebalance's CPU beyond its steps' own, in the member's process, charged "
+    rebalance_cpu_ms: float = _p(15.0, "each rebalance's CPU beyond its steps' own, in the member's process, charged "
                                        "once its fetchers start and before the rebalance completes (the watch "
                                        "handled, events logged, the connector's threads woken, the leader finder "
                                        "woken for the new partitions). Fitted (`calibration.fit_rebalance_cpu`) to "
-                                       "the time to stable of the calibration run's legacy runs of several members")
+                                       "the time to stable of the calibration run's legacy runs of several members, "
+                                       "replayed from their committed record with the model as it is")
     assign_per_partition_ms: float = _p(0.005, "step 5 (assign): the assignor and the group snapshot, per "
                                                "partition. Measured: a lone member's step 5 took 5.3 ms on 1,000 "
                                                "partitions and 49.7 ms on 10,000 in run A")

@@ -10,7 +10,7 @@ a force is under way goes into the next force together, and reads go on being se
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from zkconsumer.storm.event_loop import EventLoop
 
@@ -29,7 +29,7 @@ class RequestQueue:
         self.requests = 0  # requests served (a multi-op is one)
         self.operations = 0  # operations inside them (a multi-op's every create or delete)
 
-    def request(self, service_ms: float, apply: Callable[[], T] | None, reply: Callable[[T | None, float], None],
+    def request(self, service_ms: float, apply: Callable[[], T] | None, reply: Callable[[Any, float], None],
                 operations: int = 1, requests: int = 1) -> tuple[float, float]:
         """Send a request now: ``apply()`` runs on the server once served, ``reply(result, latency_ms)`` at the
         client half a round trip later (latency: from sending to the answer). ``requests`` > 1: as many requests

@@ -171,10 +171,11 @@ def play(scenario: sc.Scenario, protocol: str, parameters: StormParameters,
             starts += action.kind == sc.START
         # 3. until every member started and the group is stable, when the scene changed it
         stable = loop.run_until(done, start_ms + limit_ms) if scene.changes_membership else True
-        delta = [a - b for a, b in zip(counters(), before, strict=True)]
+        requests, operations, conflicts, rebalances, exhausted, expiries, timeouts, drops = (
+            a - b for a, b in zip(counters(), before, strict=True))
         scenes.append(SceneFigures(scene.label, (loop.now_ms - start_ms) / 1000 if stable else None,
-                                   m.paused_partition_seconds(), *delta,
-                                   unsettled=None if stable else group.unsettled()))
+                                   m.paused_partition_seconds(), requests, operations, conflicts, rebalances, exhausted,
+                                   expiries, timeouts, drops, None if stable else group.unsettled()))
     return ProtocolFigures(protocol, tuple(scenes), loop.events_run)
 
 
