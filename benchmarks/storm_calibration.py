@@ -4,19 +4,24 @@ eager ``range``, ``cooperative-sticky``, KIP-848 ``uniform``) are played, the mo
 calibration runs' events, and every run is predicted by ``zkconsumer.storm`` and compared on the four figures.
 
 Run: ``.venv/bin/python benchmarks/storm_calibration.py [--out DIR] [--legacy-partitions 1000,10000]
-[--modern-partitions 200] [--large 40] [--repeat 1] [--quick]``; ``--replay DIR/calibration.json`` fits and
-predicts again from the real runs recorded there (no servers started). With ``--repeat N`` every run is played N
-times, in rounds, and each figure's median is compared (the spread is written beside it). Writes
-``DIR/calibration.json`` (every run: spec, real figures, steps, CPU, load; the measurements; the fitted parameters;
-every prediction) and ``DIR/calibration.md`` (the tables docs/storm.md shows); ``DIR`` is ``storm-calibration`` by
-default.
+[--modern-partitions 200] [--large 40] [--repeat 1] [--quick]``; ``--replay RECORD.json`` fits and predicts again
+from a calibration record (no servers started). With ``--repeat N`` every run is played N times, in rounds, and each
+figure's median is compared (the spread is written beside it). Writes ``DIR/calibration.json`` (every run: spec, real
+figures, steps, CPU, load; the measurements; the fitted parameters; every prediction), ``DIR/record.json`` (the
+calibration record, :class:`zkconsumer.storm.calibration.CalibrationRecord`: each run's median figures and spread,
+the step samples the fit takes, the measurements: small, to be committed in ``benchmarks/data/storm/``, from which
+``benchmarks/storm_tables.py`` makes docs/storm.md's tables) and ``DIR/calibration.md``; ``DIR`` is
+``storm-calibration`` by default.
 
 Servers: ZooKeeper, the broker and the front with the project's launchers (``bench_support.servers``). The runs are
 played in one process, calibration and held-back runs interleaved, so that both see the same load; each records
 ``os.getloadavg()`` as it begins, this process's CPU and the front's over its measured scene.
 
-* **Legacy** (``rebalance.backoff.ms`` 200, ``rebalance.max.retries`` 100, ``zookeeper.session.timeout.ms`` 30 s, the
-  model given the same): connectors constructed (sessions open) first; then the measured scene. Time to stable: from
+* **Legacy** (``rebalance.backoff.ms`` 200, ``rebalance.max.retries`` 100, ``zookeeper.session.timeout.ms`` 30 s, one
+  ZooKeeper server and new groups: the model is given the same, :func:`zkconsumer.storm.calibration.run_settings`):
+  connectors constructed (sessions open) first; then the measured scene, its members started by a loop of threads,
+  how far apart measured (each thread's start, first to last, over the members: the model's
+  ``start_interval_ms``). Time to stable: from
   the scene's start to the last ``rebalance.completed`` after which every partition is owned once, in range shares,
   with one owner znode each, and nothing rebalances for half a second. Partition-seconds paused: from the members'
   ``rebalance.stop_fetchers`` / ``rebalance.start_fetchers`` (and a leaving member's ``consumer.shutting_down``)
@@ -51,6 +56,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -63,13 +69,11 @@ from process_cpu import process_table
 
 from zkconsumer.storm import calibration as cal
 from zkconsumer.storm.parameters import StormParameters
-from zkconsumer.storm.rendering import agreement_markdown, calibration_markdown
+from zkconsumer.storm.rendering import agreement_markdown, agreement_summary, calibration_markdown
 from zkconsumer.storm.simulation import play
 
 HERE = Path(__file__).resolve().parent
-#: the legacy members' settings, the model given the same
-LEGACY_SETTINGS = {"rebalance.backoff.ms": 200, "rebalance.max.retries": 100, "zookeeper.session.timeout.ms": 30_000}
-LEGACY_MODEL = {"rebalance_backoff_ms": 200.0, "rebalance_max_retries": 100, "zookeeper_session_timeout_ms": 30_000.0}
+LEGACY_SETTINGS = cal.LEGACY_SETTINGS
 CLASSIC_SESSION_MS, CLASSIC_HEARTBEAT_MS = 45_000, 3_000
 KIP848_HEARTBEAT_MS = 5_000  # the front's group.consumer.heartbeat.interval.ms (Kafka's default)
 LEGACY_QUIET_S = 0.5
@@ -241,9 +245,16 @@ class LegacyBench:
                 time.sleep(0.01)
             raise SystemExit(f"{spec.name}: not stable within {MAX_SECONDS:.0f} s ({errors[:1]})")
 
+        started: list[float] = []
+
         def start_all(members: list[str]) -> None:
-            for thread in [threading.Thread(target=start_streams, args=(connectors[n], topic, errors))
-                           for n in members]:
+            started.clear()
+
+            def member(name: str) -> None:
+                started.append(time.monotonic())
+                start_streams(connectors[name], topic, errors)
+
+            for thread in [threading.Thread(target=member, args=(n,)) for n in members]:
                 thread.start()
 
         try:
@@ -294,7 +305,7 @@ class LegacyBench:
                 and "conflict" in str(e["reason"])),
             sum(1 for e in recorded if t0 <= e["t"] <= stable and e["event"] == "rebalance.completed"),
             after[1] - operations)
-        lead = replace(spec, lead_s=t0 - formed) if formed else spec
+        lead = replace(spec, lead_s=t0 - formed if formed else 0.0, start_interval_ms=interval_ms(started))
         return cal.RealRun(lead, figures, self._steps(recorded, spec), cpu, 0.0, load, time.monotonic() - began_wall)
 
     @staticmethod
@@ -341,6 +352,11 @@ class LegacyBench:
                 owned[who] = int(e["partitions"] or 0)
                 samples.append(cal.StepSample(name, ms, spec.partitions, members, owned[who]))
         return tuple(samples)
+
+
+def interval_ms(starts: list[float]) -> float | None:
+    """How far apart members started (first to last, over the gaps); None for fewer than two."""
+    return (max(starts) - min(starts)) * 1000 / (len(starts) - 1) if len(starts) > 1 else None
 
 
 # --- modern runs --------------------------------------------------------------------------------------------------
@@ -401,6 +417,7 @@ def run_modern(bootstrap: str, front_pid: int, spec: cal.RunSpec) -> cal.RealRun
         cpu, front = time.process_time(), process_cpu(front_pid)
         t0 = time.monotonic()
         measured()
+        started_s = time.monotonic() - t0  # the members' starts, one after another
         stable = settle(remaining)
         cpu, front = time.process_time() - cpu, process_cpu(front_pid) - front
     finally:
@@ -412,7 +429,10 @@ def run_modern(bootstrap: str, front_pid: int, spec: cal.RunSpec) -> cal.RealRun
     paused = cal.paused_partition_seconds(changes, spec.partitions, at_start, t0, stable)
     rebalances = sum(1 for t, _ in changes if t0 <= t <= stable)
     figures = cal.Figures(stable - t0, paused, 0, 0, rebalances)
-    lead = replace(spec, lead_s=t0 - formed) if formed else spec
+    changing = spec.changing or spec.members
+    interval = started_s * 1000 / (changing - 1) if changing > 1 else None
+    lead = replace(spec, lead_s=t0 - formed if formed else 0.0,
+                   start_interval_ms=None if spec.shape == cal.LEAVE else interval)
     return cal.RealRun(lead, figures, (), cpu, front, load, time.monotonic() - began_wall)
 
 
@@ -450,15 +470,6 @@ def plan(args: argparse.Namespace) -> list[cal.RunSpec]:
     return runs * args.repeat  # in rounds: every run once, then again
 
 
-def combined(runs: list[cal.RealRun]) -> tuple[list[cal.RealRun], dict[str, dict[str, tuple[float, float]]]]:
-    """Repeats of each run as one (each figure's median), in first-played order, and each run's spread."""
-    groups: dict[cal.RunSpec, list[cal.RealRun]] = {}
-    for r in runs:
-        groups.setdefault(replace(r.spec, lead_s=0.0), []).append(r)
-    return ([cal.median_run(g) for g in groups.values()],
-            {g[0].spec.name: cal.spread(g) for g in groups.values() if len(g) > 1})
-
-
 def coordinator_cpu_ms(specs: list[cal.RunSpec]) -> tuple[float, int]:
     """The front's coordinators' own CPU per request, measured on this machine: the real state machines
     (``handle``, ``heartbeat``, ``tick``) timed while the simulation drives them through ``specs``."""
@@ -491,61 +502,55 @@ def coordinator_cpu_ms(specs: list[cal.RunSpec]) -> tuple[float, int]:
     return spent[0] * 1000 / max(spent[1], 1), int(spent[1])
 
 
-def model_for(spec: cal.RunSpec, parameters: StormParameters) -> StormParameters:
-    """The run's own settings: the legacy members' (and their one shared process) given to the model as well."""
-    if not spec.legacy:
-        return parameters
-    return replace(parameters, members_share_one_cpu=True, **LEGACY_MODEL)  # type: ignore[arg-type]
-
-
-def fit_and_predict(played: list[cal.RealRun], measured: dict[str, Any]) -> dict[str, Any]:
-    base = StormParameters()
-    runs, spreads = combined(played)
-    calibration_runs = [r for r in runs if r.spec.role == cal.CALIBRATION]
-    per_request, calls = coordinator_cpu_ms([r.spec for r in calibration_runs if not r.spec.legacy])
+def record_of(played: list[cal.RealRun], measured: dict[str, Any], header: dict[str, Any]) -> cal.CalibrationRecord:
+    """The runs' record: measured parameters (with the coordinators' CPU per request, measured here by driving the
+    real coordinators through the modern calibration runs), each run's median figures and spread, the fit's step
+    samples."""
+    specs = list(dict.fromkeys(replace(r.spec, lead_s=0.0, start_interval_ms=None) for r in played))
+    per_request, calls = coordinator_cpu_ms([s for s in specs if s.role == cal.CALIBRATION and not s.legacy])
     measured["coordinator_request_ms"] = per_request
     measured["sources"]["coordinator_request_ms"] = (
         f"the front's coordinators' own CPU per call ({calls:,} calls: handle, heartbeat, tick) as the simulation "
         "drove them through the modern calibration runs, this machine")
-    given = {k: (measured[k], measured["sources"][k]) for k in measured["sources"]}
-    fitted = cal.fit(base, calibration_runs, given, model_for)
-    rows = [cal.compare(r, cal.predict(r.spec, model_for(r.spec, fitted.parameters)), spread_=spreads.get(r.spec.name))
-            for r in runs]
-    return {"calibration": fitted, "rows": rows, "base": base, "spreads": spreads}
+    fits = [cal.ParameterFit(k, measured[k], measured["sources"][k]) for k in measured["sources"]]
+    return cal.record_of(played, fits, header["started"], header["command"], header["machine"],
+                         f"Played by the command on {header['machine']}, {header['runtime_s']:.0f} s; the load "
+                         "average as each run began is in its record.")
 
 
-def write(out: Path, runs: list[cal.RealRun], measured: dict[str, Any], result: dict[str, Any],
+def write(out: Path, played: list[cal.RealRun], record: cal.CalibrationRecord, measured: dict[str, Any],
           header: dict[str, Any]) -> None:
+    """``calibration.json`` (every repeat as played, the replay's fit and predictions), ``record.json`` (what to
+    commit) and ``calibration.md``."""
     out.mkdir(parents=True, exist_ok=True)
-    fitted: cal.Calibration = result["calibration"]
-    rows: list[cal.RunAgreement] = result["rows"]
-    held = [r for r in rows if r.run.spec.role == cal.HELD_BACK]
-    doc = {**header, "measured": measured, "runs": [asdict(r) for r in runs],
+    replayed = cal.replay(record)
+    rows = list(replayed.rows)
+    fitted = replayed.calibration
+    doc = {**header, "measured": measured, "runs": [asdict(r) for r in played],
            "parameters": asdict(fitted.parameters), "fits": [asdict(f) for f in fitted.fits],
            "predictions": [{"run": r.run.spec.name, "role": r.run.spec.role, "predicted": asdict(r.predicted),
                             "within": r.within, "in_spread": r.in_spread, "figures": [asdict(a) for a in r.figures]}
-                           for r in rows],
-           "held_back_within": sum(r.within for r in held), "held_back": len(held), "spreads": result["spreads"]}
+                           for r in rows]}
     (out / "calibration.json").write_text(json.dumps(doc, indent=1, default=str), encoding="utf-8")
+    (out / "record.json").write_text(cal.record_json(record), encoding="utf-8")
+    write_report(out, record, replayed)
+
+
+def write_report(out: Path, record: cal.CalibrationRecord, replayed: cal.Replay) -> None:
+    rows = list(replayed.rows)
     conditions = "\n".join(f"| {r.spec.name} | {r.spec.role} | {r.wall_s:.1f} | {r.cpu_s:.2f} | {r.front_cpu_s:.2f} "
-                           f"| {' '.join(f'{x:.1f}' for x in r.load)} |" for r in runs)
-    md = (f"# Storm model: calibration and agreement\n\n{header['machine']}; {header['started']}; "
-          f"{header['runtime_s']:.0f} s\n\n## Measured outside the runs\n\n"
-          + "\n".join(f"- `{k}`: {measured[k]:.4f} ms ({measured['sources'][k]})" for k in measured["sources"])
-          + f"\n- ZooKeeper's `mntr` latencies over the largest legacy join: {json.dumps(measured.get('mntr_join'))}"
-          + "\n\n## Calibration\n\n" + calibration_markdown(fitted, result["base"])
-          + f"\n\n## Agreement ({sum(r.within for r in held)} of {len(held)} held-back runs within 20% on all four"
-          + (f"; {sum(bool(r.in_spread) for r in held)} within the repeats' spread" if result["spreads"] else "")
-          + ")\n\n"
-          + agreement_markdown(rows) + spread_markdown(result["spreads"])
+                           f"| {' '.join(f'{x:.1f}' for x in r.load)} |" for r in record.runs)
+    md = (f"# Storm model: calibration and agreement\n\n{record.machine}; {record.started}\n\n"
+          "## Calibration\n\n" + calibration_markdown(replayed.calibration, StormParameters())
+          + "\n\n## Agreement\n\n" + agreement_markdown(rows) + "\n\n" + agreement_summary(rows)
+          + spread_markdown(record.spreads)
           + "\n\n## Conditions\n\n| run | set | wall s | CPU s (harness) | CPU s (front) | load |\n"
-          + "|---|---|---|---|---|---|\n"
-          + conditions + "\n")
+          + "|---|---|---|---|---|---|\n" + conditions + "\n")
     (out / "calibration.md").write_text(md, encoding="utf-8")
     print(md)
 
 
-def spread_markdown(spreads: dict[str, dict[str, tuple[float, float]]]) -> str:
+def spread_markdown(spreads: Mapping[str, Mapping[str, tuple[float, float]]]) -> str:
     """The repeats' lowest and highest real figures, where runs were repeated (the table above gives medians)."""
     if not spreads:
         return ""
@@ -555,18 +560,6 @@ def spread_markdown(spreads: dict[str, dict[str, tuple[float, float]]]) -> str:
         cells = [f"{figures[f][0]:,.2f} - {figures[f][1]:,.2f}" if f in figures else "-" for f in cal.COMPARED]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
-
-
-def load_runs(path: Path) -> tuple[list[cal.RealRun], dict[str, Any], dict[str, Any]]:
-    doc = json.loads(path.read_text(encoding="utf-8"))
-
-    def run(d: dict[str, Any]) -> cal.RealRun:
-        return cal.RealRun(cal.RunSpec(**d["spec"]), cal.Figures(**d["figures"]),
-                           tuple(cal.StepSample(**s) for s in d["steps"]), d["cpu_s"], d["front_cpu_s"],
-                           tuple(d["load"]), d["wall_s"])  # type: ignore[arg-type]
-
-    header = {k: doc[k] for k in ("machine", "started", "runtime_s", "command")}
-    return [run(d) for d in doc["runs"]], doc["measured"], header
 
 
 def child_pid(marker: bytes) -> int | None:
@@ -602,12 +595,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1,
                         help="play every run this many times, in rounds, and compare the medians (1)")
     parser.add_argument("--quick", action="store_true", help="leave out the modern held-back runs that join or leave")
-    parser.add_argument("--replay", type=Path, help="a calibration.json: fit and predict again from its real runs")
+    parser.add_argument("--replay", type=Path,
+                        help="a calibration record (record.json): fit and predict again from its real runs")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind the servers' context managers
     if args.replay:
-        runs, measured, header = load_runs(args.replay)
-        write(args.out, runs, measured, fit_and_predict(runs, measured), {**header, "replayed": str(args.replay)})
+        record = cal.load_record(args.replay.read_text(encoding="utf-8"))
+        args.out.mkdir(parents=True, exist_ok=True)
+        write_report(args.out, record, cal.replay(record))
         return
     started = time.monotonic()
     header = {"machine": f"{platform.python_implementation()} {platform.python_version()} on {machine()}",
@@ -656,7 +651,7 @@ def main() -> None:
         finally:
             legacy.close()
     header["runtime_s"] = time.monotonic() - started
-    write(args.out, runs, measured, fit_and_predict(runs, measured), header)
+    write(args.out, runs, record_of(runs, measured, header), measured, header)
 
 
 if __name__ == "__main__":

@@ -100,10 +100,19 @@ def test_members_joining_an_owner_of_everything_meet_conflicts_and_back_off():
     assert figures.time_to_stable_s is not None and figures.time_to_stable_s >= P.rebalance_backoff_ms / 1000
 
 
-def test_a_member_out_of_retries_gives_up_and_the_group_does_not_settle():
+def test_the_connector_starts_a_failed_rebalance_again_and_the_group_settles():
+    """KAFKA-4228: this project's connector retries a rebalance out of retries (Kafka 0.10.0.1 gave up)."""
     figures = play(grow_into_one(9), "legacy-range", replace(P, rebalance_max_retries=1), settle_limit_s=60).scenes[1]
     assert figures.retries_exhausted > 0
+    assert figures.time_to_stable_s is not None and figures.unsettled is None
+
+
+def test_kafkas_give_up_leaves_members_owning_nothing_and_says_so():
+    kafka = replace(P, rebalance_max_retries=1, give_up_after_retries=True)
+    figures = play(grow_into_one(9), "legacy-range", kafka, settle_limit_s=60).scenes[1]
+    assert figures.retries_exhausted > 0
     assert figures.time_to_stable_s is None
+    assert figures.unsettled is not None and "partitions consuming" in figures.unsettled
 
 
 def test_a_killed_member_is_replaced_once_its_session_expires():
@@ -113,13 +122,85 @@ def test_a_killed_member_is_replaced_once_its_session_expires():
     assert crash.time_to_stable_s is not None and crash.time_to_stable_s >= P.zookeeper_session_timeout_ms / 1000
 
 
-def test_a_zookeeper_slower_than_the_session_timeout_fails_attempts_until_retries_run_out():
-    overloaded = replace(P, zk_read_ms=5.0, zookeeper_session_timeout_ms=500.0)
+def test_an_answer_later_than_the_session_timeout_fails_nothing_while_the_connection_hears_from_the_server():
+    """kazoo drops a connection only when its ping goes unanswered, and the connector waits for a first answer:
+    a batch of reads answered one after another for longer than the session timeout is no failure."""
+    slow = replace(P, zk_read_ms=5.0)  # one member's 2 x 2,000 offset reads: 10 s of the server's time each
+    figures = play(storm_scenario(1, 2_000), "legacy-range", slow, settle_limit_s=120).scenes[0]
+    assert figures.time_to_stable_s is not None
+    assert figures.time_to_stable_s > 2 * slow.zookeeper_session_timeout_ms / 1000
+    assert figures.connection_drops == figures.request_timeouts == figures.session_expiries == 0
+    assert figures.rebalances == 1
+
+
+def test_a_server_far_behind_drops_connections_without_expiring_a_session():
+    """Pings queued behind seconds of other members' reads go unanswered: kazoo drops the connection, the attempt
+    waiting on it fails, the member connects again at once; the server, hearing from it all along, keeps its
+    session."""
+    overloaded = replace(P, zk_read_ms=2.0, zookeeper_session_timeout_ms=1_500.0, zookeeper_servers=1)
     figures = play(storm_scenario(30, 100), "legacy-range", overloaded, settle_limit_s=120).scenes[0]
-    assert figures.request_timeouts > 0 and figures.retries_exhausted > 0
-    assert figures.time_to_stable_s is None
+    assert figures.connection_drops > 0 and figures.session_expiries == 0
+    assert figures.time_to_stable_s is not None  # the connector retries until the herd has passed
     calm = play(storm_scenario(30, 100), "legacy-range", P).scenes[0]
-    assert calm.request_timeouts == calm.retries_exhausted == 0
+    assert calm.connection_drops == calm.request_timeouts == calm.retries_exhausted == 0
+
+
+def test_a_session_expires_only_when_the_server_has_not_heard_from_it_for_the_session_timeout():
+    """Disconnected longer than its session (kazoo's retry delay set beyond it), a member finds its session expired
+    when it connects again, and registers again; connected again in time, it keeps it."""
+    overloaded = replace(P, zk_read_ms=2.0, zookeeper_session_timeout_ms=1_500.0, zookeeper_servers=1)
+    late = play(storm_scenario(30, 100), "legacy-range", replace(overloaded, reconnect_delay_ms=2_000.0),
+                settle_limit_s=30).scenes[0]
+    assert late.connection_drops > 0 and late.session_expiries == late.connection_drops
+    soon = play(storm_scenario(30, 100), "legacy-range", overloaded, settle_limit_s=30).scenes[0]
+    assert soon.connection_drops > 0 and soon.session_expiries == 0
+
+
+def test_a_member_reconnected_reads_the_group_again_and_rebalances_for_what_it_missed():
+    """The server forgets a dropped connection's watches: a member that was disconnected when another joined learns
+    of it from its watch recipe's read on reconnecting, and the group settles on three shares."""
+    loop, group = started(LegacyGroup, 2, 60)
+    dropped = group.members["m0"]
+    group._drop(dropped)  # noqa: SLF001 (the connection's drop, as kazoo's loop would)
+    group.start("m2")
+    assert not dropped.watching
+    assert loop.run_until(group.settled, loop.now_ms + 60_000)
+    assert sorted(len(m.owned) for m in group.members.values()) == [20, 20, 20]
+    assert group.measures.connection_drops == 1
+
+
+def test_a_group_that_committed_offsets_reads_every_partitions_offset_in_step_6_and_after_its_claim():
+    def requests(committed: bool, partitions: int) -> int:
+        figures = play(storm_scenario(1, partitions), "legacy-range", replace(P, offsets_committed=committed))
+        return figures.scenes[0].zookeeper_requests
+
+    assert requests(True, 500) - requests(False, 500) == 2 * 500 - P.new_group_requests
+    assert requests(True, 1_000) - requests(True, 500) == 2 * 500
+
+
+def test_members_starting_together_start_one_after_another():
+    spread = play(storm_scenario(3, 30), "legacy-range", replace(P, start_interval_ms=1_000.0)).scenes[0]
+    together = play(storm_scenario(3, 30), "legacy-range", replace(P, start_interval_ms=0.0)).scenes[0]
+    assert together.time_to_stable_s is not None and together.time_to_stable_s < 1
+    assert spread.time_to_stable_s is not None and spread.time_to_stable_s > 2  # the last started 2 s after the first
+    assert spread.rebalances > together.rebalances  # the earlier members rebalance again as each joins
+
+
+def test_an_ensemble_spreads_the_reads_and_a_read_bound_herd_settles_sooner():
+    def stable(servers: int) -> float:
+        figures = play(storm_scenario(60, 1_000), "legacy-range", replace(P, zookeeper_servers=servers)).scenes[0]
+        assert figures.time_to_stable_s is not None
+        return figures.time_to_stable_s
+
+    assert stable(3) < stable(1) / 1.5
+
+
+def test_a_group_not_stable_within_the_limit_says_what_keeps_it_from_settling():
+    thrashing = replace(P, zk_read_ms=5.0, zookeeper_session_timeout_ms=1_500.0, zookeeper_servers=1)
+    figures = play(storm_scenario(30, 100), "legacy-range", thrashing, settle_limit_s=60).scenes[0]
+    assert figures.time_to_stable_s is None and figures.retries_exhausted > 0
+    assert figures.unsettled is not None
+    assert "reconnecting" in figures.unsettled and "ZooKeeper" in figures.unsettled and "behind" in figures.unsettled
 
 
 def test_a_grown_topic_is_consumed_whole_by_every_protocol():

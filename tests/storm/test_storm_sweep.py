@@ -42,7 +42,8 @@ def test_a_settings_value_reaches_the_simulation():
 def test_the_page_has_a_panel_per_partition_count_and_lists_what_did_not_settle():
     def row(protocol, members, partitions, stable):
         return SweepRow("storm", protocol, members, partitions, "defaults", stable, 10.0 * members, 5, 5, 0, members,
-                        0, 0, 3 if stable is None else 0, 100, 0.5)
+                        0, 0, 0, 3 if stable is None else 0, 100, 0.5,
+                        None if stable is not None else "1. storm: ZooKeeper 9.9 s behind")
 
     rows = [row(p, m, n, None if (p, m) == ("legacy-range", 1_000) else m / 10)
             for p in ("legacy-range", "kip848-uniform") for m in (10, 100, 1_000) for n in (1_000, 100_000)]
@@ -51,6 +52,7 @@ def test_the_page_has_a_panel_per_partition_count_and_lists_what_did_not_settle(
     assert "Time to stable, 100,000 partitions" in page and "Paused, 1,000 partitions" in page
     unstable = page.split('id="unstable"')[1].split("</table>")[0]
     assert unstable.count("<tr>") == 1 + 2 and "legacy-range" in unstable  # header, and the two partition counts
+    assert unstable.count("ZooKeeper 9.9 s behind") == 2  # what kept each from settling
     assert page.split('id="runs"')[1].count("<tr>") == 1 + len(rows)
 
 

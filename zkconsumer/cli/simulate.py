@@ -38,7 +38,7 @@ PROTOCOL_CHOICES = (*PROTOCOLS, "both")
 STORM_FIGURES = (("time_to_stable_s", "time to stable"), ("partition_seconds_paused", "partition-s paused"),
                  ("zookeeper_requests", "ZK requests"), ("conflicts", "conflicts"), ("rebalances", "rebalances"),
                  ("retries_exhausted", "retries exhausted"), ("session_expiries", "session expiries"),
-                 ("request_timeouts", "requests timed out"))
+                 ("request_timeouts", "requests timed out"), ("connection_drops", "connections dropped"))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -78,7 +78,8 @@ def register_storm(kinds: argparse._SubParsersAction) -> None:
     parser = kinds.add_parser(
         "storm", help="a consumer group's rebalances under each protocol: time to stable, partitions paused",
         description="Simulate a consumer group's rebalances under each protocol on a simulated clock: the legacy "
-        "ZooKeeper flow (one ZooKeeper server, its watches, the nine rebalance steps, ownership conflicts) and the "
+        "ZooKeeper flow (a ZooKeeper ensemble, each member's kazoo connection, its watches, the nine rebalance steps, "
+        "ownership conflicts) and the "
         "modern protocols through the front's own group coordinators. Without --scenario: M members start at once "
         "on P partitions, as after a deploy. Prints per scene and protocol the time until the group is stable, the "
         "partition-seconds paused, ZooKeeper requests, conflicts and rebalances.",
@@ -242,6 +243,10 @@ def render_storm(result: storm.StormResult) -> str:
              "(simulated; time to stable: '-' = not within the limit)", ""]
     lines += ["  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
               .rstrip() for row in rows]
+    unsettled = [f"{scene.label}, {p.protocol}: {p.scenes[index].unsettled}"
+                 for index, scene in enumerate(scenario.scenes) for p in result.protocols if p.scenes[index].unsettled]
+    if unsettled:
+        lines += ["", "not stable within the limit, as it stood then:", *(f"  {line}" for line in unsettled)]
     return "\n".join(lines)
 
 

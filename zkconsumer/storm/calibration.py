@@ -10,6 +10,11 @@ which hands their records here. A run is of one of three shapes, each a scenario
   group that grows; for the legacy flow, the newcomers meet the owners' znodes);
 - ``leave``: ``members`` members form the group, then ``changing`` of them shut down cleanly at once.
 
+A calibration's real runs are kept as a :class:`CalibrationRecord` (JSON, committed in ``benchmarks/data/storm/``):
+each run's figures (its repeats' median and spread), the step samples the fit takes, what was measured outside the
+runs. :func:`replay` fits and predicts from a record with the model as it is, so every table made from it can be made
+again.
+
 Fitting (:func:`fit`): every legacy step's cost is a line through the steps' ``duration_ms`` against what the
 model says the step's cost grows with (partitions, members, partitions owned), less the ZooKeeper requests the model
 books apart, from members rebalancing alone (the runs' members share one process, so steps taken together measure
@@ -21,10 +26,12 @@ the runs of several members, by simulating them. Each fitted parameter keeps the
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 from zkconsumer.scenarios import model as sc
 from zkconsumer.storm.parameters import StormParameters
@@ -52,6 +59,9 @@ class RunSpec:
     #: join_running, leave: seconds from the group formed (its last rebalance) to the measured scene, as the real run
     #: took them; played as a wait, since the modern members' heartbeats are timed from their last rebalance
     lead_s: float = 0.0
+    #: how far apart the measured scene's members started, as the run measured it (``None``: not measured, the
+    #: model's default)
+    start_interval_ms: float | None = None
 
     def __post_init__(self) -> None:
         if self.shape not in SHAPES:
@@ -159,6 +169,24 @@ def predict(spec: RunSpec, parameters: StormParameters, settle_limit_s: float = 
                    scene.rebalances, scene.zookeeper_operations)
 
 
+#: the legacy members' settings in the calibration harness (``benchmarks/storm_calibration.py``), the model given the
+#: same: quick retries that never run out, sessions too long to drop a connection; one ZooKeeper server; new groups
+LEGACY_SETTINGS = {"rebalance.backoff.ms": 200, "rebalance.max.retries": 100, "zookeeper.session.timeout.ms": 30_000}
+LEGACY_RUN_MODEL: Mapping[str, Any] = {"rebalance_backoff_ms": 200.0, "rebalance_max_retries": 100,
+                                       "zookeeper_session_timeout_ms": 30_000.0, "zookeeper_servers": 1,
+                                       "offsets_committed": False, "members_share_one_cpu": True}
+
+
+def run_settings(spec: RunSpec, parameters: StormParameters) -> StormParameters:
+    """The parameters as a calibration run had them: the legacy members' settings, their one ZooKeeper server and
+    their one shared process; the modern runs at the defaults (librdkafka's, the front's)."""
+    if spec.start_interval_ms is not None:
+        parameters = replace(parameters, start_interval_ms=spec.start_interval_ms)
+    if not spec.legacy:
+        return parameters
+    return replace(parameters, **LEGACY_RUN_MODEL)
+
+
 # --- figures from a real run's timeline -------------------------------------------------------------------------
 
 def paused_partition_seconds(changes: Sequence[tuple[float, int]], partitions: int, consuming_at_start: int,
@@ -178,8 +206,9 @@ def paused_partition_seconds(changes: Sequence[tuple[float, int]], partitions: i
 
 def median_run(runs: Sequence[RealRun]) -> RealRun:
     """Repeats of one run as one: each figure's median (a run not stable: the median of those that were, or not
-    stable if none was), the lead's median, every repeat's steps for the fit, the median CPU and load."""
-    if not runs or len({replace(r.spec, lead_s=0.0) for r in runs}) != 1:
+    stable if none was), the lead's and the start interval's medians, every repeat's steps for the fit, the median
+    CPU and load."""
+    if not runs or len({replace(r.spec, lead_s=0.0, start_interval_ms=None) for r in runs}) != 1:
         raise ValueError("median_run needs repeats of one run")
 
     def median(values: Iterable[float]) -> float:
@@ -191,7 +220,10 @@ def median_run(runs: Sequence[RealRun]) -> RealRun:
                       round(median(x.zookeeper_requests for x in f)), round(median(x.conflicts for x in f)),
                       round(median(x.rebalances for x in f)), round(median(x.zookeeper_operations for x in f)))
     loads = [r.load for r in runs]
-    return RealRun(replace(runs[0].spec, lead_s=median(r.spec.lead_s for r in runs)), figures,
+    intervals = [r.spec.start_interval_ms for r in runs if r.spec.start_interval_ms is not None]
+    spec = replace(runs[0].spec, lead_s=median(r.spec.lead_s for r in runs),
+                   start_interval_ms=median(intervals) if intervals else None)
+    return RealRun(spec, figures,
                    tuple(s for r in runs for s in r.steps), median(r.cpu_s for r in runs),
                    median(r.front_cpu_s for r in runs), (median(x[0] for x in loads), median(x[1] for x in loads),
                                                          median(x[2] for x in loads)), median(r.wall_s for r in runs))
@@ -400,3 +432,90 @@ def compare(run: RealRun, predicted: Figures, tolerance: float = TOLERANCE,
             inside = inside and pred is not None and (
                 low * (1 - tolerance) - slack <= pred <= high * (1 + tolerance) + slack)
     return RunAgreement(run, predicted, tuple(rows), inside if spread_ is not None else None)
+
+
+# --- a calibration's record ----------------------------------------------------------------------------------------
+
+#: the steps :func:`fit` takes samples of (the others' are not kept in a record)
+FITTED_STEPS = ("assign", "registry", "start_fetchers", "stop_fetchers", "claim")
+
+
+@dataclass(frozen=True, slots=True)
+class CalibrationRecord:
+    """A calibration's real runs as committed: what the documentation's agreement and parameter tables are made from,
+    by the model as it is (:func:`replay`)."""
+
+    started: str  # when the runs began, UTC
+    command: str
+    machine: str
+    provenance: str  # where the figures come from, and what the record lacks
+    #: parameters measured outside the runs (their value and how), given to the fit
+    measured: tuple[ParameterFit, ...]
+    #: parameters fitted when the runs were played, from records not kept: given to the fit as they were
+    recorded: tuple[ParameterFit, ...]
+    #: each run once (the median of its repeats), with the step samples the fit takes
+    runs: tuple[RealRun, ...]
+    #: run name -> figure -> its repeats' lowest and highest, where recorded
+    spreads: Mapping[str, Mapping[str, tuple[float, float]]] = field(default_factory=dict)
+    #: run name -> why it is not compared
+    left_out: Mapping[str, str] = field(default_factory=dict)
+
+
+def record_of(runs: Sequence[RealRun], measured: Sequence[ParameterFit], started: str, command: str, machine: str,
+              provenance: str) -> CalibrationRecord:
+    """The record of played runs: repeats of a run as one (each figure's median, their spread), only the step samples
+    the fit takes."""
+    groups: dict[RunSpec, list[RealRun]] = {}
+    for r in runs:
+        groups.setdefault(replace(r.spec, lead_s=0.0, start_interval_ms=None), []).append(r)
+    kept = []
+    for group in groups.values():
+        one = median_run(group)
+        kept.append(replace(one, steps=tuple(s for s in one.steps if s.step in FITTED_STEPS
+                                             and (s.members == 1 or (s.step == "stop_fetchers" and s.count)))))
+    spreads = {g[0].spec.name: spread(g) for g in groups.values() if len(g) > 1}
+    return CalibrationRecord(started, command, machine, provenance, tuple(measured), (), tuple(kept), spreads)
+
+
+def record_json(record: CalibrationRecord) -> str:
+    return json.dumps(asdict(record), indent=1, ensure_ascii=False) + "\n"
+
+
+def load_record(text: str) -> CalibrationRecord:
+    """A record from its JSON (:func:`record_json`); a missing or malformed field raises ValueError naming it."""
+    try:
+        doc = json.loads(text)
+
+        def run(d: dict[str, Any]) -> RealRun:
+            return RealRun(RunSpec(**d["spec"]), Figures(**d["figures"]), tuple(StepSample(**s) for s in d["steps"]),
+                           d.get("cpu_s", 0.0), d.get("front_cpu_s", 0.0), tuple(d.get("load", (0.0, 0.0, 0.0))),
+                           d.get("wall_s", 0.0))
+
+        return CalibrationRecord(
+            doc["started"], doc["command"], doc["machine"], doc["provenance"],
+            tuple(ParameterFit(**f) for f in doc["measured"]), tuple(ParameterFit(**f) for f in doc["recorded"]),
+            tuple(run(d) for d in doc["runs"]),
+            {name: {k: (v[0], v[1]) for k, v in figures.items()} for name, figures in doc.get("spreads", {}).items()},
+            dict(doc.get("left_out", {})))
+    except (KeyError, TypeError, json.JSONDecodeError) as error:
+        raise ValueError(f"not a calibration record: {type(error).__name__} {error}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    calibration: Calibration
+    rows: tuple[RunAgreement, ...]
+
+
+def replay(record: CalibrationRecord, base: StormParameters | None = None) -> Replay:
+    """The record fitted and predicted by the model as it is: what was measured, and what was fitted from records not
+    kept, as given; the step costs from the record's samples; ``rebalance_cpu_ms`` last, by simulating its crowded
+    legacy calibration runs; then every run not left out predicted and compared."""
+    base = base or StormParameters()
+    given = {f.name: (f.value, f.source) for f in (*record.measured, *record.recorded)}
+    calibration_runs = [r for r in record.runs if r.spec.role == CALIBRATION]
+    fitted = fit(base, calibration_runs, given, run_settings)
+    rows = tuple(compare(r, predict(r.spec, run_settings(r.spec, fitted.parameters)),
+                         spread_=dict(record.spreads[r.spec.name]) if r.spec.name in record.spreads else None)
+                 for r in record.runs if r.spec.name not in record.left_out)
+    return Replay(fitted, rows)

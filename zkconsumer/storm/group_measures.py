@@ -24,7 +24,9 @@ class GroupMeasures:
     conflicts: int = 0
     retries_exhausted: int = 0
     session_expiries: int = 0
-    request_timeouts: int = 0  # ZooKeeper answers later than the session timeout, given up
+    request_timeouts: int = 0  # ZooKeeper answers the connector waited the whole session timeout for, given up
+    connection_drops: int = 0  # ZooKeeper connections kazoo dropped, a ping unanswered
+    attempts_dropped: int = 0  # rebalance attempts failed by a connection dropped while they waited on an answer
     _since_ms: float = 0.0
 
     def _accrue(self) -> None:

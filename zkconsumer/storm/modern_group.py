@@ -21,6 +21,7 @@ class _Member(Protocol):
 
 class ModernGroup:
     members: dict[str, Any]
+    coordinator: Any
 
     def __init__(self, loop: EventLoop, parameters: StormParameters, partitions: int) -> None:
         self.loop = loop
@@ -45,6 +46,12 @@ class ModernGroup:
         raise NotImplementedError
 
     # --- shared ----------------------------------------------------------------------------------------------------
+
+    def unsettled(self) -> str:
+        """What keeps the group from being stable, as it stands."""
+        state = self.coordinator.state_of(GROUP)
+        return (f"the coordinator's group {getattr(state, 'name', state)}; {self.measures.busy:,} members busy; "
+                f"{self.measures.consuming:,} of {self.measures.partitions:,} partitions consuming")
 
     def kill(self, name: str) -> None:
         self._die(self.members[name])

@@ -1,6 +1,8 @@
 """How the storm's results are shown, apart from the model that computes them: the calibration's Markdown tables
-(the fitted parameters, and each run's agreement with its prediction: ``benchmarks/storm_calibration.py`` writes them
-in its report) and the sweep's page of curves (:func:`sweep_page`, written by ``zkconsumer.fleet.sweep_job``).
+(every parameter with its source and its value in the calibration runs, each run's agreement with its prediction:
+``benchmarks/storm_calibration.py`` writes them in its report), the predictions' tables, the regions of a Markdown
+page such tables are written between (``docs/storm.md``'s, by ``benchmarks/storm_tables.py``), and the sweep's page of
+curves (:func:`sweep_page`, written by ``zkconsumer.fleet.sweep_job``).
 
 The figures come in as the model's values (:mod:`.calibration`'s, :mod:`.sweep`'s rows); nothing here computes one.
 """
@@ -8,12 +10,13 @@ The figures come in as the model's values (:mod:`.calibration`'s, :mod:`.sweep`'
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
-from zkconsumer.storm.calibration import Calibration, RunAgreement
-from zkconsumer.storm.parameters import StormParameters
+from zkconsumer.storm.calibration import HELD_BACK, Calibration, RunAgreement
+from zkconsumer.storm.parameters import StormParameters, source
 from zkconsumer.storm.sweep import SweepRow, row_order
 
 # --- the calibration's tables --------------------------------------------------------------------------------------
@@ -51,11 +54,107 @@ def agreement_markdown(rows: Sequence[RunAgreement]) -> str:
     return "\n".join(lines)
 
 
+def agreement_summary(rows: Sequence[RunAgreement]) -> str:
+    held = [r for r in rows if r.run.spec.role == HELD_BACK]
+    return (f"{sum(r.within for r in held)} of the {len(held)} held-back runs compared agree within 20% on all four "
+            f"figures; the calibration runs, which the fit saw, {sum(r.within for r in rows if r not in held)} of "
+            f"{len(rows) - len(held)}.")
+
+
 def calibration_markdown(calibration: Calibration, base: StormParameters) -> str:
     lines = ["| parameter | fitted | default | source |", "|---|---|---|---|"]
     for f in calibration.fits:
         lines.append(f"| `{f.name}` | {f.value:.4g} | {getattr(base, f.name):.4g} | {f.source} |")
     return "\n".join(lines)
+
+
+def parameter_value(name: str, value: object) -> str:
+    """A parameter as the tables show it: booleans as written in Python, milliseconds with their unit."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return f"{value:,}"
+    text = f"{value:,.4g}" if isinstance(value, float) else str(value)
+    return f"{text} ms" if name.endswith("_ms") else text
+
+
+def parameter_markdown(defaults: StormParameters, in_runs: StormParameters, calibration: Calibration,
+                       measured: Collection[str]) -> str:
+    """Every parameter: its default and where it comes from, and its value in the calibration runs' legacy model
+    (``in_runs``) where the calibration gave it or it differs, marked as ``measured`` (outside the runs), fitted or
+    the runs' own setting; then how each of the calibration's values was had."""
+    how = {f.name: f for f in calibration.fits}
+    lines = ["| parameter | default | in the calibration runs | where the default comes from |", "|---|---|---|---|"]
+    for f in fields(StormParameters):
+        default, run = getattr(defaults, f.name), getattr(in_runs, f.name)
+        cell = "" if run == default and f.name not in how else parameter_value(f.name, run)
+        if cell:
+            cell += " (measured)" if f.name in measured else " (fitted)" if f.name in how else " (the runs')"
+        lines.append(f"| `{f.name}` | {parameter_value(f.name, default)} | {cell} | {source(f)} |")
+    lines += ["", "How the calibration runs' values were had:", ""]
+    lines += [f"- `{f.name}` {parameter_value(f.name, f.value)}: {f.source}" for f in calibration.fits]
+    return "\n".join(lines)
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.2f}"
+
+
+def sweep_markdown(rows: Sequence[SweepRow], protocols: Sequence[str]) -> str:
+    """Time to stable, simulated seconds, per partitions and protocol (rows) and members (columns); '-' where not
+    stable within the limit."""
+    members = sorted({r.members for r in rows})
+    lines = ["| partitions | protocol | " + " | ".join(f"{m:,} members" for m in members) + " |",
+             "|---|---|" + "---|" * len(members)]
+    for partitions in sorted({r.partitions for r in rows}):
+        for protocol in protocols:
+            by = {r.members: r.time_to_stable_s for r in rows if (r.partitions, r.protocol) == (partitions, protocol)}
+            lines.append(f"| {partitions:,} | {protocol} | " + " | ".join(_seconds(by.get(m)) for m in members) + " |")
+    return "\n".join(lines)
+
+
+def fleet_markdown(rows: Sequence[SweepRow], sizes: Sequence[tuple[int, int]], protocols: Sequence[str],
+                   limit_s: float) -> str:
+    """Per size (members, partitions): each protocol's time to stable, and the legacy group's cost to ZooKeeper;
+    then, for a size not stable within the limit, what kept it from settling."""
+    found = {(r.members, r.partitions, r.protocol): r for r in rows}
+    lines = ["| members x partitions | " + " | ".join(protocols) + " | legacy: ZooKeeper requests | legacy: "
+             "connections dropped, failed rebalances |", "|---|" + "---|" * (len(protocols) + 2)]
+    notes = []
+    for members, partitions in sizes:
+        cells = []
+        for protocol in protocols:
+            row = found[(members, partitions, protocol)]
+            cells.append(f"{row.time_to_stable_s:,.2f} s" if row.time_to_stable_s is not None
+                         else f"not stable within {limit_s:,.0f} s")
+            if row.unsettled and protocol.startswith("legacy"):
+                notes.append(f"- {members:,} x {partitions:,}, {protocol}, at {limit_s:,.0f} s: {row.unsettled}")
+        legacy = found[(members, partitions, protocols[0])]
+        lines.append(f"| {members:,} x {partitions:,} | " + " | ".join(cells) + f" | {legacy.zookeeper_requests:,} | "
+                     f"{legacy.connection_drops:,}, {legacy.retries_exhausted:,} |")
+    return "\n".join(lines + ([""] + notes if notes else []))
+
+
+# --- generated regions of a page -------------------------------------------------------------------------------------
+
+def _markers(name: str) -> tuple[str, str]:
+    return f"<!-- generated: {name} -->", f"<!-- /generated: {name} -->"
+
+
+def marked_regions(text: str) -> list[str]:
+    """The names of the generated regions of ``text``, in order."""
+    return re.findall(r"<!-- generated: ([\w-]+) -->", text)
+
+
+def replace_region(text: str, name: str, body: str) -> str:
+    """``text`` with region ``name`` (between its two markers) holding ``body``; ValueError if the region is not there
+    once, whole."""
+    begin, end = _markers(name)
+    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
+        raise ValueError(f"region {name!r}: expected one {begin} followed by one {end}")
+    head, rest = text.split(begin)
+    _, tail = rest.split(end)
+    return f"{head}{begin}\n{body.strip()}\n{end}{tail}"
 
 
 # --- the sweep's page -------------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """A scenario played by every protocol on the simulated clock, and the figures each gives: per scene, time until
 the group is stable, partition-seconds paused, ZooKeeper requests and operations, ownership conflicts, member
-rebalances, retries exhausted, session expiries and requests timed out.
+rebalances, retries exhausted, session expiries, requests timed out and connections dropped; and, for a scene not
+stable within the limit, what kept it from settling.
 
 The scenario is :mod:`zkconsumer.scenarios`' (a shipped one, or a file), or the storm itself: N members starting at
 once on P partitions, as after a deploy. A scene's actions happen at its start (``settle`` waits until the group is
@@ -11,6 +12,7 @@ refused before anything runs.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -23,7 +25,6 @@ from zkconsumer.storm.event_loop import EventLoop
 from zkconsumer.storm.group_measures import GroupMeasures
 from zkconsumer.storm.legacy_group import LegacyGroup
 from zkconsumer.storm.parameters import StormParameters
-from zkconsumer.storm.request_queue import RequestQueue
 
 
 class SimulatedGroup(Protocol):
@@ -35,6 +36,7 @@ class SimulatedGroup(Protocol):
     def expire(self, name: str) -> None: ...
     def grow(self, partitions: int) -> None: ...
     def settled(self) -> bool: ...
+    def unsettled(self) -> str: ...
 
 
 GroupFactory = Callable[[EventLoop, StormParameters, int], SimulatedGroup]
@@ -64,6 +66,9 @@ class SceneFigures:
     retries_exhausted: int
     session_expiries: int
     request_timeouts: int
+    connection_drops: int
+    #: not stable within the limit: what kept the group from settling, as it stood at the limit
+    unsettled: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,30 +141,56 @@ def play(scenario: sc.Scenario, protocol: str, parameters: StormParameters,
     """Every scene of ``scenario`` by one protocol's group, on a fresh clock."""
     loop = EventLoop()
     group = PROTOCOLS[protocol](loop, parameters, scenario.topic.partitions)
-    zookeeper: RequestQueue | None = getattr(group, "zk", None)
+    zookeeper: Counted | None = getattr(group, "zk", None)
     m = group.measures
     limit_ms = settle_limit_s * 1000
+    starting = [0]  # members of the scene not started yet
+
+    def counters() -> tuple[int, ...]:
+        return (zookeeper.requests if zookeeper else 0, zookeeper.operations if zookeeper else 0, m.conflicts,
+                m.rebalances, m.retries_exhausted, m.session_expiries, m.request_timeouts, m.connection_drops)
+
+    def done() -> bool:
+        return not starting[0] and group.settled()
+
     scenes = []
     for scene in scenario.scenes:
         # 1. the counters as the scene starts
         start_ms = loop.now_ms
         m.reset_paused()
-        before = (zookeeper.requests if zookeeper else 0, zookeeper.operations if zookeeper else 0, m.conflicts,
-                  m.rebalances, m.retries_exhausted, m.session_expiries, m.request_timeouts)
-        # 2. its actions
+        before = counters()
+        # 2. its actions, members starting together one after another
+        starts = 0
         for action in scene.actions:
-            _act(group, loop, action, start_ms + limit_ms)
-        # 3. until the group is stable, when the scene changed it
-        stable = loop.run_until(group.settled, start_ms + limit_ms) if scene.changes_membership else True
-        after = (zookeeper.requests if zookeeper else 0, zookeeper.operations if zookeeper else 0, m.conflicts,
-                 m.rebalances, m.retries_exhausted, m.session_expiries, m.request_timeouts)
-        delta = [a - b for a, b in zip(after, before, strict=True)]
+            if action.kind == sc.START and starts:
+                starting[0] += 1
+                loop.after(starts * parameters.start_interval_ms, functools.partial(_start_later, group, action.member,
+                                                                                     starting))
+            else:
+                _act(group, loop, action, start_ms + limit_ms, done)
+            starts += action.kind == sc.START
+        # 3. until every member started and the group is stable, when the scene changed it
+        stable = loop.run_until(done, start_ms + limit_ms) if scene.changes_membership else True
+        requests, operations, conflicts, rebalances, exhausted, expiries, timeouts, drops = (
+            a - b for a, b in zip(counters(), before, strict=True))
         scenes.append(SceneFigures(scene.label, (loop.now_ms - start_ms) / 1000 if stable else None,
-                                   m.paused_partition_seconds(), *delta))
+                                   m.paused_partition_seconds(), requests, operations, conflicts, rebalances, exhausted,
+                                   expiries, timeouts, drops, None if stable else group.unsettled()))
     return ProtocolFigures(protocol, tuple(scenes), loop.events_run)
 
 
-def _act(group: SimulatedGroup, loop: EventLoop, action: sc.Action, deadline_ms: float) -> None:
+class Counted(Protocol):
+    requests: int
+    operations: int
+
+
+def _start_later(group: SimulatedGroup, member: str, starting: list[int]) -> None:
+    starting[0] -= 1
+    group.start(member)
+
+
+def _act(group: SimulatedGroup, loop: EventLoop, action: sc.Action, deadline_ms: float,
+         done: Callable[[], bool]) -> None:
     if action.kind == sc.START:
         group.start(action.member)
     elif action.kind == sc.STOP:
@@ -171,6 +202,6 @@ def _act(group: SimulatedGroup, loop: EventLoop, action: sc.Action, deadline_ms:
     elif action.kind == sc.GROW:
         group.grow(action.partitions)
     elif action.kind == sc.SETTLE:
-        loop.run_until(group.settled, deadline_ms)
+        loop.run_until(done, deadline_ms)
     elif action.kind == sc.WAIT:
         loop.run_for(action.seconds * 1000)

@@ -62,7 +62,8 @@ class SweepPoint:
 @dataclass(frozen=True, slots=True)
 class SweepRow:
     """One point's figures: the scenario's scenes summed (time to stable: ``None`` when a scene was not stable
-    within the limit), the events simulated and the simulation's own CPU seconds."""
+    within the limit, and what kept it from settling), the events simulated and the simulation's own CPU
+    seconds."""
 
     scenario: str
     protocol: str
@@ -78,8 +79,11 @@ class SweepRow:
     retries_exhausted: int
     session_expiries: int
     request_timeouts: int
+    connection_drops: int
     events_simulated: int
     cpu_s: float
+    #: what kept a scene from settling within the limit (the first such scene's), else ``None``
+    unsettled: str | None = None
 
 
 def grid(members: Sequence[int], partitions: Sequence[int], protocols: Sequence[str],
@@ -136,10 +140,11 @@ def run_point(point: SweepPoint, settle_limit_s: float = DEFAULT_SETTLE_LIMIT_S)
     cpu = time.process_time() - started
     counts = {name: int(figures.total(name)) for name in ("zookeeper_requests", "zookeeper_operations", "conflicts",
                                                           "rebalances", "retries_exhausted", "session_expiries",
-                                                          "request_timeouts")}
+                                                          "request_timeouts", "connection_drops")}
+    unsettled = next((f"{s.scene}: {s.unsettled}" for s in figures.scenes if s.unsettled), None)
     return SweepRow(point.scenario, point.protocol, point.members, point.partitions, point.settings_label,
                     figures.time_to_stable_s, figures.total("partition_seconds_paused"), **counts,
-                    events_simulated=figures.events_run, cpu_s=round(cpu, 3))
+                    events_simulated=figures.events_run, cpu_s=round(cpu, 3), unsettled=unsettled)
 
 
 def row_order(row: SweepRow) -> tuple[Any, ...]:

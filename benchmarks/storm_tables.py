@@ -1,0 +1,137 @@
+"""docs/storm.md's generated tables, made again from the data committed in ``benchmarks/data/storm/``.
+
+Run: ``.venv/bin/python benchmarks/storm_tables.py`` rewrites every region of docs/storm.md between
+``<!-- generated: NAME -->`` and ``<!-- /generated: NAME -->``; ``--check`` writes nothing and fails with a diff when
+the page differs from what the data give (``tests/storm/test_storm_tables.py`` runs it); ``--predict`` first simulates
+the fleet-size points again (a quarter of an hour and more: a thousand legacy members thrash for the whole simulated
+hour) into ``predictions.json``, for after a change of the model.
+
+The regions:
+
+- ``example``: ``zkconsumer simulate storm --members 10 --partitions 1000``, as it prints;
+- ``parameters``: every parameter of the model, its default and its source, and its value in the calibration runs;
+- ``agreement``: the calibration record's every run beside the model's prediction of it (:func:`calibration.replay`:
+  what was measured and what was fitted from records not kept as given, ``rebalance_cpu_ms`` fitted again);
+- ``fleet`` and ``sweep``: the model's predictions at fleet sizes, from ``predictions.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from zkconsumer.cli.simulate import render_storm
+from zkconsumer.storm import calibration as cal
+from zkconsumer.storm.parameters import StormParameters
+from zkconsumer.storm.rendering import (
+    agreement_markdown,
+    agreement_summary,
+    fleet_markdown,
+    marked_regions,
+    parameter_markdown,
+    replace_region,
+    sweep_markdown,
+)
+from zkconsumer.storm.simulation import DEFAULT_PROTOCOLS, DEFAULT_SETTLE_LIMIT_S, simulate, storm_scenario
+from zkconsumer.storm.sweep import SweepPoint, SweepRow, grid, run_point
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "benchmarks" / "data" / "storm"
+DOC = ROOT / "docs" / "storm.md"
+#: the calibration record the page shows
+RECORD = DATA / "calibration-2026-11-28T1456Z.json"
+PREDICTIONS = DATA / "predictions.json"
+FLEET_SIZES = ((10, 1_000), (100, 10_000), (300, 30_000), (1_000, 100_000))
+SWEEP_MEMBERS = (10, 30, 100, 300, 1_000)
+SWEEP_PARTITIONS = (1_000, 10_000, 100_000)
+EXAMPLE = ("10", "1000")
+
+
+def fleet_points() -> list[SweepPoint]:
+    """The sweep's grid and the fleet table's sizes, at the model's defaults."""
+    points = grid(SWEEP_MEMBERS, SWEEP_PARTITIONS, DEFAULT_PROTOCOLS)
+    have = {(p.members, p.partitions) for p in points}
+    points += [SweepPoint("storm", protocol, m, n) for m, n in FLEET_SIZES if (m, n) not in have
+               for protocol in DEFAULT_PROTOCOLS]
+    return points
+
+
+def predict(path: Path = PREDICTIONS) -> None:
+    rows = []
+    for point in sorted(fleet_points(), key=SweepPoint.cost):
+        started = time.monotonic()
+        rows.append(run_point(point))
+        print(f"{point.protocol:20} {point.members:6,} x {point.partitions:7,}: "
+              f"{rows[-1].time_to_stable_s} s ({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
+    doc = {"command": "benchmarks/storm_tables.py --predict", "settle_limit_s": DEFAULT_SETTLE_LIMIT_S,
+           "rows": [asdict(r) for r in sorted(rows, key=lambda r: (r.protocol, r.partitions, r.members))]}
+    path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+
+
+def load_predictions(path: Path = PREDICTIONS) -> tuple[list[SweepRow], float]:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return [SweepRow(**row) for row in doc["rows"]], float(doc["settle_limit_s"])
+
+
+def regions() -> dict[str, str]:
+    """Every generated region's body, from the committed data and the model."""
+    record = cal.load_record(RECORD.read_text(encoding="utf-8"))
+    replayed = cal.replay(record)
+    legacy = next(r.spec for r in record.runs if r.spec.legacy)
+    in_runs = cal.run_settings(legacy, replayed.calibration.parameters)
+    left_out = "".join(f"\n- {name}: left out, {why}." for name, why in record.left_out.items())
+    rows, limit_s = load_predictions()
+    members, partitions = EXAMPLE
+    example = render_storm(simulate(storm_scenario(int(members), int(partitions))))
+    return {
+        "example": f"```\n$ zkconsumer simulate storm --members {members} --partitions {partitions}\n{example}\n```",
+        "parameters": parameter_markdown(StormParameters(), in_runs, replayed.calibration,
+                                         {f.name for f in record.measured}),
+        "agreement": (f"The record: `{RECORD.relative_to(ROOT)}`, the run of {record.started} "
+                      f"(`{record.command}`). {record.provenance}\n\n"
+                      + agreement_markdown(list(replayed.rows)) + "\n\n" + agreement_summary(replayed.rows)
+                      + left_out),
+        "fleet": fleet_markdown(rows, FLEET_SIZES, DEFAULT_PROTOCOLS, limit_s),
+        "sweep": sweep_markdown([r for r in rows if r.members in SWEEP_MEMBERS and r.partitions in SWEEP_PARTITIONS],
+                                DEFAULT_PROTOCOLS),
+    }
+
+
+def regenerated(text: str) -> str:
+    bodies = regions()
+    names = marked_regions(text)
+    if sorted(names) != sorted(bodies):
+        raise SystemExit(f"{DOC.relative_to(ROOT)}: generated regions {names}, expected {sorted(bodies)}")
+    for name in names:
+        text = replace_region(text, name, bodies[name])
+    return text
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="write nothing; fail with a diff if the page differs")
+    parser.add_argument("--predict", action="store_true",
+                        help="simulate the fleet-size points again into predictions.json first (slow)")
+    args = parser.parse_args()
+    if args.predict:
+        predict()
+    text = DOC.read_text(encoding="utf-8")
+    new = regenerated(text)
+    if args.check:
+        if new != text:
+            sys.stdout.writelines(difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True),
+                                                       "docs/storm.md", "generated"))
+            raise SystemExit(1)
+        return
+    if new != text:
+        DOC.write_text(new, encoding="utf-8")
+        print(f"rewrote {DOC.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
