@@ -141,6 +141,9 @@ from zkconsumer.types import TopicPartition
 CLIENT_MEMBER_ID_VERSION = 1
 #: the first OffsetCommit version a member of a consumer group must use
 CONSUMER_OFFSET_COMMIT_VERSION = 9
+#: the group and assignment epochs of a new consumer group (Kafka 4.3 on, KAFKA-20268): epoch 1 is an empty
+#: assignment, so the first member's join makes epoch 2 and every member's epoch is above 0, which means "joining"
+NEW_GROUP_EPOCH = 1
 
 
 #: ConsumerGroupDescribe's ``member_type`` of a member by the protocol it speaks
@@ -795,7 +798,7 @@ class ConsumerGroupCoordinator(CoordinatorClock[_TimerKind, int]):
         if group is None:
             if not joining:
                 raise _Rejected(ErrorCode.group_id_not_found, f"Consumer group {request.group_id} not found.")
-            group = _Group(request.group_id)
+            group = _Group(request.group_id, group_epoch=NEW_GROUP_EPOCH, assignment_epoch=NEW_GROUP_EPOCH)
         if (self.config.max_size is not None and len(group.members) >= self.config.max_size
                 and request.member_id not in group.members):
             raise _Rejected(ErrorCode.group_max_size_reached, "The consumer group has reached its maximum capacity "
