@@ -122,7 +122,18 @@ def coordinators(broker_bootstrap: str, workdir: Path,
         pair = Coordinator("kafka", kafka.bootstrap, kafka=kafka), Coordinator("front", front.address, front=front)
         for coordinator in pair:
             coordinator.make_topics(topics)
+            wait_for(lambda: finds_coordinator(coordinator), timeout=60)
         yield pair
+
+
+def finds_coordinator(c: Coordinator) -> bool:
+    """Whether FindCoordinator of a group is answered without an error: Kafka creates ``__consumer_offsets`` at the
+    first one and answers COORDINATOR_NOT_AVAILABLE until its partition is loaded, so that a story's first request
+    (a raw one too) finds a coordinator, as a client would after looking it up."""
+    from kio.schema.find_coordinator.v3.request import FindCoordinatorRequest
+    from kio.static.primitive import i8
+
+    return exchange(c.bootstrap, FindCoordinatorRequest(key="ready", key_type=i8(0)), bounded(10)).error_code == 0
 
 
 @dataclass
@@ -179,7 +190,9 @@ class Member:
     it held then), the errors it was told of, and its group metadata."""
 
     def __init__(self, coordinator: Coordinator, group: str, topics: list[str], settings: dict[str, object],
-                 instance_id: str | None = None) -> None:
+                 instance_id: str | None = None, revoke_s: float = 0.0) -> None:
+        """``revoke_s``: how long its revocation callback takes (an application committing and cleaning up), which
+        holds back its acknowledgement of the revocation."""
         from confluent_kafka import Consumer
 
         config: dict[str, object] = {"bootstrap.servers": coordinator.bootstrap, "group.id": group,
@@ -191,38 +204,68 @@ class Member:
         self.errors: list[str] = []
         self.owned: set[int] = set()
         self.closed = False
+        self.revoke_s = revoke_s
+        self._polling: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._seen: tuple[set[int], int] = (set(), -1)
         self.consumer.subscribe(topics, on_assign=self._call("assign"), on_revoke=self._call("revoke"),
                                 on_lost=self._call("lost"))
 
     def _call(self, kind: str):  # noqa: ANN202 - confluent-kafka's callback signature
         def record(consumer: object, partitions: list) -> None:
             numbers = tuple(sorted(p.partition for p in partitions))
-            self.calls.append((kind, numbers, self.generation()))
+            self.calls.append((kind, numbers, group_metadata(self.consumer.consumer_group_metadata())[0]))
             if kind == "assign":
                 self.owned |= set(numbers)
             else:
                 self.owned -= set(numbers)
+                if numbers and self.revoke_s:
+                    self._stop.wait(self.revoke_s)
         return record
 
+    def poll_in_background(self) -> Member:
+        """Poll on a thread of its own from now until :meth:`close` (a member whose callbacks take their time must not
+        hold up the others' polling). Its assignment and generation are then read by that thread only, after each
+        poll, and handed out as of then: a call into the client from another thread while a callback runs waits for
+        it holding the interpreter's lock, which the callback needs."""
+        def loop() -> None:
+            while not self._stop.is_set():
+                self.consumer.poll(0.02)
+                self._seen = ({p.partition for p in self.consumer.assignment()},
+                              group_metadata(self.consumer.consumer_group_metadata())[0])
+
+        self._seen = (self.assigned(), self.generation())
+
+        self._polling = threading.Thread(target=loop, daemon=True)
+        self._polling.start()
+        return self
+
     def generation(self) -> int:
+        if self._polling is not None:
+            return self._seen[1]
         return group_metadata(self.consumer.consumer_group_metadata())[0]
 
     def member_id(self) -> str:
         return group_metadata(self.consumer.consumer_group_metadata())[1]
 
     def poll(self) -> None:
-        if self.closed:
+        if self.closed or self._polling is not None:
             return
         message = self.consumer.poll(0.02)
         if message is not None and message.error() is not None:
             self.errors.append(message.error().name())
 
     def assigned(self) -> set[int]:
+        if self._polling is not None:
+            return set(self._seen[0])
         return {p.partition for p in self.consumer.assignment()}
 
     def close(self) -> None:
         if not self.closed:
             self.closed = True
+            self._stop.set()
+            if self._polling is not None:
+                self._polling.join(bounded(10))
             self.consumer.close()
 
     def shape(self, since: int = 0) -> list[tuple[str, int, int]]:
@@ -241,6 +284,15 @@ def settle(members: list[Member], done: Callable[[], object], timeout: float = 6
 
     wait_for(polled, timeout=timeout, interval=0.0)
     return time.monotonic() - started
+
+
+def settled(members: list[Member], done: Callable[[], object], timeout: float) -> float | None:
+    """:func:`settle`, or ``None`` where ``done()`` did not come within ``timeout`` (a difference to observe, where one
+    coordinator keeps a member out)."""
+    try:
+        return settle(members, done, timeout)
+    except AssertionError:
+        return None
 
 
 def split_evenly(members: list[Member], partitions: int) -> bool:
