@@ -122,7 +122,7 @@ def coordinators(broker_bootstrap: str, workdir: Path,
         pair = Coordinator("kafka", kafka.bootstrap, kafka=kafka), Coordinator("front", front.address, front=front)
         for coordinator in pair:
             coordinator.make_topics(topics)
-            wait_for(lambda: finds_coordinator(coordinator), timeout=60)
+            wait_for(lambda c=coordinator: finds_coordinator(c), timeout=60)
         yield pair
 
 

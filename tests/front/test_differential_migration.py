@@ -29,7 +29,7 @@ pytestmark = pytest.mark.servers
 
 @pytest.fixture(scope="module")
 def pair(broker_bootstrap, tmp_path_factory):
-    with coordinators(broker_bootstrap, tmp_path_factory.mktemp("differential"), {4: 8, 6: 2}) as both:
+    with coordinators(broker_bootstrap, tmp_path_factory.mktemp("differential"), {4: 6, 6: 6}) as both:
         yield both
 
 
@@ -44,25 +44,26 @@ def kinds(member: Member, since: int) -> list[tuple[str, int]]:
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("protocol", ["range", "cooperative-sticky"])
 def test_the_online_upgrade_and_downgrade_with_classic_and_consumer_members(pair, protocol):
-    """Two classic members, then a consumer-protocol member joins (the group becomes a consumer group, its classic
-    members staying), then it leaves (the group is classic again and rebalances)."""
+    """Two classic members on six partitions, then a consumer-protocol member joins (the group becomes a consumer group,
+    its classic members staying; uniform gives each member two, whatever its order of members), then it leaves (the
+    group is classic again and rebalances)."""
     settings = PROTOCOLS[protocol]
 
     def story(c: Coordinator) -> Observed:
-        topic, group = c.topic(4), new_group()
+        topic, group = c.topic(6), new_group()
         with closing([Member(c, group, [topic], settings), Member(c, group, [topic], settings)]) as members:
-            settle(members, lambda: split_evenly(members, 4))
+            settle(members, lambda: split_evenly(members, 6))
             marks = [len(m.calls) for m in members]
             members.append(Member(c, group, [topic], CONSUMER))
-            upgraded = settle(members, lambda: split_evenly(members, 4))
+            upgraded = settle(members, lambda: split_evenly(members, 6))
             facts: dict[str, object] = {
-                "upgraded_classic": sorted(kinds(m, mark) for m, mark in zip(members, marks)),
+                "upgraded_classic": sorted(kinds(m, mark) for m, mark in zip(members[:2], marks, strict=True)),
                 "upgraded_consumer": kinds(members[2], 0), "type_upgraded": listed(c, group),
                 "epochs_upgraded": [m.generation() for m in members]}
             marks = [len(m.calls) for m in members[:2]]
             members[2].close()
-            downgraded = settle(members[:2], lambda: split_evenly(members[:2], 4))
-            facts |= {"downgraded": sorted(kinds(m, mark) for m, mark in zip(members, marks)),
+            downgraded = settle(members[:2], lambda: split_evenly(members[:2], 6))
+            facts |= {"downgraded": sorted(kinds(m, mark) for m, mark in zip(members[:2], marks, strict=True)),
                       "type_downgraded": listed(c, group),
                       "generations_downgraded": [m.generation() for m in members[:2]],
                       "errors": sorted({e for m in members for e in m.errors})}

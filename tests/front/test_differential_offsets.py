@@ -9,7 +9,6 @@ import uuid
 
 import pytest
 from differential import (
-    CONSUMER,
     PROTOCOLS,
     Coordinator,
     Member,
