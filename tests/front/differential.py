@@ -2,10 +2,10 @@
 and what the clients observed compared.
 
 One Kafka node (:class:`~zkconsumer.embedded.kafka_broker.LocalKafkaKRaft`, the KIP-848 coordinator on) and one front
-over the session's Tansu broker per module (:func:`coordinators`), both given the same short settings (:data:`SETTINGS`:
-Kafka's names, the front's options), so that a story takes seconds. A story is a function of one
-:class:`Coordinator` returning an :class:`Observed`; :func:`play` runs it at both at once (two threads: the clients of
-each are their own) and returns both observations.
+over the session's Tansu broker per module (:func:`coordinators`), both given the same short settings
+(:func:`kafka_settings`: Kafka's names, the front's options), so that a story takes seconds. A story is a function of
+one :class:`Coordinator` returning an :class:`Observed`; :func:`play` runs it at both at once (two threads: the clients
+of each are their own) and returns both observations.
 
 What is compared is what the clients see, normalized so that what is random in a run drops out:
 
@@ -49,21 +49,32 @@ SESSION_MS, HEARTBEAT_MS = 3000, 500
 CONSUMER_SESSION_MS, CONSUMER_HEARTBEAT_MS = 4000, 500
 #: group.initial.rebalance.delay.ms: Kafka's 3000 would add 3 s to every new classic group, at both
 INITIAL_DELAY_MS = 1000
-#: the settings both coordinators run with, by Kafka's names (the rest are Kafka's defaults at both)
-SETTINGS = {
-    "group.min.session.timeout.ms": "1000",
-    "group.initial.rebalance.delay.ms": str(INITIAL_DELAY_MS),
-    "group.consumer.session.timeout.ms": str(CONSUMER_SESSION_MS),
-    "group.consumer.min.session.timeout.ms": str(CONSUMER_SESSION_MS),
-    "group.consumer.heartbeat.interval.ms": str(CONSUMER_HEARTBEAT_MS),
-    "group.consumer.min.heartbeat.interval.ms": str(CONSUMER_HEARTBEAT_MS),
-}
-#: what only Kafka is given: one partition of __consumer_offsets (created in a second, Kafka's 50 in several), and
-#: no assignment batching (KIP-1263, Kafka 4.3 on: a consumer group's target assignment computed at most once a
-#: second), which the front does not do: it computes a group's target at the heartbeat that needs it, as Kafka 4.2 did
-KAFKA_ONLY = {"offsets.topic.num.partitions": "1", "group.consumer.assignment.interval.ms": "0"}
-FRONT_OPTIONS = (*SHORT_CLASSIC_SESSIONS, "--group-initial-rebalance-delay-ms", str(INITIAL_DELAY_MS),
-                 *consumer_group_options(CONSUMER_SESSION_MS, CONSUMER_HEARTBEAT_MS))
+
+
+def kafka_settings(consumer_session_ms: int = CONSUMER_SESSION_MS) -> dict[str, str]:
+    """The settings both coordinators run with, by Kafka's names (the rest are Kafka's defaults at both), as Kafka is
+    given them; and what only Kafka is given: one partition of ``__consumer_offsets`` (created in a second, Kafka's 50
+    in several), and no assignment batching (KIP-1263, Kafka 4.3 on: a consumer group's target assignment computed at
+    most once every ``group.consumer.assignment.interval.ms``, 1000), which the front does not do (it computes a
+    group's target at the heartbeat that needs it, as Kafka up to 4.2 did: docs/front.md's differential table)."""
+    return {
+        "group.min.session.timeout.ms": "1000",
+        "group.initial.rebalance.delay.ms": str(INITIAL_DELAY_MS),
+        "group.consumer.session.timeout.ms": str(consumer_session_ms),
+        "group.consumer.min.session.timeout.ms": str(consumer_session_ms),
+        "group.consumer.heartbeat.interval.ms": str(CONSUMER_HEARTBEAT_MS),
+        "group.consumer.min.heartbeat.interval.ms": str(CONSUMER_HEARTBEAT_MS),
+        "offsets.topic.num.partitions": "1",
+        "group.consumer.assignment.interval.ms": "0",
+    }
+
+
+def front_options(consumer_session_ms: int = CONSUMER_SESSION_MS) -> tuple[str, ...]:
+    """:func:`kafka_settings` as the front's options."""
+    return (*SHORT_CLASSIC_SESSIONS, "--group-initial-rebalance-delay-ms", str(INITIAL_DELAY_MS),
+            *consumer_group_options(consumer_session_ms, CONSUMER_HEARTBEAT_MS))
+
+
 #: how far apart the two coordinators' settling times may be (the reference machine's figure, scaled): two heartbeat
 #: intervals of the clients and the scheduling of two JVM or Python servers on a loaded machine
 SETTLE_TOLERANCE_S = 1.5
@@ -76,7 +87,7 @@ CONSUMER = {"group.protocol": "consumer"}
 PROTOCOLS = {"range": EAGER, "cooperative-sticky": COOPERATIVE, "consumer": CONSUMER}
 
 
-@dataclass(frozen=True)
+@dataclass
 class Coordinator:
     """One of the two coordinators under comparison: ``kafka`` or ``front``, and where its clients bootstrap."""
 
@@ -101,6 +112,26 @@ class Coordinator:
                 create_topic(self.bootstrap, name, partitions)
                 self.topics.setdefault(partitions, []).append(name)
 
+    def stop(self) -> None:
+        """The coordinator's process stopped as an operator stops it (SIGTERM: Kafka's controlled shutdown)."""
+        if self.kafka is not None:
+            self.kafka.stop()
+        elif self.front is not None:
+            self.front.stop()
+
+    def start(self) -> None:
+        """Started again where it was: Kafka on its ports and log directory (it reloads its groups from
+        ``__consumer_offsets``), the front on its port (it reloads them from its group store at the broker)."""
+        if self.kafka is not None:
+            self.kafka.start()
+        elif self.front is not None:
+            port = self.bootstrap.rsplit(":", 1)[1]
+            previous = self.front
+            self.front = FrontProcess(previous.bootstrap, previous.workdir.with_name(previous.workdir.name + "-again"),
+                                      options=(*previous.options, "--port", port)).start()
+            assert self.front.address == self.bootstrap
+        wait_for(lambda: finds_coordinator(self), timeout=60)
+
     def events(self, name: str, group: str) -> list[dict]:
         """The front's events of ``group`` named ``name`` (none at Kafka, whose log is not structured)."""
         if self.front is None:
@@ -111,19 +142,23 @@ class Coordinator:
 
 
 @contextlib.contextmanager
-def coordinators(broker_bootstrap: str, workdir: Path,
-                 topics: dict[int, int]) -> Iterator[tuple[Coordinator, Coordinator]]:
-    """Kafka 4.x and a front over ``broker_bootstrap``, both with :data:`SETTINGS`, each with ``topics`` made in
-    advance (how many of each partition count), for the block (skipped in one line where Java or Kafka's artifacts
-    are missing)."""
+def coordinators(broker_bootstrap: str, workdir: Path, topics: dict[int, int],
+                 consumer_session_ms: int = CONSUMER_SESSION_MS) -> Iterator[tuple[Coordinator, Coordinator]]:
+    """Kafka 4.x and a front over ``broker_bootstrap``, both with :func:`kafka_settings`, each with ``topics`` made
+    in advance (how many of each partition count), for the block (skipped in one line where Java or Kafka's
+    artifacts are missing)."""
     require_kafka("kafka-4")
-    with LocalKafkaKRaft(workdir / "kafka", overrides={**SETTINGS, **KAFKA_ONLY}) as kafka, \
-            FrontProcess(broker_bootstrap, workdir / "front", options=FRONT_OPTIONS) as front:
+    with LocalKafkaKRaft(workdir / "kafka", overrides=kafka_settings(consumer_session_ms)) as kafka:
+        front = FrontProcess(broker_bootstrap, workdir / "front", options=front_options(consumer_session_ms)).start()
         pair = Coordinator("kafka", kafka.bootstrap, kafka=kafka), Coordinator("front", front.address, front=front)
-        for coordinator in pair:
-            coordinator.make_topics(topics)
-            wait_for(lambda c=coordinator: finds_coordinator(c), timeout=60)
-        yield pair
+        try:
+            for coordinator in pair:
+                coordinator.make_topics(topics)
+                wait_for(lambda c=coordinator: finds_coordinator(c), timeout=60)
+            yield pair
+        finally:
+            if pair[1].front is not None:
+                pair[1].front.stop()
 
 
 def finds_coordinator(c: Coordinator) -> bool:
