@@ -149,21 +149,21 @@ def owned_count(d: Driver, member_id: str) -> int:
 # --- joining, the group epoch and the target assignment ---------------------------------------------------------------
 
 
-def test_a_first_member_gets_a_generated_id_epoch_one_and_every_partition_at_once() -> None:
+def test_a_first_member_gets_a_generated_id_epoch_two_and_every_partition_at_once() -> None:
     d = Driver()
     response = d.join()
     assert response.error_code == ErrorCode.none
     assert response.member_id == "m1"
-    assert response.member_epoch == 1
+    assert response.member_epoch == 2
     assert response.heartbeat_interval_ms == 5_000
     assert response.assignment == tps("t", 0, 1, 2, 3, 4, 5)
-    assert d.coordinator.group_epoch_of(GROUP) == 1
-    assert d.coordinator.assignment_epoch_of(GROUP) == 1
+    assert d.coordinator.group_epoch_of(GROUP) == 2
+    assert d.coordinator.assignment_epoch_of(GROUP) == 2
     assert d.state() == ConsumerGroupState.STABLE
     assert [(e.fields["from"], e.fields["to"]) for e in d.named("state_changed")] == [("Empty", "Stable")]
     assert [e.fields["reason"] for e in d.named("epoch_bumped")] == ["member_joined"]
     computed = d.named("target_assignment_computed")
-    assert [(e.fields["epoch"], e.fields["assignor"]) for e in computed] == [(1, "uniform")]
+    assert [(e.fields["epoch"], e.fields["assignor"]) for e in computed] == [(2, "uniform")]
 
 
 def test_a_member_id_the_client_generated_is_kept_and_from_v1_it_is_required() -> None:
@@ -182,14 +182,14 @@ def test_a_second_member_waits_until_the_first_has_revoked_what_it_is_given() ->
     b_response = d.join()
     b = b_response.member_id
     assert b is not None
-    assert d.coordinator.group_epoch_of(GROUP) == 2
-    assert b_response.member_epoch == 2
+    assert d.coordinator.group_epoch_of(GROUP) == 3
+    assert b_response.member_epoch == 3
     assert b_response.assignment == {}, "its target partitions are still a's"
     assert d.rec_state(b) == MemberState.UNRELEASED_PARTITIONS
     assert d.state() == ConsumerGroupState.RECONCILING
 
     a_response = d.hb(a)
-    assert a_response.member_epoch == 1, "a stays at its epoch until it has revoked"
+    assert a_response.member_epoch == 2, "a stays at its epoch until it has revoked"
     assert d.rec_state(a) == MemberState.UNREVOKED_PARTITIONS
     kept = flat(a_response.assignment or {})
     assert len(kept) == 3
@@ -197,7 +197,7 @@ def test_a_second_member_waits_until_the_first_has_revoked_what_it_is_given() ->
     assert [e.fields["member_id"] for e in revoked] == [a]
 
     assert d.hb(b).assignment is None, "nothing released yet: b's assignment does not change"
-    assert d.hb(a).member_epoch == 2, "a reported the revoked partitions gone: it moves to the target epoch"
+    assert d.hb(a).member_epoch == 3, "a reported the revoked partitions gone: it moves to the target epoch"
     assert d.rec_state(a) == MemberState.STABLE
     given = d.hb(b)
     assert flat(given.assignment or {}) == flat(tps("t", *range(6))) - kept
@@ -213,7 +213,7 @@ def test_a_member_that_does_not_report_its_partitions_is_not_taken_to_have_revok
     d.join()
     d.hb(a)
     assert d.rec_state(a) == MemberState.UNREVOKED_PARTITIONS
-    assert d.hb(a, report=False).member_epoch == 1
+    assert d.hb(a, report=False).member_epoch == 2
     assert d.rec_state(a) == MemberState.UNREVOKED_PARTITIONS
 
 
@@ -237,9 +237,9 @@ def test_a_subscription_change_bumps_the_group_epoch_and_an_unchanged_heartbeat_
     a = d.join().member_id
     assert a is not None
     d.hb(a, topics=("t",))
-    assert d.coordinator.group_epoch_of(GROUP) == 1
-    response = d.hb(a, topics=("t", "u"))
     assert d.coordinator.group_epoch_of(GROUP) == 2
+    response = d.hb(a, topics=("t", "u"))
+    assert d.coordinator.group_epoch_of(GROUP) == 3
     assert d.named("epoch_bumped")[-1].fields["reason"] == "subscription_changed"
     assert flat(response.assignment or {}) == flat(tps("t", *range(6))) | flat(tps("u", 0, 1))
 
@@ -250,11 +250,11 @@ def test_new_partitions_of_a_subscribed_topic_bump_the_group_epoch_at_the_next_h
     assert a is not None
     d.set_topics({"t": 2, "other": 3})
     d.hb(a)
-    assert d.coordinator.group_epoch_of(GROUP) == 1, "a topic nobody subscribes to changes nothing"
+    assert d.coordinator.group_epoch_of(GROUP) == 2, "a topic nobody subscribes to changes nothing"
     d.set_topics({"t": 4, "other": 3})
-    assert d.coordinator.group_epoch_of(GROUP) == 1, "the group notices at its next heartbeat"
+    assert d.coordinator.group_epoch_of(GROUP) == 2, "the group notices at its next heartbeat"
     response = d.hb(a)
-    assert d.coordinator.group_epoch_of(GROUP) == 2
+    assert d.coordinator.group_epoch_of(GROUP) == 3
     assert d.named("epoch_bumped")[-1].fields["reason"] == "metadata_changed"
     assert response.assignment == tps("t", 0, 1, 2, 3)
 
@@ -294,9 +294,9 @@ def test_an_empty_regex_is_no_regex_as_librdkafka_sends_it() -> None:
     d = Driver(topics={"t": 2, "u": 1})
     response = join_by_regex(d, "a", "", names=("t",))
     assert (response.error_code, response.assignment) == (ErrorCode.none, tps("t", 0, 1))
-    d.send(ConsumerGroupHeartbeat(GROUP, "a", 1, rebalance_timeout_ms=REBALANCE_MS, subscribed_topic_names=("t",),
+    d.send(ConsumerGroupHeartbeat(GROUP, "a", 2, rebalance_timeout_ms=REBALANCE_MS, subscribed_topic_names=("t",),
                                   subscribed_topic_regex="", owned=tps("t", 0, 1)))
-    assert d.coordinator.group_epoch_of(GROUP) == 1
+    assert d.coordinator.group_epoch_of(GROUP) == 2
 
 
 def test_changing_the_regex_bumps_the_group_epoch_and_revokes_what_it_no_longer_matches_at_once() -> None:
@@ -304,7 +304,7 @@ def test_changing_the_regex_bumps_the_group_epoch_and_revokes_what_it_no_longer_
     join_by_regex(d, "a", "t|u")
     assert flat(d.clients["a"].owned) == flat({**tps("t", 0, 1), **tps("u", 0)})
     owned = dict(d.clients["a"].owned)
-    response = d.send(ConsumerGroupHeartbeat(GROUP, "a", 1, subscribed_topic_regex="u", owned=owned))
+    response = d.send(ConsumerGroupHeartbeat(GROUP, "a", 2, subscribed_topic_regex="u", owned=owned))
     assert d.named("epoch_bumped")[-1].fields["reason"] == "subscription_changed"
     assert response.assignment == tps("u", 0), "t's partitions are to be revoked"
     assert d.rec_state("a") == MemberState.UNREVOKED_PARTITIONS
@@ -363,14 +363,14 @@ def test_a_greater_or_an_older_epoch_is_fenced_and_the_previous_epoch_with_owned
     assert a is not None
     d.join()
     d.settle()
-    assert d.clients[a].epoch == 2
-    too_new = d.hb(a, epoch=3)
+    assert d.clients[a].epoch == 3
+    too_new = d.hb(a, epoch=4)
     assert too_new.error_code == ErrorCode.fenced_member_epoch
-    assert "greater member epoch (3)" in (too_new.error_message or "")
-    previous_with_subset = d.hb(a, epoch=1)
+    assert "greater member epoch (4)" in (too_new.error_message or "")
+    previous_with_subset = d.hb(a, epoch=2)
     assert previous_with_subset.error_code == ErrorCode.none, "the response with the new epoch may have been lost"
-    assert previous_with_subset.member_epoch == 2
-    outside = d.hb(a, epoch=1, owned=tps("t", *range(6)))
+    assert previous_with_subset.member_epoch == 3
+    outside = d.hb(a, epoch=2, owned=tps("t", *range(6)))
     assert outside.error_code == ErrorCode.fenced_member_epoch
     rejected = d.named("heartbeat_rejected")
     assert [e.fields["error"] for e in rejected] == ["FENCED_MEMBER_EPOCH", "FENCED_MEMBER_EPOCH"]
@@ -390,9 +390,9 @@ def test_a_known_member_rejoining_with_epoch_zero_gets_its_epoch_and_assignment_
     assert a == "a"
     rejoined = d.join("a")
     assert rejoined.error_code == ErrorCode.none
-    assert rejoined.member_epoch == 1
+    assert rejoined.member_epoch == 2
     assert rejoined.assignment == tps("t", *range(6))
-    assert d.coordinator.group_epoch_of(GROUP) == 1, "the same subscription: nothing to rebalance"
+    assert d.coordinator.group_epoch_of(GROUP) == 2, "the same subscription: nothing to rebalance"
 
 
 @pytest.mark.parametrize(("request_", "message"), [
@@ -423,14 +423,14 @@ def test_a_member_may_join_subscribed_to_nothing_and_subscribe_later(subscriptio
     partitions; and a member whose names become an empty list gives its partitions up."""
     d = Driver()
     joined = d.send(ConsumerGroupHeartbeat(GROUP, "m", 0, rebalance_timeout_ms=1_000, owned={}, **subscription))
-    assert joined.error_code == ErrorCode.none and joined.member_epoch == 1
+    assert joined.error_code == ErrorCode.none and joined.member_epoch == 2
     assert not joined.assignment
-    subscribed = d.send(ConsumerGroupHeartbeat(GROUP, "m", 1, subscribed_topic_names=("t",)))
+    subscribed = d.send(ConsumerGroupHeartbeat(GROUP, "m", 2, subscribed_topic_names=("t",)))
     assert subscribed.error_code == ErrorCode.none and subscribed.assignment == tps("t", *range(6))
     emptied = d.send(ConsumerGroupHeartbeat(GROUP, "m", subscribed.member_epoch, subscribed_topic_names=(),
                                             owned=tps("t", *range(6))))
     assert emptied.error_code == ErrorCode.none and emptied.assignment == {}  # to revoke all it owns
-    assert d.coordinator.group_epoch_of(GROUP) == 3
+    assert d.coordinator.group_epoch_of(GROUP) == 4
 
 
 def test_the_group_max_size_refuses_a_new_member_but_not_a_known_one() -> None:
@@ -512,7 +512,7 @@ def test_leaving_removes_the_member_and_bumps_the_group_epoch() -> None:
     d.settle()
     response = d.leave(a)
     assert (response.error_code, response.member_id, response.member_epoch) == (ErrorCode.none, a, -1)
-    assert d.coordinator.group_epoch_of(GROUP) == 3
+    assert d.coordinator.group_epoch_of(GROUP) == 4
     assert d.named("epoch_bumped")[-1].fields["reason"] == "member_left"
     d.settle()
     assert d.clients[b].owned == tps("t", *range(6))
@@ -559,7 +559,7 @@ def test_a_static_member_rejoins_under_its_own_member_id_only_after_leaving_with
     assert d.join("a", instance_id="i1").error_code == ErrorCode.unreleased_instance_id
     d.leave("a", epoch=-2)
     back = d.join("a", instance_id="i1")
-    assert (back.error_code, back.member_epoch, back.assignment) == (ErrorCode.none, 1, tps("t", *range(6)))
+    assert (back.error_code, back.member_epoch, back.assignment) == (ErrorCode.none, 2, tps("t", *range(6)))
     assert d.coordinator.members_of(GROUP) == ["a"]
 
 
@@ -595,10 +595,10 @@ def test_describe_shows_the_epochs_the_assignor_and_each_members_assignment_and_
     group, missing = response.groups
     assert missing.error_code == ErrorCode.group_id_not_found
     assert (group.group_state, group.group_epoch, group.assignment_epoch, group.assignor_name) == (
-        "Reconciling", 2, 2, "uniform")
+        "Reconciling", 3, 3, "uniform")
     first = group.members[0]
     assert (first.member_id, first.instance_id, first.rack_id, first.member_epoch, first.client_id, first.client_host,
-            first.subscribed_topic_names) == ("a", "i", "r1", 1, "cid", "/1.2.3.4", ("t",))
+            first.subscribed_topic_names) == ("a", "i", "r1", 2, "cid", "/1.2.3.4", ("t",))
     assert first.assignment == (DescribedTopicPartitions(tid("t"), "t", tuple(range(6))),)
     assert len(first.target_assignment[0].partitions) == 3
     assert d.coordinator.list_groups() == (ListedGroup(GROUP, "consumer", "Reconciling", "consumer"),)
@@ -622,12 +622,12 @@ def test_offset_commits_and_fetches_are_checked_against_the_member_epoch() -> No
     a = d.join().member_id
     assert a is not None
     check = d.coordinator.offset_commit_error
-    assert check(GROUP, a, 1, api_version=9) == ErrorCode.none
-    assert check(GROUP, a, 0, api_version=9) == ErrorCode.stale_member_epoch
-    assert check(GROUP, a, 1, api_version=8) == ErrorCode.unsupported_version
-    assert check(GROUP, "nobody", 1, api_version=9) == ErrorCode.unknown_member_id
-    assert d.coordinator.offset_fetch_error(GROUP, a, 1) == ErrorCode.none
-    assert d.coordinator.offset_fetch_error(GROUP, a, 2) == ErrorCode.stale_member_epoch
+    assert check(GROUP, a, 2, api_version=9) == ErrorCode.none
+    assert check(GROUP, a, 1, api_version=9) == ErrorCode.stale_member_epoch
+    assert check(GROUP, a, 2, api_version=8) == ErrorCode.unsupported_version
+    assert check(GROUP, "nobody", 2, api_version=9) == ErrorCode.unknown_member_id
+    assert d.coordinator.offset_fetch_error(GROUP, a, 2) == ErrorCode.none
+    assert d.coordinator.offset_fetch_error(GROUP, a, 3) == ErrorCode.stale_member_epoch
     assert d.coordinator.offset_fetch_error(GROUP, None, -1) == ErrorCode.none
     d.leave(a)
     assert check(GROUP, "", -1, api_version=9) == ErrorCode.none, "an admin's commit to an empty group"

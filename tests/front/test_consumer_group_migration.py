@@ -8,6 +8,7 @@ from __future__ import annotations
 import struct
 
 import pytest
+from msgspec.structs import replace
 
 from zkconsumer.assignors.topic_ids import generated_topic_id
 from zkconsumer.front.groups import classic_group_messages as classic
@@ -141,17 +142,33 @@ def test_a_converted_group_s_record_keeps_its_classic_members():
     assert beat.error_code == ErrorCode.none
 
 
-@pytest.mark.parametrize(("policy", "protocol_type", "refused"), [
-    ("downgrade", "consumer", "group.consumer.migration.policy is downgrade"),
-    ("disabled", "consumer", "group.consumer.migration.policy is disabled"),
-    ("upgrade", "connect", "protocol type 'connect'"),
+@pytest.mark.parametrize(("policy", "protocol_type", "refused", "reason"), [
+    ("downgrade", "consumer", "because online upgrade is disabled", "group.consumer.migration.policy is downgrade"),
+    ("disabled", "consumer", "because online upgrade is disabled", "group.consumer.migration.policy is disabled"),
+    ("upgrade", "connect", "because the group does not use the consumer embedded protocol", "protocol type 'connect'"),
 ])
-def test_an_upgrade_the_policy_or_the_protocol_refuses(policy, protocol_type, refused):
+def test_an_upgrade_the_policy_or_the_protocol_refuses(policy, protocol_type, refused, reason):
     consumers = coordinator(policy)
-    reason, events = consumers.upgrade_refused(GROUP, classic_record(protocol_type=protocol_type), 0)
-    assert reason is not None and refused in reason
+    message, events = consumers.upgrade_refused(GROUP, classic_record(protocol_type=protocol_type), 0)
+    assert message == f"Cannot upgrade classic group {GROUP} to consumer group {refused}."
     assert [e.name for e in events] == ["front.consumer_group.upgrade_refused"]
+    assert reason in events[0].fields["reason"]
     assert not consumers.has_group(GROUP)
+
+
+def test_an_upgrade_is_refused_where_an_assignment_carries_an_assignor_s_user_data():
+    """Kafka 4.0 on (KAFKA-18134): a consumer group keeps no assignor user data, so a group whose assignor writes some
+    (a custom one) stays classic; an empty user data is none."""
+    assignment = encode_assignment({TOPIC: frozenset({0, 1})})
+    with_user_data = assignment[:-4] + struct.pack(">i", 3) + b"abc"
+    empty_user_data = assignment[:-4] + struct.pack(">i", 0)
+    record = classic_record()
+    custom = replace(record, members=(replace(record.members[0], assignment=with_user_data), record.members[1]))
+    message, events = coordinator().upgrade_refused(GROUP, custom, 0)
+    assert message is not None and "because an unsupported custom assignor is in use" in message
+    assert [e.fields["reason"] for e in events] == ["a member's assignment carries an assignor's user data"]
+    plain = replace(record, members=(replace(record.members[0], assignment=empty_user_data), record.members[1]))
+    assert coordinator().upgrade_refused(GROUP, plain, 0)[0] is None
 
 
 def test_the_classic_coordinator_hands_over_a_group_mid_round_answering_its_waiting_joins():
@@ -197,3 +214,149 @@ def test_the_upgrade_policy_keeps_a_group_of_classic_members_a_consumer_group():
     consumers.heartbeat(ConsumerGroupHeartbeat(GROUP, "c", -1, api_version=1), 3)
     assert consumers.downgrade(GROUP, 3) == (None, ())
     assert consumers.members_of(GROUP) == ["a", "b"]
+
+
+# --- where the front followed Kafka 4.4 once both were run (tests/front/test_differential_*.py) ---------------------
+
+
+def member_epoch(consumers: ConsumerGroupCoordinator, member_id: str) -> int:
+    rec = consumers.member_reconciliation(GROUP, member_id)
+    assert rec is not None
+    return rec.member_epoch
+
+
+def consumer_join(member_id: str, instance_id: str | None = None, now: int = 1) -> tuple[ConsumerGroupHeartbeat, int]:
+    return ConsumerGroupHeartbeat(GROUP, member_id, 0, instance_id=instance_id, rebalance_timeout_ms=60_000,
+                                  subscribed_topic_names=(TOPIC,), owned={}, api_version=1), now
+
+
+def static_record() -> ClassicGroupRecord:
+    record = classic_record()
+    return replace(record, members=tuple(replace(m, group_instance_id=f"i-{m.member_id}") for m in record.members))
+
+
+def test_a_consumer_member_takes_a_classic_static_member_s_instance_at_once():
+    """A static member's instance coming back with the consumer protocol replaces the classic member at once, its
+    assignment and all: a classic static member never says it leaves (Kafka lets either side classic replace; two
+    consumer-protocol members only after the old one's -2)."""
+    consumers = coordinator()
+    consumers.upgrade(GROUP, static_record(), "Stable", 0)
+    outcome = consumers.heartbeat(*consumer_join("a2", "i-a"))
+    assert outcome.response.error_code == ErrorCode.none
+    assert consumers.members_of(GROUP) == ["b", "a2"]
+    assert outcome.response.assignment == {TOPIC_ID: frozenset({0, 1})}
+    assert [e.name for e in outcome.events].count("front.consumer_group.static_member_replaced") == 1
+    assert consumers.group_epoch_of(GROUP) == 5, "a replacement is no rebalance"
+    # and the new member speaks the consumer protocol: it commits with its member epoch at OffsetCommit v9
+    assert consumers.offset_commit_error(GROUP, "a2", outcome.response.member_epoch, api_version=8) == \
+        ErrorCode.unsupported_version
+
+
+def test_a_classic_member_takes_a_consumer_static_member_s_instance_at_once():
+    consumers = coordinator()
+    consumers.upgrade(GROUP, static_record(), "Stable", 0)
+    consumers.heartbeat(*consumer_join("c", "i-c"))
+    request = classic.JoinGroup(0, GROUP, "", "consumer", (classic.Protocol("range", subscription()),), 10_000,
+                                60_000, 5, group_instance_id="i-c")
+    joined, events = consumers.classic_join(request, 2)
+    assert joined.error_code == ErrorCode.none
+    assert "c" not in consumers.members_of(GROUP) and joined.member_id in consumers.members_of(GROUP)
+    assert [e.name for e in events].count("front.consumer_group.static_member_replaced") == 1
+
+
+def test_a_classic_member_is_asked_to_rejoin_only_once_every_partition_it_waits_for_is_free():
+    """Kafka's ``waitingOnUnreleasedPartition``: an eager member revokes everything at each rejoin, so asking it once
+    per partition freed would cost it a round each. Two consumer-protocol members hold three partitions each of six; a
+    classic member joins and is given one of each: it is asked to rejoin once both are free, not after the first."""
+    six, six_id = "six", generated_topic_id("six")
+    consumers = ConsumerGroupCoordinator(ConsumerGroupConfig())
+    consumers.set_topics([TopicMetadata(six, six_id, 6)], 0)
+
+    def beat(member: str, owned: frozenset[int], now: int) -> frozenset[int]:
+        rec = consumers.member_reconciliation(GROUP, member)
+        outcome = consumers.heartbeat(ConsumerGroupHeartbeat(
+            GROUP, member, rec.member_epoch if rec else 0, rebalance_timeout_ms=60_000 if rec is None else -1,
+            subscribed_topic_names=(six,) if rec is None else None, owned={six_id: owned}, api_version=1), now)
+        assert outcome.response.error_code == ErrorCode.none
+        assignment = outcome.response.assignment
+        return owned if assignment is None else assignment.get(six_id, frozenset())
+
+    owned = {"x": beat("x", frozenset(), 1)}
+    owned["y"] = beat("y", frozenset(), 2)
+    for now in (3, 4):
+        for member in ("x", "y"):
+            owned[member] = beat(member, owned[member], now)
+    assert sorted(len(ps) for ps in owned.values()) == [3, 3]
+    joined, _ = consumers.classic_join(classic.JoinGroup(0, GROUP, "m", "consumer", (
+        classic.Protocol("range", subscription(topic=six)),), 10_000, 60_000, 3), 5)
+    assert joined.error_code == ErrorCode.none
+    target = consumers.target_of(GROUP, "m")[six_id]
+    assert all(len(owned[m] & target) == 1 for m in ("x", "y"))
+    owned["x"] = beat("x", owned["x"] - target, 6)  # x lets its partition go
+    waiting, _ = consumers.classic_heartbeat(classic.Heartbeat(0, GROUP, joined.generation_id, "m"), 7)
+    assert waiting.error_code == ErrorCode.none, "y still holds the other one: not asked to rejoin yet"
+    owned["y"] = beat("y", owned["y"] - target, 8)
+    free, _ = consumers.classic_heartbeat(classic.Heartbeat(0, GROUP, joined.generation_id, "m"), 9)
+    assert free.error_code == ErrorCode.rebalance_in_progress
+
+
+def test_a_classic_member_s_sync_behind_the_group_epoch_is_answered_rebalance_in_progress():
+    consumers = coordinator()
+    consumers.upgrade(GROUP, classic_record(), "Stable", 0)
+    joined, _ = consumers.classic_join(join("a", 0, 1), 1)
+    consumers.heartbeat(*consumer_join("c", now=2))  # the group epoch moves before a syncs
+    synced, _ = consumers.classic_sync(classic.SyncGroup(0, GROUP, joined.generation_id, "a"), 3)
+    assert synced.error_code == ErrorCode.rebalance_in_progress
+
+
+@pytest.mark.parametrize("step", ["rejoin", "sync"])
+def test_a_classic_member_that_does_not_rejoin_or_sync_within_its_rebalance_timeout_is_fenced(step):
+    """Kafka's join and sync timeouts of a consumer group's classic members: told to rejoin (here, a consumer member
+    joined), it must send its JoinGroup within its rebalance timeout (60 s here), and its SyncGroup within it after
+    its JoinGroup's answer, though its heartbeats keep its session alive."""
+    consumers = coordinator()
+    consumers.upgrade(GROUP, classic_record(), "Stable", 0)
+    consumers.heartbeat(*consumer_join("c", now=1))
+    beat, _ = consumers.classic_heartbeat(classic.Heartbeat(0, GROUP, 5, "a"), 2)
+    assert beat.error_code == ErrorCode.rebalance_in_progress
+    generation = 5
+    if step == "sync":
+        joined, _ = consumers.classic_join(join("a", 0, 1), 3)
+        generation = joined.generation_id
+    for now in range(5_000, 60_000, 5_000):  # heartbeats within its 10 s session
+        consumers.classic_heartbeat(classic.Heartbeat(0, GROUP, generation, "a"), now)
+    assert "a" in consumers.members_of(GROUP)
+    events = consumers.tick(64_000)
+    assert "a" not in consumers.members_of(GROUP)
+    assert [e.fields["member_id"] for e in events if e.name == "front.consumer_group.member_fenced"] == ["a"]
+
+
+def test_a_loaded_consumer_group_gives_its_classic_members_the_consumer_session():
+    """Kafka's ``onLoaded`` arms ``group.consumer.session.timeout.ms`` for every member of a consumer group, a classic
+    one's too: a classic member that does not come back after a restart expires after that, not its own session."""
+    consumers = ConsumerGroupCoordinator(ConsumerGroupConfig(session_timeout_ms=45_000))
+    consumers.set_topics([TopicMetadata(TOPIC, TOPIC_ID, PARTITIONS)], 0)
+    consumers.upgrade(GROUP, classic_record(), "Stable", 0)  # classic sessions of 10 s
+    record = consumers.record_of(GROUP)
+    again = ConsumerGroupCoordinator(ConsumerGroupConfig(session_timeout_ms=45_000))
+    again.set_topics([TopicMetadata(TOPIC, TOPIC_ID, PARTITIONS)], 0)
+    assert record is not None
+    again.load(GROUP, record, 100_000)
+    again.tick(100_000 + 44_000)
+    assert again.members_of(GROUP) == ["a", "b"]
+    again.classic_heartbeat(classic.Heartbeat(0, GROUP, 5, "a"), 100_000 + 44_500)  # its own session from here
+    expired = again.tick(100_000 + 45_000)
+    assert [e.fields["member_id"] for e in expired if e.name == "front.consumer_group.member_expired"] == ["b"]
+    assert [e.fields["member_id"] for e in again.tick(100_000 + 44_500 + 10_000)
+            if e.name == "front.consumer_group.member_expired"] == ["a"]
+
+
+def test_a_transactional_commit_naming_no_member_is_taken_by_a_live_consumer_group():
+    """Kafka 4.0 on (KAFKA-18060): TxnOffsetCommit needs no member id, generation or instance id; a plain commit
+    naming none is still refused by a group with members."""
+    consumers = coordinator()
+    consumers.heartbeat(*consumer_join("c"))
+    assert consumers.offset_commit_error(GROUP, "", -1, api_version=3, transactional=True) == ErrorCode.none
+    assert consumers.offset_commit_error(GROUP, "", -1, api_version=9) == ErrorCode.unknown_member_id
+    assert consumers.offset_commit_error(GROUP, "", -1, api_version=3, transactional=True,
+                                         instance_id="i") == ErrorCode.unknown_member_id

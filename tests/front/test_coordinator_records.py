@@ -5,8 +5,11 @@ written again. Pure: no loop, no broker."""
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 
+from zkconsumer.assignors.topic_ids import generated_topic_id
 from zkconsumer.front.groups.classic_group import ClassicGroupConfig, ClassicGroupCoordinator
 from zkconsumer.front.groups.classic_group_messages import (
     ErrorCode,
@@ -16,10 +19,13 @@ from zkconsumer.front.groups.classic_group_messages import (
     JoinGroupResponse,
     Protocol,
     SyncGroup,
+    SyncGroupResponse,
 )
 from zkconsumer.front.groups.consumer_group import ConsumerGroupCoordinator
+from zkconsumer.front.groups.consumer_group_messages import ConsumerGroupHeartbeat, TopicMetadata
 from zkconsumer.front.groups.coordinator import CoordinatorResult, GroupCoordinator
 from zkconsumer.front.groups.group_records import ClassicGroupRecord, decode, encode_key
+from zkconsumer.kafka.consumer_protocol import encode_assignment
 
 SESSION_MS = 10_000
 
@@ -90,3 +96,51 @@ def test_a_record_whose_write_failed_is_returned_again_at_the_group_s_next_chang
     coordinator.unwritten(["g"])
     left = coordinator.handle(Heartbeat(3, "g", 1, member), 2_000)  # nothing changed, but what is stored is unknown
     assert _record(left, "g") is not None
+
+
+
+def _consumer_subscription(topic: str) -> bytes:
+    """A ConsumerProtocol v0 Subscription of ``topic``."""
+    name = topic.encode()
+    return struct.pack(f">hih{len(name)}si", 0, 1, len(name), name, -1)
+
+
+def test_a_classic_static_member_replacing_the_last_consumer_member_makes_the_group_classic_without_a_rebalance(
+        monkeypatch):
+    """Kafka's ``validateOnlineDowngradeWithReplacedMemberId``: a consumer-protocol static member that closed (epoch
+    -2) comes back with the classic protocol; the group's members then all speak the classic protocol, so it is a
+    classic group again at once, Stable, its members keeping their assignments (seen at Kafka 4.4:
+    tests/front/test_differential_migration.py)."""
+    coordinator = _coordinator(monkeypatch)
+    coordinator.set_topics([TopicMetadata("t", generated_topic_id("t"), 4)], 0)
+    protocols = (Protocol("range", _consumer_subscription("t")),)
+    joined = coordinator.join_group(JoinGroup(1, "g", "", "consumer", protocols, SESSION_MS, SESSION_MS,
+                                              api_version=5, group_instance_id="b"), 0).response(1)
+    assert isinstance(joined, JoinGroupResponse) and joined.error_code is ErrorCode.none
+    coordinator.handle(SyncGroup(2, "g", joined.generation_id, joined.member_id, group_instance_id="b", assignments=(
+        (joined.member_id, encode_assignment({"t": frozenset(range(4))})),)), 0)
+    heartbeat = ConsumerGroupHeartbeat("g", "a", 0, instance_id="a", rebalance_timeout_ms=SESSION_MS,
+                                       subscribed_topic_names=("t",), owned={}, api_version=1)
+    assert coordinator.consumer_group_heartbeat(3, heartbeat, 1).response(3).error_code == 0  # upgraded
+    coordinator.consumer_group_heartbeat(4, ConsumerGroupHeartbeat("g", "a", -2, instance_id="a", api_version=1), 2)
+    back = coordinator.join_group(JoinGroup(5, "g", "", "consumer", protocols, SESSION_MS, SESSION_MS, api_version=5,
+                                            group_instance_id="a"), 3)
+    answer = back.response(5)
+    assert isinstance(answer, JoinGroupResponse) and answer.error_code is ErrorCode.none
+    assert [e.name for e in back.events].count("front.consumer_group.downgraded") == 1
+    assert not coordinator.consumer.has_group("g")
+    assert coordinator.classic.state_of("g") is GroupState.STABLE, "no rebalance"
+    synced = coordinator.handle(SyncGroup(6, "g", answer.generation_id, answer.member_id, group_instance_id="a"),
+                                4).response(6)
+    assert isinstance(synced, SyncGroupResponse) and synced.error_code is ErrorCode.none
+
+
+def test_offset_delete_counts_a_consumer_group_whose_subscriptions_cannot_be_read_subscribed_to_every_topic(
+        monkeypatch):
+    """Kafka's ``ClassicGroup.isSubscribedToTopic``: a live group of protocol type ``consumer`` whose member's bytes do
+    not read as ConsumerProtocol's keeps every topic's offsets (seen at Kafka 4.4:
+    tests/front/test_differential_offsets.py)."""
+    coordinator = _coordinator(monkeypatch)
+    _stable(coordinator, "g", 0)  # its member's subscription: b"m", no ConsumerProtocol
+    check = coordinator.offset_delete("g", offsets_kept=False)
+    assert check.error_code is ErrorCode.none and check.is_subscribed("any-topic")

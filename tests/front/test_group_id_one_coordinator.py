@@ -90,8 +90,8 @@ def test_a_classic_join_during_a_kip848_heartbeat_s_topic_refresh_leaves_the_gro
         assert (in_classic, in_consumer) == (True, False)
         assert state is GroupState.PREPARING_REBALANCE
         assert int(answered.error_code) == ErrorCode.group_id_not_found
-        assert answered.error_message == (f"Group {group} is not a consumer group (group.consumer.migration.policy "
-                                          "is disabled).")
+        assert answered.error_message == (f"Cannot upgrade classic group {group} to consumer group because online "
+                                          "upgrade is disabled.")
     else:
         assert (in_classic, in_consumer) == (False, True)
         assert int(answered.error_code) == ErrorCode.none

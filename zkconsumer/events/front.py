@@ -111,7 +111,8 @@ FRONT_CONSUMER_GROUP_MEMBER_EXPIRED = _CONSUMER.event("front.consumer_group.memb
     "a member's session timed out", shared.MEMBER_ID, shared.SESSION_TIMEOUT_MS, shared.INSTANCE_ID, drawn="an "
     '"expired" mark')
 FRONT_CONSUMER_GROUP_MEMBER_FENCED = _CONSUMER.event("front.consumer_group.member_fenced", "info",
-    "a member did not revoke in time (its rebalance timeout)", shared.MEMBER_ID, shared.REBALANCE_TIMEOUT_MS,
+    "a member did not revoke in time (its rebalance timeout), or a classic member did not rejoin or sync in time "
+    "(the same timeout)", shared.MEMBER_ID, shared.REBALANCE_TIMEOUT_MS,
     shared.INSTANCE_ID, shared.MEMBER_EPOCH, drawn='a "fenced" mark')
 FRONT_CONSUMER_GROUP_EPOCH_BUMPED = _CONSUMER.event("front.consumer_group.epoch_bumped", "info",
     "the group epoch moved: a round begins", shared.FROM_EPOCH, F("to", INT, "group epochs"),
@@ -147,7 +148,8 @@ FRONT_CONSUMER_GROUP_UPGRADED = _CONSUMER.event("front.consumer_group.upgraded",
 FRONT_CONSUMER_GROUP_DOWNGRADED = _CONSUMER.event("front.consumer_group.downgraded", "info",
     "the last consumer-protocol member left a consumer group whose classic members remain: the group became a classic "
     "group again (Kafka's online downgrade, `group.consumer.migration.policy` downgrade or bidirectional), at the "
-    "assignment epoch as its generation, and rebalances", shared.GENERATION, shared.MEMBER_IDS, drawn="text only")
+    "assignment epoch as its generation, and rebalances; or a classic static member took that member's place: then "
+    "without a rebalance", shared.GENERATION, shared.MEMBER_IDS, drawn="text only")
 FRONT_CONSUMER_GROUP_UPGRADE_REFUSED = _CONSUMER.event("front.consumer_group.upgrade_refused", "info",
     "a new member's ConsumerGroupHeartbeat to a live classic group that cannot convert, answered GROUP_ID_NOT_FOUND",
     shared.REASON, drawn="text only")

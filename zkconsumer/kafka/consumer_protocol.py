@@ -84,12 +84,30 @@ def decode_assignment(data: bytes) -> tuple[TopicPartition, ...]:
 
     :raises ProtocolInvalid:
     """
+    return _read_assignment(data)[0]
+
+
+def assignment_user_data(data: bytes) -> bytes:
+    """The user data an assignor put in a member's Assignment (``b""``: none, null or absent).
+
+    :raises ProtocolInvalid:
+    """
+    return _read_assignment(data)[1]
+
+
+def _read_assignment(data: bytes) -> tuple[tuple[TopicPartition, ...], bytes]:
     if not data:
-        return ()
+        return (), b""
     reader = _Reader(data, "the assignment")
     if reader.take(">h") < 0:
         raise ProtocolInvalid("the assignment has a negative version")
-    return tuple(reader.partitions())
+    partitions = tuple(reader.partitions())
+    if reader.at == len(data):
+        return partitions, b""
+    size = reader.take(">i")
+    if size > len(data) - reader.at:
+        raise ProtocolInvalid(f"the assignment's user data of {size} bytes ends past its {len(data)} bytes")
+    return partitions, data[reader.at:reader.at + max(size, 0)]
 
 
 def encode_assignment(partitions: Mapping[str, frozenset[int]]) -> bytes:
@@ -103,4 +121,5 @@ def encode_assignment(partitions: Mapping[str, frozenset[int]]) -> bytes:
     return b"".join(out)
 
 
-__all__ = ["ProtocolInvalid", "Subscription", "decode_assignment", "decode_subscription", "encode_assignment"]
+__all__ = ["ProtocolInvalid", "Subscription", "assignment_user_data", "decode_assignment", "decode_subscription",
+           "encode_assignment"]

@@ -367,13 +367,15 @@ class ClassicGroupCoordinator(CoordinatorClock[_TimerKind, _TimerArgs]):
             self._reschedule_heartbeat(group, member)
         return group
 
-    def adopt(self, group_id: str, record: ClassicGroupRecord, now_ms: int) -> Step:
+    def adopt(self, group_id: str, record: ClassicGroupRecord, now_ms: int, rebalance: bool = True) -> Step:
         """Take in a consumer group converted back (Kafka's ``convertToClassicGroup``): Stable at the group epoch
-        as its generation, each member with its assignment and a whole session, then a rebalance at once, in which
-        every member rejoins and the leader assigns."""
+        as its generation, each member with its assignment and a whole session, then, where a member left
+        (``rebalance``), a rebalance at once, in which every member rejoins and the leader assigns; where a classic
+        static member took a consumer-protocol member's place instead, the group stays as it is."""
         self.advance(now_ms)
         group = self._install(group_id, record)
-        self._prepare_rebalance(group, "converted from a consumer group")
+        if rebalance:
+            self._prepare_rebalance(group, "converted from a consumer group")
         return self._drain()
 
     def hand_over(self, group_id: str, now_ms: int) -> tuple[ClassicGroupRecord | None, str, Step]:

@@ -131,6 +131,7 @@ from zkconsumer.front.groups.group_records import (
 )
 from zkconsumer.kafka.consumer_protocol import (
     ProtocolInvalid,
+    assignment_user_data,
     decode_assignment,
     decode_subscription,
     encode_assignment,
@@ -141,6 +142,9 @@ from zkconsumer.types import TopicPartition
 CLIENT_MEMBER_ID_VERSION = 1
 #: the first OffsetCommit version a member of a consumer group must use
 CONSUMER_OFFSET_COMMIT_VERSION = 9
+#: the group and assignment epochs of a new consumer group (Kafka 4.3 on, KAFKA-20268): epoch 1 is an empty
+#: assignment, so the first member's join makes epoch 2 and every member's epoch is above 0, which means "joining"
+NEW_GROUP_EPOCH = 1
 
 
 #: ConsumerGroupDescribe's ``member_type`` of a member by the protocol it speaks
@@ -227,6 +231,10 @@ def _require_at_least(setting: tuple[str, int], bound: tuple[str, int]) -> None:
 class _TimerKind(Enum):
     SESSION = "session"
     REBALANCE = "rebalance"
+    #: a classic member told to rejoin must send its JoinGroup, and one answered its SyncGroup, within its rebalance
+    #: timeout, or it is fenced (Kafka's join and sync timeouts of a consumer group's classic members)
+    JOIN = "join"
+    SYNC = "sync"
 
 
 _TimerKey = tuple[_TimerKind, str, str]
@@ -383,14 +391,18 @@ class ConsumerGroupCoordinator(CoordinatorClock[_TimerKind, int]):
         return ErrorCode.none, self._drain()
 
     def offset_commit_error(self, group_id: str, member_id: str, member_epoch: int, api_version: int,
-                            transactional: bool = False) -> ErrorCode:
+                            transactional: bool = False, instance_id: str | None = None) -> ErrorCode:
         """Whether an OffsetCommit to consumer group ``group_id`` may be stored
-        (``ConsumerGroup.validateOffsetCommit``): a commit with a negative epoch to an empty group is an admin's;
-        otherwise the member must exist, commit with v9+ (unless transactional) and name its current epoch."""
+        (``ConsumerGroup.validateOffsetCommit``): a commit with a negative epoch to an empty group is an admin's, and
+        so is a transactional one naming no member, no epoch and no instance to any group (Kafka 4.0 on,
+        KAFKA-18060: TxnOffsetCommit does not require them); otherwise the member must exist, commit with v9+ (unless
+        transactional) and name its current epoch."""
         group = self._groups.get(group_id)
         if group is None:
             return ErrorCode.group_id_not_found
         if member_epoch < 0 and not group.members:
+            return ErrorCode.none
+        if transactional and member_epoch == -1 and not member_id and instance_id is None:
             return ErrorCode.none
         member = group.members.get(member_id)
         if member is None:
@@ -423,26 +435,37 @@ class ConsumerGroupCoordinator(CoordinatorClock[_TimerKind, int]):
     def upgrade_refused(self, group_id: str, record: ClassicGroupRecord,
                         now_ms: int) -> tuple[str | None, tuple[GroupEvent, ...]]:
         """Why the live classic group of ``record`` cannot become a consumer group (``validateOnlineUpgrade``, and the
-        decoding ``fromClassicGroup`` does), or ``None``: the migration policy, ``group.consumer.max.size``, a protocol
-        type other than ``consumer``, a member's subscription or assignment that is not ConsumerProtocol's."""
+        decoding ``fromClassicGroup`` does), in Kafka's words, or ``None``: the migration policy,
+        ``group.consumer.max.size``, a protocol type other than ``consumer``, a member's subscription or assignment
+        that is not ConsumerProtocol's, or an assignment carrying an assignor's user data, which a consumer group would
+        lose (Kafka 4.0 on, KAFKA-18134: a custom assignor)."""
         self.advance(now_ms)
-        refused = None
+        refused = reason = None
         if not self.config.upgrade_enabled():
-            refused = f"group.consumer.migration.policy is {self.config.migration_policy}"
+            refused, reason = "online upgrade is disabled", (
+                f"group.consumer.migration.policy is {self.config.migration_policy}")
         elif self.config.max_size is not None and len(record.members) >= self.config.max_size:
-            refused = f"its {len(record.members)} members reach group.consumer.max.size {self.config.max_size}"
+            refused, reason = "the group size exceeds the consumer group maximum size", (
+                f"its {len(record.members)} members reach group.consumer.max.size {self.config.max_size}")
         elif record.protocol_type != CONSUMER_GROUP_TYPE:
-            refused = f"its protocol type {record.protocol_type!r} is not {CONSUMER_GROUP_TYPE!r}"
+            refused, reason = "the group does not use the consumer embedded protocol", (
+                f"its protocol type {record.protocol_type!r} is not {CONSUMER_GROUP_TYPE!r}")
         else:
             try:
                 held = [tp for m in record.members for tp in _classic_assignment(m)]
                 if len(held) != len(set(held)):
-                    refused = "two members' assignments overlap"
+                    refused, reason = "the embedded consumer protocol is malformed", "two members' assignments overlap"
+                elif any(assignment_user_data(m.assignment) for m in record.members):
+                    refused = ("an unsupported custom assignor is in use. Please refer to the documentation or switch "
+                               "to a default assignor before re-attempting the upgrade")
+                    reason = "a member's assignment carries an assignor's user data"
             except ProtocolInvalid as exc:
-                refused = f"a member's metadata is not ConsumerProtocol's: {exc}"
-        if refused is not None:
-            self._event(ev.FRONT_CONSUMER_GROUP_UPGRADE_REFUSED, group_id, reason=refused)
-        return refused, self._drain()
+                refused, reason = "the embedded consumer protocol is malformed", (
+                    f"a member's metadata is not ConsumerProtocol's: {exc}")
+        if refused is None:
+            return None, self._drain()
+        self._event(ev.FRONT_CONSUMER_GROUP_UPGRADE_REFUSED, group_id, reason=reason)
+        return f"Cannot upgrade classic group {group_id} to consumer group because {refused}.", self._drain()
 
     def upgrade(self, group_id: str, record: ClassicGroupRecord, classic_state: str,
                 now_ms: int) -> tuple[GroupEvent, ...]:
@@ -534,14 +557,17 @@ class ConsumerGroupCoordinator(CoordinatorClock[_TimerKind, int]):
                         message=rejected.message)
             return classic.JoinGroupResponse(rejected.code, member_id), self._drain()
         member = group.members[member_id]
+        self._timers.cancel((_TimerKind.JOIN, request.group_id, member_id))
+        self._schedule(_TimerKind.SYNC, request.group_id, member_id, request.rebalance_timeout_ms)
         return classic.JoinGroupResponse(
             ErrorCode.none, member_id, member.rec.member_epoch, CONSUMER_GROUP_TYPE, protocol.protocol_name(),
             leader=""), self._drain()
 
     def classic_sync(self, request: classic.SyncGroup, now_ms: int) -> tuple[classic.SyncGroupResponse,
                                                                                 tuple[GroupEvent, ...]]:
-        """A classic member's SyncGroup (``classicGroupSyncToConsumerGroup``): its assigned partitions as a
-        ConsumerProtocol assignment; any assignment a client sends is ignored."""
+        """A classic member's SyncGroup (``classicGroupSyncToConsumerGroup``): REBALANCE_IN_PROGRESS where the group
+        epoch moved on since its JoinGroup (unless it is still revoking: it rejoins once it has), else its assigned
+        partitions as a ConsumerProtocol assignment; any assignment a client sends is ignored."""
         self.advance(now_ms)
         member, code = self._classic_member(request)
         if member is None or member.classic is None:
@@ -550,6 +576,11 @@ class ConsumerGroupCoordinator(CoordinatorClock[_TimerKind, int]):
         if ((request.protocol_type is not None and request.protocol_type != CONSUMER_GROUP_TYPE)
                 or (request.protocol_name is not None and request.protocol_name != name)):
             return classic.SyncGroupResponse(ErrorCode.inconsistent_group_protocol), self._drain()
+        group = self._groups[request.group_id]
+        if group.group_epoch > member.rec.member_epoch and member.rec.state is not MemberState.UNREVOKED_PARTITIONS:
+            self._rejoin_within_rebalance_timeout(group, member)
+            return classic.SyncGroupResponse(ErrorCode.rebalance_in_progress), self._drain()
+        self._timers.cancel((_TimerKind.SYNC, request.group_id, member.member_id))
         self._schedule(_TimerKind.SESSION, request.group_id, member.member_id, self._session_ms(member))
         by_name: dict[str, frozenset[int]] = {}
         for topic_id, numbers in member.rec.assigned.items():
@@ -561,8 +592,9 @@ class ConsumerGroupCoordinator(CoordinatorClock[_TimerKind, int]):
     def classic_heartbeat(self, request: classic.Heartbeat, now_ms: int) -> tuple[classic.HeartbeatResponse,
                                                                                     tuple[GroupEvent, ...]]:
         """A classic member's Heartbeat (``classicGroupHeartbeatToConsumerGroup``): REBALANCE_IN_PROGRESS, so that it
-        rejoins, while the group epoch is ahead of the member's, while it must revoke partitions, or when partitions it
-        waits for are free."""
+        rejoins, while the group epoch is ahead of the member's, while it must revoke partitions, or once every
+        partition it waits for is free (``waitingOnUnreleasedPartition``: an eager member revokes all it owns at each
+        rejoin, so it is not asked to while one is still held). It must then rejoin within its rebalance timeout."""
         self.advance(now_ms)
         member, code = self._classic_member(request)
         if member is None:
@@ -571,10 +603,20 @@ class ConsumerGroupCoordinator(CoordinatorClock[_TimerKind, int]):
         self._schedule(_TimerKind.SESSION, request.group_id, member.member_id, self._session_ms(member))
         rec = member.rec
         waiting = {t: ps - rec.assigned.get(t, frozenset()) for t, ps in group.target.get(member.member_id, {}).items()}
-        released = any(group.partition_epoch(t, p) == FREE for t, ps in waiting.items() for p in ps)
+        released = all(group.partition_epoch(t, p) == FREE for t, ps in waiting.items() for p in ps)
         rejoin = (rec.member_epoch < group.group_epoch or rec.state is MemberState.UNREVOKED_PARTITIONS
                   or (rec.state is MemberState.UNRELEASED_PARTITIONS and released))
-        return classic.HeartbeatResponse(ErrorCode.rebalance_in_progress if rejoin else ErrorCode.none), self._drain()
+        if not rejoin:
+            return classic.HeartbeatResponse(ErrorCode.none), self._drain()
+        self._rejoin_within_rebalance_timeout(group, member)
+        return classic.HeartbeatResponse(ErrorCode.rebalance_in_progress), self._drain()
+
+    def _rejoin_within_rebalance_timeout(self, group: _Group, member: _Member) -> None:
+        """``scheduleConsumerGroupJoinTimeoutIfAbsent``: a classic member told to rejoin is fenced unless its JoinGroup
+        comes within its rebalance timeout, counted from the first time it was told."""
+        key = (_TimerKind.JOIN, group.group_id, member.member_id)
+        if not self._timers.armed(key):
+            self._schedule(_TimerKind.JOIN, group.group_id, member.member_id, member.rebalance_timeout_ms)
 
     def classic_leave(self, request: classic.LeaveGroup, now_ms: int) -> tuple[classic.LeaveGroupResponse,
                                                                                  tuple[GroupEvent, ...]]:
@@ -677,8 +719,8 @@ class ConsumerGroupCoordinator(CoordinatorClock[_TimerKind, int]):
 
     def load(self, group_id: str, record: ConsumerGroupRecord, now_ms: int) -> tuple[GroupEvent, ...]:
         """Take in a group replayed from its record, as Kafka replays a consumer group's records and ``onLoaded``
-        re-arms its timers: every member a whole session timeout from ``now_ms``, and a member still revoking
-        partitions its rebalance timeout."""
+        re-arms its timers: every member, classic ones included, a whole ``group.consumer.session.timeout.ms`` from
+        ``now_ms``, and a member still revoking partitions its rebalance timeout."""
         self.advance(now_ms)
         self._timers.cancel_where(lambda key: key[1] == group_id)
         group = _Group(group_id, group_epoch=record.group_epoch, assignment_epoch=record.assignment_epoch,
@@ -696,7 +738,9 @@ class ConsumerGroupCoordinator(CoordinatorClock[_TimerKind, int]):
                                            m.client_id, m.client_host, m.subscribed, m.server_assignor, m.regex, rec,
                                            classic_protocol))
             group.target[m.member_id] = _partitions_of(m.target)
-            self._schedule(_TimerKind.SESSION, group_id, m.member_id, self._session_ms(group.members[m.member_id]))
+            # Kafka's onLoaded: group.consumer.session.timeout.ms for every member, a classic one's too (its next
+            # heartbeat restarts its own session)
+            self._schedule(_TimerKind.SESSION, group_id, m.member_id, self.config.session_timeout_ms)
             if rec.state is MemberState.UNREVOKED_PARTITIONS:
                 self._schedule(_TimerKind.REBALANCE, group_id, m.member_id, m.rebalance_timeout_ms, m.member_epoch)
         group.state = _state_of(group)
@@ -741,7 +785,7 @@ class ConsumerGroupCoordinator(CoordinatorClock[_TimerKind, int]):
             self._event(ev.FRONT_CONSUMER_GROUP_MEMBER_EXPIRED, group.group_id, member_id=member.member_id,
                         instance_id=member.instance_id, session_timeout_ms=self._session_ms(member))
             self._fence(group, member, "member_expired")
-        elif member.rec.member_epoch == due.value:
+        elif kind is not _TimerKind.REBALANCE or member.rec.member_epoch == due.value:
             self._event(ev.FRONT_CONSUMER_GROUP_MEMBER_FENCED, group.group_id, member_id=member.member_id,
                         instance_id=member.instance_id, member_epoch=member.rec.member_epoch,
                         rebalance_timeout_ms=member.rebalance_timeout_ms)
@@ -795,14 +839,14 @@ class ConsumerGroupCoordinator(CoordinatorClock[_TimerKind, int]):
         if group is None:
             if not joining:
                 raise _Rejected(ErrorCode.group_id_not_found, f"Consumer group {request.group_id} not found.")
-            group = _Group(request.group_id)
+            group = _Group(request.group_id, group_epoch=NEW_GROUP_EPOCH, assignment_epoch=NEW_GROUP_EPOCH)
         if (self.config.max_size is not None and len(group.members) >= self.config.max_size
                 and request.member_id not in group.members):
             raise _Rejected(ErrorCode.group_max_size_reached, "The consumer group has reached its maximum capacity "
                             f"of {self.config.max_size} members.")
 
         member_id = request.member_id or self._new_member_id()
-        member, replaced = self._member_for(group, request, member_id)
+        member, replaced = self._member_for(group, request, member_id, classic_protocol is not None)
         updated = replace(
             member,
             instance_id=request.instance_id if request.instance_id is not None else member.instance_id,
@@ -815,7 +859,7 @@ class ConsumerGroupCoordinator(CoordinatorClock[_TimerKind, int]):
             regex=request.subscribed_topic_regex if request.subscribed_topic_regex is not None else member.regex,
             client_id=request.client_id,
             client_host=request.client_host,
-            classic=classic_protocol or member.classic,
+            classic=classic_protocol,  # a ConsumerGroupHeartbeat makes its member a consumer-protocol one
         )
 
         if updated.regex and updated.regex != member.regex and not any(
@@ -905,9 +949,10 @@ class ConsumerGroupCoordinator(CoordinatorClock[_TimerKind, int]):
             heartbeat_interval_ms=self.config.heartbeat_interval_ms,
             assignment=dict(final.rec.assigned) if full or changed else None)
 
-    def _member_for(self, group: _Group, request: ConsumerGroupHeartbeat,
-                    member_id: str) -> tuple[_Member, _Member | None]:
-        """The member the heartbeat is about (a new one on a join), and the static member it replaces, if any."""
+    def _member_for(self, group: _Group, request: ConsumerGroupHeartbeat, member_id: str,
+                    classic_protocol: bool = False) -> tuple[_Member, _Member | None]:
+        """The member the heartbeat is about (a new one on a join), and the static member it replaces, if any
+        (``getOrMaybeSubscribeStaticConsumerGroupMember``; ``classic_protocol``: a classic member's JoinGroup)."""
         joining = request.member_epoch == JOIN_GROUP_MEMBER_EPOCH
         if request.instance_id is None:
             known = group.members.get(member_id)
@@ -923,8 +968,11 @@ class ConsumerGroupCoordinator(CoordinatorClock[_TimerKind, int]):
         if joining:
             if static is None:
                 return group.members.get(member_id) or _Member(member_id), None
-            # Kafka checks the instance, not the member id: even the same member id may only rejoin after its -2
-            if static.rec.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            # Kafka checks the instance, not the member id: even the same member id may only rejoin after its -2; but
+            # where either side speaks the classic protocol, whose static members never say they leave, the new one
+            # takes the instance at once
+            if (not classic_protocol and static.classic is None
+                    and static.rec.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH):
                 raise _Rejected(ErrorCode.unreleased_instance_id,
                                 f"Static member {member_id} with instance id {request.instance_id} cannot join the "
                                 f"group because the instance id is owned by {static.member_id} member.")

@@ -98,10 +98,15 @@ class _Outcome:
 @dataclass(frozen=True)
 class OffsetDeleteCheck:
     """OffsetDelete's verdict on a group (``Group.validateOffsetDelete``): its error, and the topics whose offsets it
-    keeps because the group subscribes to them (``GROUP_SUBSCRIBED_TO_TOPIC``)."""
+    keeps because the group subscribes to them (``GROUP_SUBSCRIBED_TO_TOPIC``): those named, or every topic."""
 
     error_code: classic.ErrorCode
     subscribed: frozenset[str] = frozenset()
+    every_topic: bool = False
+
+    def is_subscribed(self, topic: str) -> bool:
+        """``Group.isSubscribedToTopic``."""
+        return self.every_topic or topic in self.subscribed
 
 
 class GroupCoordinator:
@@ -134,7 +139,9 @@ class GroupCoordinator:
     def join_group(self, request: classic.JoinGroup, now_ms: int) -> CoordinatorResult:
         """JoinGroup: an empty consumer group gives way to a new member's classic group, as in Kafka 3.7 on (its
         offsets stay with the group id); a classic member of a live consumer group joins it
-        (``classicGroupJoinToConsumerGroup``); any other goes to the classic machine."""
+        (``classicGroupJoinToConsumerGroup``), and where it took the place of the group's last consumer-protocol
+        member (a static member coming back with the classic protocol) the group is classic again at once, without a
+        rebalance (``validateOnlineDowngradeWithReplacedMemberId``); any other goes to the classic machine."""
         out = _Outcome(touched={request.group_id})
         consumers = self.consumer
         if (consumers.has_group(request.group_id) and not request.member_id
@@ -145,6 +152,8 @@ class GroupCoordinator:
             response, events = consumers.classic_join(request, now_ms)
             out.respond(request.request_id, response)
             self._consumer_events(out, events, now_ms)
+            if any(e.name == ev.FRONT_CONSUMER_GROUP_STATIC_MEMBER_REPLACED for e in events):
+                self._downgrade(out, request.group_id, now_ms, rebalance=False)
         else:
             out.step(self.classic.handle(request, now_ms))
         return self._result(out)
@@ -228,7 +237,8 @@ class GroupCoordinator:
         out = _Outcome(touched={request.group_id})
         if self.consumer.has_group(request.group_id):
             code = self.consumer.offset_commit_error(request.group_id, request.member_id, request.generation_id,
-                                                     request.api_version, transactional=request.transactional)
+                                                     request.api_version, transactional=request.transactional,
+                                                     instance_id=request.group_instance_id)
             if request.transactional and code == classic.ErrorCode.stale_member_epoch:
                 code = classic.ErrorCode.illegal_generation
             out.respond(request.request_id, classic.OffsetCommitVerdict(code))
@@ -260,8 +270,8 @@ class GroupCoordinator:
             try:
                 return OffsetDeleteCheck(classic.ErrorCode.none, frozenset(
                     name for m in record.members for name in decode_subscription(m.subscription).topics))
-            except ProtocolInvalid:  # Kafka's subscribed topics of a group it cannot read: none
-                return OffsetDeleteCheck(classic.ErrorCode.none)
+            except ProtocolInvalid:  # a consumer group Kafka cannot read counts as subscribed to every topic
+                return OffsetDeleteCheck(classic.ErrorCode.none, every_topic=True)
         if offsets_kept:
             return OffsetDeleteCheck(classic.ErrorCode.none)
         return OffsetDeleteCheck(classic.ErrorCode.group_id_not_found)
@@ -285,11 +295,10 @@ class GroupCoordinator:
         if group_id in classics.group_ids() and classics.state_of(group_id) is not classic.GroupState.DEAD:
             if classics.state_of(group_id) is not classic.GroupState.EMPTY:
                 refused = (self._upgrade(out, group_id, now_ms) if request.member_epoch == 0
-                           else "the member is not new")
+                           else f"Group {group_id} is not a consumer group.")
                 if refused is not None:
                     out.respond(request_id, ConsumerGroupHeartbeatResponse(
-                        classic.ErrorCode.group_id_not_found, f"Group {group_id} is not a consumer group ({refused}).",
-                        member_epoch=0, heartbeat_interval_ms=0))
+                        classic.ErrorCode.group_id_not_found, refused, member_epoch=0, heartbeat_interval_ms=0))
                     return self._result(out)
             elif request.member_epoch == 0:
                 out.step(classics.handle(classic.DeleteGroups(_OWN, (group_id,)), now_ms))
@@ -300,11 +309,12 @@ class GroupCoordinator:
 
     def _upgrade(self, out: _Outcome, group_id: str, now_ms: int) -> str | None:
         """Kafka's online upgrade of a live classic group to a consumer group (``validateOnlineUpgrade``,
-        ``convertToConsumerGroup``): why it cannot happen, or ``None`` once it did. The classic machine hands the group
-        over (its waiting requests answered REBALANCE_IN_PROGRESS) and the consumer machine takes it in."""
+        ``convertToConsumerGroup``): why it cannot happen, in Kafka's words, or ``None`` once it did. The classic
+        machine hands the group over (its waiting requests answered REBALANCE_IN_PROGRESS) and the consumer machine
+        takes it in."""
         record = self.classic.record_of(group_id)
         if record is None:
-            return "it holds nothing to convert"
+            return f"Group {group_id} is not a consumer group."
         refused, events = self.consumer.upgrade_refused(group_id, record, now_ms)
         out.events.extend(events)
         if refused is not None:
@@ -383,13 +393,18 @@ class GroupCoordinator:
             gone = sorted({event.group_id for event in check if event.name in _MEMBER_GONE})
             check = []
             for group_id in gone:
-                record, more = self.consumer.downgrade(group_id, now_ms, self.classic.config.max_size)
-                out.events.extend(more)
-                check.extend(more)
-                if record is not None:
-                    out.step(self.classic.adopt(group_id, record, now_ms))
-                    out.given[group_id] = record
-                    out.touched.add(group_id)
+                check.extend(self._downgrade(out, group_id, now_ms, rebalance=True))
+
+    def _downgrade(self, out: _Outcome, group_id: str, now_ms: int, rebalance: bool) -> tuple[GroupEvent, ...]:
+        """The consumer group handed to the classic machine if its members all speak the classic protocol (and the
+        policy and ``group.max.size`` allow it), rebalancing there or not; the consumer machine's events of it."""
+        record, events = self.consumer.downgrade(group_id, now_ms, self.classic.config.max_size)
+        out.events.extend(events)
+        if record is not None:
+            out.step(self.classic.adopt(group_id, record, now_ms, rebalance=rebalance))
+            out.given[group_id] = record
+            out.touched.add(group_id)
+        return events
 
     def _result(self, out: _Outcome) -> CoordinatorResult:
         fired = self.classic.fired_groups() | self.consumer.fired_groups()

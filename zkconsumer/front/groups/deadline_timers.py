@@ -34,6 +34,9 @@ class DeadlineTimers(Generic[K, V]):
     def cancel(self, key: K) -> None:
         self._armed.pop(key, None)
 
+    def armed(self, key: K) -> bool:
+        return key in self._armed
+
     def cancel_where(self, matches: Callable[[K], bool]) -> None:
         """Disarm every timer whose key ``matches``: all of one group's, say, when the group goes away."""
         for key in [k for k in self._armed if matches(k)]:

@@ -320,9 +320,9 @@ class GroupApis:
             if check.error_code != classic.ErrorCode.none:
                 return build(answer, error_code=check.error_code, topics=())
             subscribed = int(classic.ErrorCode.group_subscribed_to_topic)
-            codes = {(t.name, p.partition_index): subscribed if t.name in check.subscribed else 0
+            codes = {(t.name, p.partition_index): subscribed if check.is_subscribed(t.name) else 0
                      for t in request.topics for p in t.partitions}
-            doomed = [t for t in request.topics if t.name not in check.subscribed]
+            doomed = [t for t in request.topics if not check.is_subscribed(t.name)]
             if doomed and context.relay is not None:
                 try:
                     stored = await asyncio.wait_for(context.relay(DeletingCommit(
