@@ -176,6 +176,18 @@ class LocalEnvironment:
         state = self._read_state() or {}
         return state.get("broker_kind", broker_kinds.TANSU), state.get("broker_software")
 
+    def recorded_broker(self) -> tuple[str, str | None] | None:
+        """The broker's own address as the environment recorded it, and what it runs (``Apache Kafka 4.4.0``; None
+        when not recorded); None when the run directory records no environment. Read only: whether it runs is not
+        asked."""
+        try:
+            state = self._read_state()
+        except EnvironmentSetupError:
+            return None
+        if state is None:
+            return None
+        return self._addresses(state).broker, state.get("broker_software") or None
+
     def front_log(self) -> Path | None:
         """The front's events (JSON lines) of a running environment that has a front."""
         state = self._read_state()
