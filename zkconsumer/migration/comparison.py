@@ -166,6 +166,8 @@ def compare(settings: CompareSettings, servers: ServerOptions, *, coordinator: s
                               software=provided.broker_software)
         if provided.environment is not None:  # as the run uses them: the broker itself, where its own is asked for
             say(replace(provided, bootstrap=settings.bootstrap).describe())
+        if settings.identity is not None and any(p.family == "modern" for p in settings.protocols):
+            say(f"modern groups at {settings.identity.name}")
         return _played(settings, _where(provided, settings.bootstrap), on_scene)
 
 
