@@ -12,7 +12,13 @@ import pytest
 from zkconsumer.errors import UsageError
 from zkconsumer.kafka.coordinator_identity import CoordinatorIdentity
 from zkconsumer.members import legacy_member, modern_member
-from zkconsumer.migration.comparison import front_settings, grows_topics, plan
+from zkconsumer.migration.comparison import (
+    front_settings,
+    grows_topics,
+    plan,
+    with_group_timeouts,
+    without_kip848_at_broker,
+)
 from zkconsumer.migration.run import member_settings
 from zkconsumer.migration.scenes import check_playable, parse_protocols
 from zkconsumer.migration.timeouts import session_scenes, too_short
@@ -132,3 +138,48 @@ def test_the_verdict_says_which_scenes_measured_a_setting_when_sessions_differ()
     assert by_label["4. s4"].endswith(" This scene measured the session timeouts (legacy-range 4 s, KIP-848 "
                                       "consumer (uniform) 45 s), not the protocols.")
     assert "session timeouts" not in by_label["3. s3"]
+
+
+#: a Kafka 4.x broker as ``local up --broker kafka-4`` runs it: KIP-848 on, its groups' bounds widened
+KAFKA_4 = {**LOCAL_UP, "group.coordinator.rebalance.protocols": "classic,consumer,streams",
+           "group.consumer.min.session.timeout.ms": "1000", "group.consumer.max.session.timeout.ms": "60000",
+           "group.consumer.min.heartbeat.interval.ms": "100", "group.consumer.max.heartbeat.interval.ms": "15000"}
+
+
+def kafka(settings: dict[str, str]) -> CoordinatorIdentity:
+    return CoordinatorIdentity("k:9092", "broker", "x", None, settings, "Apache Kafka 4.4.0", "state.json")
+
+
+def test_at_a_kafka_coordinator_kip848_plays_on_the_classic_session_set_on_each_group(tmp_path):
+    notes: list[str] = []
+    planned = plan(tmp_path / "out", protocols=ALL)
+    at_kafka = without_kip848_at_broker(replace(planned, identity=kafka(KAFKA_4), coordinator="broker"), True,
+                                        notes.append)
+    assert at_kafka.protocols == planned.protocols and notes == []  # Kafka 4.x runs KIP-848: nothing left out
+    tansu = CoordinatorIdentity("t:9092", "broker", "tansu_cluster", None, {})
+    at_tansu = without_kip848_at_broker(replace(planned, identity=tansu, coordinator="broker"), True, notes.append)
+    assert [p.name for p in at_tansu.protocols] == ["legacy-range", "range", "cooperative-sticky"] and len(notes) == 1
+    # under --settings same the KIP-848 group gets the classic members' session as its own config
+    given = with_group_timeouts(at_kafka)
+    assert given.group_timeouts_ms == (4000, 1110)
+    (consumer,) = [p for p in given.protocols if p.group_protocol == "consumer"]
+    assert (given.timeouts(consumer).session_ms, given.timeouts(consumer).heartbeat_ms) == (4000, 1110)
+    assert table(given)["consumer"]["session and heartbeat"] == (
+        "the group's, set by the run: consumer.session.timeout.ms 4000, consumer.heartbeat.interval.ms 1110")
+    # ... nowhere else: a front has its own options, stock runs Kafka's own
+    assert with_group_timeouts(replace(at_kafka, identity=front(LOCAL_UP))).group_timeouts_ms is None
+    assert with_group_timeouts(replace(at_kafka, settings_mode="stock")).group_timeouts_ms is None
+    # a Kafka broker at its default bounds would refuse it: said before anything starts
+    defaults = {**KAFKA_4, "group.consumer.min.session.timeout.ms": "45000"}
+    with pytest.raises(UsageError, match=r"^the KIP-848 groups under --settings same: consumer.session.timeout.ms "
+                       r"4000 is outside the coordinator's group.consumer.min.session.timeout.ms 45000 to "
+                       r"group.consumer.max.session.timeout.ms 60000, which refuses it \(INVALID_CONFIG\); widen"):
+        with_group_timeouts(replace(at_kafka, identity=kafka(defaults)))
+
+
+def test_a_coordinator_is_named_with_its_version():
+    assert kafka(KAFKA_4).name == "Apache Kafka 4.4.0's own group coordinator at k:9092 (cluster x)"
+    assert kafka(KAFKA_4).coordinator == "Apache Kafka 4.4.0" and kafka(KAFKA_4).runs_kip848
+    assert front({}).coordinator == "zkconsumer 0.1.0 (the front)" and front({}).runs_kip848
+    unnamed = CoordinatorIdentity("t:9092", "broker", "tansu_cluster", None, {})
+    assert (unnamed.coordinator, unnamed.runs_kip848) == ("an unnamed broker", False)

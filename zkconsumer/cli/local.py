@@ -16,7 +16,7 @@ import sys
 
 from zkconsumer.cli import COMMANDS, options
 from zkconsumer.cli.stopping import sigterm_as_ctrl_c
-from zkconsumer.embedded.broker_kinds import BROKER_KINDS, DEFAULT_BROKER, KINDS
+from zkconsumer.embedded.broker_kinds import BROKER_KINDS, DEFAULT_BROKER, KAFKA_SETTINGS_NOTE, KINDS
 from zkconsumer.embedded.environment import LocalEnvironment
 from zkconsumer.embedded.front import SHORT_SETTINGS_NOTE
 
@@ -110,7 +110,7 @@ def _through(endpoints: dict[str, str], kind: str, software: str | None) -> str:
     broker = endpoints.get("broker", endpoints["bootstrap_servers"])
     running = f"{software}, " if software else ""
     if broker == endpoints["bootstrap_servers"]:
-        # a Kafka broker is given the setting the front is given (broker_kinds.KAFKA_SETTINGS)
-        settings = "" if KINDS[kind].fronted else f"; its group settings {SHORT_SETTINGS_NOTE}"
+        # a Kafka broker is given the setting the front is given, and wider KIP-848 bounds (KAFKA_SETTINGS)
+        settings = "" if KINDS[kind].fronted else f"; its group settings {KAFKA_SETTINGS_NOTE}"
         return f" (the broker itself, {running}with its own group coordinator{settings})"
     return f" (the front, in front of the broker at {broker}, {running}its group settings {SHORT_SETTINGS_NOTE})"

@@ -8,16 +8,19 @@ groups bootstrap from a front (``--coordinator front``, the default: :mod:`zkcon
 the environment's broker (its KIP-848 groups get the classic members' session under ``--settings same``), whose
 coordinator's events for each protocol's group are added to that protocol's ``events.jsonl`` (the page's coordinator
 lane); ``--coordinator broker`` sends them to the broker itself and its own coordinator, so the two can be compared.
-With ``--zookeeper`` the brokers given (or registered) are used as they are. Either way the server is asked who
-coordinates the modern groups and with what settings, and the page says so (``--coordinator``, where given, must
-match it).
+With ``--zookeeper`` the brokers given (or registered) are used as they are. On an environment of ``local up --broker
+kafka-4`` (found by ``--run-dir``, or given by its ``--zookeeper`` and ``--bootstrap-server``) there is no front: the
+modern groups run at Apache Kafka's own coordinator, the legacy ones at ZooKeeper through the run's bridge. Either way
+the server is asked who coordinates the modern groups and with what settings, and every report names that
+coordinator with its version (``--coordinator``, where given, must match it).
 Everything it creates (topics, groups, a ZooKeeper chroot) is named after the run and removed at the end, except the
 output directory, which must be new or empty. ``--app MODULE:CALLABLE`` has every member run your application on
 each message (:mod:`zkconsumer.members.application`).
 
 The KIP-848 protocols (``consumer-uniform``, ``consumer-range``) need a group coordinator that answers
-ConsumerGroupHeartbeat, which the embedded broker's own does not: at the broker's coordinator the default protocols
-leave them out in one line; named in ``--protocols`` there, their run stops at the first scene, saying so.
+ConsumerGroupHeartbeat, which the embedded broker's own does not (Kafka 4.x's does): at such a broker's coordinator
+the default protocols leave them out in one line; named in ``--protocols`` there, their run stops at the first scene,
+saying so.
 
 Exit status: 0 when every protocol played the script to the end and delivered every message; 1 when a message was
 lost, a run stopped early (a KIP-848 protocol whose coordinator cannot run it, too) or a member process exited
@@ -62,8 +65,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     options.add_run_dir(compare)
     compare.add_argument("--coordinator", choices=COORDINATORS, default=None,
                          help="the group coordinator of the modern groups: the embedded environment's front (the "
-                         "default) or the broker's own; with --zookeeper the server given says which it is, and "
-                         "this must match it")
+                         "default) or the broker's own (Apache Kafka's, on a local up --broker kafka-4 "
+                         "environment); with --zookeeper the server given says which it is, and this must match it")
     compare.add_argument("--protocols", default=None,
                          help=f"comma-separated, from {', '.join(KNOWN)} (default: all of them; "
                          f"{' and '.join(KIP848_PROTOCOLS)} are KIP-848's consumer protocol with that server-side "

@@ -85,7 +85,9 @@ def play_protocols(servers: ServerOptions, in_class: ClassroomOptions, settings:
             print(provided.describe(), file=out)
         out_dir.mkdir(parents=True, exist_ok=True)
         # who coordinates the modern groups, and what it refuses, as the server says
-        compare = identified(compare, False, lambda line: print(line, file=out))
+        compare = identified(compare, False, lambda line: print(line, file=out), software=provided.broker_software)
+        if compare.identity is not None and any(p.family == "modern" for p in protocols):
+            print(f"modern groups at {compare.identity.name}", file=out)
         print(f"Scenario {scenario.name!r}: {scenario.title}; protocols {', '.join(p.name for p in protocols)}, "
               f"{compare.partitions} partitions, {compare.rate:g} messages a second to each, session timeout "
               f"{compare.session_timeout_ms} ms", file=out)

@@ -10,7 +10,10 @@
 
 The Kafka brokers get the one setting the front gets below Kafka's defaults
 (:data:`~.front.SHORT_CLASSIC_SESSIONS`: ``group.min.session.timeout.ms`` 1000), so that the same classic members
-are accepted whichever coordinator runs. A Kafka broker keeps its log in the run directory across ``down`` and
+are accepted whichever coordinator runs; and lower bounds of the KIP-848 groups' session and heartbeat
+(:data:`CONSUMER_GROUP_BOUNDS`), their values still Kafka's, so that a group may be given shorter ones as a group
+config (``consumer.session.timeout.ms``: the migration comparison gives its KIP-848 groups the classic members'
+session, as it gives its own front's). A Kafka broker keeps its log in the run directory across ``down`` and
 ``up``, so a run directory keeps the kind it was first started with (the file ``broker-kind`` there): another kind
 is refused rather than run on the other's data, and ``up`` without ``--broker`` starts the kind recorded.
 """
@@ -23,15 +26,22 @@ from pathlib import Path
 
 from zkconsumer.embedded import kafka_artifacts
 from zkconsumer.embedded.broker import LocalTansu, tansu_binary
-from zkconsumer.embedded.front import SHORT_CLASSIC_SESSIONS
+from zkconsumer.embedded.front import SHORT_CLASSIC_SESSIONS, SHORT_SETTINGS_NOTE
 from zkconsumer.embedded.kafka_broker import LocalKafka, LocalKafkaKRaft, LocalKafkaZooKeeperMode
 from zkconsumer.errors import EnvironmentSetupError, UsageError
 
 TANSU, KAFKA_4, KAFKA_3_9 = "tansu", "kafka-4", "kafka-3.9"
 DEFAULT_BROKER = TANSU
 KIND_FILE = "broker-kind"
-#: ``group.min.session.timeout.ms`` as the front is given it (:data:`~.front.SHORT_CLASSIC_SESSIONS`)
-KAFKA_SETTINGS = {"group.min.session.timeout.ms": SHORT_CLASSIC_SESSIONS[1]}
+#: the bounds a KIP-848 group's own session and heartbeat may take (Kafka's: 45000 and 5000 at least)
+CONSUMER_GROUP_BOUNDS = {"group.consumer.min.session.timeout.ms": "1000",
+                         "group.consumer.min.heartbeat.interval.ms": "100"}
+#: ``group.min.session.timeout.ms`` as the front is given it (:data:`~.front.SHORT_CLASSIC_SESSIONS`), and the
+#: KIP-848 groups' bounds
+KAFKA_SETTINGS = {"group.min.session.timeout.ms": SHORT_CLASSIC_SESSIONS[1], **CONSUMER_GROUP_BOUNDS}
+#: :data:`KAFKA_SETTINGS` as ``local up`` says them
+KAFKA_SETTINGS_NOTE = (f"{SHORT_SETTINGS_NOTE}, group.consumer.min.session.timeout.ms 1000 and "
+                       f"group.consumer.min.heartbeat.interval.ms 100 (Kafka's: 45000, 5000)")
 
 
 @dataclass(frozen=True)

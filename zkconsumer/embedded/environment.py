@@ -176,6 +176,22 @@ class LocalEnvironment:
         state = self._read_state() or {}
         return state.get("broker_kind", broker_kinds.TANSU), state.get("broker_software")
 
+    def recorded_broker(self) -> tuple[str, str | None] | None:
+        """The broker's own address as the environment recorded it, and what it runs (``Apache Kafka 4.4.0``; None
+        when not recorded); None when the run directory records no environment. Read only: whether it runs is not
+        asked."""
+        state = self._readable_state()
+        if state is None:
+            return None
+        return self._addresses(state).broker, state.get("broker_software") or None
+
+    def _readable_state(self) -> dict | None:
+        """The state, None where there is none or it cannot be read (which :meth:`_clear_stale` says)."""
+        try:
+            return self._read_state()
+        except EnvironmentSetupError:
+            return None
+
     def front_log(self) -> Path | None:
         """The front's events (JSON lines) of a running environment that has a front."""
         state = self._read_state()
@@ -240,10 +256,7 @@ class LocalEnvironment:
 
         :raises HealRefused: they cannot be started where they were; nothing was started, stopped or removed.
         """
-        try:
-            state = self._read_state()
-        except EnvironmentSetupError:
-            return None
+        state = self._readable_state()
         if state is None:
             return None
         records: dict[str, ProcessRecord] = state["records"]

@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from zkconsumer.embedded.broker import KAFKA_BOOTSTRAP_ENV, provide_broker
+from zkconsumer.embedded.broker_software import BrokerSoftware, broker_software
 from zkconsumer.embedded.front import BrokerAddresses, front_coordinates_groups
 from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.embedded.zookeeper import provide_zookeeper
@@ -87,10 +88,18 @@ class Servers:
     #: on the embedded environment, what becomes of it (``started for this run``, ``started, left running``,
     #: ``already running, left running``...); None elsewhere
     environment: str | None = None
+    #: the embedded environment's run directory the broker may be recorded in (None: the default)
+    run_dir: Path | None = None
 
     @property
     def addresses(self) -> BrokerAddresses:
         return BrokerAddresses(self.bootstrap, self.broker)
+
+    def broker_software(self) -> BrokerSoftware | None:
+        """What the broker runs (``Apache Kafka 4.4.0``), as the environment recorded it where it is that
+        environment's broker (given by its addresses or found by its run directory), else as its ApiVersions say
+        (:mod:`.broker_software`); asked when called."""
+        return broker_software(self.broker, self.run_dir)
 
     def describe(self) -> str:
         """One line for the person who started the run: ``embedded environment: ZooKeeper ..., broker ... through a
@@ -131,7 +140,7 @@ def provide_servers(options: ServerOptions) -> Iterator[Servers]:
             broker = stack.enter_context(_broker(options, zookeeper))
         # 2. the run's own front before the broker, where asked for and where the broker is one to front
         broker = stack.enter_context(_fronted(broker, options))
-        yield Servers(zookeeper, broker.bootstrap, broker.broker, broker.front_log, environment)
+        yield Servers(zookeeper, broker.bootstrap, broker.broker, broker.front_log, environment, options.run_dir)
 
 
 @contextlib.contextmanager

@@ -3,9 +3,12 @@ broker: DescribeCluster (the cluster id, the brokers) and DescribeConfigs of a b
 ``group.min.session.timeout.ms``, ``group.consumer.session.timeout.ms``... are the settings the coordinator runs.
 
 This project's front (:mod:`zkconsumer.front`) answers the group APIs with its own coordinators and says so in that
-answer (:data:`~zkconsumer.kafka.topics.FRONT_CONFIG`, with its settings); a broker that does not is named by its
-cluster id and address, with whatever group settings it reports (a Kafka broker reports them all; the embedded Tansu
-none). For a report that must say what ran, not what was assumed.
+answer (:data:`~zkconsumer.kafka.topics.FRONT_CONFIG`, its name and version, with its settings); a broker that does
+not is named by its cluster id and address, with whatever group settings it reports (a Kafka broker reports them all;
+the embedded Tansu none), and by the software it runs where the caller learned it (no Kafka API says a broker's
+version: :mod:`zkconsumer.embedded.broker_software` reads it from the environment's records or the broker's
+ApiVersions). A Kafka broker runs KIP-848 groups where its ``group.coordinator.rebalance.protocols`` lists
+``consumer`` (Kafka 4.0's default); the front always does. For a report that must say what ran, not what was assumed.
 """
 
 from __future__ import annotations
@@ -25,8 +28,10 @@ GROUP_SETTINGS = (
     "group.consumer.session.timeout.ms", "group.consumer.min.session.timeout.ms",
     "group.consumer.max.session.timeout.ms", "group.consumer.heartbeat.interval.ms",
     "group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms",
-    "group.consumer.assignors",
+    "group.consumer.assignors", "group.coordinator.rebalance.protocols",
 )
+#: which group protocols a Kafka broker's coordinator runs (``classic,consumer,streams`` in Kafka 4.x)
+REBALANCE_PROTOCOLS = "group.coordinator.rebalance.protocols"
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,27 @@ class CoordinatorIdentity:
     front: str | None = None
     #: the group settings the coordinator reported, by Kafka's names; those it did not report are absent
     settings: dict[str, str] = field(default_factory=dict)
+    #: what the broker runs (``Apache Kafka 4.4.0``) and how that was learned, where the caller learned it
+    broker_software: str | None = None
+    broker_software_source: str | None = None
+
+    @property
+    def coordinator(self) -> str:
+        """Whose group coordinator runs the groups, by name and version: the front's own (``zkconsumer 0.1.0``, as
+        it names itself) where it coordinates, else the broker's software (``Apache Kafka 4.4.0``), else ``an
+        unnamed broker's``."""
+        if self.kind == "front":
+            return f"{self.front} (the front)"
+        return self.broker_software or "an unnamed broker"
+
+    @property
+    def runs_kip848(self) -> bool:
+        """Whether KIP-848 consumer groups can run here: the front runs them; a Kafka broker where its
+        ``group.coordinator.rebalance.protocols`` lists ``consumer``; a broker that does not say (Tansu) does not."""
+        if self.kind == "front":
+            return True
+        listed = self.settings.get(REBALANCE_PROTOCOLS, "")
+        return "consumer" in (name.strip() for name in listed.split(","))
 
     @property
     def holds_topics(self) -> bool:
@@ -56,7 +82,10 @@ class CoordinatorIdentity:
         if self.kind == "front":
             return f"the front at {self.bootstrap} ({self.front}; its own group coordinators; {cluster})"
         if self.front is not None:
-            return f"the broker's own coordinator, through the front at {self.bootstrap} ({self.front}; {cluster})"
+            whose = f"{self.broker_software}'s" if self.broker_software else "the broker's"
+            return f"{whose} own coordinator, through the front at {self.bootstrap} ({self.front}; {cluster})"
+        if self.broker_software:
+            return f"{self.broker_software}'s own group coordinator at {self.bootstrap} ({cluster})"
         return f"the broker at {self.bootstrap} ({cluster}; not this project's front)"
 
 

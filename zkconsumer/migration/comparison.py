@@ -51,11 +51,12 @@ from zkconsumer.migration.scenes import (
     modern_only,
     parse_protocols,
 )
-from zkconsumer.migration.timeouts import SAME, SETTINGS_MODES, session_scenes, too_short
-from zkconsumer.scenarios.model import MAX_REVOKE_MS, Scenario
+from zkconsumer.migration.timeouts import SAME, SETTINGS_MODES, outside_bounds, session_scenes, too_short
+from zkconsumer.scenarios.model import MAX_REVOKE_MS, UPGRADE, Scenario
 from zkconsumer.scenarios.parse import load
 
 if TYPE_CHECKING:
+    from zkconsumer.embedded.broker_software import BrokerSoftware
     from zkconsumer.kafka.coordinator_identity import CoordinatorIdentity
 
 MAX_PARTITIONS = 64  # the page draws a row per partition and per protocol
@@ -161,9 +162,12 @@ def compare(settings: CompareSettings, servers: ServerOptions, *, coordinator: s
     running). ``coordinator``, where given, is whose group coordinator the modern groups get (``front`` or
     ``broker``), and what the server they bootstrap from must say it is."""
     with provide_servers(server_options(servers, settings, coordinator)) as provided:
-        settings = identified(on_servers(settings, provided, coordinator), default_protocols, say, asked=coordinator)
+        settings = identified(on_servers(settings, provided, coordinator), default_protocols, say, asked=coordinator,
+                              software=provided.broker_software)
         if provided.environment is not None:  # as the run uses them: the broker itself, where its own is asked for
             say(replace(provided, bootstrap=settings.bootstrap).describe())
+        if settings.identity is not None and any(p.family == "modern" for p in settings.protocols):
+            say(f"modern groups at {settings.identity.name}")
         return _played(settings, _where(provided, settings.bootstrap), on_scene)
 
 
@@ -196,25 +200,61 @@ def _where(servers: Servers, bootstrap: str) -> str:
 
 
 def identified(settings: CompareSettings, default_protocols: bool, say: Callable[[str], None],
-               asked: str | None = None) -> CompareSettings:
+               asked: str | None = None,
+               software: Callable[[], BrokerSoftware | None] | None = None) -> CompareSettings:
     """``settings`` with the coordinator at its bootstrap server as that server says it is
     (:func:`~zkconsumer.kafka.coordinator_identity.identify`: the report states it, and each protocol's timeouts as
-    they ran), the default protocols it cannot run left out (:func:`without_kip848_at_broker`), and, in one line,
-    what it would refuse: the coordinator ``asked`` for (``--coordinator``) when it is another, a growth its modern
-    groups cannot see, a classic session below its minimum."""
+    they ran), named with its version where the broker's coordinator runs the groups (``software``: the provided
+    servers' :meth:`~zkconsumer.embedded.servers.Servers.broker_software`), the default protocols it cannot run
+    left out (:func:`without_kip848_at_broker`), the KIP-848 groups' session set on each group where a Kafka
+    broker coordinates them (:func:`with_group_timeouts`), and, in one line, what it would refuse: the coordinator
+    ``asked`` for (``--coordinator``) when it is another, a growth its modern groups cannot see, a session outside
+    its bounds."""
     from zkconsumer.kafka.coordinator_identity import identify
 
     identity = identify(settings.bootstrap)
+    if identity.kind == "broker" and software is not None:
+        found = software()
+        if found is not None:
+            identity = replace(identity, broker_software=found.name, broker_software_source=found.source)
     if asked is not None and asked != identity.kind:
         raise UsageError(f"--coordinator {asked}: the server at {settings.bootstrap} is {identity.name}")
     settings = without_kip848_at_broker(replace(settings, identity=identity, coordinator=identity.kind),
                                         default_protocols, say)
     check_playable(settings.scenario, settings.protocols, modern_growth=grows_topics(identity))
+    settings = with_group_timeouts(settings)
     short = too_short({p.name: settings.timeouts(p) for p in settings.protocols}, settings.protocols,
                       identity.settings)
     if short is not None:
         raise UsageError(f"{short}; give a longer session (the scenario's session_timeout_ms) or --settings stock")
     return settings
+
+
+def with_group_timeouts(settings: CompareSettings) -> CompareSettings:
+    """Under ``--settings same``, where a Kafka broker's own coordinator runs KIP-848 groups: their session and
+    heartbeat are the group's (Kafka 4.0's group configs ``consumer.session.timeout.ms`` and
+    ``consumer.heartbeat.interval.ms``, KIP-848), set by the run on each of its modern groups before any member
+    starts, as the run's own front is given them (:func:`front_settings`); the broker's bounds must take them
+    (``local up --broker kafka-4`` widens them as the front's are), else refused in one line. Elsewhere
+    ``settings`` as they are: the front's are its options, ``stock`` runs the coordinator's own."""
+    from zkconsumer.members.modern_member import consumer_group_timeouts_ms
+
+    identity = settings.identity
+    if (settings.settings_mode != SAME or identity is None or identity.kind != "broker"
+            or not identity.runs_kip848 or not plays_kip848(settings)):
+        return settings
+    group = consumer_group_timeouts_ms(settings.session_timeout_ms)
+    refused = outside_bounds(group, identity.settings)
+    if refused is not None:
+        raise UsageError(f"the KIP-848 groups under --settings same: {refused}; widen the broker's bounds "
+                         f"(local up --broker kafka-4 does) or give --settings stock")
+    return replace(settings, group_timeouts_ms=group)
+
+
+def plays_kip848(settings: CompareSettings) -> bool:
+    """Whether a KIP-848 group plays: a protocol of it, or a modern member an ``upgrade`` restarts with it."""
+    return any(p.group_protocol == "consumer" for p in settings.protocols) or (
+        settings.scenario.uses(UPGRADE) is not None and any(p.family == "modern" for p in settings.protocols))
 
 
 def grows_topics(identity: CoordinatorIdentity) -> bool:
@@ -245,9 +285,11 @@ def front_settings(settings: CompareSettings) -> tuple[str, ...]:
 
 def without_kip848_at_broker(settings: CompareSettings, default_protocols: bool,
                              say: Callable[[str], None]) -> CompareSettings:
-    """The default protocols at the broker's own coordinator, which does not run KIP-848: its protocols left out, in
-    one line (named with ``--protocols``, they are tried, and their run stops at the first scene, saying why)."""
-    if not default_protocols or settings.coordinator != "broker":
+    """The default protocols at a broker's own coordinator that does not run KIP-848 (Tansu's; Kafka's runs it from
+    4.0): its protocols left out, in one line (named with ``--protocols``, they are tried, and their run stops at the
+    first scene, saying why)."""
+    runs = settings.identity.runs_kip848 if settings.identity is not None else settings.coordinator != "broker"
+    if not default_protocols or runs:
         return settings
     kept = tuple(p for p in settings.protocols if p.group_protocol != "consumer")
     if len(kept) < len(settings.protocols):
@@ -263,7 +305,9 @@ def _played(settings: CompareSettings, where: str,
     runs = compare_protocols(settings, on_scene=on_scene)
     results, json_path, html_path = written(settings, runs, f"run {settings.run_id} of scenario "
                                             f"{settings.scenario.name!r} on the {where}")
-    outcomes = {run.protocol.name: _outcome(run, result) for run, result in zip(runs, results, strict=True)}
+    coordinator = None if settings.identity is None else settings.identity.coordinator
+    outcomes = {run.protocol.name: _outcome(run, result, coordinator if run.protocol.family == "modern" else None)
+                for run, result in zip(runs, results, strict=True)}
     return Comparison(settings, ComparisonResult(outcomes, json_path, html_path), tuple(problems(results)))
 
 
@@ -289,18 +333,31 @@ def written(settings: CompareSettings, runs: Sequence[ProtocolRun],
         "run_id": settings.run_id, "partitions": settings.partitions, "rate": settings.rate,
         "pace": settings.pace, "session_timeout_ms": settings.session_timeout_ms,
         "settings": settings.settings_mode, "coordinator": settings.coordinator,
+        "coordinator_software": None if identity is None else identity.coordinator,
         "coordinator_identity": None if identity is None else {
             "kind": identity.kind, "name": identity.name, "bootstrap": identity.bootstrap,
-            "cluster_id": identity.cluster_id, "front": identity.front, "settings": identity.settings},
+            "cluster_id": identity.cluster_id, "front": identity.front, "settings": identity.settings,
+            "broker_software": identity.broker_software, "broker_software_source": identity.broker_software_source},
+        "group_timeouts_ms": None if settings.group_timeouts_ms is None else dict(zip(
+            ("consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"), settings.group_timeouts_ms,
+            strict=True)),
         "timeouts": {name: t.as_json() for name, t in timeouts.items()},
         "session_scenes": list(session_scenes(settings.scenario)),
         "scenario": settings.scenario.name,
         "revoke_ms": {m.name: settings.member_revoke_ms(m.name) for m in settings.scenario.members}},
-        meta, member_settings(settings))
+        meta, member_settings(settings), coordinator_line(identity))
     return results, json_path, html_path
 
 
-def _outcome(run: ProtocolRun, result: ProtocolResult) -> ProtocolOutcome:
+def coordinator_line(identity: CoordinatorIdentity | None) -> str | None:
+    """The modern groups' coordinator for the page: its name with its version, and where the version was learned."""
+    if identity is None:
+        return None
+    source = identity.broker_software_source if identity.kind == "broker" else "the front's own DescribeConfigs"
+    return f"{identity.name}" + (f"; its version from {source}" if source else "")
+
+
+def _outcome(run: ProtocolRun, result: ProtocolResult, coordinator: str | None) -> ProtocolOutcome:
     events = []
     if run.events_path.exists():
         with open(run.events_path, encoding="utf-8", errors="replace") as f:
@@ -312,4 +369,4 @@ def _outcome(run: ProtocolRun, result: ProtocolResult) -> ProtocolOutcome:
                         continue
     m = result.measures
     return outcome(run.protocol.name, m.total, run.produced, read_deliveries(run), events, m.failures, run.error,
-                   run.events_path, state_dir(run))
+                   run.events_path, state_dir(run), coordinator)

@@ -78,6 +78,14 @@ class ProtocolOutcome:
     state_dir: Path  # the application's own directory under this protocol
     # every message produced (acknowledged), for the state checks; left out of the repr
     produced_messages: tuple[Produced, ...] = field(default=(), repr=False)
+    # a modern group's coordinator, by name and version (``Apache Kafka 4.4.0``, ``zkconsumer 0.1.0 (the front)``),
+    # which every failure of the protocol names; None for a legacy group (ZooKeeper and its members)
+    coordinator: str | None = None
+
+    @property
+    def named(self) -> str:
+        """The protocol as a failure names it: ``range (at Apache Kafka 4.4.0)``."""
+        return self.protocol if self.coordinator is None else f"{self.protocol} (at {self.coordinator})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,9 +103,9 @@ class ComparisonResult:
         """Every protocol played to the end and delivered every message produced to the application."""
         for o in self.protocols.values():
             if o.error is not None:
-                raise AssertionError(f"{o.protocol} stopped early: {o.error}")
+                raise AssertionError(f"{o.named} stopped early: {o.error}")
             if o.lost:
-                raise AssertionError(f"{o.protocol} lost {o.lost} of {o.produced} messages: "
+                raise AssertionError(f"{o.named} lost {o.lost} of {o.produced} messages: "
                                      f"{where((m.partition, m.offset) for m in o.lost_messages)}"
                                      + _failures_note(o))
 
@@ -105,7 +113,7 @@ class ComparisonResult:
         """No protocol delivered more than ``limit`` messages again."""
         for o in self.protocols.values():
             if o.duplicates > limit:
-                raise AssertionError(f"{o.protocol} delivered {o.duplicates} duplicates, more than {limit}: "
+                raise AssertionError(f"{o.named} delivered {o.duplicates} duplicates, more than {limit}: "
                                      f"{where((d.partition, d.offset) for d in o.duplicated)}")
 
     def assert_paused_at_most(self, *, partition_seconds: float | None = None,
@@ -114,10 +122,10 @@ class ComparisonResult:
         ``longest_ms``."""
         for o in self.protocols.values():
             if partition_seconds is not None and o.partition_seconds_paused > partition_seconds:
-                raise AssertionError(f"{o.protocol} paused partitions for {o.partition_seconds_paused:g} "
+                raise AssertionError(f"{o.named} paused partitions for {o.partition_seconds_paused:g} "
                                      f"partition-seconds, more than {partition_seconds:g}")
             if longest_ms is not None and o.longest_pause_ms > longest_ms:
-                raise AssertionError(f"{o.protocol} paused a partition for {o.longest_pause_ms:g} ms, longer than "
+                raise AssertionError(f"{o.named} paused a partition for {o.longest_pause_ms:g} ms, longer than "
                                      f"{longest_ms:g} ms")
 
     def assert_no_application_failures(self) -> None:
@@ -125,7 +133,7 @@ class ComparisonResult:
         for o in self.protocols.values():
             if o.application_failures:
                 first = o.application_failures[0]
-                raise AssertionError(f"{o.protocol}: the application raised on {len(o.application_failures)} "
+                raise AssertionError(f"{o.named}: the application raised on {len(o.application_failures)} "
                                      f"messages or hooks, first {_failure_place(first)}: {first.error}")
 
     def assert_state_complete(self, read: Callable[[Path], Iterable[str | bytes]]) -> None:
@@ -135,7 +143,7 @@ class ComparisonResult:
             kept = {v.decode() if isinstance(v, bytes) else v for v in read(o.state_dir)}
             missing = [m for m in o.produced_messages if m.value not in kept]
             if missing:
-                raise AssertionError(f"{o.protocol}: the application lost {len(missing)} of {o.produced} messages "
+                raise AssertionError(f"{o.named}: the application lost {len(missing)} of {o.produced} messages "
                                      f"(not in its state): {where((m.partition, m.offset) for m in missing)}")
 
     def assert_same_state(self, read: Callable[[Path], Any]) -> None:
@@ -150,9 +158,10 @@ class ComparisonResult:
 
 def outcome(protocol: str, total: Figures, produced: Sequence[Produced], deliveries: Sequence[Delivery],
             events: Sequence[Mapping[str, Any]], failures: Sequence[MemberFailure], error: str | None,
-            events_path: Path, state_dir: Path) -> ProtocolOutcome:
+            events_path: Path, state_dir: Path, coordinator: str | None = None) -> ProtocolOutcome:
     """One protocol's outcome from its figures (:func:`zkconsumer.migration.measures.measure`), what was produced
-    and delivered, and its events (for the application's failures: ``application.failed``)."""
+    and delivered, and its events (for the application's failures: ``application.failed``); ``coordinator``: a
+    modern group's, by name and version."""
     wanted = {m.value: m for m in produced}
     by_value: dict[str, list[Delivery]] = defaultdict(list)
     for d in deliveries:
@@ -168,7 +177,7 @@ def outcome(protocol: str, total: Figures, produced: Sequence[Produced], deliver
         lost_messages=tuple(sorted(lost, key=lambda m: (m.partition, m.offset))),
         duplicated=tuple(sorted(duplicated, key=lambda d: (d.partition, d.offset))),
         application_failures=application_failures(events), member_failures=tuple(failures), error=error,
-        events=events_path, state_dir=state_dir, produced_messages=tuple(produced))
+        events=events_path, state_dir=state_dir, produced_messages=tuple(produced), coordinator=coordinator)
 
 
 def application_failures(events: Iterable[Mapping[str, Any]]) -> tuple[ApplicationFailure, ...]:

@@ -201,7 +201,9 @@ def group_protocol_rows(results: Sequence[ProtocolResult]) -> list[tuple[str, li
 
 
 def render_report(results: Sequence[ProtocolResult], meta: str, members: Sequence[MemberSettings] = (),
-                  broker_note: str | None = None, said: Verdict | None = None) -> str:
+                  broker_note: str | None = None, said: Verdict | None = None, coordinator: str | None = None) -> str:
+    """The page; ``coordinator``: the modern groups' coordinator with its version, in words (shown where a modern
+    protocol played)."""
     names = [r.protocol.name for r in results]
     totals = [r.measures.total for r in results]
     rows = [SummaryRow(r.protocol.name, r.protocol.kind, r.protocol.rebalancing, t.produced, t.delivered, t.lost,
@@ -250,14 +252,16 @@ def render_report(results: Sequence[ProtocolResult], meta: str, members: Sequenc
                        timelines=timelines, timeline_legend=timeline_legend, members=members,
                        broker_note=broker_note, scene_labels=scene_labels,
                        group_protocols=group_protocol_rows(results),
-                       verdict=said or Verdict((), ()))
+                       verdict=said or Verdict((), ()),
+                       coordinator=coordinator if any(r.protocol.family == "modern" for r in results) else None)
 
 
 def write_report(output_dir: Path, results: Sequence[ProtocolResult], settings: dict[str, Any],
-                 meta: str, members: Sequence[MemberSettings] = ()) -> tuple[Path, Path]:
+                 meta: str, members: Sequence[MemberSettings] = (), coordinator: str | None = None,
+                 ) -> tuple[Path, Path]:
     json_path, html_path = output_dir / REPORT_JSON, output_dir / REPORT_HTML
     report = report_json(results, settings, members)
     json_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    html_path.write_text(render_report(results, meta, members, report["broker_note"], read_verdict(report)),
-                         encoding="utf-8")
+    html_path.write_text(render_report(results, meta, members, report["broker_note"], read_verdict(report),
+                                       coordinator), encoding="utf-8")
     return json_path, html_path

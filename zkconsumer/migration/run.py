@@ -50,6 +50,7 @@ from typing import Protocol as Interface
 from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import duration_ms, elapsed_ms
 from zkconsumer.kafka.coordinator_identity import CoordinatorIdentity, identify
+from zkconsumer.kafka.group_configs import delete_group_configs, set_group_configs
 from zkconsumer.kafka.topics import alter_partitions, create_topic, show_partitions
 from zkconsumer.log import get_logger
 from zkconsumer.members import legacy_member, modern_member
@@ -60,7 +61,14 @@ from zkconsumer.members.recorder import EventRecorder
 from zkconsumer.migration.measures import DIED, DRAINING, Delivery, Produced, measure
 from zkconsumer.migration.report import MemberSettings, ProtocolResult
 from zkconsumer.migration.scenes import CONSUMER_DEFAULT, KIP848_PROTOCOLS, Protocol, Scene, default_scenario
-from zkconsumer.migration.timeouts import SAME, Timeouts, in_force, member_timeouts
+from zkconsumer.migration.timeouts import (
+    GROUP_HEARTBEAT,
+    GROUP_SESSION,
+    SAME,
+    Timeouts,
+    in_force,
+    member_timeouts,
+)
 from zkconsumer.scenarios.model import (
     EXPIRE,
     GROW,
@@ -131,6 +139,9 @@ class CompareSettings:
     # where the producer sends (the broker itself where known: a front holding a topic smaller refuses a produce to
     # a partition it does not show yet); None: ``bootstrap``
     producer_bootstrap: str | None = None
+    # the KIP-848 groups' (session, heartbeat) the run sets on each modern group at a Kafka coordinator, its group
+    # configs (:func:`~zkconsumer.migration.comparison.with_group_timeouts`); None: the coordinator's own
+    group_timeouts_ms: tuple[int, int] | None = None
 
     def name(self, protocol: Protocol) -> str:
         return f"{self.prefix}-{protocol.name}-{self.run_id}"
@@ -140,7 +151,7 @@ class CompareSettings:
         reported = self.identity.settings if self.identity is not None else {}
         return in_force(protocol, self.settings_mode, self.session_timeout_ms, reported,
                         modern_member.classic_heartbeat_interval_ms(self.session_timeout_ms),
-                        upgrades=self.scenario.uses(UPGRADE) is not None)
+                        upgrades=self.scenario.uses(UPGRADE) is not None, group_configs=self.group_timeouts_ms)
 
     def member_revoke_ms(self, member: str) -> int:
         return self.revoke_ms if self.revoke_ms is not None else self.scenario.member(member).revoke_ms
@@ -204,8 +215,11 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
         timeouts = settings.timeouts(consumer_protocol)
         reported = ("not reported by the coordinator" if timeouts.session_ms is None
                     else f"{timeouts.session_ms}, group.consumer.heartbeat.interval.ms {timeouts.heartbeat_ms}")
-        consumer += (("session and heartbeat", f"the coordinator's, as it reported them: "
-                                               f"group.consumer.session.timeout.ms {reported}"), poll, revoke)
+        said = (f"the coordinator's, as it reported them: group.consumer.session.timeout.ms {reported}"
+                if settings.group_timeouts_ms is None else
+                f"the group's, set by the run: {GROUP_SESSION} {timeouts.session_ms}, {GROUP_HEARTBEAT} "
+                f"{timeouts.heartbeat_ms}")
+        consumer += (("session and heartbeat", said), poll, revoke)
         found.append(MemberSettings("consumer", modern_member.MODULE, consumer))
     return tuple(found)
 
@@ -599,8 +613,14 @@ def compare_protocols(settings: CompareSettings,
     players: list[_Player] = []
     with contextlib.ExitStack() as teardown:  # 5. in reverse: the members, the bridge and the chroot, the topics
         teardown.callback(_delete_topics, s.bootstrap, made)
-        # 1. each protocol's topic, at the size its members first see
+        # 1. each protocol's topic, at the size its members first see; at a Kafka coordinator under --settings
+        # same, each modern group's KIP-848 session and heartbeat, removed again at the end
         holds = _make_topics(s, runs, made)
+        if s.group_timeouts_ms is not None:
+            groups = [r.group for r in runs if r.protocol.family == "modern"]
+            teardown.callback(delete_group_configs, s.bootstrap, groups, (GROUP_SESSION, GROUP_HEARTBEAT))
+            set_group_configs(s.bootstrap, groups, dict(zip((GROUP_SESSION, GROUP_HEARTBEAT),
+                                                            map(str, s.group_timeouts_ms), strict=True)))
         # 2. the legacy protocols' cluster: a chroot of the run's own that its bridge mirrors the broker into
         stage = teardown.enter_context(_stage(s, runs, holds))
         teardown.callback(_kill_members, players)

@@ -33,6 +33,11 @@ STOCK_CLASSIC_SESSION_MS, STOCK_CLASSIC_HEARTBEAT_MS = 45_000, 3_000
 CONSUMER_SESSION = "group.consumer.session.timeout.ms"
 CONSUMER_HEARTBEAT = "group.consumer.heartbeat.interval.ms"
 MIN_SESSION = "group.min.session.timeout.ms"
+#: a KIP-848 group's own session and heartbeat (Kafka 4.0's group configs), within the broker's bounds below
+GROUP_SESSION, GROUP_HEARTBEAT = "consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"
+GROUP_BOUNDS = ((GROUP_SESSION, "group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms"),
+                (GROUP_HEARTBEAT, "group.consumer.min.heartbeat.interval.ms",
+                 "group.consumer.max.heartbeat.interval.ms"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,14 +75,19 @@ def member_timeouts(group_protocol: str, mode: str, session_timeout_ms: int) -> 
 
 
 def in_force(protocol: Protocol, mode: str, session_timeout_ms: int, coordinator: Mapping[str, str],
-             classic_heartbeat_ms: int, upgrades: bool = False) -> Timeouts:
+             classic_heartbeat_ms: int, upgrades: bool = False,
+             group_configs: tuple[int, int] | None = None) -> Timeouts:
     """What ``protocol`` ran with: its members' settings, or for KIP-848 the coordinator's as it reported them
-    (``coordinator``: its group settings by Kafka's names). ``classic_heartbeat_ms``: the classic members' heartbeat
-    for a session of ``session_timeout_ms`` when they set none (the members' own rule). ``upgrades``: the scenario
-    upgrades members to KIP-848 in place, whose session and heartbeat are then the coordinator's, which the source
-    says beside the classic members' own."""
-    consumer = Timeouts(_number(coordinator.get(CONSUMER_SESSION)), _number(coordinator.get(CONSUMER_HEARTBEAT)),
-                        f"the coordinator's {CONSUMER_SESSION}, {CONSUMER_HEARTBEAT}")
+    (``coordinator``: its group settings by Kafka's names), or the group's own where the run set them on each group
+    (``group_configs``: ``consumer.session.timeout.ms``, ``consumer.heartbeat.interval.ms``).
+    ``classic_heartbeat_ms``: the classic members' heartbeat for a session of ``session_timeout_ms`` when they set
+    none (the members' own rule). ``upgrades``: the scenario upgrades members to KIP-848 in place, whose session and
+    heartbeat are then the coordinator's, which the source says beside the classic members' own."""
+    if group_configs is not None:
+        consumer = Timeouts(*group_configs, f"the group's {GROUP_SESSION}, {GROUP_HEARTBEAT}, set by the run")
+    else:
+        consumer = Timeouts(_number(coordinator.get(CONSUMER_SESSION)), _number(coordinator.get(CONSUMER_HEARTBEAT)),
+                            f"the coordinator's {CONSUMER_SESSION}, {CONSUMER_HEARTBEAT}")
     if protocol.group_protocol == "consumer":
         return consumer
     session, heartbeat = member_timeouts(protocol.group_protocol, mode, session_timeout_ms)
@@ -109,6 +119,17 @@ def too_short(timeouts: Mapping[str, Timeouts], protocols: tuple[Protocol, ...],
             f"refuses every JoinGroup of such a member (INVALID_SESSION_TIMEOUT)")
 
 
+
+def outside_bounds(group_configs: tuple[int, int], coordinator: Mapping[str, str]) -> str | None:
+    """Why a Kafka broker would refuse a group's ``(consumer.session.timeout.ms, consumer.heartbeat.interval.ms)``
+    (outside its ``group.consumer.min/max.*`` bounds: INVALID_CONFIG), in words; None when it would not, or did not
+    say its bounds."""
+    for value, (name, low, high) in zip(group_configs, GROUP_BOUNDS, strict=True):
+        lowest, highest = _number(coordinator.get(low)), _number(coordinator.get(high))
+        if (lowest is not None and value < lowest) or (highest is not None and value > highest):
+            return (f"{name} {value} is outside the coordinator's {low} {lowest} to {high} {highest}, which refuses "
+                    f"it (INVALID_CONFIG)")
+    return None
 
 
 def session_scenes(scenario: Scenario) -> tuple[int, ...]:
