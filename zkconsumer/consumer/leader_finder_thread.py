@@ -35,7 +35,7 @@ from zkconsumer.consumer.sliced_deadline import call_in_slices
 from zkconsumer.errors import ServerUnavailableError
 from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import elapsed_ms
-from zkconsumer.kafka.metadata import BrokerMeta, ClusterSnapshot, admin_client, fetch_metadata
+from zkconsumer.kafka.metadata import BrokerMeta, admin_client, fetch_leaders
 from zkconsumer.log import get_logger
 from zkconsumer.types import TopicPartition
 from zkconsumer.zk.cluster import BrokerInfo, read_brokers
@@ -134,19 +134,12 @@ class LeaderFinderThread(threading.Thread):
             self._stopping.wait(self._backoff_s)
             return
         try:
-            snapshot = self._metadata(brokers)
+            leaders = self._leaders(brokers, wanted)
         except ServerUnavailableError as exc:
             self._retry_later("metadata", exc, wanted)
             return
-        if snapshot is None:
+        if leaders is None:
             return  # stopping
-        leaders: dict[TopicPartition, BrokerMeta] = {}
-        for tp in wanted:
-            topic = snapshot.topics.get(tp.topic)
-            partition = topic.partitions.get(tp.partition) if topic is not None else None
-            leader = snapshot.brokers.get(partition.leader) if partition is not None else None
-            if leader is not None:
-                leaders[tp] = leader
         # Tried again every refresh.leader.backoff.ms while a leader is missing: the list is made (sorting thousands
         # of partitions) only for a logger that shows the debug event.
         if len(leaders) < len(wanted) and _log.is_enabled_for(logging.DEBUG):
@@ -169,8 +162,10 @@ class LeaderFinderThread(threading.Thread):
                    partitions=partition_names(partitions))
         self._stopping.wait(self._backoff_s)
 
-    def _metadata(self, brokers: list[BrokerInfo]) -> ClusterSnapshot | None:
-        """All topics' metadata from the registered brokers within socket.timeout.ms; ``None`` if stopped first."""
+    def _leaders(self, brokers: list[BrokerInfo], wanted: frozenset[TopicPartition],
+                 ) -> dict[TopicPartition, BrokerMeta] | None:
+        """The leaders of ``wanted`` that have one, from all topics' metadata asked of the registered brokers within
+        socket.timeout.ms; ``None`` if stopped first."""
         addresses = frozenset(broker.address for broker in brokers)
         if self._admin is None or addresses != self._admin_brokers:
             shuffled = sorted(addresses)
@@ -182,7 +177,7 @@ class LeaderFinderThread(threading.Thread):
             })
             self._admin_brokers = addresses
         admin, bootstrap = self._admin, self._metadata_bootstrap
-        return call_in_slices(lambda timeout_s: fetch_metadata(admin, bootstrap, timeout=timeout_s),
+        return call_in_slices(lambda timeout_s: fetch_leaders(admin, bootstrap, wanted, timeout=timeout_s),
                               self._config.socket_timeout_ms / 1000, self._stopping, retry_on=(ServerUnavailableError,))
 
     def _emit(self, level: str, event: str, **fields: Any) -> None:

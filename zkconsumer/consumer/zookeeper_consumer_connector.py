@@ -685,11 +685,11 @@ class ZookeeperConsumerConnector:
         """Step 7: the new topicRegistry, each partition bound to the queue of the stream of its thread."""
         with _step(log, "build_registry", self._before_step) as fields:
             registry: Registry = {}
+            fetch_size, client_id = self.config.fetch_message_max_bytes, self.config.client_id  # a lookup each
             for tp, offset in offsets.items():
                 thread = plan.assignment[tp]
                 registry.setdefault(tp.topic, {})[tp.partition] = PartitionTopicInfo(
-                    tp.topic, tp.partition, self._queue_for(tp.topic, thread), offset, offset,
-                    self.config.fetch_message_max_bytes, self.config.client_id)
+                    tp.topic, tp.partition, self._queue_for(tp.topic, thread), offset, offset, fetch_size, client_id)
             fields["partitions"] = sum(len(ps) for ps in registry.values())
         return registry
 
