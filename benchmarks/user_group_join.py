@@ -154,6 +154,11 @@ def watch_child(args: argparse.Namespace) -> None:
     changed = threading.Event()
     stop = threading.Event()
     looks: list[dict] = []
+    notified: list[float] = []  # when each watch fired
+
+    def watch(_event: object) -> None:
+        notified.append(time.monotonic())
+        changed.set()
 
     def stdin_closed() -> None:
         sys.stdin.readline()
@@ -176,42 +181,52 @@ def watch_child(args: argparse.Namespace) -> None:
         data = pipelined_get(zk, ((p, f"{dirs.owner_dir}/{p}") for p in names))
         return {p: None if value is None else value[0].decode() for p, value in data.items()}
 
-    def shares() -> tuple[float, int, bool]:
-        """(when the listing came back, how many owner znodes, whether the members hold their range shares: partition
-        ``p`` owned by thread ``p // share`` of the registered members' threads in string order)."""
-        try:
-            names = zk.get_children(dirs.owner_dir, watch=lambda _e: changed.set())
-        except NoNodeError:
-            zk.exists(dirs.owner_dir, watch=lambda _e: changed.set())
-            return time.monotonic(), 0, False
-        at = time.monotonic()
-        if len(names) != args.partitions:
-            return at, len(names), False
+    def expected() -> dict[int, str] | None:
+        """Partition -> its owner under the registered members' range shares (partition ``p`` to thread ``p //
+        share`` in string order), if the members are all there."""
         members = sorted(zk.get_children(ids_dir))
         if len(members) != args.members or args.partitions % args.members:
+            return None
+        share = args.partitions // args.members
+        return {p: f"{members[p // share]}-0" for p in range(args.partitions)}
+
+    def look() -> tuple[float, int, bool]:
+        """(when the listing came back, how many owner znodes, whether the owners of the first and last partition of
+        every share are that share's member). Reading every owner znode costs seconds of this process on a loaded
+        machine, so it is done once, at the end, when nothing changed since the last look found the edges right:
+        each member claims and releases its share in one transaction."""
+        try:
+            names = zk.get_children(dirs.owner_dir, watch=watch)
+        except NoNodeError:
+            zk.exists(dirs.owner_dir, watch=watch)
+            return time.monotonic(), 0, False
+        at = time.monotonic()
+        wanted = expected() if len(names) == args.partitions else None
+        if wanted is None:
             return at, len(names), False
         share = args.partitions // args.members
-        expected = {p: f"{members[p // share]}-0" for p in range(args.partitions)}
-        # The first and last partition of every share first (cheap, and wrong while the group is still settling),
-        # then every owner znode.
         edges = sorted({p for n in range(args.members) for p in (n * share, (n + 1) * share - 1)})
         sample = owners(edges)
-        if any(sample[p] != expected[p] for p in edges):
-            return at, len(names), False
-        return at, len(names), owners(list(range(args.partitions))) == expected
+        return at, len(names), all(sample[p] == wanted[p] for p in edges)
 
     print("ready", flush=True)
     was_held = False
+    seen = 0  # notifications before the last listing: any later one is a change since
     while not stop.is_set():
         changed.clear()
-        at, count, held = shares()
+        seen = len(notified)
+        at, count, held = look()
         looks.append({"t": at, "owners": count, "held": held})
         if held != was_held:
             print(json.dumps({"t": at, "held": held}), flush=True)
             was_held = held
         changed.wait()  # no timeout: a change, or the parent's line on stdin, wakes it
+    # Verified: every owner znode as the shares say, and no change since the look that found the edges right.
+    wanted = expected() if was_held else None
+    verified = (wanted is not None and owners(list(range(args.partitions))) == wanted
+                and len(notified) == seen)
     close_client(zk)
-    print(json.dumps({"looks": looks, "latencies": latencies}), flush=True)
+    print(json.dumps({"looks": looks, "latencies": latencies, "verified": verified}), flush=True)
 
 
 # --- the parent --------------------------------------------------------------------------------------------------
@@ -290,6 +305,18 @@ class CpuSampler(threading.Thread):
         return {role: last.get(role, 0.0) - first.get(role, 0.0) for role in last}
 
 
+def _stop_watcher(watcher: subprocess.Popen) -> dict:
+    """Its last line: every look, the round trips it measured, whether every owner znode was checked right."""
+    assert watcher.stdin is not None
+    watcher.stdin.write("stop\n")
+    watcher.stdin.flush()
+    final = json.loads(_readline(watcher, 120))
+    while "looks" not in final:  # a change seen after the parent stopped listening
+        final = json.loads(_readline(watcher, 120))
+    watcher.wait(30)
+    return final
+
+
 def run_user(tree: Path, watcher_tree: Path, connect: str, topic: str, args: argparse.Namespace, label: str,
              events_dir: Path | None) -> UserJoin:
     import uuid
@@ -344,6 +371,8 @@ def run_user(tree: Path, watcher_tree: Path, connect: str, topic: str, args: arg
         if spy is not None:
             spy.send_signal(signal.SIGINT)
             spy.wait(60)
+        final = _stop_watcher(watcher)  # first: it checks every owner znode while the members still hold them
+        watcher = None
         assert members.stdin is not None
         members.stdin.write("stop\n")
         members.stdin.flush()
@@ -354,14 +383,13 @@ def run_user(tree: Path, watcher_tree: Path, connect: str, topic: str, args: arg
         if members is not None:
             members.kill()
             members.wait()
-        if watcher.stdin is not None:
-            watcher.stdin.write("stop\n")
-            watcher.stdin.flush()
-        final = json.loads(_readline(watcher, 30))
-        while "looks" not in final:  # a change seen after the parent stopped listening
-            final = json.loads(_readline(watcher, 30))
-        watcher.wait(30)
+        if watcher is not None:
+            _stop_watcher(watcher)
     looks, latencies = final["looks"], final["latencies"]
+    if held_at is not None and not final["verified"]:
+        print(f"  {label}: the edges of the shares looked right at {held_at - started:.2f} s, but not every owner "
+              f"znode: counted as never held", flush=True)
+        held_at = None
     cpu = sampler.between(started, held_at) if held_at is not None else {}
     events = sorted(last["events"], key=lambda e: e["t"])
     for event in events:

@@ -62,9 +62,10 @@ class LeaderFinderHost(Protocol):
     def wake_leader_finder(self) -> None: ...
 
     def take_partitions_with_leader(
-        self, leaders: Mapping[TopicPartition, BrokerMeta]
+        self, leaders: Mapping[TopicPartition, BrokerMeta], stop: threading.Event | None = None,
     ) -> dict[TopicPartition, BrokerAndInitialOffset]:
-        """Take those still without a leader, each with its leader and the offset to fetch from."""
+        """Take those still without a leader, each with its leader and the offset to fetch from; none once ``stop``
+        is set."""
         ...
 
     def add_fetcher_for_partitions(self, targets: Mapping[TopicPartition, BrokerAndInitialOffset],
@@ -72,9 +73,14 @@ class LeaderFinderHost(Protocol):
         """Put these partitions on fetcher threads; nothing once ``stop`` is set."""
         ...
 
-    def add_partitions_with_error(self, partitions: Iterable[TopicPartition]) -> None: ...
+    def add_partitions_with_error(self, partitions: Iterable[TopicPartition],
+                                  stop: threading.Event | None = None) -> None:
+        """Back to be looked up again; nothing once ``stop`` is set."""
+        ...
 
-    def shutdown_idle_fetcher_threads(self) -> None: ...
+    def shutdown_idle_fetcher_threads(self, stop: threading.Event | None = None) -> None:
+        """Stop fetcher threads without partitions; nothing once ``stop`` is set."""
+        ...
 
 
 class LeaderFinderThread(threading.Thread):
@@ -144,7 +150,9 @@ class LeaderFinderThread(threading.Thread):
         # of partitions) only for a logger that shows the debug event.
         if len(leaders) < len(wanted) and _log.is_enabled_for(logging.DEBUG):
             self._emit("debug", ev.LEADER_FINDER_NO_LEADER, partitions=partition_names(set(wanted) - set(leaders)))
-        targets = self._manager.take_partitions_with_leader(leaders)
+        # Every call to the manager from here on passes our stop: a rebalance does not wait for this thread (see
+        # ConsumerFetcherManager.stop_connections), and a stopped finder must change nothing of the next one's.
+        targets = self._manager.take_partitions_with_leader(leaders, self._stopping)
         if targets:
             self._emit("info", ev.LEADER_FINDER_LEADERS_FOUND, partitions=partition_names(targets),
                        leaders={str(tp): targets[tp].broker.id for tp in sorted(targets)})
@@ -153,8 +161,8 @@ class LeaderFinderThread(threading.Thread):
             except Exception as exc:
                 self._emit("warning", ev.LEADER_FINDER_ERROR, stage="add_fetcher", error=str(exc),
                            partitions=partition_names(targets), exc_info=True)
-                self._manager.add_partitions_with_error(targets)
-        self._manager.shutdown_idle_fetcher_threads()
+                self._manager.add_partitions_with_error(targets, self._stopping)
+        self._manager.shutdown_idle_fetcher_threads(self._stopping)
         self._stopping.wait(self._backoff_s)
 
     def _retry_later(self, stage: str, exc: Exception, partitions: frozenset[TopicPartition]) -> None:

@@ -764,8 +764,10 @@ class ZookeeperConsumerConnector:
 
     def _stop_fetching(self) -> int:
         """Stop the fetchers and drop everything fetched but not handed out (queues and every stream's current
-        chunk): the next owner fetches it again from the consumed offset. Returns the chunks dropped."""
-        self._fetcher.stop_connections()
+        chunk): the next owner fetches it again from the consumed offset. Returns the chunks dropped. A rebalance
+        does not wait for the leader finder's thread to end (it may be in the middle of a Metadata request), shutdown
+        does."""
+        self._fetcher.stop_connections(wait_for_leader_finder=self._shutdown.is_set())
         dropped = sum(queue.clear() for queue in self._all_queues())
         for stream in self._streams:
             stream.clear()
