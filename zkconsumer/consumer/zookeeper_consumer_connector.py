@@ -656,7 +656,9 @@ class ZookeeperConsumerConnector:
         """Step 5: read the group and compute this consumer's share, as every other member does from its own
         reading."""
         with _step(log, "assign", self._before_step) as fields:
-            snapshot = read_group_snapshot(self.zk, self.group, self.config.exclude_internal_topics)
+            assert self._topic_count is not None
+            own = [t for t, _ in self._topic_count.topic_streams]  # static: asked for with the members' listing
+            snapshot = read_group_snapshot(self.zk, self.group, self.config.exclude_internal_topics, own)
             self._report_malformed(snapshot.malformed)
             plan = plan_rebalance(snapshot, self.consumer_id, self.config.partition_assignment_strategy,
                                   self.config.exclude_internal_topics)
