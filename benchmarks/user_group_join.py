@@ -70,9 +70,10 @@ class EventRecorder:
     """A structlog processor: every event counted by name, the :data:`TIMED` ones kept with the monotonic clock and
     their small fields; the event is then dropped (nothing is rendered)."""
 
-    def __init__(self) -> None:
+    def __init__(self, drop: bool = True) -> None:
         self.counts: Counter[str] = Counter()
         self.timed: list[dict] = []
+        self.drop = drop  # False: the event goes on to the processors after this one (--trace)
         self._lock = threading.Lock()
 
     def __call__(self, _logger, method: str, event: dict) -> dict:
@@ -92,7 +93,9 @@ class EventRecorder:
                     if isinstance(value, list | dict):
                         kept[key] = len(value)
                 self.timed.append(kept)
-        raise structlog.DropEvent
+        if self.drop:
+            raise structlog.DropEvent
+        return event
 
 
 def user_child(args: argparse.Namespace) -> None:
@@ -102,8 +105,15 @@ def user_child(args: argparse.Namespace) -> None:
 
     from zkconsumer import ConsumerConfig, create_connector
 
-    recorder = EventRecorder()
-    structlog.configure(processors=[recorder], wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
+    if args.trace_file:  # every event rendered as JSON lines, as --log-json writes them, for zkconsumer trace
+        from zkconsumer.log import configure_logging
+
+        configure_logging(json=True, level="info", stream=open(os.devnull, "w"), file=Path(args.trace_file))  # noqa: SIM115
+        recorder = EventRecorder(drop=False)
+        structlog.configure(processors=[recorder, *structlog.get_config()["processors"]])
+    else:
+        recorder = EventRecorder()
+        structlog.configure(processors=[recorder], wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
     props = {"zookeeper.connect": args.connect, "group.id": args.group, "rebalance.backoff.ms": 500}
     connectors: list = [None] * args.members
     created: list[float | None] = [None] * args.members
@@ -271,13 +281,14 @@ def _spawn(tree: Path, argv: list[str]) -> subprocess.Popen:
 
 class CpuSampler(threading.Thread):
     """Every 100 ms, the CPU-seconds of each of this process's descendants (and what they reaped), by role: the members'
-    process, the watcher, ZooKeeper (``java``), the broker, and whatever else (the front, with ``--front``)."""
+    process, the watcher, ZooKeeper, the broker, and whatever else by its command (the front, with ``--front``)."""
 
     def __init__(self, roles: dict[int, str]) -> None:
         super().__init__(daemon=True, name="cpu-sampler")
         self.roles = roles
         self.samples: list[tuple[float, dict[str, float]]] = []
         self.stop = threading.Event()
+        self._java: dict[int, str] = {}
 
     def run(self) -> None:
         while True:
@@ -294,9 +305,23 @@ class CpuSampler(threading.Thread):
             if pid == me or not descends(procs, pid, me):
                 continue
             role = next((r for root, r in self.roles.items() if descends(procs, pid, root)), None)
-            role = role or ("zookeeper" if comm == "java" else "broker" if comm.startswith("tansu") else comm)
+            role = role or self._server_role(pid, comm)
             cpu[role] = cpu.get(role, 0.0) + own + reaped
         return cpu
+
+    def _server_role(self, pid: int, comm: str) -> str:
+        """``zookeeper`` or ``broker`` (Tansu, or a Kafka JVM), by the command line of a JVM, else the command."""
+        if comm.startswith("tansu"):
+            return "broker"
+        if comm != "java":
+            return comm
+        if pid not in self._java:
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                cmdline = b""
+            self._java[pid] = "zookeeper" if b"org.apache.zookeeper" in cmdline else "broker"
+        return self._java[pid]
 
     def between(self, start: float, end: float) -> dict[str, float]:
         """CPU-seconds by role from the last sample at or before ``start`` to the first at or after ``end``."""
@@ -336,7 +361,11 @@ def run_user(tree: Path, watcher_tree: Path, connect: str, topic: str, args: arg
             raise SystemExit("the watcher did not start")
         with zookeeper(connect) as zk:
             requests_before = packets_received(zk)
-        members = _spawn(tree, ["--user", *common])
+        trace = []
+        if args.trace is not None:
+            args.trace.mkdir(parents=True, exist_ok=True)
+            trace = ["--trace-file", str(args.trace / f"{label}.jsonl")]
+        members = _spawn(tree, ["--user", *common, *trace])
         sampler = CpuSampler({members.pid: "members", watcher.pid: "watcher"})
         sampler.start()
         spy = None
@@ -469,6 +498,11 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, help="py-spy record the members' process into this folder")
     parser.add_argument("--profile-options", type=str.split, default=[],
                         help="more py-spy options, in one argument (e.g. '--gil --idle')")
+    parser.add_argument("--trace", type=Path,
+                        help="also write every event of each user join as JSON lines (zkconsumer trace show FILE) into "
+                             "this folder: rendering them costs the members' process CPU, so figures of such a run are "
+                             "not comparable")
+    parser.add_argument("--trace-file", help=argparse.SUPPRESS)
     parser.add_argument("--user", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--watch", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--connect", help=argparse.SUPPRESS)
