@@ -1,30 +1,41 @@
-"""Twenty members joining a 10,000-partition group as a user runs them, beside ``large_group_join.py``'s shape, in
-one run on the same servers.
+"""Twenty members joining a 10,000-partition group as a user runs them, beside ``large_group_join.py``'s shape, on the
+same servers in one run.
 
-Run: ``.venv/bin/python benchmarks/user_group_join.py [--before DIR] [--repeat 3] [--partitions 10000]
-[--members 20] [--events DIR]``. ZooKeeper, the broker (no front: the consumers fetch from the broker itself) and the
-metadata bridge are started once with the project's launchers (``bench_support.servers``). Two topics of
-``--partitions`` partitions: one written to ZooKeeper only (no leader anywhere: ``large_group_join.py``'s), one
-created on the broker too (``memory.create_topic_both_ways``), whose partitions have a leader, so that the members'
-fetchers start. Every join runs in a fresh Python process whose ``PYTHONPATH`` is the version's checkout; with
-``--before`` the two versions alternate as in ``large_group_join.py``. Two shapes:
+Run: ``.venv/bin/python benchmarks/user_group_join.py [--before DIR] [--repeat 3] [--stagger-ms 100] [--events DIR]``
+(``--shapes``, ``--partitions``, ``--members``, ``--front``, ``--trace DIR``, ``--profile DIR``: see ``--help``).
+Every round starts ZooKeeper, the broker (Tansu, no front unless ``--front``: the consumers fetch from the broker
+itself) and the metadata bridge with the project's launchers (``bench_support.servers``), and makes two topics of
+``--partitions`` partitions: one written to ZooKeeper only (no leader anywhere, ``large_group_join.py``'s), one created
+on the broker too (``memory.create_topic_both_ways``), whose partitions have a leader, so that the members' fetchers
+start. Then, on those servers and in this order:
 
-* ``peer``: ``large_group_join.py``'s ``19 into 1`` (``rebalance.join``): one member owns the ZooKeeper-only topic,
-  nineteen more, constructed beforehand (their sessions up), call ``create_message_streams`` at once with
-  ``rebalance.backoff.ms`` 200, and the clock runs until the process's own connectors hold their range shares;
-* ``user``: twenty threads in one process, each ``create_connector`` (its ZooKeeper session) then
-  ``create_message_streams`` on the topic with leaders, ``rebalance.backoff.ms`` 500, every other setting Kafka's
-  default, and no consumer.id (Kafka's host-time-uuid ids). Ownership is watched from another process
-  (``--watch``): a ZooKeeper client of its own with a children watch on the topic's owners, which reads every owner
-  znode whenever all exist. Printed: when the last ``create_message_streams`` returned, and when ZooKeeper last
-  started showing the twenty holding their shares (every partition owned, the owners twenty registered members'
-  threads, 500 each), the state it still shows two seconds (``--settle``) after every call returned.
+* ``fresh``: the user's shape, first on the servers just started (as a user who starts the embedded environment and
+  then the application): twenty threads in one new Python process, each ``create_connector`` (its ZooKeeper session)
+  then ``create_message_streams`` on the topic with leaders, the threads started one after the other (``--stagger-ms``
+  apart: members that come up one after another), ``rebalance.backoff.ms`` 500, every other setting Kafka's default,
+  and no ``consumer.id`` (Kafka's host-time-uuid ids);
+* ``peer``: ``large_group_join.py``'s ``19 into 1`` (``rebalance.join``, by that script's child): one member owns the
+  ZooKeeper-only topic, nineteen more, their sessions set up before the clock starts, call ``create_message_streams``
+  at once with ``rebalance.backoff.ms`` 200; the clock stops when the process's own connectors hold their range
+  shares and ZooKeeper has one owner znode per partition;
+* ``warm``: the user's shape again, on servers that have served the two joins before.
 
-CPU: the members' process, all its threads, until the shares were held (sampled every 50 ms: the sample just after),
-and the servers' (ZooKeeper, the broker, the bridge: this process's other children) over the same interval. The
-events the members emit are counted per kind (attempts, failures and why, backoffs, fetcher starts, session set-up):
-a structlog processor that keeps a few fields and drops the event, at info level, as an application that keeps
-info events would; ``--events DIR`` also writes each user join's events as JSON lines for ``zkconsumer trace``.
+With ``--before`` each round does that for both versions (each on servers of its own, ``before`` first in odd rounds),
+every join in a fresh process whose ``PYTHONPATH`` is the version's checkout. The user's shares are watched from
+another process (``--watch``), with a ZooKeeper session of its own: a children watch on the topic's owners; whenever
+all the owner znodes exist it reads those of the first and last partition of every member's range share (string
+order of the registered members' threads: the range assignor's), and when every call has returned and the shares
+stayed so ``--settle`` seconds (2), every owner znode once, unchanged since. Printed: when the last
+``create_message_streams`` returned, and when the watcher's listing that found the shares held came back.
+
+CPU, sampled from ``/proc`` every 100 ms, over the join until the shares were held: the members' process (all its
+threads) and, as ``servers``, ZooKeeper and the broker. ZooKeeper's requests (the server's ``zk_packets_received``),
+and its round trip as the watcher measured it (an ``exists`` every 100 ms from outside the members' process). The
+members' events are counted by kind (rebalances, attempts, ownership conflicts, backoffs, fetcher starts, session
+set-up): a structlog processor keeps the time and a few small fields of some and drops the event, at info level, as an
+application that keeps info events would; ``--events DIR`` writes those of each user join as JSON lines (with the
+watcher's looks and round trips), ``--trace DIR`` every event rendered as ``--log-json`` writes it, for ``zkconsumer
+trace show`` (rendering costs the members' CPU: such a run's figures are not comparable).
 
 Speed is read as ratios in one run: user / peer of the same version, and after / before of the same shape. The load
 average is printed with every join. This is a benchmark, not a test: nothing here fails on slowness.
