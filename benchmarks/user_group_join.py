@@ -26,7 +26,8 @@ another process (``--watch``), with a ZooKeeper session of its own: a children w
 all the owner znodes exist it reads those of the first and last partition of every member's range share (string
 order of the registered members' threads: the range assignor's), and when every call has returned and the shares
 stayed so ``--settle`` seconds (2), every owner znode once, unchanged since. Printed: when the last
-``create_message_streams`` returned, and when the watcher's listing that found the shares held came back.
+``create_message_streams`` returned, and when the shares were held: when the last of the owner znodes was made (the
+greatest ``ctime``, ZooKeeper's clock on this machine), which no lag of the watcher's looks can move.
 
 CPU, sampled from ``/proc`` every 100 ms, over the join until the shares were held: the members' process (all its
 threads) and, as ``servers``, ZooKeeper and the broker. ZooKeeper's requests (the server's ``zk_packets_received``),
@@ -60,6 +61,8 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from large_group_join import _commit, load
 
 HERE = Path(__file__).resolve().parent
 SHAPES = ("fresh", "peer", "warm")
@@ -141,14 +144,15 @@ def user_child(args: argparse.Namespace) -> None:
             errors.append(f"{type(exc).__name__}: {exc}")
 
     threads = [threading.Thread(target=member, args=(n,), name=f"member-{n:02d}") for n in range(args.members)]
-    started = time.monotonic()
+    started, started_wall = time.monotonic(), time.time()
     for n, thread in enumerate(threads):
         if args.stagger_ms:
             time.sleep(max(0.0, started + n * args.stagger_ms / 1000 - time.monotonic()))
         thread.start()
     for thread in threads:
         thread.join(args.max_seconds)
-    print(json.dumps({"started": started, "created": created, "returned": returned, "errors": errors}), flush=True)
+    print(json.dumps({"started": started, "started_wall": started_wall, "created": created, "returned": returned,
+                      "errors": errors}), flush=True)
     sys.stdin.readline()  # the parent has seen the shares held (or given up)
     stoppers = [threading.Thread(target=c.shutdown) for c in connectors if c is not None]
     for thread in stoppers:
@@ -242,12 +246,16 @@ def watch_child(args: argparse.Namespace) -> None:
             print(json.dumps({"t": at, "held": held}), flush=True)
             was_held = held
         changed.wait()  # no timeout: a change, or the parent's line on stdin, wakes it
-    # Verified: every owner znode as the shares say, and no change since the look that found the edges right.
+    # Verified: every owner znode as the shares say, and no change since the look that found the edges right. Held
+    # since the last of them was made (its ctime, the server's clock: a look may come after a later release and
+    # claim of the same share, which a one-shot watch fired during an earlier look does not tell).
     wanted = expected() if was_held else None
-    verified = (wanted is not None and owners(list(range(args.partitions))) == wanted
-                and len(notified) == seen)
+    final = pipelined_get(zk, ((p, f"{dirs.owner_dir}/{p}") for p in range(args.partitions))) if wanted else {}
+    verified = (wanted is not None and len(notified) == seen and None not in final.values()
+                and {p: value[0].decode() for p, value in final.items() if value is not None} == wanted)
+    since = max(value[1].ctime for value in final.values() if value is not None) / 1000 if verified else None
     close_client(zk)
-    print(json.dumps({"looks": looks, "latencies": latencies, "verified": verified}), flush=True)
+    print(json.dumps({"looks": looks, "latencies": latencies, "verified": verified, "held_since": since}), flush=True)
 
 
 # --- the parent --------------------------------------------------------------------------------------------------
@@ -266,10 +274,6 @@ class UserJoin:
     zk_latency_ms: list[float] = field(default_factory=list)  # the watcher's probes until held
     summary: dict[str, float] = field(default_factory=dict)
     events: list[dict] = field(default_factory=list)
-
-
-def load() -> str:
-    return " ".join(f"{n:.2f}" for n in os.getloadavg())
 
 
 def _readline(proc: subprocess.Popen, timeout: float) -> str:
@@ -430,6 +434,8 @@ def run_user(tree: Path, watcher_tree: Path, connect: str, topic: str, args: arg
         print(f"  {label}: the edges of the shares looked right at {held_at - started:.2f} s, but not every owner "
               f"znode: counted as never held", flush=True)
         held_at = None
+    if held_at is not None:  # from the owner znodes' creation times: the wall clock, the same machine's
+        held_at = started + (final["held_since"] - first["started_wall"])
     cpu = sampler.between(started, held_at) if held_at is not None else {}
     events = sorted(last["events"], key=lambda e: e["t"])
     for event in events:
@@ -528,7 +534,6 @@ def main() -> None:
         return
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind the servers' context managers
     from bench_support import machine
-    from large_group_join import _commit
 
     versions = {"after": args.after.resolve()}
     if args.before is not None:
