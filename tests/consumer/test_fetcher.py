@@ -8,7 +8,9 @@ message. Nothing is mocked.
 
 from __future__ import annotations
 
+import json
 import queue
+import socket
 import threading
 import time
 import uuid
@@ -376,3 +378,44 @@ def test_fetcher_id_is_kafkas_formula():
     assert fetcher_id_for("anything", 5, 1) == 0
     # 31 * "t0".hashCode() + 2147370684 is Int.MinValue, whose abs Kafka 0.10 takes as 0 (a plain abs gives 2 here).
     assert fetcher_id_for("t0", 2147370684, 3) == 0
+
+
+def test_a_rebalance_does_not_wait_for_a_leader_finder_in_the_middle_of_a_request(zk_chroot, zk, topic_name):
+    """The broker registered here accepts connections and never answers: the leader finder stays in its Metadata
+    request (a slice of it at a time). A rebalance's stop tells it to stop and returns without waiting for the
+    request; the thread ends on its own afterwards, and what it was told to stop for is never touched by it again:
+    a stopped finder takes nothing from the no-leader set, returns nothing to it and stops no fetcher."""
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        port = silent.getsockname()[1]
+        zk.create("/brokers/ids/1", json.dumps({"version": 1, "host": "127.0.0.1", "port": port}).encode(),
+                  makepath=True)
+        config = make_config(zk_chroot)
+        consumer_id = new_consumer_id()
+        tp = TopicPartition(topic_name, 0)
+        manager = ConsumerFetcherManager(consumer_id, config, zk)
+        with capture_logs() as events:
+            manager.start_connections([partition_info(topic_name, 0, ChunkQueue(10), 0, config)])
+            finder = next(t for t in threading.enumerate() if t.name == f"{consumer_id}-leader-finder-thread")
+            silent.settimeout(bounded(15))
+            connection, _ = silent.accept()  # the finder's client connected: its request waits for an answer
+            with connection:
+                manager.stop_connections(wait_for_leader_finder=False)
+                assert finder.is_alive()  # still in a request of the silent broker, which can only end with a slice
+                stopped = [e["event"] for e in events if e.get("consumer_id") == consumer_id]
+                assert "fetcher_manager.connections_stopped" in stopped and "leader_finder.stopped" not in stopped
+                # The next generation: a stopped finder's calls leave it alone, a running one's do not.
+                info = partition_info(topic_name, 0, ChunkQueue(10), 0, config)
+                manager.start_connections([info])
+                told_to_stop, running = threading.Event(), threading.Event()
+                told_to_stop.set()
+                leader = BrokerMeta(1, "127.0.0.1", port)
+                assert manager.take_partitions_with_leader({tp: leader}, told_to_stop) == {}
+                assert manager.partitions_without_leader() == {tp}
+                assert set(manager.take_partitions_with_leader({tp: leader}, running)) == {tp}
+                manager.add_partitions_with_error([tp], told_to_stop)
+                assert manager.partitions_without_leader() == frozenset()
+                manager.add_partitions_with_error([tp], running)
+                assert manager.partitions_without_leader() == {tp}
+                wait_for(lambda: not finder.is_alive(), timeout=30)
+            manager.stop_connections()
+    assert threads_of(consumer_id) == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from zkconsumer.consumer.rebalance_plan import NotRegisteredError, plan_rebalance
+from zkconsumer.consumer.rebalance_plan import NotRegisteredError, group_decision, plan_rebalance
 from zkconsumer.group.snapshot import GroupSnapshot, read_group_snapshot
 from zkconsumer.group.topic_count import TopicCount, Whitelist
 from zkconsumer.types import TopicPartition
@@ -65,3 +65,21 @@ def test_snapshot_skips_malformed_registrations_and_topics(zk):
     assert sorted(m.path for m in snap.malformed) == ["/brokers/topics/bad", "/consumers/g/ids/g_pykafka"]
     plan = plan_rebalance(snap, "g_good")
     assert dict(plan.assignment) == {TopicPartition("t", 0): "g_good-0"}
+
+
+def test_members_reading_the_same_group_share_one_decision_and_each_takes_its_own_share():
+    """Twenty members of one process reading the same group compute the group's decision once (every partition's
+    thread), not once each; each plan is still its own share, and the shares cover the topic once."""
+    members = {f"g_m{n:02d}": TopicCount.static(f"g_m{n:02d}", {"t": 1}) for n in range(20)}
+    snap = snapshot(members, {"t": 10_000})
+    group_decision.cache_clear()
+    plans = [plan_rebalance(snap, c) for c in members]
+    assert group_decision.cache_info().misses == 1 and group_decision.cache_info().hits == 19
+    assert [list(p.assignment.values())[:1] for p in plans] == [[f"{c}-0"] for c in members]
+    assert [min(p.assignment).partition for p in plans] == list(range(0, 10_000, 500))
+    assert sorted(tp for p in plans for tp in p.assignment) == [TopicPartition("t", n) for n in range(10_000)]
+    assert all(p.global_assignment is plans[0].global_assignment for p in plans)
+    # a different reading (one member fewer) is a different decision
+    fewer = snapshot({c: tc for c, tc in members.items() if c != "g_m19"}, {"t": 10_000})
+    assert len(plan_rebalance(fewer, "g_m00").assignment) == 527
+    assert group_decision.cache_info().misses == 2

@@ -133,13 +133,19 @@ def test_a_claim_in_several_batches_owns_everything(zk):
 
 
 @pytest.mark.parametrize("taken", [57, 2], ids=["in the last batch", "in the first batch"])
-def test_a_conflict_in_any_batch_undoes_every_batch_of_the_claim(zk, zk_chroot, taken):
+def test_a_conflict_in_any_batch_undoes_every_batch_of_the_claim(zk, zk_chroot, taken, monkeypatch):
     """The batches go out together: whichever one meets another member's owner znode, the others (applied before or
-    after it) are deleted again."""
+    after it) are deleted again, as their answers say they were applied: without reading their znodes first (a
+    claim of thousands held them for seconds that way, every other member's claim meeting them meanwhile)."""
+    existence_reads: list[str] = []
+    exists_async = zk.exists_async
+    monkeypatch.setattr(zk, "exists_async", lambda path, *a, **k: existence_reads.append(path) or exists_async(
+        path, *a, **k))
     other = open_client(zk_chroot)
     try:
         other.create(f"/consumers/g/owners/t/{taken}", b"g_other-0", ephemeral=True, makepath=True)
         result = claim_partitions(zk, "g", MANY, max_bytes=SMALL_BUDGET)
+        assert [path for path in existence_reads if path.startswith("/consumers/g/owners/t/")] == []
         assert not result.ok and dict(result.conflicts) == {TopicPartition("t", taken): "g_other-0"}
         assert result.batches > 3  # the other batches went through, then were deleted again
         assert owners(zk) == [(str(taken), "g_other-0")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import socket
 import threading
@@ -177,3 +178,32 @@ def test_a_request_to_a_paused_server_fails_within_the_session_timeout(own_zooke
         assert client.retry(client.exists, "/a") is not None
     finally:
         close_client(client)
+
+
+def test_the_handlers_select_answers_as_kazoos_own():
+    """The connection thread's select (``poll_select``) gives kazoo's ``selector_select``'s answer: readable, writable,
+    both (readable wins), a hang-up, nothing within the timeout; and its errors for a closed socket or descriptor."""
+    from kazoo.handlers.utils import selector_select
+
+    from zkconsumer.zk.client import poll_select
+
+    quiet, quiet_peer = socket.socketpair()
+    talking, talking_peer = socket.socketpair()
+    hung_up, gone = socket.socketpair()
+    closed, _closed_peer = socket.socketpair()
+    with quiet, quiet_peer, talking, talking_peer, hung_up, _closed_peer:
+        talking_peer.sendall(b"x")
+        gone.close()
+        cases = [([quiet, talking], [], 0.05), ([], [quiet], 0.05), ([talking], [talking], 0.05),
+                 ([quiet], [], 0.01), ([hung_up], [], 0.05), ([], [hung_up], 0.05), ([quiet.fileno()], [], 0)]
+        for rlist, wlist, timeout in cases:
+            assert poll_select(rlist, wlist, [], timeout) == selector_select(rlist, wlist, [], timeout)
+        assert poll_select([quiet, talking], [], [], 0.05) == ([talking], [], [])
+        assert poll_select([], [quiet], [], 0.05) == ([], [quiet], [])
+        closed.close()
+        descriptor = resource.getrlimit(resource.RLIMIT_NOFILE)[0]  # above every descriptor the process may open
+        for select_ in (poll_select, selector_select):
+            with pytest.raises(TypeError):
+                select_([closed], [], [], 0.05)
+            with pytest.raises(ValueError):
+                select_([descriptor], [], [], 0.05)

@@ -5,7 +5,9 @@ longer bounded, a session fence that silently stops fencing or a claim sent with
 
 - ``zk/client.py``: :class:`~zkconsumer.zk.client.BoundedHandler` overrides
   ``SequentialThreadingHandler._create_thread_worker(work_queue)`` to learn kazoo's two callback threads (``start()``
-  makes them through it), and its results read ``AsyncResult._handler``;
+  makes them through it), and its results read ``AsyncResult._handler``; its ``select`` (one ``poll()`` call,
+  ``kazoo.handlers.utils.fileobj_to_fd`` reading each object) is what the connection waits on only if the
+  connection's reads and writes select through their handler;
 - ``zk/session_liveness.py``: wraps the client's connection handler (``KazooClient._connection``) methods
   ``_submit(request, timeout, xid)``, ``_read_header(timeout)`` and ``_connect(host, hostip, port)``, and reads
   ``KazooClient._session_timeout`` (milliseconds); where they are missing it attaches nothing, without a word;
@@ -25,6 +27,7 @@ from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
+from kazoo.handlers import utils
 from kazoo.handlers.threading import AsyncResult, SequentialThreadingHandler
 from kazoo.protocol import paths
 from kazoo.protocol import serialization as records
@@ -63,6 +66,7 @@ PRIVATE_FUNCTIONS: list[tuple[str, Callable[[], Callable[..., Any]], list[str], 
      "SessionLiveness (zk/session_liveness.py)"),
     ("kazoo.protocol.paths._prefix_root", lambda: paths._prefix_root, ["root", "path", "trailing"],
      "_rooted (zk/batched_transaction.py)"),
+    ("kazoo.handlers.utils.fileobj_to_fd", lambda: utils.fileobj_to_fd, ["fileobj"], "poll_select (zk/client.py)"),
 ]
 
 
@@ -100,6 +104,14 @@ def test_a_started_handler_makes_its_callback_threads_through_create_thread_work
         assert not handler.on_callback_thread()  # the test's own thread is none of them
     finally:
         handler.stop()
+
+
+def test_the_connection_selects_through_its_handler():
+    for method in (ConnectionHandler._read, ConnectionHandler._write, ConnectionHandler._connect_attempt):
+        if "self.handler.select(" not in inspect.getsource(method):
+            changed(f"ConnectionHandler.{method.__name__} no longer waits through its handler's select, so the "
+                    "handler's own (one poll() call, not an epoll selector made at every call) is not used",
+                    "BoundedHandler.select (zk/client.py)")
 
 
 def test_a_result_knows_its_handler():

@@ -100,13 +100,21 @@ class ConsumerFetcherManager:
         finder.start()
         self._emit("info", ev.FETCHER_MANAGER_CONNECTIONS_STARTED, partitions=partition_names(partition_map))
 
-    def stop_connections(self) -> None:
+    def stop_connections(self, wait_for_leader_finder: bool = True) -> None:
+        """Stop fetching: the leader finder, then every fetcher thread (each joined: nothing enqueues once this
+        returns). With ``wait_for_leader_finder`` false (a rebalance), the leader finder is told to stop but its
+        thread is not waited for: once told, it changes nothing here (each of its calls checks its stop under the lock
+        that call changes things under), and it may be in the middle of a Metadata request, which a loaded broker
+        answers in a second or more, all of it under the rebalance lock. Kafka interrupted that request instead."""
         started = time.monotonic()
         with self._cond:
             finder, self._leader_finder = self._leader_finder, None
         # The leader finder first, so that it cannot start fetchers while they are being stopped.
         if finder is not None:
-            finder.shutdown()
+            if wait_for_leader_finder:
+                finder.shutdown()
+            else:
+                finder.initiate_shutdown()
         with self._fetchers_lock:
             fetchers = list(self._fetchers.values())
             self._fetchers.clear()
@@ -121,11 +129,13 @@ class ConsumerFetcherManager:
             self._emit("info", ev.FETCHER_MANAGER_CONNECTIONS_STOPPED, fetchers=len(fetchers),
                        duration_ms=elapsed_ms(started))
 
-    def add_partitions_with_error(self, partitions: Iterable[TopicPartition]) -> None:
+    def add_partitions_with_error(self, partitions: Iterable[TopicPartition],
+                                  stop: threading.Event | None = None) -> None:
+        """Back to the no-leader set, to be looked up again; nothing once ``stop`` (the leader finder's) is set."""
         partitions = list(partitions)
         with self._cond:
-            if self._partition_map is None:
-                return  # connections stopped: nothing is to be fetched any more
+            if self._partition_map is None or (stop is not None and stop.is_set()):
+                return  # connections stopped (or restarted since): nothing of this is to be fetched any more
             self._no_leader.update(partitions)
             self._cond.notify_all()
         self._emit("info", ev.FETCHER_MANAGER_PARTITIONS_WITH_ERROR, partitions=partition_names(partitions))
@@ -165,13 +175,14 @@ class ConsumerFetcherManager:
             self._cond.notify_all()
 
     def take_partitions_with_leader(
-        self, leaders: Mapping[TopicPartition, BrokerMeta]
+        self, leaders: Mapping[TopicPartition, BrokerMeta], stop: threading.Event | None = None,
     ) -> dict[TopicPartition, BrokerAndInitialOffset]:
         """Take the partitions that still need a leader out of the no-leader set, each with where and from which
-        offset to fetch it (its PartitionTopicInfo's fetched offset)."""
+        offset to fetch it (its PartitionTopicInfo's fetched offset); none once ``stop`` (the leader finder's) is set:
+        a leader finder told to stop must not take what the next one is to look up."""
         taken: dict[TopicPartition, BrokerAndInitialOffset] = {}
         with self._cond:
-            if self._partition_map is None:
+            if self._partition_map is None or (stop is not None and stop.is_set()):
                 return taken
             for tp, broker in leaders.items():
                 if tp in self._no_leader:
@@ -183,8 +194,8 @@ class ConsumerFetcherManager:
                                    stop: threading.Event | None = None) -> None:
         """Give each partition to the thread of (leader, fetcher id), starting that thread if needed. A thread already
         fetching a partition keeps its own position. Nothing once ``stop`` (the leader finder's) is set: a finder
-        that outlived its bounded stop must not start a fetcher after :meth:`stop_connections` took the list of
-        those to stop."""
+        that was not waited for (or outlived its bounded stop) must not start a fetcher after
+        :meth:`stop_connections` took the list of those to stop."""
         per_fetcher: dict[tuple[int, int], dict[TopicPartition, BrokerAndInitialOffset]] = {}
         for tp, target in targets.items():
             per_fetcher.setdefault((target.broker.id, self.fetcher_id(tp.topic, tp.partition)), {})[tp] = target
@@ -203,8 +214,11 @@ class ConsumerFetcherManager:
                     fetcher.start()
                 fetcher.add_partitions({tp: target.initial_offset for tp, target in partitions.items()})
 
-    def shutdown_idle_fetcher_threads(self) -> None:
+    def shutdown_idle_fetcher_threads(self, stop: threading.Event | None = None) -> None:
+        """Stop the fetcher threads left without partitions; nothing once ``stop`` (the leader finder's) is set."""
         with self._fetchers_lock:
+            if stop is not None and stop.is_set():
+                return
             idle = [key for key, fetcher in self._fetchers.items() if fetcher.partition_count() == 0]
             stopped = [self._fetchers.pop(key) for key in idle]
             for fetcher in stopped:

@@ -35,7 +35,7 @@ from zkconsumer.consumer.sliced_deadline import call_in_slices
 from zkconsumer.errors import ServerUnavailableError
 from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import elapsed_ms
-from zkconsumer.kafka.metadata import BrokerMeta, ClusterSnapshot, admin_client, fetch_metadata
+from zkconsumer.kafka.metadata import BrokerMeta, admin_client, fetch_leaders
 from zkconsumer.log import get_logger
 from zkconsumer.types import TopicPartition
 from zkconsumer.zk.cluster import BrokerInfo, read_brokers
@@ -62,9 +62,10 @@ class LeaderFinderHost(Protocol):
     def wake_leader_finder(self) -> None: ...
 
     def take_partitions_with_leader(
-        self, leaders: Mapping[TopicPartition, BrokerMeta]
+        self, leaders: Mapping[TopicPartition, BrokerMeta], stop: threading.Event | None = None,
     ) -> dict[TopicPartition, BrokerAndInitialOffset]:
-        """Take those still without a leader, each with its leader and the offset to fetch from."""
+        """Take those still without a leader, each with its leader and the offset to fetch from; none once ``stop``
+        is set."""
         ...
 
     def add_fetcher_for_partitions(self, targets: Mapping[TopicPartition, BrokerAndInitialOffset],
@@ -72,9 +73,14 @@ class LeaderFinderHost(Protocol):
         """Put these partitions on fetcher threads; nothing once ``stop`` is set."""
         ...
 
-    def add_partitions_with_error(self, partitions: Iterable[TopicPartition]) -> None: ...
+    def add_partitions_with_error(self, partitions: Iterable[TopicPartition],
+                                  stop: threading.Event | None = None) -> None:
+        """Back to be looked up again; nothing once ``stop`` is set."""
+        ...
 
-    def shutdown_idle_fetcher_threads(self) -> None: ...
+    def shutdown_idle_fetcher_threads(self, stop: threading.Event | None = None) -> None:
+        """Stop fetcher threads without partitions; nothing once ``stop`` is set."""
+        ...
 
 
 class LeaderFinderThread(threading.Thread):
@@ -134,24 +140,19 @@ class LeaderFinderThread(threading.Thread):
             self._stopping.wait(self._backoff_s)
             return
         try:
-            snapshot = self._metadata(brokers)
+            leaders = self._leaders(brokers, wanted)
         except ServerUnavailableError as exc:
             self._retry_later("metadata", exc, wanted)
             return
-        if snapshot is None:
+        if leaders is None:
             return  # stopping
-        leaders: dict[TopicPartition, BrokerMeta] = {}
-        for tp in wanted:
-            topic = snapshot.topics.get(tp.topic)
-            partition = topic.partitions.get(tp.partition) if topic is not None else None
-            leader = snapshot.brokers.get(partition.leader) if partition is not None else None
-            if leader is not None:
-                leaders[tp] = leader
         # Tried again every refresh.leader.backoff.ms while a leader is missing: the list is made (sorting thousands
         # of partitions) only for a logger that shows the debug event.
         if len(leaders) < len(wanted) and _log.is_enabled_for(logging.DEBUG):
             self._emit("debug", ev.LEADER_FINDER_NO_LEADER, partitions=partition_names(set(wanted) - set(leaders)))
-        targets = self._manager.take_partitions_with_leader(leaders)
+        # Every call to the manager from here on passes our stop: a rebalance does not wait for this thread (see
+        # ConsumerFetcherManager.stop_connections), and a stopped finder must change nothing of the next one's.
+        targets = self._manager.take_partitions_with_leader(leaders, self._stopping)
         if targets:
             self._emit("info", ev.LEADER_FINDER_LEADERS_FOUND, partitions=partition_names(targets),
                        leaders={str(tp): targets[tp].broker.id for tp in sorted(targets)})
@@ -160,8 +161,8 @@ class LeaderFinderThread(threading.Thread):
             except Exception as exc:
                 self._emit("warning", ev.LEADER_FINDER_ERROR, stage="add_fetcher", error=str(exc),
                            partitions=partition_names(targets), exc_info=True)
-                self._manager.add_partitions_with_error(targets)
-        self._manager.shutdown_idle_fetcher_threads()
+                self._manager.add_partitions_with_error(targets, self._stopping)
+        self._manager.shutdown_idle_fetcher_threads(self._stopping)
         self._stopping.wait(self._backoff_s)
 
     def _retry_later(self, stage: str, exc: Exception, partitions: frozenset[TopicPartition]) -> None:
@@ -169,8 +170,10 @@ class LeaderFinderThread(threading.Thread):
                    partitions=partition_names(partitions))
         self._stopping.wait(self._backoff_s)
 
-    def _metadata(self, brokers: list[BrokerInfo]) -> ClusterSnapshot | None:
-        """All topics' metadata from the registered brokers within socket.timeout.ms; ``None`` if stopped first."""
+    def _leaders(self, brokers: list[BrokerInfo], wanted: frozenset[TopicPartition],
+                 ) -> dict[TopicPartition, BrokerMeta] | None:
+        """The leaders of ``wanted`` that have one, from all topics' metadata asked of the registered brokers within
+        socket.timeout.ms; ``None`` if stopped first."""
         addresses = frozenset(broker.address for broker in brokers)
         if self._admin is None or addresses != self._admin_brokers:
             shuffled = sorted(addresses)
@@ -182,7 +185,7 @@ class LeaderFinderThread(threading.Thread):
             })
             self._admin_brokers = addresses
         admin, bootstrap = self._admin, self._metadata_bootstrap
-        return call_in_slices(lambda timeout_s: fetch_metadata(admin, bootstrap, timeout=timeout_s),
+        return call_in_slices(lambda timeout_s: fetch_leaders(admin, bootstrap, wanted, timeout=timeout_s),
                               self._config.socket_timeout_ms / 1000, self._stopping, retry_on=(ServerUnavailableError,))
 
     def _emit(self, level: str, event: str, **fields: Any) -> None:

@@ -656,7 +656,9 @@ class ZookeeperConsumerConnector:
         """Step 5: read the group and compute this consumer's share, as every other member does from its own
         reading."""
         with _step(log, "assign", self._before_step) as fields:
-            snapshot = read_group_snapshot(self.zk, self.group, self.config.exclude_internal_topics)
+            assert self._topic_count is not None
+            own = [t for t, _ in self._topic_count.topic_streams]  # static: asked for with the members' listing
+            snapshot = read_group_snapshot(self.zk, self.group, self.config.exclude_internal_topics, own)
             self._report_malformed(snapshot.malformed)
             plan = plan_rebalance(snapshot, self.consumer_id, self.config.partition_assignment_strategy,
                                   self.config.exclude_internal_topics)
@@ -685,11 +687,11 @@ class ZookeeperConsumerConnector:
         """Step 7: the new topicRegistry, each partition bound to the queue of the stream of its thread."""
         with _step(log, "build_registry", self._before_step) as fields:
             registry: Registry = {}
+            fetch_size, client_id = self.config.fetch_message_max_bytes, self.config.client_id  # a lookup each
             for tp, offset in offsets.items():
                 thread = plan.assignment[tp]
                 registry.setdefault(tp.topic, {})[tp.partition] = PartitionTopicInfo(
-                    tp.topic, tp.partition, self._queue_for(tp.topic, thread), offset, offset,
-                    self.config.fetch_message_max_bytes, self.config.client_id)
+                    tp.topic, tp.partition, self._queue_for(tp.topic, thread), offset, offset, fetch_size, client_id)
             fields["partitions"] = sum(len(ps) for ps in registry.values())
         return registry
 
@@ -764,8 +766,10 @@ class ZookeeperConsumerConnector:
 
     def _stop_fetching(self) -> int:
         """Stop the fetchers and drop everything fetched but not handed out (queues and every stream's current
-        chunk): the next owner fetches it again from the consumed offset. Returns the chunks dropped."""
-        self._fetcher.stop_connections()
+        chunk): the next owner fetches it again from the consumed offset. Returns the chunks dropped. A rebalance
+        does not wait for the leader finder's thread to end (it may be in the middle of a Metadata request), shutdown
+        does."""
+        self._fetcher.stop_connections(wait_for_leader_finder=self._shutdown.is_set())
         dropped = sum(queue.clear() for queue in self._all_queues())
         for stream in self._streams:
             stream.clear()

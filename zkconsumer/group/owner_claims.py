@@ -14,7 +14,9 @@ members observe:
   other, each as one transaction; waiting for each answer before sending the next made a claim of 10,000 partitions
   wait for four round trips of the server's slowest work). When a batch meets a conflict, or fails with an error (a
   dropped connection: it may or may not have been applied), every batch of this attempt is deleted again,
-  session-checked as release does, and the attempt fails as one. Budget 0 claims Kafka's way, one create per
+  session-checked as release does (those answered as applied at the version they were made with, unread: while a
+  large claim read its thousands of znodes first, every other member's claim met them), and the attempt fails as
+  one. Budget 0 claims Kafka's way, one create per
   partition (kept to compare both in ``benchmarks/rebalance.py``).
 * **Our own node is recognised by session, not by data.** A node we created just before a connection loss comes
   back as NodeExists on retry; Kafka accepted any node holding our thread id string, which also accepted a stale
@@ -138,7 +140,11 @@ def claim_partitions(zk: KazooClient, group: str, claims: Mapping[TopicPartition
             raise
         sent += outcome.batches
         if not outcome.ok:
-            sent += len(first_writes) - index - 1 + _undo(zk, group, created + later, max_bytes)
+            # The batches sent with this one have their answers (or will within the bound): one applied created
+            # its znodes at version 0, one that failed created none, and only one without an answer is read.
+            applied, unanswered = _outcomes(todos[index + 1:], first_writes[index + 1:])
+            held = HeldZnodes(session, MappingProxyType({**{tp: 0 for tp in created}, **dict.fromkeys(applied, 0)}))
+            sent += len(first_writes) - index - 1 + _undo(zk, group, created + applied + unanswered, max_bytes, held)
             return ClaimResult(conflicts=outcome.conflicts, batches=sent)
         created.extend(outcome.claimed)
         ours.extend(outcome.already_ours)
@@ -240,17 +246,36 @@ def _claim_one_by_one(zk: KazooClient, group: str, claims: Mapping[TopicPartitio
                        held=HeldZnodes(session, MappingProxyType(versions)))
 
 
-def _undo(zk: KazooClient, group: str, partitions: list[TopicPartition], max_bytes: int) -> int:
-    """Delete what this attempt may have created, session-checked, waiting for the connection to come back for
-    at most a session timeout (past it the session, and with it every such znode, is gone anyway); returns the
-    write requests it took."""
+def _outcomes(todos: list[dict[TopicPartition, str]], writes: list[Any],
+              ) -> tuple[list[TopicPartition], list[TopicPartition]]:
+    """The partitions of the batches that were applied, and of those whose answer did not come (an error such as a
+    lost connection: maybe applied); a batch that failed applied nothing (a multi-op is one transaction)."""
+    applied: list[TopicPartition] = []
+    unanswered: list[TopicPartition] = []
+    for todo, write in zip(todos, writes, strict=True):
+        try:
+            answers = write.get()
+        except Exception:
+            unanswered.extend(todo)
+            continue
+        if not failed(answers):
+            applied.extend(todo)
+    return applied, unanswered
+
+
+def _undo(zk: KazooClient, group: str, partitions: list[TopicPartition], max_bytes: int,
+          held: HeldZnodes | None = None) -> int:
+    """Delete what this attempt may have created, session-checked (``held``: those it knows it created, deleted at
+    their version unread: reading thousands of owner znodes first kept them held for seconds, every other member's
+    claim meeting them meanwhile), waiting for the connection to come back for at most a session timeout (past it
+    the session, and with it every such znode, is gone anyway); returns the write requests it took."""
     if not partitions:
         return 0
     session_timeout_ms = getattr(zk, "_session_timeout", 10_000)  # kazoo keeps the asked timeout only there
     retry = KazooRetry(max_tries=-1, delay=0.05, max_delay=0.5, deadline=session_timeout_ms / 1000,
                        interrupt=lambda: zk.client_state == KeeperState.CLOSED)  # stopped: nothing comes back
     try:
-        return retry(release_partitions, zk, group, partitions, max_bytes).batches
+        return retry(release_partitions, zk, group, partitions, max_bytes, held).batches
     except Exception:  # best effort: the caller's error (or conflict) is the one to report
         return 0
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from kazoo.client import KazooClient
 
@@ -44,8 +45,13 @@ class GroupSnapshot:
 
 def read_group_snapshot(zk: KazooClient, group: str, exclude_internal: bool = True,
                         extra_topics: Iterable[str] = ()) -> GroupSnapshot:
+    """The group's members and the partitions of their topics and of ``extra_topics``. The topics known beforehand
+    (``extra_topics``: a member's own static subscription) are asked for with the members' listing, so that a
+    rebalance reads its group in two round trips rather than three."""
     dirs = paths.GroupDirs(group)
     malformed: list[MalformedZnode] = []
+    wanted = set(extra_topics)
+    early = {t: zk.get_async(paths.topic_path(t)) for t in sorted(wanted)}
     ids = children(zk, dirs.registry_dir)
     pending = {cid: zk.get_async(dirs.consumer_path(cid)) for cid in ids}
     topics_call = zk.get_children_async(paths.BROKER_TOPICS_PATH)
@@ -59,17 +65,19 @@ def read_group_snapshot(zk: KazooClient, group: str, exclude_internal: bool = Tr
         except ZnodeFormatError as exc:
             malformed.append(MalformedZnode(exc.path, exc.problem))
     all_topics = tuple(sorted(value_or_none(topics_call) or []))
-    wanted = set(extra_topics)
     for tc in members.values():
         wanted.update(tc.streams_per_topic(list(all_topics), exclude_internal))
-    partitions, bad = read_partitions(zk, sorted(wanted))
+    partitions, bad = read_partitions(zk, sorted(wanted), early)
     malformed.extend(bad)
     return GroupSnapshot(group, MappingProxyType(members), all_topics, MappingProxyType(partitions), tuple(malformed))
 
 
-def read_partitions(zk: KazooClient, topics: list[str]) -> tuple[dict[str, tuple[int, ...]], list[MalformedZnode]]:
-    """``getPartitionsForTopics``: a missing topic has no partitions; so has a malformed one, reported."""
-    calls = {t: zk.get_async(paths.topic_path(t)) for t in topics}
+def read_partitions(zk: KazooClient, topics: list[str], sent: Mapping[str, Any] | None = None,
+                    ) -> tuple[dict[str, tuple[int, ...]], list[MalformedZnode]]:
+    """``getPartitionsForTopics``: a missing topic has no partitions; so has a malformed one, reported. ``sent``:
+    topic -> the async read of its znode, for those already asked for."""
+    sent = sent or {}
+    calls = {t: sent[t] if t in sent else zk.get_async(paths.topic_path(t)) for t in topics}
     partitions: dict[str, tuple[int, ...]] = {}
     malformed: list[MalformedZnode] = []
     for topic, call in calls.items():

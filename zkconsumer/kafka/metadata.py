@@ -6,6 +6,7 @@ launchers use :func:`fetch_metadata` as the broker's readiness probe.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,7 @@ from confluent_kafka.admin import AdminClient
 
 from zkconsumer.errors import ServerUnavailableError
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
+from zkconsumer.types import TopicPartition
 
 
 @dataclass(frozen=True)
@@ -72,14 +74,19 @@ def admin_client(bootstrap: str, extra: dict[str, Any] | None = None) -> AdminCl
     return AdminClient(config)
 
 
-def fetch_metadata(admin: AdminClient, bootstrap: str, timeout: float = 5.0) -> ClusterSnapshot:
+def _list_topics(admin: AdminClient, bootstrap: str, timeout: float) -> Any:
+    """confluent-kafka's metadata of every topic, or ServerUnavailableError naming the address."""
     try:
-        md = admin.list_topics(timeout=timeout)
+        return admin.list_topics(timeout=timeout)
     except KafkaException as exc:
         raise ServerUnavailableError(
             f"no Kafka-protocol broker answered at {bootstrap} within {timeout:g} s ({exc.args[0].str()}); "
             f"check the address, or start the embedded environment with `zkconsumer local up`"
         ) from None
+
+
+def fetch_metadata(admin: AdminClient, bootstrap: str, timeout: float = 5.0) -> ClusterSnapshot:
+    md = _list_topics(admin, bootstrap, timeout)
     brokers = {b.id: BrokerMeta(b.id, b.host or "", b.port) for b in md.brokers.values()}
     topics: dict[str, TopicMeta] = {}
     unsettled: set[str] = set()
@@ -92,6 +99,26 @@ def fetch_metadata(admin: AdminClient, bootstrap: str, timeout: float = 5.0) -> 
         }
         topics[name] = TopicMeta(name, dict(sorted(partitions.items())))
     return ClusterSnapshot(brokers, dict(sorted(topics.items())), md.controller_id, frozenset(unsettled))
+
+
+def fetch_leaders(admin: AdminClient, bootstrap: str, partitions: Iterable[TopicPartition],
+                  timeout: float = 5.0) -> dict[TopicPartition, BrokerMeta]:
+    """The leader of each of ``partitions`` that has one now, from one Metadata request of every topic. Only these
+    partitions are read from the answer: a consumer of 500 partitions of a 10,000-partition topic would otherwise
+    make a snapshot of all 10,000 (of every topic) each time it looks its leaders up."""
+    md = _list_topics(admin, bootstrap, timeout)
+    brokers: dict[int, BrokerMeta] = {}
+    leaders: dict[TopicPartition, BrokerMeta] = {}
+    for tp in partitions:
+        topic = md.topics.get(tp.topic)
+        partition = topic.partitions.get(tp.partition) if topic is not None and topic.error is None else None
+        broker = md.brokers.get(partition.leader) if partition is not None else None
+        if broker is None:
+            continue
+        if broker.id not in brokers:
+            brokers[broker.id] = BrokerMeta(broker.id, broker.host or "", broker.port)
+        leaders[tp] = brokers[broker.id]
+    return leaders
 
 
 def broker_answers(bootstrap: str, timeout: float = 1.0) -> bool:

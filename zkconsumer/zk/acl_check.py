@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
 from kazoo.security import ACL
 
 from zkconsumer.errors import AuthenticationError
 from zkconsumer.security import Permissions, ZkAuth, missing_permissions
 from zkconsumer.zk import paths
+from zkconsumer.zk.reads import value_or_none
 
 #: what a member does in each of its group's directories: registers and leaves (ids), claims and releases
 #: (owners and each topic under it), creates and updates offsets (offsets and each topic under it)
@@ -24,28 +24,24 @@ CREATE_DELETE = Permissions.CREATE | Permissions.DELETE
 
 
 def group_needs(zk: KazooClient, group: str) -> dict[str, int]:
-    """The group's existing directories a member writes under, with the permissions it needs there."""
+    """The group's existing directories a member writes under, with the permissions it needs there (both listings
+    in one round trip: every member pays this at construction, while the group's other members may keep the server
+    and the process busy)."""
     dirs = paths.GroupDirs(group)
     needed = {dirs.group_dir: Permissions.CREATE, dirs.registry_dir: CREATE_DELETE,
               dirs.owners_dir: CREATE_DELETE, dirs.offsets_dir: Permissions.CREATE}
-    for parent, mask in ((dirs.owners_dir, CREATE_DELETE), (dirs.offsets_dir, Permissions.CREATE)):
-        try:
-            for topic in zk.get_children(parent):
-                needed[f"{parent}/{topic}"] = mask
-        except NoNodeError:
-            pass
+    listings = {(parent, mask): zk.get_children_async(parent)
+                for parent, mask in ((dirs.owners_dir, CREATE_DELETE), (dirs.offsets_dir, Permissions.CREATE))}
+    for (parent, mask), call in listings.items():
+        for topic in value_or_none(call) or ():
+            needed[f"{parent}/{topic}"] = mask
     return needed
 
 
 def read_acls(zk: KazooClient, paths_: Sequence[str]) -> dict[str, list[ACL]]:
-    """ACL of each path that exists."""
-    found: dict[str, list[ACL]] = {}
-    for path in paths_:
-        try:
-            found[path] = zk.get_acls(path)[0]
-        except NoNodeError:
-            continue
-    return found
+    """ACL of each path that exists, all asked in one round trip."""
+    calls = {path: zk.get_acls_async(path) for path in paths_}
+    return {path: got[0] for path, call in calls.items() if (got := value_or_none(call)) is not None}
 
 
 def verify_group_writable(zk: KazooClient, group: str, auth: ZkAuth | None, connect: str) -> None:
