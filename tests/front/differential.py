@@ -235,6 +235,9 @@ class Member:
         if instance_id is not None:
             config["group.instance.id"] = instance_id
         self.consumer = Consumer(config)
+        #: a classic member is called back at each generation it gets (an empty assignment too), a KIP-848 one only
+        #: when its assignment changes
+        self.classic = settings.get("group.protocol", "classic") == "classic"
         self.calls: list[tuple[str, tuple[int, ...], int]] = []
         self.errors: list[str] = []
         self.owned: set[int] = set()
@@ -331,13 +334,16 @@ def settled(members: list[Member], done: Callable[[], object], timeout: float) -
 
 
 def split_evenly(members: list[Member], partitions: int) -> bool:
-    """Every partition owned once, the members' shares differing by one at most, as every assignor here splits, and
-    every member at the same generation or epoch (a member's last callback of a round comes after the others' first)."""
+    """Every partition owned once, the members' shares differing by one at most, as every assignor here splits, every
+    member at the same generation or epoch, and every classic member called back at it (a member's generation moves
+    with the answer to its SyncGroup, its callback comes at its next poll)."""
     owned = [m.assigned() for m in members]
     counts = sorted(len(o) for o in owned)
+    generations = {m.generation() for m in members}
     return (sum(counts) == partitions and len(set().union(*owned)) == partitions
             and counts[-1] - counts[0] <= 1 and all(m.owned == m.assigned() for m in members)
-            and len({m.generation() for m in members}) == 1)
+            and len(generations) == 1
+            and all(m.calls and m.calls[-1][2] in generations for m in members if m.classic))
 
 
 @contextlib.contextmanager

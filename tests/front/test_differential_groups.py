@@ -161,4 +161,5 @@ def test_a_member_killed_is_expired_after_its_session(pair, protocol):
     observed = play(pair, story)
     print(report(observed))
     assert differences(observed) == {}
-    assert observed["kafka"].settle_s["expiry"] >= session_s * 0.8
+    for name, seen in observed.items():  # a lower bound holds on any machine
+        assert seen.settle_s["expiry"] >= session_s * 0.8, name

@@ -98,4 +98,5 @@ def test_a_restarted_coordinator_reloads_its_groups(pair):
     observed = play(pair, story)
     print(report(observed))
     assert differences(observed) == {}
-    assert observed["kafka"].settle_s["classic_member_expired"] >= CONSUMER_SESSION_MS / 1000 * 0.8
+    for name, seen in observed.items():  # a lower bound holds on any machine: not the classic member's own 3 s
+        assert seen.settle_s["classic_member_expired"] >= CONSUMER_SESSION_MS / 1000 * 0.8, name

@@ -11,7 +11,9 @@ come from an injectable ``new_member_id`` so the same inputs give the same outpu
 
 The behaviour, as Kafka's:
 
-- A heartbeat first creates or updates its member. The **group epoch** is bumped when a member joins, changes its
+- A new group starts at group and assignment epoch 1, an empty assignment (Kafka 4.3 on, KAFKA-20268), so its first
+  member's join makes epoch 2. A heartbeat first creates or updates its member. The **group epoch** is bumped when a
+  member joins, changes its
   subscribed topic names or regex, leaves or is fenced, and when the metadata of the subscribed topics (their ids and
   partition counts, as the edge last supplied them) changed since the group last looked; metadata is looked at on
   every heartbeat, so a new topic or partition takes effect at the next heartbeat of any member.
@@ -29,7 +31,8 @@ The behaviour, as Kafka's:
   epoch with owned partitions within its assignment (a lost response), gets FENCED_MEMBER_EPOCH; an unknown member id
   gets UNKNOWN_MEMBER_ID; an unknown group (epoch > 0) GROUP_ID_NOT_FOUND. Epoch 0 from a known dynamic member id is
   a rejoin and is accepted (KAFKA-19233, the fix that lets a fenced member rejoin with the member id KIP-1082 has it
-  keep); a static member may rejoin only after its -2, whatever its member id.
+  keep); a static member may rejoin only after its -2, whatever its member id, unless it or the member holding its
+  instance speaks the classic protocol (a classic static member never says it leaves): then at once.
 - **Session timeout** (``group.consumer.session.timeout.ms``, 45000): every accepted heartbeat restarts it; when it
   passes the member is removed. **Rebalance timeout** (the member's ``rebalance_timeout_ms``): a member that entered
   UNREVOKED_PARTITIONS and has not left that epoch when it passes is fenced (removed). Every response carries
@@ -53,10 +56,14 @@ The behaviour, as Kafka's:
   member's heartbeat converts (:meth:`ConsumerGroupCoordinator.upgrade`) keeps its members as classic members, at
   the classic generation as their epoch with their assignments; they, and any classic member joining later, speak
   JoinGroup/SyncGroup/Heartbeat/LeaveGroup (``classic_join``...), each answered from the member's reconciliation:
-  REBALANCE_IN_PROGRESS on a Heartbeat while it must move, its assigned partitions in SyncGroup as ConsumerProtocol's
-  assignment, its generation its member epoch (and what its commits are checked against). The **downgrade**: once
-  the last consumer-protocol member left, a group of classic members only is handed back as a classic group's record
-  (:meth:`ConsumerGroupCoordinator.downgrade`).
+  REBALANCE_IN_PROGRESS on a Heartbeat while it must move (once every partition it waits for is free, where it
+  waits), and on a SyncGroup behind the group epoch, its assigned partitions in SyncGroup as ConsumerProtocol's
+  assignment, its generation its member epoch (and what its commits are checked against); one told to rejoin, or
+  answered its JoinGroup, is fenced unless it rejoins, or syncs, within its rebalance timeout. An upgrade is refused
+  (Kafka's words) by the policy, ``group.consumer.max.size``, another protocol type, bytes that are not
+  ConsumerProtocol's, or an assignor's user data in an assignment. The **downgrade**: once the last consumer-protocol
+  member left, or a classic static member took its place, a group of classic members only is handed back as a
+  classic group's record (:meth:`ConsumerGroupCoordinator.downgrade`).
 - Group states Empty, Assigning (group epoch ahead of the target), Reconciling (a member not yet at the target),
   Stable; Dead once deleted. ``group.consumer.max.size`` (default unlimited) answers GROUP_MAX_SIZE_REACHED.
 
