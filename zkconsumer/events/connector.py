@@ -244,8 +244,9 @@ LEADER_FINDER_NO_LEADER = _LEADER_FINDER.event("leader_finder.no_leader", "debug
 LEADER_FINDER_ERROR = _LEADER_FINDER.event("leader_finder.error", "warning",
     "retried", F("stage", STR, "`zookeeper`, `metadata`, `add_fetcher`, `loop`"), shared.ERROR, shared.PARTITIONS)
 LEADER_FINDER_STOP_TIMED_OUT = _LEADER_FINDER.event("leader_finder.stop_timed_out", "warning",
-    "stopped, the thread did not end within `zookeeper.session.timeout.ms` + `socket.timeout.ms` (+1 s); left running, "
-    "it starts no fetcher any more", shared.WAITED_MS)
+    "stopped and waited for (at shutdown), the thread did not end within `zookeeper.session.timeout.ms` + "
+    "`socket.timeout.ms` (+1 s); left running, it starts no fetcher any more (a rebalance does not wait for the "
+    "thread)", shared.WAITED_MS)
 FETCHER_STARTED = _FETCHER.event("fetcher.started", "info",
     "one thread per (leader broker, fetcher id)", shared.THREAD,
     F("broker", STR, "on start: the address the client bootstraps from"))
