@@ -41,6 +41,7 @@ from time_scale import bounded, scaled
 from zkconsumer.embedded.front import SHORT_CLASSIC_SESSIONS, consumer_group_options
 from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.embedded.kafka_broker import LocalKafkaKRaft
+from zkconsumer.embedded.process import free_port
 from zkconsumer.front.proxy.client import exchange
 from zkconsumer.kafka.topics import create_topic
 
@@ -148,7 +149,12 @@ def coordinators(broker_bootstrap: str, workdir: Path, topics: dict[int, int],
     in advance (how many of each partition count), for the block (skipped in one line where Java or Kafka's
     artifacts are missing)."""
     require_kafka("kafka-4")
-    with LocalKafkaKRaft(workdir / "kafka", overrides=kafka_settings(consumer_session_ms)) as kafka:
+    # two ports asked for one after the other may be the same one (free_port binds and lets go), and Kafka refuses a
+    # broker and a controller listener on one port
+    port = free_port()
+    controller_port = next(p for p in iter(free_port, None) if p != port)
+    settings = kafka_settings(consumer_session_ms)
+    with LocalKafkaKRaft(workdir / "kafka", port, controller_port, overrides=settings) as kafka:
         front = FrontProcess(broker_bootstrap, workdir / "front", options=front_options(consumer_session_ms)).start()
         pair = Coordinator("kafka", kafka.bootstrap, kafka=kafka), Coordinator("front", front.address, front=front)
         try:
