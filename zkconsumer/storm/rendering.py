@@ -72,9 +72,10 @@ def parameter_value(name: str, value: object) -> str:
     """A parameter as the tables show it: booleans as written in Python, milliseconds with their unit."""
     if isinstance(value, bool):
         return str(value).lower()
-    if isinstance(value, int):
-        return f"{value:,}"
-    text = f"{value:,.4g}" if isinstance(value, float) else str(value)
+    if isinstance(value, float) and not value.is_integer():
+        text = f"{value:.4g}"
+    else:
+        text = f"{value:,.0f}" if isinstance(value, (int, float)) else str(value)
     return f"{text} ms" if name.endswith("_ms") else text
 
 
