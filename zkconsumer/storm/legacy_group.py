@@ -10,8 +10,8 @@ A member's rebalance, per attempt (the ZooKeeper requests it sends in brackets; 
 2. stop its fetchers and commit its offsets (no messages are modelled, so no offset moved: nothing written);
 3. the listener (no cost);
 4. release its owner znodes [a multi-op of deletes per claim batch];
-5. assign: read the group's registrations [``getChildren`` of ``ids``, one ``getData`` a member, the topic's
-   ``getData``], then the assignor over the members ZooKeeper listed at that moment;
+5. assign: read the group [the topic's ``getData`` and ``getChildren`` of ``ids``; then one ``getData`` a member listed
+   and the topics' listing], then the assignor over the members ZooKeeper listed;
 6. fetch the offsets [the topic's offsets listed, then, in a group that committed them, one ``getData`` per
    partition assigned];
 7. rebuild the registry;
@@ -608,9 +608,10 @@ class LegacyGroup:
             self._writes(member, [len(b) for b in batches], release, released)
 
         def step5_assign() -> None:
-            # getChildren of ids, the registrations, the topic: the view is the server's when the first is served
+            # the member's own topic and the ids listed, the view the server's as they are served; then each
+            # member's registration and the topics' listing
             view: list[tuple[str, ...]] = []
-            self._read(member, len(self.registered) + 2, lambda: assigned(view[0]),
+            self._read(member, 2, lambda: self._read(member, len(view[0]) + 1, lambda: assigned(view[0])),
                        apply=lambda: view.append(tuple(sorted(self.registered))))
 
         def assigned(view: tuple[str, ...]) -> None:
