@@ -14,6 +14,7 @@ import pytest
 from time_scale import bounded
 
 from zkconsumer.storm import calibration as cal
+from zkconsumer.storm.parameters import StormParameters
 from zkconsumer.storm.rendering import marked_regions, replace_region
 from zkconsumer.storm.sweep import SweepPoint, SweepRow, run_point
 
@@ -58,6 +59,8 @@ def test_a_replayed_record_fits_the_rebalance_cpu_again_and_compares_every_run_n
     assert fitted["rebalance_cpu_ms"].value > 0 and "time to stable" in fitted["rebalance_cpu_ms"].source
     assert {f.name for f in (*record.measured, *record.recorded)} < set(fitted)
     assert len(replayed.rows) == len(record.runs) - len(record.left_out)
+    # the model's default is that fit, made again by the model as it is
+    assert fitted["rebalance_cpu_ms"].value == StormParameters().rebalance_cpu_ms
 
 
 def test_a_record_of_played_runs_keeps_each_runs_median_its_spread_and_only_the_fits_samples():
