@@ -46,3 +46,13 @@ def test_bad_input_is_one_line_and_status_2(capsys):
         status, out, err = run(capsys, *args)
         assert status == 2 and out == "", args
         assert said in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_scene_not_stable_within_the_limit_says_what_kept_it(capsys):
+    status, out, _ = run(capsys, "--members", "10", "--partitions", "1000", "--protocols",
+                         "legacy-range,kip848-uniform", "--settle-limit-s", "0.1")
+    assert status == 0
+    table, said = out.split("not stable within the limit, as it stood then:")
+    assert [line.split()[5] for line in table.splitlines() if line.startswith("1. ")] == ["-", "-"]
+    assert "1. 10 members start, legacy-range: " in said and "ZooKeeper" in said and "partitions consuming" in said
+    assert "1. 10 members start, kip848-uniform: the coordinator's group" in said
