@@ -64,13 +64,15 @@ def test_the_online_upgrade_names_the_classic_members_kept():
 def test_kip_848_epochs_target_assignment_and_revoke_then_assign():
     lines = narrate(parsed(ct.driven_consumer_story()))
     text = "\n".join(lines)
+    # a new consumer group starts at epoch 1 (Kafka 4.3 on, KAFKA-20268), so the first join bumps it to 2
     assert "  coordinator k: GROUP EPOCH 1 -> 2 (member_joined)" in lines
-    assert "    target assignment for group epoch 2 by uniform: k_m1: t-0, t-1; k_m2: t-2, t-3" in lines
-    revoke = lines.index("    k_m1 (member epoch 1) must first revoke t-2, t-3")
-    given = lines.index("    k_m2 is given t-2, t-3 at member epoch 2")
+    assert "  coordinator k: GROUP EPOCH 2 -> 3 (member_joined)" in lines
+    assert "    target assignment for group epoch 3 by uniform: k_m1: t-0, t-1; k_m2: t-2, t-3" in lines
+    revoke = lines.index("    k_m1 (member epoch 2) must first revoke t-2, t-3")
+    given = lines.index("    k_m2 is given t-2, t-3 at member epoch 3")
     assert revoke < given  # revoke, then assign
-    assert "    k_m1: member epoch 1 -> 2 (stable)" in lines
-    assert "    group Stable at group epoch 2, reconciled 1000 ms after the bump" in lines
+    assert "    k_m1: member epoch 2 -> 3 (stable)" in lines
+    assert "    group Stable at group epoch 3, reconciled 1000 ms after the bump" in lines
     assert MEANINGS["consumer_revoke"] in text
 
 

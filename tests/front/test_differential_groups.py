@@ -97,7 +97,9 @@ def test_kip848_moves_only_what_moves(pair):
             old = [[(kind, count) for kind, count, _ in m.shape(mark)]
                    for m, mark in zip(members[:3], marks, strict=True)]
             given = len(members[3].assigned())
-            return Observed({"new_member": [kind for kind, _, _ in members[3].shape()],
+            # the kinds of callback only: a new member given two partitions gets them in one callback or in two,
+            # as its two owners' revocations reach the coordinator before one of its heartbeats or between two
+            return Observed({"new_member": sorted({kind for kind, count, _ in members[3].shape() if count}),
                              "moved_is_given": sum(count for calls in old for kind, count in calls
                                                    if kind == "revoke") == given,
                              "revoking": sorted({tuple(calls) for calls in old if calls}),

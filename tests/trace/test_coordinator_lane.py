@@ -118,7 +118,7 @@ def test_the_front_coordinators_own_events_make_their_lanes():
     assert [s.state for s in classic_lane.states][:4] == [
         "Empty", "PreparingRebalance", "CompletingRebalance", "Stable"]
     assert [(r.start, r.end, r.epoch, r.members) for r in consumer_lane.rounds] == [
-        (1.0, 1.0, 1, ("k_m1",)), (7.0, 8.0, 2, ("k_m1", "k_m2")), (14.0, 15.0, 3, ("k_m1",))]
+        (1.0, 1.0, 2, ("k_m1",)), (7.0, 8.0, 3, ("k_m1", "k_m2")), (14.0, 15.0, 4, ("k_m1",))]  # new group: epoch 1
     assert all(r.completed for r in consumer_lane.rounds)
     assert [s.state for s in consumer_lane.states] == [
         "Empty", "Stable", "Reconciling", "Stable", "Assigning", "Stable"]
