@@ -23,7 +23,9 @@ bridge are restarted (:mod:`.reconciliation`).
 2. check that every address to listen on again is free: one taken by another program since refuses the heal;
 3. start them, a kind at a time (every dead server of a ZooKeeper ensemble at once, as none serves without a quorum),
    each waited for until it answers; any failure stops what this heal started;
-4. after a broker that lost its log: the topics ZooKeeper records, created again in it.
+4. after a broker that lost its log: the topics ZooKeeper records, created again in it. A bridge still running is
+   stopped before step 1 and started again after them: mirroring the empty broker, it would delete them from
+   ZooKeeper first.
 
 A refusal (:class:`HealRefused`) starts, stops and removes nothing: the survivors run on and ``state.json`` stays, so
 that the user can free the port and run ``local up`` again, or end the environment with ``local down``.
@@ -280,6 +282,13 @@ def heal(records: Mapping[str, ProcessRecord], order: Sequence[str], zookeeper_c
     :raises EnvironmentSetupError: one did not start or answer; what this heal started is stopped.
     """
     dead = [name for name in order if not alive(records[name])]
+    # a bridge left running beside a broker that restarts empty would mirror its empty metadata into ZooKeeper,
+    # deleting the topics ZooKeeper records before step 4 creates them in it: it is stopped, and started after them
+    empty = [name for name in dead if role(name) == "broker" and loses_its_log(records[name].argv)]
+    bridges = [name for name in order if role(name) == "bridge" and name not in dead]
+    if not empty:
+        bridges = []
+    dead = [name for name in order if name in dead or name in bridges]
     kept = tuple(name for name in order if name not in dead)
     # 1. plan
     restarts = plan(dead, zookeeper_connect, addresses)
@@ -290,6 +299,8 @@ def heal(records: Mapping[str, ProcessRecord], order: Sequence[str], zookeeper_c
         raise HealRefused(f"cannot restart {', '.join(dead)} where {'they were' if len(dead) > 1 else 'it was'}: "
                           f"{listed} {'are' if len(busy) > 1 else 'is'} now in use by another program; stop that "
                           f"program and run `zkconsumer local up` again, or {START_AFRESH}")
+    if bridges:  # the refusals are behind: a refused heal stops nothing
+        stop({name: records[name] for name in bridges})
     # 3. start them
     started: dict[str, ProcessRecord] = {}
     data_lost: list[str] = []
