@@ -92,12 +92,19 @@ def test_an_application_that_drops_every_tenth_message_fails_naming_the_protocol
     wait_for(lambda: not marked_processes(mark), timeout=10)
 
 
+def take_ctrl_c() -> None:
+    """In the session's process before it runs Python: SIGINT as a terminal's Ctrl-C sends it, whatever this test's
+    own process inherited (an xdist worker, or a command started with & by a shell, ignores it, and Python keeps an
+    inherited SIG_IGN instead of raising KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_an_interrupted_session_leaves_no_process_behind(fresh, tmp_path):
     project, mark = copy_of_example(tmp_path), uuid.uuid4().hex
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
     session = subprocess.Popen([fresh.python, "-m", "pytest", "-p", "no:cacheprovider", "-k", "zookeeper"],
                                cwd=project, env={**env, MARK: mark}, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+                               stderr=subprocess.STDOUT, text=True, preexec_fn=take_ctrl_c)
     try:
         # interrupted once its members run: ZooKeeper, the broker, the front, the comparison's front and members
         wait_for(lambda: any("legacy_member" in c or "modern_member" in c for c in marked_processes(mark)),
