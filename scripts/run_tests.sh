@@ -9,17 +9,16 @@
 # exit status is non-zero if either run failed. Extra arguments go to both runs. Each run's duration is printed at
 # the end, and appended to the file ZKCONSUMER_TEST_TIMES names, when set (scripts/test.sh, for its summary).
 # With ZKCONSUMER_CONTAINERS_AFTER_MAIN=1 (scripts/test.sh sets it), the container pass (scripts/containers.sh
-# test) starts as soon as the main run ends, beside what is left of the second run, instead of after both: a core
-# would otherwise wait idle for the second run's last minute. Its duration goes to the same file, its failure fails
-# the script.
+# test) starts as soon as the first of the two runs ends, beside what is left of the other, instead of after both: a
+# core would otherwise wait idle for the other run's last minute. Its duration goes to the same file, its failure
+# fails the script.
 # Usage: scripts/run_tests.sh [VENV] [pytest args...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 VENV="${1:-.venv}"
 shift || true
 spark_log="$(mktemp -t zkconsumer-spark-tests.XXXXXX)"
-spark_time="$spark_log.seconds"
-trap 'rm -f "$spark_log" "$spark_time"' EXIT
+trap 'rm -f "$spark_log"' EXIT
 
 # One time scale for both runs and their workers (tests/time_scale.py), unless it is given.
 if [ -z "${ZKCONSUMER_TEST_TIME_SCALE:-}" ]; then
@@ -27,23 +26,32 @@ if [ -z "${ZKCONSUMER_TEST_TIME_SCALE:-}" ]; then
   export ZKCONSUMER_TEST_TIME_SCALE
 fi
 
-(
-  began=$SECONDS
-  "$VENV/bin/python" -m pytest -m "spark or migration" -p no:cacheprovider "$@" >"$spark_log" 2>&1 &
-  child=$!
-  trap 'kill "$child" 2>/dev/null' TERM
-  wait "$child"
-  rc=$?
-  echo "$((SECONDS - began))" > "$spark_time"
-  exit "$rc"
-) &
+# A command a script starts with & ignores SIGINT, and Python keeps an ignored SIGINT ignored: each run is given
+# Ctrl-C's default back, so that its tests' processes take SIGINT as they do started from a terminal.
+with_ctrl_c() {
+  "$VENV/bin/python" -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$@"
+}
+spark_began=$SECONDS
+with_ctrl_c "$VENV/bin/python" -m pytest -m "spark or migration" -p no:cacheprovider "$@" >"$spark_log" 2>&1 &
 spark_pid=$!
-trap 'kill "$spark_pid" 2>/dev/null; rm -f "$spark_log" "$spark_time"' INT TERM
+main_began=$SECONDS
+with_ctrl_c "$VENV/bin/python" -m pytest -m "not spark and not migration" -n 2 --dist loadfile "$@" &
+main_pid=$!
+trap 'kill "$spark_pid" "$main_pid" 2>/dev/null; rm -f "$spark_log"' INT TERM
 
-began=$SECONDS
-"$VENV/bin/python" -m pytest -m "not spark and not migration" -n 2 --dist loadfile "$@"
-rest=$?
-main_s=$((SECONDS - began))
+# whichever run ends first, its time taken; then the container pass beside the other
+finished() {  # pid: whether that run has ended (its exit status then collected)
+  kill -0 "$1" 2>/dev/null && return 1
+  return 0
+}
+rest="" spark=""
+while [ -z "$rest" ] && [ -z "$spark" ]; do
+  wait -n "$main_pid" "$spark_pid" 2>/dev/null
+  if finished "$main_pid"; then wait "$main_pid"; rest=$?; main_s=$((SECONDS - main_began)); fi
+  if finished "$spark_pid"; then wait "$spark_pid"; spark=$?; spark_s=$((SECONDS - spark_began)); fi
+done
 containers=0
 if [ -n "${ZKCONSUMER_CONTAINERS_AFTER_MAIN:-}" ]; then
   containers_began=$SECONDS
@@ -51,9 +59,8 @@ if [ -n "${ZKCONSUMER_CONTAINERS_AFTER_MAIN:-}" ]; then
   containers=$?
   containers_s=$((SECONDS - containers_began))
 fi
-wait "$spark_pid"
-spark=$?
-spark_s="$(cat "$spark_time" 2>/dev/null || echo '?')"
+if [ -z "$rest" ]; then wait "$main_pid"; rest=$?; main_s=$((SECONDS - main_began)); fi
+if [ -z "$spark" ]; then wait "$spark_pid"; spark=$?; spark_s=$((SECONDS - spark_began)); fi
 
 printf '\n===== the Spark and migration tests (run beside the others) =====\n'
 cat "$spark_log"

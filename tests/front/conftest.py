@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from differential import Coordinator, coordinators
 
 from zkconsumer.embedded.front_process import FrontProcess
 
@@ -23,3 +24,13 @@ def fronts() -> Iterator[list[FrontProcess]]:
     yield started
     for front in started:
         front.stop()
+
+
+@pytest.fixture(scope="session")
+def pair(broker_bootstrap, tmp_path_factory) -> Iterator[tuple[Coordinator, Coordinator]]:
+    """Kafka 4.x and a front for the differential stories (tests/front/differential.py), started once for the
+    modules that play theirs at the default settings (a worker's modules share them: a Kafka node is the costliest
+    server of the suite to start), with the topics their stories take; a module with settings of its own overrides
+    it."""
+    with coordinators(broker_bootstrap, tmp_path_factory.mktemp("differential"), {4: 28, 6: 7}) as both:
+        yield both

@@ -43,7 +43,6 @@ from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.embedded.kafka_broker import LocalKafkaKRaft
 from zkconsumer.embedded.process import free_port
 from zkconsumer.front.proxy.client import exchange
-from zkconsumer.kafka.topics import create_topic
 
 #: a classic member's session and heartbeat interval, and KIP-848's (the coordinator's: group.consumer.*)
 SESSION_MS, HEARTBEAT_MS = 3000, 500
@@ -103,15 +102,27 @@ class Coordinator:
     topics: dict[int, list[str]] = field(default_factory=dict)
 
     def topic(self, partitions: int) -> str:
-        """A topic of ``partitions`` partitions no other story uses."""
+        """A topic of ``partitions`` partitions no other story uses, made in advance: a topic made just before a
+        story may not be in the coordinator's view of the cluster yet (its first assignment comes empty)."""
         return self.topics[partitions].pop()
 
     def make_topics(self, counts: dict[int, int]) -> None:
-        for partitions, how_many in counts.items():
-            for _ in range(how_many):
-                name = f"diff-{uuid.uuid4().hex[:8]}"
-                create_topic(self.bootstrap, name, partitions)
-                self.topics.setdefault(partitions, []).append(name)
+        """The topics, in one CreateTopics request, waited for until the broker's metadata has them all."""
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        wanted = {f"diff-{uuid.uuid4().hex[:8]}": partitions
+                  for partitions, how_many in counts.items() for _ in range(how_many)}
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        for future in admin.create_topics([NewTopic(name, n, 1) for name, n in wanted.items()]).values():
+            future.result(timeout=bounded(30))
+
+        def all_there() -> bool:
+            listed = admin.list_topics(timeout=bounded(10)).topics
+            return all(name in listed and len(listed[name].partitions) == n for name, n in wanted.items())
+
+        wait_for(all_there, timeout=30)
+        for name, partitions in wanted.items():
+            self.topics.setdefault(partitions, []).append(name)
 
     def stop(self) -> None:
         """The coordinator's process stopped as an operator stops it (SIGTERM: Kafka's controlled shutdown)."""

@@ -17,7 +17,6 @@ from differential import (
     Member,
     Observed,
     closing,
-    coordinators,
     differences,
     play,
     report,
@@ -27,12 +26,6 @@ from differential import (
 from time_scale import bounded
 
 pytestmark = pytest.mark.servers
-
-
-@pytest.fixture(scope="module")
-def pair(broker_bootstrap, tmp_path_factory):
-    with coordinators(broker_bootstrap, tmp_path_factory.mktemp("differential"), {4: 12, 6: 1}) as both:
-        yield both
 
 
 def new_group() -> str:

@@ -14,7 +14,6 @@ from differential import (
     Member,
     Observed,
     closing,
-    coordinators,
     differences,
     listed,
     play,
@@ -25,12 +24,6 @@ from differential import (
 )
 
 pytestmark = pytest.mark.servers
-
-
-@pytest.fixture(scope="module")
-def pair(broker_bootstrap, tmp_path_factory):
-    with coordinators(broker_bootstrap, tmp_path_factory.mktemp("differential"), {4: 6, 6: 6}) as both:
-        yield both
 
 
 def new_group() -> str:

@@ -14,7 +14,6 @@ from differential import (
     Member,
     Observed,
     closing,
-    coordinators,
     differences,
     listed,
     play,
@@ -28,12 +27,6 @@ from time_scale import bounded
 from zkconsumer.front.proxy.client import exchange
 
 pytestmark = pytest.mark.servers
-
-
-@pytest.fixture(scope="module")
-def pair(broker_bootstrap, tmp_path_factory):
-    with coordinators(broker_bootstrap, tmp_path_factory.mktemp("differential"), {4: 10}) as both:
-        yield both
 
 
 def new_group() -> str:
