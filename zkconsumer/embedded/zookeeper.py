@@ -11,6 +11,7 @@ answers ``imok`` to the ``ruok`` four-letter word.
 from __future__ import annotations
 
 import os
+import shlex
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -67,6 +68,10 @@ def ruok(connect: str, timeout: float = 2.0) -> bool:
         return False
 
 
+#: the environment variable of the server's JVM flags (ZooKeeper's own name, read by its zkServer.sh)
+SERVER_JVMFLAGS = "SERVER_JVMFLAGS"
+
+
 class LocalZooKeeper(LocalServer):
     """A standalone ZooKeeper server process with its own data directory."""
 
@@ -104,10 +109,10 @@ class LocalZooKeeper(LocalServer):
             find_java(),
             "-Xmx256m",
             "-XX:+UseSerialGC",
-            # C1 alone, as the broker's JVM (kafka_broker.JVM_OPTIONS): a local server serves tests and teaching
-            # for minutes, and C2's compiling cost more CPU than it saved (to serve: 0.5 CPU-s, 0.33 with C1;
-            # with 600 requests: 1.05, 0.70)
-            "-XX:TieredStopAtLevel=1",
+            # the server's own JVM flags, as ZooKeeper's zkServer.sh takes them: the test suite gives C1 alone
+            # (cheaper to start and to serve a few requests: 0.33 CPU-s instead of 0.5), while a group of twenty
+            # members joining a 10,000-partition topic (benchmarks/user_group_join.py) wants C2's throughput
+            *shlex.split(os.environ.get(SERVER_JVMFLAGS, "")),
             "-Dzookeeper.jmx.log4j.disable=true",
             f"-Dzookeeper.log.dir={self.workdir}",
             "-cp",
