@@ -8,17 +8,19 @@
 # Each run starts its own servers. The second run's output is kept in a file and shown after the first one's; the
 # exit status is non-zero if either run failed. Extra arguments go to both runs. Each run's duration is printed at
 # the end, and appended to the file ZKCONSUMER_TEST_TIMES names, when set (scripts/test.sh, for its summary).
-# With ZKCONSUMER_CONTAINERS_AFTER_MAIN=1 (scripts/test.sh sets it), the container pass (scripts/containers.sh
-# test) starts as soon as the first of the two runs ends, beside what is left of the other, instead of after both: a
-# core would otherwise wait idle for the other run's last minute. Its duration goes to the same file, its failure
-# fails the script.
+# With ZKCONSUMER_CONTAINERS_BESIDE=1 (scripts/test.sh sets it), the container pass (scripts/containers.sh test)
+# runs beside both from the start, its output shown after theirs: it mostly waits on a container's start and on
+# sessions, and after either run it would add its minute to the whole. Its duration goes to the same file, its
+# failure fails the script.
 # Usage: scripts/run_tests.sh [VENV] [pytest args...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 VENV="${1:-.venv}"
 shift || true
 spark_log="$(mktemp -t zkconsumer-spark-tests.XXXXXX)"
-trap 'rm -f "$spark_log"' EXIT
+containers_log="$spark_log.containers"
+times_file="$spark_log.times"
+trap 'rm -f "$spark_log" "$containers_log" "$times_file"' EXIT
 
 # One time scale for both runs and their workers (tests/time_scale.py), unless it is given.
 if [ -z "${ZKCONSUMER_TEST_TIME_SCALE:-}" ]; then
@@ -33,34 +35,40 @@ with_ctrl_c() {
 signal.signal(signal.SIGINT, signal.SIG_DFL)
 os.execv(sys.argv[1], sys.argv[1:])' "$@"
 }
-spark_began=$SECONDS
-with_ctrl_c "$VENV/bin/python" -m pytest -m "spark or migration" -p no:cacheprovider "$@" >"$spark_log" 2>&1 &
-spark_pid=$!
-main_began=$SECONDS
-with_ctrl_c "$VENV/bin/python" -m pytest -m "not spark and not migration" -n 2 --dist loadfile "$@" &
-main_pid=$!
-trap 'kill "$spark_pid" "$main_pid" 2>/dev/null; rm -f "$spark_log"' INT TERM
-
-# whichever run ends first, its time taken; then the container pass beside the other
-finished() {  # pid: whether that run has ended (its exit status then collected)
-  kill -0 "$1" 2>/dev/null && return 1
-  return 0
+# timed NAME COMMAND...: the command, then "NAME SECONDS" into the times file, its exit status kept
+timed() {
+  local name="$1" began=$SECONDS rc
+  shift
+  "$@"
+  rc=$?
+  echo "$name $((SECONDS - began))" >> "$times_file"
+  return "$rc"
 }
-rest="" spark=""
-while [ -z "$rest" ] && [ -z "$spark" ]; do
-  wait -n "$main_pid" "$spark_pid" 2>/dev/null
-  if finished "$main_pid"; then wait "$main_pid"; rest=$?; main_s=$((SECONDS - main_began)); fi
-  if finished "$spark_pid"; then wait "$spark_pid"; spark=$?; spark_s=$((SECONDS - spark_began)); fi
-done
-containers=0
-if [ -n "${ZKCONSUMER_CONTAINERS_AFTER_MAIN:-}" ]; then
-  containers_began=$SECONDS
-  scripts/containers.sh test "$VENV"
-  containers=$?
-  containers_s=$((SECONDS - containers_began))
+timed spark with_ctrl_c "$VENV/bin/python" -m pytest -m "spark or migration" -p no:cacheprovider "$@" \
+  >"$spark_log" 2>&1 &
+spark_pid=$!
+containers_pid=""
+if [ -n "${ZKCONSUMER_CONTAINERS_BESIDE:-}" ]; then
+  timed containers scripts/containers.sh test "$VENV" >"$containers_log" 2>&1 &
+  containers_pid=$!
 fi
-if [ -z "$rest" ]; then wait "$main_pid"; rest=$?; main_s=$((SECONDS - main_began)); fi
-if [ -z "$spark" ]; then wait "$spark_pid"; spark=$?; spark_s=$((SECONDS - spark_began)); fi
+timed main with_ctrl_c "$VENV/bin/python" -m pytest -m "not spark and not migration" -n 2 --dist loadfile "$@" &
+main_pid=$!
+trap 'kill "$spark_pid" "$main_pid" $containers_pid 2>/dev/null; rm -f "$spark_log" "$containers_log" "$times_file"' \
+  INT TERM
+wait "$main_pid"
+rest=$?
+wait "$spark_pid"
+spark=$?
+containers=0
+if [ -n "$containers_pid" ]; then
+  wait "$containers_pid"
+  containers=$?
+  printf '\n===== the container pass (run beside the others) =====\n'
+  cat "$containers_log"
+fi
+seconds() { awk -v n="$1" '$1 == n { print $2 }' "$times_file"; }
+main_s="$(seconds main)" spark_s="$(seconds spark)" containers_s="$(seconds containers)"
 
 printf '\n===== the Spark and migration tests (run beside the others) =====\n'
 cat "$spark_log"

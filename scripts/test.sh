@@ -7,10 +7,9 @@
 #   3. the suite's time scale, calibrated once for every pass (tests/time_scale.py; ZKCONSUMER_TEST_TIME_SCALE set
 #      beforehand is used as it is);
 #   4. the tests: scripts/run_tests.sh (the main run and, beside it, the Spark and migration run);
-#   5. the container pass, started by scripts/run_tests.sh when the main run ends (beside the rest of the Spark and
-#      migration run): the server tests that matter for the Docker path once more, with ZooKeeper in a container
-#      of the project's own image on podman (scripts/containers.sh); skipped, with the reason, where containers are
-#      not available;
+#   5. the container pass, run by scripts/run_tests.sh beside the two others from the start: the server tests that
+#      matter for the Docker path once more, with ZooKeeper in a container of the project's own image on podman
+#      (scripts/containers.sh); skipped, with the reason, where containers are not available;
 #   6. each pass's duration and the time scale, whatever failed.
 #
 # Slow-machine mode (`make test SLOW=1`, `scripts/test.sh --slow`, or ZKCONSUMER_TEST_SLOW=1): a CPU hog holds one
@@ -69,7 +68,7 @@ export ZKCONSUMER_TEST_TIME_SCALE
 say "time scale $ZKCONSUMER_TEST_TIME_SCALE ($scale_source): every deadline of the suite is its written figure times this"
 
 # 4. and 5.
-ZKCONSUMER_TEST_TIMES="$times" ZKCONSUMER_CONTAINERS_AFTER_MAIN=1 scripts/run_tests.sh "$VENV"
+ZKCONSUMER_TEST_TIMES="$times" ZKCONSUMER_CONTAINERS_BESIDE=1 scripts/run_tests.sh "$VENV"
 tests_rc=$?
 
 # 6. Each pass beside its budget: the whole within 10 minutes on 2 cores, install included (docs/development.md).
@@ -93,7 +92,7 @@ while read -r pass seconds; do
   case "$pass" in
     main) label="main run" ;;
     spark) label="Spark and migration run (beside it)" ;;
-    containers) label="container pass (after the main run)" ;;
+    containers) label="container pass (beside them)" ;;
     *) label="$pass" ;;
   esac
   row "$label" "$seconds" "$(budget "$pass")"
