@@ -94,7 +94,9 @@ def test_consumers_joining_one_by_one_share_the_partitions_and_commit_what_they_
     assert consumer3.create_message_streams({}) == {}
     wait_for(lambda: zk.exists(f"/consumers/{GROUP}/ids/group1_consumer3"))
     wait_for(lambda: consumer1.metrics.rebalances >= 3 and consumer2.metrics.rebalances >= 2)
-    assert owners(zk, topic) == [("0", "group1_consumer1-0"), ("1", "group1_consumer2-0")]
+    # consumer2 may have counted its second rebalance before consumer3 came (a conflict at its join makes one more):
+    # the one consumer3 starts may still be between its release and its claim; once done, nothing changed hands
+    wait_for(lambda: owners(zk, topic) == [("0", "group1_consumer1-0"), ("1", "group1_consumer2-0")])
     # consumer1 released what it fetched twice: nothing it released was fetched still (checked at the next step)
     assert invariants.checked.count("assign") >= 3 and invariants.violations == []
     produce(bootstrap_servers, topic, [b"c0"], partition=0)
