@@ -72,10 +72,12 @@ ZKCONSUMER_TEST_TIMES="$times" ZKCONSUMER_CONTAINERS_BESIDE=1 scripts/run_tests.
 tests_rc=$?
 
 # 6. Each pass beside its budget: the whole within 10 minutes on 2 cores, install included (docs/development.md).
-#    The budgets are for a quiet machine at time scale 1; a pass over its budget is named, not failed.
+#    The three passes run side by side, so the longest of them plus the install and the checks (some 70 s
+#    measured) is the whole: 520 s each leaves ten seconds. The budgets are for a quiet machine at time scale 1; a
+#    pass over its budget is named, not failed.
 budget() {
   case "$1" in
-    install) echo 60 ;; checks) echo 45 ;; main) echo 420 ;; spark) echo 480 ;; containers) echo 90 ;; all) echo 600 ;;
+    install) echo 60 ;; checks) echo 45 ;; main) echo 520 ;; spark) echo 520 ;; containers) echo 90 ;; all) echo 600 ;;
     *) echo "" ;;
   esac
 }
