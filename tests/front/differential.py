@@ -2,10 +2,11 @@
 and what the clients observed compared.
 
 One Kafka node (:class:`~zkconsumer.embedded.kafka_broker.LocalKafkaKRaft`, the KIP-848 coordinator on) and one front
-over the session's Tansu broker per module (:func:`coordinators`), both given the same short settings
-(:func:`kafka_settings`: Kafka's names, the front's options), so that a story takes seconds. A story is a function of
-one :class:`Coordinator` returning an :class:`Observed`; :func:`play` runs it at both at once (two threads: the clients
-of each are their own) and returns both observations.
+over the session's Tansu broker (:func:`coordinators`: once per worker for the modules at the default settings,
+tests/front/conftest.py's ``pair``; per module for a module with settings of its own), both given the same short
+settings (:func:`kafka_settings`: Kafka's names, the front's options), so that a story takes seconds. A story is a
+function of one :class:`Coordinator` returning an :class:`Observed`; :func:`play` runs it at both at once (two
+threads: the clients of each are their own) and returns both observations.
 
 What is compared is what the clients see, normalized so that what is random in a run drops out:
 

@@ -284,10 +284,8 @@ def heal(records: Mapping[str, ProcessRecord], order: Sequence[str], zookeeper_c
     dead = [name for name in order if not alive(records[name])]
     # a bridge left running beside a broker that restarts empty would mirror its empty metadata into ZooKeeper,
     # deleting the topics ZooKeeper records before step 4 creates them in it: it is stopped, and started after them
-    empty = [name for name in dead if role(name) == "broker" and loses_its_log(records[name].argv)]
-    bridges = [name for name in order if role(name) == "bridge" and name not in dead]
-    if not empty:
-        bridges = []
+    restarts_empty = any(role(name) == "broker" and loses_its_log(records[name].argv) for name in dead)
+    bridges = [name for name in order if role(name) == "bridge" and name not in dead] if restarts_empty else []
     dead = [name for name in order if name in dead or name in bridges]
     kept = tuple(name for name in order if name not in dead)
     # 1. plan
