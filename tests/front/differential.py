@@ -199,10 +199,17 @@ class Observed:
 
 def play(pair: tuple[Coordinator, Coordinator], story: Callable[[Coordinator], Observed]) -> dict[str, Observed]:
     """``story`` at both coordinators at once; each one's observation by its name. Both run to their end whatever
-    the other does, and the first failure is raised."""
+    the other does, and the first failure is raised, saying at which coordinator it happened (a story that fails
+    at one of them only is a difference between them)."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {c.name: pool.submit(story, c) for c in pair}
-        return {name: future.result() for name, future in futures.items()}
+        observed: dict[str, Observed] = {}
+        for name, future in futures.items():
+            try:
+                observed[name] = future.result()
+            except AssertionError as exc:
+                raise AssertionError(f"at {name}: {exc}") from exc
+        return observed
 
 
 def differences(observed: dict[str, Observed]) -> dict[str, tuple[object, object]]:
@@ -324,6 +331,11 @@ class Member:
                 self._polling.join(bounded(10))
             self.consumer.close()
 
+    def state(self) -> str:
+        """What it holds, at which generation, its last callbacks and errors: what a failed wait shows of it."""
+        return (f"{sorted(self.assigned())} at generation {self.generation()}, callbacks {self.shape()[-4:]}"
+                f"{', errors ' + ', '.join(self.errors[-3:]) if self.errors else ''}")
+
     def shape(self, since: int = 0) -> list[tuple[str, int, int]]:
         """The callbacks from ``since`` on, partitions counted: ``(kind, how many, generation)``."""
         return [(kind, len(numbers), generation) for kind, numbers, generation in self.calls[since:]]
@@ -338,7 +350,10 @@ def settle(members: list[Member], done: Callable[[], object], timeout: float = 6
             member.poll()
         return done()
 
-    wait_for(polled, timeout=timeout, interval=0.0)
+    try:
+        wait_for(polled, timeout=timeout, interval=0.0)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the members then: {'; '.join(m.state() for m in members)}") from exc
     return time.monotonic() - started
 
 

@@ -35,6 +35,10 @@ def new_group() -> str:
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
 def test_a_member_joining_a_stable_group(pair, protocol):
+    """The joining member's callbacks are compared where they carry partitions: under cooperative-sticky its first
+    round gives it nothing (its share is still the first member's), and whether it is called back for that empty
+    assignment depends on whether its SyncGroup reached the coordinator before the first member, having revoked,
+    joined again (after, it is answered REBALANCE_IN_PROGRESS at either coordinator and joins the next round)."""
     settings = PROTOCOLS[protocol]
 
     def story(c: Coordinator) -> Observed:
@@ -43,7 +47,8 @@ def test_a_member_joining_a_stable_group(pair, protocol):
             first = settle(members, lambda: split_evenly(members, 4))
             members.append(Member(c, group, [topic], settings))
             joined = settle(members, lambda: split_evenly(members, 4))
-            return Observed({"first": members[0].shape(), "second": members[1].shape()},
+            second = [call for call in members[1].shape() if call[1]]
+            return Observed({"first": members[0].shape(), "second": second},
                             {"first": first, "join": joined})
 
     observed = play(pair, story)
