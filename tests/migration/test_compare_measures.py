@@ -102,6 +102,15 @@ def test_a_member_that_died_is_reported_and_its_partitions_pause_until_the_end()
     assert result.total.max_pause_ms == pytest.approx(1500.0)  # counted up to the last event
 
 
+def test_a_member_that_died_of_a_fatal_error_is_reported_with_librdkafka_s_words():
+    reason = "ConsumerGroupHeartbeat fatal error: Broker: Group id not found"
+    events = story()[:10] + [line(4.4, "consumer.fatal_error", consumer_id="m2", group_protocol="consumer",
+                                  bootstrap="b:9092", code="_FATAL", reason=reason),
+                             line(4.5, "demo.member_died", consumer_id="m2", returncode=4)]
+    result = measure("p", read_events(events).events, [], [], TOPIC)
+    assert [(f.member, f.returncode, f.reason) for f in result.failures] == [("m2", 4, reason)]
+
+
 def test_other_topics_and_no_events_at_all():
     stranger = [line(0.0, "rebalance.completed", consumer_id="m1", owned=[{"topic": "other", "partition": 0}])]
     result = measure("p", read_events(stranger).events, [], [], TOPIC)

@@ -22,8 +22,8 @@ from zkconsumer.events.spec import Field as F
 
 #: what the catalogue gathers from this area: its events, nothing else (its fields and sections stay here)
 __all__ = [
-    "CONSUMER_SUBSCRIBED", "CONSUMER_GROUP_PROTOCOL_UNSUPPORTED", "APPLICATION_FAILED", "DEMO_MEMBER_DIED",
-    "DEMO_NOT_SETTLED", "DEMO_DRAINING", "DEMO_MEMBER_STOPPING", "MIGRATION_PROTOCOL_STARTED",
+    "CONSUMER_SUBSCRIBED", "CONSUMER_GROUP_PROTOCOL_UNSUPPORTED", "CONSUMER_FATAL_ERROR", "APPLICATION_FAILED",
+    "DEMO_MEMBER_DIED", "DEMO_NOT_SETTLED", "DEMO_DRAINING", "DEMO_MEMBER_STOPPING", "MIGRATION_PROTOCOL_STARTED",
     "MIGRATION_SCENE_SETTLED", "MIGRATION_MEMBER_DIED", "MIGRATION_DRAINED",
 ]
 
@@ -32,14 +32,23 @@ _MARKERS = section("migration.markers", "zkconsumer.migration", columns=("event"
     context=("protocol",))
 _RUNNER = section("migration.runner", "zkconsumer.migration")
 
+#: the protocol of a modern member that librdkafka or its coordinator stopped
+_STOPPED_PROTOCOL = F("group_protocol", STR, "the member's: `consumer` (KIP-848) where this happens")
+
 CONSUMER_SUBSCRIBED = _MODERN_MEMBER.event("consumer.subscribed", "info",
     "`subscribe()` was called", shared.TOPIC,
     F("strategy", STR, "`range`, `roundrobin`, `cooperative-sticky`, under KIP-848 the server assignor, `uniform` or "
         "`range`"), F("protocol", STR, "`eager` or `cooperative`"), F("group_protocol", STR, "`classic` or `consumer`"))
 CONSUMER_GROUP_PROTOCOL_UNSUPPORTED = _MODERN_MEMBER.event("consumer.group_protocol_unsupported", "error",
     "the coordinator does not run the member's group protocol (KIP-848 without ConsumerGroupHeartbeat); the member "
-    "exits with status 3 and the comparison stops that protocol", F("group_protocol", STR), shared.BOOTSTRAP,
+    "exits with status 3 and the comparison stops that protocol", _STOPPED_PROTOCOL, shared.BOOTSTRAP,
     F("reason", STR, "librdkafka's log line"))
+CONSUMER_FATAL_ERROR = _MODERN_MEMBER.event("consumer.fatal_error", "error",
+    "librdkafka raised a fatal error (under KIP-848, the coordinator answered a ConsumerGroupHeartbeat with an error "
+    "it cannot recover from: GROUP_ID_NOT_FOUND, an unsupported assignor, a group at its maximum size...); the "
+    "consumer can do nothing more, so the member exits with status 4 and the run reports it as a member that died",
+    _STOPPED_PROTOCOL, shared.BOOTSTRAP, F("code", STR, "librdkafka's error name"),
+    F("reason", STR, "librdkafka's message"))
 APPLICATION_FAILED = _MODERN_MEMBER.event("application.failed", "error",
     "the user's application (`--app`, zkconsumer.members.application), run by a legacy or a modern member, raised on a "
     "message or in a hook", F("topic", STR, "a message's"), F("partition", INT, "a message's"),

@@ -46,7 +46,10 @@ coordinator_note`), not in this process.
 A coordinator that does not run KIP-848 (no ConsumerGroupHeartbeat) is said only in librdkafka's ``cgrp`` debug
 log, after which librdkafka asks for a coordinator again, forever; so under KIP-848 the member reads that log
 (:class:`UnsupportedWatch`), reports ``consumer.group_protocol_unsupported`` with librdkafka's line and exits
-with status ``UNSUPPORTED_EXIT``, instead of waiting for an assignment that cannot come.
+with status ``UNSUPPORTED_EXIT``, instead of waiting for an assignment that cannot come. A fatal error of
+librdkafka's (under KIP-848, GROUP_ID_NOT_FOUND or UNSUPPORTED_ASSIGNOR in a heartbeat's answer) comes out of
+``poll()`` once, as an error any other would look like; the consumer is dead after it, so the member reports
+``consumer.fatal_error`` and exits with status ``FATAL_EXIT``.
 """
 
 from __future__ import annotations
@@ -79,6 +82,7 @@ GROUP_PROTOCOLS = ("classic", "consumer")
 POLL_TIMEOUT_S = 0.1
 UNSUPPORTED_EVENT = ev.CONSUMER_GROUP_PROTOCOL_UNSUPPORTED
 UNSUPPORTED_EXIT = 3  # the member's exit status when the broker cannot run its group protocol
+FATAL_EXIT = 4  # the member's exit status after a fatal error of librdkafka's (``consumer.fatal_error``)
 # What librdkafka's cgrp debug log says when the coordinator does not answer ConsumerGroupHeartbeat (2.16: "Required
 # feature not supported by broker: ConsumerGroupHeartbeatRequest not supported by broker"). librdkafka reports it
 # nowhere else: no error callback, no consumer error; it marks the coordinator dead and asks again, forever.
@@ -317,7 +321,7 @@ def watched(config: dict[str, object], watch: UnsupportedWatch) -> dict[str, obj
 
 
 def consume(args: argparse.Namespace, stop: threading.Event, output: TextIO | None) -> None:
-    from confluent_kafka import Consumer
+    from confluent_kafka import Consumer, KafkaError
 
     app = load_application(args, args.consumer_id, get_logger("zkconsumer.migration.member").error)
     events = RebalanceEvents(args.consumer_id, args.group, args.strategy, args.group_protocol, args.revoke_ms, app)
@@ -339,7 +343,14 @@ def consume(args: argparse.Namespace, stop: threading.Event, output: TextIO | No
                 events.log.error(UNSUPPORTED_EVENT, group_protocol=args.group_protocol, bootstrap=args.bootstrap,
                                  reason=watch.reason)
                 raise GroupProtocolUnsupported(watch.reason)
-            if message is None or message.error() is not None:
+            if message is None:
+                continue
+            error = message.error()
+            if error is not None:
+                if error.fatal() or error.code() == KafkaError._FATAL:  # dead: say why and stop, not poll for ever
+                    events.log.error(ev.CONSUMER_FATAL_ERROR, group_protocol=args.group_protocol,
+                                     bootstrap=args.bootstrap, code=error.name(), reason=error.str())
+                    raise ConsumerFatal(error.str())
                 continue
             value = message.value() or b""
             if app is not None and not app.deliver(Message(message.topic() or "", message.partition() or 0,
@@ -359,6 +370,10 @@ class GroupProtocolUnsupported(Exception):
     """The broker's coordinator cannot run this member's group protocol: the member exits (``UNSUPPORTED_EXIT``)."""
 
 
+class ConsumerFatal(Exception):
+    """librdkafka raised a fatal error: the member exits (``FATAL_EXIT``)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -375,6 +390,8 @@ def main(argv: list[str] | None = None) -> int:
         consume(args, stop, output)
     except GroupProtocolUnsupported:
         return UNSUPPORTED_EXIT
+    except ConsumerFatal:
+        return FATAL_EXIT
     finally:
         if output is not None:
             output.close()

@@ -105,6 +105,7 @@ class MemberFailure:
     member: str
     time: float
     returncode: int | None
+    reason: str | None = None  # what the member said before it ended (``consumer.fatal_error``), if anything
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +193,7 @@ def measure(protocol: str, events: Sequence[Event], produced: Sequence[Produced]
 
     fetching = _Fetching(draining_at)
     failures = []
+    last_words: dict[str, str] = {}  # a member's fatal error, said before it ended
     running: list[tuple[float, str, str | None]] = []  # (time, member, group.protocol; None: it is gone)
     for event in ordered:
         member = event.consumer_id
@@ -213,13 +215,16 @@ def measure(protocol: str, events: Sequence[Event], produced: Sequence[Produced]
             fetching.start(member, sorted(held & set(_partitions(event.fields.get("kept"), topic))), time, scene)
         elif name == ev.REBALANCE_RELEASE:
             fetching.stop(member, _partitions(event.fields.get("released"), topic), time - _duration_s(event), scene)
+        elif name == ev.CONSUMER_FATAL_ERROR:
+            last_words[member] = str(event.fields.get("reason") or "")
         elif name == ev.SESSION_EXPIRED:
             dropped = _partitions(event.fields.get("dropped"), topic)
             fetching.stop(member, set(dropped) | set(fetching.by_member[member]), time, scene)
         elif name in _STOP_ALL:
             fetching.stop(member, set(fetching.by_member[member]), time, scene)
             if name == DIED:
-                failures.append(MemberFailure(member, time, _int(event.fields.get("returncode"))))
+                failures.append(MemberFailure(member, time, _int(event.fields.get("returncode")),
+                                              last_words.get(member)))
         elif name == ev.REBALANCE_COMPLETED:
             owned = set(_partitions(event.fields.get("owned"), topic))
             fetching.stop(member, fetching.by_member[member] - owned, time, scene)

@@ -153,7 +153,7 @@ def failures(results: Sequence[ProtocolResult]) -> list[str]:
             lines.append(f"{r.protocol.name}: the run stopped early: {r.error}")
         for f in r.measures.failures:
             lines.append(f"{r.protocol.name}: member {f.member} exited on its own at +{f.time:.1f}s "
-                         f"(status {f.returncode})")
+                         f"(status {f.returncode}{': ' + f.reason if f.reason else ''})")
     return lines
 
 

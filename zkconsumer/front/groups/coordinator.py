@@ -297,8 +297,13 @@ class GroupCoordinator:
                 refused = (self._upgrade(out, group_id, now_ms) if request.member_epoch == 0
                            else f"Group {group_id} is not a consumer group.")
                 if refused is not None:
+                    code = classic.ErrorCode.group_id_not_found  # fatal to librdkafka: said in the log too
+                    out.events.append(GroupEvent(
+                        ev.FRONT_CONSUMER_GROUP_HEARTBEAT_REJECTED, group_id, now_ms,
+                        {"member_id": request.member_id, "member_epoch": request.member_epoch,
+                         "error": code.name.upper(), "message": refused}))
                     out.respond(request_id, ConsumerGroupHeartbeatResponse(
-                        classic.ErrorCode.group_id_not_found, refused, member_epoch=0, heartbeat_interval_ms=0))
+                        code, refused, member_epoch=0, heartbeat_interval_ms=0))
                     return self._result(out)
             elif request.member_epoch == 0:
                 out.step(classics.handle(classic.DeleteGroups(_OWN, (group_id,)), now_ms))
