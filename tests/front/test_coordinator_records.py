@@ -144,3 +144,17 @@ def test_offset_delete_counts_a_consumer_group_whose_subscriptions_cannot_be_rea
     _stable(coordinator, "g", 0)  # its member's subscription: b"m", no ConsumerProtocol
     check = coordinator.offset_delete("g", offsets_kept=False)
     assert check.error_code is ErrorCode.none and check.is_subscribed("any-topic")
+
+
+def test_a_heartbeat_a_live_classic_group_cannot_take_is_answered_and_said(monkeypatch):
+    """GROUP_ID_NOT_FOUND is fatal to librdkafka's KIP-848 consumer (2.15 on), so the front says each one it gives:
+    here a member at epoch 3 of a group that is a live classic one (only epoch 0 may upgrade it)."""
+    coordinator = _coordinator(monkeypatch)
+    _stable(coordinator, "g", 0)
+    result = coordinator.consumer_group_heartbeat(3, ConsumerGroupHeartbeat("g", "x", 3, api_version=1), 1)
+    answer = result.response(3)
+    assert answer.error_code is ErrorCode.group_id_not_found
+    assert answer.error_message == "Group g is not a consumer group."
+    (said,) = [e for e in result.events if e.name == "front.consumer_group.heartbeat_rejected"]
+    assert said.fields == {"member_id": "x", "member_epoch": 3, "error": "GROUP_ID_NOT_FOUND",
+                           "message": "Group g is not a consumer group."}
