@@ -1,4 +1,4 @@
-"""Kafka 4.x's online upgrade through the front, with confluent-kafka: a cooperative-sticky group of three consuming
+"""Kafka 4.x's online upgrade through the front, with confluent-kafka: an eager (roundrobin) group of three consuming
 members is restarted member by member with ``group.protocol=consumer``. The first new member's ConsumerGroupHeartbeat
 converts the live classic group into a consumer group whose remaining classic members go on with
 JoinGroup/SyncGroup/Heartbeat; nothing is lost (every produced message consumed), no committed offset moves back, and
@@ -29,6 +29,10 @@ PARTITIONS = 4
 CLASSIC = {"partition.assignment.strategy": "cooperative-sticky", "session.timeout.ms": 10_000,
            "heartbeat.interval.ms": 500}
 CONSUMER = {"group.protocol": "consumer"}
+#: the upgraded group's assignor: an eager one, whose assignments carry no user data, so that the conversion never
+#: depends on timing (librdkafka's cooperative-sticky leader writes each member's sticky state into its assignment,
+#: which Kafka 4.0 on refuses to convert, KAFKA-18134: docs/migration-compare.md)
+UPGRADED = {**CLASSIC, "partition.assignment.strategy": "roundrobin"}
 
 
 class Member:
@@ -70,14 +74,13 @@ def committed(member: Member, topic: str) -> list[int]:
 
 
 @pytest.mark.timeout(240)
-def test_a_cooperative_sticky_group_upgraded_member_by_member_loses_nothing(broker_bootstrap, fronts, tmp_path,
-                                                                             topic_name):
+def test_an_eager_group_upgraded_member_by_member_loses_nothing(broker_bootstrap, fronts, tmp_path, topic_name):
     options = ("--group-min-session-timeout-ms", "1000", *consumer_group_options(6000, 500))
     front = start(fronts, broker_bootstrap, tmp_path / "front", options)
     create_topic(front.address, topic_name, PARTITIONS)
     group = f"g-{uuid.uuid4().hex[:6]}"
     produced: set[bytes] = set()
-    members = [Member(front.address, group, topic_name, CLASSIC) for _ in range(3)]
+    members = [Member(front.address, group, topic_name, UPGRADED) for _ in range(3)]
     gone: list[Member] = []
     marks: list[list[int]] = []
 
