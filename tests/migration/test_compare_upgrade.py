@@ -62,5 +62,5 @@ def test_an_upgrade_at_a_coordinator_without_kip848_stops_that_protocol_in_one_l
         f"zkconsumer migration: cooperative-sticky: the run stopped early: the broker's own group coordinator at "
         f"{broker_bootstrap} does not run KIP-848 consumer groups (ConsumerGroupHeartbeatRequest not supported by "
         f"broker)"]
-    played = report["protocols"]["range"]
+    played = report["protocols"]["cooperative-sticky"]
     assert [s["scene"] for s in played["scenes"]] == [1, 2]  # the script went no further than the first upgrade
