@@ -278,7 +278,7 @@ def test_local_up_interrupted_while_its_zookeeper_is_paused_stops_what_it_starte
             status, said = up.terminate()
     finally:
         up.close()
-    assert status == 130 and said == ["zkconsumer local: interrupted"], said
+    assert status == 130 and said == ["zkconsumer local: interrupted"], "\n".join(said)
     assert {server, broker} <= children and not [pid for pid in children if alive(pid)]
     assert not (local_run_dir / "state.json").exists()
 
