@@ -123,3 +123,31 @@ def test_each_data_command_prints_json(zk, kafka_zk, bootstrap_servers, topic_na
     assert printed["offsets import"]["dry_run"] is True  # type: ignore[index]
     assert printed["offsets import"]["writes"] == [  # type: ignore[index]
         {"path": f"/consumers/{group}/offsets/{topic}/0", "offset": 1, "current": "1"}]
+
+
+@pytest.mark.parametrize("raised", ["interrupt", "interrupt inside an extension"])
+def test_an_interrupted_command_says_so_in_one_line_even_where_an_extension_wrapped_the_interrupt(raised, monkeypatch,
+                                                                                                 capsys):
+    """A C extension that runs the interrupt's handler inside a call and returns as if nothing was raised (confluent
+    -kafka's, taking SIGTERM as Ctrl-C in ``local up``) makes CPython raise SystemError from the KeyboardInterrupt: it
+    is an interruption all the same, said in one line, status 130."""
+    def interrupted(_args: object) -> None:
+        if raised == "interrupt":
+            raise KeyboardInterrupt
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise SystemError("<built-in method list_topics> returned a result with an exception set") from exc
+
+    monkeypatch.setattr(cli, "_configure_logging", interrupted)
+    assert cli.main(["topics", "describe", "--zookeeper", "127.0.0.1:1"]) == 130
+    assert capsys.readouterr().err.splitlines() == ["zkconsumer topics: interrupted"]
+
+
+def test_a_system_error_of_another_cause_is_not_taken_for_an_interruption(monkeypatch):
+    def broken(_args: object) -> None:
+        raise SystemError("something else")
+
+    monkeypatch.setattr(cli, "_configure_logging", broken)
+    with pytest.raises(SystemError, match="something else"):
+        cli.main(["topics", "describe", "--zookeeper", "127.0.0.1:1"])

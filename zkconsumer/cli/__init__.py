@@ -145,6 +145,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"zkconsumer {command}: interrupted", file=sys.stderr)
         return 130
+    except SystemError as exc:
+        # A C extension ran the interrupt's handler (SIGINT, or SIGTERM taken as Ctrl-C) inside a call and returned
+        # as if nothing had been raised; CPython then raises SystemError from the interrupt: still an interruption.
+        if not isinstance(exc.__cause__, KeyboardInterrupt):
+            raise
+        print(f"zkconsumer {command}: interrupted", file=sys.stderr)
+        return 130
 
 
 def default_log_file() -> Path:
