@@ -34,8 +34,8 @@ def pytest_configure(config: pytest.Config) -> None:
     time_scale.factor()  # calibrated here, before xdist starts its workers: they inherit it through the environment
     # the suite's ZooKeeper servers on C1 alone (embedded/zookeeper.py): dozens of short-lived servers, each serving
     # little, cost a third less CPU; and without an fsync per write (its transaction log still written: a server
-    # killed keeps it, only the machine's crash would lose it), a third off each write's time; set beforehand, what
-    # is given is used
+    # killed keeps it, only the machine's crash would lose it), so that no write waits on the disk; set beforehand,
+    # what is given is used
     os.environ.setdefault(SERVER_JVMFLAGS, "-XX:TieredStopAtLevel=1 -Dzookeeper.forceSync=no")
 
 

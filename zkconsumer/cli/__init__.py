@@ -142,13 +142,10 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(command, error)
     except ZkConsumerError as exc:
         return _fail(command, exc)
-    except KeyboardInterrupt:
-        print(f"zkconsumer {command}: interrupted", file=sys.stderr)
-        return 130
-    except SystemError as exc:
-        # A C extension ran the interrupt's handler (SIGINT, or SIGTERM taken as Ctrl-C) inside a call and returned
-        # as if nothing had been raised; CPython then raises SystemError from the interrupt: still an interruption.
-        if not isinstance(exc.__cause__, KeyboardInterrupt):
+    except (KeyboardInterrupt, SystemError) as exc:
+        # A C extension that ran the interrupt's handler (SIGINT, or SIGTERM taken as Ctrl-C) inside a call and
+        # returned as if nothing had been raised makes CPython raise SystemError from the interrupt: still one.
+        if isinstance(exc, SystemError) and not isinstance(exc.__cause__, KeyboardInterrupt):
             raise
         print(f"zkconsumer {command}: interrupted", file=sys.stderr)
         return 130

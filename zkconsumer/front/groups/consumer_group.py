@@ -325,6 +325,15 @@ def _homogeneous(members: Iterable[_Member]) -> bool:
     return len(regexes) == 1 and all(m.regex and not m.subscribed for m in members)
 
 
+def heartbeat_rejected(group_id: str, at_ms: int, member_id: str, member_epoch: int, code: ErrorCode,
+                       message: str) -> GroupEvent:
+    """``front.consumer_group.heartbeat_rejected``: a heartbeat (or a classic member's join into a consumer group)
+    answered ``code``; several of those codes are fatal to librdkafka's consumer, so each one is said."""
+    return GroupEvent(ev.FRONT_CONSUMER_GROUP_HEARTBEAT_REJECTED, group_id, at_ms,
+                      {"member_id": member_id, "member_epoch": member_epoch, "error": code.name.upper(),
+                       "message": message})
+
+
 def _random_member_id() -> str:
     """A member id as Kafka's ``Uuid.randomUuid().toString()`` prints one: 22 URL-safe base64 characters."""
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
@@ -366,8 +375,8 @@ class ConsumerGroupCoordinator(CoordinatorClock[_TimerKind, int]):
             response = self._heartbeat(request)
         except _Rejected as rejected:
             response = ConsumerGroupHeartbeatResponse(rejected.code, rejected.message)
-            self._event(ev.FRONT_CONSUMER_GROUP_HEARTBEAT_REJECTED, request.group_id, member_id=request.member_id,
-                        member_epoch=request.member_epoch, error=rejected.code.name.upper(), message=rejected.message)
+            self._events.append(heartbeat_rejected(request.group_id, self._now, request.member_id,
+                                                   request.member_epoch, rejected.code, rejected.message))
         return HeartbeatOutcome(response, self._drain())
 
     def tick(self, now_ms: int) -> tuple[GroupEvent, ...]:
@@ -559,9 +568,8 @@ class ConsumerGroupCoordinator(CoordinatorClock[_TimerKind, int]):
         try:
             self._update_member(heartbeat, protocol)
         except _Rejected as rejected:
-            self._event(ev.FRONT_CONSUMER_GROUP_HEARTBEAT_REJECTED, request.group_id, member_id=member_id,
-                        member_epoch=heartbeat.member_epoch, error=rejected.code.name.upper(),
-                        message=rejected.message)
+            self._events.append(heartbeat_rejected(request.group_id, self._now, member_id, heartbeat.member_epoch,
+                                                   rejected.code, rejected.message))
             return classic.JoinGroupResponse(rejected.code, member_id), self._drain()
         member = group.members[member_id]
         self._timers.cancel((_TimerKind.JOIN, request.group_id, member_id))

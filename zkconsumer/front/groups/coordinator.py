@@ -34,7 +34,7 @@ from zkconsumer.events import catalogue as ev
 from zkconsumer.front.groups import classic_group_messages as classic
 from zkconsumer.front.groups.classic_group import ClassicGroupCoordinator
 from zkconsumer.front.groups.classic_group_messages import Effect, GroupEvent, Respond, Response, Step
-from zkconsumer.front.groups.consumer_group import ConsumerGroupCoordinator
+from zkconsumer.front.groups.consumer_group import ConsumerGroupCoordinator, heartbeat_rejected
 from zkconsumer.front.groups.consumer_group_messages import (
     ConsumerGroupDescribe,
     ConsumerGroupDescribeResponse,
@@ -297,11 +297,9 @@ class GroupCoordinator:
                 refused = (self._upgrade(out, group_id, now_ms) if request.member_epoch == 0
                            else f"Group {group_id} is not a consumer group.")
                 if refused is not None:
-                    code = classic.ErrorCode.group_id_not_found  # fatal to librdkafka: said in the log too
-                    out.events.append(GroupEvent(
-                        ev.FRONT_CONSUMER_GROUP_HEARTBEAT_REJECTED, group_id, now_ms,
-                        {"member_id": request.member_id, "member_epoch": request.member_epoch,
-                         "error": code.name.upper(), "message": refused}))
+                    code = classic.ErrorCode.group_id_not_found
+                    out.events.append(heartbeat_rejected(group_id, now_ms, request.member_id, request.member_epoch,
+                                                         code, refused))
                     out.respond(request_id, ConsumerGroupHeartbeatResponse(
                         code, refused, member_epoch=0, heartbeat_interval_ms=0))
                     return self._result(out)
