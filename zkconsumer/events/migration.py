@@ -6,6 +6,8 @@ from __future__ import annotations
 from zkconsumer.events import shared_fields as shared
 from zkconsumer.events.connector import (
     CONSUMER_SHUTDOWN,
+    OFFSETS_COMMIT_FAILED,
+    OFFSETS_COMMITTED,
     CONSUMER_SHUTTING_DOWN,
     REBALANCE_ASSIGN,
     REBALANCE_COMMIT_OFFSETS,
@@ -96,6 +98,32 @@ _MODERN_MEMBER.also(CONSUMER_SHUTTING_DOWN,
     "SIGTERM: `close()` revokes (the callbacks run), commits and leaves the group")
 _MODERN_MEMBER.also(CONSUMER_SHUTDOWN,
     "SIGTERM: `close()` revokes (the callbacks run), commits and leaves the group", shared.DURATION_SINCE_SHUTTING_DOWN)
+
+# A team's member run as a command (zkconsumer.members.command_member): its reports, the verifiable consumer's JSON
+# lines, read as our modern member's events, so that the comparison measures both alike.
+_COMMAND_MEMBER = section("migration.command_member", "zkconsumer.migration.member")
+_COMMAND_MEMBER.also(CONSUMER_SUBSCRIBED,
+    "the member's first report (`startup_complete`, or whatever it reports first)", shared.TOPIC,
+    F("strategy", STR, "`ZKCONSUMER_ASSIGNOR`"), F("protocol", STR, "`eager` or `cooperative`"),
+    F("group_protocol", STR, "`ZKCONSUMER_GROUP_PROTOCOL`"))
+_COMMAND_MEMBER.also(REBALANCE_STARTED,
+    "the first report of a rebalance", F("cause", STR, "`revoke`, `assign` or `lost`"), shared.STRATEGY)
+_COMMAND_MEMBER.also(REBALANCE_RELEASE,
+    "`partitions_revoked`", F("step", INT, "4"), F("released", LIST, "the partitions revoked, with `thread`"),
+    F("batches", INT, "0"), F("duration_ms", NUMBER, "0"))
+_COMMAND_MEMBER.also(SESSION_EXPIRED,
+    "`partitions_lost`", F("dropped", LIST, "partitions"))
+_COMMAND_MEMBER.also(REBALANCE_COMPLETED,
+    "`partitions_assigned` (under KIP-848 every report of a rebalance: each is a rebalance of its own)",
+    F("attempts", INT, "1"), F("owned", LIST, "what the member holds since, with `thread`"),
+    F("duration_ms", NUMBER, "since the rebalance's first report"))
+_COMMAND_MEMBER.also(OFFSETS_COMMITTED,
+    "`offsets_committed` with `success` true", F("reason", STR, "`member`: its own commit"), shared.STORE_KAFKA,
+    F("offsets", LIST, "with `offset`, as the member reported them"))
+_COMMAND_MEMBER.also(OFFSETS_COMMIT_FAILED,
+    "`offsets_committed` with `success` false", F("reason", STR, "`member`"), shared.STORE_KAFKA,
+    F("offsets", LIST, "with `offset`"), F("error", STR, "the member's `error`"))
+_COMMAND_MEMBER.also(CONSUMER_SHUTDOWN, "`shutdown_complete`")
 DEMO_MEMBER_DIED = _MARKERS.event("demo.member_died", "info",
     "a member process ended without being told to: reported in the report, its partitions count as paused until "
     "someone takes them", shared.CONSUMER_ID, shared.RETURNCODE)
