@@ -113,7 +113,8 @@ def test_a_consumer_that_commits_before_processing_and_crashes_loses_the_message
     outcome = result["range"]
     assert [f.member.rsplit("_", 1)[-1] for f in outcome.member_failures] == ["a"]
     (lost,) = outcome.lost_messages  # the one it committed, then died before processing
-    commits = [o for e in member_events(outcome) if e["event"] == "offsets.committed" and e["consumer_id"].endswith("_a")
+    commits = [o for e in member_events(outcome)
+               if e["event"] == "offsets.committed" and e["consumer_id"].endswith("_a")
                for o in e["offsets"] if o["partition"] == lost.partition]
     assert commits[-1]["offset"] == lost.offset + 1
     with pytest.raises(AssertionError) as failed:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from zkconsumer.events import shared_fields as shared
 from zkconsumer.events.connector import (
     CONSUMER_SHUTDOWN,
+    CONSUMER_SHUTTING_DOWN,
     OFFSETS_COMMIT_FAILED,
     OFFSETS_COMMITTED,
-    CONSUMER_SHUTTING_DOWN,
     REBALANCE_ASSIGN,
     REBALANCE_COMMIT_OFFSETS,
     REBALANCE_COMPLETED,

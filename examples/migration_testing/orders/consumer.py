@@ -67,7 +67,8 @@ class OrdersConsumer:
     def commit(self, partitions=None) -> None:
         """Commit what was processed (of ``partitions`` only, when given), synchronously."""
         wanted = None if partitions is None else {(p.topic, p.partition) for p in partitions}
-        offsets = [TopicPartition(t, p, o) for (t, p), o in self.processed.items() if wanted is None or (t, p) in wanted]
+        offsets = [TopicPartition(t, p, o) for (t, p), o in self.processed.items()
+                   if wanted is None or (t, p) in wanted]
         if not offsets:
             return
         committed = [{"topic": o.topic, "partition": o.partition, "offset": o.offset} for o in offsets]
