@@ -72,7 +72,8 @@ def test_the_team_s_python_consumer_runs_as_the_members_and_loses_nothing(migrat
         assert outcome.produced > 0 and outcome.rebalances >= 3 and not outcome.member_failures, name
         assert_measured_as_ours(outcome)
     report = json.loads(result.report.read_text())
-    assert report["member_settings"]["modern"]["member"].endswith("-m orders.consumer")
+    modern = report["member_settings"]["modern"]  # what the page says ran: the command, and what it was told
+    assert modern["member"].endswith("-m orders.consumer") and modern["session.timeout.ms (told)"] == "4000"
 
 
 @pytest.fixture(scope="module")

@@ -208,9 +208,10 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
     revoke = ("revoke cost (the application's, revoke_ms)", settings.revoke_costs())
     legacy += (revoke,)
     modern += (("max.poll.interval.ms", "300000 (librdkafka default)"), poll, revoke)
-    if settings.member is not None:  # the team's consumer chooses its own settings: what the run told it is shown
-        modern = (("told", "bootstrap, topic, group, client id, group.protocol and assignor; a classic member its "
-                   "session.timeout.ms and heartbeat.interval.ms (docs: writing a member)"), revoke)
+    if settings.member is not None:  # the team's consumer: what the run told it; the rest (revoke work too) its own
+        told = ("session.timeout.ms", "heartbeat.interval.ms")
+        modern = (*((f"{k} (told)", v) for k, v in modern if k in told),
+                  ("everything else", "the member's own (docs: writing a member in another language)"))
     program = modern_member.MODULE if settings.member is None else str(settings.member)
     found = [MemberSettings("legacy", legacy_member.MODULE, legacy), MemberSettings("modern", program, modern)]
     consumer_protocol = next((p for p in settings.protocols if p.group_protocol == "consumer"), None)
@@ -231,7 +232,7 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
                 f"{timeouts.heartbeat_ms}")
         consumer += (("session and heartbeat", said), poll, revoke)
         if settings.member is not None:
-            consumer = (("session and heartbeat", said),)
+            consumer = (("session and heartbeat", said), modern[-1])
         found.append(MemberSettings("consumer", program, consumer))
     return tuple(found)
 
@@ -480,10 +481,14 @@ class _Player:
         assert s.member is not None
         group_protocol, strategy = self.group_protocol(name)
         session_ms, heartbeat_ms = member_timeouts("classic", s.settings_mode, s.session_timeout_ms)
+        # told what our modern member would run with (under KIP-848, no session: the coordinator's)
+        ours = modern_member.consumer_config(bootstrap=s.bootstrap, group=run.group, consumer_id=consumer_id,
+                                             strategy=strategy, session_timeout_ms=session_ms,
+                                             group_protocol=group_protocol, heartbeat_interval_ms=heartbeat_ms)
         env = environment(bootstrap=s.bootstrap, topic=run.topic, group=run.group, client_id=consumer_id,
                           member=name, group_protocol=group_protocol, assignor=strategy,
-                          session_timeout_ms=session_ms,
-                          heartbeat_interval_ms=heartbeat_ms or modern_member.classic_heartbeat_interval_ms(session_ms),
+                          session_timeout_ms=_int_or_none(ours.get("session.timeout.ms")),
+                          heartbeat_interval_ms=_int_or_none(ours.get("heartbeat.interval.ms")),
                           state_dir=state_dir(run))
         state_dir(run).mkdir(parents=True, exist_ok=True)
         reader = ReportReader(consumer_id=consumer_id, group=run.group, topic=run.topic,
@@ -771,6 +776,10 @@ def _play(s: CompareSettings, runs: list[ProtocolRun], stage: _Stage, players: l
             write_produced(run)
             if s.coordinator_events is not None:
                 merge_coordinator_events(run, s.coordinator_events)
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) else None
 
 
 def _last_delivered(produced: list[Produced], delivered: set[str]) -> bool:
