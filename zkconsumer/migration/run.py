@@ -208,10 +208,10 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
     revoke = ("revoke cost (the application's, revoke_ms)", settings.revoke_costs())
     legacy += (revoke,)
     modern += (("max.poll.interval.ms", "300000 (librdkafka default)"), poll, revoke)
+    own = ("everything else", "the member's own (docs: writing a member in another language)")
     if settings.member is not None:  # the team's consumer: what the run told it; the rest (revoke work too) its own
         told = ("session.timeout.ms", "heartbeat.interval.ms")
-        modern = (*((f"{k} (told)", v) for k, v in modern if k in told),
-                  ("everything else", "the member's own (docs: writing a member in another language)"))
+        modern = (*((f"{k} (told)", v) for k, v in modern if k in told), own)
     program = modern_member.MODULE if settings.member is None else str(settings.member)
     found = [MemberSettings("legacy", legacy_member.MODULE, legacy), MemberSettings("modern", program, modern)]
     consumer_protocol = next((p for p in settings.protocols if p.group_protocol == "consumer"), None)
@@ -232,7 +232,7 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
                 f"{timeouts.heartbeat_ms}")
         consumer += (("session and heartbeat", said), poll, revoke)
         if settings.member is not None:
-            consumer = (("session and heartbeat", said), modern[-1])
+            consumer = (("session and heartbeat", said), own)
         found.append(MemberSettings("consumer", program, consumer))
     return tuple(found)
 
