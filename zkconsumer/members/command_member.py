@@ -25,12 +25,12 @@ import shlex
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 from zkconsumer.errors import UsageError
 from zkconsumer.events import catalogue as ev
+from zkconsumer.events.fields import iso
 from zkconsumer.members.inbox import MAX_LINE
 
 LOGGER = "zkconsumer.migration.member"  # the logger our modern member's events carry
@@ -104,11 +104,6 @@ def _seconds(value: object) -> float:
     return time.time()
 
 
-def _iso(seconds: float) -> str:
-    """As our events' ``timestamp``: ISO 8601, UTC, microseconds, ``Z``."""
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def _partitions(value: object) -> list[tuple[str, int]]:
     """``[{"topic": T, "partition": P}, ...]`` as pairs; anything malformed left out."""
     found = []
@@ -149,7 +144,7 @@ class ReportReader:
             report = None
         name = report.get("name") if isinstance(report, dict) else None
         if not isinstance(report, dict) or name not in REPORTS:
-            return [{"event": ev.DEMO_MEMBER_OUTPUT, "level": "warning", "timestamp": _iso(time.time()),
+            return [{"event": ev.DEMO_MEMBER_OUTPUT, "level": "warning", "timestamp": iso(time.time()),
                      "consumer_id": self.consumer_id, "line": text[:MAX_LINE]}]
         at = _seconds(report.get("timestamp"))
         events = [] if self.subscribed or name == SHUTDOWN else [self._subscribed(at)]
@@ -179,7 +174,7 @@ class ReportReader:
 
     def _event(self, name: str, at: float, **fields: Any) -> dict[str, Any]:
         event = ev.BY_NAME[name]
-        line = {"event": name, "level": event.level, "timestamp": _iso(at), "logger": LOGGER,
+        line = {"event": name, "level": event.level, "timestamp": iso(at), "logger": LOGGER,
                 "consumer_id": self.consumer_id, "group": self.group, **fields}
         if self.rebalancing_since is not None and name.startswith("rebalance."):
             line["rebalance_id"] = self.rebalance_id
