@@ -19,6 +19,10 @@ pytestmark = pytest.mark.migration
     (["--bootstrap-server", "127.0.0.1:1"], "--bootstrap-server needs --zookeeper"),
     (["--scenario", "upgrade", "--protocols", "cooperative-sticky,legacy-range"],
      "scene 2, action 1: upgrade cannot be played by legacy-range: a ZooKeeper group has no in-place path to KIP-848"),
+    (["--member-command", "", "--protocols", "range"], "--member-command is empty"),
+    (["--member-command", "java 'Consumer", "--protocols", "range"], "No closing quotation"),
+    (["--member-command", "java Consumer", "--protocols", "legacy-range"],
+     "it runs as the members of the modern protocols, and legacy-range are all legacy"),
 ])
 def test_bad_input_is_one_line_and_nothing_is_made(tmp_path, args, message):
     out = tmp_path / "out"

@@ -98,6 +98,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                          "and on_assign, if any, on rebalances; imported from the current directory; docs: testing a "
                          "migration); each protocol's members share the directory $ZKCONSUMER_STATE_DIR, "
                          "<output-dir>/<protocol>/state")
+    compare.add_argument("--member-command", default=None, metavar="COMMAND",
+                         help="your own consumer, run as every member of the modern protocols (one process per "
+                         "member, the command line split as a shell would): told what to join through ZKCONSUMER_* "
+                         "environment variables, it reports on stdout in the JSON lines of Kafka's verifiable "
+                         "consumer (docs: writing a member in another language); the legacy members stay ours")
     compare.add_argument("--output-dir", type=Path, required=True, metavar="DIR",
                          help="new or empty: report.json, report.html, <protocol>/events.jsonl, deliveries")
     options.add_json(compare, help="print report.json on stdout instead of the table")
@@ -110,7 +115,8 @@ def validate(args: argparse.Namespace) -> CompareSettings:
         raise UsageError("--bootstrap-server needs --zookeeper (without them the embedded environment is used)")
     return plan(args.output_dir, scenario=getattr(args, "scenario", None), protocols=args.protocols,
                 partitions=args.partitions, rate=args.rate, pace=args.pace, revoke_ms=getattr(args, "revoke_ms", None),
-                app=_application(getattr(args, "app", None)), settings=getattr(args, "settings", SAME), say=say)
+                app=_application(getattr(args, "app", None)), settings=getattr(args, "settings", SAME),
+                member=getattr(args, "member_command", None), say=say)
 
 
 def _application(handle: str | None) -> Application | None:

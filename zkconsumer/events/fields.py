@@ -47,4 +47,10 @@ def partition_rows(numbers_by_topic: Iterable[tuple[str, Iterable[int]]]) -> lis
 
 def now_iso() -> str:
     """The current time as the events' ``timestamp``: ISO 8601, UTC, microseconds, ``Z``."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return iso(datetime.now(UTC))
+
+
+def iso(moment: datetime | float) -> str:
+    """A moment (a datetime, or seconds since the epoch) as the events' ``timestamp``."""
+    when = moment if isinstance(moment, datetime) else datetime.fromtimestamp(moment, UTC)
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -7,6 +7,8 @@ from zkconsumer.events import shared_fields as shared
 from zkconsumer.events.connector import (
     CONSUMER_SHUTDOWN,
     CONSUMER_SHUTTING_DOWN,
+    OFFSETS_COMMIT_FAILED,
+    OFFSETS_COMMITTED,
     REBALANCE_ASSIGN,
     REBALANCE_COMMIT_OFFSETS,
     REBALANCE_COMPLETED,
@@ -32,13 +34,16 @@ _MARKERS = section("migration.markers", "zkconsumer.migration", columns=("event"
     context=("protocol",))
 _RUNNER = section("migration.runner", "zkconsumer.migration")
 
+#: what the modern member and a command member both carry, in the same words
+_DROPPED, _STEP_4 = F("dropped", LIST, "partitions"), F("step", INT, "4")
+_ONE_ATTEMPT, _REBALANCING = F("attempts", INT, "1"), F("protocol", STR, "`eager` or `cooperative`")
 #: the protocol of a modern member that librdkafka or its coordinator stopped
 _STOPPED_PROTOCOL = F("group_protocol", STR, "the member's: `consumer` (KIP-848) where this happens")
 
 CONSUMER_SUBSCRIBED = _MODERN_MEMBER.event("consumer.subscribed", "info",
     "`subscribe()` was called", shared.TOPIC,
     F("strategy", STR, "`range`, `roundrobin`, `cooperative-sticky`, under KIP-848 the server assignor, `uniform` or "
-        "`range`"), F("protocol", STR, "`eager` or `cooperative`"), F("group_protocol", STR, "`classic` or `consumer`"))
+        "`range`"), _REBALANCING, F("group_protocol", STR, "`classic` or `consumer`"))
 CONSUMER_GROUP_PROTOCOL_UNSUPPORTED = _MODERN_MEMBER.event("consumer.group_protocol_unsupported", "error",
     "the coordinator does not run the member's group protocol (KIP-848 without ConsumerGroupHeartbeat); the member "
     "exits with status 3 and the comparison stops that protocol", _STOPPED_PROTOCOL, shared.BOOTSTRAP,
@@ -78,9 +83,9 @@ _MODERN_MEMBER.also(REBALANCE_LISTENER_BEFORE_RELEASE,
         "`[]` when eager)"), shared.DURATION_MS, F("kept", LIST))
 _MODERN_MEMBER.also(REBALANCE_RELEASE,
     "`on_revoke`: `unassign()` (eager: everything) or `incremental_unassign()` (cooperative: only what moves)",
-    F("step", INT, "4"), F("released", LIST, "partitions, with `thread`"), F("batches", INT), shared.DURATION_MS)
+    _STEP_4, F("released", LIST, "partitions, with `thread`"), F("batches", INT), shared.DURATION_MS)
 _MODERN_MEMBER.also(SESSION_EXPIRED,
-    "`on_lost`: the coordinator gave the partitions away without us", F("dropped", LIST, "partitions"))
+    "`on_lost`: the coordinator gave the partitions away without us", _DROPPED)
 _MODERN_MEMBER.also(REBALANCE_ASSIGN,
     "`on_assign`", F("step", INT, "5"), shared.STRATEGY,
     F("assignment", LIST, "the partitions `on_assign` added, with `thread`"),
@@ -90,12 +95,38 @@ _MODERN_MEMBER.also(REBALANCE_START_FETCHERS,
     "after `assign()` / `incremental_assign()`", F("step", INT, "9"),
     F("partitions", INT, "how many the member now fetches"), F("fetching", BOOL, "true"), shared.DURATION_MS)
 _MODERN_MEMBER.also(REBALANCE_COMPLETED,
-    "the end of `on_assign`", F("attempts", INT, "1"),
+    "the end of `on_assign`", _ONE_ATTEMPT,
     F("owned", LIST, "everything the member fetches now, with `thread`"), shared.DURATION_MS)
 _MODERN_MEMBER.also(CONSUMER_SHUTTING_DOWN,
     "SIGTERM: `close()` revokes (the callbacks run), commits and leaves the group")
 _MODERN_MEMBER.also(CONSUMER_SHUTDOWN,
     "SIGTERM: `close()` revokes (the callbacks run), commits and leaves the group", shared.DURATION_SINCE_SHUTTING_DOWN)
+
+# A team's member run as a command (zkconsumer.members.command_member): its reports, the verifiable consumer's JSON
+# lines, read as our modern member's events, so that the comparison measures both alike.
+_COMMAND_MEMBER = section("migration.command_member", "zkconsumer.migration.member")
+_COMMAND_MEMBER.also(CONSUMER_SUBSCRIBED,
+    "the member's first report (`startup_complete`, or whatever it reports first)", shared.TOPIC,
+    F("strategy", STR, "`ZKCONSUMER_ASSIGNOR`"), _REBALANCING,
+    F("group_protocol", STR, "`ZKCONSUMER_GROUP_PROTOCOL`"))
+_COMMAND_MEMBER.also(REBALANCE_STARTED,
+    "the first report of a rebalance", F("cause", STR, "`revoke`, `assign` or `lost`"), shared.STRATEGY)
+_COMMAND_MEMBER.also(REBALANCE_RELEASE,
+    "`partitions_revoked`", _STEP_4, F("released", LIST, "the partitions revoked, with `thread`"),
+    F("batches", INT, "0"), F("duration_ms", NUMBER, "0"))
+_COMMAND_MEMBER.also(SESSION_EXPIRED,
+    "`partitions_lost`", _DROPPED)
+_COMMAND_MEMBER.also(REBALANCE_COMPLETED,
+    "`partitions_assigned` (under KIP-848 every report of a rebalance: each is a rebalance of its own)",
+    _ONE_ATTEMPT, F("owned", LIST, "what the member holds since, with `thread`"),
+    F("duration_ms", NUMBER, "since the rebalance's first report"))
+_COMMAND_MEMBER.also(OFFSETS_COMMITTED,
+    "`offsets_committed` with `success` true", F("reason", STR, "`member`: its own commit"), shared.STORE_KAFKA,
+    shared.OFFSETS_WITH_OFFSET)
+_COMMAND_MEMBER.also(OFFSETS_COMMIT_FAILED,
+    "`offsets_committed` with `success` false", F("reason", STR, "`member`"), shared.STORE_KAFKA,
+    shared.OFFSETS_WITH_OFFSET, F("error", STR, "the member's `error`"))
+_COMMAND_MEMBER.also(CONSUMER_SHUTDOWN, "`shutdown_complete`")
 DEMO_MEMBER_DIED = _MARKERS.event("demo.member_died", "info",
     "a member process ended without being told to: reported in the report, its partitions count as paused until "
     "someone takes them", shared.CONSUMER_ID, shared.RETURNCODE)

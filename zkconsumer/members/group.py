@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.members.inbox import EventInbox
+from zkconsumer.errors import UsageError
+from zkconsumer.members.inbox import EventInbox, LineReader
 from zkconsumer.members.settle import MemberState, settled
 from zkconsumer.members.stop_signals import STACKS_SIGNAL
 
@@ -47,19 +48,25 @@ class MemberGroup:
         self.inbox = EventInbox()
         self.last_rebalance_event = 0.0  # time.monotonic() of the last rebalance.* event of a member
 
-    def start(self, name: str, consumer_id: str, argv: list[str], *, follow: bool = True) -> MemberProcess:
-        """Start a member process (again, under a name used before: its log goes on). Followed, its stdout is read
-        for events; otherwise stdout goes to its log too. Its stdin is a pipe that closes with this process, which
-        a member started with ``--stop-at-stdin-eof`` takes as the order to leave."""
+    def start(self, name: str, consumer_id: str, argv: list[str], *, follow: bool = True,
+              env: dict[str, str] | None = None, reader: LineReader | None = None) -> MemberProcess:
+        """Start a member process (again, under a name used before: its log goes on), with ``env`` (default: this
+        process's). Followed, its stdout is read for events (by ``reader``, for a member that does not write ours);
+        otherwise stdout goes to its log too. Its stdin is a pipe that closes with this process, which a member
+        started with ``--stop-at-stdin-eof`` (and a command member, by contract) takes as the order to leave.
+        A command that cannot be started is one line (:class:`~zkconsumer.errors.UsageError`)."""
         log_path = self.log_dir / f"{name}.log"
         with open(log_path, "ab" if name in self.members else "wb") as log:
-            process = subprocess.Popen(argv, stdin=subprocess.PIPE,
-                                       stdout=subprocess.PIPE if follow else log, stderr=log, text=True, bufsize=1)
+            try:
+                process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE if follow else log,
+                                           stderr=log, text=True, bufsize=1, env=env)
+            except OSError as exc:
+                raise UsageError(f"member {name}: cannot start {argv[0]!r}: {exc.strerror or exc}") from None
         member = MemberProcess(name, consumer_id, process)
         self.members[name] = member
         if follow:
             assert process.stdout is not None
-            self.inbox.follow(process.stdout, consumer_id)
+            self.inbox.follow(process.stdout, consumer_id, reader)
         return member
 
     def live(self) -> list[MemberProcess]:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from zkconsumer.embedded.servers import ServerOptions, Servers, provide_servers
 from zkconsumer.errors import UsageError
 from zkconsumer.members.application import FAILED_EVENT, Application, check
+from zkconsumer.members.command_member import CommandMember
 from zkconsumer.migration.outcome import ComparisonResult, ProtocolOutcome, outcome
 from zkconsumer.migration.report import ProtocolResult, problems, write_report
 from zkconsumer.migration.run import (
@@ -91,12 +92,14 @@ def scenario_of(scenario: str | Scenario | None) -> Scenario:
 
 def plan(output_dir: Path, *, scenario: str | Scenario | None = None, protocols: str | Sequence[str] | None = None,
          partitions: int | None = None, rate: float | None = None, pace: float = 2.0, revoke_ms: int | None = None,
-         app: Application | None = None, settings: str = "same",
+         app: Application | None = None, settings: str = "same", member: str | Sequence[str] | None = None,
          say: Callable[[str], None] = lambda _line: None) -> CompareSettings:
     """The settings of a comparison; every refusal (a :class:`UsageError` of one line) before anything starts:
     an unknown protocol, a scenario that does not parse or that a protocol cannot play, an application that cannot
-    be imported, figures out of range, an output directory that is not new or empty. Without ``protocols``, every
-    protocol that can play the scenario."""
+    be imported, figures out of range, an output directory that is not new or empty, a ``member`` command with no
+    modern protocol to run it. Without ``protocols``, every protocol that can play the scenario. ``member``: a
+    command line (or its words) run as every member of the modern protocols
+    (:mod:`zkconsumer.members.command_member`)."""
     if settings not in SETTINGS_MODES:
         raise UsageError(f"--settings {settings!r}: expected one of {', '.join(SETTINGS_MODES)}")
     names = protocols if isinstance(protocols, str) or protocols is None else ",".join(protocols)
@@ -124,9 +127,13 @@ def plan(output_dir: Path, *, scenario: str | Scenario | None = None, protocols:
         raise UsageError(f"--revoke-ms must be from 0 to {MAX_REVOKE_MS} ms, not {revoke_ms}")
     if output_dir.exists() and (not output_dir.is_dir() or any(output_dir.iterdir())):
         raise UsageError(f"--output-dir {output_dir} exists and is not an empty directory; give a new one")
+    command = None if member is None else CommandMember.of(member)
+    if command is not None and not any(p.family == "modern" for p in chosen):
+        raise UsageError(f"--member-command {command}: it runs as the members of the modern protocols, and "
+                         f"{', '.join(p.name for p in chosen)} are all legacy")
     planned = CompareSettings("", "", chosen, output_dir, partitions=partitions, rate=rate, pace=pace,
                               scenario=played, revoke_ms=revoke_ms, app=None if app is None else check(app),
-                              settings_mode=settings)
+                              settings_mode=settings, member=command)
     if played.session_timeout_ms is not None:
         planned = replace(planned, session_timeout_ms=played.session_timeout_ms)
     return planned

@@ -15,6 +15,9 @@ high watermark is not the log end: nothing here reads it) to the member that del
 
 Members are processes of their own (:mod:`zkconsumer.members.legacy_member`,
 :mod:`zkconsumer.members.modern_member`), started, followed and stopped through :mod:`zkconsumer.members.group`.
+With ``member`` (a team's own consumer, :mod:`zkconsumer.members.command_member`) the modern protocols' members run
+that command instead, told their settings through the environment; its reports are read into the same events and
+deliveries files, so that every measure reads both kinds of member alike.
 The legacy members need brokers and topics in ZooKeeper: the run mirrors the broker into a chroot of its own with a
 :class:`~zkconsumer.bridge.metadata_bridge.MetadataBridge`, and deletes the chroot at the end. Members are started
 with ``--stop-at-stdin-eof``: whatever way this process ends, they leave. After the script, production stops, the run
@@ -55,6 +58,7 @@ from zkconsumer.kafka.topics import alter_partitions, create_topic, show_partiti
 from zkconsumer.log import get_logger
 from zkconsumer.members import legacy_member, modern_member
 from zkconsumer.members.application import FAILED_EVENT, Application
+from zkconsumer.members.command_member import CommandMember, ReportReader, environment
 from zkconsumer.members.faults import expire_session, paused
 from zkconsumer.members.group import MemberGroup
 from zkconsumer.members.recorder import EventRecorder
@@ -142,6 +146,9 @@ class CompareSettings:
     # the KIP-848 groups' (session, heartbeat) the run sets on each modern group at a Kafka coordinator, its group
     # configs (:func:`~zkconsumer.migration.comparison.with_group_timeouts`); None: the coordinator's own
     group_timeouts_ms: tuple[int, int] | None = None
+    # a team's own consumer run as every member of the modern protocols (:mod:`zkconsumer.members.command_member`);
+    # None: our modern member
+    member: CommandMember | None = None
 
     def name(self, protocol: Protocol) -> str:
         return f"{self.prefix}-{protocol.name}-{self.run_id}"
@@ -201,8 +208,12 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
     revoke = ("revoke cost (the application's, revoke_ms)", settings.revoke_costs())
     legacy += (revoke,)
     modern += (("max.poll.interval.ms", "300000 (librdkafka default)"), poll, revoke)
-    found = [MemberSettings("legacy", legacy_member.MODULE, legacy),
-             MemberSettings("modern", modern_member.MODULE, modern)]
+    own = ("everything else", "the member's own (docs: writing a member in another language)")
+    if settings.member is not None:  # the team's consumer: what the run told it; the rest (revoke work too) its own
+        told = ("session.timeout.ms", "heartbeat.interval.ms")
+        modern = (*((f"{k} (told)", v) for k, v in modern if k in told), own)
+    program = modern_member.MODULE if settings.member is None else str(settings.member)
+    found = [MemberSettings("legacy", legacy_member.MODULE, legacy), MemberSettings("modern", program, modern)]
     consumer_protocol = next((p for p in settings.protocols if p.group_protocol == "consumer"), None)
     if (consumer_protocol is None and settings.scenario.uses(UPGRADE) is not None
             and any(p.family == "modern" for p in settings.protocols)):
@@ -220,7 +231,9 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
                 f"the group's, set by the run: {GROUP_SESSION} {timeouts.session_ms}, {GROUP_HEARTBEAT} "
                 f"{timeouts.heartbeat_ms}")
         consumer += (("session and heartbeat", said), poll, revoke)
-        found.append(MemberSettings("consumer", modern_member.MODULE, consumer))
+        if settings.member is not None:
+            consumer = (("session and heartbeat", said), own)
+        found.append(MemberSettings("consumer", program, consumer))
     return tuple(found)
 
 
@@ -418,9 +431,10 @@ class _Player:
         began = time.monotonic()
         while not self.stop.is_set() and time.monotonic() - began < self.settings.drain_timeout_s:
             # a message the application refused on every attempt is not coming (zkconsumer.members.application)
-            wanted = {m.value for m in list(self.run.produced) if (m.partition, m.offset) not in self.given_up}
+            produced = list(self.run.produced)
+            wanted = {m.value for m in produced if (m.partition, m.offset) not in self.given_up}
             got = {d.value for d in read_deliveries(self.run)}
-            if wanted <= got:
+            if wanted <= got or _last_delivered(produced, got):
                 break
             self.pump(0.3)
         log.emit(ev.MIGRATION_DRAINED, protocol=self.run.protocol.name, produced=len(self.run.produced),
@@ -445,6 +459,9 @@ class _Player:
                                          config=dict(cast.config), output=deliveries, stop_at_stdin_eof=True,
                                          session_file=self.session_file(name),
                                          revoke_ms=s.member_revoke_ms(name), app=app)
+        elif s.member is not None:
+            self.start_command_member(name, consumer_id, deliveries)
+            return
         else:
             group_protocol, strategy = self.group_protocol(name)
             session_ms, heartbeat_ms = ((s.session_timeout_ms, 0) if group_protocol == "consumer"  # not used
@@ -455,6 +472,28 @@ class _Player:
                                          output=deliveries, stop_at_stdin_eof=True, group_protocol=group_protocol,
                                          revoke_ms=s.member_revoke_ms(name), app=app)
         member = self.group.start(name, consumer_id, argv)
+        self.marker(ev.DEMO_MEMBER_STARTED, consumer_id=consumer_id, pid=member.pid)
+
+    def start_command_member(self, name: str, consumer_id: str, deliveries: Path) -> None:
+        """The team's consumer as this member: its settings in its environment, its reports read into our events
+        and its deliveries file. Its revoke cost is its own (what its rebalance callbacks do)."""
+        s, run = self.settings, self.run
+        assert s.member is not None
+        group_protocol, strategy = self.group_protocol(name)
+        session_ms, heartbeat_ms = member_timeouts("classic", s.settings_mode, s.session_timeout_ms)
+        # told what our modern member would run with (under KIP-848, no session: the coordinator's)
+        ours = modern_member.consumer_config(bootstrap=s.bootstrap, group=run.group, consumer_id=consumer_id,
+                                             strategy=strategy, session_timeout_ms=session_ms,
+                                             group_protocol=group_protocol, heartbeat_interval_ms=heartbeat_ms)
+        env = environment(bootstrap=s.bootstrap, topic=run.topic, group=run.group, client_id=consumer_id,
+                          member=name, group_protocol=group_protocol, assignor=strategy,
+                          session_timeout_ms=_int_or_none(ours.get("session.timeout.ms")),
+                          heartbeat_interval_ms=_int_or_none(ours.get("heartbeat.interval.ms")),
+                          state_dir=state_dir(run))
+        state_dir(run).mkdir(parents=True, exist_ok=True)
+        reader = ReportReader(consumer_id=consumer_id, group=run.group, topic=run.topic,
+                              group_protocol=group_protocol, strategy=strategy, deliveries=deliveries)
+        member = self.group.start(name, consumer_id, list(s.member.argv), env=env, reader=reader)
         self.marker(ev.DEMO_MEMBER_STARTED, consumer_id=consumer_id, pid=member.pid)
 
     def group_protocol(self, name: str) -> tuple[str, str]:
@@ -506,7 +545,7 @@ class _Player:
             if event.get("event") == modern_member.UNSUPPORTED_EVENT and self.unsupported_reason is None:
                 self.unsupported_reason = str(event.get("reason") or "")
         for member in self.group.members.values():
-            if (member.alive and not member.ended_by_us
+            if (member.alive and not member.ended_by_us and self.settings.member is None
                     and member.process.poll() == modern_member.UNSUPPORTED_EXIT):
                 member.ended_by_us = True  # its end is the reason given, not a death
                 if self.unsupported_reason is None:
@@ -737,6 +776,20 @@ def _play(s: CompareSettings, runs: list[ProtocolRun], stage: _Stage, players: l
             write_produced(run)
             if s.coordinator_events is not None:
                 merge_coordinator_events(run, s.coordinator_events)
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) else None
+
+
+def _last_delivered(produced: list[Produced], delivered: set[str]) -> bool:
+    """Whether every partition's last message produced was delivered: members consume a partition in order, so what
+    is missing before it is lost (a member committed past it), not late, and waiting longer would not bring it."""
+    last: dict[int, Produced] = {}
+    for message in produced:
+        if message.offset >= 0 and (message.partition not in last or message.offset > last[message.partition].offset):
+            last[message.partition] = message
+    return bool(last) and all(m.value in delivered for m in last.values())
 
 
 def _kill_members(players: list[_Player]) -> None:

@@ -44,14 +44,17 @@ class Migration:
     def compare(self, app: str | None = None, scenario: str | Scenario | None = "migration",
                 protocols: Sequence[str] | str | None = None, *, on_revoke: str | None = None,
                 on_assign: str | None = None, settings: str = "same", partitions: int | None = None,
-                rate: float | None = None, pace: float = PACE_S, revoke_ms: int | None = None) -> ComparisonResult:
+                rate: float | None = None, pace: float = PACE_S, revoke_ms: int | None = None,
+                member: str | Sequence[str] | None = None) -> ComparisonResult:
         """Play ``scenario`` (a shipped name, a TOML file's path, or a
         :class:`~zkconsumer.scenarios.model.Scenario`) for each of ``protocols`` (default: every protocol that can
         play it), every member running ``app`` (``module:callable``, with its module's ``on_revoke`` and
         ``on_assign`` unless others are named). ``settings``: ``same`` (one set of timeouts for every protocol) or
         ``stock`` (each at its own defaults: :mod:`zkconsumer.migration.timeouts`). Bad input, and what the servers
         would refuse (:func:`~zkconsumer.migration.comparison.identified`), fails the test in one line, without a
-        traceback."""
+        traceback. ``member``: your own consumer, a command line (or its words) run as every member of the modern
+        protocols, told what to join through its environment and reporting as Kafka's verifiable consumer does (the
+        docs' "Writing a member in another language"); the legacy members still run ``app``."""
         import pytest
 
         from zkconsumer.errors import UsageError
@@ -60,7 +63,7 @@ class Migration:
         application = None if app is None else Application(app, on_revoke, on_assign, path=_import_path())
         try:
             planned = plan(output, scenario=scenario, protocols=protocols, partitions=partitions, rate=rate,
-                           pace=pace, revoke_ms=revoke_ms, app=application, settings=settings,
+                           pace=pace, revoke_ms=revoke_ms, app=application, settings=settings, member=member,
                            say=self.notes.append)
             return compare(planned, self.servers, coordinator=self.coordinator, default_protocols=protocols is None,
                            say=self.notes.append).result

@@ -1,6 +1,13 @@
+import sys
 from pathlib import Path
 
 from zkconsumer.scenarios.model import Action, Member, Production, Scenario, Scene, Topic
+
+DEPLOY = Scenario("deploy", "Deploy", "two members, one replaced", Topic("orders", 4), Production(rate=20),
+                  (Member("a"), Member("b")),
+                  (Scene(1, "a starts", "", (Action("start", "a"),)),
+                   Scene(2, "b joins", "", (Action("start", "b"),)),
+                   Scene(3, "a leaves", "", (Action("stop", "a"),))))
 
 
 def processed(state: Path) -> list[str]:
@@ -21,12 +28,17 @@ def test_orders_survive_the_move_from_zookeeper_to_cooperative_sticky(migration)
 
 
 def test_a_deploy_of_two_members_loses_nothing_under_any_protocol(migration):
-    deploy = Scenario("deploy", "Deploy", "two members, one replaced", Topic("orders", 4), Production(rate=20),
-                      (Member("a"), Member("b")),
-                      (Scene(1, "a starts", "", (Action("start", "a"),)),
-                       Scene(2, "b joins", "", (Action("start", "b"),)),
-                       Scene(3, "a leaves", "", (Action("stop", "a"),))))
-    result = migration.compare(app="orders.app:handle", scenario=deploy, protocols=["legacy-roundrobin", "range"])
+    result = migration.compare(app="orders.app:handle", scenario=DEPLOY, protocols=["legacy-roundrobin", "range"])
+    result.assert_nothing_lost()
+    result.assert_state_complete(processed)
+    result.assert_same_state(order_keys)
+
+
+def test_our_own_consumer_loses_nothing_in_a_kip848_group(migration):
+    """The service's own consumer (orders/consumer.py: its commit policy, its rebalance callbacks) as the members of
+    the KIP-848 group; the ZooKeeper group's members run its processing, orders.app:handle."""
+    result = migration.compare(app="orders.app:handle", member=[sys.executable, "-m", "orders.consumer"],
+                               scenario=DEPLOY, protocols=["legacy-range", "consumer"])
     result.assert_nothing_lost()
     result.assert_state_complete(processed)
     result.assert_same_state(order_keys)
