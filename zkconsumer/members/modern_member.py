@@ -65,6 +65,7 @@ from typing import Any, ClassVar, TextIO
 
 from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import elapsed_ms
+from zkconsumer.kafka.client_config import with_client_settings
 from zkconsumer.log import configure_logging, get_logger
 from zkconsumer.members.application import Application, ApplicationOptions, Message, Runner
 from zkconsumer.members.application import load as load_application
@@ -331,7 +332,7 @@ def consume(args: argparse.Namespace, stop: threading.Event, output: TextIO | No
     watch = UnsupportedWatch()
     if args.group_protocol == "consumer":
         config = watched(config, watch)
-    consumer = Consumer(config)
+    consumer = Consumer(with_client_settings(config))
     events.consumer = consumer
     events.log.emit(ev.CONSUMER_SUBSCRIBED, topic=args.topic, strategy=args.strategy,
                     protocol="cooperative" if events.cooperative else "eager", group_protocol=args.group_protocol)

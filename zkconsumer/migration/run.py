@@ -49,6 +49,7 @@ from typing import Protocol as Interface
 
 from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import duration_ms, elapsed_ms
+from zkconsumer.kafka.client_config import with_client_settings
 from zkconsumer.kafka.coordinator_identity import CoordinatorIdentity, identify
 from zkconsumer.kafka.group_configs import delete_group_configs, set_group_configs
 from zkconsumer.kafka.topics import alter_partitions, create_topic, show_partitions
@@ -564,8 +565,9 @@ def _produce(runs: list[ProtocolRun], bootstrap: str, rate: float, clock: SceneC
     sent is not produced, and its sequence number is simply not used."""
     from confluent_kafka import KafkaError, KafkaException, Producer
 
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "message.timeout.ms": 60000,
-                         "topic.metadata.refresh.interval.ms": 1000, "log_level": 3})
+    producer = Producer(with_client_settings({"bootstrap.servers": bootstrap, "linger.ms": 5,
+                                              "message.timeout.ms": 60000, "topic.metadata.refresh.interval.ms": 1000,
+                                              "log_level": 3}))
     sequence = dict.fromkeys((r.protocol.name for r in runs), 0)
     interval, next_at = 1.0 / rate, time.monotonic()
 

@@ -11,22 +11,23 @@ def order_keys(state: Path) -> set[str]:
     return {line.split(" ")[0] for f in state.glob("processed-*.txt") for line in f.read_text().splitlines()}
 
 
-def test_orders_survive_the_move_from_zookeeper_to_cooperative_sticky(migration):
-    result = migration.compare(app="orders.app:handle", scenario="migration",
-                               protocols=["legacy-range", "cooperative-sticky"])
+def test_orders_survive_the_move_from_zookeeper_to_cooperative_sticky(zkconsumer_migration):
+    result = zkconsumer_migration.compare(app="orders.app:handle", scenario="migration",
+                                          protocols=["legacy-range", "cooperative-sticky"])
     result.assert_nothing_lost()
     result.assert_state_complete(processed)
     result.assert_duplicates_at_most(100)
     result.assert_same_state(order_keys)
 
 
-def test_a_deploy_of_two_members_loses_nothing_under_any_protocol(migration):
+def test_a_deploy_of_two_members_loses_nothing_under_any_protocol(zkconsumer_migration):
     deploy = Scenario("deploy", "Deploy", "two members, one replaced", Topic("orders", 4), Production(rate=20),
                       (Member("a"), Member("b")),
                       (Scene(1, "a starts", "", (Action("start", "a"),)),
                        Scene(2, "b joins", "", (Action("start", "b"),)),
                        Scene(3, "a leaves", "", (Action("stop", "a"),))))
-    result = migration.compare(app="orders.app:handle", scenario=deploy, protocols=["legacy-roundrobin", "range"])
+    result = zkconsumer_migration.compare(app="orders.app:handle", scenario=deploy,
+                                          protocols=["legacy-roundrobin", "range"])
     result.assert_nothing_lost()
     result.assert_state_complete(processed)
     result.assert_same_state(order_keys)
