@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from zkconsumer.embedded.servers import ServerOptions, Servers, provide_servers
 from zkconsumer.errors import UsageError
 from zkconsumer.members.application import FAILED_EVENT, Application, check
+from zkconsumer.migration.messages import Messages, MessageSource
 from zkconsumer.migration.outcome import ComparisonResult, ProtocolOutcome, outcome
 from zkconsumer.migration.report import ProtocolResult, problems, write_report
 from zkconsumer.migration.run import (
@@ -91,12 +92,13 @@ def scenario_of(scenario: str | Scenario | None) -> Scenario:
 
 def plan(output_dir: Path, *, scenario: str | Scenario | None = None, protocols: str | Sequence[str] | None = None,
          partitions: int | None = None, rate: float | None = None, pace: float = 2.0, revoke_ms: int | None = None,
-         app: Application | None = None, settings: str = "same",
-         say: Callable[[str], None] = lambda _line: None) -> CompareSettings:
+         app: Application | None = None, settings: str = "same", messages: Messages | None = None,
+         fetch_after_revoke_ms: int = 0, say: Callable[[str], None] = lambda _line: None) -> CompareSettings:
     """The settings of a comparison; every refusal (a :class:`UsageError` of one line) before anything starts:
     an unknown protocol, a scenario that does not parse or that a protocol cannot play, an application that cannot
-    be imported, figures out of range, an output directory that is not new or empty. Without ``protocols``, every
-    protocol that can play the scenario."""
+    be imported, figures out of range, an output directory that is not new or empty, a first message of the team's
+    ``messages`` that is not one (:mod:`zkconsumer.migration.messages`), the fault ``fetch_after_revoke_ms`` asked
+    of a legacy member. Without ``protocols``, every protocol that can play the scenario."""
     if settings not in SETTINGS_MODES:
         raise UsageError(f"--settings {settings!r}: expected one of {', '.join(SETTINGS_MODES)}")
     names = protocols if isinstance(protocols, str) or protocols is None else ",".join(protocols)
@@ -124,9 +126,14 @@ def plan(output_dir: Path, *, scenario: str | Scenario | None = None, protocols:
         raise UsageError(f"--revoke-ms must be from 0 to {MAX_REVOKE_MS} ms, not {revoke_ms}")
     if output_dir.exists() and (not output_dir.is_dir() or any(output_dir.iterdir())):
         raise UsageError(f"--output-dir {output_dir} exists and is not an empty directory; give a new one")
+    if fetch_after_revoke_ms < 0 or (fetch_after_revoke_ms and any(p.family == "legacy" for p in chosen)):
+        raise UsageError("fetch_after_revoke_ms: a modern member's fault, from 0 ms; play it with modern protocols")
+    source = None if messages is None else MessageSource(messages)
+    if source is not None:
+        source.check()
     planned = CompareSettings("", "", chosen, output_dir, partitions=partitions, rate=rate, pace=pace,
                               scenario=played, revoke_ms=revoke_ms, app=None if app is None else check(app),
-                              settings_mode=settings)
+                              settings_mode=settings, messages=source, fetch_after_revoke_ms=fetch_after_revoke_ms)
     if played.session_timeout_ms is not None:
         planned = replace(planned, session_timeout_ms=played.session_timeout_ms)
     return planned
@@ -303,6 +310,8 @@ def _played(settings: CompareSettings, where: str,
     """Play the script on servers already there, measure, write the report."""
     settings.output_dir.mkdir(parents=True, exist_ok=True)
     runs = compare_protocols(settings, on_scene=on_scene)
+    if settings.messages is not None and settings.messages.error is not None:
+        raise UsageError(settings.messages.error)
     results, json_path, html_path = written(settings, runs, f"run {settings.run_id} of scenario "
                                             f"{settings.scenario.name!r} on the {where}")
     coordinator = None if settings.identity is None else settings.identity.coordinator
@@ -369,4 +378,5 @@ def _outcome(run: ProtocolRun, result: ProtocolResult, coordinator: str | None) 
                         continue
     m = result.measures
     return outcome(run.protocol.name, m.total, run.produced, read_deliveries(run), events, m.failures, run.error,
-                   run.events_path, state_dir(run), coordinator)
+                   run.events_path, state_dir(run), coordinator, run.committed, run.committed_error,
+                   m.double_ownership)

@@ -9,9 +9,10 @@ every topic runs from the first scene's start to the moment the last protocol fi
 protocol is sent the same messages over the same time, scene by scene, and ``produced`` compares like with like
 (a protocol that settles sooner waits for the others, in a steady state that pauses nothing); the scenes line up
 on the page's shared time axis; and the members' start-ups, kills and departures meet the same machine load. One
-producer writes ``--rate`` messages a second to every protocol's topic, each keyed and valued
-``<protocol>:<sequence>`` so that every message can be followed from the delivery report that counts it (Tansu's
-high watermark is not the log end: nothing here reads it) to the member that delivered it.
+producer writes ``--rate`` messages a second to every protocol's topic, each keyed ``<sequence>`` and valued
+``<protocol>:<sequence>`` (or the team's own messages, :mod:`zkconsumer.migration.messages`), and every message is
+followed from the delivery report that counts it, by where it was written (partition, offset; Tansu's high watermark
+is not the log end: nothing here reads it), to the member that delivered it.
 
 Members are processes of their own (:mod:`zkconsumer.members.legacy_member`,
 :mod:`zkconsumer.members.modern_member`), started, followed and stopped through :mod:`zkconsumer.members.group`.
@@ -26,7 +27,8 @@ ConsumerGroupHeartbeat) stops its protocol's run at once, with that reason as th
 
 Per protocol, under ``output_dir/<protocol>/``: ``events.jsonl`` (the members' events and the runner's
 ``demo.*`` markers), ``produced.txt`` (``partition value scene`` per acknowledged message),
-``members/<member>.deliveries`` (``partition offset value`` per message delivered) and ``members/<member>.log``.
+``members/<member>.deliveries`` (``time topic partition offset value`` per message delivered), ``committed.json``
+(the group's committed offsets once its members left) and ``members/<member>.log``.
 With ``coordinator_events`` (the front's log), the coordinator's events for the protocol's group are added to its
 ``events.jsonl`` once the run ends.
 
@@ -59,7 +61,8 @@ from zkconsumer.members.application import FAILED_EVENT, Application
 from zkconsumer.members.faults import expire_session, paused
 from zkconsumer.members.group import MemberGroup
 from zkconsumer.members.recorder import EventRecorder
-from zkconsumer.migration.measures import DIED, DRAINING, Delivery, Produced, measure
+from zkconsumer.migration.measures import DIED, DRAINING, Delivery, Produced, identity, measure
+from zkconsumer.migration.messages import MessageSource, OutMessage, partition_for
 from zkconsumer.migration.report import MemberSettings, ProtocolResult
 from zkconsumer.migration.scenes import CONSUMER_DEFAULT, KIP848_PROTOCOLS, Protocol, Scene, default_scenario
 from zkconsumer.migration.timeouts import (
@@ -95,6 +98,8 @@ if TYPE_CHECKING:
 
 EVENTS_FILE = "events.jsonl"
 PRODUCED_FILE = "produced.txt"
+COMMITTED_FILE = "committed.json"
+COMMITTED_TIMEOUT_S = 10.0
 STATE_DIR = "state"
 QUIET_S = 1.0  # no rebalance event for this long, every partition fetched: the scene has settled
 MAX_TOTAL_RATE = 2000  # messages a second over all protocols: one producer, every delivery report counted
@@ -143,6 +148,12 @@ class CompareSettings:
     # the KIP-848 groups' (session, heartbeat) the run sets on each modern group at a Kafka coordinator, its group
     # configs (:func:`~zkconsumer.migration.comparison.with_group_timeouts`); None: the coordinator's own
     group_timeouts_ms: tuple[int, int] | None = None
+    # the team's messages (:mod:`zkconsumer.migration.messages`), produced to every protocol's topic instead of the
+    # runner's ``<protocol>:<n>``; None: the runner's
+    messages: MessageSource | None = None
+    # a fault for tests of the assertions: every modern member goes on fetching what it gave up for this long
+    # (:class:`~zkconsumer.members.modern_member.KeepFetching`); 0: none
+    fetch_after_revoke_ms: int = 0
 
     def name(self, protocol: Protocol) -> str:
         return f"{self.prefix}-{protocol.name}-{self.run_id}"
@@ -177,6 +188,10 @@ class ProtocolRun:
     produced: list[Produced] = field(default_factory=list)
     producing: bool = True  # false once the run stopped early: its topic gets nothing more
     error: str | None = None
+    # the group's committed offsets by partition once its members left (:meth:`_Player.read_committed`); None: not
+    # read, and why in ``committed_error``
+    committed: dict[int, int] | None = None
+    committed_error: str | None = None
 
     @property
     def events_path(self) -> Path:
@@ -300,14 +315,30 @@ def state_dir(run: ProtocolRun) -> Path:
 
 
 def read_deliveries(run: ProtocolRun) -> list[Delivery]:
-    """Every member's deliveries file; a last line cut short by a SIGKILL is left out."""
+    """Every member's deliveries file, each in its order; a last line cut short by a SIGKILL is left out."""
     deliveries = []
     for path in sorted((run.directory / "members").glob("*.deliveries")):
         for line in path.read_text(encoding="utf-8").splitlines():
-            parts = line.split(" ", 2)
-            if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit():
-                deliveries.append(Delivery(path.stem, int(parts[0]), int(parts[1]), parts[2]))
+            found = delivery_of(path.stem, line)
+            if found is not None:
+                deliveries.append(found)
     return deliveries
+
+
+def delivery_of(member: str, line: str) -> Delivery | None:
+    """A member's line (either ``--delivery-format``: ``partition offset value`` or ``time topic partition offset
+    value``), or None for one that is not whole."""
+    plain = line.split(" ", 2)
+    if len(plain) == 3 and plain[0].isdigit() and plain[1].isdigit():
+        return Delivery(member, int(plain[0]), int(plain[1]), plain[2])
+    timed = line.split(" ", 4)
+    if len(timed) == 5 and timed[2].isdigit() and timed[3].isdigit():
+        try:
+            at = float(timed[0])
+        except ValueError:
+            return None
+        return Delivery(member, int(timed[2]), int(timed[3]), timed[4], at)
+    return None
 
 
 class _Player:
@@ -419,13 +450,15 @@ class _Player:
         began = time.monotonic()
         while not self.stop.is_set() and time.monotonic() - began < self.settings.drain_timeout_s:
             # a message the application refused on every attempt is not coming (zkconsumer.members.application)
-            wanted = {m.value for m in list(self.run.produced) if (m.partition, m.offset) not in self.given_up}
-            got = {d.value for d in read_deliveries(self.run)}
-            if wanted <= got:
+            produced = list(self.run.produced)
+            ids = identity(produced)
+            wanted = {ids.produced(m) for m in produced if (m.partition, m.offset) not in self.given_up}
+            if wanted <= {ids.delivered(d) for d in read_deliveries(self.run)}:
                 break
             self.pump(0.3)
+        ids = identity(self.run.produced)
         log.emit(ev.MIGRATION_DRAINED, protocol=self.run.protocol.name, produced=len(self.run.produced),
-                 delivered=len({d.value for d in read_deliveries(self.run)}), duration_ms=elapsed_ms(began))
+                 delivered=len({ids.delivered(d) for d in read_deliveries(self.run)}), duration_ms=elapsed_ms(began))
 
     # --- members --------------------------------------------------------------------------------------
 
@@ -444,7 +477,7 @@ class _Player:
                                          session_timeout_ms=member_timeouts("zookeeper", s.settings_mode,
                                                                             s.session_timeout_ms)[0],
                                          config=dict(cast.config), output=deliveries, stop_at_stdin_eof=True,
-                                         session_file=self.session_file(name),
+                                         session_file=self.session_file(name), delivery_format="timed",
                                          revoke_ms=s.member_revoke_ms(name), app=app)
         else:
             group_protocol, strategy = self.group_protocol(name)
@@ -454,7 +487,8 @@ class _Player:
                                          consumer_id=consumer_id, strategy=strategy,
                                          session_timeout_ms=session_ms, heartbeat_interval_ms=heartbeat_ms,
                                          output=deliveries, stop_at_stdin_eof=True, group_protocol=group_protocol,
-                                         revoke_ms=s.member_revoke_ms(name), app=app)
+                                         revoke_ms=s.member_revoke_ms(name), app=app, delivery_format="timed",
+                                         fetch_after_revoke_ms=s.fetch_after_revoke_ms)
         member = self.group.start(name, consumer_id, argv)
         self.marker(ev.DEMO_MEMBER_STARTED, consumer_id=consumer_id, pid=member.pid)
 
@@ -546,21 +580,47 @@ class _Player:
 
     # --- the end --------------------------------------------------------------------------------------
 
+    def read_committed(self) -> None:
+        """The group's committed offsets of the run's topic, once every member left (their last commits made):
+        ZooKeeper's ``/consumers/<group>/offsets`` for a legacy group, the coordinator's OffsetFetch for a modern
+        one; written to ``committed.json`` for ``assert_committed_equals_consumed``."""
+        run = self.run
+        try:
+            if run.protocol.family == "legacy":
+                from zkconsumer.tools.offset_checker import read_group_offsets
+
+                with zookeeper(self.zk_connect, quiet=True) as zk:
+                    rows = read_group_offsets(zk, run.group).rows
+                found = {r.partition: r.offset for r in rows if r.topic == run.topic and r.offset is not None}
+            else:
+                from zkconsumer.kafka.group_offsets import GroupOffsetsClient
+
+                offsets = GroupOffsetsClient(self.settings.bootstrap, COMMITTED_TIMEOUT_S).fetch(run.group).offsets
+                found = {tp.partition: offset for tp, offset in offsets.items() if tp.topic == run.topic}
+            run.committed = {p: o for p, o in sorted(found.items()) if o >= 0}
+        except Exception as exc:  # said by the assertion that needs it; the run's figures stand without it
+            run.committed_error = f"{type(exc).__name__}: {exc}"
+        (run.directory / COMMITTED_FILE).write_text(json.dumps(
+            {"committed": run.committed, "error": run.committed_error}), encoding="utf-8")
+
     def finish(self) -> None:
         """Every member still running leaves (SIGTERM, then SIGKILL after 15 s); their last events recorded."""
         for member in self.group.stop_all(timeout=15.0, while_waiting=lambda: self.pump(0.1)):
             self.marker(ev.DEMO_MEMBER_STOPPED, consumer_id=member.consumer_id)
         for event in self.group.close():
             self.record(event)
+        self.read_committed()
         if self.recorder is not None:
             self.recorder.close()
             self.recorder = None
 
 
 def _produce(runs: list[ProtocolRun], bootstrap: str, rate: float, clock: SceneClock, stop: threading.Event,
-             done: threading.Event) -> None:
+             done: threading.Event, messages: MessageSource | None = None) -> None:
     """One message a tick to every protocol still playing, while the clock says the script is under way; the scene
-    is the clock's when it was produced, the same for every protocol. A partition the producer's metadata does not
+    is the clock's when it was produced, the same for every protocol. With ``messages``, the team's message ``n`` to
+    each topic instead of ``<protocol>:<n>``, placed by its key (:mod:`zkconsumer.migration.messages`), until they
+    end. A partition the producer's metadata does not
     show yet (a topic just grown, seen through a front) is skipped for that tick: a message refused before it was
     sent is not produced, and its sequence number is simply not used."""
     from confluent_kafka import KafkaError, KafkaException, Producer
@@ -571,10 +631,11 @@ def _produce(runs: list[ProtocolRun], bootstrap: str, rate: float, clock: SceneC
     sequence = dict.fromkeys((r.protocol.name for r in runs), 0)
     interval, next_at = 1.0 / rate, time.monotonic()
 
-    def acked(run: ProtocolRun, value: str, partition: int, scene: int) -> Callable[[Any, Any], None]:
+    def acked(run: ProtocolRun, value: str, partition: int, scene: int, key: str | None,
+              n: int) -> Callable[[Any, Any], None]:
         def report(err: Any, msg: Any) -> None:
             if err is None:
-                run.produced.append(Produced(value, partition, scene, msg.offset()))
+                run.produced.append(Produced(value, partition, scene, msg.offset(), key, n))
         return report
 
     while not (stop.is_set() or done.is_set()):
@@ -584,11 +645,15 @@ def _produce(runs: list[ProtocolRun], bootstrap: str, rate: float, clock: SceneC
             if not run.producing:
                 continue
             n = sequence[name]
+            message = OutMessage(str(n).encode(), f"{name}:{n}".encode()) if messages is None else messages.get(n)
+            if message is None:  # the team's messages ended (or one was bad: the run says so at its end)
+                continue
             sequence[name] = n + 1
-            value, partition = f"{name}:{n}", n % run.partitions
+            partition = n % run.partitions if messages is None else partition_for(message, n, run.partitions)
+            options: dict[str, Any] = {"headers": list(message.headers)} if message.headers else {}
             try:
-                producer.produce(run.topic, key=str(n).encode(), value=value.encode(), partition=partition,
-                                 on_delivery=acked(run, value, partition, scene))
+                producer.produce(run.topic, key=message.key, value=message.value, partition=partition, **options,
+                                 on_delivery=acked(run, message.value_text, partition, scene, message.key_text, n))
             except KafkaException as exc:
                 if exc.args[0].code() != KafkaError._UNKNOWN_PARTITION:
                     raise
@@ -712,7 +777,7 @@ def _play(s: CompareSettings, runs: list[ProtocolRun], stage: _Stage, players: l
     stop, done = threading.Event(), threading.Event()
     clock = SceneClock(len(runs), stop, len(s.scenario.scenes))
     producer = threading.Thread(target=_produce, args=(runs, s.producer_bootstrap or s.bootstrap, s.rate, clock,
-                                                       stop, done),
+                                                       stop, done, s.messages),
                                 name="producer", daemon=True)
     threads: list[threading.Thread] = []
     try:
