@@ -43,8 +43,9 @@ def owned(member: str, *partitions: int) -> list[dict]:
 
 
 def result_of(produced, deliveries, committed=None, double=(), rebalances=3) -> ComparisonResult:
-    made = outcome("range", replace(FIGURES, rebalances=rebalances), produced, deliveries, (), (), None, Path("e"), Path("s"),
-                   "zkconsumer 0.1.0 (the front)", committed, None if committed is not None else "not read", double)
+    made = outcome("range", replace(FIGURES, rebalances=rebalances), produced, deliveries, (), (), None, Path("e"),
+                   Path("s"), "zkconsumer 0.1.0 (the front)", committed,
+                   None if committed is not None else "not read", double)
     return ComparisonResult({"range": made}, Path("r.json"), Path("r.html"))
 
 
