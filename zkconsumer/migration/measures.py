@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from zkconsumer.events import catalogue as ev
@@ -223,8 +223,10 @@ class _Fetching:
 
 
 def measure(protocol: str, events: Sequence[Event], produced: Sequence[Produced], deliveries: Sequence[Delivery],
-            topic: str) -> ProtocolMeasures:
-    """The figures of one protocol's run. ``topic`` is the run's topic (other topics' partitions are ignored)."""
+            topic: str, group: str | None = None) -> ProtocolMeasures:
+    """The figures of one protocol's run. ``topic`` is the run's topic (other topics' partitions are ignored);
+    ``group``: the run's group, whose members' events name them ``<group>_<member>`` where their deliveries name
+    them ``<member>``."""
     ordered = sorted(events, key=lambda e: (e.timestamp, e.line))
     if not ordered:
         empty = _figures(produced, deliveries, 0, 0, (), 0.0, [], 0.0)
@@ -285,8 +287,10 @@ def measure(protocol: str, events: Sequence[Event], produced: Sequence[Produced]
             fetching.stop(member, fetching.by_member[member] - owned, time, scene)
             fetching.start(member, sorted(owned), time, scene)
     pauses = fetching.finish()
-    timed = [(d, d.at - origin.timestamp()) for d in deliveries if d.at is not None]
-    double = tuple(sorted(fetching.overlaps + fetching.late(timed), key=lambda o: (o.at, o.partition)))
+    prefix = f"{group}_" if group else ""
+    timed = [(replace(d, member=prefix + d.member), d.at - origin.timestamp()) for d in deliveries if d.at is not None]
+    double = tuple(sorted((replace(o, old=o.old.removeprefix(prefix), new=o.new.removeprefix(prefix))
+                           for o in fetching.overlaps + fetching.late(timed)), key=lambda o: (o.at, o.partition)))
     end = timeline.end
     rounds = [(r.start, r.end, sum(x.failed_attempts for x in r.rebalances))
               for r in rebalance_rounds(timeline) if r.start < draining_at]

@@ -861,7 +861,7 @@ def collect(runs: list[ProtocolRun], output_dir: Path) -> list[ProtocolResult]:
         if run.events_path.exists():
             with open(run.events_path, encoding="utf-8") as f:
                 events = read_events(f).events
-        measures = measure(run.protocol.name, events, run.produced, read_deliveries(run), run.topic)
+        measures = measure(run.protocol.name, events, run.produced, read_deliveries(run), run.topic, run.group)
         results.append(ProtocolResult(run.protocol, run.topic, run.group, measures, build_timeline(events),
                                       str(run.events_path.relative_to(output_dir)), run.error))
     return results
