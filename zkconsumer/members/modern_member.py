@@ -27,8 +27,9 @@ fetching once it returns (``poll()`` delivers nothing meanwhile).
 ``on_revoke`` hook after the commit (and before the revoke cost) and its ``on_assign`` hook once the partitions are
 assigned; a message is written to ``--output`` once the application took it.
 
-Every message delivered is appended as ``partition offset value`` to ``--output`` (flushed at once, so a SIGKILL
-loses nothing written), the same format as the legacy member's; SIGTERM (or stdin closing, with
+Every message delivered is appended to ``--output`` as ``partition offset value`` (or, with ``--delivery-format
+timed``, ``time topic partition offset value``; flushed at once, so a SIGKILL loses nothing written), the same
+formats as the legacy member's; ``--fetch-after-revoke-ms`` is a fault for tests (:class:`KeepFetching`); SIGTERM (or stdin closing, with
 ``--stop-at-stdin-eof``) closes the consumer, which revokes and leaves the group.
 
 Settings (:func:`consumer_config`), chosen to match the legacy member's (:func:`zkconsumer.members.legacy_member.
