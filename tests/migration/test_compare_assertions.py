@@ -214,3 +214,11 @@ def test_deliveries_lines_are_read_in_either_format_and_a_cut_line_is_left_out()
     assert delivery_of("m1", "2 17 orders:5 with spaces") == Delivery("m1", 2, 17, "orders:5 with spaces")
     assert delivery_of("m1", "1767323045.250 t 2 17 a b") == Delivery("m1", 2, 17, "a b", 1767323045.25)
     assert delivery_of("m1", "1767323045.250 t 2") is None and delivery_of("m1", "x y z") is None
+
+
+def test_deliveries_are_matched_to_the_events_of_their_member_s_consumer_id_in_the_group():
+    """A run's members are ``<member>`` in their deliveries files, ``<group>_<member>`` in their events."""
+    lines = [x.replace('"consumer_id": "m', '"consumer_id": "g_m') for x in handover(4.0)]
+    deliveries = [Delivery("m1", 1, 5, "x", at(2.0)), Delivery("m1", 1, 6, "y", at(4.25))]
+    (found,) = measure("p", read_events(lines).events, [], deliveries, TOPIC, "g").double_ownership
+    assert (found.old, found.new, found.offset) == ("m2", "m1", 6)
