@@ -29,8 +29,8 @@ assigned; a message is written to ``--output`` once the application took it.
 
 Every message delivered is appended to ``--output`` as ``partition offset value`` (or, with ``--delivery-format
 timed``, ``time topic partition offset value``; flushed at once, so a SIGKILL loses nothing written), the same
-formats as the legacy member's; ``--fetch-after-revoke-ms`` is a fault for tests (:class:`KeepFetching`); SIGTERM (or stdin closing, with
-``--stop-at-stdin-eof``) closes the consumer, which revokes and leaves the group.
+formats as the legacy member's; ``--fetch-after-revoke-ms`` is a fault for tests (:class:`KeepFetching`); SIGTERM
+(or stdin closing, with ``--stop-at-stdin-eof``) closes the consumer, which revokes and leaves the group.
 
 Settings (:func:`consumer_config`), chosen to match the legacy member's (:func:`zkconsumer.members.legacy_member.
 member_config`: ZooKeeper session timeout, ``rebalance.backoff.ms`` 300, ``consumer.timeout.ms`` 200, auto-commit
