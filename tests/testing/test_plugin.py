@@ -73,7 +73,11 @@ def test_bad_input_fails_the_test_in_one_line_before_any_process_starts(zkconsum
             ({"app": "migration_apps:nothing"}, "application 'migration_apps:nothing': migration_apps has no nothing"),
             ({"app": APP, "scenario": "no-such-scenario"}, "no shipped scenario 'no-such-scenario'"),
             ({"app": APP, "protocols": ["sticky"]}, "unknown protocol 'sticky'"),
-            ({"app": APP, "settings": "kafka"}, "--settings 'kafka': expected one of same, stock")):
+            ({"app": APP, "settings": "kafka"}, "--settings 'kafka': expected one of same, stock"),
+            ({"app": APP, "messages": ["order-1"]}, "messages: message 0 is str, expected a tuple (key, value) or "
+                                                    "(key, value, headers)"),
+            ({"app": APP, "fetch_after_revoke_ms": 500}, "fetch_after_revoke_ms: a modern member's fault, from 0 ms; "
+                                                         "play it with modern protocols")):
         with pytest.raises(pytest.fail.Exception) as failed:
             zkconsumer_migration.compare(**kwargs)
         assert line in str(failed.value) and "\n" not in str(failed.value), str(failed.value)
