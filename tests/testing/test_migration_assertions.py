@@ -29,7 +29,8 @@ def orders():
 
 def test_the_team_s_messages_are_produced_to_each_protocol_and_the_assertions_pass(zkconsumer_migration):
     result = zkconsumer_migration.compare(app="migration_apps:record_keyed", scenario=TWO_MEMBERS,
-                                          protocols=["legacy-range", "cooperative-sticky"], messages=orders())
+                                          protocols=["legacy-range", "cooperative-sticky", "consumer-uniform"],
+                                          messages=orders())
     result.assert_nothing_lost()
     result.assert_order_per_key()
     result.assert_order_per_key(read_keyed)
