@@ -18,6 +18,9 @@ def test_orders_survive_the_move_from_zookeeper_to_cooperative_sticky(zkconsumer
     result.assert_state_complete(processed)
     result.assert_duplicates_at_most(100)
     result.assert_same_state(order_keys)
+    result.assert_order_per_key()               # each order's messages in the order produced
+    result.assert_no_double_ownership()         # no partition held by two members at once
+    result.assert_committed_equals_consumed()   # what each group committed is what it consumed
 
 
 def test_a_deploy_of_two_members_loses_nothing_under_any_protocol(zkconsumer_migration):
