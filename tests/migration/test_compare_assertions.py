@@ -87,6 +87,17 @@ def test_order_per_key_from_each_member_s_deliveries_names_the_first_message_out
                                  "order within their key, first key 'a': partition 0 offset 1 after offset 2, by m1")
 
 
+def test_timed_deliveries_are_one_sequence_over_the_members():
+    """A new owner's first message of a key older than one the old owner handed over is out of order, which neither
+    member's own sequence shows."""
+    across = [Delivery("m1", 0, 0, "a1", 1.0), Delivery("m2", 0, 2, "a3", 2.0), Delivery("m1", 0, 1, "a2", 3.0)]
+    with pytest.raises(AssertionError, match=r"first key 'a': partition 0 offset 1 after offset 2, by m1$"):
+        result_of(PRODUCED, across).assert_order_per_key()
+    handed_over = [Delivery("m1", 0, 0, "a1", 1.0), Delivery("m1", 0, 1, "a2", 2.0), Delivery("m2", 0, 1, "a2", 3.0),
+                   Delivery("m2", 0, 2, "a3", 4.0)]  # the new owner replays from the committed offset, then goes on
+    result_of(PRODUCED, handed_over).assert_order_per_key()
+
+
 def test_order_per_key_from_the_application_s_state_sees_what_it_reordered():
     result = result_of(PRODUCED, [])
     result.assert_order_per_key(lambda _state: [(b"a", b"a1"), ("b", "b1"), ("a", "a2"), ("a", "a2"), ("a", "a3")])

@@ -152,7 +152,8 @@ class ComparisonResult:
     def assert_order_per_key(self, read: Callable[[Path], Iterable[tuple[Any, Any]]] | None = None) -> None:
         """Within each key, messages were seen in the order produced (:func:`out_of_order` says precisely what counts
         as out of order; seeing a message again, as a rebalance replays from the committed offset, does not).
-        Without ``read``: each member's deliveries, in the order the member handed them to the application. With
+        Without ``read``: the members' deliveries, in the order they handed them to the application (all members'
+        in one sequence by the times they wrote, each member's apart where a member wrote none). With
         ``read(state_dir)``: the ``(key, value)`` pairs the application kept, in the order it processed them (an
         application that buffers and reorders shows only there)."""
         for o in self.protocols.values():
@@ -280,20 +281,25 @@ def key_positions(produced: Sequence[Produced]) -> dict[Produced, int]:
 
 
 def _deliveries_out_of_order(o: ProtocolOutcome) -> tuple[int, str] | None:
+    """The members' deliveries in one sequence, by their times, where every member gave them (the application is all
+    of its members: a new owner's first messages must not be older than what the old one handed over); else each
+    member's apart, in its own order."""
     positions = key_positions(o.produced_messages)
     ids = identity(o.produced_messages)
     by_id = {ids.produced(m): m for m in positions}
-    members: dict[str, list[Produced]] = defaultdict(list)
-    for d in o.delivered_messages:
+    timed = bool(o.delivered_messages) and all(d.at is not None for d in o.delivered_messages)
+    ordered = sorted(o.delivered_messages, key=lambda d: d.at or 0.0) if timed else o.delivered_messages
+    sequences: dict[str, list[tuple[str, Produced]]] = defaultdict(list)
+    for d in ordered:
         m = by_id.get(ids.delivered(d))
         if m is not None:
-            members[d.member].append(m)
+            sequences["" if timed else d.member].append((d.member, m))
     count, first = 0, None
-    for member, seen in members.items():
-        found = out_of_order((m.key, positions[m]) for m in seen)
+    for seen in sequences.values():
+        found = out_of_order((m.key, positions[m]) for _, m in seen)
         if found and first is None:
             index, top = found[0]
-            m = seen[index]
+            member, m = seen[index]
             later = next(x for x in positions if x.key == m.key and positions[x] == top)
             first = (f"key {m.key!r}: partition {m.partition} offset {m.offset} after offset {later.offset}, by "
                      f"{member}")
