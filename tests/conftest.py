@@ -106,10 +106,11 @@ def zookeeper_ensemble(tmp_path_factory) -> Iterator[LocalEnsemble]:
 
 
 @pytest.fixture(scope="session")
-def zkconsumer_group_coordinator() -> str:
-    """The plugin's: the session's front answers the group APIs with its own coordinator, or relays them to the
-    broker's with ``ZKCONSUMER_TEST_GROUP_COORDINATOR=broker``."""
-    return os.environ.get("ZKCONSUMER_TEST_GROUP_COORDINATOR", "front")
+def zkconsumer_group_coordinator(zkconsumer_group_coordinator: str) -> str:
+    """The plugin's choice (its option, ini setting or ``ZKCONSUMER_COORDINATOR``), unless
+    ``ZKCONSUMER_TEST_GROUP_COORDINATOR`` says otherwise: the session's front answers the group APIs with its own
+    coordinator, or relays them to the broker's with ``broker``."""
+    return os.environ.get("ZKCONSUMER_TEST_GROUP_COORDINATOR") or zkconsumer_group_coordinator
 
 
 @pytest.fixture(scope="session")

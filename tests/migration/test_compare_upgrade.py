@@ -15,13 +15,13 @@ pytestmark = pytest.mark.migration
 
 
 @pytest.mark.timeout(240)
-def test_an_eager_group_is_upgraded_member_by_member_and_loses_nothing(migration):
+def test_an_eager_group_is_upgraded_member_by_member_and_loses_nothing(zkconsumer_migration):
     """``range``, not cooperative-sticky: librdkafka's cooperative-sticky leader writes each member's sticky state
     (its subscription's user data) into its assignment, and Kafka 4.0 on refuses to convert a group whose
     assignments carry user data (KAFKA-18134), as the front does; so that group converts only where m1's first
     heartbeat comes before the round its clean leave opens is synced (docs/migration-compare.md). An eager
     assignor's assignments carry none: the conversion always happens."""
-    result = migration.compare(scenario="upgrade", protocols=["range"], partitions=4)
+    result = zkconsumer_migration.compare(scenario="upgrade", protocols=["range"], partitions=4)
     result.assert_nothing_lost()
     outcome = result["range"]
     assert outcome.produced > 0 and outcome.delivered == outcome.produced and not outcome.member_failures

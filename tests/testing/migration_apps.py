@@ -4,6 +4,7 @@ in its state directory, one file per member process."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 REVOKED = "revoked"
@@ -37,3 +38,31 @@ def refuse_sevens(message) -> None:
 
 def read_values(state: Path) -> list[str]:
     return [line for f in state.glob("processed-*.txt") for line in f.read_text().splitlines()]
+
+
+def record_keyed(message) -> None:
+    """Keeps each message's key and value, with the time it processed it (the order across member processes)."""
+    _keep([message])
+
+
+_held: list = []
+
+
+def reverse_in_fives(message) -> None:
+    """Buffers five messages, then processes them last first: it reorders messages within their key."""
+    _held.append(message)
+    if len(_held) == 5:
+        _keep(reversed(_held))
+        _held.clear()
+
+
+def _keep(messages) -> None:
+    with open(_state("keyed"), "a") as out:
+        for m in messages:
+            out.write(f"{time.time():.6f} {m.key.decode()} {m.value.decode()}\n")
+
+
+def read_keyed(state: Path) -> list[tuple[str, str]]:
+    """The (key, value) pairs the application processed, in the order it processed them, over every process."""
+    rows = [line.split(" ", 2) for f in state.glob("keyed-*.txt") for line in f.read_text().splitlines()]
+    return [(key, value) for _, key, value in sorted(rows, key=lambda row: float(row[0]))]

@@ -1,5 +1,5 @@
-"""A team's own consumer as the members of a comparison (``migration.compare(member=...)``): the shipped Python one
-(examples/migration_testing/orders/consumer.py) and the shipped Java one on kafka-clients
+"""A team's own consumer as the members of a comparison (``zkconsumer_migration.compare(member=...)``): the shipped
+Python one (examples/migration_testing/orders/consumer.py) and the shipped Java one on kafka-clients
 (examples/members/OrdersConsumer.java), each reporting in the verifiable consumer's JSON lines and measured as our
 own members are; and a consumer that commits before processing and crashes in between, whose lost message the
 result names."""
@@ -62,8 +62,8 @@ def orders_on_path(monkeypatch) -> None:
     monkeypatch.setenv("PYTHONPATH", str(EXAMPLE))
 
 
-def test_the_team_s_python_consumer_runs_as_the_members_and_loses_nothing(migration, orders_on_path):
-    result = migration.compare(scenario=TWO_MEMBERS, protocols=["range", "consumer"],
+def test_the_team_s_python_consumer_runs_as_the_members_and_loses_nothing(zkconsumer_migration, orders_on_path):
+    result = zkconsumer_migration.compare(scenario=TWO_MEMBERS, protocols=["range", "consumer"],
                                member=[sys.executable, "-m", "orders.consumer"])
     result.assert_nothing_lost()
     result.assert_state_complete(processed)
@@ -98,8 +98,9 @@ def java_member(tmp_path_factory) -> list[str]:
     return [java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", f"{classes}:{classpath}", "OrdersConsumer"]
 
 
-def test_the_team_s_java_consumer_runs_as_the_members_and_loses_nothing(migration, java_member):
-    result = migration.compare(scenario=TWO_MEMBERS, protocols=["cooperative-sticky", "consumer"], member=java_member)
+def test_the_team_s_java_consumer_runs_as_the_members_and_loses_nothing(zkconsumer_migration, java_member):
+    result = zkconsumer_migration.compare(scenario=TWO_MEMBERS, protocols=["cooperative-sticky", "consumer"],
+                                          member=java_member)
     result.assert_nothing_lost()
     result.assert_state_complete(processed)
     result.assert_duplicates_at_most(40)
@@ -108,8 +109,8 @@ def test_the_team_s_java_consumer_runs_as_the_members_and_loses_nothing(migratio
         assert_measured_as_ours(outcome)
 
 
-def test_a_consumer_that_commits_before_processing_and_crashes_loses_the_message_the_result_names(migration):
-    result = migration.compare(scenario=BOTH_START, protocols=["range"],
+def test_a_consumer_that_commits_before_processing_and_crashes_loses_the_message_the_result_names(zkconsumer_migration):
+    result = zkconsumer_migration.compare(scenario=BOTH_START, protocols=["range"],
                                member=[sys.executable, str(HERE / "wrong_consumer.py"), "--crash", "a"])
     outcome = result["range"]
     assert [f.member.rsplit("_", 1)[-1] for f in outcome.member_failures] == ["a"]

@@ -66,23 +66,27 @@ def test_a_legacy_member_process_killed_leaves_its_claims_until_its_session_ends
     wait_for(lambda: not zkconsumer_group(group).owners, timeout=20)
 
 
-def test_bad_input_fails_the_test_in_one_line_before_any_process_starts(migration):
+def test_bad_input_fails_the_test_in_one_line_before_any_process_starts(zkconsumer_migration):
     for kwargs, line in (
             ({"app": "no_such_module:handle"}, "application 'no_such_module:handle': cannot import no_such_module "
                                                "(ModuleNotFoundError: No module named 'no_such_module')"),
             ({"app": "migration_apps:nothing"}, "application 'migration_apps:nothing': migration_apps has no nothing"),
             ({"app": APP, "scenario": "no-such-scenario"}, "no shipped scenario 'no-such-scenario'"),
             ({"app": APP, "protocols": ["sticky"]}, "unknown protocol 'sticky'"),
-            ({"app": APP, "settings": "kafka"}, "--settings 'kafka': expected one of same, stock")):
+            ({"app": APP, "settings": "kafka"}, "--settings 'kafka': expected one of same, stock"),
+            ({"app": APP, "messages": ["order-1"]}, "messages: message 0 is str, expected a tuple (key, value) or "
+                                                    "(key, value, headers)"),
+            ({"app": APP, "fetch_after_revoke_ms": 500}, "fetch_after_revoke_ms: a modern member's fault, from 0 ms; "
+                                                         "play it with modern protocols")):
         with pytest.raises(pytest.fail.Exception) as failed:
-            migration.compare(**kwargs)
+            zkconsumer_migration.compare(**kwargs)
         assert line in str(failed.value) and "\n" not in str(failed.value), str(failed.value)
-    assert not any(migration.workdir.iterdir())  # no comparison was started
+    assert not any(zkconsumer_migration.workdir.iterdir())  # no comparison was started
 
 
-def test_a_comparison_runs_the_team_s_application_and_its_hooks_under_each_protocol(migration):
-    result = migration.compare(app="migration_apps:record", scenario=TWO_MEMBERS,
-                               protocols=["legacy-range", "cooperative-sticky", "consumer"])
+def test_a_comparison_runs_the_team_s_application_and_its_hooks_under_each_protocol(zkconsumer_migration):
+    result = zkconsumer_migration.compare(app="migration_apps:record", scenario=TWO_MEMBERS,
+                                          protocols=["legacy-range", "cooperative-sticky", "consumer"])
     result.assert_nothing_lost()
     result.assert_state_complete(read_values)
     result.assert_duplicates_at_most(60)
@@ -115,8 +119,9 @@ def test_a_comparison_runs_the_team_s_application_and_its_hooks_under_each_proto
         result.assert_paused_at_most(partition_seconds=0.0)
 
 
-def test_an_application_that_raises_is_retried_then_given_up_and_the_result_says_which(migration):
-    result = migration.compare(app="migration_apps:refuse_sevens", scenario=TWO_MEMBERS, protocols=["range"])
+def test_an_application_that_raises_is_retried_then_given_up_and_the_result_says_which(zkconsumer_migration):
+    result = zkconsumer_migration.compare(app="migration_apps:refuse_sevens", scenario=TWO_MEMBERS,
+                                          protocols=["range"])
     outcome = result["range"]
     refused = [m for m in outcome.produced_messages if m.value.endswith("7")]
     assert refused and outcome.lost == len(refused)

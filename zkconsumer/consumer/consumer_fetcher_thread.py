@@ -82,6 +82,7 @@ from zkconsumer.consumer.partition_topic_info import PartitionTopicInfo
 from zkconsumer.consumer.sliced_deadline import NETWORK_SLICE_S, call_in_slices
 from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import elapsed_ms
+from zkconsumer.kafka.client_config import with_client_settings
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
 from zkconsumer.kafka.log_end_offsets import fetch_log_end_offsets
 from zkconsumer.kafka.metadata import BrokerMeta
@@ -248,7 +249,7 @@ class ConsumerFetcherThread(threading.Thread):
         #: positions found past their log's end once, waiting for the second look (partition -> position)
         self._past_once: dict[TopicPartition, int] = {}
         self._next_check = 0.0
-        self._consumer = Consumer(librdkafka_config(config, broker.address))
+        self._consumer = Consumer(with_client_settings(librdkafka_config(config, broker.address)))
         self._closed = False
 
     # --- called from other threads ---

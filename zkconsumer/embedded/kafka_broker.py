@@ -127,9 +127,12 @@ class LocalKafkaKRaft(LocalKafka):
     variant = "kafka-4"
 
     def __init__(self, workdir: Path, port: int | None = None, controller_port: int | None = None,
-                 overrides: dict[str, str] | None = None) -> None:
+                 overrides: dict[str, str] | None = None, format_options: tuple[str, ...] = ()) -> None:
         super().__init__(workdir, port, overrides)
         self.controller_port = controller_port or free_port()
+        # more of ``kafka-storage format``'s options: ``--add-scram SCRAM-SHA-256=[name=alice,password=...]`` creates
+        # a SCRAM user before the first start, as KIP-900 lets a KRaft cluster bootstrap its credentials
+        self.format_options = format_options
 
     def settings(self) -> dict[str, str]:
         controller = f"{LOOPBACK}:{self.controller_port}"
@@ -159,7 +162,8 @@ class LocalKafkaKRaft(LocalKafka):
 
     def _format(self) -> None:
         """Give the log directory its cluster id and the quorum's first record, as ``kafka-storage.sh format``."""
-        argv = self.java("kafka.tools.StorageTool", "format", "-t", _cluster_id(), "-c", str(self.config_path))
+        argv = self.java("kafka.tools.StorageTool", "format", "-t", _cluster_id(), "-c", str(self.config_path),
+                         *self.format_options)
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=FORMAT_TIMEOUT_S,
                                   stdin=subprocess.DEVNULL)

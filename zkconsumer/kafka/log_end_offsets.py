@@ -39,6 +39,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from zkconsumer.events import catalogue as ev
+from zkconsumer.kafka.client_config import with_client_settings
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
 from zkconsumer.log import get_logger
 from zkconsumer.types import TopicPartition
@@ -143,7 +144,7 @@ def fetch_log_end_offsets(bootstrap: str, partitions: Iterable[TopicPartition], 
     if not missing:
         return LogEndOffsets(MappingProxyType(cached))
     try:
-        consumer = Consumer({
+        consumer = Consumer(with_client_settings({
             "bootstrap.servers": bootstrap,
             "group.id": CLIENT_GROUP,
             "enable.auto.commit": False,
@@ -155,7 +156,7 @@ def fetch_log_end_offsets(bootstrap: str, partitions: Iterable[TopicPartition], 
             "socket.connection.setup.timeout.ms": max(1000, int(timeout * 1000)),  # librdkafka's minimum
             "reconnect.backoff.max.ms": 1000,
             "logger": LIBRDKAFKA_LOGGER,
-        })
+        }))
     except KafkaException as exc:
         return _nothing_known(wanted, f"cannot ask {bootstrap}: {_text(exc)}")
     try:

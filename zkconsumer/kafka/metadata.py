@@ -14,6 +14,7 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
 from zkconsumer.errors import ServerUnavailableError
+from zkconsumer.kafka.client_config import with_client_settings
 from zkconsumer.kafka.librdkafka_log import LIBRDKAFKA_LOGGER
 from zkconsumer.types import TopicPartition
 
@@ -71,7 +72,7 @@ def admin_client(bootstrap: str, extra: dict[str, Any] | None = None) -> AdminCl
         "logger": LIBRDKAFKA_LOGGER,
     }
     config.update(extra or {})
-    return AdminClient(config)
+    return AdminClient(with_client_settings(config))
 
 
 def _list_topics(admin: AdminClient, bootstrap: str, timeout: float) -> Any:

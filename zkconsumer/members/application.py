@@ -42,6 +42,8 @@ STATE_DIR_ENV = "ZKCONSUMER_STATE_DIR"
 ATTEMPTS = 3
 RETRY_BACKOFF_S = 0.05
 FAILED_EVENT = ev.APPLICATION_FAILED
+#: a member's ``--delivery-format``: how it writes each message it delivered (:func:`delivery_line`)
+DELIVERY_FORMATS = ("plain", "timed")
 #: the hooks looked up beside ``handle`` in its module when not named
 HOOKS = ("on_revoke", "on_assign")
 
@@ -89,6 +91,21 @@ class ApplicationOptions:
                                   help="directories (os.pathsep-separated) put first on sys.path for the application")
     app_state: Path | None = option(None, metavar="DIR",
                                     help=f"the application's own directory, given to it as ${STATE_DIR_ENV}")
+
+
+def delivery_text(data: bytes) -> str:
+    """A message's bytes as one field of a deliveries line (and as the measures compare values): UTF-8 as it is,
+    other bytes as ``\\xNN``, line breaks escaped, so that any payload stays on its line."""
+    return data.decode("utf-8", "backslashreplace").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def delivery_line(topic: str, partition: int, offset: int, value: bytes, delivery_format: str) -> str:
+    """A member's line for a message it delivered (its ``--output``): ``plain`` is ``partition offset value``;
+    ``timed`` is ``time topic partition offset value``, the time in wall-clock seconds, the clock of the events'
+    timestamps (the comparison's double-ownership check sets deliveries against the members' assignments)."""
+    if delivery_format == "timed":
+        return f"{time.time():.3f} {topic} {partition} {offset} {delivery_text(value)}\n"
+    return f"{partition} {offset} {delivery_text(value)}\n"
 
 
 def resolve(spec: str, what: str = "application") -> Callable[..., Any]:

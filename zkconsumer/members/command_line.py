@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, get_type_hints
 
+from zkconsumer.members.application import DELIVERY_FORMATS
 from zkconsumer.members.option_field import Flag, option
 from zkconsumer.members.revoke_cost import revoke_ms
 
@@ -36,6 +37,9 @@ class MemberOptions:
     strategy: str = option("range", choices=("range", "roundrobin"))
     session_timeout_ms: int = option(6000)
     output: Path | None = option(None, help="append one line per message delivered to this file")
+    delivery_format: str = option("plain", choices=DELIVERY_FORMATS,
+                                  help="plain: 'partition offset value'; timed: 'time topic partition offset value' "
+                                  "(time: wall-clock seconds, as the events' timestamps)")
     stop_at_stdin_eof: bool = option(False, help="leave the group when stdin closes: the member cannot outlive the "
                                      "process that started it, whatever way that one ended")
     revoke_ms: int = option(0, parse=revoke_ms, metavar="MS",

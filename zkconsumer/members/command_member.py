@@ -8,7 +8,8 @@ The starter gives the member its settings as environment variables (:func:`envir
 each report into what our own members say and write: the rebalance events :mod:`zkconsumer.members.settle` and the
 comparison's measures read (``partitions_revoked`` is a ``rebalance.release``, ``partitions_assigned`` completes a
 rebalance whose ``owned`` is what the member holds since, ``offsets_committed`` is ``offsets.committed``...), and
-one line per ``record_data`` in the member's deliveries file (``partition offset value``, as our members write it).
+one line per ``record_data`` in the member's deliveries file (``time topic partition offset value``, as our members
+write it).
 So a command member is measured by exactly the rules that measure ours.
 
 What the member holds is kept here, from its reports: an assignment adds to what it holds and a revocation takes
@@ -31,6 +32,7 @@ from typing import Any, TextIO
 from zkconsumer.errors import UsageError
 from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import iso
+from zkconsumer.members.application import delivery_line
 from zkconsumer.members.inbox import MAX_LINE
 
 LOGGER = "zkconsumer.migration.member"  # the logger our modern member's events carry
@@ -225,7 +227,9 @@ class ReportReader:
         if self._deliveries is None or report.get("topic", self.topic) != self.topic:
             return
         if isinstance(partition, int) and isinstance(offset, int) and isinstance(value, str):
-            self._deliveries.write(f"{partition} {offset} {value}\n")
+            # timed as our members' lines are, at the report's reading (the order and double-ownership checks set
+            # deliveries against the members' assignments)
+            self._deliveries.write(delivery_line(self.topic, partition, offset, value.encode(), "timed"))
 
     def _committed(self, report: Mapping[str, Any], at: float) -> dict[str, Any]:
         offsets = [{"topic": o["topic"], "partition": o["partition"], "offset": o["offset"]}

@@ -26,7 +26,6 @@ import logging
 import os
 import sys
 import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,12 +34,11 @@ from typing import ClassVar, TextIO
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.consumer.consumer_iterator import ConsumerTimeoutException
 from zkconsumer.consumer.kafka_stream import KafkaStream
-from zkconsumer.consumer.message_and_metadata import MessageAndMetadata
 from zkconsumer.consumer.zookeeper_consumer_connector import ZookeeperConsumerConnector
 from zkconsumer.errors import UsageError
 from zkconsumer.group.topic_count import parse_topic_streams
 from zkconsumer.log import configure_logging, get_logger
-from zkconsumer.members.application import Application, ApplicationOptions, Message, Runner
+from zkconsumer.members.application import Application, ApplicationOptions, Message, Runner, delivery_line
 from zkconsumer.members.application import load as load_application
 from zkconsumer.members.command_line import MemberOptions
 from zkconsumer.members.command_line import parser as options_parser
@@ -50,7 +48,6 @@ from zkconsumer.members.step_control import HeldSteps
 from zkconsumer.members.stop_signals import stacks_on_request, stop_event
 
 MODULE = "zkconsumer.members.legacy_member"
-DELIVERY_FORMATS = ("plain", "timed")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,8 +59,6 @@ class LegacyOptions(MemberOptions, ApplicationOptions):
     zookeeper: str = option(help="HOST:PORT[/chroot]")
     config: tuple[str, ...] = option((), metavar="KEY=VALUE",
                                      help="a consumer setting over the member's own (repeatable)")
-    delivery_format: str = option("plain", choices=DELIVERY_FORMATS,
-                                  help="plain: 'partition offset value'; timed: 'time topic partition offset value'")
     events: str = option("json", choices=("json", "none"),
                          help="json: the connector's events as JSON lines, on stdout or in --events-file (default)")
     events_file: Path | None = option(None, help="append the events to this file instead of writing them on stdout")
@@ -122,13 +117,6 @@ def parse_topics(spec: str) -> dict[str, int]:
     return dict(parse_topic_streams(item) for item in spec.split(","))
 
 
-def delivery_line(message: MessageAndMetadata, delivery_format: str) -> str:
-    value = message.message.decode()
-    if delivery_format == "timed":
-        return f"{time.time():.3f} {message.topic} {message.partition} {message.offset} {value}\n"
-    return f"{message.partition} {message.offset} {value}\n"
-
-
 def consume(stream: KafkaStream, stop: threading.Event, output: TextIO | None, delivery_format: str,
             lock: threading.Lock, app: Runner | None = None) -> None:
     while not stop.is_set():
@@ -139,7 +127,8 @@ def consume(stream: KafkaStream, stop: threading.Event, output: TextIO | None, d
                     continue
                 if output is not None:
                     with lock:
-                        output.write(delivery_line(message, delivery_format))
+                        output.write(delivery_line(message.topic, message.partition, message.offset,
+                                                   message.raw_message or b"", delivery_format))
                 if stop.is_set():
                     return
         except ConsumerTimeoutException:

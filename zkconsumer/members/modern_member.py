@@ -27,9 +27,10 @@ fetching once it returns (``poll()`` delivers nothing meanwhile).
 ``on_revoke`` hook after the commit (and before the revoke cost) and its ``on_assign`` hook once the partitions are
 assigned; a message is written to ``--output`` once the application took it.
 
-Every message delivered is appended as ``partition offset value`` to ``--output`` (flushed at once, so a SIGKILL
-loses nothing written), the same format as the legacy member's; SIGTERM (or stdin closing, with
-``--stop-at-stdin-eof``) closes the consumer, which revokes and leaves the group.
+Every message delivered is appended to ``--output`` as ``partition offset value`` (or, with ``--delivery-format
+timed``, ``time topic partition offset value``; flushed at once, so a SIGKILL loses nothing written), the same
+formats as the legacy member's; ``--fetch-after-revoke-ms`` is a fault for tests (:class:`KeepFetching`); SIGTERM
+(or stdin closing, with ``--stop-at-stdin-eof``) closes the consumer, which revokes and leaves the group.
 
 Settings (:func:`consumer_config`), chosen to match the legacy member's (:func:`zkconsumer.members.legacy_member.
 member_config`: ZooKeeper session timeout, ``rebalance.backoff.ms`` 300, ``consumer.timeout.ms`` 200, auto-commit
@@ -65,8 +66,9 @@ from typing import Any, ClassVar, TextIO
 
 from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import elapsed_ms
+from zkconsumer.kafka.client_config import with_client_settings
 from zkconsumer.log import configure_logging, get_logger
-from zkconsumer.members.application import Application, ApplicationOptions, Message, Runner
+from zkconsumer.members.application import Application, ApplicationOptions, Message, Runner, delivery_line
 from zkconsumer.members.application import load as load_application
 from zkconsumer.members.command_line import MemberOptions
 from zkconsumer.members.command_line import parser as options_parser
@@ -101,6 +103,9 @@ class ModernOptions(MemberOptions, ApplicationOptions):
                                  help="classic (JoinGroup/SyncGroup) or consumer (KIP-848); default classic")
     heartbeat_interval_ms: int = option(0, metavar="MS", help="a classic member's heartbeat.interval.ms (default 0: "
                                         "a sixth of the session timeout)")
+    fetch_after_revoke_ms: int = option(0, metavar="MS", help="a fault, for tests of the comparison's assertions: "
+                                        "go on fetching the partitions given up, and handing their messages to the "
+                                        "application, for MS after each revocation (default 0: never)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,13 +115,15 @@ def build_parser() -> argparse.ArgumentParser:
 def command(*, bootstrap: str, group: str, topic: str, consumer_id: str, strategy: str = "range",
             session_timeout_ms: int = 6000, output: Path | None = None, stop_at_stdin_eof: bool = False,
             group_protocol: str = "classic", revoke_ms: int = 0, app: Application | None = None,
-            heartbeat_interval_ms: int = 0) -> list[str]:
+            heartbeat_interval_ms: int = 0, delivery_format: str = "plain",
+            fetch_after_revoke_ms: int = 0) -> list[str]:
     """The command line that starts this member process with these settings (see :func:`build_parser`)."""
     return ModernOptions(**(app.options() if app is not None else {}),
                          bootstrap=bootstrap, group=group, topic=topic, consumer_id=consumer_id, strategy=strategy,
                          session_timeout_ms=session_timeout_ms, output=output, stop_at_stdin_eof=stop_at_stdin_eof,
                          group_protocol=group_protocol, revoke_ms=revoke_ms,
-                         heartbeat_interval_ms=heartbeat_interval_ms).argv()
+                         heartbeat_interval_ms=heartbeat_interval_ms, delivery_format=delivery_format,
+                         fetch_after_revoke_ms=fetch_after_revoke_ms).argv()
 
 
 def incremental(strategy: str, group_protocol: str = "classic") -> bool:
@@ -129,6 +136,49 @@ def incremental(strategy: str, group_protocol: str = "classic") -> bool:
 def _refs(partitions: Any, consumer_id: str) -> list[dict[str, object]]:
     return sorted(({"topic": p.topic, "partition": p.partition, "thread": consumer_id} for p in partitions),
                   key=lambda r: (str(r["topic"]), str(r["partition"]).zfill(10)))
+
+
+class KeepFetching:
+    """The fault ``--fetch-after-revoke-ms``: a member that ignores its revocations for a while, as one whose worker
+    goes on with what it was given. Each time the member gives partitions up, a consumer of its own, outside the
+    group (``assign()``, no commits), goes on reading them from where the member stood, for ``ms``; the member hands
+    what it reads to the application as any other message. Another member then holds those partitions too: what the
+    comparison's ``assert_no_double_ownership`` exists to catch."""
+
+    def __init__(self, config: dict[str, object], ms: int) -> None:
+        self.config = {key: value for key, value in config.items()
+                       if key in ("bootstrap.servers", "group.id", "client.id", "log_level")}
+        self.ms = ms
+        self.consumer: Any = None
+        self.until = 0.0
+
+    def revoked(self, consumer: Any, partitions: list) -> None:
+        if self.ms <= 0 or not partitions:
+            return
+        from confluent_kafka import Consumer
+
+        positions = [p for p in consumer.position(partitions) if p.offset >= 0]
+        self.close()
+        if not positions:
+            return
+        self.consumer = Consumer(with_client_settings({**self.config, "enable.auto.commit": False,
+                                                       "auto.offset.reset": "earliest"}))
+        self.consumer.assign(positions)
+        self.until = time.monotonic() + self.ms / 1000
+
+    def poll(self) -> list[Any]:
+        """What it read since it was last asked (nothing once its time is over)."""
+        if self.consumer is None:
+            return []
+        if time.monotonic() >= self.until:
+            self.close()
+            return []
+        return [m for m in self.consumer.consume(100, 0) if m.error() is None]
+
+    def close(self) -> None:
+        if self.consumer is not None:
+            self.consumer.close()
+            self.consumer = None
 
 
 class RebalanceEvents:
@@ -153,6 +203,7 @@ class RebalanceEvents:
         self.consumer: Any = None
         self.revoke_cost = RevokeCost(revoke_ms)
         self.closing = False  # the member is leaving: no revoke cost (see zkconsumer.members.revoke_cost)
+        self.keep_fetching: KeepFetching | None = None
 
     def _start(self, cause: str) -> None:
         if self.started_at is None:
@@ -186,6 +237,8 @@ class RebalanceEvents:
         if self.app is not None and not self.closing:
             self.app.revoked(gone)
         self._spend_revoke_cost(partitions, kept)
+        if self.keep_fetching is not None and not self.closing:
+            self.keep_fetching.revoked(consumer, partitions)
         begun = time.monotonic()
         if self.cooperative:
             consumer.incremental_unassign(partitions)
@@ -331,14 +384,29 @@ def consume(args: argparse.Namespace, stop: threading.Event, output: TextIO | No
     watch = UnsupportedWatch()
     if args.group_protocol == "consumer":
         config = watched(config, watch)
-    consumer = Consumer(config)
+    consumer = Consumer(with_client_settings(config))
     events.consumer = consumer
+    if args.fetch_after_revoke_ms > 0:
+        events.keep_fetching = KeepFetching(config, args.fetch_after_revoke_ms)
     events.log.emit(ev.CONSUMER_SUBSCRIBED, topic=args.topic, strategy=args.strategy,
                     protocol="cooperative" if events.cooperative else "eager", group_protocol=args.group_protocol)
     consumer.subscribe([args.topic], on_assign=events.on_assign, on_revoke=events.on_revoke, on_lost=events.on_lost)
+
+    def deliver(message: Any) -> None:
+        """To the application, then (once it took the message) to ``--output``."""
+        value = message.value() or b""
+        if app is not None and not app.deliver(Message(message.topic() or "", message.partition() or 0,
+                                                       message.offset() or 0, message.key(), value)):
+            return
+        if output is not None:
+            output.write(delivery_line(message.topic() or "", message.partition() or 0, message.offset() or 0,
+                                       value, args.delivery_format))
+
     try:
         while not stop.is_set():
             message = consumer.poll(POLL_TIMEOUT_S)
+            for late in events.keep_fetching.poll() if events.keep_fetching is not None else ():
+                deliver(late)
             if watch.reason is not None:
                 events.log.error(UNSUPPORTED_EVENT, group_protocol=args.group_protocol, bootstrap=args.bootstrap,
                                  reason=watch.reason)
@@ -352,16 +420,13 @@ def consume(args: argparse.Namespace, stop: threading.Event, output: TextIO | No
                                      bootstrap=args.bootstrap, code=error.name(), reason=error.str())
                     raise ConsumerFatal(error.str())
                 continue
-            value = message.value() or b""
-            if app is not None and not app.deliver(Message(message.topic() or "", message.partition() or 0,
-                                                           message.offset() or 0, message.key(), value)):
-                continue
-            if output is not None:
-                output.write(f"{message.partition()} {message.offset()} {value.decode()}\n")
+            deliver(message)
     finally:
         begun = time.monotonic()
         events.log.emit(ev.CONSUMER_SHUTTING_DOWN)
         events.closing = True
+        if events.keep_fetching is not None:
+            events.keep_fetching.close()
         consumer.close()  # revokes (the callbacks run), commits, leaves the group
         events.log.emit(ev.CONSUMER_SHUTDOWN, duration_ms=elapsed_ms(begun))
 

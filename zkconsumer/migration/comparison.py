@@ -29,6 +29,7 @@ from zkconsumer.embedded.servers import ServerOptions, Servers, provide_servers
 from zkconsumer.errors import UsageError
 from zkconsumer.members.application import FAILED_EVENT, Application, check
 from zkconsumer.members.command_member import CommandMember
+from zkconsumer.migration.messages import Messages, MessageSource
 from zkconsumer.migration.outcome import ComparisonResult, ProtocolOutcome, outcome
 from zkconsumer.migration.report import ProtocolResult, problems, write_report
 from zkconsumer.migration.run import (
@@ -93,13 +94,15 @@ def scenario_of(scenario: str | Scenario | None) -> Scenario:
 def plan(output_dir: Path, *, scenario: str | Scenario | None = None, protocols: str | Sequence[str] | None = None,
          partitions: int | None = None, rate: float | None = None, pace: float = 2.0, revoke_ms: int | None = None,
          app: Application | None = None, settings: str = "same", member: str | Sequence[str] | None = None,
+         messages: Messages | None = None, fetch_after_revoke_ms: int = 0,
          say: Callable[[str], None] = lambda _line: None) -> CompareSettings:
     """The settings of a comparison; every refusal (a :class:`UsageError` of one line) before anything starts:
     an unknown protocol, a scenario that does not parse or that a protocol cannot play, an application that cannot
     be imported, figures out of range, an output directory that is not new or empty, a ``member`` command with no
-    modern protocol to run it. Without ``protocols``, every protocol that can play the scenario. ``member``: a
-    command line (or its words) run as every member of the modern protocols
-    (:mod:`zkconsumer.members.command_member`)."""
+    modern protocol to run it, a first message of the team's ``messages`` that is not one
+    (:mod:`zkconsumer.migration.messages`), the fault ``fetch_after_revoke_ms`` asked of a legacy member. Without
+    ``protocols``, every protocol that can play the scenario. ``member``: a command line (or its words) run as every
+    member of the modern protocols (:mod:`zkconsumer.members.command_member`)."""
     if settings not in SETTINGS_MODES:
         raise UsageError(f"--settings {settings!r}: expected one of {', '.join(SETTINGS_MODES)}")
     names = protocols if isinstance(protocols, str) or protocols is None else ",".join(protocols)
@@ -131,9 +134,15 @@ def plan(output_dir: Path, *, scenario: str | Scenario | None = None, protocols:
     if command is not None and not any(p.family == "modern" for p in chosen):
         raise UsageError(f"--member-command {command}: it runs as the members of the modern protocols, and "
                          f"{', '.join(p.name for p in chosen)} are all legacy")
+    if fetch_after_revoke_ms < 0 or (fetch_after_revoke_ms and any(p.family == "legacy" for p in chosen)):
+        raise UsageError("fetch_after_revoke_ms: a modern member's fault, from 0 ms; play it with modern protocols")
+    source = None if messages is None else MessageSource(messages)
+    if source is not None:
+        source.check()
     planned = CompareSettings("", "", chosen, output_dir, partitions=partitions, rate=rate, pace=pace,
                               scenario=played, revoke_ms=revoke_ms, app=None if app is None else check(app),
-                              settings_mode=settings, member=command)
+                              settings_mode=settings, member=command, messages=source,
+                              fetch_after_revoke_ms=fetch_after_revoke_ms)
     if played.session_timeout_ms is not None:
         planned = replace(planned, session_timeout_ms=played.session_timeout_ms)
     return planned
@@ -310,6 +319,8 @@ def _played(settings: CompareSettings, where: str,
     """Play the script on servers already there, measure, write the report."""
     settings.output_dir.mkdir(parents=True, exist_ok=True)
     runs = compare_protocols(settings, on_scene=on_scene)
+    if settings.messages is not None and settings.messages.error is not None:
+        raise UsageError(settings.messages.error)
     results, json_path, html_path = written(settings, runs, f"run {settings.run_id} of scenario "
                                             f"{settings.scenario.name!r} on the {where}")
     coordinator = None if settings.identity is None else settings.identity.coordinator
@@ -376,4 +387,5 @@ def _outcome(run: ProtocolRun, result: ProtocolResult, coordinator: str | None) 
                         continue
     m = result.measures
     return outcome(run.protocol.name, m.total, run.produced, read_deliveries(run), events, m.failures, run.error,
-                   run.events_path, state_dir(run), coordinator)
+                   run.events_path, state_dir(run), coordinator, run.committed, run.committed_error,
+                   m.double_ownership)

@@ -19,8 +19,8 @@ an ownership change belong to the scene in which they began; a message to the sc
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from zkconsumer.events import catalogue as ev
@@ -41,6 +41,8 @@ class Produced:
     partition: int
     scene: int
     offset: int = -1  # as the delivery report gave it (-1: not known, a run read back from its files)
+    key: str | None = None  # as produced (None: no key, or not known)
+    sequence: int = -1  # its number in the order produced (-1: not known)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,39 @@ class Delivery:
     partition: int
     offset: int
     value: str
+    at: float | None = None  # when, in wall-clock seconds (None: the member did not say)
+
+
+@dataclass(frozen=True)
+class Identity:
+    """How a delivery is matched to what was produced: by where the message was written (partition, offset) when
+    every delivery report gave its offset (the team's messages may repeat a value), else by value (a run read back
+    from its files, where values are the runner's ``<protocol>:<n>``, unique)."""
+
+    by_offset: bool
+
+    def produced(self, m: Produced) -> Hashable:
+        return (m.partition, m.offset) if self.by_offset else m.value
+
+    def delivered(self, d: Delivery) -> Hashable:
+        return (d.partition, d.offset) if self.by_offset else d.value
+
+
+def identity(produced: Iterable[Produced]) -> Identity:
+    return Identity(all(m.offset >= 0 for m in produced))
+
+
+@dataclass(frozen=True, slots=True)
+class DoubleOwnership:
+    """A partition held by two members at once (``at``: seconds since the run began): ``new`` began to fetch it
+    while ``old`` still did (``offset`` None: as their events say), or ``new`` delivered a message of it (``offset``)
+    after its own fetching of it had ended, while ``old`` held it."""
+
+    partition: int
+    at: float
+    old: str
+    new: str
+    offset: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +151,7 @@ class ProtocolMeasures:
     pauses: tuple[Pause, ...]
     failures: tuple[MemberFailure, ...]
     end: float  # the last event, seconds since the run began
+    double_ownership: tuple[DoubleOwnership, ...] = ()
 
 
 def _int(value: object) -> int | None:
@@ -138,6 +174,9 @@ class _Fetching:
         self.pauses: list[Pause] = []
         self.moves: list[tuple[float, int]] = []  # (time, scene)
         self.draining_at = draining_at
+        self.since: dict[tuple[str, int], float] = {}  # (member, partition): fetched since
+        self.tenures: list[tuple[str, int, float, float]] = []  # (member, partition, start, end)
+        self.overlaps: list[DoubleOwnership] = []
 
     def stop(self, member: str, partitions: Iterable[int], time: float, scene: int) -> None:
         for p in list(partitions):
@@ -145,6 +184,7 @@ class _Fetching:
                 continue
             self.by_member[member].discard(p)
             self.fetchers[p].discard(member)
+            self.tenures.append((member, p, self.since.pop((member, p), time), time))
             if not self.fetchers[p] and time < self.draining_at:
                 self.open[p] = (time, member, scene)
 
@@ -152,8 +192,10 @@ class _Fetching:
         for p in partitions:
             if p in self.by_member[member]:
                 continue
+            self.overlaps.extend(DoubleOwnership(p, time, old, member) for old in sorted(self.fetchers[p]))
             self.by_member[member].add(p)
             self.fetchers[p].add(member)
+            self.since[(member, p)] = time
             previous = self.last_fetcher.get(p)
             if previous is not None and previous != member:
                 self.moves.append((time, scene))
@@ -162,14 +204,29 @@ class _Fetching:
             if opened is not None:
                 self.pauses.append(Pause(p, opened[0], time, opened[1], member, opened[2]))
 
+    def late(self, deliveries: Iterable[tuple[Delivery, float]]) -> list[DoubleOwnership]:
+        """Each delivery (with its time since the run began) of a partition its member did not fetch then, while
+        another member did."""
+        held = self.tenures + [(m, p, start, float("inf")) for (m, p), start in self.since.items()]
+        found = []
+        for d, at in deliveries:
+            mine = any(m == d.member and p == d.partition and start <= at <= end for m, p, start, end in held)
+            other = next((m for m, p, start, end in held
+                          if m != d.member and p == d.partition and start <= at < end), None)
+            if not mine and other is not None:
+                found.append(DoubleOwnership(d.partition, at, other, d.member, d.offset))
+        return found
+
     def finish(self) -> tuple[Pause, ...]:
         unfinished = [Pause(p, start, None, before, None, scene) for p, (start, before, scene) in self.open.items()]
         return tuple(sorted(self.pauses + unfinished, key=lambda pause: (pause.start, pause.partition)))
 
 
 def measure(protocol: str, events: Sequence[Event], produced: Sequence[Produced], deliveries: Sequence[Delivery],
-            topic: str) -> ProtocolMeasures:
-    """The figures of one protocol's run. ``topic`` is the run's topic (other topics' partitions are ignored)."""
+            topic: str, group: str | None = None) -> ProtocolMeasures:
+    """The figures of one protocol's run. ``topic`` is the run's topic (other topics' partitions are ignored);
+    ``group``: the run's group, whose members' events name them ``<group>_<member>`` where their deliveries name
+    them ``<member>``."""
     ordered = sorted(events, key=lambda e: (e.timestamp, e.line))
     if not ordered:
         empty = _figures(produced, deliveries, 0, 0, (), 0.0, [], 0.0)
@@ -230,6 +287,10 @@ def measure(protocol: str, events: Sequence[Event], produced: Sequence[Produced]
             fetching.stop(member, fetching.by_member[member] - owned, time, scene)
             fetching.start(member, sorted(owned), time, scene)
     pauses = fetching.finish()
+    prefix = f"{group}_" if group else ""
+    timed = [(replace(d, member=prefix + d.member), d.at - origin.timestamp()) for d in deliveries if d.at is not None]
+    double = tuple(sorted((replace(o, old=o.old.removeprefix(prefix), new=o.new.removeprefix(prefix))
+                           for o in fetching.overlaps + fetching.late(timed)), key=lambda o: (o.at, o.partition)))
     end = timeline.end
     rounds = [(r.start, r.end, sum(x.failed_attempts for x in r.rebalances))
               for r in rebalance_rounds(timeline) if r.start < draining_at]
@@ -247,7 +308,7 @@ def measure(protocol: str, events: Sequence[Event], produced: Sequence[Produced]
             _group_protocols(running, stop)))
     total = _figures(produced, deliveries, len(rounds), sum(r[2] for r in rounds), pauses, end,
                      [t for t, _ in fetching.moves], sum(s.figures.settle_ms for s in scene_figures))
-    return ProtocolMeasures(protocol, total, tuple(scene_figures), pauses, tuple(failures), end)
+    return ProtocolMeasures(protocol, total, tuple(scene_figures), pauses, tuple(failures), end, double)
 
 
 def _group_protocols(running: Sequence[tuple[float, str, str | None]],
@@ -267,8 +328,9 @@ def _partitions(value: object, topic: str) -> list[int]:
 def _figures(produced: Sequence[Produced], deliveries: Sequence[Delivery], rebalances: int, failed_attempts: int,
              pauses: Sequence[Pause], end: float, moves: Sequence[float], settle_ms: float) -> Figures:
     """Deliveries count for the messages in ``produced`` only: per scene, the messages produced in that scene."""
-    wanted = {m.value for m in produced}
-    counts: Mapping[str, int] = Counter(d.value for d in deliveries if d.value in wanted)
+    ids = identity(produced)
+    wanted = {ids.produced(m) for m in produced}
+    counts: Mapping[Hashable, int] = Counter(ids.delivered(d) for d in deliveries if ids.delivered(d) in wanted)
     durations = [p.duration_s(end) for p in pauses]
     return Figures(
         produced=len(wanted),

@@ -9,9 +9,10 @@ every topic runs from the first scene's start to the moment the last protocol fi
 protocol is sent the same messages over the same time, scene by scene, and ``produced`` compares like with like
 (a protocol that settles sooner waits for the others, in a steady state that pauses nothing); the scenes line up
 on the page's shared time axis; and the members' start-ups, kills and departures meet the same machine load. One
-producer writes ``--rate`` messages a second to every protocol's topic, each keyed and valued
-``<protocol>:<sequence>`` so that every message can be followed from the delivery report that counts it (Tansu's
-high watermark is not the log end: nothing here reads it) to the member that delivered it.
+producer writes ``--rate`` messages a second to every protocol's topic, each keyed ``<sequence>`` and valued
+``<protocol>:<sequence>`` (or the team's own messages, :mod:`zkconsumer.migration.messages`), and every message is
+followed from the delivery report that counts it, by where it was written (partition, offset; Tansu's high watermark
+is not the log end: nothing here reads it), to the member that delivered it.
 
 Members are processes of their own (:mod:`zkconsumer.members.legacy_member`,
 :mod:`zkconsumer.members.modern_member`), started, followed and stopped through :mod:`zkconsumer.members.group`.
@@ -29,7 +30,8 @@ ConsumerGroupHeartbeat) stops its protocol's run at once, with that reason as th
 
 Per protocol, under ``output_dir/<protocol>/``: ``events.jsonl`` (the members' events and the runner's
 ``demo.*`` markers), ``produced.txt`` (``partition value scene`` per acknowledged message),
-``members/<member>.deliveries`` (``partition offset value`` per message delivered) and ``members/<member>.log``.
+``members/<member>.deliveries`` (``time topic partition offset value`` per message delivered), ``committed.json``
+(the group's committed offsets once its members left) and ``members/<member>.log``.
 With ``coordinator_events`` (the front's log), the coordinator's events for the protocol's group are added to its
 ``events.jsonl`` once the run ends.
 
@@ -44,7 +46,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,6 +54,7 @@ from typing import Protocol as Interface
 
 from zkconsumer.events import catalogue as ev
 from zkconsumer.events.fields import duration_ms, elapsed_ms
+from zkconsumer.kafka.client_config import with_client_settings
 from zkconsumer.kafka.coordinator_identity import CoordinatorIdentity, identify
 from zkconsumer.kafka.group_configs import delete_group_configs, set_group_configs
 from zkconsumer.kafka.topics import alter_partitions, create_topic, show_partitions
@@ -62,7 +65,8 @@ from zkconsumer.members.command_member import CommandMember, ReportReader, envir
 from zkconsumer.members.faults import expire_session, paused
 from zkconsumer.members.group import MemberGroup
 from zkconsumer.members.recorder import EventRecorder
-from zkconsumer.migration.measures import DIED, DRAINING, Delivery, Produced, measure
+from zkconsumer.migration.measures import DIED, DRAINING, Delivery, Identity, Produced, identity, measure
+from zkconsumer.migration.messages import MessageSource, OutMessage, partition_for
 from zkconsumer.migration.report import MemberSettings, ProtocolResult
 from zkconsumer.migration.scenes import CONSUMER_DEFAULT, KIP848_PROTOCOLS, Protocol, Scene, default_scenario
 from zkconsumer.migration.timeouts import (
@@ -98,6 +102,8 @@ if TYPE_CHECKING:
 
 EVENTS_FILE = "events.jsonl"
 PRODUCED_FILE = "produced.txt"
+COMMITTED_FILE = "committed.json"
+COMMITTED_TIMEOUT_S = 10.0
 STATE_DIR = "state"
 QUIET_S = 1.0  # no rebalance event for this long, every partition fetched: the scene has settled
 MAX_TOTAL_RATE = 2000  # messages a second over all protocols: one producer, every delivery report counted
@@ -149,6 +155,12 @@ class CompareSettings:
     # a team's own consumer run as every member of the modern protocols (:mod:`zkconsumer.members.command_member`);
     # None: our modern member
     member: CommandMember | None = None
+    # the team's messages (:mod:`zkconsumer.migration.messages`), produced to every protocol's topic instead of the
+    # runner's ``<protocol>:<n>``; None: the runner's
+    messages: MessageSource | None = None
+    # a fault for tests of the assertions: every modern member goes on fetching what it gave up for this long
+    # (:class:`~zkconsumer.members.modern_member.KeepFetching`); 0: none
+    fetch_after_revoke_ms: int = 0
 
     def name(self, protocol: Protocol) -> str:
         return f"{self.prefix}-{protocol.name}-{self.run_id}"
@@ -183,6 +195,10 @@ class ProtocolRun:
     produced: list[Produced] = field(default_factory=list)
     producing: bool = True  # false once the run stopped early: its topic gets nothing more
     error: str | None = None
+    # the group's committed offsets by partition once its members left (:meth:`_Player.read_committed`); None: not
+    # read, and why in ``committed_error``
+    committed: dict[int, int] | None = None
+    committed_error: str | None = None
 
     @property
     def events_path(self) -> Path:
@@ -312,14 +328,30 @@ def state_dir(run: ProtocolRun) -> Path:
 
 
 def read_deliveries(run: ProtocolRun) -> list[Delivery]:
-    """Every member's deliveries file; a last line cut short by a SIGKILL is left out."""
+    """Every member's deliveries file, each in its order; a last line cut short by a SIGKILL is left out."""
     deliveries = []
     for path in sorted((run.directory / "members").glob("*.deliveries")):
         for line in path.read_text(encoding="utf-8").splitlines():
-            parts = line.split(" ", 2)
-            if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit():
-                deliveries.append(Delivery(path.stem, int(parts[0]), int(parts[1]), parts[2]))
+            found = delivery_of(path.stem, line)
+            if found is not None:
+                deliveries.append(found)
     return deliveries
+
+
+def delivery_of(member: str, line: str) -> Delivery | None:
+    """A member's line (either ``--delivery-format``: ``partition offset value`` or ``time topic partition offset
+    value``), or None for one that is not whole."""
+    plain = line.split(" ", 2)
+    if len(plain) == 3 and plain[0].isdigit() and plain[1].isdigit():
+        return Delivery(member, int(plain[0]), int(plain[1]), plain[2])
+    timed = line.split(" ", 4)
+    if len(timed) == 5 and timed[2].isdigit() and timed[3].isdigit():
+        try:
+            at = float(timed[0])
+        except ValueError:
+            return None
+        return Delivery(member, int(timed[2]), int(timed[3]), timed[4], at)
+    return None
 
 
 class _Player:
@@ -432,13 +464,15 @@ class _Player:
         while not self.stop.is_set() and time.monotonic() - began < self.settings.drain_timeout_s:
             # a message the application refused on every attempt is not coming (zkconsumer.members.application)
             produced = list(self.run.produced)
-            wanted = {m.value for m in produced if (m.partition, m.offset) not in self.given_up}
-            got = {d.value for d in read_deliveries(self.run)}
-            if wanted <= got or _last_delivered(produced, got):
+            ids = identity(produced)
+            wanted = {ids.produced(m) for m in produced if (m.partition, m.offset) not in self.given_up}
+            got = {ids.delivered(d) for d in read_deliveries(self.run)}
+            if wanted <= got or _last_delivered(produced, got, ids):
                 break
             self.pump(0.3)
+        ids = identity(self.run.produced)
         log.emit(ev.MIGRATION_DRAINED, protocol=self.run.protocol.name, produced=len(self.run.produced),
-                 delivered=len({d.value for d in read_deliveries(self.run)}), duration_ms=elapsed_ms(began))
+                 delivered=len({ids.delivered(d) for d in read_deliveries(self.run)}), duration_ms=elapsed_ms(began))
 
     # --- members --------------------------------------------------------------------------------------
 
@@ -457,7 +491,7 @@ class _Player:
                                          session_timeout_ms=member_timeouts("zookeeper", s.settings_mode,
                                                                             s.session_timeout_ms)[0],
                                          config=dict(cast.config), output=deliveries, stop_at_stdin_eof=True,
-                                         session_file=self.session_file(name),
+                                         session_file=self.session_file(name), delivery_format="timed",
                                          revoke_ms=s.member_revoke_ms(name), app=app)
         elif s.member is not None:
             self.start_command_member(name, consumer_id, deliveries)
@@ -470,7 +504,8 @@ class _Player:
                                          consumer_id=consumer_id, strategy=strategy,
                                          session_timeout_ms=session_ms, heartbeat_interval_ms=heartbeat_ms,
                                          output=deliveries, stop_at_stdin_eof=True, group_protocol=group_protocol,
-                                         revoke_ms=s.member_revoke_ms(name), app=app)
+                                         revoke_ms=s.member_revoke_ms(name), app=app, delivery_format="timed",
+                                         fetch_after_revoke_ms=s.fetch_after_revoke_ms)
         member = self.group.start(name, consumer_id, argv)
         self.marker(ev.DEMO_MEMBER_STARTED, consumer_id=consumer_id, pid=member.pid)
 
@@ -584,34 +619,62 @@ class _Player:
 
     # --- the end --------------------------------------------------------------------------------------
 
+    def read_committed(self) -> None:
+        """The group's committed offsets of the run's topic, once every member left (their last commits made):
+        ZooKeeper's ``/consumers/<group>/offsets`` for a legacy group, the coordinator's OffsetFetch for a modern
+        one; written to ``committed.json`` for ``assert_committed_equals_consumed``."""
+        run = self.run
+        try:
+            if run.protocol.family == "legacy":
+                from zkconsumer.tools.offset_checker import read_group_offsets
+
+                with zookeeper(self.zk_connect, quiet=True) as zk:
+                    rows = read_group_offsets(zk, run.group).rows
+                found = {r.partition: r.offset for r in rows if r.topic == run.topic and r.offset is not None}
+            else:
+                from zkconsumer.kafka.group_offsets import GroupOffsetsClient
+
+                offsets = GroupOffsetsClient(self.settings.bootstrap, COMMITTED_TIMEOUT_S).fetch(run.group).offsets
+                found = {tp.partition: offset for tp, offset in offsets.items() if tp.topic == run.topic}
+            run.committed = {p: o for p, o in sorted(found.items()) if o >= 0}
+        except Exception as exc:  # said by the assertion that needs it; the run's figures stand without it
+            run.committed_error = f"{type(exc).__name__}: {exc}"
+        (run.directory / COMMITTED_FILE).write_text(json.dumps(
+            {"committed": run.committed, "error": run.committed_error}), encoding="utf-8")
+
     def finish(self) -> None:
         """Every member still running leaves (SIGTERM, then SIGKILL after 15 s); their last events recorded."""
         for member in self.group.stop_all(timeout=15.0, while_waiting=lambda: self.pump(0.1)):
             self.marker(ev.DEMO_MEMBER_STOPPED, consumer_id=member.consumer_id)
         for event in self.group.close():
             self.record(event)
+        self.read_committed()
         if self.recorder is not None:
             self.recorder.close()
             self.recorder = None
 
 
 def _produce(runs: list[ProtocolRun], bootstrap: str, rate: float, clock: SceneClock, stop: threading.Event,
-             done: threading.Event) -> None:
+             done: threading.Event, messages: MessageSource | None = None) -> None:
     """One message a tick to every protocol still playing, while the clock says the script is under way; the scene
-    is the clock's when it was produced, the same for every protocol. A partition the producer's metadata does not
+    is the clock's when it was produced, the same for every protocol. With ``messages``, the team's message ``n`` to
+    each topic instead of ``<protocol>:<n>``, placed by its key (:mod:`zkconsumer.migration.messages`), until they
+    end. A partition the producer's metadata does not
     show yet (a topic just grown, seen through a front) is skipped for that tick: a message refused before it was
     sent is not produced, and its sequence number is simply not used."""
     from confluent_kafka import KafkaError, KafkaException, Producer
 
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "message.timeout.ms": 60000,
-                         "topic.metadata.refresh.interval.ms": 1000, "log_level": 3})
+    producer = Producer(with_client_settings({"bootstrap.servers": bootstrap, "linger.ms": 5,
+                                              "message.timeout.ms": 60000, "topic.metadata.refresh.interval.ms": 1000,
+                                              "log_level": 3}))
     sequence = dict.fromkeys((r.protocol.name for r in runs), 0)
     interval, next_at = 1.0 / rate, time.monotonic()
 
-    def acked(run: ProtocolRun, value: str, partition: int, scene: int) -> Callable[[Any, Any], None]:
+    def acked(run: ProtocolRun, value: str, partition: int, scene: int, key: str | None,
+              n: int) -> Callable[[Any, Any], None]:
         def report(err: Any, msg: Any) -> None:
             if err is None:
-                run.produced.append(Produced(value, partition, scene, msg.offset()))
+                run.produced.append(Produced(value, partition, scene, msg.offset(), key, n))
         return report
 
     while not (stop.is_set() or done.is_set()):
@@ -621,11 +684,15 @@ def _produce(runs: list[ProtocolRun], bootstrap: str, rate: float, clock: SceneC
             if not run.producing:
                 continue
             n = sequence[name]
+            message = OutMessage(str(n).encode(), f"{name}:{n}".encode()) if messages is None else messages.get(n)
+            if message is None:  # the team's messages ended (or one was bad: the run says so at its end)
+                continue
             sequence[name] = n + 1
-            value, partition = f"{name}:{n}", n % run.partitions
+            partition = n % run.partitions if messages is None else partition_for(message, n, run.partitions)
+            options: dict[str, Any] = {"headers": list(message.headers)} if message.headers else {}
             try:
-                producer.produce(run.topic, key=str(n).encode(), value=value.encode(), partition=partition,
-                                 on_delivery=acked(run, value, partition, scene))
+                producer.produce(run.topic, key=message.key, value=message.value, partition=partition, **options,
+                                 on_delivery=acked(run, message.value_text, partition, scene, message.key_text, n))
             except KafkaException as exc:
                 if exc.args[0].code() != KafkaError._UNKNOWN_PARTITION:
                     raise
@@ -749,7 +816,7 @@ def _play(s: CompareSettings, runs: list[ProtocolRun], stage: _Stage, players: l
     stop, done = threading.Event(), threading.Event()
     clock = SceneClock(len(runs), stop, len(s.scenario.scenes))
     producer = threading.Thread(target=_produce, args=(runs, s.producer_bootstrap or s.bootstrap, s.rate, clock,
-                                                       stop, done),
+                                                       stop, done, s.messages),
                                 name="producer", daemon=True)
     threads: list[threading.Thread] = []
     try:
@@ -782,14 +849,14 @@ def _int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def _last_delivered(produced: list[Produced], delivered: set[str]) -> bool:
+def _last_delivered(produced: list[Produced], delivered: set[Hashable], ids: Identity) -> bool:
     """Whether every partition's last message produced was delivered: members consume a partition in order, so what
     is missing before it is lost (a member committed past it), not late, and waiting longer would not bring it."""
     last: dict[int, Produced] = {}
     for message in produced:
         if message.offset >= 0 and (message.partition not in last or message.offset > last[message.partition].offset):
             last[message.partition] = message
-    return bool(last) and all(m.value in delivered for m in last.values())
+    return bool(last) and all(ids.produced(m) in delivered for m in last.values())
 
 
 def _kill_members(players: list[_Player]) -> None:
@@ -847,7 +914,7 @@ def collect(runs: list[ProtocolRun], output_dir: Path) -> list[ProtocolResult]:
         if run.events_path.exists():
             with open(run.events_path, encoding="utf-8") as f:
                 events = read_events(f).events
-        measures = measure(run.protocol.name, events, run.produced, read_deliveries(run), run.topic)
+        measures = measure(run.protocol.name, events, run.produced, read_deliveries(run), run.topic, run.group)
         results.append(ProtocolResult(run.protocol, run.topic, run.group, measures, build_timeline(events),
                                       str(run.events_path.relative_to(output_dir)), run.error))
     return results

@@ -6,8 +6,8 @@
   option, a container or a local server (:mod:`zkconsumer.embedded.servers`);
 - :mod:`~zkconsumer.testing.helpers`: what the plain fixtures hand out: unique names, topics, a producer, a group's
   owners and offsets, legacy members in-process or as processes;
-- :mod:`~zkconsumer.testing.migration`: ``migration.compare(app=..., scenario=..., protocols=[...])``, the comparison
-  a test runs in a few lines, and its typed result with assertion helpers.
+- :mod:`~zkconsumer.testing.migration`: ``zkconsumer_migration.compare(app=..., scenario=..., protocols=[...])``, the
+  comparison a test runs in a few lines, and its typed result with assertion helpers.
 
 ``docs/testing-a-migration.md`` is the user's page.
 """

@@ -109,9 +109,11 @@ def produce(bootstrap: str, topic: str, values: Sequence[bytes | str] | int, *,
     returns what the broker acknowledged, in order. Raises AssertionError naming what was not acknowledged."""
     from confluent_kafka import Producer
 
+    from zkconsumer.kafka.client_config import with_client_settings
+
     items = [f"m{i}".encode() for i in range(values)] if isinstance(values, int) else \
         [v.encode() if isinstance(v, str) else v for v in values]
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "log_level": 3})
+    producer = Producer(with_client_settings({"bootstrap.servers": bootstrap, "linger.ms": 5, "log_level": 3}))
     sent: list[Sent] = []
     failures: list[str] = []
 

@@ -1,7 +1,7 @@
-"""The comparison a test runs in a few lines, the ``migration`` fixture's object::
+"""The comparison a test runs in a few lines, the ``zkconsumer_migration`` fixture's object::
 
-    result = migration.compare(app="orders.app:handle", scenario="migration",
-                               protocols=["legacy-range", "cooperative-sticky"])
+    result = zkconsumer_migration.compare(app="orders.app:handle", scenario="migration",
+                                          protocols=["legacy-range", "cooperative-sticky"])
     result.assert_nothing_lost()
 
 It calls the runner ``zkconsumer migration compare`` calls (:mod:`zkconsumer.migration.comparison`) on the session's
@@ -22,6 +22,7 @@ from pathlib import Path
 from zkconsumer.embedded.servers import ServerOptions
 from zkconsumer.members.application import Application
 from zkconsumer.migration.comparison import compare, plan
+from zkconsumer.migration.messages import Messages
 from zkconsumer.migration.outcome import ComparisonResult
 from zkconsumer.scenarios.model import Scenario
 
@@ -45,12 +46,16 @@ class Migration:
                 protocols: Sequence[str] | str | None = None, *, on_revoke: str | None = None,
                 on_assign: str | None = None, settings: str = "same", partitions: int | None = None,
                 rate: float | None = None, pace: float = PACE_S, revoke_ms: int | None = None,
-                member: str | Sequence[str] | None = None) -> ComparisonResult:
+                member: str | Sequence[str] | None = None, messages: Messages | None = None,
+                fetch_after_revoke_ms: int = 0) -> ComparisonResult:
         """Play ``scenario`` (a shipped name, a TOML file's path, or a
         :class:`~zkconsumer.scenarios.model.Scenario`) for each of ``protocols`` (default: every protocol that can
         play it), every member running ``app`` (``module:callable``, with its module's ``on_revoke`` and
         ``on_assign`` unless others are named). ``settings``: ``same`` (one set of timeouts for every protocol) or
-        ``stock`` (each at its own defaults: :mod:`zkconsumer.migration.timeouts`). Bad input, and what the servers
+        ``stock`` (each at its own defaults: :mod:`zkconsumer.migration.timeouts`). ``messages``: the team's own,
+        ``(key, value[, headers])`` tuples from an iterable or ``messages(n)``, produced instead of the runner's
+        (:mod:`zkconsumer.migration.messages`). ``fetch_after_revoke_ms``: a fault for trying the assertions, every
+        modern member going on fetching what it gave up for that long. Bad input, and what the servers
         would refuse (:func:`~zkconsumer.migration.comparison.identified`), fails the test in one line, without a
         traceback. ``member``: your own consumer, a command line (or its words) run as every member of the modern
         protocols, told what to join through its environment and reporting as Kafka's verifiable consumer does (the
@@ -64,7 +69,7 @@ class Migration:
         try:
             planned = plan(output, scenario=scenario, protocols=protocols, partitions=partitions, rate=rate,
                            pace=pace, revoke_ms=revoke_ms, app=application, settings=settings, member=member,
-                           say=self.notes.append)
+                           messages=messages, fetch_after_revoke_ms=fetch_after_revoke_ms, say=self.notes.append)
             return compare(planned, self.servers, coordinator=self.coordinator, default_protocols=protocols is None,
                            say=self.notes.append).result
         except UsageError as exc:

@@ -55,7 +55,16 @@ def settings() -> dict:
                        "heartbeat.interval.ms": int(env["ZKCONSUMER_HEARTBEAT_INTERVAL_MS"])})
     if env.get("ZKCONSUMER_GROUP_INSTANCE_ID"):
         config["group.instance.id"] = env["ZKCONSUMER_GROUP_INSTANCE_ID"]
+    if env.get("ZKCONSUMER_CLIENT_CONFIG"):  # the servers' security settings (SASL, SSL), where they need some
+        config.update(client_properties(env["ZKCONSUMER_CLIENT_CONFIG"]))
     return config
+
+
+def client_properties(path: str) -> dict:
+    """A file of ``key=value`` client properties (``#`` comments and blank lines left out)."""
+    with open(path, encoding="utf-8") as properties:
+        lines = [line.strip() for line in properties]
+    return dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
 
 
 class OrdersConsumer:
