@@ -1,19 +1,17 @@
 """A team's own consumer as the members of a comparison (``zkconsumer_migration.compare(member=...)``): the shipped
-Python one (examples/migration_testing/orders/consumer.py) and the shipped Java one on kafka-clients
-(examples/members/OrdersConsumer.java), each reporting in the verifiable consumer's JSON lines and measured as our
-own members are; and a consumer that commits before processing and crashes in between, whose lost message the
-result names."""
+Python one (examples/migration_testing/orders/consumer.py), reporting in the verifiable consumer's JSON lines and
+measured as our own members are; and a consumer that commits before processing and crashes in between, whose lost
+message the result names. The shipped Java consumer (examples/migration_testing/java/OrdersConsumer.java) runs from
+the wheel, in the example project's own tests (tests/testing/test_example_project.py)."""
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from time_scale import bounded
 
 from zkconsumer.events.validation import problems
 from zkconsumer.scenarios.model import Action, Member, Production, Scenario, Scene, Topic
@@ -22,10 +20,6 @@ pytestmark = [pytest.mark.migration, pytest.mark.timeout(300)]
 HERE = Path(__file__).parent
 REPO = HERE.parents[1]
 EXAMPLE = REPO / "examples" / "migration_testing"
-JAVA_SOURCE = REPO / "examples" / "members" / "OrdersConsumer.java"
-#: what the Java member needs of Kafka 4's Maven artifacts: the client, its logging API and compression codecs (no
-#: logging backend: log4j's default would print the client's errors on stdout, among the reports)
-JAVA_JARS = ("kafka-clients-", "slf4j-api-", "lz4-java-", "snappy-java-", "zstd-jni-")
 
 TWO_MEMBERS = Scenario("two", "Two members", "one joins, the first leaves", Topic("orders", 2), Production(rate=20),
                        (Member("a"), Member("b")),
@@ -63,7 +57,7 @@ def orders_on_path(monkeypatch) -> None:
 
 
 def test_the_team_s_python_consumer_runs_as_the_members_and_loses_nothing(zkconsumer_migration, orders_on_path):
-    result = zkconsumer_migration.compare(scenario=TWO_MEMBERS, protocols=["range", "consumer"],
+    result = zkconsumer_migration.compare(scenario=TWO_MEMBERS, protocols=["range"],  # KIP-848: the example project
                                member=[sys.executable, "-m", "orders.consumer"])
     result.assert_nothing_lost()
     result.assert_state_complete(processed)
@@ -74,39 +68,6 @@ def test_the_team_s_python_consumer_runs_as_the_members_and_loses_nothing(zkcons
     report = json.loads(result.report.read_text())
     modern = report["member_settings"]["modern"]  # what the page says ran: the command, and what it was told
     assert modern["member"].endswith("-m orders.consumer") and modern["session.timeout.ms (told)"] == "4000"
-
-
-@pytest.fixture(scope="module")
-def java_member(tmp_path_factory) -> list[str]:
-    """The Java consumer compiled against Kafka 4's kafka-clients (installed by scripts/bootstrap.sh; nothing is
-    fetched), once for the module: the command that runs it."""
-    from zkconsumer.embedded import kafka_artifacts
-    from zkconsumer.errors import EnvironmentSetupError
-
-    try:
-        jars = [j for j in kafka_artifacts.jars("kafka-4") if j.name.startswith(JAVA_JARS)]
-        java = kafka_artifacts.java_command()
-    except EnvironmentSetupError as exc:
-        pytest.skip(str(exc))
-    javac = Path(java).with_name("javac")
-    if not javac.exists():
-        pytest.skip(f"no javac beside {java}: the Java member is compiled at first use")
-    classes = tmp_path_factory.mktemp("java-member")
-    classpath = ":".join(map(str, jars))
-    subprocess.run([str(javac), "-cp", classpath, "-d", str(classes), str(JAVA_SOURCE)], check=True,
-                   timeout=bounded(60))
-    return [java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", f"{classes}:{classpath}", "OrdersConsumer"]
-
-
-def test_the_team_s_java_consumer_runs_as_the_members_and_loses_nothing(zkconsumer_migration, java_member):
-    result = zkconsumer_migration.compare(scenario=TWO_MEMBERS, protocols=["cooperative-sticky", "consumer"],
-                                          member=java_member)
-    result.assert_nothing_lost()
-    result.assert_state_complete(processed)
-    result.assert_duplicates_at_most(40)
-    for name, outcome in result.protocols.items():
-        assert outcome.rebalances >= 3 and not outcome.member_failures, name
-        assert_measured_as_ours(outcome)
 
 
 def test_a_consumer_that_commits_before_processing_and_crashes_loses_the_message_the_result_names(zkconsumer_migration):

@@ -46,3 +46,13 @@ def test_our_own_consumer_loses_nothing_in_a_kip848_group(zkconsumer_migration):
     result.assert_nothing_lost()
     result.assert_state_complete(processed)
     result.assert_same_state(order_keys)
+
+
+def test_our_java_consumer_loses_nothing_in_a_cooperative_group(zkconsumer_migration, java_consumer):
+    """The same service's consumer as the Java team writes it (java/OrdersConsumer.java, on kafka-clients alone) as
+    the cooperative-sticky group's members."""
+    result = zkconsumer_migration.compare(app="orders.app:handle", member=java_consumer, scenario=DEPLOY,
+                                          protocols=["legacy-range", "cooperative-sticky"])
+    result.assert_nothing_lost()
+    result.assert_state_complete(processed)
+    result.assert_same_state(order_keys)

@@ -8,8 +8,11 @@
  * the JSON lines of Kafka's verifiable consumer (org.apache.kafka.tools.VerifiableConsumer). It leaves the group
  * cleanly on SIGTERM or when its stdin closes.
  *
- *   javac -cp '.kafka/kafka-4/*' -d build examples/members/OrdersConsumer.java
- *   zkconsumer migration compare --member-command "java -cp 'build:.kafka/kafka-4/*' OrdersConsumer" ...
+ *   CP="$KAFKA_CLIENTS_CLASSPATH"   # your build's; or zkconsumer's own Kafka 4 jars: '<checkout>/.kafka/kafka-4/*'
+ *   javac -cp "$CP" -d build java/OrdersConsumer.java
+ *   zkconsumer migration compare --member-command "java -cp build:$CP OrdersConsumer" ...
+ *
+ * The example's tests compile and run it through the java_consumer fixture (tests/conftest.py).
  */
 
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
