@@ -9,7 +9,9 @@ member fetched (from the moment the step began), ``rebalance.release`` stops the
 ``rebalance.completed`` makes ``owned`` what the member fetches, ``rebalance.listener_before_release`` (the
 application's revoke work, :mod:`zkconsumer.members.revoke_cost`) stops everything the member fetched while it ran
 (the member delivers nothing meanwhile) and resumes what it names ``kept``, ``session.expired`` drops what it names and
-``consumer.shutting_down``, ``demo.member_killed`` and ``demo.member_died`` stop everything. A partition is
+``consumer.shutting_down``, ``demo.member_killed`` and ``demo.member_died`` stop everything. The group is *down*
+while it fetches no partition at all, from the first fetch on: the downtime of a move from ZooKeeper, whose cutover
+stops every member before the modern ones start. A partition is
 *paused* while nobody fetches it, from the moment its last fetcher stopped to the next start: a partition that
 was never fetched yet (the start of the run) is not paused, and what happens once the runner stops the script
 (``demo.draining``: production stopped, the last members about to leave) is not counted. A pause, a rebalance,
@@ -84,6 +86,7 @@ class Figures:
     paused_partitions: int
     moved_partitions: int
     settle_ms: float
+    downtime_ms: float = 0.0  # time with no partition fetched by anyone (after the first fetch)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +140,7 @@ class _Fetching:
         self.open: dict[int, tuple[float, str, int]] = {}
         self.pauses: list[Pause] = []
         self.moves: list[tuple[float, int]] = []  # (time, scene)
+        self.changes: list[tuple[float, int]] = []  # (time, +1 or -1): a partition's first fetcher came or last went
         self.draining_at = draining_at
 
     def stop(self, member: str, partitions: Iterable[int], time: float, scene: int) -> None:
@@ -145,6 +149,8 @@ class _Fetching:
                 continue
             self.by_member[member].discard(p)
             self.fetchers[p].discard(member)
+            if not self.fetchers[p]:
+                self.changes.append((time, -1))
             if not self.fetchers[p] and time < self.draining_at:
                 self.open[p] = (time, member, scene)
 
@@ -153,6 +159,8 @@ class _Fetching:
             if p in self.by_member[member]:
                 continue
             self.by_member[member].add(p)
+            if not self.fetchers[p]:
+                self.changes.append((time, 1))
             self.fetchers[p].add(member)
             previous = self.last_fetcher.get(p)
             if previous is not None and previous != member:
@@ -161,6 +169,25 @@ class _Fetching:
             opened = self.open.pop(p, None)
             if opened is not None:
                 self.pauses.append(Pause(p, opened[0], time, opened[1], member, opened[2]))
+
+    def down(self, until: float) -> list[tuple[float, float]]:
+        """The spans, before ``until``, in which nobody fetched any partition, once some partition had been
+        fetched."""
+        spans: list[tuple[float, float]] = []
+        fetched, began, down_since = 0, False, None
+        for time, change in sorted(self.changes):
+            if time >= until:
+                break
+            before, fetched = fetched, fetched + change
+            began = began or fetched > 0
+            if began and before > 0 and fetched == 0:
+                down_since = time
+            elif before == 0 and fetched > 0 and down_since is not None:
+                spans.append((down_since, time))
+                down_since = None
+        if down_since is not None:
+            spans.append((down_since, until))
+        return spans
 
     def finish(self) -> tuple[Pause, ...]:
         unfinished = [Pause(p, start, None, before, None, scene) for p, (start, before, scene) in self.open.items()]
@@ -172,7 +199,7 @@ def measure(protocol: str, events: Sequence[Event], produced: Sequence[Produced]
     """The figures of one protocol's run. ``topic`` is the run's topic (other topics' partitions are ignored)."""
     ordered = sorted(events, key=lambda e: (e.timestamp, e.line))
     if not ordered:
-        empty = _figures(produced, deliveries, 0, 0, (), 0.0, [], 0.0)
+        empty = _figures(produced, deliveries, 0, 0, (), 0.0, [], 0.0, [])
         return ProtocolMeasures(protocol, empty, (), (), (), 0.0)
     timeline = build_timeline(ordered)
     origin: datetime = timeline.origin or ordered[0].timestamp
@@ -231,6 +258,7 @@ def measure(protocol: str, events: Sequence[Event], produced: Sequence[Produced]
             fetching.start(member, sorted(owned), time, scene)
     pauses = fetching.finish()
     end = timeline.end
+    down = [(start, stop, scene_at(start)) for start, stop in fetching.down(min(draining_at, end))]
     rounds = [(r.start, r.end, sum(x.failed_attempts for x in r.rebalances))
               for r in rebalance_rounds(timeline) if r.start < draining_at]
 
@@ -243,10 +271,10 @@ def measure(protocol: str, events: Sequence[Event], produced: Sequence[Produced]
                       default=start)
         scene_figures.append(SceneFigures(number, title, start, _figures(
             [m for m in produced if m.scene == number], deliveries, len(in_scene), sum(r[2] for r in in_scene),
-            scene_pauses, end, [t for t, s in fetching.moves if s == number], (settled - start) * 1000),
-            _group_protocols(running, stop)))
+            scene_pauses, end, [t for t, s in fetching.moves if s == number], (settled - start) * 1000,
+            [d for d in down if d[2] == number]), _group_protocols(running, stop)))
     total = _figures(produced, deliveries, len(rounds), sum(r[2] for r in rounds), pauses, end,
-                     [t for t, _ in fetching.moves], sum(s.figures.settle_ms for s in scene_figures))
+                     [t for t, _ in fetching.moves], sum(s.figures.settle_ms for s in scene_figures), down)
     return ProtocolMeasures(protocol, total, tuple(scene_figures), pauses, tuple(failures), end)
 
 
@@ -265,8 +293,10 @@ def _partitions(value: object, topic: str) -> list[int]:
 
 
 def _figures(produced: Sequence[Produced], deliveries: Sequence[Delivery], rebalances: int, failed_attempts: int,
-             pauses: Sequence[Pause], end: float, moves: Sequence[float], settle_ms: float) -> Figures:
-    """Deliveries count for the messages in ``produced`` only: per scene, the messages produced in that scene."""
+             pauses: Sequence[Pause], end: float, moves: Sequence[float], settle_ms: float,
+             down: Sequence[tuple[float, float, int]]) -> Figures:
+    """Deliveries count for the messages in ``produced`` only: per scene, the messages produced in that scene.
+    ``down``: the spans (start, end, scene) in which the group fetched nothing."""
     wanted = {m.value for m in produced}
     counts: Mapping[str, int] = Counter(d.value for d in deliveries if d.value in wanted)
     durations = [p.duration_s(end) for p in pauses]
@@ -282,4 +312,5 @@ def _figures(produced: Sequence[Produced], deliveries: Sequence[Delivery], rebal
         paused_partitions=len({p.partition for p in pauses}),
         moved_partitions=len(moves),
         settle_ms=round(settle_ms, 1),
+        downtime_ms=round(sum(end - start for start, end, _ in down) * 1000, 1),
     )

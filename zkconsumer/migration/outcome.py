@@ -81,6 +81,8 @@ class ProtocolOutcome:
     # a modern group's coordinator, by name and version (``Apache Kafka 4.4.0``, ``zkconsumer 0.1.0 (the front)``),
     # which every failure of the protocol names; None for a legacy group (ZooKeeper and its members)
     coordinator: str | None = None
+    # time in which the group fetched no partition at all (a move's cutover stops every member), in ms
+    downtime_ms: float = 0.0
 
     @property
     def named(self) -> str:
@@ -127,6 +129,14 @@ class ComparisonResult:
             if longest_ms is not None and o.longest_pause_ms > longest_ms:
                 raise AssertionError(f"{o.named} paused a partition for {o.longest_pause_ms:g} ms, longer than "
                                      f"{longest_ms:g} ms")
+
+    def assert_downtime_at_most(self, ms: float) -> None:
+        """No protocol's group went without fetching any partition for more than ``ms`` in all (a move's cutover,
+        an eager rebalance of every member)."""
+        for o in self.protocols.values():
+            if o.downtime_ms > ms:
+                raise AssertionError(f"{o.named} fetched no partition at all for {o.downtime_ms:g} ms, more than "
+                                     f"{ms:g} ms")
 
     def assert_no_application_failures(self) -> None:
         """The application raised on nothing, under any protocol."""
@@ -177,7 +187,8 @@ def outcome(protocol: str, total: Figures, produced: Sequence[Produced], deliver
         lost_messages=tuple(sorted(lost, key=lambda m: (m.partition, m.offset))),
         duplicated=tuple(sorted(duplicated, key=lambda d: (d.partition, d.offset))),
         application_failures=application_failures(events), member_failures=tuple(failures), error=error,
-        events=events_path, state_dir=state_dir, produced_messages=tuple(produced), coordinator=coordinator)
+        events=events_path, state_dir=state_dir, produced_messages=tuple(produced), coordinator=coordinator,
+        downtime_ms=total.downtime_ms)
 
 
 def application_failures(events: Iterable[Mapping[str, Any]]) -> tuple[ApplicationFailure, ...]:

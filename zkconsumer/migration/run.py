@@ -70,9 +70,13 @@ from zkconsumer.migration.timeouts import (
     member_timeouts,
 )
 from zkconsumer.scenarios.model import (
+    CUTOVER,
+    DUAL_COMMIT,
+    DUAL_COMMIT_CONFIG,
     EXPIRE,
     GROW,
     KILL,
+    MOVE_LEGACY_STRATEGY,
     PAUSE,
     SETTLE,
     START,
@@ -188,18 +192,23 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
     session and heartbeat are its coordinator's, as it reported them."""
     skip = {"zookeeper.connect", "bootstrap.servers", "group.id", "consumer.id", "client.id", "log_level"}
     legacy_session, _ = member_timeouts("zookeeper", settings.settings_mode, settings.session_timeout_ms)
-    legacy_config = legacy_member.member_config(zookeeper="", group="", consumer_id="", strategy="<protocol>",
+    cutover = first_action(settings.scenario, CUTOVER)
+    legacy_config = legacy_member.member_config(zookeeper="", group="", consumer_id="",
+                                                strategy=MOVE_LEGACY_STRATEGY if cutover else "<protocol>",
                                                 session_timeout_ms=legacy_session)
     classic_session, classic_heartbeat = member_timeouts("classic", settings.settings_mode, settings.session_timeout_ms)
+    reset = modern_member.AUTO_OFFSET_RESETS[0] if cutover is None else cutover.reset
     modern_config = {**modern_member.consumer_config(bootstrap="", group="", consumer_id="",
                                                      session_timeout_ms=classic_session,
-                                                     heartbeat_interval_ms=classic_heartbeat),
+                                                     heartbeat_interval_ms=classic_heartbeat, auto_offset_reset=reset),
                      "partition.assignment.strategy": "<protocol>"}
     legacy = tuple((k, str(v)) for k, v in legacy_config.items() if k not in skip)
     modern = tuple((k, str(v)) for k, v in modern_config.items() if k not in skip)
     poll = ("poll() timeout", f"{modern_member.POLL_TIMEOUT_S * 1000:g} ms")
     revoke = ("revoke cost (the application's, revoke_ms)", settings.revoke_costs())
     legacy += (revoke,)
+    if settings.scenario.uses(DUAL_COMMIT) is not None:
+        legacy += (("after dual_commit", ", ".join(f"{k}={v}" for k, v in DUAL_COMMIT_CONFIG)),)
     modern += (("max.poll.interval.ms", "300000 (librdkafka default)"), poll, revoke)
     found = [MemberSettings("legacy", legacy_member.MODULE, legacy),
              MemberSettings("modern", modern_member.MODULE, modern)]
@@ -209,7 +218,7 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
         consumer_protocol = KIP848_PROTOCOLS[CONSUMER_DEFAULT]  # what the upgraded members run
     if consumer_protocol is not None:
         consumer_config = {**modern_member.consumer_config(bootstrap="", group="", consumer_id="", strategy="uniform",
-                                                           group_protocol="consumer"),
+                                                           group_protocol="consumer", auto_offset_reset=reset),
                            "group.remote.assignor": "<protocol>"}
         consumer = tuple((k, str(v)) for k, v in consumer_config.items() if k not in skip)
         timeouts = settings.timeouts(consumer_protocol)
@@ -222,6 +231,11 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
         consumer += (("session and heartbeat", said), poll, revoke)
         found.append(MemberSettings("consumer", modern_member.MODULE, consumer))
     return tuple(found)
+
+
+def first_action(scenario: Scenario, kind: str) -> Action | None:
+    """The scenario's first action of ``kind``, or None."""
+    return next((a for scene in scenario.scenes for a in scene.actions if a.kind == kind), None)
 
 
 class PlayObserver(Interface):
@@ -331,6 +345,8 @@ class _Player:
         self.unsupported_reason: str | None = None
         self.given_up: set[tuple[object, object]] = set()  # (partition, offset) of the messages the application refused
         self.upgraded: set[str] = set()  # members an ``upgrade`` restarted with group.protocol=consumer: they keep it
+        self.dual_commit: set[str] = set()  # legacy members a ``dual_commit`` restarted: they keep its settings
+        self.cutover: Action | None = None  # a move's cutover, once played: every member starts as a modern one
 
     # --- the script -----------------------------------------------------------------------------------
 
@@ -387,6 +403,9 @@ class _Player:
         if action.kind == SETTLE:
             self.settle(scene)
             return
+        if action.kind == CUTOVER:
+            self.cut_over(action)
+            return
         member = self.group.members[action.member]
         if not member.alive:
             return
@@ -402,13 +421,51 @@ class _Player:
             expired = expire_session(self.zk_connect, self.session_file(action.member))
             self.marker(ev.DEMO_SESSION_EXPIRED, consumer_id=member.consumer_id, forced=expired)
         else:
-            assert action.kind in (STOP, UPGRADE)
-            self.marker(ev.DEMO_MEMBER_STOPPING, consumer_id=member.consumer_id)
-            self.group.stop(member, timeout=20.0, while_waiting=lambda: self.pump(0.1))
-            self.marker(ev.DEMO_MEMBER_STOPPED, consumer_id=member.consumer_id)
+            assert action.kind in (STOP, UPGRADE, DUAL_COMMIT)
+            self.stop_member(action.member)
             if action.kind == UPGRADE:  # a deploy changing group.protocol alone: started again at once
                 self.upgraded.add(action.member)
                 self.start_member(action.member)
+            elif action.kind == DUAL_COMMIT:  # the same for offsets.storage and dual.commit.enabled
+                self.dual_commit.add(action.member)
+                self.start_member(action.member)
+
+    def stop_member(self, name: str) -> None:
+        """SIGTERM, waited for: the member commits and leaves cleanly."""
+        member = self.group.members[name]
+        self.marker(ev.DEMO_MEMBER_STOPPING, consumer_id=member.consumer_id)
+        self.group.stop(member, timeout=20.0, while_waiting=lambda: self.pump(0.1))
+        self.marker(ev.DEMO_MEMBER_STOPPED, consumer_id=member.consumer_id)
+
+    def cut_over(self, action: Action) -> None:
+        """The move's second step: every legacy member stopped (each commits as it leaves), the offsets carried over
+        where the action says so, then every one of them started again as a modern member of the protocol, in the
+        same group id."""
+        moved = [name for name, member in self.group.members.items() if member.alive]
+        for name in moved:
+            self.stop_member(name)
+        if action.offsets == "exported":
+            self.translate_offsets()
+        self.cutover = action
+        self.marker(ev.DEMO_CUTOVER, offsets=action.offsets, reset=action.reset, members=moved)
+        for name in moved:
+            self.start_member(name)
+
+    def translate_offsets(self) -> None:
+        """The offsets tools' path (``zkconsumer offsets migrate --to kafka``: ExportZkOffsets, then
+        ``kafka-consumer-groups.sh --reset-offsets --from-file`` on the idle group): the group's offsets read from
+        ZooKeeper and committed to Kafka. A refusal (someone still consumes the group) stops the run."""
+        from zkconsumer.kafka.group_offsets import GroupOffsetsClient
+        from zkconsumer.tools.offsets_migration import KAFKA, migrate
+
+        began = time.monotonic()
+        with zookeeper(self.zk_connect) as zk:
+            done = migrate(zk, GroupOffsetsClient(self.settings.bootstrap, 10.0), self.settings.bootstrap,
+                           self.run.group, KAFKA, force=False, dry_run=False, timeout=10.0)
+        if done.refused:
+            raise RuntimeError(f"the offsets tools refused to move the group's offsets: {'; '.join(done.consumers)}")
+        self.marker(ev.DEMO_OFFSETS_TRANSLATED, group=self.run.group, partitions=len(done.rows),
+                    written=done.written, duration_ms=elapsed_ms(began))
 
     def drain(self) -> None:
         """Production has stopped (every protocol finished the script); wait until every acknowledged message was
@@ -435,14 +492,16 @@ class _Player:
         argv: list[str]
         cast = s.scenario.member(name)
         app = None if s.app is None else replace(s.app, state_dir=state_dir(run))
-        if run.protocol.family == "legacy":
+        if self.legacy:
             self.session_file(name).unlink(missing_ok=True)  # an earlier process's session, never this one's
+            config = {**dict(cast.config), **(dict(DUAL_COMMIT_CONFIG) if name in self.dual_commit else {})}
             argv = legacy_member.command(zookeeper=self.zk_connect, group=run.group,
                                          topic=f"{run.topic}:{cast.streams}", consumer_id=name,
-                                         strategy=run.protocol.strategy,
+                                         strategy=(run.protocol.strategy if run.protocol.family == "legacy"
+                                                   else MOVE_LEGACY_STRATEGY),
                                          session_timeout_ms=member_timeouts("zookeeper", s.settings_mode,
                                                                             s.session_timeout_ms)[0],
-                                         config=dict(cast.config), output=deliveries, stop_at_stdin_eof=True,
+                                         config=config, output=deliveries, stop_at_stdin_eof=True,
                                          session_file=self.session_file(name),
                                          revoke_ms=s.member_revoke_ms(name), app=app)
         else:
@@ -453,9 +512,20 @@ class _Player:
                                          consumer_id=consumer_id, strategy=strategy,
                                          session_timeout_ms=session_ms, heartbeat_interval_ms=heartbeat_ms,
                                          output=deliveries, stop_at_stdin_eof=True, group_protocol=group_protocol,
-                                         revoke_ms=s.member_revoke_ms(name), app=app)
+                                         revoke_ms=s.member_revoke_ms(name), app=app,
+                                         auto_offset_reset=self.auto_offset_reset)
         member = self.group.start(name, consumer_id, argv)
         self.marker(ev.DEMO_MEMBER_STARTED, consumer_id=consumer_id, pid=member.pid)
+
+    @property
+    def legacy(self) -> bool:
+        """Whether a member starts as a legacy one: of a legacy protocol, or of a move not cut over yet."""
+        return self.run.protocol.family == "legacy" or (self.settings.scenario.moves and self.cutover is None)
+
+    @property
+    def auto_offset_reset(self) -> str:
+        """A modern member's: the cutover's, once a move was cut over; else the comparison's own, ``earliest``."""
+        return modern_member.AUTO_OFFSET_RESETS[0] if self.cutover is None else self.cutover.reset
 
     def group_protocol(self, name: str) -> tuple[str, str]:
         """A modern member's ``(group.protocol, assignor)``: its protocol's, or once an ``upgrade`` restarted it,
@@ -682,7 +752,7 @@ def _stage(s: CompareSettings, runs: list[ProtocolRun], holds: bool) -> Iterator
     cluster, every topic shown before the block begins; at its end the bridge stops and the chroot is deleted."""
     from zkconsumer.bridge.metadata_bridge import MetadataBridge
 
-    if not any(r.protocol.family == "legacy" for r in runs):
+    if not s.scenario.moves and not any(r.protocol.family == "legacy" for r in runs):
         yield _Stage(s, s.zookeeper, holds)
         return
     chroot = f"/zkconsumer-migration-{s.run_id}"

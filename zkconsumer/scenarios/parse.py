@@ -31,6 +31,10 @@ from msgspec import Meta, Struct
 from zkconsumer.errors import UsageError
 from zkconsumer.scenarios.model import (
     ACTIONS,
+    CUTOVER,
+    CUTOVER_OFFSETS,
+    CUTOVER_RESETS,
+    DUAL_COMMIT,
     GROW,
     KILL,
     MAX_REVOKE_MS,
@@ -115,6 +119,9 @@ class _ActionFile(Struct, forbid_unknown_fields=True):
     pause: str = ""
     expire: str = ""
     upgrade: str = ""
+    dual_commit: str = ""
+    cutover: str = ""
+    reset: str = "latest"
     grow: Annotated[int, Meta(ge=1, le=MAX_PARTITIONS)] = 0
     settle: Annotated[bool, Meta(extra={"type": "write settle = true"})] = False
     wait: Annotated[float, Meta(gt=0, le=MAX_SECONDS, extra={
@@ -133,8 +140,8 @@ class ScenarioError(UsageError):
 def shipped() -> dict[str, Path]:
     """The shipped scenarios by name, sorted."""
     folder = resources.files("zkconsumer.scenarios") / "shipped"
-    return {Path(entry.name).stem: Path(str(entry)) for entry in sorted(folder.iterdir(), key=lambda e: e.name)
-            if entry.name.endswith(".toml")}
+    return {Path(entry.name).stem: Path(str(entry))
+            for entry in sorted(folder.iterdir(), key=lambda e: Path(e.name).stem) if entry.name.endswith(".toml")}
 
 
 def load(name_or_file: str) -> Scenario:
@@ -205,9 +212,10 @@ class _Reader:
         cast = {m.name for m in members}
         running: set[str] = set()
         scenes = []
+        moved: list[str] = []  # where the cutover is, once there is one
         for number, spec in enumerate(specs, 1):
             key = f"scene {number}"
-            actions = tuple(self.action(item, f"{key}, action {i}", cast, running)
+            actions = tuple(self.action(item, f"{key}, action {i}", cast, running, moved)
                             for i, item in enumerate(spec.actions, 1))
             if not running:
                 raise self.fail(f"{key}", "no member is left running; a scene settles on its members (the command "
@@ -215,7 +223,7 @@ class _Reader:
             scenes.append(Scene(number, spec.title, spec.note, actions, spec.waiting_for))
         return tuple(scenes)
 
-    def action(self, item: Any, key: str, cast: set[str], running: set[str]) -> Action:
+    def action(self, item: Any, key: str, cast: set[str], running: set[str], moved: list[str]) -> Action:
         # 1. which action: exactly one, and no key another action does not take
         if not isinstance(item, dict):
             raise self.fail(key, "must be a table such as { start = \"c1\" }")
@@ -225,10 +233,11 @@ class _Reader:
             raise self.fail(key, f"{what}; one of {', '.join(ACTIONS)}")
         kind = kinds[0]
         value = item[kind]
-        extra = sorted(set(item) - {kind, "seconds"}) if kind == PAUSE else sorted(set(item) - {kind})
+        takes = {PAUSE: "seconds", CUTOVER: "reset"}.get(kind)
+        extra = sorted(set(item) - {kind, takes})
         if extra:
-            raise self.fail(f"{key} ({kind}): {extra[0]}", f"unknown key for {kind}" + (" (pause takes seconds)"
-                                                                              if kind == PAUSE else ""))
+            raise self.fail(f"{key} ({kind}): {extra[0]}", f"unknown key for {kind}" + (f" ({kind} takes {takes})"
+                                                                              if takes else ""))
         # 2. the member it names is in the cast, and running when the action needs it to be
         if kind in MEMBER_ACTIONS:
             if not isinstance(value, str) or value not in cast:
@@ -241,6 +250,21 @@ class _Reader:
                 raise self.fail(f"{key} ({kind})", f"{value} is not running at this point of the story")
             elif kind in (STOP, KILL):  # gone; a paused member resumes, an expired or upgraded one is back
                 running.discard(value)
+            elif kind == DUAL_COMMIT and moved:
+                raise self.fail(f"{key} ({kind})", f"{value} is a modern member since the cutover ({moved[0]}): "
+                                                   f"dual commit is a legacy member's setting")
+        if kind == CUTOVER:
+            if moved:
+                raise self.fail(f"{key} ({kind})", f"the group was cut over already ({moved[0]})")
+            if value not in CUTOVER_OFFSETS:
+                raise self.fail(f"{key} ({kind})", f"must say where the modern members find their offsets: "
+                                                   f"{' or '.join(repr(o) for o in CUTOVER_OFFSETS)}, not {value!r}")
+            if not running:
+                raise self.fail(f"{key} ({kind})", "no member is running to cut over")
+            if item.get("reset", "latest") not in CUTOVER_RESETS:
+                raise self.fail(f"{key} ({kind}): reset", f"must be {' or '.join(map(repr, CUTOVER_RESETS))} (the "
+                                                          f"modern members' auto.offset.reset), not {item['reset']!r}")
+            moved.append(key)
         # 3. its values, typed and in range
         values = self.decode(item, _ActionFile,
                              lambda path: f"{key} ({kind})" + "".join(f": {p}" for p in path if p != kind))
@@ -250,6 +274,8 @@ class _Reader:
             return Action(kind, value, seconds=values.seconds)
         if kind in MEMBER_ACTIONS:
             return Action(kind, value)
+        if kind == CUTOVER:
+            return Action(kind, offsets=value, reset=values.reset)
         if kind == GROW:
             return Action(kind, partitions=values.grow)
         if kind == WAIT:
