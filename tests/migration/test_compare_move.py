@@ -1,0 +1,88 @@
+"""The move from ZooKeeper played in one group id, at the run's own front before the session's broker: legacy members
+(offsets in ZooKeeper) restarted with dual commit, then cut over to KIP-848 members that resume from the offsets in
+Kafka: nothing skipped. Without the first step, the same cutover finds no offset in Kafka and ``latest`` (Kafka's
+default) skips what was produced while the group was down."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from time_scale import scaled
+
+from zkconsumer.embedded.servers import ServerOptions
+from zkconsumer.migration.comparison import compare, plan
+from zkconsumer.scenarios.model import (
+    CUTOVER,
+    DUAL_COMMIT,
+    SETTLE,
+    START,
+    Action,
+    Member,
+    Production,
+    Scenario,
+    Scene,
+    Topic,
+)
+
+pytestmark = pytest.mark.migration
+
+
+def move(dual_commit: bool) -> Scenario:
+    """Two legacy members on two partitions; with ``dual_commit``, both restarted with it (the first step); then the
+    cutover, offsets as the legacy members left them in Kafka."""
+    start = Scene(1, "legacy", "", (Action(START, "a"), Action(START, "b")))
+    bounce = Scene(2, "dual commit", "", (Action(DUAL_COMMIT, "a"), Action(SETTLE), Action(DUAL_COMMIT, "b")))
+    cutover = Scene(3 if dual_commit else 2, "cutover", "", (Action(CUTOVER, offsets="kafka", reset="latest"),))
+    return Scenario("move", "a move", "", Topic("move", 2), Production(rate=20), (Member("a"), Member("b")),
+                    (start, bounce, cutover) if dual_commit else (start, cutover), session_timeout_ms=4000,
+                    source="the test's move")
+
+
+def played(tmp_path, zookeeper_connect: str, broker_bootstrap: str, scenario: Scenario) -> tuple[dict, object]:
+    settings = plan(tmp_path / "out", scenario=scenario, protocols=["consumer"], pace=0.3)
+    # what the skipped path never delivers is not waited for long
+    settings = replace(settings, drain_timeout_s=scaled(4), settle_timeout_s=scaled(30))
+    done = compare(settings, ServerOptions(zookeeper_connect, broker_bootstrap, front=True))
+    return json.loads(done.result.report.read_text()), done.result["consumer-uniform"]
+
+
+@pytest.mark.timeout(120)
+def test_the_dual_commit_path_skips_nothing(tmp_path, zookeeper_connect, broker_bootstrap):
+    report, outcome = played(tmp_path, zookeeper_connect, broker_bootstrap, move(dual_commit=True))
+    assert outcome.error is None and not outcome.member_failures
+    assert outcome.produced > 0 and outcome.lost == 0 and outcome.delivered == outcome.produced
+    # the legacy members committed to Kafka as well as ZooKeeper once restarted, and the modern ones resumed there
+    events = [json.loads(line) for line in outcome.events.read_text().splitlines()]
+    stores = {e["store"] for e in events if e["event"] == "offsets.committed"}
+    assert stores >= {"zookeeper", "kafka"}, stores
+    cutover = next(e for e in events if e["event"] == "demo.cutover")
+    assert (cutover["offsets"], cutover["reset"], cutover["members"]) == ("kafka", "latest", ["a", "b"])
+    subscribed = [e for e in events if e["event"] == "consumer.subscribed"]
+    assert sorted(e["consumer_id"].rsplit("_", 1)[1] for e in subscribed) == ["a", "b"]
+    assert {e["group_protocol"] for e in subscribed} == {"consumer"}
+    # the report and its page lead with the move's figures
+    figures = report["move"]["protocols"]["consumer-uniform"]
+    assert figures["skipped"] == 0 and figures["duplicates"] == outcome.duplicates
+    assert 0 < figures["cutover_downtime_s"] <= figures["downtime_s"] == round(outcome.downtime_ms / 1000, 2)
+    assert report["move"]["dual_commit"] and report["move"]["cutover_scene"] == 3
+    page = outcome.events.parent.parent.joinpath("report.html").read_text()
+    assert "The move from ZooKeeper, per target protocol" in page
+
+
+@pytest.mark.timeout(120)
+def test_a_cutover_without_the_first_step_skips_what_was_produced_meanwhile(tmp_path, zookeeper_connect,
+                                                                              broker_bootstrap):
+    report, outcome = played(tmp_path, zookeeper_connect, broker_bootstrap, move(dual_commit=False))
+    assert outcome.error is None and not outcome.member_failures
+    assert outcome.lost > 0 and report["move"]["protocols"]["consumer-uniform"]["skipped"] == outcome.lost
+    events = [json.loads(line) for line in outcome.events.read_text().splitlines()]
+    committed = [e for e in events if e["event"] == "offsets.committed"]
+    assert committed and {e["store"] for e in committed} == {"zookeeper"}  # the legacy members' only
+    # what was skipped lies after the legacy members' last commit: the backlog the modern members never saw
+    last: dict[int, int] = {}
+    for e in committed:
+        for o in e["offsets"]:
+            last[o["partition"]] = max(last.get(o["partition"], 0), o["offset"])
+    assert all(m.offset >= last[m.partition] for m in outcome.lost_messages), (last, outcome.lost_messages[:3])
