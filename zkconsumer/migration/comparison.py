@@ -144,8 +144,8 @@ def without_unplayable(scenario: Scenario, protocols: tuple[Protocol, ...],
                        say: Callable[[str], None]) -> tuple[Protocol, ...]:
     """The default protocols for a scenario only legacy members can play (it expires a session or sets members'
     settings): the legacy ones; for one only modern protocols can play (it upgrades a member to KIP-848 in place,
-    or plays the move from ZooKeeper): the modern ones; with one line saying which were left out and why (named in ``--protocols``, one is refused
-    instead)."""
+    or plays the move from ZooKeeper): the modern ones; with one line saying which were left out and why (named in
+    ``--protocols``, one is refused instead)."""
     if modern_only(scenario):
         kept = tuple(p for p in protocols if p.family == "modern")
         left = [p.name for p in protocols if p.family != "modern"]

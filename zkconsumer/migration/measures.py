@@ -9,7 +9,8 @@ member fetched (from the moment the step began), ``rebalance.release`` stops the
 ``rebalance.completed`` makes ``owned`` what the member fetches, ``rebalance.listener_before_release`` (the
 application's revoke work, :mod:`zkconsumer.members.revoke_cost`) stops everything the member fetched while it ran
 (the member delivers nothing meanwhile) and resumes what it names ``kept``, ``session.expired`` drops what it names and
-``consumer.shutting_down``, ``demo.member_killed`` and ``demo.member_died`` stop everything. The group is *down*
+``consumer.shutting_down``, ``demo.member_killed``, ``demo.member_died`` and ``demo.member_stopped`` stop
+everything. The group is *down*
 while it fetches no partition at all, from the first fetch on: the downtime of a move from ZooKeeper, whose cutover
 stops every member before the modern ones start. A partition is
 *paused* while nobody fetches it, from the moment its last fetcher stopped to the next start: a partition that
@@ -32,7 +33,9 @@ SCENE = ev.DEMO_SCENE
 REVOKE_WORK = ev.REBALANCE_LISTENER_BEFORE_RELEASE
 DRAINING = ev.DEMO_DRAINING
 DIED = ev.DEMO_MEMBER_DIED
-_STOP_ALL = (ev.CONSUMER_SHUTTING_DOWN, ev.DEMO_MEMBER_KILLED, DIED)
+#: the member fetches nothing from here on: it is leaving, or its process is gone (a legacy member's rebalance under
+#: way when it was told to stop may complete during its shutdown, its fetchers stopped again before it exits)
+_STOP_ALL = (ev.CONSUMER_SHUTTING_DOWN, ev.DEMO_MEMBER_KILLED, DIED, ev.DEMO_MEMBER_STOPPED)
 
 
 @dataclass(frozen=True, slots=True)
