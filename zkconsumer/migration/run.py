@@ -438,12 +438,14 @@ class _Player:
         self.marker(ev.DEMO_MEMBER_STOPPED, consumer_id=member.consumer_id)
 
     def cut_over(self, action: Action) -> None:
-        """The move's second step: every legacy member stopped (each commits as it leaves), the offsets carried over
-        where the action says so, then every one of them started again as a modern member of the protocol, in the
-        same group id."""
+        """The move's second step: every legacy member stopped at once (each commits as it leaves), the offsets
+        carried over where the action says so, then every one of them started again as a modern member of the
+        protocol, in the same group id."""
         moved = [name for name, member in self.group.members.items() if member.alive]
-        for name in moved:
-            self.stop_member(name)
+        for name in moved:  # all at once, as a deploy scaled to nothing: none takes another's partitions meanwhile
+            self.marker(ev.DEMO_MEMBER_STOPPING, consumer_id=self.group.members[name].consumer_id)
+        for member in self.group.stop_all(timeout=20.0, while_waiting=lambda: self.pump(0.1)):
+            self.marker(ev.DEMO_MEMBER_STOPPED, consumer_id=member.consumer_id)
         if action.offsets == "exported":
             self.translate_offsets()
         self.cutover = action
