@@ -14,6 +14,7 @@ from time_scale import scaled
 from zkconsumer.embedded.servers import ServerOptions
 from zkconsumer.migration.comparison import compare, plan
 from zkconsumer.scenarios.model import (
+    BOUNCE,
     CUTOVER,
     DUAL_COMMIT,
     SETTLE,
@@ -86,3 +87,30 @@ def test_a_cutover_without_the_first_step_skips_what_was_produced_meanwhile(tmp_
         for o in e["offsets"]:
             last[o["partition"]] = max(last.get(o["partition"], 0), o["offset"])
     assert all(m.offset >= last[m.partition] for m in outcome.lost_messages), (last, outcome.lost_messages[:3])
+
+
+@pytest.mark.timeout(120)
+def test_a_static_member_s_bounce_moves_nothing(tmp_path, zookeeper_connect, broker_bootstrap):
+    """Two static members (``group.instance.id``, KIP-345) under eager range and under KIP-848: the bounced member
+    keeps its place, the other one is not even told of a rebalance, no partition changes owner."""
+    members = (Member("a", static=True), Member("b", static=True))
+    scenario = Scenario("static", "a static bounce", "", Topic("static", 2), Production(rate=20), members,
+                        (Scene(1, "two static members", "", (Action(START, "a"), Action(START, "b"))),
+                         Scene(2, "a bounced", "", (Action(BOUNCE, "a"),))),
+                        session_timeout_ms=6000, source="the test's static bounce")
+    settings = replace(plan(tmp_path / "out", scenario=scenario, protocols=["range", "consumer"], pace=0.3),
+                       settle_timeout_s=scaled(30))
+    done = compare(settings, ServerOptions(zookeeper_connect, broker_bootstrap, front=True))
+    done.result.assert_nothing_lost()
+    report = json.loads(done.result.report.read_text())
+    for protocol in ("range", "consumer-uniform"):
+        outcome = done.result[protocol]
+        events = [json.loads(line) for line in outcome.events.read_text().splitlines()]
+        started = [e for e in events if e["event"] == "demo.member_started"]
+        assert [e["consumer_id"].rsplit("_", 1)[1] for e in started] == ["a", "b", "a"], protocol
+        bounced = next(e["timestamp"] for e in events if e["event"] == "demo.scene" and e["scene"] == 2)
+        drained = next(e["timestamp"] for e in events if e["event"] == "demo.draining")
+        told = [e for e in events if e["event"] == "rebalance.started" and e.get("consumer_id", "").endswith("_b")
+                and bounced < e["timestamp"] < drained]
+        assert told == [], (protocol, told)
+        assert report["protocols"][protocol]["scenes"][1]["moved_partitions"] == 0, protocol

@@ -9,7 +9,7 @@ from zkconsumer.cli import main
 from zkconsumer.errors import UsageError
 from zkconsumer.migration.scenes import check_playable, parse_protocols
 from zkconsumer.migration.scenes import default_scenario as migration_default
-from zkconsumer.scenarios.model import CUTOVER, GROW, PAUSE, START, UPGRADE, WAIT, Action
+from zkconsumer.scenarios.model import BOUNCE, CUTOVER, GROW, PAUSE, START, UPGRADE, WAIT, Action
 from zkconsumer.scenarios.parse import ScenarioError, load, parse, shipped
 
 GOOD = """
@@ -64,7 +64,7 @@ BAD = [  # (what replaces what in GOOD, the line's key and problem)
     (("title = \"mine\"", "topics = 3"), "topics: unknown key (known: title,"),
     (("partitions = 2", "partitions = 0"), "topic.partitions: must be from 1 to 64, not 0"),
     (("partitions = 2", "partitions = \"2\""), "topic.partitions: must be a whole number, not a string"),
-    (("streams = 2", "streams = 2\nowned = [1]"), "members.b.owned: unknown key (known: streams, config, revoke_ms)"),
+    (("streams = 2", "streams = 2\nowned = [1]"), "members.b.owned: unknown key (known: streams, config, revoke_ms, static)"),
     (("[members.a]\n[members.b]\nstreams = 2\n", ""), "topic.config: unknown key (known: name, partitions)"),
     (("actions = [{ start = \"a\" }]", "actions = []"), "scene 1: actions: must be a non-empty array"),
     (("{ start = \"a\" }", "{ start = \"c9\" }"), "scene 1, action 1 (start): unknown member 'c9' (members: a, b)"),
@@ -220,3 +220,16 @@ def test_a_bad_move_is_one_line_naming_the_action(change, message):
         parse(MOVE.replace('{ cutover = "kafka" }', change), "mine", "scenario mine.toml")
     line = str(caught.value)
     assert "\n" not in line and line.startswith(f"scenario mine.toml: {message}"), line
+
+
+def test_static_members_and_a_bounce_read_as_written_and_only_modern_protocols_play_static_members():
+    text = GOOD.replace("[members.a]", "[members.a]\nstatic = true").replace('{ settle = true }', '{ bounce = "a" }')
+    scenario = parse(text, "mine", "scenario mine.toml")
+    assert scenario.member("a").static and not scenario.member("b").static
+    assert scenario.scenes[1].actions[1] == Action(BOUNCE, "a") and scenario.scenes[1].changes_membership
+    assert Action(BOUNCE, "a").describe() == "bounce a (stop it cleanly, start it again at once)"
+    with pytest.raises(UsageError, match=r"^scenario mine.toml: members.a.static cannot be played by legacy-range: "
+                       r"static membership \(group.instance.id, KIP-345\) has no ZooKeeper equivalent"):
+        check_playable(scenario, parse_protocols("legacy-range,range"))
+    with pytest.raises(ScenarioError, match=r"members.a.static: write static = true or false"):
+        parse(GOOD.replace("[members.a]", "[members.a]\nstatic = 1"), "mine", "scenario mine.toml")

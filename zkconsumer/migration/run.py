@@ -70,6 +70,7 @@ from zkconsumer.migration.timeouts import (
     member_timeouts,
 )
 from zkconsumer.scenarios.model import (
+    BOUNCE,
     CUTOVER,
     DUAL_COMMIT,
     DUAL_COMMIT_CONFIG,
@@ -421,9 +422,11 @@ class _Player:
             expired = expire_session(self.zk_connect, self.session_file(action.member))
             self.marker(ev.DEMO_SESSION_EXPIRED, consumer_id=member.consumer_id, forced=expired)
         else:
-            assert action.kind in (STOP, UPGRADE, DUAL_COMMIT)
+            assert action.kind in (STOP, UPGRADE, DUAL_COMMIT, BOUNCE)
             self.stop_member(action.member)
-            if action.kind == UPGRADE:  # a deploy changing group.protocol alone: started again at once
+            if action.kind == BOUNCE:
+                self.start_member(action.member)
+            elif action.kind == UPGRADE:  # a deploy changing group.protocol alone: started again at once
                 self.upgraded.add(action.member)
                 self.start_member(action.member)
             elif action.kind == DUAL_COMMIT:  # the same for offsets.storage and dual.commit.enabled
@@ -515,7 +518,8 @@ class _Player:
                                          session_timeout_ms=session_ms, heartbeat_interval_ms=heartbeat_ms,
                                          output=deliveries, stop_at_stdin_eof=True, group_protocol=group_protocol,
                                          revoke_ms=s.member_revoke_ms(name), app=app,
-                                         auto_offset_reset=self.auto_offset_reset)
+                                         auto_offset_reset=self.auto_offset_reset,
+                                         group_instance_id=consumer_id if cast.static else "")
         member = self.group.start(name, consumer_id, argv)
         self.marker(ev.DEMO_MEMBER_STARTED, consumer_id=consumer_id, pid=member.pid)
 

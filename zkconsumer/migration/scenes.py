@@ -119,6 +119,11 @@ def check_playable(scenario: Scenario, protocols: tuple[Protocol, ...], modern_g
     move from ZooKeeper (``dual_commit``, ``cutover``) is played by modern protocols only, its target, and its topic
     does not grow (its legacy and modern members would see the growth through different servers)."""
     legacy = [p.name for p in protocols if p.family == "legacy"]
+    static = next((m.name for m in scenario.members if m.static), None)
+    if legacy and static is not None:
+        raise UsageError(f"{scenario.source}: members.{static}.static cannot be played by {', '.join(legacy)}: "
+                         f"static membership (group.instance.id, KIP-345) has no ZooKeeper equivalent; play it with "
+                         f"modern protocols only")
     grown = scenario.uses(GROW)
     if scenario.moves and grown is not None:
         raise UsageError(f"{scenario.source}: {grown}: {GROW} cannot be played in a move from ZooKeeper (its "

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 #: the actions a scene may take, in the words of the file (``{ kill = "c2" }``)
 START, STOP, KILL, PAUSE, EXPIRE, UPGRADE = "start", "stop", "kill", "pause", "expire", "upgrade"
-DUAL_COMMIT, CUTOVER = "dual_commit", "cutover"
+DUAL_COMMIT, CUTOVER, BOUNCE = "dual_commit", "cutover", "bounce"
 GROW, SETTLE, WAIT = "grow", "settle", "wait"
-MEMBER_ACTIONS = (START, STOP, KILL, PAUSE, EXPIRE, UPGRADE, DUAL_COMMIT)
+MEMBER_ACTIONS = (START, STOP, KILL, PAUSE, EXPIRE, UPGRADE, DUAL_COMMIT, BOUNCE)
 ACTIONS = (*MEMBER_ACTIONS, CUTOVER, GROW, SETTLE, WAIT)
 #: actions after which the group must rebalance: the scene settles only once every member completed one since
-MEMBERSHIP_ACTIONS = (START, STOP, KILL, EXPIRE, UPGRADE, DUAL_COMMIT, CUTOVER, GROW)
+MEMBERSHIP_ACTIONS = (START, STOP, KILL, EXPIRE, UPGRADE, DUAL_COMMIT, BOUNCE, CUTOVER, GROW)
 #: the settings a ``dual_commit`` restarts a legacy member with: the first step of Kafka's documented migration of
 #: offsets ("Migrating offsets from ZooKeeper to Kafka", Kafka 0.9 to 2.0 docs)
 DUAL_COMMIT_CONFIG = (("offsets.storage", "kafka"), ("dual.commit.enabled", "true"))
@@ -47,6 +47,10 @@ class Action:
     later ``start`` of it keeps that protocol), ``grow`` the topic by ``partitions``, ``settle`` (wait until the
     group has settled) or ``wait`` ``seconds``.
 
+    ``bounce`` stops a member cleanly and starts it again at once, as a deploy restarts one instance: a dynamic
+    member leaves the group and joins it again (two rebalances), a static one (``Member.static``) keeps its place
+    (no LeaveGroup, KIP-345; its instance comes back under the same ``group.instance.id``).
+
     ``dual_commit`` and ``cutover`` play the move from ZooKeeper (``spec/migration.md``, sections 2 and 3), for a
     modern protocol, the move's target: until the ``cutover`` the group is a ZooKeeper group, its members legacy
     ones (:data:`MOVE_LEGACY_STRATEGY`), in the same group id. ``dual_commit`` restarts a legacy member (stopped
@@ -71,6 +75,8 @@ class Action:
 
     def describe(self) -> str:
         """The action in the words of the file, for the narration and the listing."""
+        if self.kind == BOUNCE:
+            return f"bounce {self.member} (stop it cleanly, start it again at once)"
         if self.kind == DUAL_COMMIT:
             return f"restart {self.member} with " + ", ".join(f"{k}={v}" for k, v in DUAL_COMMIT_CONFIG)
         if self.kind == CUTOVER:
@@ -120,12 +126,14 @@ class Member:
     """A member of the cast: ``streams`` consumer threads (a legacy member's; a modern member is one consumer),
     ``config``, consumer settings over the member's own (legacy members: ``--config KEY=VALUE``), and ``revoke_ms``,
     its application's cost of giving partitions up (:mod:`zkconsumer.members.revoke_cost`): the application's, not
-    the client's, so every kind of member plays it."""
+    the client's, so every kind of member plays it; ``static``: a modern member with a ``group.instance.id`` of its
+    own (static membership, KIP-345; KIP-848 keeps it), which the legacy consumer has no equivalent of."""
 
     name: str
     streams: int = 1
     config: tuple[tuple[str, str], ...] = ()
     revoke_ms: int = 0
+    static: bool = False
 
 
 @dataclass(frozen=True, slots=True)

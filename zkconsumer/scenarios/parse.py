@@ -80,6 +80,7 @@ class _MemberFile(Struct, forbid_unknown_fields=True):
     config: dict[str, Annotated[str | int | float | bool, Meta(extra={
         "type": "must be a string, a number or true/false"})]] = {}
     revoke_ms: Annotated[int, Meta(ge=0, le=MAX_REVOKE_MS)] = 0
+    static: Annotated[bool, Meta(extra={"type": "write static = true or false"})] = False
 
 
 _ACTIONS = "must be a non-empty array of actions, e.g. [{{ start = \"c1\" }}]"
@@ -103,7 +104,7 @@ class _ScenarioFile(Struct, forbid_unknown_fields=True, kw_only=True):
     topic: _TopicFile = msgspec.field(default_factory=_TopicFile)
     production: _ProductionFile = msgspec.field(default_factory=_ProductionFile)
     members: Annotated[dict[str, Annotated[_MemberFile, Meta(extra={
-        "type": "must be a table (streams, config, revoke_ms)"})]], Meta(min_length=1, extra={
+        "type": "must be a table (streams, config, revoke_ms, static)"})]], Meta(min_length=1, extra={
             "type": _MEMBERS, "range": _MEMBERS, "missing": "name the members, e.g. [members.c1]"})]
     scenes: Annotated[list[Annotated[_SceneFile, Meta(extra={"type": "must be a table with a title and actions"})]],
                       Meta(min_length=1, extra={"type": _SCENES, "range": _SCENES,
@@ -120,6 +121,7 @@ class _ActionFile(Struct, forbid_unknown_fields=True):
     expire: str = ""
     upgrade: str = ""
     dual_commit: str = ""
+    bounce: str = ""
     cutover: str = ""
     reset: str = "latest"
     grow: Annotated[int, Meta(ge=1, le=MAX_PARTITIONS)] = 0
@@ -206,7 +208,7 @@ class _Reader:
             raise self.fail(f"members.{name}", "a member's name is 1 to 40 letters, digits, '_' or '-'")
         config = tuple((setting, str(value).lower() if isinstance(value, bool) else str(value))
                        for setting, value in spec.config.items())
-        return Member(name, spec.streams, config, spec.revoke_ms)
+        return Member(name, spec.streams, config, spec.revoke_ms, spec.static)
 
     def scenes(self, specs: list[_SceneFile], members: tuple[Member, ...]) -> tuple[Scene, ...]:
         cast = {m.name for m in members}
