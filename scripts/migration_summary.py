@@ -89,15 +89,17 @@ def table(first: list[dict[str, Any]], beside: list[dict[str, Any]]) -> str:
 
 
 def move_table(runs: list[dict[str, Any]]) -> str:
-    """A row per run of the move and target protocol (Markdown): the scenario, the coordinator, the downtime in all
-    and at the cutover, the duplicates, the messages skipped."""
-    lines = ["| scenario | coordinator | target protocol | downtime (s) | at the cutover (s) | duplicates | skipped |",
-             "|---|---|---|---|---|---|---|"]
+    """A row per run of the move and target protocol (Markdown): the scenario, the protocol, the coordinator, the
+    downtime in all and at the cutover, the duplicates, the messages skipped; ordered so that a protocol's runs at
+    each coordinator are side by side."""
+    rows = []
     for run in runs:
-        for name, m in (run.get("move") or {}).get("protocols", {}).items():
-            lines.append(f"| {run['scenario']} | {run['coordinator_software']} | {name} | {m['downtime_s']:.1f} | "
-                         f"{m['cutover_downtime_s']:.1f} | {m['duplicates']} | {m['skipped']} |")
-    return "\n".join(lines)
+        for order, (name, m) in enumerate((run.get("move") or {}).get("protocols", {}).items()):
+            rows.append(((run["scenario"], order, run["coordinator_software"]),
+                         f"| {run['scenario']} | {name} | {run['coordinator_software']} | {m['downtime_s']:.1f} | "
+                         f"{m['cutover_downtime_s']:.1f} | {m['duplicates']} | {m['skipped']} |"))
+    return "\n".join(["| scenario | target protocol | coordinator | downtime (s) | at the cutover (s) | duplicates | "
+                      "skipped |", "|---|---|---|---|---|---|---|"] + [row for _, row in sorted(rows)])
 
 
 def _read(paths: list[Path]) -> list[dict[str, Any]]:
