@@ -211,6 +211,9 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
     if settings.scenario.uses(DUAL_COMMIT) is not None:
         legacy += (("after dual_commit", ", ".join(f"{k}={v}" for k, v in DUAL_COMMIT_CONFIG)),)
     modern += (("max.poll.interval.ms", "300000 (librdkafka default)"), poll, revoke)
+    static = [m.name for m in settings.scenario.members if m.static]
+    if static:
+        modern += (("group.instance.id", f"<group>_<member> for the static members: {', '.join(static)}"),)
     found = [MemberSettings("legacy", legacy_member.MODULE, legacy),
              MemberSettings("modern", modern_member.MODULE, modern)]
     consumer_protocol = next((p for p in settings.protocols if p.group_protocol == "consumer"), None)
