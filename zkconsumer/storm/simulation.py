@@ -125,6 +125,10 @@ def check(scenario: sc.Scenario, protocols: tuple[str, ...]) -> None:
         raise UsageError(f"{scenario.source or scenario.name}: {where} upgrades a member to KIP-848 in place, which "
                          "the storm model does not simulate (each protocol's group is modelled on its own protocol "
                          "throughout)")
+    static = next((m.name for m in scenario.members if m.static), None)
+    if static:
+        raise UsageError(f"{scenario.source or scenario.name}: members.{static}.static: static members are not "
+                         "modelled by the storm simulation yet")
     where = scenario.uses(sc.BOUNCE)
     if where:
         raise UsageError(f"{scenario.source or scenario.name}: {where} bounces a member, which the storm model does "
