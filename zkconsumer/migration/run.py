@@ -2,7 +2,9 @@
 
 Every protocol gets a topic and a group of its own (``migration-<protocol>-<run id>``): the legacy group lives in
 ZooKeeper, the modern ones at the broker's group coordinator, and the two kinds ignore each other, so sharing a
-group would only double-consume (KIP-125). The protocols play the script at the same time, each in a thread of
+group would only double-consume (KIP-125). A move from ZooKeeper (a scenario with ``dual_commit`` or ``cutover``)
+is the exception by design: its group id is the protocol's, run by legacy members until the cutover stops them all
+and starts them again as members of the protocol. The protocols play the script at the same time, each in a thread of
 its own, on one clock (:class:`SceneClock`): every scene begins for every protocol at the same moment, once each
 protocol has settled the scene before and produced steadily for ``pace`` seconds after it, and production to
 every topic runs from the first scene's start to the moment the last protocol finished the script. So every
@@ -757,8 +759,9 @@ class _Stage:
 
 @contextlib.contextmanager
 def _stage(s: CompareSettings, runs: list[ProtocolRun], holds: bool) -> Iterator[_Stage]:
-    """For the legacy protocols, a chroot of the run's own where a bridge mirrors the broker as a ZooKeeper-mode
-    cluster, every topic shown before the block begins; at its end the bridge stops and the chroot is deleted."""
+    """For the legacy protocols and a move's legacy members, a chroot of the run's own where a bridge mirrors the
+    broker as a ZooKeeper-mode cluster, every topic shown before the block begins; at its end the bridge stops and the
+    chroot is deleted."""
     from zkconsumer.bridge.metadata_bridge import MetadataBridge
 
     if not s.scenario.moves and not any(r.protocol.family == "legacy" for r in runs):
