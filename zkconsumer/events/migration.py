@@ -25,6 +25,7 @@ __all__ = [
     "CONSUMER_SUBSCRIBED", "CONSUMER_GROUP_PROTOCOL_UNSUPPORTED", "CONSUMER_FATAL_ERROR", "APPLICATION_FAILED",
     "DEMO_MEMBER_DIED", "DEMO_NOT_SETTLED", "DEMO_DRAINING", "DEMO_MEMBER_STOPPING", "MIGRATION_PROTOCOL_STARTED",
     "MIGRATION_SCENE_SETTLED", "MIGRATION_MEMBER_DIED", "MIGRATION_DRAINED", "DEMO_CUTOVER", "DEMO_OFFSETS_TRANSLATED",
+    "DEMO_SERVER_RESTARTED",
 ]
 
 _MODERN_MEMBER = section("migration.modern_member", "zkconsumer.migration.member")
@@ -117,6 +118,10 @@ DEMO_OFFSETS_TRANSLATED = _MARKERS.event("demo.offsets_translated", "info",
     "(`zkconsumer offsets migrate --to kafka`), the group idle", shared.GROUP,
     F("partitions", INT, "offsets found in ZooKeeper"), F("written", INT, "offsets committed to Kafka"),
     shared.DURATION_MS)
+DEMO_SERVER_RESTARTED = _MARKERS.event("demo.server_restarted", "info",
+    "a scenario's `restart`: a server every protocol shares was stopped (SIGTERM) and started again where its clients "
+    "know it, once for all the protocols, each of which records it", F("server", STR, "`zookeeper` or `coordinator`"),
+    F("restarted", STR, "which process, in words"), shared.DURATION_MS)
 MIGRATION_PROTOCOL_STARTED = _RUNNER.event("migration.protocol_started", "info",
     "a protocol's run begins", shared.PROTOCOL, shared.TOPIC, shared.GROUP)
 MIGRATION_SCENE_SETTLED = _RUNNER.event("migration.scene_settled", "info",

@@ -58,6 +58,7 @@ from zkconsumer.scenarios.model import (
     DUAL_COMMIT,
     MAX_REVOKE_MS,
     MOVE_LEGACY_STRATEGY,
+    RESTART,
     UPGRADE,
     Scenario,
 )
@@ -173,11 +174,25 @@ def compare(settings: CompareSettings, servers: ServerOptions, *, coordinator: s
     with provide_servers(server_options(servers, settings, coordinator)) as provided:
         settings = identified(on_servers(settings, provided, coordinator), default_protocols, say, asked=coordinator,
                               software=provided.broker_software)
+        check_restarts(settings)
         if provided.environment is not None:  # as the run uses them: the broker itself, where its own is asked for
             say(replace(provided, bootstrap=settings.bootstrap).describe())
         if settings.identity is not None and any(p.family == "modern" for p in settings.protocols):
             say(f"modern groups at {settings.identity.name}")
         return _played(settings, _where(provided, settings.bootstrap), on_scene)
+
+
+def check_restarts(settings: CompareSettings) -> None:
+    """Refuse, before anything plays, a scenario's ``restart`` of a server the run cannot restart (one given by
+    address), in one line."""
+    for scene in settings.scenario.scenes:
+        for j, action in enumerate(scene.actions, 1):
+            if action.kind != RESTART:
+                continue
+            refused = ("nothing can be restarted here" if settings.restarts is None
+                       else settings.restarts.refusal(action.server))
+            if refused is not None:
+                raise UsageError(f"{settings.scenario.source}: scene {scene.number}, action {j}: restart: {refused}")
 
 
 def server_options(servers: ServerOptions, settings: CompareSettings, coordinator: str | None = None) -> ServerOptions:
@@ -195,7 +210,8 @@ def on_servers(settings: CompareSettings, servers: Servers, coordinator: str | N
     (a front holding a topic smaller refuses a produce to a partition it does not show yet)."""
     direct = coordinator == "broker"
     return replace(settings, zookeeper=servers.zookeeper, bootstrap=servers.broker if direct else servers.bootstrap,
-                   coordinator_events=None if direct else servers.front_log, producer_bootstrap=servers.broker)
+                   coordinator_events=None if direct else servers.front_log, producer_bootstrap=servers.broker,
+                   restarts=servers.restarts)
 
 
 def _where(servers: Servers, bootstrap: str) -> str:

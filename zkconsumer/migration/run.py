@@ -81,6 +81,7 @@ from zkconsumer.scenarios.model import (
     KILL,
     MOVE_LEGACY_STRATEGY,
     PAUSE,
+    RESTART,
     SETTLE,
     START,
     STOP,
@@ -98,6 +99,7 @@ from zkconsumer.zk.persistent import ensure_path
 
 if TYPE_CHECKING:
     from zkconsumer.bridge.metadata_bridge import MetadataBridge
+    from zkconsumer.embedded.servers import Restarts
 
 EVENTS_FILE = "events.jsonl"
 PRODUCED_FILE = "produced.txt"
@@ -149,6 +151,9 @@ class CompareSettings:
     # the KIP-848 groups' (session, heartbeat) the run sets on each modern group at a Kafka coordinator, its group
     # configs (:func:`~zkconsumer.migration.comparison.with_group_timeouts`); None: the coordinator's own
     group_timeouts_ms: tuple[int, int] | None = None
+    # what of the servers a scenario's ``restart`` may restart (:class:`~zkconsumer.embedded.servers.Restarts`);
+    # None: nothing
+    restarts: Restarts | None = None
 
     def name(self, protocol: Protocol) -> str:
         return f"{self.prefix}-{protocol.name}-{self.run_id}"
@@ -329,14 +334,36 @@ def read_deliveries(run: ProtocolRun) -> list[Delivery]:
     return deliveries
 
 
+class ServerFaults:
+    """A scenario's ``restart`` of a server every protocol shares: played once, by the first player to reach it (the
+    scenes begin together), the others waiting for it; each records it."""
+
+    def __init__(self, restarts: Restarts | None) -> None:
+        self.restarts = restarts
+        self._lock = threading.Lock()
+        self._done: dict[tuple[int, int], tuple[str, float]] = {}
+
+    def restart(self, where: tuple[int, int], server: str) -> tuple[str, float]:
+        """What was restarted, in words, and in how many ms; ``where``: the action's scene and place in it."""
+        with self._lock:
+            if where not in self._done:
+                if self.restarts is None:
+                    raise RuntimeError(f"restart {server}: these servers cannot be restarted")
+                began = time.monotonic()
+                self._done[where] = (self.restarts.restart(server), elapsed_ms(began))
+            return self._done[where]
+
+
 class _Player:
     """Plays the script for one protocol: starts, kills and stops its members, records their events, waits for
     each scene to settle."""
 
     def __init__(self, settings: CompareSettings, run: ProtocolRun, zk_connect: str, stop: threading.Event,
                  on_scene: Callable[[str, Scene, bool, float], None] | None, clock: SceneClock,
-                 number: int, grow: Callable[[ProtocolRun, int], None], observer: PlayObserver | None = None) -> None:
+                 number: int, grow: Callable[[ProtocolRun, int], None], observer: PlayObserver | None = None,
+                 faults: ServerFaults | None = None) -> None:
         self.settings = settings
+        self.faults = faults or ServerFaults(settings.restarts)
         self.grow = grow  # shows the run's topic with this many partitions to its members
         self.observer = observer
         self.run = run
@@ -370,7 +397,12 @@ class _Player:
                 if self.observer is not None:
                     self.observer.scene(run.protocol.name, scene)
                 began = time.monotonic()
-                for action in scene.actions:
+                for index, action in enumerate(scene.actions):
+                    if action.kind == RESTART:
+                        restarted, took_ms = self.faults.restart((scene.number, index), action.server)
+                        self.marker(ev.DEMO_SERVER_RESTARTED, server=action.server, restarted=restarted,
+                                    duration_ms=took_ms)
+                        continue
                     self.act(action, scene)
                 settled = self.settle(scene)
                 if self.stop.is_set():
@@ -791,6 +823,7 @@ def _play(s: CompareSettings, runs: list[ProtocolRun], stage: _Stage, players: l
     written and the coordinator's events for its group merged into its own."""
     stop, done = threading.Event(), threading.Event()
     clock = SceneClock(len(runs), stop, len(s.scenario.scenes))
+    faults = ServerFaults(s.restarts)
     producer = threading.Thread(target=_produce, args=(runs, s.producer_bootstrap or s.bootstrap, s.rate, clock,
                                                        stop, done),
                                 name="producer", daemon=True)
@@ -798,7 +831,7 @@ def _play(s: CompareSettings, runs: list[ProtocolRun], stage: _Stage, players: l
     try:
         producer.start()
         for number, run in enumerate(runs):
-            player = _Player(s, run, stage.connect, stop, on_scene, clock, number, stage.grow, observer)
+            player = _Player(s, run, stage.connect, stop, on_scene, clock, number, stage.grow, observer, faults)
             players.append(player)
             thread = threading.Thread(target=player.play, name=f"play-{run.protocol.name}", daemon=True)
             threads.append(thread)

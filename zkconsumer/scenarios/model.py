@@ -11,10 +11,13 @@ from dataclasses import dataclass
 
 #: the actions a scene may take, in the words of the file (``{ kill = "c2" }``)
 START, STOP, KILL, PAUSE, EXPIRE, UPGRADE = "start", "stop", "kill", "pause", "expire", "upgrade"
-DUAL_COMMIT, CUTOVER, BOUNCE = "dual_commit", "cutover", "bounce"
+DUAL_COMMIT, CUTOVER, BOUNCE, RESTART = "dual_commit", "cutover", "bounce", "restart"
 GROW, SETTLE, WAIT = "grow", "settle", "wait"
 MEMBER_ACTIONS = (START, STOP, KILL, PAUSE, EXPIRE, UPGRADE, DUAL_COMMIT, BOUNCE)
-ACTIONS = (*MEMBER_ACTIONS, CUTOVER, GROW, SETTLE, WAIT)
+ACTIONS = (*MEMBER_ACTIONS, CUTOVER, RESTART, GROW, SETTLE, WAIT)
+#: what a ``restart`` restarts: the ZooKeeper, or the modern groups' coordinator (a front, or the broker)
+RESTART_ZOOKEEPER, RESTART_COORDINATOR = "zookeeper", "coordinator"
+RESTART_SERVERS = (RESTART_ZOOKEEPER, RESTART_COORDINATOR)
 #: actions after which the group must rebalance: the scene settles only once every member completed one since
 MEMBERSHIP_ACTIONS = (START, STOP, KILL, EXPIRE, UPGRADE, DUAL_COMMIT, BOUNCE, CUTOVER, GROW)
 #: the settings a ``dual_commit`` restarts a legacy member with: the first step of Kafka's documented migration of
@@ -51,6 +54,10 @@ class Action:
     member leaves the group and joins it again (two rebalances), a static one (``Member.static``) keeps its place
     (no LeaveGroup, KIP-345; its instance comes back under the same ``group.instance.id``).
 
+    ``restart`` stops a server (SIGTERM) and starts it again where its clients know it, its data kept: ``server``
+    ``zookeeper`` or ``coordinator`` (the modern groups', the run's own front or the broker); a fault of the servers
+    every protocol shares, played once for all of them.
+
     ``dual_commit`` and ``cutover`` play the move from ZooKeeper (``spec/migration.md``, sections 2 and 3), for a
     modern protocol, the move's target: until the ``cutover`` the group is a ZooKeeper group, its members legacy
     ones (:data:`MOVE_LEGACY_STRATEGY`), in the same group id. ``dual_commit`` restarts a legacy member (stopped
@@ -71,10 +78,13 @@ class Action:
     seconds: float = 0.0
     partitions: int = 0
     offsets: str = ""  # a cutover's: CUTOVER_OFFSETS
+    server: str = ""  # a restart's: RESTART_SERVERS
     reset: str = ""  # a cutover's: CUTOVER_RESETS
 
     def describe(self) -> str:
         """The action in the words of the file, for the narration and the listing."""
+        if self.kind == RESTART:
+            return f"restart the {self.server} (stopped, started again where its clients know it)"
         if self.kind == BOUNCE:
             return f"bounce {self.member} (stop it cleanly, start it again at once)"
         if self.kind == DUAL_COMMIT:

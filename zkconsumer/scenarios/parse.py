@@ -40,6 +40,8 @@ from zkconsumer.scenarios.model import (
     MAX_REVOKE_MS,
     MEMBER_ACTIONS,
     PAUSE,
+    RESTART,
+    RESTART_SERVERS,
     SETTLE,
     START,
     STOP,
@@ -123,6 +125,7 @@ class _ActionFile(Struct, forbid_unknown_fields=True):
     dual_commit: str = ""
     bounce: str = ""
     cutover: str = ""
+    restart: str = ""
     reset: str = "latest"
     grow: Annotated[int, Meta(ge=1, le=MAX_PARTITIONS)] = 0
     settle: Annotated[bool, Meta(extra={"type": "write settle = true"})] = False
@@ -255,6 +258,8 @@ class _Reader:
             elif kind == DUAL_COMMIT and moved:
                 raise self.fail(f"{key} ({kind})", f"{value} is a modern member since the cutover ({moved[0]}): "
                                                    f"dual commit is a legacy member's setting")
+        if kind == RESTART and value not in RESTART_SERVERS:
+            raise self.fail(f"{key} ({kind})", f"must name {' or '.join(map(repr, RESTART_SERVERS))}, not {value!r}")
         if kind == CUTOVER:
             if moved:
                 raise self.fail(f"{key} ({kind})", f"the group was cut over already ({moved[0]})")
@@ -278,6 +283,8 @@ class _Reader:
             return Action(kind, value)
         if kind == CUTOVER:
             return Action(kind, offsets=value, reset=values.reset)
+        if kind == RESTART:
+            return Action(kind, server=value)
         if kind == GROW:
             return Action(kind, partitions=values.grow)
         if kind == WAIT:

@@ -129,6 +129,10 @@ def check(scenario: sc.Scenario, protocols: tuple[str, ...]) -> None:
     if static:
         raise UsageError(f"{scenario.source or scenario.name}: members.{static}.static: static members are not "
                          "modelled by the storm simulation yet")
+    where = scenario.uses(sc.RESTART)
+    if where:
+        raise UsageError(f"{scenario.source or scenario.name}: {where} restarts a server, which the storm model does "
+                         "not simulate")
     where = scenario.uses(sc.BOUNCE)
     if where:
         raise UsageError(f"{scenario.source or scenario.name}: {where} bounces a member, which the storm model does "
