@@ -81,13 +81,14 @@ class Restarts:
     groups, else its broker); each stopped (SIGTERM) and started again where its clients know it, its data kept
     (``local up`` heals the environment's). Servers given by address are not the run's to restart."""
 
-    def __init__(self, run_dir: Path | None, front: FrontProcess | None) -> None:
+    def __init__(self, environment: bool, run_dir: Path | None, front: FrontProcess | None) -> None:
+        self.environment = environment  # the servers are the embedded environment's, in ``run_dir`` (None: default)
         self.run_dir = run_dir
         self.front = front
 
     def refusal(self, server: str) -> str | None:
         """Why ``server`` cannot be restarted here, or None."""
-        if (self.front is not None and server == RESTART_COORDINATOR) or self.run_dir is not None:
+        if (self.front is not None and server == RESTART_COORDINATOR) or self.environment:
             return None
         return (f"{server} is not this run's to restart: only the embedded environment's servers and the run's own "
                 f"front can be (these were given by address)")
@@ -98,8 +99,8 @@ class Restarts:
             self.front.restart()
             return f"the run's own front at {self.front.address}"
         refused = self.refusal(server)
-        if refused is not None or self.run_dir is None:
-            raise EnvironmentSetupError(refused or f"{server}: no embedded environment")
+        if refused is not None:
+            raise EnvironmentSetupError(refused)
         from zkconsumer.embedded.environment import LocalEnvironment
 
         env = LocalEnvironment(self.run_dir)
@@ -182,7 +183,7 @@ def provide_servers(options: ServerOptions) -> Iterator[Servers]:
             broker = stack.enter_context(_broker(options, zookeeper))
         # 2. the run's own front before the broker, where asked for and where the broker is one to front
         broker = stack.enter_context(_fronted(broker, options))
-        restarts = Restarts(options.run_dir if environment is not None else None, broker.front)
+        restarts = Restarts(environment is not None, options.run_dir, broker.front)
         yield Servers(zookeeper, broker.bootstrap, broker.broker, broker.front_log, environment, options.run_dir,
                       restarts)
 
