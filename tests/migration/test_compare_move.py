@@ -114,3 +114,19 @@ def test_a_static_member_s_bounce_moves_nothing(tmp_path, zookeeper_connect, bro
                 and bounced < e["timestamp"] < drained]
         assert told == [], (protocol, told)
         assert report["protocols"][protocol]["scenes"][1]["moved_partitions"] == 0, protocol
+
+
+def test_a_downtime_over_the_bound_fails_in_one_sentence(tmp_path):
+    from zkconsumer.migration.measures import Figures
+    from zkconsumer.migration.outcome import ComparisonResult, outcome
+
+    figures = Figures(produced=0, delivered=0, lost=0, duplicates=0, rebalances=1, failed_attempts=0,
+                      partition_seconds_paused=0.0, max_pause_ms=0.0, paused_partitions=0, moved_partitions=0,
+                      settle_ms=0.0, downtime_ms=9350.0)
+    moved = outcome("range", figures, (), (), (), (), None, tmp_path / "events.jsonl", tmp_path, "Apache Kafka 4.4.0")
+    result = ComparisonResult({"range": moved}, tmp_path / "report.json", tmp_path / "report.html")
+    result.assert_downtime_at_most(9350)
+    with pytest.raises(AssertionError) as caught:
+        result.assert_downtime_at_most(5000)
+    assert str(caught.value) == ("range (at Apache Kafka 4.4.0) fetched no partition at all for 9350 ms, more than "
+                                 "5000 ms")
