@@ -5,11 +5,14 @@ beside the page (docs/data/migration-compare/), and the page's table made from t
         [--load "start 0.5 2.9 4.0; end 5.2 4.0 4.3"] > docs/data/migration-compare/NAME.json
     .venv/bin/python scripts/migration_summary.py table docs/data/migration-compare/kafka-*.json \\
         --beside docs/data/migration-compare/front-*.json
+    .venv/bin/python scripts/migration_summary.py move docs/data/migration-compare/move-*.json
 
 ``keep``: a run's ``report.json`` without its per-pause and per-member detail, with the command that produced it and
 the machine's load while it ran. ``table``: per protocol, the median over the runs given of the partition-seconds
 paused (in all, and in the scenario's restarts and crash), the partitions moved and the messages lost, at the
-coordinator of the first runs and, with ``--beside``, at that of the others, side by side (Markdown).
+coordinator of the first runs and, with ``--beside``, at that of the others, side by side (Markdown). ``move``: runs
+of the move from ZooKeeper (the shipped ``move`` scenarios), a row per run and target protocol: the downtime (in all
+and at the cutover), the duplicates and the messages skipped.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from typing import Any
 
 #: the per-protocol figures kept (report.json's names)
 FIGURES = ("family", "kind", "produced", "delivered", "lost", "duplicates", "rebalances", "failed_attempts",
-           "partition_seconds_paused", "max_pause_ms", "paused_partitions", "moved_partitions", "settle_ms", "error")
-SCENE_FIGURES = ("partition_seconds_paused", "max_pause_ms", "moved_partitions", "settle_ms", "lost")
+           "partition_seconds_paused", "max_pause_ms", "paused_partitions", "moved_partitions", "settle_ms", "error",
+           "downtime_ms")
+SCENE_FIGURES = ("partition_seconds_paused", "max_pause_ms", "moved_partitions", "settle_ms", "lost", "downtime_ms")
 
 
 def summary(report: dict[str, Any], command: str, load: str | None) -> dict[str, Any]:
@@ -39,6 +43,7 @@ def summary(report: dict[str, Any], command: str, load: str | None) -> dict[str,
         "group_timeouts_ms": report.get("group_timeouts_ms"),
         "timeouts": report.get("timeouts"),
         "problems": report.get("problems"),
+        "move": report.get("move"),
         "protocols": {
             name: {**{key: p.get(key) for key in FIGURES},
                    "scenes": {str(s["scene"]): {key: s.get(key) for key in SCENE_FIGURES} for s in p["scenes"]}}
@@ -83,6 +88,20 @@ def table(first: list[dict[str, Any]], beside: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def move_table(runs: list[dict[str, Any]]) -> str:
+    """A row per run of the move and target protocol (Markdown): the scenario, the protocol, the coordinator, the
+    downtime in all and at the cutover, the duplicates, the messages skipped; ordered so that a protocol's runs at
+    each coordinator are side by side."""
+    rows = []
+    for run in runs:
+        for order, (name, m) in enumerate((run.get("move") or {}).get("protocols", {}).items()):
+            rows.append(((run["scenario"], order, run["coordinator_software"]),
+                         f"| {run['scenario']} | {name} | {run['coordinator_software']} | {m['downtime_s']:.1f} | "
+                         f"{m['cutover_downtime_s']:.1f} | {m['duplicates']} | {m['skipped']} |"))
+    return "\n".join(["| scenario | target protocol | coordinator | downtime (s) | at the cutover (s) | duplicates | "
+                      "skipped |", "|---|---|---|---|---|---|---|"] + [row for _, row in sorted(rows)])
+
+
 def _read(paths: list[Path]) -> list[dict[str, Any]]:
     return [json.loads(path.read_text(encoding="utf-8")) for path in paths]
 
@@ -97,11 +116,15 @@ def main() -> int:
     tab = actions.add_parser("table", help="the medians of kept runs, as the page's table")
     tab.add_argument("runs", type=Path, nargs="+", help="kept runs at one coordinator")
     tab.add_argument("--beside", type=Path, nargs="*", default=[], help="kept runs at another, side by side")
+    moves = actions.add_parser("move", help="kept runs of the move from ZooKeeper, a row per target protocol")
+    moves.add_argument("runs", type=Path, nargs="+", help="kept runs of a move scenario")
     args = parser.parse_args()
     if args.action == "keep":
         report = json.loads((args.run_dir / "report.json").read_text(encoding="utf-8"))
         json.dump(summary(report, args.command, args.load), sys.stdout, indent=1)
         print()
+    elif args.action == "move":
+        print(move_table(_read(args.runs)))
     else:
         print(table(_read(args.runs), _read(args.beside)))
     return 0

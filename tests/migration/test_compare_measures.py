@@ -117,3 +117,29 @@ def test_other_topics_and_no_events_at_all():
     assert result.pauses == () and result.total.moved_partitions == 0
     empty = measure("p", (), [Produced("a", 0, 1)], [], TOPIC)
     assert (empty.total.produced, empty.total.lost, empty.scenes) == (1, 1, ())
+
+
+def test_downtime_is_the_time_no_partition_is_fetched_at_all():
+    """Scene 2's eager stop leaves nothing fetched for 0.5 s; scene 3's release and scene 4's kill leave the other
+    partition fetched. A cutover (every member stopped, the modern ones started later) is down from the last stop
+    to the first start; the run's start, before anything was fetched, is not downtime."""
+    result = measure("p", read_events(story()).events, PRODUCED, DELIVERED, TOPIC)
+    assert result.total.downtime_ms == pytest.approx(500.0)
+    assert [s.figures.downtime_ms for s in result.scenes] == pytest.approx([0.0, 500.0, 0.0, 0.0])
+    cutover = [
+        line(0.0, "demo.scene", scene=1, title="legacy"),
+        line(1.0, "rebalance.completed", consumer_id="a", owned=owned("a", 0)),
+        line(1.2, "rebalance.completed", consumer_id="b", owned=owned("b", 1)),
+        line(3.0, "demo.scene", scene=2, title="cutover"),
+        line(3.1, "consumer.shutting_down", consumer_id="a"),
+        line(3.4, "consumer.shutting_down", consumer_id="b"),
+        # b's rebalance under way when it was told to stop completes during its shutdown: it fetches until it exits
+        line(3.5, "rebalance.completed", consumer_id="b", owned=owned("b", 0, 1)),
+        line(3.6, "demo.member_stopped", consumer_id="b"),
+        line(5.0, "rebalance.completed", consumer_id="a", owned=owned("a", 1)),
+        line(5.5, "rebalance.completed", consumer_id="b", owned=owned("b", 0)),
+        line(6.0, "demo.draining"),
+    ]
+    moved = measure("p", read_events(cutover).events, [], [], TOPIC)
+    assert moved.total.downtime_ms == pytest.approx(1500.0)  # 3.4 to 3.5, then 3.6 to 5.0
+    assert [s.figures.downtime_ms for s in moved.scenes] == pytest.approx([0.0, 1500.0])

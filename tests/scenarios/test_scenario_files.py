@@ -9,7 +9,7 @@ from zkconsumer.cli import main
 from zkconsumer.errors import UsageError
 from zkconsumer.migration.scenes import check_playable, parse_protocols
 from zkconsumer.migration.scenes import default_scenario as migration_default
-from zkconsumer.scenarios.model import GROW, PAUSE, START, UPGRADE, WAIT, Action
+from zkconsumer.scenarios.model import BOUNCE, CUTOVER, GROW, PAUSE, START, UPGRADE, WAIT, Action
 from zkconsumer.scenarios.parse import ScenarioError, load, parse, shipped
 
 GOOD = """
@@ -30,7 +30,8 @@ actions = [{ start = "b" }, { settle = true }, { pause = "a", seconds = 1.5 }, {
 
 
 def test_the_shipped_scenarios_are_the_demo_s_and_the_comparison_s_stories():
-    assert list(shipped()) == ["demo", "migration", "pause-and-grow", "rolling-restart", "upgrade"]
+    assert list(shipped()) == ["demo", "migration", "move", "move-offsets-tools", "move-skipped-step",
+                               "pause-and-grow", "rolling-restart", "upgrade"]
     demo = load("demo")
     assert [(s.number, [a.describe() for a in s.actions]) for s in demo.scenes] == [
         (1, ["start c1"]), (2, ["start c2"]), (3, ["start c3"]), (4, ["kill c2"]), (5, ["grow the topic by 2"])]
@@ -63,7 +64,8 @@ BAD = [  # (what replaces what in GOOD, the line's key and problem)
     (("title = \"mine\"", "topics = 3"), "topics: unknown key (known: title,"),
     (("partitions = 2", "partitions = 0"), "topic.partitions: must be from 1 to 64, not 0"),
     (("partitions = 2", "partitions = \"2\""), "topic.partitions: must be a whole number, not a string"),
-    (("streams = 2", "streams = 2\nowned = [1]"), "members.b.owned: unknown key (known: streams, config, revoke_ms)"),
+    (("streams = 2", "streams = 2\nowned = [1]"),
+     "members.b.owned: unknown key (known: streams, config, revoke_ms, static)"),
     (("[members.a]\n[members.b]\nstreams = 2\n", ""), "topic.config: unknown key (known: name, partitions)"),
     (("actions = [{ start = \"a\" }]", "actions = []"), "scene 1: actions: must be a non-empty array"),
     (("{ start = \"a\" }", "{ start = \"c9\" }"), "scene 1, action 1 (start): unknown member 'c9' (members: a, b)"),
@@ -104,7 +106,7 @@ def test_both_commands_refuse_a_bad_file_before_anything_starts(tmp_path, capsys
         assert capsys.readouterr().err.splitlines() == [f"{prefix}: {want}"]
         assert not run_dir.exists() and not out.exists()  # no environment started, nothing written
     assert main(["demo", "--scenario", "nope"]) == 2
-    assert "no shipped scenario 'nope' (shipped: demo, migration, pause-and-grow" in capsys.readouterr().err
+    assert "no shipped scenario 'nope' (shipped: demo, migration, move, move-offsets-tools" in capsys.readouterr().err
 
 
 def test_a_modern_group_that_cannot_see_the_topic_grow_is_refused_before_start():
@@ -171,3 +173,64 @@ def test_the_upgrade_scenario_upgrades_every_member_in_turn_and_only_modern_grou
     assert said == ["zkconsumer migration: legacy-range, legacy-roundrobin left out: shipped scenario upgrade "
                     "upgrades members to KIP-848 in place, which a ZooKeeper group cannot do (name them in "
                     "--protocols to see why)"]
+
+
+MOVE = """
+[members.a]
+[members.b]
+[[scenes]]
+title = "legacy"
+actions = [{ start = "a" }, { start = "b" }]
+[[scenes]]
+title = "dual commit"
+actions = [{ dual_commit = "a" }, { dual_commit = "b" }]
+[[scenes]]
+title = "cutover"
+actions = [{ cutover = "kafka" }]
+"""
+
+
+def test_the_move_s_actions_read_as_written_and_only_modern_protocols_play_them():
+    scenario = parse(MOVE, "mine", "scenario mine.toml")
+    assert scenario.moves and scenario.scenes[2].actions == (Action(CUTOVER, offsets="kafka", reset="latest"),)
+    assert scenario.scenes[1].actions[0].describe() == "restart a with offsets.storage=kafka, dual.commit.enabled=true"
+    assert all(s.changes_membership for s in scenario.scenes)
+    earliest = parse(MOVE.replace('"kafka" }', '"exported", reset = "earliest" }'), "x", "x")
+    assert earliest.scenes[2].actions == (Action(CUTOVER, offsets="exported", reset="earliest"),)
+    check_playable(load("move"), parse_protocols("range,cooperative-sticky,consumer"))
+    with pytest.raises(UsageError, match=r"^shipped scenario move: scene 2, action 1: dual_commit cannot be played by "
+                       r"legacy-range: the move's target is a broker-side group"):
+        check_playable(load("move"), parse_protocols("legacy-range,range"))
+    with pytest.raises(UsageError, match=r"^scenario mine.toml: scene 3, action 2: grow cannot be played in a move"):
+        check_playable(parse(MOVE.replace('"kafka" }', '"kafka" }, { grow = 1 }'), "mine", "scenario mine.toml"),
+                       parse_protocols("range"))
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ('{ cutover = "zk" }', 'scene 3, action 1 (cutover): must say where the modern members find their offsets: '
+                              "'kafka' or 'exported', not 'zk'"),
+    ('{ cutover = "kafka", reset = "none" }', "scene 3, action 1 (cutover): reset: must be 'latest' or 'earliest'"),
+    ('{ cutover = "kafka", seconds = 1 }', "scene 3, action 1 (cutover): seconds: unknown key for cutover "
+                                           "(cutover takes reset)"),
+    ('{ cutover = "kafka" }, { dual_commit = "a" }', "scene 3, action 2 (dual_commit): a is a modern member since "
+                                                     "the cutover (scene 3, action 1)"),
+    ('{ cutover = "kafka" }, { cutover = "kafka" }', "scene 3, action 2 (cutover): the group was cut over already"),
+])
+def test_a_bad_move_is_one_line_naming_the_action(change, message):
+    with pytest.raises(ScenarioError) as caught:
+        parse(MOVE.replace('{ cutover = "kafka" }', change), "mine", "scenario mine.toml")
+    line = str(caught.value)
+    assert "\n" not in line and line.startswith(f"scenario mine.toml: {message}"), line
+
+
+def test_static_members_and_a_bounce_read_as_written_and_only_modern_protocols_play_static_members():
+    text = GOOD.replace("[members.a]", "[members.a]\nstatic = true").replace('{ settle = true }', '{ bounce = "a" }')
+    scenario = parse(text, "mine", "scenario mine.toml")
+    assert scenario.member("a").static and not scenario.member("b").static
+    assert scenario.scenes[1].actions[1] == Action(BOUNCE, "a") and scenario.scenes[1].changes_membership
+    assert Action(BOUNCE, "a").describe() == "bounce a (stop it cleanly, start it again at once)"
+    with pytest.raises(UsageError, match=r"^scenario mine.toml: members.a.static cannot be played by legacy-range: "
+                       r"static membership \(group.instance.id, KIP-345\) has no ZooKeeper equivalent"):
+        check_playable(scenario, parse_protocols("legacy-range,range"))
+    with pytest.raises(ScenarioError, match=r"members.a.static: write static = true or false"):
+        parse(GOOD.replace("[members.a]", "[members.a]\nstatic = 1"), "mine", "scenario mine.toml")

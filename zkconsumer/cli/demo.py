@@ -37,7 +37,7 @@ from zkconsumer.embedded.servers import ServerOptions
 from zkconsumer.errors import UsageError
 from zkconsumer.log import configure_logging
 from zkconsumer.migration.scenes import CONSUMER_ALIAS, KNOWN, Protocol, check_playable, parse_protocols
-from zkconsumer.scenarios.model import Scenario
+from zkconsumer.scenarios.model import RESTART, Scenario
 from zkconsumer.scenarios.parse import load, shipped
 
 
@@ -112,6 +112,10 @@ def run(args: argparse.Namespace) -> int:
         args.strategy, protocols = protocols[0].strategy, None  # the legacy demo itself, narrated step by step
     # the legacy demo plays what its legacy protocol can (an in-place upgrade to KIP-848 it cannot)
     check_playable(scenario, protocols if protocols is not None else (KNOWN[f"legacy-{args.strategy}"],))
+    restart = scenario.uses(RESTART)
+    if protocols is None and restart is not None:
+        raise UsageError(f"{scenario.source}: {restart}: restart is played by the comparison's players (migration "
+                         f"compare, demo --protocol), not by the legacy demo")
     if args.bootstrap_server and not args.zookeeper:
         # The embedded run brings its own broker: a broker given alone would be silently ignored.
         raise UsageError("--bootstrap-server needs --zookeeper (without them the demo uses the embedded environment)")

@@ -76,7 +76,8 @@ def play_protocols(servers: ServerOptions, in_class: ClassroomOptions, settings:
                               rate=scenario.production.rate, pace=max(settings.pace, 1.0),
                               session_timeout_ms=settings.session_timeout_ms, scenario=scenario,
                               prefix=scenario.topic.name)
-    narrator = ProtocolsNarrator(out, legacy={p.name for p in protocols if p.family == "legacy"})
+    # a move's members are legacy ones until its cutover, whatever the protocol (the narrator follows the cutover)
+    narrator = ProtocolsNarrator(out, legacy={p.name for p in protocols if p.family == "legacy" or scenario.moves})
     with contextlib.ExitStack() as stack:  # the run's own front stops whatever ends the play, wherever
         # 2. the servers, as the comparison's
         provided = stack.enter_context(provide_servers(replace(server_options(servers, compare), leave_running=True)))

@@ -35,6 +35,9 @@ _MARKERS: dict[str, str] = {
     ev.DEMO_PARTITIONS_ADDED: "topic {topic} now has {after} partitions (was {before})",
     ev.DEMO_MEMBER_DIED: "{consumer_id} exited on its own (status {returncode})",
     ev.DEMO_NOT_SETTLED: "scene {scene} did not settle: {note}",
+    ev.DEMO_CUTOVER: "cut over: every legacy member stopped; they start again as modern members in the same "
+                     "group (offsets: {offsets}, auto.offset.reset={reset})",
+    ev.DEMO_OFFSETS_TRANSLATED: "exported {partitions} offsets of {group} from ZooKeeper, committed {written} to Kafka",
 }
 
 
@@ -78,6 +81,8 @@ class ProtocolsNarrator:
     def event(self, protocol: str, event: dict[str, Any]) -> None:
         self._tell_observers(event)
         name = str(event.get("event", ""))
+        if name == ev.DEMO_CUTOVER:  # a move's members are legacy ones until its cutover, modern ones after
+            self.legacy.discard(protocol)
         if name in _MARKERS:
             lines = [f"-> {_MARKERS[name].format_map(_Missing(event))}"]
         elif protocol in self.legacy:

@@ -61,7 +61,20 @@ from zkconsumer.members.faults import expire_session, paused
 from zkconsumer.members.group import MemberGroup, MemberProcess
 from zkconsumer.members.recorder import EventRecorder
 from zkconsumer.progress import Waiting
-from zkconsumer.scenarios.model import EXPIRE, GROW, KILL, PAUSE, SETTLE, START, STOP, WAIT, Action, Scenario, Scene
+from zkconsumer.scenarios.model import (
+    BOUNCE,
+    EXPIRE,
+    GROW,
+    KILL,
+    PAUSE,
+    SETTLE,
+    START,
+    STOP,
+    WAIT,
+    Action,
+    Scenario,
+    Scene,
+)
 from zkconsumer.scenarios.parse import load
 from zkconsumer.tools.offset_checker import GroupDescription, describe_group, format_table
 from zkconsumer.tools.verify_rebalance import RebalanceCheck, verify_rebalance
@@ -229,7 +242,7 @@ class RebalanceDemo:
                 continue
             for observer in self.observers:
                 observer.action_played(scene, action)
-        if refused and not any(a.kind in (START, KILL, STOP, EXPIRE) for a in scene.actions):
+        if refused and not any(a.kind in (START, KILL, STOP, BOUNCE, EXPIRE) for a in scene.actions):
             return None  # nothing else in it changes the group: nothing to settle, the scene is skipped
         self._last_told = time.time()
         if self.on_action is not None:
@@ -243,8 +256,10 @@ class RebalanceDemo:
             self._start(action.member)
         elif action.kind == KILL:
             self._kill(action.member)
-        elif action.kind == STOP:
+        elif action.kind in (STOP, BOUNCE):
             self._stop(self.group.members[action.member])
+            if action.kind == BOUNCE:
+                self._start(action.member)
         elif action.kind == PAUSE:
             self._freeze(action.member, action.seconds)
         elif action.kind == EXPIRE:

@@ -192,6 +192,12 @@ class LocalEnvironment:
         except EnvironmentSetupError:
             return None
 
+    def recorded(self) -> dict[str, ProcessRecord]:
+        """The environment's processes by name (``zookeeper``, ``broker``, ``front``, ``bridge``), as its state
+        records them; none where it has no readable state."""
+        state = self._readable_state()
+        return {} if state is None else dict(state["records"])
+
     def front_log(self) -> Path | None:
         """The front's events (JSON lines) of a running environment that has a front."""
         state = self._read_state()

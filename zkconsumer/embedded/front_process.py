@@ -53,6 +53,8 @@ class FrontProcess:
         #: the running front, as the embedded environment records it; ``None`` when it is not started
         self.record: ProcessRecord | None = None
         self.process: subprocess.Popen[bytes] | None = None
+        #: the port a restart keeps, where its clients know it (None: any free port)
+        self.pinned: int | None = None
 
     @property
     def address(self) -> str:
@@ -70,7 +72,14 @@ class FrontProcess:
 
     def argv(self) -> list[str]:
         return [sys.executable, "-m", "zkconsumer.front", "--bootstrap-server", self.bootstrap, "--host", self.host,
-                PORT_OPTION, "0", "--port-file", str(self.port_file), *self.options]
+                PORT_OPTION, str(self.pinned or 0), "--port-file", str(self.port_file), *self.options]
+
+    def restart(self, timeout: float = START_TIMEOUT) -> None:
+        """Stopped (SIGTERM, as :meth:`stop`) and started again on the same port: a coordinator's restart, its
+        clients reconnecting where they knew it."""
+        self.pinned = self.port
+        self.stop()
+        self.start(timeout)
 
     def start(self, timeout: float = START_TIMEOUT) -> FrontProcess:
         """Start the front and wait until it answers; on any failure or interruption the child is stopped before the

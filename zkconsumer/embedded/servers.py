@@ -38,7 +38,8 @@ from zkconsumer.embedded.broker_software import BrokerSoftware, broker_software
 from zkconsumer.embedded.front import BrokerAddresses, front_coordinates_groups
 from zkconsumer.embedded.front_process import FrontProcess
 from zkconsumer.embedded.zookeeper import provide_zookeeper
-from zkconsumer.errors import ServerUnavailableError, UsageError, ZkConsumerError
+from zkconsumer.errors import EnvironmentSetupError, ServerUnavailableError, UsageError, ZkConsumerError
+from zkconsumer.scenarios.model import RESTART_COORDINATOR, RESTART_ZOOKEEPER
 from zkconsumer.zk.client import require_chroot
 from zkconsumer.zk.client import zookeeper as zookeeper_client
 from zkconsumer.zk.cluster import registered_bootstrap
@@ -74,6 +75,45 @@ class ServerOptions:
     zookeeper_option: str = "--zookeeper"
 
 
+class Restarts:
+    """The servers a run can restart, as a scenario's ``restart`` action asks: ``zookeeper`` (the embedded
+    environment's) or ``coordinator`` (the run's own front, else the embedded environment's front where it runs the
+    groups, else its broker); each stopped (SIGTERM) and started again where its clients know it, its data kept
+    (``local up`` heals the environment's). Servers given by address are not the run's to restart."""
+
+    def __init__(self, environment: bool, run_dir: Path | None, front: FrontProcess | None) -> None:
+        self.environment = environment  # the servers are the embedded environment's, in ``run_dir`` (None: default)
+        self.run_dir = run_dir
+        self.front = front
+
+    def refusal(self, server: str) -> str | None:
+        """Why ``server`` cannot be restarted here, or None."""
+        if (self.front is not None and server == RESTART_COORDINATOR) or self.environment:
+            return None
+        return (f"{server} is not this run's to restart: only the embedded environment's servers and the run's own "
+                f"front can be (these were given by address)")
+
+    def restart(self, server: str) -> str:
+        """Stop ``server`` and start it again; returns what was restarted, in words."""
+        if server == RESTART_COORDINATOR and self.front is not None:
+            self.front.restart()
+            return f"the run's own front at {self.front.address}"
+        refused = self.refusal(server)
+        if refused is not None:
+            raise EnvironmentSetupError(refused)
+        from zkconsumer.embedded.environment import LocalEnvironment
+
+        env = LocalEnvironment(self.run_dir)
+        records = env.recorded()
+        front_log = env.front_log()
+        names = ([n for n in records if n == "zookeeper" or n.startswith("zookeeper-")] if server == RESTART_ZOOKEEPER
+                 else ["front"] if front_log is not None and front_coordinates_groups(front_log) else ["broker"])
+        for name in names:
+            records[name].stop()
+        env.up()
+        return f"the embedded environment's {', '.join(names)}"
+
+
 @dataclass(frozen=True)
 class Servers:
     """The addresses of the servers provided."""
@@ -90,6 +130,8 @@ class Servers:
     environment: str | None = None
     #: the embedded environment's run directory the broker may be recorded in (None: the default)
     run_dir: Path | None = None
+    #: what of these servers can be restarted, and how (a scenario's ``restart``)
+    restarts: Restarts | None = None
 
     @property
     def addresses(self) -> BrokerAddresses:
@@ -124,6 +166,7 @@ class _Broker:
     broker: str
     frontable: bool
     front_log: Path | None = None
+    front: FrontProcess | None = None  # the run's own front, once started
 
 
 @contextlib.contextmanager
@@ -140,7 +183,9 @@ def provide_servers(options: ServerOptions) -> Iterator[Servers]:
             broker = stack.enter_context(_broker(options, zookeeper))
         # 2. the run's own front before the broker, where asked for and where the broker is one to front
         broker = stack.enter_context(_fronted(broker, options))
-        yield Servers(zookeeper, broker.bootstrap, broker.broker, broker.front_log, environment, options.run_dir)
+        restarts = Restarts(environment is not None, options.run_dir, broker.front)
+        yield Servers(zookeeper, broker.bootstrap, broker.broker, broker.front_log, environment, options.run_dir,
+                      restarts)
 
 
 @contextlib.contextmanager
@@ -225,7 +270,7 @@ def _fronted(found: _Broker, options: ServerOptions) -> Iterator[_Broker]:
         yield found
         return
     with FrontProcess(found.broker, _workdir(options) / "front", options=options.front_options) as front:
-        yield replace(found, bootstrap=front.address, front_log=front.log_path)
+        yield replace(found, bootstrap=front.address, front_log=front.log_path, front=front)
 
 
 def _workdir(options: ServerOptions) -> Path:

@@ -26,7 +26,8 @@ from zkconsumer.events.spec import Field as F
 __all__ = [
     "CONSUMER_SUBSCRIBED", "CONSUMER_GROUP_PROTOCOL_UNSUPPORTED", "CONSUMER_FATAL_ERROR", "APPLICATION_FAILED",
     "DEMO_MEMBER_DIED", "DEMO_NOT_SETTLED", "DEMO_DRAINING", "DEMO_MEMBER_STOPPING", "MIGRATION_PROTOCOL_STARTED",
-    "MIGRATION_SCENE_SETTLED", "MIGRATION_MEMBER_DIED", "MIGRATION_DRAINED",
+    "MIGRATION_SCENE_SETTLED", "MIGRATION_MEMBER_DIED", "MIGRATION_DRAINED", "DEMO_CUTOVER", "DEMO_OFFSETS_TRANSLATED",
+    "DEMO_SERVER_RESTARTED",
 ]
 
 _MODERN_MEMBER = section("migration.modern_member", "zkconsumer.migration.member")
@@ -138,6 +139,20 @@ DEMO_DRAINING = _MARKERS.event("demo.draining", "info",
     "them (pauses from here on are not counted)")
 DEMO_MEMBER_STOPPING = _MARKERS.event("demo.member_stopping", "info",
     "SIGTERM was sent to the member; `demo.member_stopped` follows when it is gone", shared.CONSUMER_ID)
+DEMO_CUTOVER = _MARKERS.event("demo.cutover", "info",
+    "a move's `cutover`: every legacy member was stopped; its members start again as modern members of the protocol, "
+    "in the same group id", F("offsets", STR, "`kafka` (as the legacy members left them) or `exported` (exported "
+    "from ZooKeeper and imported into Kafka, `demo.offsets_translated`)"),
+    F("reset", STR, "the modern members' `auto.offset.reset`"), F("members", LIST, "the members cut over, by name"))
+DEMO_OFFSETS_TRANSLATED = _MARKERS.event("demo.offsets_translated", "info",
+    "a `cutover` with `exported` offsets: the group's offsets were exported from ZooKeeper and committed to Kafka "
+    "(`zkconsumer offsets migrate --to kafka`), the group idle", shared.GROUP,
+    F("partitions", INT, "offsets found in ZooKeeper"), F("written", INT, "offsets committed to Kafka"),
+    shared.DURATION_MS)
+DEMO_SERVER_RESTARTED = _MARKERS.event("demo.server_restarted", "info",
+    "a scenario's `restart`: a server every protocol shares was stopped (SIGTERM) and started again where its clients "
+    "know it, once for all the protocols, each of which records it", F("server", STR, "`zookeeper` or `coordinator`"),
+    F("restarted", STR, "which process, in words"), shared.DURATION_MS)
 MIGRATION_PROTOCOL_STARTED = _RUNNER.event("migration.protocol_started", "info",
     "a protocol's run begins", shared.PROTOCOL, shared.TOPIC, shared.GROUP)
 MIGRATION_SCENE_SETTLED = _RUNNER.event("migration.scene_settled", "info",

@@ -81,6 +81,7 @@ CLASSIC_STRATEGIES = ("range", "roundrobin", "cooperative-sticky")  # partition.
 CONSUMER_ASSIGNORS = ("uniform", "range")  # group.remote.assignor: Kafka's server-side assignors
 STRATEGIES = tuple(dict.fromkeys(CLASSIC_STRATEGIES + CONSUMER_ASSIGNORS))
 GROUP_PROTOCOLS = ("classic", "consumer")
+AUTO_OFFSET_RESETS = ("earliest", "latest")
 POLL_TIMEOUT_S = 0.1
 UNSUPPORTED_EVENT = ev.CONSUMER_GROUP_PROTOCOL_UNSUPPORTED
 UNSUPPORTED_EXIT = 3  # the member's exit status when the broker cannot run its group protocol
@@ -106,6 +107,11 @@ class ModernOptions(MemberOptions, ApplicationOptions):
     fetch_after_revoke_ms: int = option(0, metavar="MS", help="a fault, for tests of the comparison's assertions: "
                                         "go on fetching the partitions given up, and handing their messages to the "
                                         "application, for MS after each revocation (default 0: never)")
+    group_instance_id: str = option("", metavar="ID", help="group.instance.id: a static member (KIP-345), which "
+                                    "keeps its place in the group across a restart within its session")
+    auto_offset_reset: str = option("earliest", choices=AUTO_OFFSET_RESETS,
+                                    help="where a partition without a committed offset starts (default earliest: the "
+                                    "comparison's own groups; latest is Kafka's default, what a moved group meets)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -116,14 +122,16 @@ def command(*, bootstrap: str, group: str, topic: str, consumer_id: str, strateg
             session_timeout_ms: int = 6000, output: Path | None = None, stop_at_stdin_eof: bool = False,
             group_protocol: str = "classic", revoke_ms: int = 0, app: Application | None = None,
             heartbeat_interval_ms: int = 0, delivery_format: str = "plain",
-            fetch_after_revoke_ms: int = 0) -> list[str]:
+            fetch_after_revoke_ms: int = 0, auto_offset_reset: str = "earliest",
+            group_instance_id: str = "") -> list[str]:
     """The command line that starts this member process with these settings (see :func:`build_parser`)."""
     return ModernOptions(**(app.options() if app is not None else {}),
                          bootstrap=bootstrap, group=group, topic=topic, consumer_id=consumer_id, strategy=strategy,
                          session_timeout_ms=session_timeout_ms, output=output, stop_at_stdin_eof=stop_at_stdin_eof,
                          group_protocol=group_protocol, revoke_ms=revoke_ms,
                          heartbeat_interval_ms=heartbeat_interval_ms, delivery_format=delivery_format,
-                         fetch_after_revoke_ms=fetch_after_revoke_ms).argv()
+                         fetch_after_revoke_ms=fetch_after_revoke_ms, auto_offset_reset=auto_offset_reset,
+                         group_instance_id=group_instance_id).argv()
 
 
 def incremental(strategy: str, group_protocol: str = "classic") -> bool:
@@ -312,7 +320,8 @@ def check_strategy(strategy: str, group_protocol: str) -> None:
 
 def consumer_config(*, bootstrap: str, group: str, consumer_id: str, strategy: str = "range",
                     session_timeout_ms: int = 6000, group_protocol: str = "classic",
-                    heartbeat_interval_ms: int = 0) -> dict[str, object]:
+                    heartbeat_interval_ms: int = 0, auto_offset_reset: str = "earliest",
+                    group_instance_id: str = "") -> dict[str, object]:
     """Short intervals, as the legacy member's, so that each change shows within a second or two (the module's
     docstring says why each).
 
@@ -325,9 +334,10 @@ def consumer_config(*, bootstrap: str, group: str, consumer_id: str, strategy: s
     Raises ValueError for a strategy the protocol does not have (:func:`check_strategy`)."""
     check_strategy(strategy, group_protocol)
     config: dict[str, object] = {
-        "bootstrap.servers": bootstrap, "group.id": group, "client.id": consumer_id, "auto.offset.reset": "earliest",
+        "bootstrap.servers": bootstrap, "group.id": group, "client.id": consumer_id,
+        "auto.offset.reset": auto_offset_reset,
         "enable.auto.commit": True, "auto.commit.interval.ms": 200, "topic.metadata.refresh.interval.ms": 1000,
-        "log_level": 3,
+        "log_level": 3, **({"group.instance.id": group_instance_id} if group_instance_id else {}),
     }
     if group_protocol == "consumer":
         return {**config, "group.protocol": "consumer", "group.remote.assignor": strategy}
@@ -380,7 +390,8 @@ def consume(args: argparse.Namespace, stop: threading.Event, output: TextIO | No
     events = RebalanceEvents(args.consumer_id, args.group, args.strategy, args.group_protocol, args.revoke_ms, app)
     config = consumer_config(bootstrap=args.bootstrap, group=args.group, consumer_id=args.consumer_id,
                              strategy=args.strategy, session_timeout_ms=args.session_timeout_ms,
-                             group_protocol=args.group_protocol, heartbeat_interval_ms=args.heartbeat_interval_ms)
+                             group_protocol=args.group_protocol, heartbeat_interval_ms=args.heartbeat_interval_ms,
+                             auto_offset_reset=args.auto_offset_reset, group_instance_id=args.group_instance_id)
     watch = UnsupportedWatch()
     if args.group_protocol == "consumer":
         config = watched(config, watch)

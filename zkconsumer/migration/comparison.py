@@ -23,7 +23,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from zkconsumer.embedded.servers import ServerOptions, Servers, provide_servers
 from zkconsumer.errors import UsageError
@@ -54,7 +54,16 @@ from zkconsumer.migration.scenes import (
     parse_protocols,
 )
 from zkconsumer.migration.timeouts import SAME, SETTINGS_MODES, outside_bounds, session_scenes, too_short
-from zkconsumer.scenarios.model import MAX_REVOKE_MS, UPGRADE, Scenario
+from zkconsumer.scenarios.model import (
+    CUTOVER,
+    CUTOVER_OFFSETS_SAID,
+    DUAL_COMMIT,
+    MAX_REVOKE_MS,
+    MOVE_LEGACY_STRATEGY,
+    RESTART,
+    UPGRADE,
+    Scenario,
+)
 from zkconsumer.scenarios.parse import load
 
 if TYPE_CHECKING:
@@ -151,15 +160,16 @@ def plan(output_dir: Path, *, scenario: str | Scenario | None = None, protocols:
 def without_unplayable(scenario: Scenario, protocols: tuple[Protocol, ...],
                        say: Callable[[str], None]) -> tuple[Protocol, ...]:
     """The default protocols for a scenario only legacy members can play (it expires a session or sets members'
-    settings): the legacy ones; for one only modern members can play (it upgrades a member to KIP-848 in place):
-    the modern ones; with one line saying which were left out and why (named in ``--protocols``, one is refused
-    instead)."""
+    settings): the legacy ones; for one only modern protocols can play (it upgrades a member to KIP-848 in place,
+    or plays the move from ZooKeeper): the modern ones; with one line saying which were left out and why (named in
+    ``--protocols``, one is refused instead)."""
     if modern_only(scenario):
         kept = tuple(p for p in protocols if p.family == "modern")
         left = [p.name for p in protocols if p.family != "modern"]
         if left:
-            say(f"{PREFIX}{', '.join(left)} left out: {scenario.source} upgrades members to KIP-848 in place, which "
-                f"a ZooKeeper group cannot do (name them in --protocols to see why)")
+            does = ("plays the move from ZooKeeper, whose target is a broker-side group" if scenario.moves else
+                    "upgrades members to KIP-848 in place, which a ZooKeeper group cannot do")
+            say(f"{PREFIX}{', '.join(left)} left out: {scenario.source} {does} (name them in --protocols to see why)")
         return kept
     if not legacy_only(scenario):
         return protocols
@@ -180,11 +190,25 @@ def compare(settings: CompareSettings, servers: ServerOptions, *, coordinator: s
     with provide_servers(server_options(servers, settings, coordinator)) as provided:
         settings = identified(on_servers(settings, provided, coordinator), default_protocols, say, asked=coordinator,
                               software=provided.broker_software)
+        check_restarts(settings)
         if provided.environment is not None:  # as the run uses them: the broker itself, where its own is asked for
             say(replace(provided, bootstrap=settings.bootstrap).describe())
         if settings.identity is not None and any(p.family == "modern" for p in settings.protocols):
             say(f"modern groups at {settings.identity.name}")
         return _played(settings, _where(provided, settings.bootstrap), on_scene)
+
+
+def check_restarts(settings: CompareSettings) -> None:
+    """Refuse, before anything plays, a scenario's ``restart`` of a server the run cannot restart (one given by
+    address), in one line."""
+    for scene in settings.scenario.scenes:
+        for j, action in enumerate(scene.actions, 1):
+            if action.kind != RESTART:
+                continue
+            refused = ("nothing can be restarted here" if settings.restarts is None
+                       else settings.restarts.refusal(action.server))
+            if refused is not None:
+                raise UsageError(f"{settings.scenario.source}: scene {scene.number}, action {j}: restart: {refused}")
 
 
 def server_options(servers: ServerOptions, settings: CompareSettings, coordinator: str | None = None) -> ServerOptions:
@@ -202,7 +226,8 @@ def on_servers(settings: CompareSettings, servers: Servers, coordinator: str | N
     (a front holding a topic smaller refuses a produce to a partition it does not show yet)."""
     direct = coordinator == "broker"
     return replace(settings, zookeeper=servers.zookeeper, bootstrap=servers.broker if direct else servers.bootstrap,
-                   coordinator_events=None if direct else servers.front_log, producer_bootstrap=servers.broker)
+                   coordinator_events=None if direct else servers.front_log, producer_bootstrap=servers.broker,
+                   restarts=servers.restarts)
 
 
 def _where(servers: Servers, bootstrap: str) -> str:
@@ -361,10 +386,25 @@ def written(settings: CompareSettings, runs: Sequence[ProtocolRun],
             strict=True)),
         "timeouts": {name: t.as_json() for name, t in timeouts.items()},
         "session_scenes": list(session_scenes(settings.scenario)),
+        "move": move_settings(settings.scenario),
         "scenario": settings.scenario.name,
         "revoke_ms": {m.name: settings.member_revoke_ms(m.name) for m in settings.scenario.members}},
         meta, member_settings(settings), coordinator_line(identity))
     return results, json_path, html_path
+
+
+def move_settings(scenario: Scenario) -> dict[str, Any] | None:
+    """A move from ZooKeeper as ``report.json`` says it: its legacy members' assignor, whether they dual-committed,
+    the cutover's scene, where the modern members found their offsets and their ``auto.offset.reset``; None for a
+    scenario that plays no cutover."""
+    for scene in scenario.scenes:
+        for action in scene.actions:
+            if action.kind == CUTOVER:
+                return {"legacy": f"partition.assignment.strategy={MOVE_LEGACY_STRATEGY}",
+                        "dual_commit": scenario.uses(DUAL_COMMIT) is not None, "cutover_scene": scene.number,
+                        "offsets": action.offsets, "reset": action.reset,
+                        "offsets_said": CUTOVER_OFFSETS_SAID[action.offsets]}
+    return None
 
 
 def coordinator_line(identity: CoordinatorIdentity | None) -> str | None:

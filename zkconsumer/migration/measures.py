@@ -9,7 +9,10 @@ member fetched (from the moment the step began), ``rebalance.release`` stops the
 ``rebalance.completed`` makes ``owned`` what the member fetches, ``rebalance.listener_before_release`` (the
 application's revoke work, :mod:`zkconsumer.members.revoke_cost`) stops everything the member fetched while it ran
 (the member delivers nothing meanwhile) and resumes what it names ``kept``, ``session.expired`` drops what it names and
-``consumer.shutting_down``, ``demo.member_killed`` and ``demo.member_died`` stop everything. A partition is
+``consumer.shutting_down``, ``demo.member_killed``, ``demo.member_died`` and ``demo.member_stopped`` stop
+everything. The group is *down*
+while it fetches no partition at all, from the first fetch on: the downtime of a move from ZooKeeper, whose cutover
+stops every member before the modern ones start. A partition is
 *paused* while nobody fetches it, from the moment its last fetcher stopped to the next start: a partition that
 was never fetched yet (the start of the run) is not paused, and what happens once the runner stops the script
 (``demo.draining``: production stopped, the last members about to leave) is not counted. A pause, a rebalance,
@@ -30,7 +33,9 @@ SCENE = ev.DEMO_SCENE
 REVOKE_WORK = ev.REBALANCE_LISTENER_BEFORE_RELEASE
 DRAINING = ev.DEMO_DRAINING
 DIED = ev.DEMO_MEMBER_DIED
-_STOP_ALL = (ev.CONSUMER_SHUTTING_DOWN, ev.DEMO_MEMBER_KILLED, DIED)
+#: the member fetches nothing from here on: it is leaving, or its process is gone (a legacy member's rebalance under
+#: way when it was told to stop may complete during its shutdown, its fetchers stopped again before it exits)
+_STOP_ALL = (ev.CONSUMER_SHUTTING_DOWN, ev.DEMO_MEMBER_KILLED, DIED, ev.DEMO_MEMBER_STOPPED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +124,7 @@ class Figures:
     paused_partitions: int
     moved_partitions: int
     settle_ms: float
+    downtime_ms: float = 0.0  # time with no partition fetched by anyone (after the first fetch)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +179,7 @@ class _Fetching:
         self.open: dict[int, tuple[float, str, int]] = {}
         self.pauses: list[Pause] = []
         self.moves: list[tuple[float, int]] = []  # (time, scene)
+        self.changes: list[tuple[float, int]] = []  # (time, +1 or -1): a partition's first fetcher came or last went
         self.draining_at = draining_at
         self.since: dict[tuple[str, int], float] = {}  # (member, partition): fetched since
         self.tenures: list[tuple[str, int, float, float]] = []  # (member, partition, start, end)
@@ -185,6 +192,8 @@ class _Fetching:
             self.by_member[member].discard(p)
             self.fetchers[p].discard(member)
             self.tenures.append((member, p, self.since.pop((member, p), time), time))
+            if not self.fetchers[p]:
+                self.changes.append((time, -1))
             if not self.fetchers[p] and time < self.draining_at:
                 self.open[p] = (time, member, scene)
 
@@ -194,6 +203,8 @@ class _Fetching:
                 continue
             self.overlaps.extend(DoubleOwnership(p, time, old, member) for old in sorted(self.fetchers[p]))
             self.by_member[member].add(p)
+            if not self.fetchers[p]:
+                self.changes.append((time, 1))
             self.fetchers[p].add(member)
             self.since[(member, p)] = time
             previous = self.last_fetcher.get(p)
@@ -217,6 +228,25 @@ class _Fetching:
                 found.append(DoubleOwnership(d.partition, at, other, d.member, d.offset))
         return found
 
+    def down(self, until: float) -> list[tuple[float, float]]:
+        """The spans, before ``until``, in which nobody fetched any partition, once some partition had been
+        fetched."""
+        spans: list[tuple[float, float]] = []
+        fetched, began, down_since = 0, False, None
+        for time, change in sorted(self.changes):
+            if time >= until:
+                break
+            before, fetched = fetched, fetched + change
+            began = began or fetched > 0
+            if began and before > 0 and fetched == 0:
+                down_since = time
+            elif before == 0 and fetched > 0 and down_since is not None:
+                spans.append((down_since, time))
+                down_since = None
+        if down_since is not None:
+            spans.append((down_since, until))
+        return spans
+
     def finish(self) -> tuple[Pause, ...]:
         unfinished = [Pause(p, start, None, before, None, scene) for p, (start, before, scene) in self.open.items()]
         return tuple(sorted(self.pauses + unfinished, key=lambda pause: (pause.start, pause.partition)))
@@ -229,7 +259,7 @@ def measure(protocol: str, events: Sequence[Event], produced: Sequence[Produced]
     them ``<member>``."""
     ordered = sorted(events, key=lambda e: (e.timestamp, e.line))
     if not ordered:
-        empty = _figures(produced, deliveries, 0, 0, (), 0.0, [], 0.0)
+        empty = _figures(produced, deliveries, 0, 0, (), 0.0, [], 0.0, [])
         return ProtocolMeasures(protocol, empty, (), (), (), 0.0)
     timeline = build_timeline(ordered)
     origin: datetime = timeline.origin or ordered[0].timestamp
@@ -292,6 +322,7 @@ def measure(protocol: str, events: Sequence[Event], produced: Sequence[Produced]
     double = tuple(sorted((replace(o, old=o.old.removeprefix(prefix), new=o.new.removeprefix(prefix))
                            for o in fetching.overlaps + fetching.late(timed)), key=lambda o: (o.at, o.partition)))
     end = timeline.end
+    down = [(start, stop, scene_at(start)) for start, stop in fetching.down(min(draining_at, end))]
     rounds = [(r.start, r.end, sum(x.failed_attempts for x in r.rebalances))
               for r in rebalance_rounds(timeline) if r.start < draining_at]
 
@@ -304,10 +335,10 @@ def measure(protocol: str, events: Sequence[Event], produced: Sequence[Produced]
                       default=start)
         scene_figures.append(SceneFigures(number, title, start, _figures(
             [m for m in produced if m.scene == number], deliveries, len(in_scene), sum(r[2] for r in in_scene),
-            scene_pauses, end, [t for t, s in fetching.moves if s == number], (settled - start) * 1000),
-            _group_protocols(running, stop)))
+            scene_pauses, end, [t for t, s in fetching.moves if s == number], (settled - start) * 1000,
+            [d for d in down if d[2] == number]), _group_protocols(running, stop)))
     total = _figures(produced, deliveries, len(rounds), sum(r[2] for r in rounds), pauses, end,
-                     [t for t, _ in fetching.moves], sum(s.figures.settle_ms for s in scene_figures))
+                     [t for t, _ in fetching.moves], sum(s.figures.settle_ms for s in scene_figures), down)
     return ProtocolMeasures(protocol, total, tuple(scene_figures), pauses, tuple(failures), end, double)
 
 
@@ -326,8 +357,10 @@ def _partitions(value: object, topic: str) -> list[int]:
 
 
 def _figures(produced: Sequence[Produced], deliveries: Sequence[Delivery], rebalances: int, failed_attempts: int,
-             pauses: Sequence[Pause], end: float, moves: Sequence[float], settle_ms: float) -> Figures:
-    """Deliveries count for the messages in ``produced`` only: per scene, the messages produced in that scene."""
+             pauses: Sequence[Pause], end: float, moves: Sequence[float], settle_ms: float,
+             down: Sequence[tuple[float, float, int]]) -> Figures:
+    """Deliveries count for the messages in ``produced`` only: per scene, the messages produced in that scene.
+    ``down``: the spans (start, end, scene) in which the group fetched nothing."""
     ids = identity(produced)
     wanted = {ids.produced(m) for m in produced}
     counts: Mapping[Hashable, int] = Counter(ids.delivered(d) for d in deliveries if ids.delivered(d) in wanted)
@@ -344,4 +377,5 @@ def _figures(produced: Sequence[Produced], deliveries: Sequence[Delivery], rebal
         paused_partitions=len({p.partition for p in pauses}),
         moved_partitions=len(moves),
         settle_ms=round(settle_ms, 1),
+        downtime_ms=round(sum(end - start for start, end, _ in down) * 1000, 1),
     )

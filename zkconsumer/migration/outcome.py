@@ -88,6 +88,8 @@ class ProtocolOutcome:
     committed_error: str | None = None
     # every moment a partition was held by two members at once (:class:`~zkconsumer.migration.measures.DoubleOwnership`)
     double_ownership: tuple[DoubleOwnership, ...] = ()
+    # time in which the group fetched no partition at all (a move's cutover stops every member), in ms
+    downtime_ms: float = 0.0
 
     @property
     def named(self) -> str:
@@ -134,6 +136,14 @@ class ComparisonResult:
             if longest_ms is not None and o.longest_pause_ms > longest_ms:
                 raise AssertionError(f"{o.named} paused a partition for {o.longest_pause_ms:g} ms, longer than "
                                      f"{longest_ms:g} ms")
+
+    def assert_downtime_at_most(self, ms: float) -> None:
+        """No protocol's group went without fetching any partition for more than ``ms`` in all (a move's cutover,
+        an eager rebalance of every member)."""
+        for o in self.protocols.values():
+            if o.downtime_ms > ms:
+                raise AssertionError(f"{o.named} fetched no partition at all for {o.downtime_ms:g} ms, more than "
+                                     f"{ms:g} ms")
 
     def assert_no_application_failures(self) -> None:
         """The application raised on nothing, under any protocol."""
@@ -241,7 +251,8 @@ def outcome(protocol: str, total: Figures, produced: Sequence[Produced], deliver
         application_failures=application_failures(events), member_failures=tuple(failures), error=error,
         events=events_path, state_dir=state_dir, produced_messages=tuple(produced), coordinator=coordinator,
         delivered_messages=tuple(deliveries), committed=None if committed is None else dict(committed),
-        committed_error=committed_error, double_ownership=tuple(double_ownership))
+        committed_error=committed_error, double_ownership=tuple(double_ownership),
+        downtime_ms=total.downtime_ms)
 
 
 def out_of_order(sightings: Iterable[tuple[Hashable, int]]) -> list[tuple[int, int]]:

@@ -100,6 +100,29 @@ class SummaryRow:
     paused_partitions: int
     moved: int
     settle_s: str
+    downtime_s: str = "0.0"
+
+
+@dataclass(frozen=True, slots=True)
+class MoveRow:
+    """A move from ZooKeeper to one protocol, in the figures a migrating team asks for: how long the group fetched
+    nothing (in all, and in the cutover's scene), what was delivered twice and what was skipped (never delivered)."""
+
+    protocol: str
+    downtime_s: float
+    cutover_downtime_s: float
+    duplicates: int
+    skipped: int
+
+
+def move_rows(results: Sequence[ProtocolResult], cutover_scene: int) -> list[MoveRow]:
+    rows = []
+    for r in results:
+        t = r.measures.total
+        cutover = next((s.figures.downtime_ms for s in r.measures.scenes if s.scene == cutover_scene), 0.0)
+        rows.append(MoveRow(r.protocol.name, round(t.downtime_ms / 1000, 2), round(cutover / 1000, 2), t.duplicates,
+                            t.lost))
+    return rows
 
 
 def _figures_json(figures: Figures) -> dict[str, Any]:
@@ -132,7 +155,10 @@ def report_json(results: Sequence[ProtocolResult], settings: dict[str, Any],
     tansu = coordinator == "broker" and identity.get("cluster_id") == TANSU_CLUSTER_ID
     broker = coordinator_note(session_timeout_ms) if tansu and isinstance(session_timeout_ms, int) else None
     said = verdict(protocols, timeouts, settings.get("session_scenes") or ())
-    return {"note": NOTE, "broker_note": broker, **settings, "coordinator": coordinator,
+    move = settings.get("move")
+    if move:  # the move's figures by protocol, beside what the run played
+        move = {**move, "protocols": {row.protocol: asdict(row) for row in move_rows(results, move["cutover_scene"])}}
+    return {"note": NOTE, "broker_note": broker, **settings, "move": move, "coordinator": coordinator,
             "verdict": {"overall": list(said.overall), "scenes": [{"label": label, "sentence": sentence}
                                                                   for label, sentence in said.scenes]},
             "member_settings": {m.family: {"member": m.member, **dict(m.settings)} for m in members},
@@ -201,14 +227,16 @@ def group_protocol_rows(results: Sequence[ProtocolResult]) -> list[tuple[str, li
 
 
 def render_report(results: Sequence[ProtocolResult], meta: str, members: Sequence[MemberSettings] = (),
-                  broker_note: str | None = None, said: Verdict | None = None, coordinator: str | None = None) -> str:
+                  broker_note: str | None = None, said: Verdict | None = None, coordinator: str | None = None,
+                  move: dict[str, Any] | None = None) -> str:
     """The page; ``coordinator``: the modern groups' coordinator with its version, in words (shown where a modern
-    protocol played)."""
+    protocol played); ``move``: a move from ZooKeeper's ``report.json`` entry (its figures lead the page)."""
     names = [r.protocol.name for r in results]
     totals = [r.measures.total for r in results]
     rows = [SummaryRow(r.protocol.name, r.protocol.kind, r.protocol.rebalancing, t.produced, t.delivered, t.lost,
                        t.duplicates, t.rebalances, t.failed_attempts, f"{t.partition_seconds_paused:.2f}",
-                       f"{t.max_pause_ms:.0f}", t.paused_partitions, t.moved_partitions, f"{t.settle_ms / 1000:.1f}")
+                       f"{t.max_pause_ms:.0f}", t.paused_partitions, t.moved_partitions, f"{t.settle_ms / 1000:.1f}",
+                       f"{t.downtime_ms / 1000:.2f}")
             for r, t in zip(results, totals, strict=True)]
     # the scenes played (the run's scenario), as the runs' own markers name them
     played = sorted({(s.scene, s.title) for r in results for s in r.measures.scenes})
@@ -252,7 +280,8 @@ def render_report(results: Sequence[ProtocolResult], meta: str, members: Sequenc
                        timelines=timelines, timeline_legend=timeline_legend, members=members,
                        broker_note=broker_note, scene_labels=scene_labels,
                        group_protocols=group_protocol_rows(results),
-                       verdict=said or Verdict((), ()),
+                       verdict=said or Verdict((), ()), move=move,
+                       move_rows=[MoveRow(**row) for row in (move or {}).get("protocols", {}).values()],
                        coordinator=coordinator if any(r.protocol.family == "modern" for r in results) else None)
 
 
@@ -263,5 +292,5 @@ def write_report(output_dir: Path, results: Sequence[ProtocolResult], settings: 
     report = report_json(results, settings, members)
     json_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     html_path.write_text(render_report(results, meta, members, report["broker_note"], read_verdict(report),
-                                       coordinator), encoding="utf-8")
+                                       coordinator, report["move"]), encoding="utf-8")
     return json_path, html_path

@@ -2,7 +2,9 @@
 
 Every protocol gets a topic and a group of its own (``migration-<protocol>-<run id>``): the legacy group lives in
 ZooKeeper, the modern ones at the broker's group coordinator, and the two kinds ignore each other, so sharing a
-group would only double-consume (KIP-125). The protocols play the script at the same time, each in a thread of
+group would only double-consume (KIP-125). A move from ZooKeeper (a scenario with ``dual_commit`` or ``cutover``)
+is the exception by design: its group id is the protocol's, run by legacy members until the cutover stops them all
+and starts them again as members of the protocol. The protocols play the script at the same time, each in a thread of
 its own, on one clock (:class:`SceneClock`): every scene begins for every protocol at the same moment, once each
 protocol has settled the scene before and produced steadily for ``pace`` seconds after it, and production to
 every topic runs from the first scene's start to the moment the last protocol finished the script. So every
@@ -78,10 +80,16 @@ from zkconsumer.migration.timeouts import (
     member_timeouts,
 )
 from zkconsumer.scenarios.model import (
+    BOUNCE,
+    CUTOVER,
+    DUAL_COMMIT,
+    DUAL_COMMIT_CONFIG,
     EXPIRE,
     GROW,
     KILL,
+    MOVE_LEGACY_STRATEGY,
     PAUSE,
+    RESTART,
     SETTLE,
     START,
     STOP,
@@ -99,6 +107,7 @@ from zkconsumer.zk.persistent import ensure_path
 
 if TYPE_CHECKING:
     from zkconsumer.bridge.metadata_bridge import MetadataBridge
+    from zkconsumer.embedded.servers import Restarts
 
 EVENTS_FILE = "events.jsonl"
 PRODUCED_FILE = "produced.txt"
@@ -161,6 +170,9 @@ class CompareSettings:
     # a fault for tests of the assertions: every modern member goes on fetching what it gave up for this long
     # (:class:`~zkconsumer.members.modern_member.KeepFetching`); 0: none
     fetch_after_revoke_ms: int = 0
+    # what of the servers a scenario's ``restart`` may restart (:class:`~zkconsumer.embedded.servers.Restarts`);
+    # None: nothing
+    restarts: Restarts | None = None
 
     def name(self, protocol: Protocol) -> str:
         return f"{self.prefix}-{protocol.name}-{self.run_id}"
@@ -211,22 +223,30 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
     session and heartbeat are its coordinator's, as it reported them."""
     skip = {"zookeeper.connect", "bootstrap.servers", "group.id", "consumer.id", "client.id", "log_level"}
     legacy_session, _ = member_timeouts("zookeeper", settings.settings_mode, settings.session_timeout_ms)
-    legacy_config = legacy_member.member_config(zookeeper="", group="", consumer_id="", strategy="<protocol>",
+    cutover = first_action(settings.scenario, CUTOVER)
+    legacy_config = legacy_member.member_config(zookeeper="", group="", consumer_id="",
+                                                strategy=MOVE_LEGACY_STRATEGY if cutover else "<protocol>",
                                                 session_timeout_ms=legacy_session)
     classic_session, classic_heartbeat = member_timeouts("classic", settings.settings_mode, settings.session_timeout_ms)
+    reset = modern_member.AUTO_OFFSET_RESETS[0] if cutover is None else cutover.reset
     modern_config = {**modern_member.consumer_config(bootstrap="", group="", consumer_id="",
                                                      session_timeout_ms=classic_session,
-                                                     heartbeat_interval_ms=classic_heartbeat),
+                                                     heartbeat_interval_ms=classic_heartbeat, auto_offset_reset=reset),
                      "partition.assignment.strategy": "<protocol>"}
     legacy = tuple((k, str(v)) for k, v in legacy_config.items() if k not in skip)
     modern = tuple((k, str(v)) for k, v in modern_config.items() if k not in skip)
     poll = ("poll() timeout", f"{modern_member.POLL_TIMEOUT_S * 1000:g} ms")
     revoke = ("revoke cost (the application's, revoke_ms)", settings.revoke_costs())
     legacy += (revoke,)
+    if settings.scenario.uses(DUAL_COMMIT) is not None:
+        legacy += (("after dual_commit", ", ".join(f"{k}={v}" for k, v in DUAL_COMMIT_CONFIG)),)
     modern += (("max.poll.interval.ms", "300000 (librdkafka default)"), poll, revoke)
+    static = [m.name for m in settings.scenario.members if m.static]
+    if static:
+        modern += (("group.instance.id", f"<group>_<member> for the static members: {', '.join(static)}"),)
     own = ("everything else", "the member's own (docs: writing a member in another language)")
     if settings.member is not None:  # the team's consumer: what the run told it; the rest (revoke work too) its own
-        told = ("session.timeout.ms", "heartbeat.interval.ms")
+        told = ("session.timeout.ms", "heartbeat.interval.ms", "group.instance.id")
         modern = (*((f"{k} (told)", v) for k, v in modern if k in told), own)
     program = modern_member.MODULE if settings.member is None else str(settings.member)
     found = [MemberSettings("legacy", legacy_member.MODULE, legacy), MemberSettings("modern", program, modern)]
@@ -236,7 +256,7 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
         consumer_protocol = KIP848_PROTOCOLS[CONSUMER_DEFAULT]  # what the upgraded members run
     if consumer_protocol is not None:
         consumer_config = {**modern_member.consumer_config(bootstrap="", group="", consumer_id="", strategy="uniform",
-                                                           group_protocol="consumer"),
+                                                           group_protocol="consumer", auto_offset_reset=reset),
                            "group.remote.assignor": "<protocol>"}
         consumer = tuple((k, str(v)) for k, v in consumer_config.items() if k not in skip)
         timeouts = settings.timeouts(consumer_protocol)
@@ -251,6 +271,11 @@ def member_settings(settings: CompareSettings) -> tuple[MemberSettings, ...]:
             consumer = (("session and heartbeat", said), own)
         found.append(MemberSettings("consumer", program, consumer))
     return tuple(found)
+
+
+def first_action(scenario: Scenario, kind: str) -> Action | None:
+    """The scenario's first action of ``kind``, or None."""
+    return next((a for scene in scenario.scenes for a in scene.actions if a.kind == kind), None)
 
 
 class PlayObserver(Interface):
@@ -352,6 +377,24 @@ def delivery_of(member: str, line: str) -> Delivery | None:
             return None
         return Delivery(member, int(timed[2]), int(timed[3]), timed[4], at)
     return None
+class ServerFaults:
+    """A scenario's ``restart`` of a server every protocol shares: played once, by the first player to reach it (the
+    scenes begin together), the others waiting for it; each records it."""
+
+    def __init__(self, restarts: Restarts | None) -> None:
+        self.restarts = restarts
+        self._lock = threading.Lock()
+        self._done: dict[tuple[int, int], tuple[str, float]] = {}
+
+    def restart(self, where: tuple[int, int], server: str) -> tuple[str, float]:
+        """What was restarted, in words, and in how many ms; ``where``: the action's scene and place in it."""
+        with self._lock:
+            if where not in self._done:
+                if self.restarts is None:
+                    raise RuntimeError(f"restart {server}: these servers cannot be restarted")
+                began = time.monotonic()
+                self._done[where] = (self.restarts.restart(server), elapsed_ms(began))
+            return self._done[where]
 
 
 class _Player:
@@ -360,8 +403,10 @@ class _Player:
 
     def __init__(self, settings: CompareSettings, run: ProtocolRun, zk_connect: str, stop: threading.Event,
                  on_scene: Callable[[str, Scene, bool, float], None] | None, clock: SceneClock,
-                 number: int, grow: Callable[[ProtocolRun, int], None], observer: PlayObserver | None = None) -> None:
+                 number: int, grow: Callable[[ProtocolRun, int], None], observer: PlayObserver | None = None,
+                 faults: ServerFaults | None = None) -> None:
         self.settings = settings
+        self.faults = faults or ServerFaults(settings.restarts)
         self.grow = grow  # shows the run's topic with this many partitions to its members
         self.observer = observer
         self.run = run
@@ -376,6 +421,8 @@ class _Player:
         self.unsupported_reason: str | None = None
         self.given_up: set[tuple[object, object]] = set()  # (partition, offset) of the messages the application refused
         self.upgraded: set[str] = set()  # members an ``upgrade`` restarted with group.protocol=consumer: they keep it
+        self.dual_commit: set[str] = set()  # legacy members a ``dual_commit`` restarted: they keep its settings
+        self.cutover: Action | None = None  # a move's cutover, once played: every member starts as a modern one
 
     # --- the script -----------------------------------------------------------------------------------
 
@@ -393,7 +440,12 @@ class _Player:
                 if self.observer is not None:
                     self.observer.scene(run.protocol.name, scene)
                 began = time.monotonic()
-                for action in scene.actions:
+                for index, action in enumerate(scene.actions):
+                    if action.kind == RESTART:
+                        restarted, took_ms = self.faults.restart((scene.number, index), action.server)
+                        self.marker(ev.DEMO_SERVER_RESTARTED, server=action.server, restarted=restarted,
+                                    duration_ms=took_ms)
+                        continue
                     self.act(action, scene)
                 settled = self.settle(scene)
                 if self.stop.is_set():
@@ -432,6 +484,9 @@ class _Player:
         if action.kind == SETTLE:
             self.settle(scene)
             return
+        if action.kind == CUTOVER:
+            self.cut_over(action)
+            return
         member = self.group.members[action.member]
         if not member.alive:
             return
@@ -447,13 +502,55 @@ class _Player:
             expired = expire_session(self.zk_connect, self.session_file(action.member))
             self.marker(ev.DEMO_SESSION_EXPIRED, consumer_id=member.consumer_id, forced=expired)
         else:
-            assert action.kind in (STOP, UPGRADE)
-            self.marker(ev.DEMO_MEMBER_STOPPING, consumer_id=member.consumer_id)
-            self.group.stop(member, timeout=20.0, while_waiting=lambda: self.pump(0.1))
-            self.marker(ev.DEMO_MEMBER_STOPPED, consumer_id=member.consumer_id)
-            if action.kind == UPGRADE:  # a deploy changing group.protocol alone: started again at once
+            assert action.kind in (STOP, UPGRADE, DUAL_COMMIT, BOUNCE)
+            self.stop_member(action.member)
+            if action.kind == BOUNCE:
+                self.start_member(action.member)
+            elif action.kind == UPGRADE:  # a deploy changing group.protocol alone: started again at once
                 self.upgraded.add(action.member)
                 self.start_member(action.member)
+            elif action.kind == DUAL_COMMIT:  # the same for offsets.storage and dual.commit.enabled
+                self.dual_commit.add(action.member)
+                self.start_member(action.member)
+
+    def stop_member(self, name: str) -> None:
+        """SIGTERM, waited for: the member commits and leaves cleanly."""
+        member = self.group.members[name]
+        self.marker(ev.DEMO_MEMBER_STOPPING, consumer_id=member.consumer_id)
+        self.group.stop(member, timeout=20.0, while_waiting=lambda: self.pump(0.1))
+        self.marker(ev.DEMO_MEMBER_STOPPED, consumer_id=member.consumer_id)
+
+    def cut_over(self, action: Action) -> None:
+        """The move's second step: every legacy member stopped at once (each commits as it leaves), the offsets
+        carried over where the action says so, then every one of them started again as a modern member of the
+        protocol, in the same group id."""
+        moved = [name for name, member in self.group.members.items() if member.alive]
+        for name in moved:  # all at once, as a deploy scaled to nothing: none takes another's partitions meanwhile
+            self.marker(ev.DEMO_MEMBER_STOPPING, consumer_id=self.group.members[name].consumer_id)
+        for member in self.group.stop_all(timeout=20.0, while_waiting=lambda: self.pump(0.1)):
+            self.marker(ev.DEMO_MEMBER_STOPPED, consumer_id=member.consumer_id)
+        if action.offsets == "exported":
+            self.translate_offsets()
+        self.cutover = action
+        self.marker(ev.DEMO_CUTOVER, offsets=action.offsets, reset=action.reset, members=moved)
+        for name in moved:
+            self.start_member(name)
+
+    def translate_offsets(self) -> None:
+        """The offsets tools' path (``zkconsumer offsets migrate --to kafka``: ExportZkOffsets, then
+        ``kafka-consumer-groups.sh --reset-offsets --from-file`` on the idle group): the group's offsets read from
+        ZooKeeper and committed to Kafka. A refusal (someone still consumes the group) stops the run."""
+        from zkconsumer.kafka.group_offsets import GroupOffsetsClient
+        from zkconsumer.tools.offsets_migration import KAFKA, migrate
+
+        began = time.monotonic()
+        with zookeeper(self.zk_connect) as zk:
+            done = migrate(zk, GroupOffsetsClient(self.settings.bootstrap, 10.0), self.settings.bootstrap,
+                           self.run.group, KAFKA, force=False, dry_run=False, timeout=10.0)
+        if done.refused:
+            raise RuntimeError(f"the offsets tools refused to move the group's offsets: {'; '.join(done.consumers)}")
+        self.marker(ev.DEMO_OFFSETS_TRANSLATED, group=self.run.group, partitions=len(done.rows),
+                    written=done.written, duration_ms=elapsed_ms(began))
 
     def drain(self) -> None:
         """Production has stopped (every protocol finished the script); wait until every acknowledged message was
@@ -483,14 +580,16 @@ class _Player:
         argv: list[str]
         cast = s.scenario.member(name)
         app = None if s.app is None else replace(s.app, state_dir=state_dir(run))
-        if run.protocol.family == "legacy":
+        if self.legacy:
             self.session_file(name).unlink(missing_ok=True)  # an earlier process's session, never this one's
+            config = {**dict(cast.config), **(dict(DUAL_COMMIT_CONFIG) if name in self.dual_commit else {})}
             argv = legacy_member.command(zookeeper=self.zk_connect, group=run.group,
                                          topic=f"{run.topic}:{cast.streams}", consumer_id=name,
-                                         strategy=run.protocol.strategy,
+                                         strategy=(run.protocol.strategy if run.protocol.family == "legacy"
+                                                   else MOVE_LEGACY_STRATEGY),
                                          session_timeout_ms=member_timeouts("zookeeper", s.settings_mode,
                                                                             s.session_timeout_ms)[0],
-                                         config=dict(cast.config), output=deliveries, stop_at_stdin_eof=True,
+                                         config=config, output=deliveries, stop_at_stdin_eof=True,
                                          session_file=self.session_file(name), delivery_format="timed",
                                          revoke_ms=s.member_revoke_ms(name), app=app)
         elif s.member is not None:
@@ -505,7 +604,9 @@ class _Player:
                                          session_timeout_ms=session_ms, heartbeat_interval_ms=heartbeat_ms,
                                          output=deliveries, stop_at_stdin_eof=True, group_protocol=group_protocol,
                                          revoke_ms=s.member_revoke_ms(name), app=app, delivery_format="timed",
-                                         fetch_after_revoke_ms=s.fetch_after_revoke_ms)
+                                         fetch_after_revoke_ms=s.fetch_after_revoke_ms,
+                                         auto_offset_reset=self.auto_offset_reset,
+                                         group_instance_id=consumer_id if cast.static else "")
         member = self.group.start(name, consumer_id, argv)
         self.marker(ev.DEMO_MEMBER_STARTED, consumer_id=consumer_id, pid=member.pid)
 
@@ -524,12 +625,23 @@ class _Player:
                           member=name, group_protocol=group_protocol, assignor=strategy,
                           session_timeout_ms=_int_or_none(ours.get("session.timeout.ms")),
                           heartbeat_interval_ms=_int_or_none(ours.get("heartbeat.interval.ms")),
+                          group_instance_id=consumer_id if s.scenario.member(name).static else None,
                           state_dir=state_dir(run))
         state_dir(run).mkdir(parents=True, exist_ok=True)
         reader = ReportReader(consumer_id=consumer_id, group=run.group, topic=run.topic,
                               group_protocol=group_protocol, strategy=strategy, deliveries=deliveries)
         member = self.group.start(name, consumer_id, list(s.member.argv), env=env, reader=reader)
         self.marker(ev.DEMO_MEMBER_STARTED, consumer_id=consumer_id, pid=member.pid)
+
+    @property
+    def legacy(self) -> bool:
+        """Whether a member starts as a legacy one: of a legacy protocol, or of a move not cut over yet."""
+        return self.run.protocol.family == "legacy" or (self.settings.scenario.moves and self.cutover is None)
+
+    @property
+    def auto_offset_reset(self) -> str:
+        """A modern member's: the cutover's, once a move was cut over; else the comparison's own, ``earliest``."""
+        return modern_member.AUTO_OFFSET_RESETS[0] if self.cutover is None else self.cutover.reset
 
     def group_protocol(self, name: str) -> tuple[str, str]:
         """A modern member's ``(group.protocol, assignor)``: its protocol's, or once an ``upgrade`` restarted it,
@@ -784,11 +896,12 @@ class _Stage:
 
 @contextlib.contextmanager
 def _stage(s: CompareSettings, runs: list[ProtocolRun], holds: bool) -> Iterator[_Stage]:
-    """For the legacy protocols, a chroot of the run's own where a bridge mirrors the broker as a ZooKeeper-mode
-    cluster, every topic shown before the block begins; at its end the bridge stops and the chroot is deleted."""
+    """For the legacy protocols and a move's legacy members, a chroot of the run's own where a bridge mirrors the
+    broker as a ZooKeeper-mode cluster, every topic shown before the block begins; at its end the bridge stops and the
+    chroot is deleted."""
     from zkconsumer.bridge.metadata_bridge import MetadataBridge
 
-    if not any(r.protocol.family == "legacy" for r in runs):
+    if not s.scenario.moves and not any(r.protocol.family == "legacy" for r in runs):
         yield _Stage(s, s.zookeeper, holds)
         return
     chroot = f"/zkconsumer-migration-{s.run_id}"
@@ -815,6 +928,7 @@ def _play(s: CompareSettings, runs: list[ProtocolRun], stage: _Stage, players: l
     written and the coordinator's events for its group merged into its own."""
     stop, done = threading.Event(), threading.Event()
     clock = SceneClock(len(runs), stop, len(s.scenario.scenes))
+    faults = ServerFaults(s.restarts)
     producer = threading.Thread(target=_produce, args=(runs, s.producer_bootstrap or s.bootstrap, s.rate, clock,
                                                        stop, done, s.messages),
                                 name="producer", daemon=True)
@@ -822,7 +936,7 @@ def _play(s: CompareSettings, runs: list[ProtocolRun], stage: _Stage, players: l
     try:
         producer.start()
         for number, run in enumerate(runs):
-            player = _Player(s, run, stage.connect, stop, on_scene, clock, number, stage.grow, observer)
+            player = _Player(s, run, stage.connect, stop, on_scene, clock, number, stage.grow, observer, faults)
             players.append(player)
             thread = threading.Thread(target=player.play, name=f"play-{run.protocol.name}", daemon=True)
             threads.append(thread)

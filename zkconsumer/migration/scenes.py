@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from zkconsumer.errors import UsageError
-from zkconsumer.scenarios.model import EXPIRE, GROW, UPGRADE, Action, Scenario, Scene
+from zkconsumer.scenarios.model import CUTOVER, DUAL_COMMIT, EXPIRE, GROW, UPGRADE, Action, Scenario, Scene
 from zkconsumer.scenarios.parse import load
 
 __all__ = ["CONSUMER_ALIAS", "KIP848_PROTOCOLS", "KNOWN", "PROTOCOLS", "Action", "Protocol", "Scene", "check_playable",
@@ -105,17 +105,34 @@ NO_UPGRADE = ("a ZooKeeper group has no in-place path to KIP-848 (its members an
               "'migration')")
 
 
+#: why a legacy protocol cannot play the move
+NO_MOVE = ("the move's target is a broker-side group: its members are legacy ones until the cutover and modern ones of "
+           "the protocol after it")
+
+
 def check_playable(scenario: Scenario, protocols: tuple[Protocol, ...], modern_growth: bool = True) -> None:
     """Refuse, before anything starts, an action a protocol's members cannot do, in one line: a legacy member cannot
     be upgraded in place (:data:`NO_UPGRADE`), a modern group cannot see its topic grow where ``modern_growth`` is
     false (a bootstrap server that is neither a front nor a broker with CreatePartitions; the legacy groups see it
     through the bridge, which holds the topic smaller in ZooKeeper until the scene), a modern member has no ZooKeeper
-    session to expire (``pause`` it for longer than its session instead), and takes no settings of the file's."""
+    session to expire (``pause`` it for longer than its session instead), and takes no settings of the file's; the
+    move from ZooKeeper (``dual_commit``, ``cutover``) is played by modern protocols only, its target, and its topic
+    does not grow (its legacy and modern members would see the growth through different servers)."""
     legacy = [p.name for p in protocols if p.family == "legacy"]
-    upgraded = scenario.uses(UPGRADE)
-    if legacy and upgraded is not None:
-        raise UsageError(f"{scenario.source}: {upgraded}: {UPGRADE} cannot be played by {', '.join(legacy)}: "
-                         f"{NO_UPGRADE}; play it with modern protocols only")
+    static = next((m.name for m in scenario.members if m.static), None)
+    if legacy and static is not None:
+        raise UsageError(f"{scenario.source}: members.{static}.static cannot be played by {', '.join(legacy)}: "
+                         f"static membership (group.instance.id, KIP-345) has no ZooKeeper equivalent; play it with "
+                         f"modern protocols only")
+    grown = scenario.uses(GROW)
+    if scenario.moves and grown is not None:
+        raise UsageError(f"{scenario.source}: {grown}: {GROW} cannot be played in a move from ZooKeeper (its "
+                         f"members are legacy ones, then modern ones)")
+    for kind, reason in ((UPGRADE, NO_UPGRADE), (DUAL_COMMIT, NO_MOVE), (CUTOVER, NO_MOVE)):
+        found = scenario.uses(kind)
+        if legacy and found is not None:
+            raise UsageError(f"{scenario.source}: {found}: {kind} cannot be played by {', '.join(legacy)}: "
+                             f"{reason}; play it with modern protocols only")
     modern = [p.name for p in protocols if p.family == "modern"]
     if not modern:
         return
@@ -142,9 +159,9 @@ def legacy_only(scenario: Scenario) -> bool:
 
 
 def modern_only(scenario: Scenario) -> bool:
-    """Whether only modern members can play the scenario (see :func:`check_playable`): it upgrades a member to
-    KIP-848 in place."""
-    return scenario.uses(UPGRADE) is not None
+    """Whether only modern protocols can play the scenario (see :func:`check_playable`): it upgrades a member to
+    KIP-848 in place, or plays the move from ZooKeeper to a modern protocol."""
+    return scenario.uses(UPGRADE) is not None or scenario.moves
 
 
 def default_scenario() -> Scenario:

@@ -11,11 +11,30 @@ from dataclasses import dataclass
 
 #: the actions a scene may take, in the words of the file (``{ kill = "c2" }``)
 START, STOP, KILL, PAUSE, EXPIRE, UPGRADE = "start", "stop", "kill", "pause", "expire", "upgrade"
+DUAL_COMMIT, CUTOVER, BOUNCE, RESTART = "dual_commit", "cutover", "bounce", "restart"
 GROW, SETTLE, WAIT = "grow", "settle", "wait"
-MEMBER_ACTIONS = (START, STOP, KILL, PAUSE, EXPIRE, UPGRADE)
-ACTIONS = (*MEMBER_ACTIONS, GROW, SETTLE, WAIT)
+MEMBER_ACTIONS = (START, STOP, KILL, PAUSE, EXPIRE, UPGRADE, DUAL_COMMIT, BOUNCE)
+ACTIONS = (*MEMBER_ACTIONS, CUTOVER, RESTART, GROW, SETTLE, WAIT)
+#: what a ``restart`` restarts: the ZooKeeper, or the modern groups' coordinator (a front, or the broker)
+RESTART_ZOOKEEPER, RESTART_COORDINATOR = "zookeeper", "coordinator"
+RESTART_SERVERS = (RESTART_ZOOKEEPER, RESTART_COORDINATOR)
 #: actions after which the group must rebalance: the scene settles only once every member completed one since
-MEMBERSHIP_ACTIONS = (START, STOP, KILL, EXPIRE, UPGRADE, GROW)
+MEMBERSHIP_ACTIONS = (START, STOP, KILL, EXPIRE, UPGRADE, DUAL_COMMIT, BOUNCE, CUTOVER, GROW)
+#: the settings a ``dual_commit`` restarts a legacy member with: the first step of Kafka's documented migration of
+#: offsets ("Migrating offsets from ZooKeeper to Kafka", Kafka 0.9 to 2.0 docs)
+DUAL_COMMIT_CONFIG = (("offsets.storage", "kafka"), ("dual.commit.enabled", "true"))
+#: where a ``cutover``'s modern members find their offsets: ``kafka``, as the legacy members left them there (after
+#: a dual commit; with none, nothing), or ``exported``, exported from ZooKeeper and imported into Kafka between the
+#: stop and the start (the offsets tools' path: ``zkconsumer offsets migrate --to kafka``)
+CUTOVER_OFFSETS = ("kafka", "exported")
+#: each in words, for the narration and the page
+CUTOVER_OFFSETS_SAID = {"kafka": "as the legacy members left them in Kafka",
+                        "exported": "exported from ZooKeeper and imported into Kafka by the offsets tools "
+                                    "(zkconsumer offsets migrate --to kafka)"}
+#: a ``cutover``'s modern members' ``auto.offset.reset``: Kafka's default, ``latest``, unless the action says
+CUTOVER_RESETS = ("latest", "earliest")
+#: the assignor of a move's legacy members (the members before the ``cutover``): the legacy consumer's default
+MOVE_LEGACY_STRATEGY = "range"
 #: the group protocol an ``upgrade`` restarts a member with: KIP-848's, Kafka's ``group.protocol=consumer``
 UPGRADED_GROUP_PROTOCOL = "consumer"
 #: a member's ``revoke_ms`` at most: longer would outlast the comparison's session and rebalance timeouts
@@ -31,6 +50,24 @@ class Action:
     later ``start`` of it keeps that protocol), ``grow`` the topic by ``partitions``, ``settle`` (wait until the
     group has settled) or ``wait`` ``seconds``.
 
+    ``bounce`` stops a member cleanly and starts it again at once, as a deploy restarts one instance: a dynamic
+    member leaves the group and joins it again (two rebalances), a static one (``Member.static``) keeps its place
+    (no LeaveGroup, KIP-345; its instance comes back under the same ``group.instance.id``).
+
+    ``restart`` stops a server (SIGTERM) and starts it again where its clients know it, its data kept: ``server``
+    ``zookeeper`` or ``coordinator`` (the modern groups', the run's own front or the broker); a fault of the servers
+    every protocol shares, played once for all of them.
+
+    ``dual_commit`` and ``cutover`` play the move from ZooKeeper (``spec/migration.md``, sections 2 and 3), for a
+    modern protocol, the move's target: until the ``cutover`` the group is a ZooKeeper group, its members legacy
+    ones (:data:`MOVE_LEGACY_STRATEGY`), in the same group id. ``dual_commit`` restarts a legacy member (stopped
+    cleanly, started again at once) with :data:`DUAL_COMMIT_CONFIG`, kept for its later starts: a rolling restart of
+    them all is the first step of Kafka's documented migration. ``cutover`` is the second: every running member
+    stopped cleanly, then each started again as a modern member of the protocol in the same group id, reading its
+    offsets from Kafka (``offsets``: :data:`CUTOVER_OFFSETS`) and with ``auto.offset.reset`` ``reset``
+    (:data:`CUTOVER_RESETS`) where it finds none; a member started after it is modern too. Without the first step
+    Kafka holds no offset of the group, and ``latest`` skips the backlog.
+
     ``upgrade`` is Kafka 4.x's online upgrade of a classic group, member by member: the first upgraded member's
     heartbeat converts the live group, the classic members go on in it until they are upgraded too. A member already
     on KIP-848 is simply restarted. A ZooKeeper group has no such path (its members and offsets live in ZooKeeper,
@@ -40,9 +77,22 @@ class Action:
     member: str = ""
     seconds: float = 0.0
     partitions: int = 0
+    offsets: str = ""  # a cutover's: CUTOVER_OFFSETS
+    server: str = ""  # a restart's: RESTART_SERVERS
+    reset: str = ""  # a cutover's: CUTOVER_RESETS
 
     def describe(self) -> str:
         """The action in the words of the file, for the narration and the listing."""
+        if self.kind == RESTART:
+            return f"restart the {self.server} (stopped, started again where its clients know it)"
+        if self.kind == BOUNCE:
+            return f"bounce {self.member} (stop it cleanly, start it again at once)"
+        if self.kind == DUAL_COMMIT:
+            return f"restart {self.member} with " + ", ".join(f"{k}={v}" for k, v in DUAL_COMMIT_CONFIG)
+        if self.kind == CUTOVER:
+            return (f"cut over: stop every legacy member, start them as modern members in the same group "
+                    f"(offsets {CUTOVER_OFFSETS_SAID.get(self.offsets, self.offsets)}, "
+                    f"auto.offset.reset={self.reset})")
         if self.kind == PAUSE:
             return f"pause {self.member} for {self.seconds:g} s"
         if self.kind == GROW:
@@ -86,12 +136,14 @@ class Member:
     """A member of the cast: ``streams`` consumer threads (a legacy member's; a modern member is one consumer),
     ``config``, consumer settings over the member's own (legacy members: ``--config KEY=VALUE``), and ``revoke_ms``,
     its application's cost of giving partitions up (:mod:`zkconsumer.members.revoke_cost`): the application's, not
-    the client's, so every kind of member plays it."""
+    the client's, so every kind of member plays it; ``static``: a modern member with a ``group.instance.id`` of its
+    own (static membership, KIP-345; KIP-848 keeps it), which the legacy consumer has no equivalent of."""
 
     name: str
     streams: int = 1
     config: tuple[tuple[str, str], ...] = ()
     revoke_ms: int = 0
+    static: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +187,12 @@ class Scenario:
 
     def member(self, name: str) -> Member:
         return next(m for m in self.members if m.name == name)
+
+    @property
+    def moves(self) -> bool:
+        """Whether the scenario plays the move from ZooKeeper (a ``dual_commit`` or a ``cutover``): its members are
+        legacy ones until the cutover, whatever protocol plays it."""
+        return self.uses(DUAL_COMMIT) is not None or self.uses(CUTOVER) is not None
 
     def uses(self, kind: str) -> str | None:
         """Where the first action of ``kind`` is (``scene 5, action 1``: numbered from 1, as the scenes are), or

@@ -31,11 +31,17 @@ from msgspec import Meta, Struct
 from zkconsumer.errors import UsageError
 from zkconsumer.scenarios.model import (
     ACTIONS,
+    CUTOVER,
+    CUTOVER_OFFSETS,
+    CUTOVER_RESETS,
+    DUAL_COMMIT,
     GROW,
     KILL,
     MAX_REVOKE_MS,
     MEMBER_ACTIONS,
     PAUSE,
+    RESTART,
+    RESTART_SERVERS,
     SETTLE,
     START,
     STOP,
@@ -76,6 +82,7 @@ class _MemberFile(Struct, forbid_unknown_fields=True):
     config: dict[str, Annotated[str | int | float | bool, Meta(extra={
         "type": "must be a string, a number or true/false"})]] = {}
     revoke_ms: Annotated[int, Meta(ge=0, le=MAX_REVOKE_MS)] = 0
+    static: Annotated[bool, Meta(extra={"type": "write static = true or false"})] = False
 
 
 _ACTIONS = "must be a non-empty array of actions, e.g. [{{ start = \"c1\" }}]"
@@ -99,7 +106,7 @@ class _ScenarioFile(Struct, forbid_unknown_fields=True, kw_only=True):
     topic: _TopicFile = msgspec.field(default_factory=_TopicFile)
     production: _ProductionFile = msgspec.field(default_factory=_ProductionFile)
     members: Annotated[dict[str, Annotated[_MemberFile, Meta(extra={
-        "type": "must be a table (streams, config, revoke_ms)"})]], Meta(min_length=1, extra={
+        "type": "must be a table (streams, config, revoke_ms, static)"})]], Meta(min_length=1, extra={
             "type": _MEMBERS, "range": _MEMBERS, "missing": "name the members, e.g. [members.c1]"})]
     scenes: Annotated[list[Annotated[_SceneFile, Meta(extra={"type": "must be a table with a title and actions"})]],
                       Meta(min_length=1, extra={"type": _SCENES, "range": _SCENES,
@@ -115,6 +122,11 @@ class _ActionFile(Struct, forbid_unknown_fields=True):
     pause: str = ""
     expire: str = ""
     upgrade: str = ""
+    dual_commit: str = ""
+    bounce: str = ""
+    cutover: str = ""
+    restart: str = ""
+    reset: str = "latest"
     grow: Annotated[int, Meta(ge=1, le=MAX_PARTITIONS)] = 0
     settle: Annotated[bool, Meta(extra={"type": "write settle = true"})] = False
     wait: Annotated[float, Meta(gt=0, le=MAX_SECONDS, extra={
@@ -133,8 +145,8 @@ class ScenarioError(UsageError):
 def shipped() -> dict[str, Path]:
     """The shipped scenarios by name, sorted."""
     folder = resources.files("zkconsumer.scenarios") / "shipped"
-    return {Path(entry.name).stem: Path(str(entry)) for entry in sorted(folder.iterdir(), key=lambda e: e.name)
-            if entry.name.endswith(".toml")}
+    return {Path(entry.name).stem: Path(str(entry))
+            for entry in sorted(folder.iterdir(), key=lambda e: Path(e.name).stem) if entry.name.endswith(".toml")}
 
 
 def load(name_or_file: str) -> Scenario:
@@ -199,15 +211,16 @@ class _Reader:
             raise self.fail(f"members.{name}", "a member's name is 1 to 40 letters, digits, '_' or '-'")
         config = tuple((setting, str(value).lower() if isinstance(value, bool) else str(value))
                        for setting, value in spec.config.items())
-        return Member(name, spec.streams, config, spec.revoke_ms)
+        return Member(name, spec.streams, config, spec.revoke_ms, spec.static)
 
     def scenes(self, specs: list[_SceneFile], members: tuple[Member, ...]) -> tuple[Scene, ...]:
         cast = {m.name for m in members}
         running: set[str] = set()
         scenes = []
+        moved: list[str] = []  # where the cutover is, once there is one
         for number, spec in enumerate(specs, 1):
             key = f"scene {number}"
-            actions = tuple(self.action(item, f"{key}, action {i}", cast, running)
+            actions = tuple(self.action(item, f"{key}, action {i}", cast, running, moved)
                             for i, item in enumerate(spec.actions, 1))
             if not running:
                 raise self.fail(f"{key}", "no member is left running; a scene settles on its members (the command "
@@ -215,7 +228,7 @@ class _Reader:
             scenes.append(Scene(number, spec.title, spec.note, actions, spec.waiting_for))
         return tuple(scenes)
 
-    def action(self, item: Any, key: str, cast: set[str], running: set[str]) -> Action:
+    def action(self, item: Any, key: str, cast: set[str], running: set[str], moved: list[str]) -> Action:
         # 1. which action: exactly one, and no key another action does not take
         if not isinstance(item, dict):
             raise self.fail(key, "must be a table such as { start = \"c1\" }")
@@ -225,10 +238,11 @@ class _Reader:
             raise self.fail(key, f"{what}; one of {', '.join(ACTIONS)}")
         kind = kinds[0]
         value = item[kind]
-        extra = sorted(set(item) - {kind, "seconds"}) if kind == PAUSE else sorted(set(item) - {kind})
+        takes = {PAUSE: "seconds", CUTOVER: "reset"}.get(kind)
+        extra = sorted(set(item) - {kind, takes})
         if extra:
-            raise self.fail(f"{key} ({kind}): {extra[0]}", f"unknown key for {kind}" + (" (pause takes seconds)"
-                                                                              if kind == PAUSE else ""))
+            raise self.fail(f"{key} ({kind}): {extra[0]}", f"unknown key for {kind}" + (f" ({kind} takes {takes})"
+                                                                              if takes else ""))
         # 2. the member it names is in the cast, and running when the action needs it to be
         if kind in MEMBER_ACTIONS:
             if not isinstance(value, str) or value not in cast:
@@ -241,6 +255,23 @@ class _Reader:
                 raise self.fail(f"{key} ({kind})", f"{value} is not running at this point of the story")
             elif kind in (STOP, KILL):  # gone; a paused member resumes, an expired or upgraded one is back
                 running.discard(value)
+            elif kind == DUAL_COMMIT and moved:
+                raise self.fail(f"{key} ({kind})", f"{value} is a modern member since the cutover ({moved[0]}): "
+                                                   f"dual commit is a legacy member's setting")
+        if kind == RESTART and value not in RESTART_SERVERS:
+            raise self.fail(f"{key} ({kind})", f"must name {' or '.join(map(repr, RESTART_SERVERS))}, not {value!r}")
+        if kind == CUTOVER:
+            if moved:
+                raise self.fail(f"{key} ({kind})", f"the group was cut over already ({moved[0]})")
+            if value not in CUTOVER_OFFSETS:
+                raise self.fail(f"{key} ({kind})", f"must say where the modern members find their offsets: "
+                                                   f"{' or '.join(repr(o) for o in CUTOVER_OFFSETS)}, not {value!r}")
+            if not running:
+                raise self.fail(f"{key} ({kind})", "no member is running to cut over")
+            if item.get("reset", "latest") not in CUTOVER_RESETS:
+                raise self.fail(f"{key} ({kind}): reset", f"must be {' or '.join(map(repr, CUTOVER_RESETS))} (the "
+                                                          f"modern members' auto.offset.reset), not {item['reset']!r}")
+            moved.append(key)
         # 3. its values, typed and in range
         values = self.decode(item, _ActionFile,
                              lambda path: f"{key} ({kind})" + "".join(f": {p}" for p in path if p != kind))
@@ -250,6 +281,10 @@ class _Reader:
             return Action(kind, value, seconds=values.seconds)
         if kind in MEMBER_ACTIONS:
             return Action(kind, value)
+        if kind == CUTOVER:
+            return Action(kind, offsets=value, reset=values.reset)
+        if kind == RESTART:
+            return Action(kind, server=value)
         if kind == GROW:
             return Action(kind, partitions=values.grow)
         if kind == WAIT:

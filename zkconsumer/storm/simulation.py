@@ -125,6 +125,22 @@ def check(scenario: sc.Scenario, protocols: tuple[str, ...]) -> None:
         raise UsageError(f"{scenario.source or scenario.name}: {where} upgrades a member to KIP-848 in place, which "
                          "the storm model does not simulate (each protocol's group is modelled on its own protocol "
                          "throughout)")
+    static = next((m.name for m in scenario.members if m.static), None)
+    if static:
+        raise UsageError(f"{scenario.source or scenario.name}: members.{static}.static: static members are not "
+                         "modelled by the storm simulation yet")
+    where = scenario.uses(sc.RESTART)
+    if where:
+        raise UsageError(f"{scenario.source or scenario.name}: {where} restarts a server, which the storm model does "
+                         "not simulate")
+    where = scenario.uses(sc.BOUNCE)
+    if where:
+        raise UsageError(f"{scenario.source or scenario.name}: {where} bounces a member, which the storm model does "
+                         "not simulate yet (stop it, then start it)")
+    where = scenario.uses(sc.DUAL_COMMIT) or scenario.uses(sc.CUTOVER)
+    if where:
+        raise UsageError(f"{scenario.source or scenario.name}: {where} plays the move from ZooKeeper, which the storm "
+                         "model does not simulate (each protocol's group is modelled on its own protocol throughout)")
 
 
 def simulate(scenario: sc.Scenario, protocols: tuple[str, ...] = DEFAULT_PROTOCOLS,
