@@ -5,11 +5,13 @@ topic grows for every group (the legacy one through ZooKeeper, the modern ones t
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import pytest
 from support import TWO_JOIN_SCENARIO, zkconsumer_cli
 
 from zkconsumer.cli import main
+from zkconsumer.migration.run import delivery_of
 
 SCENARIO = TWO_JOIN_SCENARIO + """
 [[scenes]]
@@ -42,8 +44,8 @@ def test_a_legacy_and_a_modern_group_play_one_scenario_side_by_side(tmp_path, zo
         grown = [e for e in events if e["event"] == "demo.partitions_added"]
         assert [(e["before"], e["after"]) for e in grown] == [(2, 4)], protocol
         # the new partitions are delivered, by the members of every protocol
-        delivered = {int(line.split(" ", 1)[0]) for path in (run / protocol / "members").glob("*.deliveries")
-                     for line in path.read_text().splitlines() if line}
+        delivered = {d.partition for path in (run / protocol / "members").glob("*.deliveries")
+                     for d in map(partial(delivery_of, path.stem), path.read_text().splitlines()) if d is not None}
         assert delivered == {0, 1, 2, 3}, protocol
     report = json.loads((run / "report.json").read_text())
     assert list(report["protocols"]) == list(PROTOCOLS)
