@@ -22,8 +22,11 @@ A member's rebalance, per attempt (the ZooKeeper requests it sends in brackets; 
    (``rebalance_cpu_ms``), and the rebalance completes.
 
 A failed attempt is retried after ``rebalance.backoff.ms``; after ``rebalance.max.retries`` failed attempts the
-rebalance fails, and the connector starts it again at once (KAFKA-4228), or, with ``give_up_after_retries``, the
-member owns nothing until a watch fires again (Kafka 0.10.0.1). A watch firing during a rebalance is remembered and
+rebalance fails. A member's first rebalance, the one ``create_message_streams`` runs, then raises
+ConsumerRebalanceFailedException to the application, as Kafka's did: the member (its application taken to keep the
+connector) stays registered and owns nothing until a watch fires again. A later rebalance, the connector's rebalance
+thread's, starts again at once (KAFKA-4228); with ``give_up_after_retries`` it too leaves the member owning nothing
+until a watch fires (Kafka 0.10.0.1's watcher thread, which logs the failure and waits for the next trigger). A watch firing during a rebalance is remembered and
 runs one more rebalance after it (the connector's rebalance thread).
 
 An attempt fails three ways: an ownership conflict; a connection dropped while the attempt waits on an answer (kazoo
@@ -71,6 +74,9 @@ class _LegacyMember:
     rebalancing: bool = False
     pending: bool = False  # a watch fired during the rebalance
     registering: bool = False  # started (or its session renewed), its first rebalance not yet begun
+    #: its first rebalance since it started is under way: the one ``create_message_streams`` runs and raises from
+    initial: bool = False
+    gave_up: bool = False  # its rebalance ran out of retries and was not started again: it owns nothing until a watch
     watching: bool = False  # its watch on the group's ids is set on its server
     recipes: bool = False  # its watch recipes exist (from its registration's reads on): they read again on reconnecting
     reconnecting: bool = False  # its connection dropped; busy until its watch recipes have read again
@@ -123,6 +129,7 @@ class LegacyGroup:
         else:
             member.conn = self._connection(member.conn.server)
         member.alive = True
+        member.initial = True
         member.conn.opened(self.loop.now_ms, member.index % len(self.zk) if member.conn.generation == 0
                            else member.conn.server)
         self._watch_connection(member)
@@ -166,8 +173,10 @@ class LegacyGroup:
         alive = [m for m in self.members.values() if m.alive]
         busy = sum(1 for m in alive if m.rebalancing or m.pending or m.registering)
         down = sum(1 for m in alive if m.reconnecting)
+        gave_up = sum(1 for m in alive if m.gave_up)
+        idle = f", {gave_up:,} out of retries and waiting for a watch" if gave_up else ""
         ping_ms = KazooConnection(self.p.zookeeper_session_timeout_ms).half_read_timeout_ms
-        return (f"{busy:,} of {len(alive):,} members rebalancing or due to, {down:,} reconnecting; "
+        return (f"{busy:,} of {len(alive):,} members rebalancing or due to, {down:,} reconnecting{idle}; "
                 f"{self.measures.consuming:,} of {self.measures.partitions:,} partitions consuming; ZooKeeper "
                 f"{self.zk.queue_ms() / 1000:,.1f} s behind (kazoo drops a connection whose ping is not answered "
                 f"within {ping_ms / 1000:.2f} s)")
@@ -457,7 +466,7 @@ class LegacyGroup:
 
     def _die(self, member: _LegacyMember) -> None:
         member.incarnation += 1
-        member.alive = member.watching = member.recipes = False
+        member.alive = member.watching = member.recipes = member.initial = member.gave_up = False
         member.conn.dropped()
         self._stop_consuming(member)
         self.measures.busy -= (member.rebalancing or member.pending) + member.registering + member.reconnecting
@@ -489,6 +498,7 @@ class LegacyGroup:
                 member.pending = True
             return
         member.rebalancing = True
+        member.gave_up = False
         self.measures.busy += 1
         member.attempt = 0
         self._attempt(member)
@@ -681,10 +691,15 @@ class LegacyGroup:
                 self._attempt(member)
                 return
             self.measures.retries_exhausted += 1
-            if self.p.give_up_after_retries:  # Kafka 0.10.0.1: owns nothing until the next watch
+            if self.p.give_up_after_retries or member.initial:
+                # Kafka 0.10.0.1's every rebalance, and the connector's first (create_message_streams raises
+                # ConsumerRebalanceFailedException to the application, which is taken to keep the connector): the
+                # member stays registered and owns nothing until the next watch fires
+                member.initial = False
+                member.gave_up = True
                 self._rebalance_finished(member)
                 return
-            # the connector (KAFKA-4228): the rebalance starts again at once, covering any watch that fired meanwhile
+            # the connector's later rebalances (KAFKA-4228): started again at once, covering any watch fired meanwhile
             member.pending = False
             member.attempt = 0
             self._attempt(member)
@@ -693,9 +708,9 @@ class LegacyGroup:
 
     def _rebalance_finished(self, member: _LegacyMember) -> None:
         """The rebalance ended (done, or given up); one more if a watch fired meanwhile."""
-        member.rebalancing = False
+        member.rebalancing = member.initial = False
         if member.pending:
-            member.pending = False
+            member.pending = member.gave_up = False
             member.rebalancing = True
             member.attempt = 0
             self._attempt(member)

@@ -116,17 +116,23 @@ class StormParameters:
                                   "machine of its own. Measured by the calibration: the harness's CPU over a burst "
                                   "of pipelined reads, per read")
     start_interval_ms: float = _p(0.1, "members starting together start one after another this far apart (the k-th "
-                                       "k times this after the first: a uniform spread). The calibration harness's "
-                                       "\"at once\": a loop starting a thread per member, which start 0.10-0.14 ms "
-                                       "apart on the reference machine (measured for 10, 20 and 40 threads, load "
-                                       "average 15). A deploy spread over D seconds is D / members apart")
+                                       "k times this after the first: a uniform spread). Measured for the "
+                                       "calibration harness's \"at once\", a loop starting a thread per member: "
+                                       "0.10-0.14 ms apart on the reference machine (10, 20 and 40 threads, load "
+                                       "average 15). For a fleet, assumed: a deploy starting every member within "
+                                       "a tenth of a millisecond a member (100 ms for 1,000) is the tightest herd, "
+                                       "and the predictions at fleet size hold for that herd only; a deploy spread "
+                                       "over D seconds is D / members apart (`--set start_interval_ms=`)")
     rebalance_backoff_ms: float = _p(2_000.0, "`rebalance.backoff.ms` (Kafka 0.10.0.1's default)")
     rebalance_max_retries: int = _p(4, "`rebalance.max.retries` (Kafka 0.10.0.1's default): the attempts of one "
                                        "rebalance before it fails")
-    give_up_after_retries: bool = _p(False, "Kafka 0.10.0.1's failed rebalance (KAFKA-4228): a member whose "
+    give_up_after_retries: bool = _p(False, "Kafka 0.10.0.1's watcher thread (KAFKA-4228): a member whose "
                                             "rebalance failed `rebalance.max.retries` times owns nothing until the "
-                                            "next watch fires. False: this project's connector, which starts the "
-                                            "rebalance again at once")
+                                            "next watch fires. False: this project's connector, whose rebalance "
+                                            "thread starts the rebalance again at once. Either way a member's first "
+                                            "rebalance, inside `create_message_streams`, raises to the application "
+                                            "when it fails (as Kafka's did), and the member owns nothing until a "
+                                            "watch fires: the application is assumed to keep the connector")
     # --- the modern protocols: members against the front's coordinators -----------------------------------------------
     coordinator_request_ms: float = _p(0.05, "the coordinator's work on one request (the front's event loop serves "
                                              "one at a time). Assumed; the front's CPU over a join of 30 members "
