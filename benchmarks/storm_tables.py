@@ -12,6 +12,8 @@ The regions:
 - ``parameters``: every parameter of the model, its default and its source, and its value in the calibration runs;
 - ``agreement``: the calibration record's every run beside the model's prediction of it (:func:`calibration.replay`:
   what was measured and what was fitted from records not kept as given, ``rebalance_cpu_ms`` fitted again);
+- ``validation``: the fresh runs taken after the model was frozen (``validation-*.json``, each a record the
+  calibration harness wrote), predicted with the calibration record's fit (:func:`calibration.validate`);
 - ``fleet`` and ``sweep``: the model's predictions at fleet sizes, from ``predictions.json``.
 """
 
@@ -36,6 +38,7 @@ from zkconsumer.storm.rendering import (
     parameter_markdown,
     replace_region,
     sweep_markdown,
+    validation_markdown,
 )
 from zkconsumer.storm.simulation import DEFAULT_PROTOCOLS, simulate, storm_scenario
 from zkconsumer.storm.sweep import SweepPoint, SweepRow, grid, run_point
@@ -44,8 +47,10 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "benchmarks" / "data" / "storm"
 DOC = ROOT / "docs" / "storm.md"
 #: the calibration record the page shows
-RECORD = DATA / "calibration-2026-11-28T1456Z.json"
+RECORD = DATA / "calibration-2026-12-02T1354Z.json"
 PREDICTIONS = DATA / "predictions.json"
+#: the fresh runs taken after the model was frozen, never used to change it
+VALIDATION = "validation-*.json"
 FLEET_SIZES = ((10, 1_000), (100, 10_000), (300, 30_000), (1_000, 100_000))
 SWEEP_MEMBERS = (10, 30, 100, 300, 1_000)
 SWEEP_PARTITIONS = (1_000, 10_000, 100_000)
@@ -89,6 +94,10 @@ def regions() -> dict[str, str]:
     in_runs = cal.run_settings(legacy, replayed.calibration.parameters)
     left_out = "\n" + "".join(f"\n- {name}: left out, {why}." for name, why in record.left_out.items())
     rows, limit_s = load_predictions()
+    fresh = [cal.load_record(path.read_text(encoding="utf-8")) for path in sorted(DATA.glob(VALIDATION))]
+    validation = ("No fresh run has been taken yet." if not fresh else
+                  "The fresh runs: " + ", ".join(f"`{p.relative_to(ROOT)}`" for p in sorted(DATA.glob(VALIDATION)))
+                  + ".\n\n" + validation_markdown(cal.validate(record, fresh)))
     members, partitions = EXAMPLE
     example = render_storm(simulate(storm_scenario(int(members), int(partitions))))
     return {
@@ -99,6 +108,7 @@ def regions() -> dict[str, str]:
                       f"(`{record.command}`). {record.provenance}\n\n"
                       + agreement_markdown(list(replayed.rows)) + "\n\n" + agreement_summary(replayed.rows)
                       + left_out),
+        "validation": validation,
         "fleet": fleet_markdown(rows, FLEET_SIZES, DEFAULT_PROTOCOLS, limit_s),
         "sweep": sweep_markdown([r for r in rows if r.members in SWEEP_MEMBERS and r.partitions in SWEEP_PARTITIONS],
                                 DEFAULT_PROTOCOLS),

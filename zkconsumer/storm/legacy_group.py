@@ -26,8 +26,8 @@ rebalance fails. A member's first rebalance, the one ``create_message_streams`` 
 ConsumerRebalanceFailedException to the application, as Kafka's did: the member (its application taken to keep the
 connector) stays registered and owns nothing until a watch fires again. A later rebalance, the connector's rebalance
 thread's, starts again at once (KAFKA-4228); with ``give_up_after_retries`` it too leaves the member owning nothing
-until a watch fires (Kafka 0.10.0.1's watcher thread, which logs the failure and waits for the next trigger). A watch firing during a rebalance is remembered and
-runs one more rebalance after it (the connector's rebalance thread).
+until a watch fires (Kafka 0.10.0.1's watcher thread, which logs the failure and waits for the next trigger). A watch
+firing during a rebalance is remembered and runs one more rebalance after it (the connector's rebalance thread).
 
 An attempt fails three ways: an ownership conflict; a connection dropped while the attempt waits on an answer (kazoo
 fails every request outstanding with a ConnectionLoss); or an answer the connector waited the whole session timeout

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from zkconsumer.storm.calibration import HELD_BACK, Calibration, RunAgreement
+from zkconsumer.storm.calibration import COMPARED, HELD_BACK, Calibration, RunAgreement, Validation
 from zkconsumer.storm.parameters import StormParameters, source
 from zkconsumer.storm.sweep import SweepRow, row_order
 
@@ -59,6 +60,44 @@ def agreement_summary(rows: Sequence[RunAgreement]) -> str:
     return (f"{sum(r.within for r in held)} of the {len(held)} held-back runs compared agree within 20% on all four "
             f"figures; the calibration runs, which the fit saw, {sum(r.within for r in rows if r not in held)} of "
             f"{len(rows) - len(held)}.")
+
+
+HEADS = {"time_to_stable_s": "time to stable s", "partition_seconds_paused": "partition-s paused",
+         "zookeeper_requests": "ZK requests", "conflicts": "conflicts"}
+
+
+def validation_markdown(validation: Validation) -> str:
+    """The fresh runs: per run, each figure's prediction (one value, or the range where the runs' start intervals or
+    leads made it differ) beside every fresh run's real figure (✗: more than 20% off), and in how many fresh runs all
+    four agree; then the ratio predicted / real per figure over every run, and the fresh runs' conditions."""
+    names = list(dict.fromkeys(row.run.spec.name for rows in validation.rows for row in rows))
+    by = [{row.run.spec.name: row for row in rows} for rows in validation.rows]
+    lines = ["| run | " + " | ".join(f"{HEADS[f]}: predicted / real, each run" for f in COMPARED)
+             + " | runs within 20% on all four |", "|---|" + "---|" * len(COMPARED) + "---|"]
+    for name in names:
+        rows = [b[name] for b in by if name in b]
+        cells = []
+        for i, figure in enumerate(COMPARED):
+            predictions = sorted({_number(r.figures[i].predicted, figure) for r in rows})
+            reals = ", ".join(_number(r.figures[i].real, figure) + ("" if r.figures[i].within else " ✗")
+                              for r in rows)
+            cells.append(f"{' - '.join(predictions)} / {reals}")
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {sum(r.within for r in rows)} of {len(rows)} |")
+    every = [row for rows in validation.rows for row in rows]
+    lines += ["", "| figure | within 20% | predicted / real: median | lowest | highest |", "|---|---|---|---|---|"]
+    for i, figure in enumerate(COMPARED):
+        ratios = [ratio for r in every if (ratio := r.figures[i].ratio) is not None]
+        within = sum(r.figures[i].within for r in every)
+        spread_ = (f"{statistics.median(ratios):.2f} | {min(ratios):.2f} | {max(ratios):.2f}" if ratios
+                   else "- | - | -")
+        lines.append(f"| {HEADS[figure]} | {within} of {len(every)} | {spread_} |")
+    lines += ["", "| fresh run | started | load average (1 min) as its runs began | runs within 20% on all four |",
+              "|---|---|---|---|"]
+    for record, compared in zip(validation.fresh, validation.rows, strict=True):
+        loads = [r.load[0] for r in record.runs]
+        lines.append(f"| `{record.command}` | {record.started} | {min(loads):.1f} - {max(loads):.1f} | "
+                     f"{sum(r.within for r in compared)} of {len(compared)} |")
+    return "\n".join(lines)
 
 
 def calibration_markdown(calibration: Calibration, base: StormParameters) -> str:
