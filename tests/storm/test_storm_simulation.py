@@ -144,6 +144,16 @@ def test_an_answer_later_than_the_session_timeout_fails_nothing_while_the_connec
     assert figures.rebalances == 1
 
 
+def test_a_server_serves_long_batches_interleaved_so_the_members_waiting_behind_them_keep_their_connections():
+    """Ten members each reading 5,000 offsets twice on one server: 20 s of its time, but every member's answers keep
+    arriving (ZooKeeper reads the connections in turn), so no ping goes unanswered; served whole, one batch after
+    another, the members at the back would hear nothing for seconds and lose their connections."""
+    figures = play(storm_scenario(10, 50_000), "legacy-range", replace(P, zookeeper_servers=1),
+                   settle_limit_s=120).scenes[0]
+    assert figures.time_to_stable_s is not None and figures.time_to_stable_s > 10
+    assert figures.connection_drops == figures.retries_exhausted == 0
+
+
 def test_a_server_far_behind_drops_connections_without_expiring_a_session():
     """Pings queued behind seconds of other members' reads go unanswered: kazoo drops the connection, the attempt
     waiting on it fails, the member connects again at once; the server, hearing from it all along, keeps its

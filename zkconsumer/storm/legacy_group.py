@@ -60,6 +60,11 @@ TOPIC = "storm"
 NO_OWNER = -1
 #: watch notifications delivered together (see ``_fire_watches``)
 WATCH_CHUNK = 32
+#: reads of one connection's pipelined batch a server serves before it turns to the other connections' requests:
+#: ZooKeeper's NIO threads read the ready connections in turn, so a member's thousands of offset reads are served
+#: interleaved with the others' requests (and pings), not whole while every other client waits; approximated a chunk
+#: at a time
+READ_CHUNK = 10
 
 Reply = Callable[[Any, float], None]
 
@@ -92,6 +97,10 @@ class _LegacyMember:
     seen: tuple[int, int] = (-1, -1)  # the group's (ids, topic) versions its watch recipes last read
     resend: Callable[[], None] | None = None  # its registration's request in flight, sent again after a drop
     queued: list[Callable[[], None]] = field(default_factory=list)  # requests made while disconnected
+
+
+def _ignore(*_: object) -> None:
+    pass
 
 
 class LegacyGroup:
@@ -550,10 +559,27 @@ class LegacyGroup:
     def _read(self, member: _LegacyMember, count: int, then: Callable[[], None],
               apply: Callable[[], None] | None = None) -> None:
         """``count`` reads sent together (kazoo's async reads, pipelined); ``apply()`` on the server as the first is
-        served, ``then`` once the last is answered."""
+        served, ``then`` once the last is answered. A server takes a long batch ``READ_CHUNK`` reads at a time, each
+        chunk reaching it as the one before is served, so the other connections' requests are served in between."""
         reply, sent = self._wait_on(member, then)
-        self._zk(member, lambda s, answered: self.zk.read(s, self.p.zk_read_ms * count, apply, answered,
-                                                          requests=count), reply, sent)
+        number, token, incarnation = member.waiting, member.token, member.incarnation
+        sizes = [min(READ_CHUNK, count - i) for i in range(0, count, READ_CHUNK)] or [count]
+
+        def send(k: int) -> None:
+            if (member.waiting, member.token, member.incarnation) != (number, token, incarnation):
+                return  # the attempt failed meanwhile (a dropped connection): its other reads failed with it
+            last = k == len(sizes) - 1
+
+            def chunk(server: int, answered: Reply) -> tuple[float, float]:
+                answers = self.zk.read(server, self.p.zk_read_ms * sizes[k], apply if k == 0 else None, answered,
+                                       requests=sizes[k])
+                if not last:  # the next chunk reaches the server as this one's last read is served
+                    self.loop.at(max(self.loop.now_ms, answers[1] - self.p.network_rtt_ms), lambda: send(k + 1))
+                return answers
+
+            self._zk(member, chunk, reply if last else _ignore, sent if k == 0 else None)
+
+        send(0)
 
     def _writes(self, member: _LegacyMember, sizes: list[int], apply: Callable[[int], bool],
                 then: Callable[[list[bool]], None]) -> None:

@@ -86,7 +86,7 @@ class StormParameters:
     # --- the legacy member's rebalance, per step (the step's CPU; its ZooKeeper requests are modelled apart)
     step_fixed_ms: float = _p(0.05, "steps 1-4 and 9: fixed cost of each step. Measured: steps 2-4 of a member "
                                     "owning nothing took 0.01-0.06 ms in run A")
-    rebalance_cpu_ms: float = _p(1.8, "each rebalance's CPU beyond its steps' own, in the member's process, charged "
+    rebalance_cpu_ms: float = _p(8.3, "each rebalance's CPU beyond its steps' own, in the member's process, charged "
                                        "once its fetchers start and before the rebalance completes (the watch "
                                        "handled, events logged, the connector's threads woken, the leader finder "
                                        "woken for the new partitions). Fitted (`calibration.fit_rebalance_cpu`) to "
