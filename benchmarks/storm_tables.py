@@ -39,6 +39,7 @@ from zkconsumer.storm.rendering import (
     replace_region,
     sweep_markdown,
     validation_markdown,
+    validation_summary,
 )
 from zkconsumer.storm.simulation import DEFAULT_PROTOCOLS, simulate, storm_scenario
 from zkconsumer.storm.sweep import SweepPoint, SweepRow, grid, run_point
@@ -97,7 +98,8 @@ def regions() -> dict[str, str]:
     fresh = [cal.load_record(path.read_text(encoding="utf-8")) for path in sorted(DATA.glob(VALIDATION))]
     validation = ("No fresh run has been taken yet." if not fresh else
                   "The fresh runs: " + ", ".join(f"`{p.relative_to(ROOT)}`" for p in sorted(DATA.glob(VALIDATION)))
-                  + ".\n\n" + validation_markdown(cal.validate(record, fresh)))
+                  + ".\n\n" + validation_markdown(frozen := cal.validate(record, fresh)) + "\n\n"
+                  + validation_summary(frozen, cal.validate(record, fresh, own_machine=True)))
     members, partitions = EXAMPLE
     example = render_storm(simulate(storm_scenario(int(members), int(partitions))))
     return {

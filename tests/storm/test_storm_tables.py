@@ -78,6 +78,10 @@ def test_fresh_runs_are_predicted_with_the_frozen_calibration_and_nothing_of_the
     assert [[row.predicted for row in rows] for rows in validation.rows] == [[expected], [expected]]
     (row,) = validation.rows[0]
     assert not row.within and row.figures[0].real == 100.0
+    # told to, each fresh run's own measurement of the machine replaces the calibration's
+    (own,) = cal.validate(record, [fresh], own_machine=True).rows[0]
+    assert own.predicted.time_to_stable_s is not None and expected.time_to_stable_s is not None
+    assert own.predicted.time_to_stable_s > expected.time_to_stable_s
 
 
 def test_a_record_of_played_runs_keeps_each_runs_median_its_spread_and_only_the_fits_samples():

@@ -542,8 +542,20 @@ class Validation:
     rows: tuple[tuple[RunAgreement, ...], ...]  # per fresh record, its every run compared
 
 
+#: what a run measures of its machine before its runs (ZooKeeper's service, the client's work, the round trip)
+MACHINE = ("zk_read_ms", "zk_client_ms", "network_rtt_ms", "zk_write_ms")
+
+
 def validate(calibration: CalibrationRecord, fresh: Sequence[CalibrationRecord],
-             base: StormParameters | None = None) -> Validation:
-    """``fresh`` records' runs predicted with ``calibration``'s fit (their measurements and fits unused)."""
+             base: StormParameters | None = None, own_machine: bool = False) -> Validation:
+    """``fresh`` records' runs predicted with ``calibration``'s fit (their measurements and fits unused);
+    ``own_machine``: each given its own record's measurements of the machine (:data:`MACHINE`), the rest as fitted,
+    to tell the calibration's machine from the model."""
     fitted = calibrate(calibration, base)
-    return Validation(fitted, tuple(fresh), tuple(predicted(r.runs, fitted.parameters) for r in fresh))
+
+    def parameters(record: CalibrationRecord) -> StormParameters:
+        if not own_machine:
+            return fitted.parameters
+        return replace(fitted.parameters, **{f.name: f.value for f in record.measured if f.name in MACHINE})  # type: ignore[arg-type]
+
+    return Validation(fitted, tuple(fresh), tuple(predicted(r.runs, parameters(r)) for r in fresh))
