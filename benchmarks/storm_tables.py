@@ -14,6 +14,8 @@ The regions:
   what was measured and what was fitted from records not kept as given, ``rebalance_cpu_ms`` fitted again);
 - ``validation``: the fresh runs taken after the model was frozen (``validation-*.json``, each a record the
   calibration harness wrote), predicted with the calibration record's fit (:func:`calibration.validate`);
+- ``large``: real large groups (``large-*.json``, ``benchmarks/storm_large_group.py --out``) beside the model's
+  predictions of them, made again;
 - ``fleet`` and ``sweep``: the model's predictions at fleet sizes, from ``predictions.json``.
 """
 
@@ -24,7 +26,7 @@ import difflib
 import json
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from zkconsumer.cli.simulate import render_storm
@@ -52,6 +54,8 @@ RECORD = DATA / "calibration-2026-12-02T1354Z.json"
 PREDICTIONS = DATA / "predictions.json"
 #: the fresh runs taken after the model was frozen, never used to change it
 VALIDATION = "validation-*.json"
+#: real large groups (``benchmarks/storm_large_group.py --out``)
+LARGE = "large-*.json"
 FLEET_SIZES = ((10, 1_000), (100, 10_000), (300, 30_000), (1_000, 100_000))
 SWEEP_MEMBERS = (10, 30, 100, 300, 1_000)
 SWEEP_PARTITIONS = (1_000, 10_000, 100_000)
@@ -59,6 +63,38 @@ EXAMPLE = ("10", "1000")
 #: how long a fleet-size point may take to settle, simulated: ten minutes, where ``simulate storm`` waits an hour by
 #: default (the points that thrash run to the limit, and an hour of a thousand members costs an hour of CPU)
 SETTLE_LIMIT_S = 600.0
+
+
+def large_prediction(record: cal.CalibrationRecord, members: int, partitions: int, servers: int,
+                     settle_limit_s: float) -> cal.Figures:
+    """A real large group's run (``benchmarks/storm_large_group.py``) predicted by the model with its calibration:
+    Kafka's defaults, a new group, ``servers`` servers, the members sharing one process's CPU."""
+    parameters = replace(cal.calibrate(record).parameters, zookeeper_servers=servers, offsets_committed=False,
+                         members_share_one_cpu=True)
+    spec = cal.RunSpec("legacy-range", cal.AT_ONCE, members, partitions, "large")
+    return cal.predict(spec, parameters, settle_limit_s)
+
+
+def large_markdown(record: cal.CalibrationRecord) -> str:
+    """The real large groups beside the model's predictions of them."""
+    runs = sorted((json.loads(path.read_text(encoding="utf-8")) for path in DATA.glob(LARGE)),
+                  key=lambda doc: (doc["real"]["servers"], doc["real"]["partitions"], doc["real"]["members"]))
+    if not runs:
+        return "No real large group has been run yet."
+    lines = ["| members x partitions, servers | time to stable s: real / model | ZK requests: real / model | first "
+             "rebalances raised | the members' process: CPU s, threads, memory MB | load average (1 min) before, "
+             "after | run |", "|---|---|---|---|---|---|---|"]
+    for doc in runs:
+        real = doc["real"]
+        model = large_prediction(record, real["members"], real["partitions"], real["servers"], doc["max_seconds"])
+        time_real = "-" if real["time_to_stable_s"] is None else f"{real['time_to_stable_s']:,.1f}"
+        time_model = "-" if model.time_to_stable_s is None else f"{model.time_to_stable_s:,.1f}"
+        lines.append(f"| {real['members']:,} x {real['partitions']:,}, {real['servers']} | {time_real} / "
+                     f"{time_model} | {real['zookeeper_requests']:,} / {model.zookeeper_requests:,} | "
+                     f"{real['first_rebalances_raised']} | {real['cpu_s']:,.1f}, {real['threads']:,}, "
+                     f"{real['max_rss_mb']:,} | {real['load_before'][0]:.1f}, {real['load_after'][0]:.1f} | "
+                     f"{doc['started']} |")
+    return "\n".join(lines)
 
 
 def fleet_points() -> list[SweepPoint]:
@@ -111,6 +147,7 @@ def regions() -> dict[str, str]:
                       + agreement_markdown(list(replayed.rows)) + "\n\n" + agreement_summary(replayed.rows)
                       + left_out),
         "validation": validation,
+        "large": large_markdown(record),
         "fleet": fleet_markdown(rows, FLEET_SIZES, DEFAULT_PROTOCOLS, limit_s),
         "sweep": sweep_markdown([r for r in rows if r.members in SWEEP_MEMBERS and r.partitions in SWEEP_PARTITIONS],
                                 DEFAULT_PROTOCOLS),

@@ -28,7 +28,7 @@ def test_the_pages_tables_are_what_the_committed_data_and_the_model_give():
     assert run.returncode == 0, f"docs/storm.md differs from its data: run benchmarks/storm_tables.py\n" \
                                 f"{run.stdout[-4000:]}{run.stderr[-2000:]}"
     assert marked_regions((ROOT / "docs" / "storm.md").read_text()) == [
-        "example", "parameters", "agreement", "validation", "fleet", "sweep"]
+        "example", "parameters", "agreement", "validation", "large", "fleet", "sweep"]
 
 
 def test_the_committed_predictions_are_the_models_own_where_they_are_cheap_to_simulate_again():
