@@ -136,7 +136,7 @@ def main() -> None:
     if args.members < 1 or args.partitions < 1 or args.servers < 1:
         raise SystemExit("--members, --partitions and --servers must be at least 1")
     structlog.configure(processors=[drop])  # a hundred members' events are not printed
-    doc = {"command": " ".join(["benchmarks/storm_large_group.py", *sys.argv[1:]]),
+    doc = {"command": " ".join(sys.argv),
            "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "max_seconds": args.max_seconds,
            "real": run(args)}
     model = large_prediction(cal.load_record(RECORD.read_text(encoding="utf-8")), args.members, args.partitions,
