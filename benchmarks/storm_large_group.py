@@ -1,5 +1,6 @@
-"""A real legacy group of many members on a three-server ZooKeeper ensemble at Kafka's defaults, beside the storm
-model's prediction of the same run: how large a group this machine hosts, and how long it takes to settle.
+"""A real group of many members, legacy on a three-server ZooKeeper ensemble at Kafka's defaults or modern at Kafka
+4.x's coordinator, beside the storm model's prediction of the same run: how large a group this machine hosts, and how
+long it takes to settle.
 
 Run: ``.venv/bin/python benchmarks/storm_large_group.py --members 100 [--partitions 1000] [--servers 3]
 [--max-seconds 300]``. Starts a :class:`~zkconsumer.embedded.ensemble.LocalEnsemble` and a broker the metadata bridge
@@ -13,8 +14,11 @@ range shares with one owner znode each, held for ``--quiet`` seconds. Also print
 (counted at their kazoo clients, as the calibration does), first rebalances that raised
 (ConsumerRebalanceFailedException, the members then owning nothing until a watch fires), rebalances that failed in
 the background, this process's CPU, threads and resident memory, the load average, and the model's prediction of
-the same run (``storm_tables.large_prediction``: the frozen model with its calibration, the members sharing this one
-process's CPU). ``--out FILE`` writes the run's own figures, which ``benchmarks/storm_tables.py`` puts in
+the same run. ``--protocol`` eager-range, cooperative-sticky or kip848-uniform plays a modern group of the same size
+at Apache Kafka 4.x's own coordinator instead (a KRaft node; librdkafka members polled by threads of this process,
+as the calibration's modern runs: time to stable and partition-seconds paused from their callbacks, the broker's
+CPU). The model's prediction of each run is :func:`storm_tables.large_prediction`'s: the frozen model with its
+calibration. ``--out FILE`` writes the run's own figures, which ``benchmarks/storm_tables.py`` puts in
 docs/storm.md beside the model's prediction made again. A benchmark, not a test.
 """
 
@@ -36,7 +40,7 @@ from typing import Any
 import structlog
 from bench_support import machine
 from rebalance import shared_evenly, start_streams
-from storm_calibration import RequestCounter
+from storm_calibration import MODERN, RequestCounter, run_modern
 from storm_tables import RECORD, large_prediction
 
 from zkconsumer.storm import calibration as cal
@@ -53,6 +57,27 @@ def write_topic(zk: Any, name: str, partitions: int) -> None:
     assignment = {str(p): [0] for p in range(partitions)}
     zk.create(f"/brokers/topics/{name}", json.dumps({"version": 1, "partitions": assignment}).encode(),
               makepath=True)
+
+
+def run_kafka(args: argparse.Namespace) -> dict[str, Any]:
+    """A modern group of ``--members`` librdkafka members at Apache Kafka 4.x's own coordinator (a KRaft node), started
+    at once as the calibration's modern runs are (:func:`storm_calibration.run_modern`)."""
+    from zkconsumer.embedded.kafka_broker import LocalKafkaKRaft
+
+    load = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="zkconsumer-large-") as tmp, \
+            LocalKafkaKRaft(Path(tmp) / "kafka-4") as broker:
+        assert broker.record is not None
+        spec = cal.RunSpec(args.protocol, cal.AT_ONCE, args.members, args.partitions, "large")
+        played = run_modern(broker.address, broker.record.pid, spec)
+    return {"protocol": args.protocol, "members": args.members, "partitions": args.partitions,
+            "time_to_stable_s": played.figures.time_to_stable_s,
+            "partition_seconds_paused": round(played.figures.partition_seconds_paused, 1),
+            "start_interval_ms": played.spec.start_interval_ms, "cpu_s": round(played.cpu_s, 1),
+            "broker_cpu_s": round(played.front_cpu_s, 1), "threads": None,  # the members closed: not counted
+            "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+            "load_before": [round(x, 1) for x in load], "load_after": [round(x, 1) for x in os.getloadavg()],
+            "machine": machine()}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -104,7 +129,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             else:
                 stable_at = None
         figures = {
-            "members": args.members, "partitions": args.partitions, "servers": args.servers,
+            "protocol": args.protocol, "members": args.members, "partitions": args.partitions, "servers": args.servers,
             "time_to_stable_s": None if stable_at is None else round(stable_at - started, 2),
             "zookeeper_requests": counter.snapshot()[0] - requests_before,
             "first_rebalances_raised": sum(type(e).__name__ == "ConsumerRebalanceFailedException" for e in errors),
@@ -131,6 +156,8 @@ def main() -> None:
     parser.add_argument("--servers", type=int, default=3)
     parser.add_argument("--max-seconds", type=float, default=300.0)
     parser.add_argument("--quiet", type=float, default=2.0, help="seconds the group must stay shared (2)")
+    parser.add_argument("--protocol", default="legacy-range", choices=("legacy-range", *MODERN),
+                        help="legacy-range (a ZooKeeper ensemble) or a modern protocol (Kafka 4.x's coordinator)")
     parser.add_argument("--out", type=Path, help="also write the run's figures here (JSON), as storm_tables reads them")
     args = parser.parse_args()
     if args.members < 1 or args.partitions < 1 or args.servers < 1:
@@ -138,9 +165,8 @@ def main() -> None:
     structlog.configure(processors=[drop])  # a hundred members' events are not printed
     doc = {"command": " ".join(sys.argv),
            "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "max_seconds": args.max_seconds,
-           "real": run(args)}
-    model = large_prediction(cal.load_record(RECORD.read_text(encoding="utf-8")), args.members, args.partitions,
-                             args.servers, args.max_seconds)
+           "real": run(args) if args.protocol == "legacy-range" else run_kafka(args)}
+    model = large_prediction(cal.load_record(RECORD.read_text(encoding="utf-8")), doc["real"], args.max_seconds)
     print(json.dumps({**doc, "model": asdict(model)}, indent=1), flush=True)
     if args.out:
         args.out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")

@@ -28,6 +28,7 @@ import sys
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any
 
 from zkconsumer.cli.simulate import render_storm
 from zkconsumer.storm import calibration as cal
@@ -65,36 +66,56 @@ EXAMPLE = ("10", "1000")
 SETTLE_LIMIT_S = 600.0
 
 
-def large_prediction(record: cal.CalibrationRecord, members: int, partitions: int, servers: int,
-                     settle_limit_s: float) -> cal.Figures:
+def large_prediction(record: cal.CalibrationRecord, real: dict[str, Any], settle_limit_s: float) -> cal.Figures:
     """A real large group's run (``benchmarks/storm_large_group.py``) predicted by the model with its calibration:
-    Kafka's defaults, a new group, ``servers`` servers, the members sharing one process's CPU."""
-    parameters = replace(cal.calibrate(record).parameters, zookeeper_servers=servers, offsets_committed=False,
-                         members_share_one_cpu=True)
-    spec = cal.RunSpec("legacy-range", cal.AT_ONCE, members, partitions, "large")
+    legacy at Kafka's defaults, a new group, the run's servers, the members sharing one process's CPU; modern at the
+    defaults, the members starting as far apart as the run measured."""
+    protocol = real.get("protocol", "legacy-range")
+    spec = cal.RunSpec(protocol, cal.AT_ONCE, real["members"], real["partitions"], "large",
+                       start_interval_ms=real.get("start_interval_ms"))
+    parameters = cal.calibrate(record).parameters
+    if protocol == "legacy-range":
+        parameters = replace(parameters, zookeeper_servers=real["servers"], offsets_committed=False,
+                             members_share_one_cpu=True)
+    else:
+        parameters = cal.run_settings(spec, parameters)
     return cal.predict(spec, parameters, settle_limit_s)
 
 
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.1f}"
+
+
 def large_markdown(record: cal.CalibrationRecord) -> str:
-    """The real large groups beside the model's predictions of them."""
+    """The real large groups beside the model's predictions of them: the legacy groups, then the modern ones."""
     runs = sorted((json.loads(path.read_text(encoding="utf-8")) for path in DATA.glob(LARGE)),
-                  key=lambda doc: (doc["real"]["servers"], doc["real"]["partitions"], doc["real"]["members"]))
+                  key=lambda doc: (doc["real"].get("protocol", "legacy-range"), doc["real"]["partitions"],
+                                   doc["real"]["members"]))
     if not runs:
         return "No real large group has been run yet."
-    lines = ["| members x partitions, servers | time to stable s: real / model | ZK requests: real / model | first "
-             "rebalances raised | the members' process: CPU s, threads, memory MB | load average (1 min) before, "
-             "after | run |", "|---|---|---|---|---|---|---|"]
+    legacy = ["| members x partitions, servers | time to stable s: real / model | ZK requests: real / model | first "
+              "rebalances raised | the members' process: CPU s, threads, memory MB | load average (1 min) before, "
+              "after | run |", "|---|---|---|---|---|---|---|"]
+    modern = ["| protocol | members x partitions | time to stable s: real / model | partition-s paused: real / model | "
+              "Kafka's CPU s | the members' process: CPU s, threads, memory MB | load average (1 min) before, after | "
+              "run |", "|---|---|---|---|---|---|---|---|"]
     for doc in runs:
         real = doc["real"]
-        model = large_prediction(record, real["members"], real["partitions"], real["servers"], doc["max_seconds"])
-        time_real = "-" if real["time_to_stable_s"] is None else f"{real['time_to_stable_s']:,.1f}"
-        time_model = "-" if model.time_to_stable_s is None else f"{model.time_to_stable_s:,.1f}"
-        lines.append(f"| {real['members']:,} x {real['partitions']:,}, {real['servers']} | {time_real} / "
-                     f"{time_model} | {real['zookeeper_requests']:,} / {model.zookeeper_requests:,} | "
-                     f"{real['first_rebalances_raised']} | {real['cpu_s']:,.1f}, {real['threads']:,}, "
-                     f"{real['max_rss_mb']:,} | {real['load_before'][0]:.1f}, {real['load_after'][0]:.1f} | "
-                     f"{doc['started']} |")
-    return "\n".join(lines)
+        model = large_prediction(record, real, doc["max_seconds"])
+        times = f"{_seconds(real['time_to_stable_s'])} / {_seconds(model.time_to_stable_s)}"
+        threads = "-" if real["threads"] is None else f"{real['threads']:,}"
+        process = f"{real['cpu_s']:,.1f}, {threads}, {real['max_rss_mb']:,}"
+        load = f"{real['load_before'][0]:.1f}, {real['load_after'][0]:.1f}"
+        if real.get("protocol", "legacy-range") == "legacy-range":
+            legacy.append(f"| {real['members']:,} x {real['partitions']:,}, {real['servers']} | {times} | "
+                          f"{real['zookeeper_requests']:,} / {model.zookeeper_requests:,} | "
+                          f"{real['first_rebalances_raised']} | {process} | {load} | {doc['started']} |")
+        else:
+            modern.append(f"| {real['protocol']} | {real['members']:,} x {real['partitions']:,} | {times} | "
+                          f"{real['partition_seconds_paused']:,.0f} / {model.partition_seconds_paused:,.0f} | "
+                          f"{real['broker_cpu_s']:,.1f} | {process} | {load} | {doc['started']} |")
+    tables = [t for t in (legacy, modern) if len(t) > 2]
+    return "\n\n".join("\n".join(t) for t in tables)
 
 
 def fleet_points() -> list[SweepPoint]:
