@@ -33,13 +33,17 @@ def started(group_class, members: int, partitions: int, *args):
     return loop, group
 
 
-def grow_into_one(members: int) -> sc.Scenario:
-    """One member takes the topic, then ``members`` more start at once: they meet its owner znodes."""
-    storm = storm_scenario(members + 1, 1_000)
-    first, *rest = storm.members
-    return replace(storm, scenes=(
-        sc.Scene(1, "one", "", (sc.Action(sc.START, first.name),)),
-        sc.Scene(2, "the rest", "", tuple(sc.Action(sc.START, m.name) for m in rest))))
+def grow_into_one(*joining: int) -> sc.Scenario:
+    """One member takes the topic, then each scene's ``joining`` members more start at once: they meet owner
+    znodes."""
+    storm = storm_scenario(1 + sum(joining), 1_000)
+    names = [m.name for m in storm.members]
+    scenes, first = [sc.Scene(1, "one", "", (sc.Action(sc.START, names[0]),))], 1
+    for number, count in enumerate(joining, start=2):
+        scenes.append(sc.Scene(number, f"{count} join", "",
+                               tuple(sc.Action(sc.START, n) for n in names[first:first + count])))
+        first += count
+    return replace(storm, scenes=tuple(scenes))
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -100,19 +104,26 @@ def test_members_joining_an_owner_of_everything_meet_conflicts_and_back_off():
     assert figures.time_to_stable_s is not None and figures.time_to_stable_s >= P.rebalance_backoff_ms / 1000
 
 
-def test_the_connector_starts_a_failed_rebalance_again_and_the_group_settles():
-    """KAFKA-4228: this project's connector retries a rebalance out of retries (Kafka 0.10.0.1 gave up)."""
-    figures = play(grow_into_one(9), "legacy-range", replace(P, rebalance_max_retries=1), settle_limit_s=60).scenes[1]
-    assert figures.retries_exhausted > 0
-    assert figures.time_to_stable_s is not None and figures.unsettled is None
+def test_a_first_rebalance_out_of_retries_leaves_the_member_owning_nothing_until_a_watch_fires():
+    """create_message_streams raises ConsumerRebalanceFailedException, as Kafka's consume() did: the member stays
+    registered, owning nothing; the next member's registration fires its watch and its rebalance thread takes over."""
+    scenes = play(grow_into_one(1, 1), "legacy-range", replace(P, rebalance_max_retries=1), settle_limit_s=60).scenes
+    assert scenes[1].retries_exhausted == 1 and scenes[1].time_to_stable_s is None
+    assert scenes[1].unsettled is not None and "1 out of retries and waiting for a watch" in scenes[1].unsettled
+    assert scenes[2].time_to_stable_s is not None and scenes[2].unsettled is None
 
 
-def test_kafkas_give_up_leaves_members_owning_nothing_and_says_so():
-    kafka = replace(P, rebalance_max_retries=1, give_up_after_retries=True)
-    figures = play(grow_into_one(9), "legacy-range", kafka, settle_limit_s=60).scenes[1]
-    assert figures.retries_exhausted > 0
-    assert figures.time_to_stable_s is None
-    assert figures.unsettled is not None and "partitions consuming" in figures.unsettled
+def test_the_connector_starts_a_failed_background_rebalance_again_where_kafka_gave_up():
+    """KAFKA-4228: this project's connector's rebalance thread retries a rebalance out of retries; Kafka 0.10.0.1's
+    watcher thread logged the failure and waited for the next watch."""
+    connector = replace(P, rebalance_max_retries=1)
+    ours = play(grow_into_one(1, 1), "legacy-range", connector, settle_limit_s=60).scenes[2]
+    kafka = play(grow_into_one(1, 1), "legacy-range", replace(connector, give_up_after_retries=True),
+                 settle_limit_s=60).scenes[2]
+    assert ours.retries_exhausted == kafka.retries_exhausted == 1
+    assert ours.time_to_stable_s is not None
+    assert kafka.time_to_stable_s is None
+    assert kafka.unsettled is not None and "out of retries and waiting for a watch" in kafka.unsettled
 
 
 def test_a_killed_member_is_replaced_once_its_session_expires():
@@ -133,14 +144,30 @@ def test_an_answer_later_than_the_session_timeout_fails_nothing_while_the_connec
     assert figures.rebalances == 1
 
 
+def test_a_server_serves_long_batches_interleaved_so_the_members_waiting_behind_them_keep_their_connections():
+    """Ten members each reading 5,000 offsets twice on one server: 20 s of its time, but every member's answers keep
+    arriving (ZooKeeper reads the connections in turn), so no ping goes unanswered; served whole, one batch after
+    another, the members at the back would hear nothing for seconds and lose their connections."""
+    figures = play(storm_scenario(10, 50_000), "legacy-range", replace(P, zookeeper_servers=1),
+                   settle_limit_s=120).scenes[0]
+    assert figures.time_to_stable_s is not None and figures.time_to_stable_s > 10
+    assert figures.connection_drops == figures.retries_exhausted == 0
+
+
 def test_a_server_far_behind_drops_connections_without_expiring_a_session():
     """Pings queued behind seconds of other members' reads go unanswered: kazoo drops the connection, the attempt
     waiting on it fails, the member connects again at once; the server, hearing from it all along, keeps its
-    session."""
-    overloaded = replace(P, zk_read_ms=2.0, zookeeper_session_timeout_ms=1_500.0, zookeeper_servers=1)
+    session. With retries enough the herd passes; with Kafka's four, most members' first rebalance runs out of them
+    and raises to the application, leaving them owning nothing."""
+    overloaded = replace(P, zk_read_ms=2.0, zookeeper_session_timeout_ms=1_500.0, zookeeper_servers=1,
+                         rebalance_max_retries=10)
     figures = play(storm_scenario(30, 100), "legacy-range", overloaded, settle_limit_s=120).scenes[0]
     assert figures.connection_drops > 0 and figures.session_expiries == 0
-    assert figures.time_to_stable_s is not None  # the connector retries until the herd has passed
+    assert figures.time_to_stable_s is not None and figures.retries_exhausted == 0
+    four = play(storm_scenario(30, 100), "legacy-range", replace(overloaded, rebalance_max_retries=4),
+                settle_limit_s=120).scenes[0]
+    assert four.time_to_stable_s is None and four.retries_exhausted > 0 and four.session_expiries == 0
+    assert four.unsettled is not None and "out of retries and waiting for a watch" in four.unsettled
     calm = play(storm_scenario(30, 100), "legacy-range", P).scenes[0]
     assert calm.connection_drops == calm.request_timeouts == calm.retries_exhausted == 0
 

@@ -28,7 +28,7 @@ def test_the_pages_tables_are_what_the_committed_data_and_the_model_give():
     assert run.returncode == 0, f"docs/storm.md differs from its data: run benchmarks/storm_tables.py\n" \
                                 f"{run.stdout[-4000:]}{run.stderr[-2000:]}"
     assert marked_regions((ROOT / "docs" / "storm.md").read_text()) == [
-        "example", "parameters", "agreement", "fleet", "sweep"]
+        "example", "parameters", "agreement", "validation", "large", "fleet", "sweep"]
 
 
 def test_the_committed_predictions_are_the_models_own_where_they_are_cheap_to_simulate_again():
@@ -43,8 +43,13 @@ def test_the_committed_predictions_are_the_models_own_where_they_are_cheap_to_si
             "benchmarks/data/storm/predictions.json is not the model's: run benchmarks/storm_tables.py --predict"
 
 
+def calibration_record() -> cal.CalibrationRecord:
+    (path,) = DATA.glob("calibration-*.json")
+    return cal.load_record(path.read_text())
+
+
 def test_a_calibration_record_survives_its_json_and_a_broken_one_is_refused_in_one_line():
-    text = (DATA / "calibration-2026-11-28T1456Z.json").read_text()
+    text = next(DATA.glob("calibration-*.json")).read_text()
     record = cal.load_record(text)
     assert cal.load_record(cal.record_json(record)) == record
     assert {r.spec.name for r in record.runs} >= set(record.left_out)
@@ -53,7 +58,7 @@ def test_a_calibration_record_survives_its_json_and_a_broken_one_is_refused_in_o
 
 
 def test_a_replayed_record_fits_the_rebalance_cpu_again_and_compares_every_run_not_left_out():
-    record = cal.load_record((DATA / "calibration-2026-11-28T1456Z.json").read_text())
+    record = calibration_record()
     replayed = cal.replay(record)
     fitted = {f.name: f for f in replayed.calibration.fits}
     assert fitted["rebalance_cpu_ms"].value > 0 and "time to stable" in fitted["rebalance_cpu_ms"].source
@@ -61,6 +66,22 @@ def test_a_replayed_record_fits_the_rebalance_cpu_again_and_compares_every_run_n
     assert len(replayed.rows) == len(record.runs) - len(record.left_out)
     # the model's default is that fit, made again by the model as it is
     assert fitted["rebalance_cpu_ms"].value == StormParameters().rebalance_cpu_ms
+
+
+def test_fresh_runs_are_predicted_with_the_frozen_calibration_and_nothing_of_theirs_but_what_each_run_was():
+    record = calibration_record()
+    lone = next(r for r in record.runs if r.spec.legacy and r.spec.members == 1)
+    fresh = replace(record, measured=(cal.ParameterFit("zk_read_ms", 50.0, "a fresh run's own, unused"),),
+                    runs=(replace(lone, figures=replace(lone.figures, time_to_stable_s=100.0)),))
+    validation = cal.validate(record, [fresh, fresh])
+    expected = cal.predict(lone.spec, cal.run_settings(lone.spec, cal.calibrate(record).parameters))
+    assert [[row.predicted for row in rows] for rows in validation.rows] == [[expected], [expected]]
+    (row,) = validation.rows[0]
+    assert not row.within and row.figures[0].real == 100.0
+    # told to, each fresh run's own measurement of the machine replaces the calibration's
+    (own,) = cal.validate(record, [fresh], own_machine=True).rows[0]
+    assert own.predicted.time_to_stable_s is not None and expected.time_to_stable_s is not None
+    assert own.predicted.time_to_stable_s > expected.time_to_stable_s
 
 
 def test_a_record_of_played_runs_keeps_each_runs_median_its_spread_and_only_the_fits_samples():

@@ -507,15 +507,55 @@ class Replay:
     rows: tuple[RunAgreement, ...]
 
 
-def replay(record: CalibrationRecord, base: StormParameters | None = None) -> Replay:
-    """The record fitted and predicted by the model as it is: what was measured, and what was fitted from records not
-    kept, as given; the step costs from the record's samples; ``rebalance_cpu_ms`` last, by simulating its crowded
-    legacy calibration runs; then every run not left out predicted and compared."""
-    base = base or StormParameters()
+def calibrate(record: CalibrationRecord, base: StormParameters | None = None) -> Calibration:
+    """The record's calibration by the model as it is: what was measured, and what was fitted from records not kept,
+    as given; the step costs from the record's samples; ``rebalance_cpu_ms`` last, by simulating its crowded legacy
+    calibration runs."""
     given = {f.name: (f.value, f.source) for f in (*record.measured, *record.recorded)}
     calibration_runs = [r for r in record.runs if r.spec.role == CALIBRATION]
-    fitted = fit(base, calibration_runs, given, run_settings)
-    rows = tuple(compare(r, predict(r.spec, run_settings(r.spec, fitted.parameters)),
-                         spread_=dict(record.spreads[r.spec.name]) if r.spec.name in record.spreads else None)
-                 for r in record.runs if r.spec.name not in record.left_out)
-    return Replay(fitted, rows)
+    return fit(base or StormParameters(), calibration_runs, given, run_settings)
+
+
+def predicted(runs: Iterable[RealRun], parameters: StormParameters,
+              spreads: Mapping[str, Mapping[str, tuple[float, float]]] | None = None) -> tuple[RunAgreement, ...]:
+    """Each run predicted with ``parameters`` as the run had them (:func:`run_settings`) and compared."""
+    spreads = spreads or {}
+    return tuple(compare(r, predict(r.spec, run_settings(r.spec, parameters)),
+                         spread_=dict(spreads[r.spec.name]) if r.spec.name in spreads else None) for r in runs)
+
+
+def replay(record: CalibrationRecord, base: StormParameters | None = None) -> Replay:
+    """The record calibrated (:func:`calibrate`), then every run not left out predicted and compared."""
+    fitted = calibrate(record, base)
+    return Replay(fitted, predicted((r for r in record.runs if r.spec.name not in record.left_out),
+                                    fitted.parameters, record.spreads))
+
+
+@dataclass(frozen=True, slots=True)
+class Validation:
+    """Fresh runs, taken after the model was frozen, predicted by it with the calibration it was frozen with: nothing
+    of theirs but what each run was (its members, partitions, shape, how far apart its members started) reaches the
+    model."""
+
+    calibration: Calibration
+    fresh: tuple[CalibrationRecord, ...]
+    rows: tuple[tuple[RunAgreement, ...], ...]  # per fresh record, its every run compared
+
+
+#: what a run measures of its machine before its runs (ZooKeeper's service, the client's work, the round trip)
+MACHINE = ("zk_read_ms", "zk_client_ms", "network_rtt_ms", "zk_write_ms")
+
+
+def validate(calibration: CalibrationRecord, fresh: Sequence[CalibrationRecord],
+             base: StormParameters | None = None, own_machine: bool = False) -> Validation:
+    """``fresh`` records' runs predicted with ``calibration``'s fit (their measurements and fits unused);
+    ``own_machine``: each given its own record's measurements of the machine (:data:`MACHINE`), the rest as fitted,
+    to tell the calibration's machine from the model."""
+    fitted = calibrate(calibration, base)
+
+    def parameters(record: CalibrationRecord) -> StormParameters:
+        if not own_machine:
+            return fitted.parameters
+        return replace(fitted.parameters, **{f.name: f.value for f in record.measured if f.name in MACHINE})  # type: ignore[arg-type]
+
+    return Validation(fitted, tuple(fresh), tuple(predicted(r.runs, parameters(r)) for r in fresh))

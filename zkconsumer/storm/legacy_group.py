@@ -22,9 +22,12 @@ A member's rebalance, per attempt (the ZooKeeper requests it sends in brackets; 
    (``rebalance_cpu_ms``), and the rebalance completes.
 
 A failed attempt is retried after ``rebalance.backoff.ms``; after ``rebalance.max.retries`` failed attempts the
-rebalance fails, and the connector starts it again at once (KAFKA-4228), or, with ``give_up_after_retries``, the
-member owns nothing until a watch fires again (Kafka 0.10.0.1). A watch firing during a rebalance is remembered and
-runs one more rebalance after it (the connector's rebalance thread).
+rebalance fails. A member's first rebalance, the one ``create_message_streams`` runs, then raises
+ConsumerRebalanceFailedException to the application, as Kafka's did: the member (its application taken to keep the
+connector) stays registered and owns nothing until a watch fires again. A later rebalance, the connector's rebalance
+thread's, starts again at once (KAFKA-4228); with ``give_up_after_retries`` it too leaves the member owning nothing
+until a watch fires (Kafka 0.10.0.1's watcher thread, which logs the failure and waits for the next trigger). A watch
+firing during a rebalance is remembered and runs one more rebalance after it (the connector's rebalance thread).
 
 An attempt fails three ways: an ownership conflict; a connection dropped while the attempt waits on an answer (kazoo
 fails every request outstanding with a ConnectionLoss); or an answer the connector waited the whole session timeout
@@ -57,6 +60,11 @@ TOPIC = "storm"
 NO_OWNER = -1
 #: watch notifications delivered together (see ``_fire_watches``)
 WATCH_CHUNK = 32
+#: reads of one connection's pipelined batch a server serves before it turns to the other connections' requests:
+#: ZooKeeper's NIO threads read the ready connections in turn, so a member's thousands of offset reads are served
+#: interleaved with the others' requests (and pings), not whole while every other client waits; approximated a chunk
+#: at a time
+READ_CHUNK = 10
 
 Reply = Callable[[Any, float], None]
 
@@ -71,6 +79,9 @@ class _LegacyMember:
     rebalancing: bool = False
     pending: bool = False  # a watch fired during the rebalance
     registering: bool = False  # started (or its session renewed), its first rebalance not yet begun
+    #: its first rebalance since it started is under way: the one ``create_message_streams`` runs and raises from
+    initial: bool = False
+    gave_up: bool = False  # its rebalance ran out of retries and was not started again: it owns nothing until a watch
     watching: bool = False  # its watch on the group's ids is set on its server
     recipes: bool = False  # its watch recipes exist (from its registration's reads on): they read again on reconnecting
     reconnecting: bool = False  # its connection dropped; busy until its watch recipes have read again
@@ -86,6 +97,10 @@ class _LegacyMember:
     seen: tuple[int, int] = (-1, -1)  # the group's (ids, topic) versions its watch recipes last read
     resend: Callable[[], None] | None = None  # its registration's request in flight, sent again after a drop
     queued: list[Callable[[], None]] = field(default_factory=list)  # requests made while disconnected
+
+
+def _ignore(*_: object) -> None:
+    pass
 
 
 class LegacyGroup:
@@ -123,6 +138,7 @@ class LegacyGroup:
         else:
             member.conn = self._connection(member.conn.server)
         member.alive = True
+        member.initial = True
         member.conn.opened(self.loop.now_ms, member.index % len(self.zk) if member.conn.generation == 0
                            else member.conn.server)
         self._watch_connection(member)
@@ -166,8 +182,10 @@ class LegacyGroup:
         alive = [m for m in self.members.values() if m.alive]
         busy = sum(1 for m in alive if m.rebalancing or m.pending or m.registering)
         down = sum(1 for m in alive if m.reconnecting)
+        gave_up = sum(1 for m in alive if m.gave_up)
+        idle = f", {gave_up:,} out of retries and waiting for a watch" if gave_up else ""
         ping_ms = KazooConnection(self.p.zookeeper_session_timeout_ms).half_read_timeout_ms
-        return (f"{busy:,} of {len(alive):,} members rebalancing or due to, {down:,} reconnecting; "
+        return (f"{busy:,} of {len(alive):,} members rebalancing or due to, {down:,} reconnecting{idle}; "
                 f"{self.measures.consuming:,} of {self.measures.partitions:,} partitions consuming; ZooKeeper "
                 f"{self.zk.queue_ms() / 1000:,.1f} s behind (kazoo drops a connection whose ping is not answered "
                 f"within {ping_ms / 1000:.2f} s)")
@@ -457,7 +475,7 @@ class LegacyGroup:
 
     def _die(self, member: _LegacyMember) -> None:
         member.incarnation += 1
-        member.alive = member.watching = member.recipes = False
+        member.alive = member.watching = member.recipes = member.initial = member.gave_up = False
         member.conn.dropped()
         self._stop_consuming(member)
         self.measures.busy -= (member.rebalancing or member.pending) + member.registering + member.reconnecting
@@ -489,6 +507,7 @@ class LegacyGroup:
                 member.pending = True
             return
         member.rebalancing = True
+        member.gave_up = False
         self.measures.busy += 1
         member.attempt = 0
         self._attempt(member)
@@ -540,10 +559,27 @@ class LegacyGroup:
     def _read(self, member: _LegacyMember, count: int, then: Callable[[], None],
               apply: Callable[[], None] | None = None) -> None:
         """``count`` reads sent together (kazoo's async reads, pipelined); ``apply()`` on the server as the first is
-        served, ``then`` once the last is answered."""
+        served, ``then`` once the last is answered. A server takes a long batch ``READ_CHUNK`` reads at a time, each
+        chunk reaching it as the one before is served, so the other connections' requests are served in between."""
         reply, sent = self._wait_on(member, then)
-        self._zk(member, lambda s, answered: self.zk.read(s, self.p.zk_read_ms * count, apply, answered,
-                                                          requests=count), reply, sent)
+        number, token, incarnation = member.waiting, member.token, member.incarnation
+        sizes = [min(READ_CHUNK, count - i) for i in range(0, count, READ_CHUNK)] or [count]
+
+        def send(k: int) -> None:
+            if (member.waiting, member.token, member.incarnation) != (number, token, incarnation):
+                return  # the attempt failed meanwhile (a dropped connection): its other reads failed with it
+            last = k == len(sizes) - 1
+
+            def chunk(server: int, answered: Reply) -> tuple[float, float]:
+                answers = self.zk.read(server, self.p.zk_read_ms * sizes[k], apply if k == 0 else None, answered,
+                                       requests=sizes[k])
+                if not last:  # the next chunk reaches the server as this one's last read is served
+                    self.loop.at(max(self.loop.now_ms, answers[1] - self.p.network_rtt_ms), lambda: send(k + 1))
+                return answers
+
+            self._zk(member, chunk, reply if last else _ignore, sent if k == 0 else None)
+
+        send(0)
 
     def _writes(self, member: _LegacyMember, sizes: list[int], apply: Callable[[int], bool],
                 then: Callable[[list[bool]], None]) -> None:
@@ -681,10 +717,15 @@ class LegacyGroup:
                 self._attempt(member)
                 return
             self.measures.retries_exhausted += 1
-            if self.p.give_up_after_retries:  # Kafka 0.10.0.1: owns nothing until the next watch
+            if self.p.give_up_after_retries or member.initial:
+                # Kafka 0.10.0.1's every rebalance, and the connector's first (create_message_streams raises
+                # ConsumerRebalanceFailedException to the application, which is taken to keep the connector): the
+                # member stays registered and owns nothing until the next watch fires
+                member.initial = False
+                member.gave_up = True
                 self._rebalance_finished(member)
                 return
-            # the connector (KAFKA-4228): the rebalance starts again at once, covering any watch that fired meanwhile
+            # the connector's later rebalances (KAFKA-4228): started again at once, covering any watch fired meanwhile
             member.pending = False
             member.attempt = 0
             self._attempt(member)
@@ -693,9 +734,9 @@ class LegacyGroup:
 
     def _rebalance_finished(self, member: _LegacyMember) -> None:
         """The rebalance ended (done, or given up); one more if a watch fired meanwhile."""
-        member.rebalancing = False
+        member.rebalancing = member.initial = False
         if member.pending:
-            member.pending = False
+            member.pending = member.gave_up = False
             member.rebalancing = True
             member.attempt = 0
             self._attempt(member)

@@ -4,11 +4,11 @@ them).
 
 Times are milliseconds of simulated time. "Measured" figures are this project's own runs on the 2-core reference
 machine. "Run A" is ``benchmarks/rebalance.py --partitions 1000,10000 --members 1,10`` with the members' rebalance
-step events kept, on 2026-11-28; "the calibration run" is ``benchmarks/storm_calibration.py --repeat 2`` of
-2026-11-28 14:56 UTC. Neither run's records were committed: the figures quoted from them are as recorded then and
-cannot be recomputed (the calibration run's per-run figures that the documentation quoted are committed in
-``benchmarks/data/storm/``). "Kafka" and "kazoo" figures are the client's or the library's own defaults; "assumed"
-figures have no measurement behind them.
+step events kept, on 2026-11-28: its records were not committed, so the defaults quoting it are as recorded then and
+cannot be recomputed; the committed calibration record (``benchmarks/data/storm/calibration-*.json``, the run of
+2026-12-02 13:54 UTC) fits the same step costs again from its own step events, and ``docs/storm.md``'s parameter
+table shows both. "Kafka" and "kazoo" figures are the client's or the library's own defaults; "assumed" figures have
+no measurement behind them.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ class StormParameters:
     zk_read_ms: float = _p(0.2, "a read (getData, getChildren, exists) or a ping on a server. Measured: ZooKeeper's "
                                 "process CPU per read over a burst of 4,000 pipelined reads "
                                 "(`benchmarks/storm_calibration.py`), 0.18 and 0.23 ms in two loaded runs on "
-                                "2026-11-28 (0.11 ms on the quiet calibration run); a ping is taken to cost what a "
-                                "read does (assumed: the same request pipeline, no data)")
+                                "2026-11-28 (0.13 ms in the committed calibration record's); a ping is taken to "
+                                "cost what a read does (assumed: the same request pipeline, no data)")
     zk_write_ms: float = _p(1.7, "the transaction log's force (fsync) a write waits for, shared by every write that "
                                  "reaches the log while the force before it is under way (group commit). Measured: "
                                  "claims of one create a request took 1.9 ms a create on 1,000 partitions and 2.0 ms "
@@ -86,12 +86,12 @@ class StormParameters:
     # --- the legacy member's rebalance, per step (the step's CPU; its ZooKeeper requests are modelled apart)
     step_fixed_ms: float = _p(0.05, "steps 1-4 and 9: fixed cost of each step. Measured: steps 2-4 of a member "
                                     "owning nothing took 0.01-0.06 ms in run A")
-    rebalance_cpu_ms: float = _p(14.8, "each rebalance's CPU beyond its steps' own, in the member's process, charged "
+    rebalance_cpu_ms: float = _p(8.3, "each rebalance's CPU beyond its steps' own, in the member's process, charged "
                                        "once its fetchers start and before the rebalance completes (the watch "
                                        "handled, events logged, the connector's threads woken, the leader finder "
                                        "woken for the new partitions). Fitted (`calibration.fit_rebalance_cpu`) to "
-                                       "the time to stable of the calibration run's legacy runs of several members, "
-                                       "replayed from their committed record with the model as it is")
+                                       "the time to stable of the committed calibration record's legacy runs of "
+                                       "several members, by the model as it is")
     assign_per_partition_ms: float = _p(0.005, "step 5 (assign): the assignor and the group snapshot, per "
                                                "partition. Measured: a lone member's step 5 took 5.3 ms on 1,000 "
                                                "partitions and 49.7 ms on 10,000 in run A")
@@ -116,17 +116,23 @@ class StormParameters:
                                   "machine of its own. Measured by the calibration: the harness's CPU over a burst "
                                   "of pipelined reads, per read")
     start_interval_ms: float = _p(0.1, "members starting together start one after another this far apart (the k-th "
-                                       "k times this after the first: a uniform spread). The calibration harness's "
-                                       "\"at once\": a loop starting a thread per member, which start 0.10-0.14 ms "
-                                       "apart on the reference machine (measured for 10, 20 and 40 threads, load "
-                                       "average 15). A deploy spread over D seconds is D / members apart")
+                                       "k times this after the first: a uniform spread). Measured for the "
+                                       "calibration harness's \"at once\", a loop starting a thread per member: "
+                                       "0.10-0.14 ms apart on the reference machine (10, 20 and 40 threads, load "
+                                       "average 15). For a fleet, assumed: a deploy starting every member within "
+                                       "a tenth of a millisecond a member (100 ms for 1,000) is the tightest herd, "
+                                       "and the predictions at fleet size hold for that herd only; a deploy spread "
+                                       "over D seconds is D / members apart (`--set start_interval_ms=`)")
     rebalance_backoff_ms: float = _p(2_000.0, "`rebalance.backoff.ms` (Kafka 0.10.0.1's default)")
     rebalance_max_retries: int = _p(4, "`rebalance.max.retries` (Kafka 0.10.0.1's default): the attempts of one "
                                        "rebalance before it fails")
-    give_up_after_retries: bool = _p(False, "Kafka 0.10.0.1's failed rebalance (KAFKA-4228): a member whose "
+    give_up_after_retries: bool = _p(False, "Kafka 0.10.0.1's watcher thread (KAFKA-4228): a member whose "
                                             "rebalance failed `rebalance.max.retries` times owns nothing until the "
-                                            "next watch fires. False: this project's connector, which starts the "
-                                            "rebalance again at once")
+                                            "next watch fires. False: this project's connector, whose rebalance "
+                                            "thread starts the rebalance again at once. Either way a member's first "
+                                            "rebalance, inside `create_message_streams`, raises to the application "
+                                            "when it fails (as Kafka's did), and the member owns nothing until a "
+                                            "watch fires: the application is assumed to keep the connector")
     # --- the modern protocols: members against the front's coordinators -----------------------------------------------
     coordinator_request_ms: float = _p(0.05, "the coordinator's work on one request (the front's event loop serves "
                                              "one at a time). Assumed; the front's CPU over a join of 30 members "

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from zkconsumer.storm.calibration import HELD_BACK, Calibration, RunAgreement
+from zkconsumer.storm.calibration import COMPARED, HELD_BACK, Calibration, RunAgreement, Validation
+from zkconsumer.storm.calibration import MACHINE as MACHINE_GIVEN
 from zkconsumer.storm.parameters import StormParameters, source
 from zkconsumer.storm.sweep import SweepRow, row_order
 
@@ -59,6 +61,69 @@ def agreement_summary(rows: Sequence[RunAgreement]) -> str:
     return (f"{sum(r.within for r in held)} of the {len(held)} held-back runs compared agree within 20% on all four "
             f"figures; the calibration runs, which the fit saw, {sum(r.within for r in rows if r not in held)} of "
             f"{len(rows) - len(held)}.")
+
+
+#: what a fresh run measured of the machine, shown beside the calibration's
+MACHINE = ("zk_read_ms", "zk_write_ms")
+HEADS = {"time_to_stable_s": "time to stable s", "partition_seconds_paused": "partition-s paused",
+         "zookeeper_requests": "ZK requests", "conflicts": "conflicts"}
+
+
+def validation_markdown(validation: Validation) -> str:
+    """The fresh runs: per run, each figure's prediction beside every fresh run's real figure (one prediction, or each
+    run's where their start intervals or leads made them differ; ✗: more than 20% off), and in how many fresh runs all
+    four agree; then the ratio predicted / real per figure over every run, and the fresh runs' conditions: the load,
+    and what they measured of ZooKeeper beside the calibration's (the model was not given theirs)."""
+    names = list(dict.fromkeys(row.run.spec.name for rows in validation.rows for row in rows))
+    by = [{row.run.spec.name: row for row in rows} for rows in validation.rows]
+    lines = ["| run | " + " | ".join(f"{HEADS[f]}: predicted / real, each run" for f in COMPARED)
+             + " | runs within 20% on all four |", "|---|" + "---|" * len(COMPARED) + "---|"]
+    for name in names:
+        rows = [b[name] for b in by if name in b]
+        cells = []
+        for i, figure in enumerate(COMPARED):
+            pairs = [(_number(r.figures[i].predicted, figure),
+                      _number(r.figures[i].real, figure) + ("" if r.figures[i].within else " ✗")) for r in rows]
+            if len({p for p, _ in pairs}) == 1:
+                cells.append(f"{pairs[0][0]} / {', '.join(real for _, real in pairs)}")
+            else:  # each run's own (its members started further apart, or its lead differed)
+                cells.append("; ".join(f"{p} / {real}" for p, real in pairs))
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {sum(r.within for r in rows)} of {len(rows)} |")
+    every = [row for rows in validation.rows for row in rows]
+    lines += ["", "| figure | within 20% | predicted / real, where real is not 0: median | lowest | highest |",
+              "|---|---|---|---|---|"]
+    for i, figure in enumerate(COMPARED):
+        ratios = [ratio for r in every if (ratio := r.figures[i].ratio) is not None]
+        within = sum(r.figures[i].within for r in every)
+        spread_ = (f"{statistics.median(ratios):.2f} | {min(ratios):.2f} | {max(ratios):.2f}" if ratios
+                   else "- | - | -")
+        lines.append(f"| {HEADS[figure]} | {within} of {len(every)} | {spread_} |")
+    fitted = {f.name: f.value for f in validation.calibration.fits}
+    machine = [name for name in MACHINE if name in fitted]
+    lines += ["", "| fresh run | started | load average (1 min) as its runs began | "
+              + "".join(f"`{name}` measured (calibration: {parameter_value(name, fitted[name])}) | "
+                        for name in machine)
+              + "runs within 20% on all four |", "|---|---|---|" + "---|" * len(machine) + "---|"]
+    for record, compared in zip(validation.fresh, validation.rows, strict=True):
+        loads = [r.load[0] for r in record.runs]
+        measured = {f.name: f.value for f in record.measured}
+        lines.append(f"| `{record.command}` | {record.started} | {min(loads):.1f} - {max(loads):.1f} | "
+                     + "".join(f"{parameter_value(name, measured[name]) if name in measured else '-'} | "
+                               for name in machine)
+                     + f"{sum(r.within for r in compared)} of {len(compared)} |")
+    return "\n".join(lines)
+
+
+def validation_summary(frozen: Validation, own_machine: Validation) -> str:
+    """How many runs agree on all four figures, and on time to stable, as frozen and given each fresh run's own
+    measurements of its machine."""
+    def counts(validation: Validation) -> str:
+        every = [row for rows in validation.rows for row in rows]
+        return (f"{sum(r.within for r in every)} of {len(every)} runs within 20% on all four figures, "
+                f"{sum(r.figures[0].within for r in every)} on time to stable")
+
+    return (f"As frozen: {counts(frozen)}. Given each fresh run's own measurements of ZooKeeper, the loopback and the "
+            f"client (`{'`, `'.join(MACHINE_GIVEN)}`), every other parameter as frozen: {counts(own_machine)}.")
 
 
 def calibration_markdown(calibration: Calibration, base: StormParameters) -> str:
