@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# The test suite, in two pytest runs at once: the Spark tests (one local Spark session, CPU-bound in its JVM and
-# Python workers) and the migration comparison (member processes, mostly waiting on rebalances) beside all the
-# others (mostly waiting on ZooKeeper sessions, rebalances and brokers), which on a 2-core machine takes the time of
-# the longer run instead of the sum: the migration tests are in the second run because it is the shorter one.
-# The first run's tests go to two worker processes (pytest-xdist), a test module's tests to one worker, so that its
+# The test suite, in three pytest runs at once: the main run, the Spark tests (one local Spark session, CPU-bound in
+# its JVM and Python workers) and the migration comparison (member processes, mostly waiting on rebalances). On a
+# 2-core machine they take the time of the longest run instead of the sum: each mostly waits (on ZooKeeper sessions,
+# rebalances, brokers, a JVM's start), and a whole run sampled from /proc kept the two cores about two thirds busy
+# when the Spark and migration tests were one run (docs/development.md).
+# The main run's tests go to two worker processes (pytest-xdist), a test module's tests to one worker, so that its
 # module fixtures are made once: waiting tests overlap, and each worker starts its own servers as each run does.
-# Each run starts its own servers. The second run's output is kept in a file and shown after the first one's; the
-# exit status is non-zero if either run failed. Extra arguments go to both runs. Each run's duration is printed at
+# Each run starts its own servers. The side runs' output is kept in files and shown after the main run's; the
+# exit status is non-zero if any run failed. Extra arguments go to every run. Each run's duration is printed at
 # the end, and appended to the file ZKCONSUMER_TEST_TIMES names, when set (scripts/test.sh, for its summary).
 # With ZKCONSUMER_CONTAINERS_BESIDE=1 (scripts/test.sh sets it), the container pass (scripts/containers.sh test)
-# runs beside both from the start, its output shown after theirs: it mostly waits on a container's start and on
-# sessions, and after either run it would add its minute to the whole. Its duration goes to the same file, its
+# runs beside them from the start, its output shown after theirs: it mostly waits on a container's start and on
+# sessions, and after any run it would add its minute to the whole. Its duration goes to the same file, its
 # failure fails the script.
 # Usage: scripts/run_tests.sh [VENV] [pytest args...]
 set -uo pipefail
@@ -18,9 +19,10 @@ cd "$(dirname "$0")/.."
 VENV="${1:-.venv}"
 shift || true
 spark_log="$(mktemp -t zkconsumer-spark-tests.XXXXXX)"
+migration_log="$spark_log.migration"
 containers_log="$spark_log.containers"
 times_file="$spark_log.times"
-trap 'rm -f "$spark_log" "$containers_log" "$times_file"' EXIT
+trap 'rm -f "$spark_log" "$migration_log" "$containers_log" "$times_file"' EXIT
 
 # One time scale for both runs and their workers (tests/time_scale.py), unless it is given.
 if [ -z "${ZKCONSUMER_TEST_TIME_SCALE:-}" ]; then
@@ -44,9 +46,11 @@ timed() {
   echo "$name $((SECONDS - began))" >> "$times_file"
   return "$rc"
 }
-timed spark with_ctrl_c "$VENV/bin/python" -m pytest -m "spark or migration" -p no:cacheprovider "$@" \
-  >"$spark_log" 2>&1 &
+timed spark with_ctrl_c "$VENV/bin/python" -m pytest -m "spark" -p no:cacheprovider "$@" >"$spark_log" 2>&1 &
 spark_pid=$!
+timed migration with_ctrl_c "$VENV/bin/python" -m pytest -m "migration and not spark" -p no:cacheprovider "$@" \
+  >"$migration_log" 2>&1 &
+migration_pid=$!
 containers_pid=""
 if [ -n "${ZKCONSUMER_CONTAINERS_BESIDE:-}" ]; then
   timed containers scripts/containers.sh test "$VENV" >"$containers_log" 2>&1 &
@@ -54,12 +58,14 @@ if [ -n "${ZKCONSUMER_CONTAINERS_BESIDE:-}" ]; then
 fi
 timed main with_ctrl_c "$VENV/bin/python" -m pytest -m "not spark and not migration" -n 2 --dist loadfile "$@" &
 main_pid=$!
-trap 'kill "$spark_pid" "$main_pid" $containers_pid 2>/dev/null; rm -f "$spark_log" "$containers_log" "$times_file"' \
-  INT TERM
+trap 'kill "$spark_pid" "$migration_pid" "$main_pid" $containers_pid 2>/dev/null
+      rm -f "$spark_log" "$migration_log" "$containers_log" "$times_file"' INT TERM
 wait "$main_pid"
 rest=$?
 wait "$spark_pid"
 spark=$?
+wait "$migration_pid"
+migration=$?
 containers=0
 if [ -n "$containers_pid" ]; then
   wait "$containers_pid"
@@ -68,15 +74,19 @@ if [ -n "$containers_pid" ]; then
   cat "$containers_log"
 fi
 seconds() { awk -v n="$1" '$1 == n { print $2 }' "$times_file"; }
-main_s="$(seconds main)" spark_s="$(seconds spark)" containers_s="$(seconds containers)"
+main_s="$(seconds main)" spark_s="$(seconds spark)" migration_s="$(seconds migration)"
+containers_s="$(seconds containers)"
 
-printf '\n===== the Spark and migration tests (run beside the others) =====\n'
+printf '\n===== the Spark tests (run beside the others) =====\n'
 cat "$spark_log"
-printf 'main run %s s; Spark and migration run %s s beside it\n' "$main_s" "$spark_s"
+printf '\n===== the migration tests (run beside the others) =====\n'
+cat "$migration_log"
+printf 'main run %s s; Spark run %s s and migration run %s s beside it\n' "$main_s" "$spark_s" "$migration_s"
 if [ -n "${ZKCONSUMER_TEST_TIMES:-}" ]; then
-  printf 'main %s\nspark %s\n' "$main_s" "$spark_s" >> "$ZKCONSUMER_TEST_TIMES"
+  printf 'main %s\nspark %s\nmigration %s\n' "$main_s" "$spark_s" "$migration_s" >> "$ZKCONSUMER_TEST_TIMES"
   [ -n "${containers_s:-}" ] && printf 'containers %s\n' "$containers_s" >> "$ZKCONSUMER_TEST_TIMES"
 fi
 if [ "$rest" -ne 0 ]; then exit "$rest"; fi
-if [ "$spark" -ne 0 ] && [ "$spark" -ne 5 ]; then exit "$spark"; fi
+if [ "$spark" -ne 0 ] && [ "$spark" -ne 5 ]; then exit "$spark"; fi  # 5: none selected (a -k, say)
+if [ "$migration" -ne 0 ] && [ "$migration" -ne 5 ]; then exit "$migration"; fi
 exit "$containers"
