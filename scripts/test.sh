@@ -94,7 +94,7 @@ row "checks (ruff, layers, mypy, docs)" "$checks_s" "$(budget checks)"
 while read -r pass seconds; do
   case "$pass" in
     main) label="main run" ;;
-    spark) label="Spark run (beside it)" ;;
+    spark) label="Spark and chaos run (beside it)" ;;
     migration) label="migration run (beside it)" ;;
     containers) label="container pass (beside them)" ;;
     *) label="$pass" ;;

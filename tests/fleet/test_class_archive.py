@@ -25,6 +25,9 @@ from zkconsumer.fleet.class_archive import (
     whole,
 )
 
+#: its commands start local Spark JVMs: with the Spark tests, in their run of one process (scripts/run_tests.sh)
+pytestmark = pytest.mark.spark
+
 
 def test_the_directory_is_the_cache_unless_the_environment_names_one_or_turns_it_off(tmp_path, monkeypatch):
     assert archive_directory({"HOME": "/home/op"}) == Path("/home/op/.cache/zkconsumer")
