@@ -100,6 +100,11 @@ def test_commit_never_moves_back_over_a_higher_offset_written_meanwhile(zk):
     result = store.commit({T0: 20})
     assert result.written == {} and result.kept_higher == {T0: 50}
     assert zk.get("/consumers/g/offsets/t/0")[0] == b"50"
+    # the next commit (auto-commit, a moment later) would pass the version check, nobody having written since: still
+    # theirs (a chaos run saw a paused member's auto-commit move a partition's offset back from 122 to 74 this way)
+    assert store.commit({T0: 21}).written == {}
+    assert zk.get("/consumers/g/offsets/t/0")[0] == b"50"
+    assert store.commit({T0: 55}).written == {T0: 55}  # ahead of theirs: ours again
     zk.set("/consumers/g/offsets/t/0", b"3")  # an operator rewound it: a later commit of ours still wins
     assert store.commit({T0: 60}).written == {T0: 60}
 

@@ -95,6 +95,9 @@ class ZooKeeperOffsetStore:
         self.max_bytes = max_bytes  # multi-op budget; 0: one write per request
         # partition -> (offset, znode version) last read or written by this process; version -1 = no znode
         self._checkpoints: dict[TopicPartition, tuple[int, int]] = {}
+        # partitions whose checkpoint is a higher offset someone else wrote (a commit kept it): a lower commit of ours
+        # must not go over it, though its version check would pass (nobody wrote since we read it)
+        self._theirs: set[TopicPartition] = set()
 
     def fetch(self, partitions: Iterable[TopicPartition]) -> FetchResult:
         """The committed offsets, read pipelined; they become the checkpoints later commits compare with.
@@ -112,6 +115,7 @@ class ZooKeeperOffsetStore:
         offsets: dict[TopicPartition, int] = {}
         malformed: dict[TopicPartition, MalformedZnode] = {}
         for tp in partitions:
+            self._theirs.discard(tp)  # read afresh: what a claim starts from
             got = value_or_none(calls[tp]) if tp in calls else None
             if got is None:
                 offsets[tp] = INVALID_OFFSET
@@ -138,6 +142,8 @@ class ZooKeeperOffsetStore:
             checkpoint = self._checkpoints.get(tp)
             if offset < 0 or (checkpoint is not None and checkpoint[0] == offset):
                 continue
+            if tp in self._theirs and checkpoint is not None and offset < checkpoint[0]:
+                continue  # still behind the offset another member wrote, kept (and reported) when it was found
             if checkpoint is not None and checkpoint[0] == _MALFORMED:
                 path = offset_path(self.group, tp)
                 result.malformed[tp] = MalformedZnode(path, "holds something other than an offset; not overwritten")
@@ -179,6 +185,7 @@ class ZooKeeperOffsetStore:
                 for tp, answer in zip(tps, answers, strict=True):
                     version = answer.version if isinstance(answer, ZnodeStat) else 0  # create answers its path
                     self._checkpoints[tp] = (pending[tp][0], version)
+                    self._theirs.discard(tp)
                     result.written[tp] = pending[tp][0]
                 continue
             # Someone else wrote one of them (or one vanished) since we read it: each write of this batch on its
@@ -202,6 +209,7 @@ class ZooKeeperOffsetStore:
                 got = call.get()
                 version = 0 if isinstance(got, str) else got.version  # create returns the path, set a stat
                 self._checkpoints[tp] = (offset, version)
+                self._theirs.discard(tp)
                 result.written[tp] = offset
                 return
             except NoNodeError:
@@ -220,6 +228,7 @@ class ZooKeeperOffsetStore:
                     return
                 if theirs > offset:
                     self._checkpoints[tp] = (theirs, stat.version)
+                    self._theirs.add(tp)
                     result.kept_higher[tp] = theirs
                     return
                 call = self.zk.set_async(path, str(offset).encode(), version=stat.version)
