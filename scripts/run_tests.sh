@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The test suite, in three pytest runs at once: the main run, the Spark tests with the short chaos runs (one local
-# Spark session, CPU-bound in its JVM and Python workers; the chaos runs' ten members CPU-bound too) and the
-# migration comparison (member processes, mostly waiting on rebalances). On a
-# 2-core machine they take the time of the longest run instead of the sum: each mostly waits (on ZooKeeper sessions,
-# rebalances, brokers, a JVM's start), and a whole run sampled from /proc kept the two cores about two thirds busy
-# when the Spark and migration tests were one run (docs/development.md).
+# The test suite, in three pytest runs at once: the main run, the Spark tests (one local Spark session and the class
+# archive's Spark JVMs, CPU-bound) and the migration comparison (member processes, mostly waiting on rebalances).
+# On a 2-core machine they take the time of the longest run instead of the sum: each mostly waits (on ZooKeeper
+# sessions, rebalances, brokers, a JVM's start), and a whole run sampled from /proc kept the two cores about two
+# thirds busy when the Spark and migration tests were one run (docs/development.md). The short chaos runs stay in
+# the main run: beside the Spark JVMs they meet more load than they were sized for.
 # The main run's tests go to two worker processes (pytest-xdist), a test module's tests to one worker, so that its
 # module fixtures are made once: waiting tests overlap, and each worker starts its own servers as each run does.
 # Each run starts its own servers. The side runs' output is kept in files and shown after the main run's; the
@@ -47,9 +47,9 @@ timed() {
   echo "$name $((SECONDS - began))" >> "$times_file"
   return "$rc"
 }
-timed spark with_ctrl_c "$VENV/bin/python" -m pytest -m "spark or chaos" -p no:cacheprovider "$@" >"$spark_log" 2>&1 &
+timed spark with_ctrl_c "$VENV/bin/python" -m pytest -m "spark" -p no:cacheprovider "$@" >"$spark_log" 2>&1 &
 spark_pid=$!
-timed migration with_ctrl_c "$VENV/bin/python" -m pytest -m "migration and not spark and not chaos" \
+timed migration with_ctrl_c "$VENV/bin/python" -m pytest -m "migration and not spark" \
   -p no:cacheprovider "$@" >"$migration_log" 2>&1 &
 migration_pid=$!
 containers_pid=""
@@ -57,8 +57,7 @@ if [ -n "${ZKCONSUMER_CONTAINERS_BESIDE:-}" ]; then
   timed containers scripts/containers.sh test "$VENV" >"$containers_log" 2>&1 &
   containers_pid=$!
 fi
-timed main with_ctrl_c "$VENV/bin/python" -m pytest -m "not spark and not migration and not chaos" -n 2 --dist loadfile \
-  "$@" &
+timed main with_ctrl_c "$VENV/bin/python" -m pytest -m "not spark and not migration" -n 2 --dist loadfile "$@" &
 main_pid=$!
 trap 'kill "$spark_pid" "$migration_pid" "$main_pid" $containers_pid 2>/dev/null
       rm -f "$spark_log" "$migration_log" "$containers_log" "$times_file"' INT TERM
@@ -79,11 +78,11 @@ seconds() { awk -v n="$1" '$1 == n { print $2 }' "$times_file"; }
 main_s="$(seconds main)" spark_s="$(seconds spark)" migration_s="$(seconds migration)"
 containers_s="$(seconds containers)"
 
-printf '\n===== the Spark and chaos tests (run beside the others) =====\n'
+printf '\n===== the Spark tests (run beside the others) =====\n'
 cat "$spark_log"
 printf '\n===== the migration tests (run beside the others) =====\n'
 cat "$migration_log"
-printf 'main run %s s; Spark and chaos run %s s and migration run %s s beside it\n' "$main_s" "$spark_s" "$migration_s"
+printf 'main run %s s; Spark run %s s and migration run %s s beside it\n' "$main_s" "$spark_s" "$migration_s"
 if [ -n "${ZKCONSUMER_TEST_TIMES:-}" ]; then
   printf 'main %s\nspark %s\nmigration %s\n' "$main_s" "$spark_s" "$migration_s" >> "$ZKCONSUMER_TEST_TIMES"
   [ -n "${containers_s:-}" ] && printf 'containers %s\n' "$containers_s" >> "$ZKCONSUMER_TEST_TIMES"

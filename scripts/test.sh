@@ -6,7 +6,7 @@
 #      fails; not with --quiet, which hides the warnings that --strict counts);
 #   3. the suite's time scale, calibrated once for every pass (tests/time_scale.py; ZKCONSUMER_TEST_TIME_SCALE set
 #      beforehand is used as it is);
-#   4. the tests: scripts/run_tests.sh (the main run and, beside it, the Spark and migration run);
+#   4. the tests: scripts/run_tests.sh (the main run and, beside it, the Spark run and the migration run);
 #   5. the container pass, run by scripts/run_tests.sh beside the two others from the start: the server tests that
 #      matter for the Docker path once more, with ZooKeeper in a container of the project's own image on podman
 #      (scripts/containers.sh); skipped, with the reason, where containers are not available;
@@ -94,7 +94,7 @@ row "checks (ruff, layers, mypy, docs)" "$checks_s" "$(budget checks)"
 while read -r pass seconds; do
   case "$pass" in
     main) label="main run" ;;
-    spark) label="Spark and chaos run (beside it)" ;;
+    spark) label="Spark run (beside it)" ;;
     migration) label="migration run (beside it)" ;;
     containers) label="container pass (beside them)" ;;
     *) label="$pass" ;;
