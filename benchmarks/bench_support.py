@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 import platform
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 
 class Servers(NamedTuple):
@@ -50,6 +51,19 @@ def wait_for_topic(connect: str, topic: str, partitions: int, timeout: float = 3
 
     with zk_client(connect) as client:
         wait(client, topic, partitions, timeout)
+
+
+def wait_for_brokers(zk: Any, timeout: float = 30.0) -> None:
+    """Until a broker is registered in ``/brokers/ids`` (the bridge mirrors it there); a RuntimeError after
+    ``timeout`` seconds."""
+    from zkconsumer.zk import paths
+    from zkconsumer.zk.reads import children
+
+    deadline = time.monotonic() + timeout
+    while not children(zk, paths.BROKER_IDS_PATH):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no broker registered in {paths.BROKER_IDS_PATH} within {timeout:.0f} s")
+        time.sleep(0.1)
 
 
 def machine() -> str:

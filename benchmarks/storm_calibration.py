@@ -62,7 +62,7 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-from bench_support import machine, servers
+from bench_support import machine, servers, wait_for_brokers
 from front_fetch import process_cpu
 from group_join import Member, settled
 from process_cpu import process_table
@@ -613,12 +613,10 @@ def main() -> None:
     runs: list[cal.RealRun] = []
     with tempfile.TemporaryDirectory(prefix="zkconsumer-bench-") as tmp, servers(Path(tmp)) as run_servers:
         from zkconsumer.zk import paths
-        from zkconsumer.zk.reads import children
 
         legacy = LegacyBench(run_servers, recorder, counter)
         try:
-            while not children(legacy.zk, paths.BROKER_IDS_PATH):
-                time.sleep(0.1)
+            wait_for_brokers(legacy.zk)
             measured = measure_zookeeper(legacy.zk, paths.BROKER_IDS_PATH, child_pid(b"org.apache.zookeeper"))
             burst = f"a burst of {measured['burst']:,} pipelined getData from one kazoo client"
             measured["sources"] = {

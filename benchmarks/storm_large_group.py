@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-from bench_support import machine
+from bench_support import machine, wait_for_brokers
 from rebalance import shared_evenly, start_streams
 from storm_calibration import MODERN, RequestCounter, run_modern
 from storm_tables import RECORD, large_prediction
@@ -88,7 +88,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from zkconsumer.types import TopicPartition
     from zkconsumer.zk import paths
     from zkconsumer.zk.client import close_client, open_client
-    from zkconsumer.zk.reads import children
 
     counter = RequestCounter()
     topic, group = "storm-large", f"storm-large-{args.members}"
@@ -101,8 +100,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         # the broker registered in the ensemble as the calibration's is: members find a cluster, not the topic's leader
         stack.enter_context(MetadataBridge(ensemble.connect, broker.bootstrap, interval_ms=250).running())
         zk = open_client(ensemble.connect)
-        while not children(zk, paths.BROKER_IDS_PATH):
-            time.sleep(0.1)
+        wait_for_brokers(zk)
         write_topic(zk, topic, args.partitions)
         props = {"zookeeper.connect": ensemble.connect, "group.id": group, **KAFKA_DEFAULTS}
         names = [f"m{i:03d}" for i in range(args.members)]

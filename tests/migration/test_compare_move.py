@@ -13,6 +13,7 @@ from time_scale import scaled
 
 from zkconsumer.embedded.servers import ServerOptions
 from zkconsumer.migration.comparison import compare, plan
+from zkconsumer.migration.report import MOVE_NOTE, NOTE
 from zkconsumer.scenarios.model import (
     BOUNCE,
     CUTOVER,
@@ -70,6 +71,9 @@ def test_the_dual_commit_path_skips_nothing(tmp_path, zookeeper_connect, broker_
     assert report["move"]["dual_commit"] and report["move"]["cutover_scene"] == 3
     page = outcome.events.parent.parent.joinpath("report.html").read_text()
     assert "The move from ZooKeeper, per target protocol" in page
+    # and say how its groups relate: one group id moved at once, not a group per kind of member
+    assert report["note"] == MOVE_NOTE and "within it one group id throughout" in page
+    assert "the two ignore each other" in NOTE and "the two ignore each other" not in page
 
 
 @pytest.mark.timeout(120)

@@ -33,6 +33,16 @@ NOTE = ("Each protocol runs in a group of its own: a legacy member registers in 
         "message would be consumed twice (KIP-125). A migration therefore moves a group over at once (stop the "
         "legacy members, carry the offsets over with `zkconsumer offsets`, start the modern ones), never member by "
         "member.")
+MOVE_NOTE = ("Each protocol plays the move in a group of its own, and within it one group id throughout: its legacy "
+             "members register in ZooKeeper until the cutover stops every one of them, and only then do its modern "
+             "members join the broker's group coordinator, resuming from the offsets the legacy ones left in Kafka. "
+             "Legacy and modern members never run in the group at once: each protocol would assign them every "
+             "partition, and every message would be consumed twice (KIP-125).")
+
+
+def groups_note(move: Any) -> str:
+    """How the page's groups relate: a move's one group id, moved at once, or a group of its own per protocol."""
+    return MOVE_NOTE if move else NOTE
 
 
 def coordinator_note(session_timeout_ms: int) -> str:
@@ -158,7 +168,7 @@ def report_json(results: Sequence[ProtocolResult], settings: dict[str, Any],
     move = settings.get("move")
     if move:  # the move's figures by protocol, beside what the run played
         move = {**move, "protocols": {row.protocol: asdict(row) for row in move_rows(results, move["cutover_scene"])}}
-    return {"note": NOTE, "broker_note": broker, **settings, "move": move, "coordinator": coordinator,
+    return {"note": groups_note(move), "broker_note": broker, **settings, "move": move, "coordinator": coordinator,
             "verdict": {"overall": list(said.overall), "scenes": [{"label": label, "sentence": sentence}
                                                                   for label, sentence in said.scenes]},
             "member_settings": {m.family: {"member": m.member, **dict(m.settings)} for m in members},
@@ -276,7 +286,7 @@ def render_report(results: Sequence[ProtocolResult], meta: str, members: Sequenc
     # One legend for every protocol's timeline; the coordinator's part only when one of them has a coordinator lane.
     timeline_legend = Html(render_legend_svg(coordinator=any(r.timeline.coordinators for r in results)))
     return render_page("migration.html.j2", title="Migration comparison: legacy and modern groups on one script",
-                       meta=meta, note=NOTE, rows=rows, failures=failures(results), charts=charts,
+                       meta=meta, note=groups_note(move), rows=rows, failures=failures(results), charts=charts,
                        timelines=timelines, timeline_legend=timeline_legend, members=members,
                        broker_note=broker_note, scene_labels=scene_labels,
                        group_protocols=group_protocol_rows(results),

@@ -111,36 +111,32 @@ def with_partitions(scenario: sc.Scenario, partitions: int) -> sc.Scenario:
     return replace(scenario, topic=replace(scenario.topic, partitions=partitions))
 
 
+#: the actions the model cannot play, each with what it would have to simulate
+_NOT_SIMULATED: tuple[tuple[tuple[str, ...], str], ...] = (
+    ((sc.PAUSE,), "pauses a member, which the storm model does not simulate yet"),
+    ((sc.UPGRADE,), "upgrades a member to KIP-848 in place, which the storm model does not simulate (each "
+                    "protocol's group is modelled on its own protocol throughout)"),
+    ((sc.RESTART,), "restarts a server, which the storm model does not simulate"),
+    ((sc.BOUNCE,), "bounces a member, which the storm model does not simulate yet (stop it, then start it)"),
+    ((sc.DUAL_COMMIT, sc.CUTOVER), "plays the move from ZooKeeper, which the storm model does not simulate (each "
+                                   "protocol's group is modelled on its own protocol throughout)"),
+)
+
+
 def check(scenario: sc.Scenario, protocols: tuple[str, ...]) -> None:
     """Refuse, before anything runs, an unknown protocol or an action the model cannot play."""
     unknown = [p for p in protocols if p not in PROTOCOLS]
     if unknown or not protocols:
         raise UsageError(f"unknown protocol {', '.join(unknown) or '(none given)'} (known: {', '.join(PROTOCOLS)})")
-    where = scenario.uses(sc.PAUSE)
-    if where:
-        raise UsageError(f"{scenario.source or scenario.name}: {where} pauses a member, which the storm model "
-                         "does not simulate yet")
-    where = scenario.uses(sc.UPGRADE)
-    if where:
-        raise UsageError(f"{scenario.source or scenario.name}: {where} upgrades a member to KIP-848 in place, which "
-                         "the storm model does not simulate (each protocol's group is modelled on its own protocol "
-                         "throughout)")
+    name = scenario.source or scenario.name
+    for actions, what in _NOT_SIMULATED:
+        where = next((w for w in map(scenario.uses, actions) if w), None)
+        if where:
+            raise UsageError(f"{name}: {where} {what}")
     static = next((m.name for m in scenario.members if m.static), None)
     if static:
-        raise UsageError(f"{scenario.source or scenario.name}: members.{static}.static: static members are not "
-                         "modelled by the storm simulation yet")
-    where = scenario.uses(sc.RESTART)
-    if where:
-        raise UsageError(f"{scenario.source or scenario.name}: {where} restarts a server, which the storm model does "
-                         "not simulate")
-    where = scenario.uses(sc.BOUNCE)
-    if where:
-        raise UsageError(f"{scenario.source or scenario.name}: {where} bounces a member, which the storm model does "
-                         "not simulate yet (stop it, then start it)")
-    where = scenario.uses(sc.DUAL_COMMIT) or scenario.uses(sc.CUTOVER)
-    if where:
-        raise UsageError(f"{scenario.source or scenario.name}: {where} plays the move from ZooKeeper, which the storm "
-                         "model does not simulate (each protocol's group is modelled on its own protocol throughout)")
+        raise UsageError(f"{name}: members.{static}.static: static members are not modelled by the storm simulation "
+                         "yet")
 
 
 def simulate(scenario: sc.Scenario, protocols: tuple[str, ...] = DEFAULT_PROTOCOLS,
