@@ -8,6 +8,7 @@ import json
 import threading
 import time
 from datetime import datetime
+from itertools import islice
 
 import pytest
 from confluent_kafka import Message, Producer
@@ -17,6 +18,7 @@ from time_scale import bounded
 
 from zkconsumer import create_connector
 from zkconsumer.config import ConsumerConfig, identity_decoder
+from zkconsumer.consumer.consumer_iterator import FENCE_SLICE
 from zkconsumer.consumer.kafka_stream import KafkaStream
 from zkconsumer.consumer.message_and_metadata import FetchedRecords
 from zkconsumer.consumer.partition_topic_info import ChunkQueue, PartitionTopicInfo
@@ -105,6 +107,49 @@ def test_a_chunk_waits_for_the_sessions_confirmation_and_is_dropped_once_the_ses
     assert info.consumed_offset == 3 and chunks.qsize() == 0
 
 
+@pytest.mark.parametrize("way", ["for", "next", "chunks"])
+def test_a_lease_that_ends_in_the_middle_of_a_chunk_stops_it_there_and_a_lost_session_drops_the_rest(zk, way):
+    """A pause can come in the middle of a large chunk: once the confirmation it was handed out under is older than
+    half the session timeout, the fence is asked again before the next message (``next``), slice (``for``) or batch
+    (``chunks``), and a lost session drops the rest, which the partition's owner fetches again."""
+    liveness = SessionLiveness(zk, session_timeout_s=2.0)
+    lost, shutdown = threading.Event(), threading.Event()
+    chunks = ChunkQueue(4)
+    info = PartitionTopicInfo("t", 0, chunks, 0, 0, 1024, "client")
+    stream = KafkaStream(chunks, 100, identity_decoder, identity_decoder, "client", "s",
+                         SessionFence(liveness, lost, shutdown))
+    size = 3 * FENCE_SLICE
+    info.enqueue(_records(range(size)))
+    liveness.confirmed = time.monotonic() - 0.8  # confirmed 0.8 s ago: chunks go for 0.2 s more without a look
+    if way == "for":
+        messages = iter(stream)
+        taken = [m.offset for m in islice(messages, 10)]
+    elif way == "next":
+        iterator = stream.iterator()
+        taken = [next(iterator).offset for _ in range(10)]
+    else:
+        taken = [m.offset for m in next(stream.chunks(10))]
+    assert taken == list(range(10))
+    time.sleep(max(0.0, liveness.confirmed + 1.0 - time.monotonic()) + 0.01)  # the pause: no longer certain
+    lost.set()  # and the member learns, on waking, that its session expired
+    with capture_logs() as events, pytest.raises(ConsumerTimeoutException):
+        if way == "for":  # one loop: the pause came in the middle of its slice
+            for message in messages:
+                taken.append(message.offset)
+        elif way == "next":
+            while True:
+                taken.append(next(iterator).offset)
+        else:
+            for batch in stream.chunks(10):
+                taken += [m.offset for m in batch]
+    handed_on = FENCE_SLICE if way == "for" else 10  # the slice under way goes out whole
+    assert taken == list(range(handed_on))
+    (fenced,) = [e for e in events if e["event"] == "stream.chunk_fenced"]
+    assert (fenced["reason"], fenced["messages"], fenced["fetch_offset"]) == ("session_lost", size - handed_on,
+                                                                             handed_on)
+    assert info.consumed_offset == handed_on
+
+
 def _seconds(timestamp: str) -> float:
     return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
 
@@ -158,8 +203,10 @@ def test_a_member_woken_after_its_session_expired_hands_out_nothing_stale(tmp_pa
         producer.join(bounded(15))
     names = [e["event"] for e in events()]
     assert "session.expired" in names  # the pause did outlast the session
+    # What was left of the slice being handed out when the pause came may go out on waking (a pause between the
+    # fence's look and the hand-out cannot be told from one after it); nothing more, whatever the chunk's size.
     stale = [row for row in delivered() if woke <= float(row[0]) < owns_again]
-    assert stale == []
+    assert len(stale) < FENCE_SLICE, stale[:3]
     # Usually the stream meets a chunk fetched after waking before the connector drops them all, and fences it; when
     # kazoo learns of the expiry first, the connector drops the queued chunks itself, and nothing is fenced.
     fenced = [e for e in events() if e["event"] == "stream.chunk_fenced"]

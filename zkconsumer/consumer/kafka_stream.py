@@ -3,11 +3,12 @@
 The stream owns one chunk queue and one ConsumerIterator, whose state every way of reading shares, so iterating
 again after a ConsumerTimeoutException continues where the last loop stopped, whichever way it read. The rebalance
 clears its current chunk. A connector's streams ask its :class:`~zkconsumer.consumer.session_fence.SessionFence`
-before each chunk: nothing is handed out once the member may have lost its partitions.
+before each chunk, and in the middle of one once its confirmation has aged: nothing more is handed out once the
+member may have lost its partitions.
 
 Three ways to read, the same messages and offsets semantics (see :mod:`zkconsumer.consumer.consumer_iterator`):
 
-* ``for message in stream``: the fast one; no Python code runs between two messages of a chunk;
+* ``for message in stream``: the fast one; no Python code runs between two messages of a slice of a chunk;
 * ``stream.iterator()``: Kafka's ConsumerIterator, with ``has_next()`` and ``next()``;
 * ``stream.chunks()``: lists of messages, each the rest of one fetched chunk (one partition, in offset order), all
   handed out (so covered by the next commit) when the list is;

@@ -4,10 +4,11 @@ A member owns its partitions through its ZooKeeper session: once the server expi
 and another member may take the partitions. A member that was paused (a long GC, a stalled VM, SIGSTOP) or cut off
 beyond its session timeout learns of the expiry only when kazoo reaches the server again, and meanwhile its streams
 would hand out what was fetched before the pause, or just after it, for partitions it no longer owns. So a stream
-asks the fence before each chunk. The fence holds while the session was confirmed by the server within half the
-session timeout (:mod:`zkconsumer.zk.session_liveness`: the server cannot have expired it before a whole timeout)
-and the connector has not lost the session: a clock read and two attribute reads, no ZooKeeper request. In steady
-state kazoo's own pings, a third of the session timeout apart, keep it holding.
+asks the fence before each chunk, and again in the middle of one once the chunk's lease (:meth:`lease_until`) has
+ended (:mod:`zkconsumer.consumer.consumer_iterator`). The fence holds while the session was confirmed by the server
+within half the session timeout (:mod:`zkconsumer.zk.session_liveness`: the server cannot have expired it before a
+whole timeout) and the connector has not lost the session: a clock read and two attribute reads, no ZooKeeper
+request. In steady state kazoo's own pings, a third of the session timeout apart, keep it holding.
 
 When it does not hold, the stream waits (:meth:`SessionFence.await_hold`) for a fresh confirmation (one ``exists``
 request is sent to get it), the session's loss, or the stream being cleared or shut down. Held again, the chunk is
@@ -48,6 +49,12 @@ class SessionFence:
         liveness = self._liveness
         fresh = monotonic() - liveness.confirmed <= liveness.session_timeout_s * HOLD_FRACTION
         return fresh and not self._lost.is_set()
+
+    def lease_until(self) -> float:
+        """Until when (monotonic) the latest confirmation lets chunks go without another look; the loss is not in
+        it (a lost session's chunks are dropped by the connector's clear of the streams)."""
+        liveness = self._liveness
+        return liveness.confirmed + liveness.session_timeout_s * HOLD_FRACTION
 
     def confirmed_age_s(self) -> float:
         return self._liveness.age()

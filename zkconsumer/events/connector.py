@@ -209,15 +209,17 @@ STREAM_OFFSET_GAP = _DATA_PATH.event("stream.offset_gap", "warning",
     F("consumed_offset", INT), shared.FETCH_OFFSET)
 STREAM_END = _DATA_PATH.event("stream.end", "info", "the shutdown sentinel reached a stream", shared.STREAM)
 STREAM_CHUNK_FENCED = _DATA_PATH.event("stream.chunk_fenced", "warning",
-    "a chunk dropped, none of it handed out: the server had not confirmed the member's session within half its timeout "
-    "(a pause, a cut network) and then it was lost. Its messages are fetched again by the partition's owner. The count "
-    "of these events is the count of fenced chunks", shared.STREAM, shared.TOPIC, shared.PARTITION, shared.FETCH_OFFSET,
+    "a chunk dropped, none of it handed out, or the rest of the chunk being handed out (from `fetch_offset` on): the "
+    "server had not confirmed the member's session within half its timeout (a pause, a cut network) and then it was "
+    "lost. Its messages are fetched again by the partition's owner. The count of these events is the count of fenced "
+    "chunks", shared.STREAM, shared.TOPIC, shared.PARTITION, shared.FETCH_OFFSET,
     shared.MESSAGES,
     F("reason", STR, "`session_lost`, or `cancelled`: a rebalance cleared the stream or the connector shut down "
         "meanwhile"), F("confirmed_age_ms", NUMBER, "since the server last confirmed the session, null if never"),
     shared.WAITED_MS)
 STREAM_FENCE_WAITED = _DATA_PATH.event("stream.fence_waited", "info",
-    "the session's confirmation was too old before a chunk; a fresh one came, and the chunk was handed out",
+    "the session's confirmation was too old before a chunk, or in the middle of one; a fresh one came, and the chunk "
+    "was handed out",
     shared.STREAM, shared.TOPIC, shared.PARTITION, F("confirmed_age_ms", NUMBER), shared.WAITED_MS)
 FETCHER_MANAGER_CONNECTIONS_STARTED = _FETCHER_MANAGER.event("fetcher_manager.connections_started", "info",
     "step 9 of a rebalance hands over the new registry",
