@@ -20,10 +20,9 @@ cd "$(dirname "$0")/.."
 VENV="${1:-.venv}"
 shift || true
 spark_log="$(mktemp -t zkconsumer-spark-tests.XXXXXX)"
-migration_log="$spark_log.migration"
 containers_log="$spark_log.containers"
 times_file="$spark_log.times"
-trap 'rm -f "$spark_log" "$migration_log" "$containers_log" "$times_file"' EXIT
+trap 'rm -f "$spark_log" "$containers_log" "$times_file"' EXIT
 
 # One time scale for both runs and their workers (tests/time_scale.py), unless it is given.
 if [ -z "${ZKCONSUMER_TEST_TIME_SCALE:-}" ]; then
@@ -49,24 +48,19 @@ timed() {
 }
 timed spark with_ctrl_c "$VENV/bin/python" -m pytest -m "spark" -p no:cacheprovider "$@" >"$spark_log" 2>&1 &
 spark_pid=$!
-timed migration with_ctrl_c "$VENV/bin/python" -m pytest -m "migration and not spark" \
-  -p no:cacheprovider "$@" >"$migration_log" 2>&1 &
-migration_pid=$!
 containers_pid=""
 if [ -n "${ZKCONSUMER_CONTAINERS_BESIDE:-}" ]; then
   timed containers scripts/containers.sh test "$VENV" >"$containers_log" 2>&1 &
   containers_pid=$!
 fi
-timed main with_ctrl_c "$VENV/bin/python" -m pytest -m "not spark and not migration" -n 2 --dist loadfile "$@" &
+timed main with_ctrl_c "$VENV/bin/python" -m pytest -m "not spark" -n 4 --dist loadfile "$@" &
 main_pid=$!
-trap 'kill "$spark_pid" "$migration_pid" "$main_pid" $containers_pid 2>/dev/null
-      rm -f "$spark_log" "$migration_log" "$containers_log" "$times_file"' INT TERM
+trap 'kill "$spark_pid" "$main_pid" $containers_pid 2>/dev/null
+      rm -f "$spark_log" "$containers_log" "$times_file"' INT TERM
 wait "$main_pid"
 rest=$?
 wait "$spark_pid"
 spark=$?
-wait "$migration_pid"
-migration=$?
 containers=0
 if [ -n "$containers_pid" ]; then
   wait "$containers_pid"
@@ -75,19 +69,16 @@ if [ -n "$containers_pid" ]; then
   cat "$containers_log"
 fi
 seconds() { awk -v n="$1" '$1 == n { print $2 }' "$times_file"; }
-main_s="$(seconds main)" spark_s="$(seconds spark)" migration_s="$(seconds migration)"
+main_s="$(seconds main)" spark_s="$(seconds spark)"
 containers_s="$(seconds containers)"
 
 printf '\n===== the Spark tests (run beside the others) =====\n'
 cat "$spark_log"
-printf '\n===== the migration tests (run beside the others) =====\n'
-cat "$migration_log"
-printf 'main run %s s; Spark run %s s and migration run %s s beside it\n' "$main_s" "$spark_s" "$migration_s"
+printf 'main run %s s; Spark run %s s beside it\n' "$main_s" "$spark_s"
 if [ -n "${ZKCONSUMER_TEST_TIMES:-}" ]; then
-  printf 'main %s\nspark %s\nmigration %s\n' "$main_s" "$spark_s" "$migration_s" >> "$ZKCONSUMER_TEST_TIMES"
+  printf 'main %s\nspark %s\n' "$main_s" "$spark_s" >> "$ZKCONSUMER_TEST_TIMES"
   [ -n "${containers_s:-}" ] && printf 'containers %s\n' "$containers_s" >> "$ZKCONSUMER_TEST_TIMES"
 fi
 if [ "$rest" -ne 0 ]; then exit "$rest"; fi
 if [ "$spark" -ne 0 ] && [ "$spark" -ne 5 ]; then exit "$spark"; fi  # 5: none selected (a -k, say)
-if [ "$migration" -ne 0 ] && [ "$migration" -ne 5 ]; then exit "$migration"; fi
 exit "$containers"
