@@ -164,7 +164,8 @@ def main() -> None:
     doc = {"command": " ".join(sys.argv),
            "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "max_seconds": args.max_seconds,
            "real": run(args) if args.protocol == "legacy-range" else run_kafka(args)}
-    model = large_prediction(cal.load_record(RECORD.read_text(encoding="utf-8")), doc["real"], args.max_seconds)
+    fitted = cal.calibrate(cal.load_record(RECORD.read_text(encoding="utf-8"))).parameters
+    model = large_prediction(fitted, doc["real"], args.max_seconds)
     print(json.dumps({**doc, "model": asdict(model)}, indent=1), flush=True)
     if args.out:
         args.out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")

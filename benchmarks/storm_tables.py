@@ -66,14 +66,14 @@ EXAMPLE = ("10", "1000")
 SETTLE_LIMIT_S = 600.0
 
 
-def large_prediction(record: cal.CalibrationRecord, real: dict[str, Any], settle_limit_s: float) -> cal.Figures:
-    """A real large group's run (``benchmarks/storm_large_group.py``) predicted by the model with its calibration:
-    legacy at Kafka's defaults, a new group, the run's servers, the members sharing one process's CPU; modern at the
-    defaults, the members starting as far apart as the run measured."""
+def large_prediction(fitted: StormParameters, real: dict[str, Any], settle_limit_s: float) -> cal.Figures:
+    """A real large group's run (``benchmarks/storm_large_group.py``) predicted by the model with its calibration's
+    parameters (``fitted``): legacy at Kafka's defaults, a new group, the run's servers, the members sharing one
+    process's CPU; modern at the defaults, the members starting as far apart as the run measured."""
     protocol = real.get("protocol", "legacy-range")
     spec = cal.RunSpec(protocol, cal.AT_ONCE, real["members"], real["partitions"], "large",
                        start_interval_ms=real.get("start_interval_ms"))
-    parameters = cal.calibrate(record).parameters
+    parameters = fitted
     if protocol == "legacy-range":
         parameters = replace(parameters, zookeeper_servers=real["servers"], offsets_committed=False,
                              members_share_one_cpu=True)
@@ -99,9 +99,10 @@ def large_markdown(record: cal.CalibrationRecord) -> str:
     modern = ["| protocol | members x partitions | time to stable s: real / model | partition-s paused: real / model | "
               "Kafka's CPU s | the members' process: CPU s, threads, memory MB | load average (1 min) before, after | "
               "run |", "|---|---|---|---|---|---|---|---|"]
+    fitted = cal.calibrate(record).parameters  # once: each fit simulates the calibration runs again
     for doc in runs:
         real = doc["real"]
-        model = large_prediction(record, real, doc["max_seconds"])
+        model = large_prediction(fitted, real, doc["max_seconds"])
         times = f"{_seconds(real['time_to_stable_s'])} / {_seconds(model.time_to_stable_s)}"
         threads = "-" if real["threads"] is None else f"{real['threads']:,}"
         process = f"{real['cpu_s']:,.1f}, {threads}, {real['max_rss_mb']:,}"

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
 import pytest
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, TopicPartition
 from support import produce, wait_for
 
 from zkconsumer import cli
@@ -55,11 +55,14 @@ def test_list_shows_zookeeper_classic_and_kip848_groups_with_their_type(zk, zk_c
         ]
 
         received = [0, 0]
+        positions: list[dict[int, int]] = [{}, {}]  # each consumer's next offset of each partition it read
 
         def pump() -> list[int]:
             for i, consumer in enumerate(consumers):
                 message = consumer.poll(0.1)
-                received[i] += int(message is not None and message.error() is None)
+                if message is not None and message.error() is None:
+                    received[i] += 1
+                    positions[i][message.partition()] = message.offset() + 1
             return received
 
         def listed() -> dict[str, dict] | None:
@@ -89,9 +92,11 @@ def test_list_shows_zookeeper_classic_and_kip848_groups_with_their_type(zk, zk_c
         assert [line.split()[0] for line in out.splitlines()] == sorted(lines)
 
         # Committed offsets are where they were committed, and a group that leaves stays listed, Empty.
+        # What each read, by offset: a rebalance between the reads and the commit (the group's membership settling)
+        # would leave the client no stored offsets to commit.
         wait_for(lambda: pump() == [2, 2], timeout=30)
-        for consumer in consumers:
-            consumer.commit(asynchronous=False)
+        for consumer, read in zip(consumers, positions, strict=True):
+            consumer.commit(offsets=[TopicPartition(topic_name, p, o) for p, o in read.items()], asynchronous=False)
 
     def left() -> dict[str, dict] | None:
         status, out, _ = run(capsys, zk_chroot, "groups", "list", "--bootstrap-server", bootstrap_servers, "--json")
