@@ -57,9 +57,7 @@ want="$(cat pyproject.toml scripts/bootstrap.sh | cksum)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   say "installing zkconsumer with all its extras into $VENV"
   "$VENV/bin/python" -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
-  # --no-compile: no bytecode written for every module of every package (PySpark alone has thousands) at install;
-  # Python writes it for the modules imported, when first imported (10 of the 44 s this step took here)
-  "$VENV/bin/python" -m pip install --quiet --no-compile -e '.[all]'
+  "$VENV/bin/python" -m pip install --quiet -e '.[all]'
   printf '%s' "$want" > "$stamp"
 fi
 
