@@ -18,8 +18,8 @@ MKDOCS = NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs
 docs: bootstrap
 	$(MKDOCS) build --strict
 
-# The tests: scripts/test.sh (the install, the checks, the suite's time scale, the main run with the Spark and
-# migration run beside it, the container pass, and each pass's duration; see there). `make test SLOW=1` is the
+# The tests: scripts/test.sh (the install, the suite's time scale, the main run with the Spark run, the checks and
+# the container pass beside it, and each pass's duration; see there). `make test SLOW=1` is the
 # slow-machine mode: one core held busy by a CPU hog for the whole run (docs/development.md).
 SLOW ?=
 test:

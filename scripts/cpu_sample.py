@@ -1,6 +1,7 @@
 """Where a run's CPU goes: every process's CPU time, read from ``/proc`` every two seconds for SECONDS, summed by
 kind (the Spark, ZooKeeper and Kafka JVMs, the xdist workers, the fronts, Tansu, the member processes...) and written
-to OUT as JSON, largest first. Run it beside ``make test`` (docs/development.md):
+to OUT as JSON, largest first; the 200 processes that spent most, each with its command line, to OUT.processes.
+Run it beside ``make test`` (docs/development.md):
 
     python3 scripts/cpu_sample.py 900 cpu.json & make test
 
@@ -35,9 +36,11 @@ def kind(command: str) -> str:
     return os.path.basename(program)
 
 
-def sample(seconds: float) -> Counter[str]:
-    seen: dict[tuple[str, str], list] = {}  # (pid, start time) -> [kind, CPU ticks counted]
+def sample(seconds: float) -> tuple[Counter[str], Counter[str]]:
+    """CPU seconds by kind, and by process (its command line, cut short)."""
+    seen: dict[tuple[str, str], list] = {}  # (pid, start time) -> [kind, CPU ticks counted, command]
     spent: Counter[str] = Counter()
+    by_process: Counter[str] = Counter()
     end = time.monotonic() + seconds
     first = True  # what the processes already running had spent before the sampling began is not counted
     while time.monotonic() < end:
@@ -51,24 +54,27 @@ def sample(seconds: float) -> Counter[str]:
                         command = cmdline.read().replace(b"\0", b" ").decode(errors="replace").strip()
                     if not command:
                         continue
-                    seen[(pid, started)] = [kind(command), ticks if first else 0]
+                    seen[(pid, started)] = [kind(command), ticks if first else 0, f"{pid} {command[:300]}"]
                 entry = seen[(pid, started)]
                 spent[entry[0]] += (ticks - entry[1]) / TICKS_PER_S
+                by_process[entry[2]] += (ticks - entry[1]) / TICKS_PER_S
                 entry[1] = ticks
             except (OSError, IndexError, ValueError):
                 continue  # gone meanwhile
         first = False
         time.sleep(2)
-    return spent
+    return spent, by_process
 
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print("usage: cpu_sample.py SECONDS OUT.json", file=sys.stderr)
         return 2
-    spent = sample(float(argv[0]))
+    spent, by_process = sample(float(argv[0]))
     with open(argv[1], "w") as out:
         json.dump([[k, round(v, 1)] for k, v in spent.most_common()], out, indent=0)
+    with open(argv[1] + ".processes", "w") as out:  # the 200 that spent most, each with its command line
+        json.dump([[k, round(v, 1)] for k, v in by_process.most_common(200)], out, indent=0)
     return 0
 
 

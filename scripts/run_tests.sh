@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# The test suite, in three pytest runs at once: the main run, the Spark tests (one local Spark session and the class
-# archive's Spark JVMs, CPU-bound) and the migration comparison (member processes, mostly waiting on rebalances).
-# On a 2-core machine they take the time of the longest run instead of the sum: each mostly waits (on ZooKeeper
-# sessions, rebalances, brokers, a JVM's start), and a whole run sampled from /proc kept the two cores about two
-# thirds busy when the Spark and migration tests were one run (docs/development.md). The short chaos runs stay in
-# the main run: beside the Spark JVMs they meet more load than they were sized for.
-# The main run's tests go to two worker processes (pytest-xdist), a test module's tests to one worker, so that its
-# module fixtures are made once: waiting tests overlap, and each worker starts its own servers as each run does.
-# Each run starts its own servers. The side runs' output is kept in files and shown after the main run's; the
-# exit status is non-zero if any run failed. Extra arguments go to every run. Each run's duration is printed at
-# the end, and appended to the file ZKCONSUMER_TEST_TIMES names, when set (scripts/test.sh, for its summary).
+# The test suite, in two pytest runs at once: the main run (everything but Spark), and the Spark tests (one local
+# Spark session and the class archive's Spark JVMs, CPU-bound, in one process). On a 2-core machine they take the
+# time of the longer run instead of the sum: most tests mostly wait (on ZooKeeper sessions, rebalances, brokers, a
+# JVM's start), and a whole run sampled from /proc kept the two cores about two thirds busy (docs/development.md).
+# The main run's tests go to four worker processes (pytest-xdist), a test module's tests to one worker, so that its
+# module fixtures are made once: waiting tests overlap, and each worker starts its own servers. The modules that
+# take longest are handed out first (tests/conftest.py's LONG_MODULES, in the collection's order, which
+# --no-loadscope-reorder keeps), so that none of them starts when the other workers have nothing left.
+# The Spark run's output is kept in a file and shown after the main run's; the exit status is non-zero if either
+# failed. Extra arguments go to both. Each run's duration is printed at the end, and appended to the file
+# ZKCONSUMER_TEST_TIMES names, when set (scripts/test.sh, for its summary).
 # With ZKCONSUMER_CONTAINERS_BESIDE=1 (scripts/test.sh sets it), the container pass (scripts/containers.sh test)
 # runs beside them from the start, its output shown after theirs: it mostly waits on a container's start and on
 # sessions, and after any run it would add its minute to the whole. Its duration goes to the same file, its
@@ -58,7 +58,7 @@ if [ -n "${ZKCONSUMER_CONTAINERS_BESIDE:-}" ]; then
   timed containers scripts/containers.sh test "$VENV" >"$containers_log" 2>&1 &
   containers_pid=$!
 fi
-timed main with_ctrl_c "$VENV/bin/python" -m pytest -m "not spark" -n 4 --dist loadfile "$@" &
+timed main with_ctrl_c "$VENV/bin/python" -m pytest -m "not spark" -n 4 --dist loadfile --no-loadscope-reorder "$@" &
 main_pid=$!
 trap 'kill "$spark_pid" "$main_pid" $containers_pid 2>/dev/null
       rm -f "$spark_log" "$containers_log" "$times_file"' INT TERM

@@ -43,10 +43,32 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"zkconsumer: {time_scale.describe()}"
 
 
+#: the test modules that took a worker longest (some 30 s and more, each, in a fresh clone's `make test`), longest
+#: first: they are collected first, in this order, so that pytest-xdist hands them out first (scripts/run_tests.sh
+#: runs it with --no-loadscope-reorder, which keeps the collection's order) and none of them starts last, when the
+#: other workers have nothing left. A module not listed keeps its place after them; the order changes nothing else.
+LONG_MODULES = (
+    "tests/testing/test_example_project.py", "tests/demo/test_demo.py", "tests/front/test_front_groups.py",
+    "tests/migration/test_compare_move.py", "tests/migration/test_compare_run.py",
+    "tests/migration/test_compare_upgrade.py", "tests/testing/test_migration_assertions.py",
+    "tests/testing/test_client_settings_sasl.py", "tests/testing/test_plugin.py",
+    "tests/cli/test_sigterm_without_zookeeper.py", "tests/chaos/test_chaos_run_ensemble.py",
+    "tests/embedded/test_environment.py", "tests/storm/test_storm_tables.py",
+    "tests/consumer/test_original_consumer.py",
+    "tests/front/test_differential_groups.py", "tests/migration/test_compare_interrupts.py",
+    "tests/front/test_front_online_upgrade.py", "tests/testing/test_command_member.py", "tests/test_chaos.py",
+    "tests/front/test_kafka_node_mixed_group.py", "tests/test_examples.py", "tests/front/test_differential_restart.py",
+    "tests/bridge/test_metadata_bridge.py",
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that needs ZooKeeper or the broker, so that ``pytest -m "not servers and not browser"``
     runs the pure half in seconds. Tests that start servers without these fixtures carry the mark themselves.
-    Every test's own limit (its ``timeout`` mark, else pytest-timeout's default) is scaled to this machine."""
+    Every test's own limit (its ``timeout`` mark, else pytest-timeout's default) is scaled to this machine.
+    The modules of :data:`LONG_MODULES` go first."""
+    rank = {module: number for number, module in enumerate(LONG_MODULES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest as collected
     for item in items:
         if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.servers)
