@@ -1,11 +1,11 @@
-"""The modules conftest.py hands out first (LONG_MODULES) are modules of the suite: one renamed or removed would
-silently go back to its place in the collection, and start last."""
+"""The modules conftest.py hands out first (suite_order.LONG_MODULES) are modules of the suite: one renamed or
+removed would silently go back to its place in the collection, and start last."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import LONG_MODULES
+from suite_order import LONG_MODULES
 
 ROOT = Path(__file__).resolve().parent.parent
 
