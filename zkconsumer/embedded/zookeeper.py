@@ -29,6 +29,9 @@ ZOOKEEPER_IMAGE = "zookeeper:3.8"
 #: (built by scripts/containers.sh where the official image cannot be pulled)
 ZOOKEEPER_IMAGE_ENV = "ZKCONSUMER_ZOOKEEPER_IMAGE"
 DEBIAN_JAR = Path("/usr/share/java/zookeeper.jar")
+#: Debian's SLF4J backend that prints to stderr (the server's log file): without a backend on its class path, the
+#: Debian jar's server logs nothing, and one that exits while starting (a port taken, say) says nothing of why
+DEBIAN_SIMPLE_LOGGER = Path("/usr/share/java/slf4j-simple.jar")
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 
 _INSTALL_HINT = (
@@ -55,7 +58,7 @@ def find_classpath() -> str:
             raise EnvironmentSetupError(f"ZOOKEEPER_HOME={home} has no lib/ directory: is it a ZooKeeper distribution?")
         return f"{lib}/*"
     if DEBIAN_JAR.exists():
-        return str(DEBIAN_JAR)
+        return f"{DEBIAN_JAR}:{DEBIAN_SIMPLE_LOGGER}" if DEBIAN_SIMPLE_LOGGER.exists() else str(DEBIAN_JAR)
     raise EnvironmentSetupError(f"no ZooKeeper distribution found: {_INSTALL_HINT}")
 
 
@@ -114,6 +117,7 @@ class LocalZooKeeper(LocalServer):
             # members joining a 10,000-partition topic (benchmarks/user_group_join.py) wants C2's throughput
             *shlex.split(os.environ.get(SERVER_JVMFLAGS, "")),
             "-Dzookeeper.jmx.log4j.disable=true",
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=error",  # its errors only (DEBIAN_SIMPLE_LOGGER)
             f"-Dzookeeper.log.dir={self.workdir}",
             "-cp",
             find_classpath(),
