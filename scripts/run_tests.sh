@@ -51,10 +51,10 @@ timed() {
   echo "$name $((SECONDS - began))" >> "$times_file"
   return "$rc"
 }
-# The Spark run a little below the others (nice 5: about a quarter of a core against a busy one): its
-# JVMs compute, the main run's tests mostly wait and then want the CPU at once, within deadlines; the Spark run
-# takes what they leave (at nice 0 both ran 550-650 s; at nice 3 the whole was no shorter).
-timed spark with_ctrl_c nice -n 5 "$VENV/bin/python" -m pytest -m "spark" -p no:cacheprovider "$@" >"$spark_log" 2>&1 &
+# The Spark run at the main run's priority: at nice 5 it ended 70 s after the main run in one run (591 s in all), but
+# on a loaded machine a query's Python worker, starved, missed Spark's own time to connect back (not on the
+# suite's time scale) and failed the test (docs/development.md, runs 49-52).
+timed spark with_ctrl_c "$VENV/bin/python" -m pytest -m "spark" -p no:cacheprovider "$@" >"$spark_log" 2>&1 &
 spark_pid=$!
 containers_pid=""
 if [ -n "${ZKCONSUMER_CONTAINERS_BESIDE:-}" ]; then
