@@ -9,12 +9,13 @@ import threading
 import time
 from datetime import datetime
 from itertools import islice
+from typing import NamedTuple
 
 import pytest
 from confluent_kafka import Message, Producer
 from structlog.testing import capture_logs
 from support import mirrored_topic, wait_for
-from time_scale import bounded
+from time_scale import bounded, scaled
 
 from zkconsumer import create_connector
 from zkconsumer.config import ConsumerConfig, identity_decoder
@@ -79,16 +80,30 @@ def _records(offsets: range) -> FetchedRecords:
                              "t", 0)
 
 
-def test_a_chunk_waits_for_the_sessions_confirmation_and_is_dropped_once_the_session_is_lost(zk):
-    """The fence's three outcomes on one stream: not confirmed yet (consumer.timeout.ms passes, nothing handed out,
-    the chunk kept), confirmed (handed out), lost (dropped, one event). The liveness is not attached to the client:
-    the test sets its confirmation."""
+class FencedStream(NamedTuple):
+    liveness: SessionLiveness
+    lost: threading.Event
+    chunks: ChunkQueue
+    info: PartitionTopicInfo
+    stream: KafkaStream
+
+
+def _fenced_stream(zk) -> FencedStream:
+    """A stream of one partition behind a fence of a 2 s session (consumer.timeout.ms 100 ms). Its liveness is not
+    attached to the client: the test sets its confirmation, and the loss."""
     liveness = SessionLiveness(zk, session_timeout_s=2.0)
-    lost, shutdown = threading.Event(), threading.Event()
+    lost = threading.Event()
     chunks = ChunkQueue(4)
     info = PartitionTopicInfo("t", 0, chunks, 0, 0, 1024, "client")
     stream = KafkaStream(chunks, 100, identity_decoder, identity_decoder, "client", "s",
-                         SessionFence(liveness, lost, shutdown))
+                         SessionFence(liveness, lost, threading.Event()))
+    return FencedStream(liveness, lost, chunks, info, stream)
+
+
+def test_a_chunk_waits_for_the_sessions_confirmation_and_is_dropped_once_the_session_is_lost(zk):
+    """The fence's three outcomes on one stream: not confirmed yet (consumer.timeout.ms passes, nothing handed out,
+    the chunk kept), confirmed (handed out), lost (dropped, one event)."""
+    liveness, lost, chunks, info, stream = _fenced_stream(zk)
     info.enqueue(_records(range(3)))
     with pytest.raises(ConsumerTimeoutException):
         next(iter(stream))
@@ -112,15 +127,11 @@ def test_a_lease_that_ends_in_the_middle_of_a_chunk_stops_it_there_and_a_lost_se
     """A pause can come in the middle of a large chunk: once the confirmation it was handed out under is older than
     half the session timeout, the fence is asked again before the next message (``next``), slice (``for``) or batch
     (``chunks``), and a lost session drops the rest, which the partition's owner fetches again."""
-    liveness = SessionLiveness(zk, session_timeout_s=2.0)
-    lost, shutdown = threading.Event(), threading.Event()
-    chunks = ChunkQueue(4)
-    info = PartitionTopicInfo("t", 0, chunks, 0, 0, 1024, "client")
-    stream = KafkaStream(chunks, 100, identity_decoder, identity_decoder, "client", "s",
-                         SessionFence(liveness, lost, shutdown))
+    liveness, lost, chunks, info, stream = _fenced_stream(zk)
     size = 3 * FENCE_SLICE
     info.enqueue(_records(range(size)))
-    liveness.confirmed = time.monotonic() - 0.8  # confirmed 0.8 s ago: chunks go for 0.2 s more without a look
+    # confirmed a little less than half the session timeout ago: chunks go on without a look for a moment more
+    liveness.confirmed = time.monotonic() - 1.0 + min(scaled(0.3), 0.9)
     if way == "for":
         messages = iter(stream)
         taken = [m.offset for m in islice(messages, 10)]
@@ -130,7 +141,7 @@ def test_a_lease_that_ends_in_the_middle_of_a_chunk_stops_it_there_and_a_lost_se
     else:
         taken = [m.offset for m in next(stream.chunks(10))]
     assert taken == list(range(10))
-    time.sleep(max(0.0, liveness.confirmed + 1.0 - time.monotonic()) + 0.01)  # the pause: no longer certain
+    wait_for(lambda: time.monotonic() > liveness.confirmed + 1.0, timeout=2)  # the pause: no longer certain
     lost.set()  # and the member learns, on waking, that its session expired
     with capture_logs() as events, pytest.raises(ConsumerTimeoutException):
         if way == "for":  # one loop: the pause came in the middle of its slice
@@ -193,8 +204,9 @@ def test_a_member_woken_after_its_session_expired_hands_out_nothing_stale(tmp_pa
             woke = time.time()
         wait_for(lambda: any(e["event"] == "rebalance.completed" and _seconds(e["timestamp"]) > woke
                              for e in events()), timeout=30)
+        # the new session's fetchers start at step 9, a moment before the rebalance's last event
         owns_again = min(_seconds(e["timestamp"]) for e in events()
-                         if e["event"] == "rebalance.completed" and _seconds(e["timestamp"]) > woke)
+                         if e["event"] == "fetcher_manager.connections_started" and _seconds(e["timestamp"]) > woke)
         wait_for(lambda: any(float(row[0]) > owns_again for row in delivered()), timeout=30)
     finally:
         stop_producing.set()
@@ -204,9 +216,13 @@ def test_a_member_woken_after_its_session_expired_hands_out_nothing_stale(tmp_pa
     names = [e["event"] for e in events()]
     assert "session.expired" in names  # the pause did outlast the session
     # What was left of the slice being handed out when the pause came may go out on waking (a pause between the
-    # fence's look and the hand-out cannot be told from one after it); nothing more, whatever the chunk's size.
+    # fence's look and the hand-out cannot be told from one after it): at most one slice, of one partition, in
+    # order; nothing more, whatever the chunk's size.
     stale = [row for row in delivered() if woke <= float(row[0]) < owns_again]
-    assert len(stale) < FENCE_SLICE, stale[:3]
+    assert len(stale) <= FENCE_SLICE, stale[:3]
+    assert len({row[2] for row in stale}) <= 1, stale[:3]
+    offsets = [int(row[3]) for row in stale]
+    assert all(later == earlier + 1 for earlier, later in zip(offsets, offsets[1:], strict=False)), stale[:3]
     # Usually the stream meets a chunk fetched after waking before the connector drops them all, and fences it; when
     # kazoo learns of the expiry first, the connector drops the queued chunks itself, and nothing is fenced.
     fenced = [e for e in events() if e["event"] == "stream.chunk_fenced"]

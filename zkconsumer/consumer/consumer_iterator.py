@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import queue
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from itertools import chain, islice
 from time import monotonic
 
@@ -78,10 +79,25 @@ __all__ = ["ConsumerIterator", "Decoder", "IllegalStateError", "MessageAndMetada
 _log = get_logger("zkconsumer.stream")
 
 #: ``for message in stream`` hands out a chunk in slices of this many messages, the fence's lease looked at between
-#: two: the most a member woken after its session expired can hand out is what is left of the slice it was in. Handed
-#: out in a loop that does nothing, a message took some 55 ns here with slices of 64 or with none, and a fifth more
-#: with slices of 16.
+#: two: the most a member woken after its session expired can hand out is what is left of the slice it was in. The
+#: look is a clock read per slice; ``benchmarks/consume.py`` measures the whole path against raw confluent-kafka.
 FENCE_SLICE = 64
+
+
+@dataclass(frozen=True)
+class _FenceWait:
+    """How a stream's wait for its session fence ended (:meth:`ConsumerIterator._await_fence`)."""
+
+    stream: str
+    verdict: str
+    started: float
+    confirmed_age_ms: float | None
+
+    def fenced(self, info: PartitionTopicInfo, fetch_offset: int, messages: int) -> None:
+        """What was dropped, from ``fetch_offset`` on: one ``stream.chunk_fenced`` warning."""
+        emit(_log, "warning", ev.STREAM_CHUNK_FENCED, stream=self.stream, topic=info.topic, partition=info.partition,
+             fetch_offset=fetch_offset, messages=messages, reason=self.verdict,
+             confirmed_age_ms=self.confirmed_age_ms, waited_ms=elapsed_ms(self.started))
 
 
 class IllegalStateError(RuntimeError):
@@ -306,21 +322,13 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         Out of time (consumer.timeout.ms), the chunk is kept for the next call and the timeout raised."""
         info = chunk.topic_info
         assert info is not None
-        started = monotonic()
-        age = fence.confirmed_age_s()
-        age_ms = duration_ms(age) if age != float("inf") else None  # None: never confirmed yet
-        verdict = fence.await_hold(self._timeout_s, lambda: self._clears != clears)
-        if verdict == HELD:
-            self._lease_until = fence.lease_until()
-            emit(_log, "info", ev.STREAM_FENCE_WAITED, stream=self._name, topic=info.topic, partition=info.partition,
-                 confirmed_age_ms=age_ms, waited_ms=elapsed_ms(started))
+        waited = self._await_fence(fence, info, clears)
+        if waited.verdict == HELD:
             return True
-        if verdict == TIMED_OUT:
+        if waited.verdict == TIMED_OUT:
             self._stashed = (chunk, clears)
             raise queue.Empty
-        emit(_log, "warning", ev.STREAM_CHUNK_FENCED, stream=self._name, topic=info.topic, partition=info.partition,
-             fetch_offset=chunk.fetch_offset, messages=len(chunk.messages), reason=verdict, confirmed_age_ms=age_ms,
-             waited_ms=elapsed_ms(started))
+        waited.fenced(info, chunk.fetch_offset, len(chunk.messages))
         return False
 
     def _holds(self, fence: SessionFence) -> bool:
@@ -341,27 +349,33 @@ class ConsumerIterator(Iterator[MessageAndMetadata]):
         assert fence is not None
         if self._holds(fence):
             return True
-        info = current.info
-        clears, started, age = self._clears, monotonic(), fence.confirmed_age_s()
-        age_ms = duration_ms(age) if age != float("inf") else None
-        verdict = fence.await_hold(self._timeout_s, lambda: self._clears != clears)
-        if verdict == HELD:
-            self._lease_until = fence.lease_until()
-            if info is not None:
-                emit(_log, "info", ev.STREAM_FENCE_WAITED, stream=self._name, topic=info.topic,
-                     partition=info.partition, confirmed_age_ms=age_ms, waited_ms=elapsed_ms(started))
+        info, clears = current.info, self._clears
+        assert info is not None  # only the empty cursor has none, and it has nothing left to hand out
+        waited = self._await_fence(fence, info, clears)
+        if waited.verdict == HELD:
             return True
-        if verdict == TIMED_OUT:
+        if waited.verdict == TIMED_OUT:
             raise ConsumerTimeoutException(f"no message within consumer.timeout.ms={self._timeout_ms}")
         if self._clears == clears and self._current is current:
             rest = current.drop_rest()
             current.detach()
             self._current = _empty_cursor()
-            if rest and info is not None:
-                emit(_log, "warning", ev.STREAM_CHUNK_FENCED, stream=self._name, topic=info.topic,
-                     partition=info.partition, fetch_offset=offset_of(rest[0]), messages=len(rest), reason=verdict,
-                     confirmed_age_ms=age_ms, waited_ms=elapsed_ms(started))
+            if rest:
+                waited.fenced(info, offset_of(rest[0]), len(rest))
         return False
+
+    def _await_fence(self, fence: SessionFence, info: PartitionTopicInfo, clears: int) -> _FenceWait:
+        """Wait for the fence (a fresh confirmation, the session's loss, a clear since ``clears``, shutdown, or
+        consumer.timeout.ms); held, the lease is renewed and the wait is one ``stream.fence_waited`` event."""
+        started = monotonic()
+        age = fence.confirmed_age_s()
+        waited = _FenceWait(self._name, fence.await_hold(self._timeout_s, lambda: self._clears != clears), started,
+                            duration_ms(age) if age != float("inf") else None)  # None: never confirmed yet
+        if waited.verdict == HELD:
+            self._lease_until = fence.lease_until()
+            emit(_log, "info", ev.STREAM_FENCE_WAITED, stream=self._name, topic=info.topic, partition=info.partition,
+                 confirmed_age_ms=waited.confirmed_age_ms, waited_ms=elapsed_ms(started))
+        return waited
 
     def _cursor_for(self, info: PartitionTopicInfo, records: FetchedRecords, fetch_offset: int) -> ChunkCursor | None:
         """A cursor over the chunk's records from the partition's consumed offset on; ``None`` when every one of them
