@@ -40,6 +40,34 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
 }
 
+# The Kafka variants (step 4), resolved beside the Python install (step 1) when Maven and Java are already there:
+# neither waits on the other, and Maven's JVMs take what pip leaves of the CPU.
+resolve_kafka() {
+  local pom variant cache want_pom
+  for pom in scripts/kafka/*/pom.xml; do
+    variant="$(basename "$(dirname "$pom")")"
+    cache=".kafka/$variant"
+    want_pom="$(cksum < "$pom")"
+    [ -f "$cache/.installed" ] && [ "$(cat "$cache/.installed")" = "$want_pom" ] && continue
+    say "resolving Apache Kafka $variant from Maven Central into $cache"
+    rm -rf "$cache"
+    mkdir -p "$cache"
+    if ! mvn -q -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DoutputDirectory="$PWD/$cache" \
+        >"$cache/.mvn.log" 2>&1; then
+      say "Maven could not resolve $pom; its output:"
+      cat "$cache/.mvn.log" >&2
+      exit 1
+    fi
+    printf '%s' "$want_pom" > "$cache/.installed"
+  done
+}
+kafka_pid=""
+if { [ "$PURPOSE" = "test" ] || [ "$PURPOSE" = "kafka" ]; } && command -v mvn >/dev/null 2>&1 \
+    && { command -v java >/dev/null 2>&1 || [ -x "${JAVA_HOME:-/nonexistent}/bin/java" ]; }; then
+  resolve_kafka &
+  kafka_pid=$!
+fi
+
 # 1. Python environment ------------------------------------------------------------------
 PYTHON="${PYTHON:-python3}"
 if ! command -v "$PYTHON" >/dev/null 2>&1; then
@@ -57,7 +85,13 @@ want="$(cat pyproject.toml scripts/bootstrap.sh | cksum)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   say "installing zkconsumer with all its extras into $VENV"
   "$VENV/bin/python" -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
-  "$VENV/bin/python" -m pip install --quiet -e '.[all]'
+  # uv (from the package index, into the environment) installs the same requirements in about half pip's time: pip
+  # unpacks the wheels (Spark's jars, pyarrow, numpy: most of a gigabyte) in Python, and that was most of the
+  # install. Where uv cannot be had or fails, pip does it.
+  if ! { "$VENV/bin/python" -m pip install --quiet uv >/dev/null 2>&1 \
+         && "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" -e '.[all]'; }; then
+    "$VENV/bin/python" -m pip install --quiet -e '.[all]'
+  fi
   printf '%s' "$want" > "$stamp"
 fi
 
@@ -110,40 +144,30 @@ if [ "$PURPOSE" = "test" ] && ! have_browser; then
   fi
 fi
 
+
 # 4. Apache Kafka from its Maven artifacts, for the tests and `zkconsumer local up --broker kafka-4|kafka-3.9` ---------
 # Each variant's jars go to .kafka/<variant>/ (the class path zkconsumer/embedded/kafka_artifacts.py reads); the
 # marker .installed, written last, holds the pom's checksum, so an unchanged variant costs nothing and a half-copied
 # one is resolved again. Maven's own cache (~/.m2) makes a second clone's resolution a copy.
 if [ "$PURPOSE" = "test" ] || [ "$PURPOSE" = "kafka" ]; then
-  need=""
-  command -v mvn >/dev/null 2>&1 || need="maven"
-  if ! command -v java >/dev/null 2>&1 && [ ! -x "${JAVA_HOME:-/nonexistent}/bin/java" ]; then
-    need="$need default-jre-headless"
-  fi
-  if [ -n "$need" ]; then
-    if can_apt; then
-      say "installing the Debian packages$(printf ' %s' $need) (Apache Kafka's artifacts are resolved with Maven)"
-      apt_install $need
-    else
-      say "no Maven or Java found and none can be installed here: install Maven 3 and Java 17+ (Debian:"
-      say "  apt-get install -y maven default-jre-headless), then run scripts/bootstrap.sh $VENV $PURPOSE again"
-      exit 1
+  if [ -n "$kafka_pid" ]; then
+    wait "$kafka_pid" || exit 1
+  else
+    need=""
+    command -v mvn >/dev/null 2>&1 || need="maven"
+    if ! command -v java >/dev/null 2>&1 && [ ! -x "${JAVA_HOME:-/nonexistent}/bin/java" ]; then
+      need="$need default-jre-headless"
     fi
-  fi
-  for pom in scripts/kafka/*/pom.xml; do
-    variant="$(basename "$(dirname "$pom")")"
-    cache=".kafka/$variant"
-    want_pom="$(cksum < "$pom")"
-    [ -f "$cache/.installed" ] && [ "$(cat "$cache/.installed")" = "$want_pom" ] && continue
-    say "resolving Apache Kafka $variant from Maven Central into $cache"
-    rm -rf "$cache"
-    mkdir -p "$cache"
-    if ! mvn -q -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DoutputDirectory="$PWD/$cache" \
-        >"$cache/.mvn.log" 2>&1; then
-      say "Maven could not resolve $pom; its output:"
-      cat "$cache/.mvn.log" >&2
-      exit 1
+    if [ -n "$need" ]; then
+      if can_apt; then
+        say "installing the Debian packages$(printf ' %s' $need) (Apache Kafka's artifacts are resolved with Maven)"
+        apt_install $need
+      else
+        say "no Maven or Java found and none can be installed here: install Maven 3 and Java 17+ (Debian:"
+        say "  apt-get install -y maven default-jre-headless), then run scripts/bootstrap.sh $VENV $PURPOSE again"
+        exit 1
+      fi
     fi
-    printf '%s' "$want_pom" > "$cache/.installed"
-  done
+    resolve_kafka
+  fi
 fi

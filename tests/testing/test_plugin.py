@@ -89,6 +89,15 @@ def test_a_comparison_runs_the_team_s_application_and_its_hooks_under_each_proto
                                           protocols=["legacy-range", "cooperative-sticky", "consumer"])
     result.assert_nothing_lost()
     result.assert_state_complete(read_values)
+    # an application that dropped every tenth message it was given, as its state would show it: the assertion names
+    # the first protocol and the count
+    legacy = result.protocols["legacy-range"]
+    kept = sorted(set(read_values(legacy.state_dir)), key=lambda v: int(v.rsplit(":", 1)[1]))
+    dropped = kept[9::10]
+    assert dropped
+    with pytest.raises(AssertionError, match=rf"^legacy-range: the application lost {len(dropped)} of "
+                                             rf"{legacy.produced} messages \(not in its state\): partition \d+ "):
+        result.assert_state_complete(lambda state: [v for v in read_values(state) if v not in dropped])
     result.assert_duplicates_at_most(60)
     result.assert_no_application_failures()
     assert list(result.protocols) == ["legacy-range", "cooperative-sticky", "consumer-uniform"]
