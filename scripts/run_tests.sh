@@ -5,7 +5,9 @@
 # JVM's start), and a whole run sampled from /proc kept the two cores about two thirds busy (docs/development.md).
 # The main run's tests go to four worker processes (pytest-xdist), a test module's tests to one worker, so that its
 # module fixtures are made once: waiting tests overlap, and each worker starts its own servers. The modules that
-# take longest are handed out first (tests/conftest.py's LONG_MODULES, in the collection's order, which
+# share a costly server of their own (a Kafka node, an ensemble) go to one worker together, which starts it once
+# (tests/suite_order.py's worker_groups, given as xdist_group marks: --dist loadgroup). The modules that
+# take longest are handed out first (tests/suite_order.py's LONG_MODULES, in the collection's order, which
 # --no-loadscope-reorder keeps), so that none of them starts when the other workers have nothing left.
 # The Spark run's output is kept in a file and shown after the main run's; the exit status is non-zero if either
 # failed. Extra arguments go to both. Each run's duration is printed at the end, and appended to the file
@@ -61,7 +63,7 @@ if [ -n "${ZKCONSUMER_CONTAINERS_BESIDE:-}" ]; then
   timed containers scripts/containers.sh test "$VENV" >"$containers_log" 2>&1 &
   containers_pid=$!
 fi
-timed main with_ctrl_c "$VENV/bin/python" -m pytest -m "not spark" -n 4 --dist loadfile --no-loadscope-reorder "$@" &
+timed main with_ctrl_c "$VENV/bin/python" -m pytest -m "not spark" -n 4 --dist loadgroup --no-loadscope-reorder "$@" &
 main_pid=$!
 trap 'kill "$spark_pid" "$main_pid" $containers_pid 2>/dev/null
       rm -f "$spark_log" "$containers_log" "$times_file"' INT TERM

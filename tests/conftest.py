@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 import time_scale
 from kazoo.client import KazooClient
-from suite_order import LONG_MODULES
+from suite_order import LONG_MODULES, unit_of, unlisted
 
 import zkconsumer.log
 from zkconsumer.embedded.ensemble import DEFAULT_SIZE, LocalEnsemble
@@ -44,13 +44,35 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"zkconsumer: {time_scale.describe()}"
 
 
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """With ``--dist loadgroup`` (scripts/run_tests.sh): a test module's tests to one worker, as ``loadfile`` does, and
+    the modules that share a costly server (:data:`suite_order.SHARED_SERVERS`) to one worker together. The
+    xdist_group marks ``loadgroup`` reads cannot do it under pytest 9 (xdist 3.8 renames the node ids that pytest 9
+    no longer reads), so the unit is told the scheduler directly."""
+    if config.getoption("dist", None) != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedServerScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+    return SharedServerScheduling(config, log)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that needs ZooKeeper or the broker, so that ``pytest -m "not servers and not browser"``
     runs the pure half in seconds. Tests that start servers without these fixtures carry the mark themselves.
     Every test's own limit (its ``timeout`` mark, else pytest-timeout's default) is scaled to this machine.
-    The modules of :data:`LONG_MODULES` go first."""
+    The modules of :data:`LONG_MODULES` go first. A module that uses a costly shared server without being listed
+    with the others that do (:data:`suite_order.SHARED_SERVERS`) fails the run in one line."""
     rank = {module: number for number, module in enumerate(LONG_MODULES)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest as collected
+    uses: dict[str, set[str]] = {}
+    for item in items:
+        uses.setdefault(item.nodeid.split("::", 1)[0], set()).update(getattr(item, "fixturenames", ()))
+    for problem in unlisted(uses):
+        raise pytest.UsageError(problem)
     for item in items:
         if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.servers)

@@ -21,17 +21,27 @@ from time_scale import bounded
 from zkconsumer.embedded.process import free_port
 from zkconsumer.fleet.snapshot import encode
 
+#: every JVM of the cluster on HotSpot's client compiler alone, as an operator may configure a cluster: the master,
+#: the worker, each command's driver and executor start and run for seconds, and the optimising compiler spent more
+#: CPU than it saved (zkconsumer.fleet.spark_session.LOCAL_JAVA_OPTIONS, the local sessions' own)
+CLIENT_COMPILER = "-XX:TieredStopAtLevel=1"
+
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory) -> Iterator[tuple[str, Path]]:
+def cluster(tmp_path_factory) -> Iterator[tuple[str, Path, dict[str, str]]]:
     """A standalone master with one worker of 2 cores, for the module's tests (a cluster's start is some ten seconds);
-    its URL and the worker's directory, where each application's executors log. Both are killed with their executors
-    after."""
+    its URL, the worker's directory, where each application's executors log, and the environment a command is run
+    in (its Spark configuration directory). Both are killed with their executors after."""
     tmp_path = tmp_path_factory.mktemp("cluster")
     import pyspark
 
     home = Path(pyspark.__file__).parent
-    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1"}
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "spark-defaults.conf").write_text(f"spark.driver.defaultJavaOptions {CLIENT_COMPILER}\n"
+                                              f"spark.executor.defaultJavaOptions {CLIENT_COMPILER}\n")
+    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1",
+           "SPARK_CONF_DIR": str(conf), "SPARK_DAEMON_JAVA_OPTS": CLIENT_COMPILER}
     port = free_port()
     url = f"spark://127.0.0.1:{port}"
     logs = {name: tmp_path / f"{name}.log" for name in ("master", "worker")}
@@ -50,7 +60,7 @@ def cluster(tmp_path_factory) -> Iterator[tuple[str, Path]]:
             if name == "master":
                 wait_for(lambda: "ALIVE" in logs["master"].read_text(), timeout=60, interval=0.2)
         wait_for(lambda: "Registering worker" in logs["master"].read_text(), timeout=60, interval=0.2)
-        yield url, tmp_path / "work"
+        yield url, tmp_path / "work", {"SPARK_CONF_DIR": str(conf)}
     finally:
         for process in reversed(started):  # the worker's process group holds its executors
             with contextlib.suppress(ProcessLookupError):
@@ -58,7 +68,7 @@ def cluster(tmp_path_factory) -> Iterator[tuple[str, Path]]:
             process.wait(timeout=bounded(30))
 
 
-def ran_in_an_executor(cluster: tuple[str, Path], before: set[Path]) -> None:
+def ran_in_an_executor(cluster: tuple[str, Path, dict[str, str]], before: set[Path]) -> None:
     """The tasks of the application the test started ran in an executor the worker started, not in the command's
     own JVM."""
     apps = set(cluster[1].glob("app-*")) - before
@@ -73,7 +83,8 @@ def test_analyze_fleet_on_a_standalone_master(cluster, tmp_path):
     snapshot.write_text("".join(encode(g) + "\n" for g in FLEET) + "not a record\n")
     out = tmp_path / "out"
 
-    done = zkconsumer_cli("analyze", "fleet", str(snapshot), "--output", str(out), "--master", master, timeout=240)
+    done = zkconsumer_cli("analyze", "fleet", str(snapshot), "--output", str(out), "--master", master, env=cluster[2],
+                          timeout=240)
 
     assert done.returncode == 0, done.stderr[-3000:]
     assert "analysed 3 groups (2 needing attention, 1 broken lines skipped)" in done.stderr, done.stderr[-3000:]
@@ -93,7 +104,8 @@ def test_simulate_sweep_on_a_standalone_master(cluster, tmp_path):
     out = tmp_path / "sweep"
 
     done = zkconsumer_cli("simulate", "sweep", "--members", "2,3", "--partitions", "10", "--protocols",
-                          "legacy-range,kip848-uniform", "--out", str(out), "--master", master, timeout=240)
+                          "legacy-range,kip848-uniform", "--out", str(out), "--master", master, env=cluster[2],
+                          timeout=240)
 
     assert done.returncode == 0, done.stderr[-3000:]
     import pyarrow.parquet as pq
