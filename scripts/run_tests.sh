@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test suite, in two pytest runs at once: the main run (everything but Spark), and the Spark tests (one local
-# Spark session and the class archive's Spark JVMs, CPU-bound, in one process). On a 2-core machine they take the
+# Spark session in one worker; the class archive's and the standalone cluster's Spark JVMs in another, beside it:
+# in one process, they made the Spark run the longest pass by over a minute). On a 2-core machine they take the
 # time of the longer run instead of the sum: most tests mostly wait (on ZooKeeper sessions, rebalances, brokers, a
 # JVM's start), and a whole run sampled from /proc kept the two cores about two thirds busy (docs/development.md).
 # The main run's tests go to four worker processes (pytest-xdist), a test module's tests to one worker, so that its
@@ -56,7 +57,8 @@ timed() {
 # The Spark run at the main run's priority: at nice 5 it ended 70 s after the main run in one run (591 s in all), but
 # on a loaded machine a query's Python worker, starved, missed Spark's own time to connect back (not on the
 # suite's time scale) and failed the test (docs/development.md, runs 49-52).
-timed spark with_ctrl_c "$VENV/bin/python" -m pytest -m "spark" -p no:cacheprovider "$@" >"$spark_log" 2>&1 &
+timed spark with_ctrl_c "$VENV/bin/python" -m pytest -m "spark" -n 2 --dist loadgroup --no-loadscope-reorder \
+  -p no:cacheprovider "$@" >"$spark_log" 2>&1 &
 spark_pid=$!
 containers_pid=""
 if [ -n "${ZKCONSUMER_CONTAINERS_BESIDE:-}" ]; then

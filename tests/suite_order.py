@@ -10,6 +10,11 @@ from collections.abc import Iterable, Mapping
 #: runs it with --no-loadscope-reorder, which keeps the collection's order) and none of them starts last, when the
 #: other workers have nothing left. A module not listed keeps its place after them; the order changes nothing else.
 LONG_MODULES = (
+    # the Spark run's (two workers, scripts/run_tests.sh): the Spark session's unit (SHARED_SERVERS) and the class
+    # archive's JVMs first, so that they run beside each other from the start
+    "tests/spark/test_stream_exactly_once.py", "tests/fleet/test_class_archive.py",
+    "tests/spark/test_cluster_master.py",
+    # the main run's
     "tests/testing/test_example_project.py", "tests/demo/test_demo.py", "tests/front/test_front_groups.py",
     "tests/migration/test_compare_move.py", "tests/migration/test_compare_run.py",
     "tests/migration/test_compare_upgrade.py", "tests/testing/test_migration_assertions.py",
@@ -24,9 +29,10 @@ LONG_MODULES = (
 )
 
 #: the modules that share a costly server a worker starts for them (a session fixture: a Kafka node and a front, a Kafka
-#: 3.9 broker, an ensemble of three ZooKeepers) go to one worker together, which starts it once instead of once in
-#: each worker they would land on: fixture -> its modules. tests/conftest.py's scheduler hands each list out as one
-#: unit, and fails the run in one line when a module uses one of these fixtures without being listed under it.
+#: 3.9 broker, an ensemble of three ZooKeepers, a Spark session) go to one worker together, which starts it once
+#: instead of once in each worker they would land on: fixture -> its modules. tests/conftest.py's scheduler hands each
+#: list out as one unit, and fails the run in one line when a module uses one of these fixtures without being listed
+#: under it.
 SHARED_SERVERS: dict[str, tuple[str, ...]] = {
     "pair": ("tests/front/test_differential_groups.py", "tests/front/test_differential_restart.py",
              "tests/front/test_differential_migration.py", "tests/front/test_differential_offsets.py"),
@@ -34,6 +40,11 @@ SHARED_SERVERS: dict[str, tuple[str, ...]] = {
     "kafka_zookeeper_mode": ("tests/consumer/test_original_consumer.py", "tests/embedded/test_kafka_zookeeper_mode.py"),
     "zookeeper_ensemble": ("tests/ensemble/test_connector_on_ensemble.py", "tests/ensemble/test_failover.py",
                            "tests/embedded/test_ensemble.py"),
+    # the Spark run's local Spark session (tests/spark/conftest.py): a JVM of a gigabyte, some 30 s of CPU to start
+    "spark": ("tests/spark/test_stream_exactly_once.py", "tests/spark/test_event_columns.py",
+              "tests/spark/test_events_job.py", "tests/spark/test_fleet_job.py", "tests/spark/test_groups_source.py",
+              "tests/spark/test_storm_sweep_job.py", "tests/spark/test_stream_rebalance.py",
+              "tests/spark/test_stream_source.py"),
 }
 #: module -> the name of its unit: its fixture's, or its own
 UNIT = {module: fixture for fixture, modules in SHARED_SERVERS.items() for module in modules}
