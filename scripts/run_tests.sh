@@ -4,7 +4,7 @@
 # in one process, they made the Spark run the longest pass by over a minute). On a 2-core machine they take the
 # time of the longer run instead of the sum: most tests mostly wait (on ZooKeeper sessions, rebalances, brokers, a
 # JVM's start), and a whole run sampled from /proc kept the two cores about two thirds busy (docs/development.md).
-# The main run's tests go to four worker processes (pytest-xdist), a test module's tests to one worker, so that its
+# The main run's tests go to five worker processes (pytest-xdist), a test module's tests to one worker, so that its
 # module fixtures are made once: waiting tests overlap, and each worker starts its own servers. The modules that
 # share a costly server of their own (a Kafka node, an ensemble) go to one worker together, which starts it once
 # (tests/suite_order.py's worker_groups, given as xdist_group marks: --dist loadgroup). The modules that
@@ -65,7 +65,7 @@ if [ -n "${ZKCONSUMER_CONTAINERS_BESIDE:-}" ]; then
   timed containers scripts/containers.sh test "$VENV" >"$containers_log" 2>&1 &
   containers_pid=$!
 fi
-timed main with_ctrl_c "$VENV/bin/python" -m pytest -m "not spark" -n 4 --dist loadgroup --no-loadscope-reorder "$@" &
+timed main with_ctrl_c "$VENV/bin/python" -m pytest -m "not spark" -n 5 --dist loadgroup --no-loadscope-reorder "$@" &
 main_pid=$!
 trap 'kill "$spark_pid" "$main_pid" $containers_pid 2>/dev/null
       rm -f "$spark_log" "$containers_log" "$times_file"' INT TERM
