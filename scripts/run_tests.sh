@@ -4,12 +4,14 @@
 # in one process, they made the Spark run the longest pass by over a minute). On a 2-core machine they take the
 # time of the longer run instead of the sum: most tests mostly wait (on ZooKeeper sessions, rebalances, brokers, a
 # JVM's start), and a whole run sampled from /proc kept the two cores about two thirds busy (docs/development.md).
-# The main run's tests go to five worker processes (pytest-xdist), a test module's tests to one worker, so that its
+# The main run's tests go to four worker processes (pytest-xdist), a test module's tests to one worker, so that its
 # module fixtures are made once: waiting tests overlap, and each worker starts its own servers. The modules that
 # share a costly server of their own (a Kafka node, an ensemble) go to one worker together, which starts it once
 # (tests/suite_order.py's worker_groups, given as xdist_group marks: --dist loadgroup). The modules that
 # take longest are handed out first (tests/suite_order.py's LONG_MODULES, in the collection's order, which
 # --no-loadscope-reorder keeps), so that none of them starts when the other workers have nothing left.
+# The modules marked spark_run, which start no server of the session's, run in the Spark run too: its second worker,
+# done with the class archive's and the cluster's JVMs minutes before the main run ends, takes them from the main run.
 # The Spark run's output is kept in a file and shown after the main run's; the exit status is non-zero if either
 # failed. Extra arguments go to both. Each run's duration is printed at the end, and appended to the file
 # ZKCONSUMER_TEST_TIMES names, when set (scripts/test.sh, for its summary).
@@ -57,7 +59,7 @@ timed() {
 # The Spark run at the main run's priority: at nice 5 it ended 70 s after the main run in one run (591 s in all), but
 # on a loaded machine a query's Python worker, starved, missed Spark's own time to connect back (not on the
 # suite's time scale) and failed the test (docs/development.md, runs 49-52).
-timed spark with_ctrl_c "$VENV/bin/python" -m pytest -m "spark" -n 2 --dist loadgroup --no-loadscope-reorder \
+timed spark with_ctrl_c "$VENV/bin/python" -m pytest -m "spark or spark_run" -n 2 --dist loadgroup --no-loadscope-reorder \
   -p no:cacheprovider "$@" >"$spark_log" 2>&1 &
 spark_pid=$!
 containers_pid=""
@@ -65,7 +67,7 @@ if [ -n "${ZKCONSUMER_CONTAINERS_BESIDE:-}" ]; then
   timed containers scripts/containers.sh test "$VENV" >"$containers_log" 2>&1 &
   containers_pid=$!
 fi
-timed main with_ctrl_c "$VENV/bin/python" -m pytest -m "not spark" -n 5 --dist loadgroup --no-loadscope-reorder "$@" &
+timed main with_ctrl_c "$VENV/bin/python" -m pytest -m "not spark and not spark_run" -n 4 --dist loadgroup --no-loadscope-reorder "$@" &
 main_pid=$!
 trap 'kill "$spark_pid" "$main_pid" $containers_pid 2>/dev/null
       rm -f "$spark_log" "$containers_log" "$times_file"' INT TERM

@@ -13,9 +13,9 @@ LONG_MODULES = (
     # the Spark run's (two workers, scripts/run_tests.sh): the Spark session's unit (SHARED_SERVERS) and the class
     # archive's JVMs first, so that they run beside each other from the start
     "tests/spark/test_stream_exactly_once.py", "tests/fleet/test_class_archive.py",
-    "tests/spark/test_cluster_master.py",
+    "tests/spark/test_cluster_master.py", "tests/testing/test_example_project.py",
     # the main run's
-    "tests/testing/test_example_project.py", "tests/demo/test_demo.py", "tests/front/test_front_groups.py",
+    "tests/demo/test_demo.py", "tests/front/test_front_groups.py",
     "tests/migration/test_compare_move.py", "tests/migration/test_compare_run.py",
     "tests/migration/test_compare_upgrade.py", "tests/testing/test_migration_assertions.py",
     "tests/testing/test_client_settings_sasl.py", "tests/testing/test_plugin.py",

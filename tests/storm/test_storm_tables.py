@@ -18,6 +18,8 @@ from zkconsumer.storm.parameters import StormParameters
 from zkconsumer.storm.rendering import marked_regions, replace_region
 from zkconsumer.storm.sweep import SweepPoint, SweepRow, run_point
 
+pytestmark = pytest.mark.spark_run  # no server: in the Spark run, whose second worker has time left
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "benchmarks" / "data" / "storm"
 

@@ -24,7 +24,7 @@ from time_scale import bounded
 
 from zkconsumer.embedded.kafka_artifacts import KAFKA_DIR_ENV, kafka_dir
 
-pytestmark = [pytest.mark.migration, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.migration, pytest.mark.spark_run, pytest.mark.timeout(900)]
 EXAMPLE = REPO / "examples" / "migration_testing"
 MARK = "ZKCONSUMER_EXAMPLE_RUN"
 @pytest.fixture(scope="module")
