@@ -48,7 +48,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -206,6 +206,8 @@ class ProtocolRun:
     partitions: int
     produced: list[Produced] = field(default_factory=list)
     producing: bool = True  # false once the run stopped early: its topic gets nothing more
+    # messages handed to the producer whose delivery report has not come yet (written by the producer's thread alone)
+    in_flight: int = 0
     error: str | None = None
     # the group's committed offsets by partition once its members left (:meth:`_Player.read_committed`); None: not
     # read, and why in ``committed_error``
@@ -556,15 +558,9 @@ class _Player:
         """Production has stopped (every protocol finished the script); wait until every acknowledged message was
         delivered (or the limit passes)."""
         self.marker(DRAINING)
-        time.sleep(0.5)  # the producer's last delivery reports
         began = time.monotonic()
         while not self.stop.is_set() and time.monotonic() - began < self.settings.drain_timeout_s:
-            # a message the application refused on every attempt is not coming (zkconsumer.members.application)
-            produced = list(self.run.produced)
-            ids = identity(produced)
-            wanted = {ids.produced(m) for m in produced if (m.partition, m.offset) not in self.given_up}
-            got = {ids.delivered(d) for d in read_deliveries(self.run)}
-            if wanted <= got or _last_delivered(produced, got, ids):
+            if caught_up(self.run, read_deliveries(self.run), self.given_up):
                 break
             self.pump(0.3)
         ids = identity(self.run.produced)
@@ -785,6 +781,7 @@ def _produce(runs: list[ProtocolRun], bootstrap: str, rate: float, clock: SceneC
     def acked(run: ProtocolRun, value: str, partition: int, scene: int, key: str | None,
               n: int) -> Callable[[Any, Any], None]:
         def report(err: Any, msg: Any) -> None:
+            run.in_flight -= 1
             if err is None:
                 run.produced.append(Produced(value, partition, scene, msg.offset(), key, n))
         return report
@@ -805,6 +802,7 @@ def _produce(runs: list[ProtocolRun], bootstrap: str, rate: float, clock: SceneC
             try:
                 producer.produce(run.topic, key=message.key, value=message.value, partition=partition, **options,
                                  on_delivery=acked(run, message.value_text, partition, scene, message.key_text, n))
+                run.in_flight += 1  # its report is served by this thread's poll, never before this line
             except KafkaException as exc:
                 if exc.args[0].code() != KafkaError._UNKNOWN_PARTITION:
                     raise
@@ -961,6 +959,20 @@ def _play(s: CompareSettings, runs: list[ProtocolRun], stage: _Stage, players: l
 
 def _int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) else None
+
+
+def caught_up(run: ProtocolRun, deliveries: Iterable[Delivery], given_up: Collection[tuple[object, object]]) -> bool:
+    """Whether the members have delivered all they will: no message is still awaiting its delivery report (on a
+    loaded machine the last reports come seconds after production stopped, and a message acknowledged after the
+    members left would count as lost), and every message acknowledged was delivered, or every partition's last one
+    was, or the application gave up on it (``given_up``: partition and offset)."""
+    if run.in_flight:
+        return False
+    produced = list(run.produced)
+    ids = identity(produced)
+    wanted = {ids.produced(m) for m in produced if (m.partition, m.offset) not in given_up}
+    got = {ids.delivered(d) for d in deliveries}
+    return wanted <= got or _last_delivered(produced, got, ids)
 
 
 def _last_delivered(produced: list[Produced], delivered: set[Hashable], ids: Identity) -> bool:
