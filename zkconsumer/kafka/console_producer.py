@@ -79,13 +79,15 @@ def produce_records(bootstrap: str, topic: str, records: list[Record], partition
     producer = Producer({"bootstrap.servers": bootstrap, "logger": LIBRDKAFKA_LOGGER, "linger.ms": 5,
                          "message.timeout.ms": delivery_timeout_ms})
     delivery = Delivery()
+    # the partition asked for is named whichever way it fails: refused at once (the producer already knows the topic
+    # has fewer partitions) or by its delivery report (it learnt it later)
+    where = f"partition {partition}" if partition is not None else "its partition"
 
     def report(line: int) -> Callable[[Any, Any], None]:
         def on_delivery(err: Any, msg: Any) -> None:
             if err is None:
                 delivery.delivered += 1
             else:
-                where = f"partition {partition}" if partition is not None else "its partition"
                 delivery.failures.append(f"line {line}: not delivered to {topic} {where}: {_reason(err)}")
         return on_delivery
 
@@ -100,7 +102,7 @@ def produce_records(bootstrap: str, topic: str, records: list[Record], partition
                 producer.flush(delivery_timeout_ms / 1000)
                 send()
         except KafkaException as exc:
-            delivery.failures.append(f"line {record.line}: not sent to {topic}: {_reason(exc.args[0])}")
+            delivery.failures.append(f"line {record.line}: not sent to {topic} {where}: {_reason(exc.args[0])}")
         producer.poll(0)
     left = producer.flush(delivery_timeout_ms / 1000 + 5)
     if left:
