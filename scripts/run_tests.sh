@@ -6,8 +6,9 @@
 # JVM's start), and a whole run sampled from /proc kept the two cores about two thirds busy (docs/development.md).
 # The main run's tests go to four worker processes (pytest-xdist), a test module's tests to one worker, so that its
 # module fixtures are made once: waiting tests overlap, and each worker starts its own servers. The modules that
-# share a costly server of their own (a Kafka node, an ensemble) go to one worker together, which starts it once
-# (tests/suite_order.py's worker_groups, given as xdist_group marks: --dist loadgroup). The modules that
+# share a costly server of their own (a Kafka node, an ensemble, the Spark session) go to one worker together, which
+# starts it once (tests/suite_order.py's SHARED_SERVERS, by the suite's scheduler under --dist loadgroup,
+# tests/conftest.py). The modules that
 # take longest are handed out first (tests/suite_order.py's LONG_MODULES, in the collection's order, which
 # --no-loadscope-reorder keeps), so that none of them starts when the other workers have nothing left.
 # The modules marked spark_run, which start no server of the session's, run in the Spark run too: its second worker,

@@ -51,7 +51,7 @@ UNIT = {module: fixture for fixture, modules in SHARED_SERVERS.items() for modul
 
 def unit_of(nodeid: str) -> str:
     """The work unit of a test (its node id): the fixture whose server its module shares, else its module."""
-    module = nodeid.split("::", 1)[0].split("@", 1)[0]
+    module = nodeid.split("::", 1)[0]
     return UNIT.get(module, module)
 
 

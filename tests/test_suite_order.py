@@ -17,7 +17,7 @@ def test_every_module_handed_out_first_exists_once():
 
 def test_the_modules_that_share_a_costly_server_are_one_unit_and_a_module_not_listed_is_named():
     assert unit_of("tests/front/test_differential_restart.py::test_a[x]") == "pair"
-    assert unit_of("tests/front/test_differential_groups.py::test_b@tests/front/x.py") == "pair"
+    assert unit_of("tests/front/test_differential_groups.py::test_b") == "pair"
     assert unit_of("tests/consumer/test_connector.py::test_c") == "tests/consumer/test_connector.py"
     every = [m for modules in SHARED_SERVERS.values() for m in modules]
     assert [m for m in every if not (ROOT / m).is_file()] == [] and len(set(every)) == len(every)
