@@ -3,7 +3,8 @@
 # Spark session in one worker; the class archive's and the standalone cluster's Spark JVMs in another, beside it:
 # in one process, they made the Spark run the longest pass by over a minute). On a 2-core machine they take the
 # time of the longer run instead of the sum: most tests mostly wait (on ZooKeeper sessions, rebalances, brokers, a
-# JVM's start), and a whole run sampled from /proc kept the two cores about two thirds busy (docs/development.md).
+# JVM's start). Together they keep both cores busy from start to end (vmstat: no idle time in a whole run,
+# docs/development.md, run 64): CPU, not waiting, sets the whole's length.
 # The main run's tests go to four worker processes (pytest-xdist), a test module's tests to one worker, so that its
 # module fixtures are made once: waiting tests overlap, and each worker starts its own servers. The modules that
 # share a costly server of their own (a Kafka node, an ensemble, the Spark session) go to one worker together, which
