@@ -94,6 +94,19 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   fi
   printf '%s' "$want" > "$stamp"
 fi
+# The layers check (import-linter; 2.6: the acyclic_siblings contract) in an environment of its own beside $VENV: it
+# requires rich, and structlog imports rich wherever it is installed, into each process the suite starts (some 30 ms
+# of CPU apiece, docs/development.md, run 67), where a user's installation has none. It reads the package's source
+# from the checkout, not from an installation.
+checks_venv="$VENV-checks"
+if [ ! -x "$checks_venv/bin/lint-imports" ]; then
+  say "installing import-linter into $checks_venv"
+  if ! { "$VENV/bin/uv" venv --quiet --python "$VENV/bin/python" "$checks_venv" \
+         && "$VENV/bin/uv" pip install --quiet --python "$checks_venv/bin/python" 'import-linter>=2.6'; }; then
+    rm -rf "$checks_venv"
+    "$VENV/bin/python" -m venv "$checks_venv" && "$checks_venv/bin/python" -m pip install --quiet 'import-linter>=2.6'
+  fi
+fi
 
 # 2. ZooKeeper ---------------------------------------------------------------------------
 have_zookeeper() {
