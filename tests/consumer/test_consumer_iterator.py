@@ -8,6 +8,7 @@ import pickle
 import sys
 import threading
 import weakref
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Message
@@ -346,7 +347,12 @@ def test_messages_kept_by_the_object_whose_method_decodes_them_are_collected_wit
     assert [ref() for ref in workers] == [None, None, None]
 
 
-def test_rich_pretty_prints_a_message_as_its_repr():
+def test_rich_pretty_prints_a_message_as_its_repr(monkeypatch):
+    # rich is kept out of the suite's environment (structlog would import it into every process the suite starts);
+    # the checks' environment beside it has it (scripts/bootstrap.sh)
+    checks = sorted(Path(f"{sys.prefix}-checks").glob("lib/python*/site-packages"))
+    if checks:
+        monkeypatch.syspath_prepend(str(checks[0]))
     pretty = pytest.importorskip("rich.pretty")
     queue, info, stream = setup(consumed=0, decoder=identity_decoder)
     info.enqueue(FetchedRecords.of([Message(topic="topic", partition=0, offset=0, key=b"k", value=b"v")], "topic", 0))
