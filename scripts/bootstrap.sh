@@ -98,14 +98,15 @@ fi
 # requires rich, and structlog imports rich wherever it is installed, into each process the suite starts (some 30 ms
 # of CPU apiece, docs/development.md, run 67), where a user's installation has none. It reads the package's source
 # from the checkout, not from an installation.
-checks_venv="$VENV-checks"
-if [ ! -x "$checks_venv/bin/lint-imports" ]; then
+checks_venv="$VENV-checks" import_linter='import-linter>=2.6'
+if [ "$(cat "$checks_venv/.zkconsumer-installed" 2>/dev/null)" != "$import_linter" ]; then
   say "installing import-linter into $checks_venv"
+  rm -rf "$checks_venv"  # made by this script alone, and only for this
   if ! { "$VENV/bin/uv" venv --quiet --python "$VENV/bin/python" "$checks_venv" \
-         && "$VENV/bin/uv" pip install --quiet --python "$checks_venv/bin/python" 'import-linter>=2.6'; }; then
+         && "$VENV/bin/uv" pip install --quiet --python "$checks_venv/bin/python" "$import_linter"; }; then
     rm -rf "$checks_venv"
-    "$VENV/bin/python" -m venv "$checks_venv" && "$checks_venv/bin/python" -m pip install --quiet 'import-linter>=2.6'
-  fi
+    "$VENV/bin/python" -m venv "$checks_venv" && "$checks_venv/bin/python" -m pip install --quiet "$import_linter"
+  fi && printf '%s' "$import_linter" > "$checks_venv/.zkconsumer-installed"
 fi
 
 # 2. ZooKeeper ---------------------------------------------------------------------------

@@ -4,7 +4,8 @@
 #   2. the suite's time scale, calibrated once for every pass on the machine still quiet (tests/time_scale.py;
 #      ZKCONSUMER_TEST_TIME_SCALE set beforehand is used as it is);
 #   3. the checks, beside the tests (their output shown after the tests'): ruff, the layers and no-cycles contracts
-#      (import-linter, pyproject.toml; from its own environment, scripts/bootstrap.sh), mypy on the package, and the docs site built strictly (mkdocs.yml: a broken
+#      (import-linter, from its own environment, scripts/bootstrap.sh; pyproject.toml), mypy on the package, and the
+#      docs site built strictly (mkdocs.yml: a broken
 #      link, a page left out of the nav or an unreadable docstring fails; not with --quiet, which hides the warnings
 #      that --strict counts). Some 20 s of one core: before the tests they added them to the whole;
 #   4. the tests: scripts/run_tests.sh (the main run and, beside it, the Spark run);
