@@ -3,7 +3,7 @@
 The wheel is built from a copy of the sources (so the work tree gets no ``build/``), installed with its core
 dependencies from the package index into a virtual environment that sees nothing of this one, and used there as a
 user would: its ``zkconsumer consume`` joins a group on the real servers, and its commands that need an extra say
-which. One environment serves the whole module; pip's cache makes the second run take seconds.
+which. One environment serves the whole module (tests/fresh_install.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The class archive of a local command's Spark JVM (zkconsumer.fleet.class_archive): the first ``analyze`` records it
-and waits for it, the next one's JVM maps it, and an archive that is not whole is never handed to a JVM (which would
-die of a bus error reading past its end)."""
+"""The class archive of a local command's Spark JVM (zkconsumer.fleet.class_archive): the first command's session
+records it and waits for it, the next one's JVM maps it, and an archive that is not whole is never handed to a JVM
+(which would die of a bus error reading past its end)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
-from support import SAMPLE_EVENTS, wait_for
+from support import wait_for
 from time_scale import bounded
 
 from zkconsumer.fleet.class_archive import (
@@ -89,13 +88,6 @@ def test_a_java_runtime_without_the_jdks_own_archive_records_none(tmp_path):
     assert recording is not None and recording.record
 
 
-def _analyze(archives: Path, output: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "zkconsumer", "analyze", "events", str(SAMPLE_EVENTS), "--output", str(output),
-         "--master", "local[1]"],
-        env={**os.environ, ARCHIVE_ENV: str(archives)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
 def _mapped_by_a_jvm(archive: Path) -> bool:
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -106,25 +98,25 @@ def _mapped_by_a_jvm(archive: Path) -> bool:
     return False
 
 
-@pytest.mark.timeout(420)  # an analyze command, then a session: two Spark JVMs' starts; its inner waits end before
+@pytest.mark.timeout(300)  # two Spark JVMs' starts; its inner waits end before
 def test_the_first_command_records_the_archive_and_the_next_ones_jvm_maps_it(tmp_path):
+    """A command's first local session records the archive and waits for it; the next command's JVM maps it. A small
+    job in each: what a JVM records and maps is Spark's classes, whatever the job (``analyze`` runs its job in this
+    same session: tests/spark/test_cluster_master.py runs one as a process)."""
     archives = tmp_path / "archives"
-    first = _analyze(archives, tmp_path / "first")
+    argv, env = _session_command(archives, "print(spark.range(3).count())")
+    first = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        # some 45 s of CPU (the job, and the archive's writing as the JVM exits): over 130 s on a loaded 2-core
-        # machine (docs/development.md, run 55)
-        out, err = first.communicate(timeout=bounded(250))
+        # the session's start, its job, and the archive's writing as the JVM exits (some 8 s of CPU on 2 cores)
+        out, err = first.communicate(timeout=bounded(150))
     finally:
         first.kill()  # nothing, once it has ended; a command still running at the deadline is not left behind
-    assert first.returncode == 0, err
+    assert first.returncode == 0 and out.split()[-1] == "3", err
     assert f"writing Spark's classes to {archives}" in err and "cds" not in out + err
     written = list(archives.iterdir())
     assert len(written) == 1 and written[0].suffix == SUFFIX and whole(written[0], written[0].stat().st_size)
     assert not list(archives.glob(f"*{PARTIAL}"))
 
-    assert pq.read_table(tmp_path / "first" / "members").num_rows > 0
-    # the next command's session (a small job: what a JVM maps does not depend on the job it runs)
-    argv, env = _session_command(archives, "print(spark.range(3).count())")
     second = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         seen = wait_for(lambda: "mapped" if _mapped_by_a_jvm(written[0]) else second.poll(), timeout=100, interval=0.1)

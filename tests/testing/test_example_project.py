@@ -1,5 +1,5 @@
 """examples/migration_testing as an outside project runs it: a fresh virtual environment with the wheel and its
-``testing`` extra (tests/fresh_install.py, as tests/test_install.py makes one; pip's cache keeps it quick), the
+``testing`` extra (tests/fresh_install.py, as tests/test_install.py makes one), the
 example copied out of the repository, its tests run by its own ``make test`` through the installed plugin and the
 embedded environment (the servers the plugin starts in that session). Every process of those sessions carries a
 marker in its environment, so that what any of them left behind is found, also after an interrupt. What the example's
