@@ -84,12 +84,17 @@ stamp="$VENV/.zkconsumer-installed"
 want="$(cat pyproject.toml scripts/bootstrap.sh | cksum)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   say "installing zkconsumer with all its extras into $VENV"
-  "$VENV/bin/python" -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
   # uv (from the package index, into the environment) installs the same requirements in about half pip's time: pip
   # unpacks the wheels (Spark's jars, pyarrow, numpy: most of a gigabyte) in Python, and that was most of the
-  # install. Where uv cannot be had or fails, pip does it.
+  # install. uv tries its cache alone first (--offline): PySpark is published as source only, and where the package
+  # index answers uv's check of the cached copy with a new one (this machine's does), an install from the index
+  # builds PySpark's wheel again, some 20 s of both cores and a gigabyte more in uv's cache each time; from the cache
+  # alone the whole install takes some 3 s. A cache without what is asked (a fresh machine, a changed requirement)
+  # fails offline at once, and the install from the index follows. Where uv cannot be had or fails, pip does it.
   if ! { "$VENV/bin/python" -m pip install --quiet uv >/dev/null 2>&1 \
-         && "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" -e '.[all]'; }; then
+         && { "$VENV/bin/uv" pip install --quiet --offline --python "$VENV/bin/python" -e '.[all]' 2>/dev/null \
+              || "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" -e '.[all]'; }; }; then
+    "$VENV/bin/python" -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
     "$VENV/bin/python" -m pip install --quiet -e '.[all]'
   fi
   printf '%s' "$want" > "$stamp"
