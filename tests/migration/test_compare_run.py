@@ -116,9 +116,12 @@ def test_the_report_says_which_coordinator_ran_and_every_protocol_s_timeouts_as_
             "4 s, eager roundrobin 4 s, cooperative-sticky 4 s, KIP-848 consumer (uniform) 12 s, KIP-848 consumer "
             "(range) 12 s): the scenes where a member is SIGKILLed or paused (4. m2 SIGKILLed) measured that "
             "setting, not the protocols") in " ".join(report["verdict"]["overall"])
-    # and it shows: KIP-848's dead member's partitions waited out the coordinator's session
+    # and it shows: KIP-848's dead member's partitions waited out the coordinator's session. The session ends a
+    # session timeout after the member's last heartbeat, which may have gone out up to a heartbeat interval before
+    # the SIGKILL: so at least the difference of the two, less a second of slack (when the runner records the kill)
+    # (run 71 measured 9.66 s, on a slow machine)
     scene_4 = {name: f["scenes"][3]["max_pause_ms"] for name, f in report["protocols"].items()}
-    assert scene_4["consumer-uniform"] > KIP848_SESSION_MS - 2_000 > scene_4["range"], scene_4
+    assert scene_4["consumer-uniform"] > KIP848_SESSION_MS - KIP848_HEARTBEAT_MS - 1_000 > scene_4["range"], scene_4
 
 
 def test_every_protocol_is_sent_the_same_messages_scene_by_scene(comparison):
