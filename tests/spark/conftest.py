@@ -9,6 +9,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
+from support import SPARK_JAVA_OPTIONS
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -26,7 +27,6 @@ def spark(tmp_path_factory) -> Iterator[object]:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     import zkconsumer.spark
-    from zkconsumer.fleet.spark_session import LOCAL_JAVA_OPTIONS
 
     session = (
         SparkSession.builder.master("local[2]")
@@ -35,7 +35,7 @@ def spark(tmp_path_factory) -> Iterator[object]:
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.streaming.stopTimeout", "30s")
         .config("spark.local.dir", str(tmp_path_factory.mktemp("spark-local")))
-        .config("spark.driver.defaultJavaOptions", LOCAL_JAVA_OPTIONS)  # C1 alone, as the commands' local sessions
+        .config("spark.driver.defaultJavaOptions", SPARK_JAVA_OPTIONS)
         .config("spark.driver.extraJavaOptions", "-Dderby.system.home=" + str(tmp_path_factory.mktemp("derby")))
         .getOrCreate()
     )

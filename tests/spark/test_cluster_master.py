@@ -15,16 +15,11 @@ from pathlib import Path
 
 import pytest
 from hand_made_fleet import FLEET
-from support import wait_for, zkconsumer_cli
+from support import SPARK_JAVA_OPTIONS, wait_for, zkconsumer_cli
 from time_scale import bounded
 
 from zkconsumer.embedded.process import free_port
 from zkconsumer.fleet.snapshot import encode
-
-#: every JVM of the cluster on HotSpot's client compiler alone, as an operator may configure a cluster: the master,
-#: the worker, each command's driver and executor start and run for seconds, and the optimising compiler spent more
-#: CPU than it saved (zkconsumer.fleet.spark_session.LOCAL_JAVA_OPTIONS, the local sessions' own)
-CLIENT_COMPILER = "-XX:TieredStopAtLevel=1"
 
 
 @pytest.fixture(scope="module")
@@ -38,10 +33,10 @@ def cluster(tmp_path_factory) -> Iterator[tuple[str, Path, dict[str, str]]]:
     home = Path(pyspark.__file__).parent
     conf = tmp_path / "conf"
     conf.mkdir()
-    (conf / "spark-defaults.conf").write_text(f"spark.driver.defaultJavaOptions {CLIENT_COMPILER}\n"
-                                              f"spark.executor.defaultJavaOptions {CLIENT_COMPILER}\n")
+    (conf / "spark-defaults.conf").write_text(f"spark.driver.defaultJavaOptions {SPARK_JAVA_OPTIONS}\n"
+                                              f"spark.executor.defaultJavaOptions {SPARK_JAVA_OPTIONS}\n")
     env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1",
-           "SPARK_CONF_DIR": str(conf), "SPARK_DAEMON_JAVA_OPTS": CLIENT_COMPILER}
+           "SPARK_CONF_DIR": str(conf), "SPARK_DAEMON_JAVA_OPTS": SPARK_JAVA_OPTIONS}
     port = free_port()
     url = f"spark://127.0.0.1:{port}"
     logs = {name: tmp_path / f"{name}.log" for name in ("master", "worker")}

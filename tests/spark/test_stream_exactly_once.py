@@ -13,7 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from support import mirrored_topic, produce, wait_for
+from support import SPARK_JAVA_OPTIONS, mirrored_topic, produce, wait_for
 from time_scale import bounded
 
 
@@ -45,9 +45,10 @@ CHILD = textwrap.dedent("""
     from pyspark.sql import SparkSession
     import zkconsumer.spark
 
-    zk, topic, out, checkpoint = sys.argv[1:5]
+    zk, topic, out, checkpoint, java_options = sys.argv[1:6]
     spark = (SparkSession.builder.master("local[2]").appName("killed").config("spark.ui.enabled", "false")
-             .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+             .config("spark.sql.shuffle.partitions", "2").config("spark.driver.defaultJavaOptions", java_options)
+             .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     zkconsumer.spark.register(spark)
     (spark.readStream.format("zkconsumer").option("zookeeper.connect", zk).option("group.id", "spark-killed")
@@ -67,7 +68,8 @@ def test_a_query_killed_mid_batch_resumes_from_its_checkpoint_exactly_once(
     out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
            "ZKCONSUMER_LOG_LEVEL": "warning"}
-    child = subprocess.Popen([sys.executable, "-c", CHILD, kafka_zk, topic, str(out), str(checkpoint)], env=env,
+    argv = [sys.executable, "-c", CHILD, kafka_zk, topic, str(out), str(checkpoint), SPARK_JAVA_OPTIONS]
+    child = subprocess.Popen(argv, env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         # mid-batch: a batch is in the offset log (planned, being written) and not yet in the commit log
