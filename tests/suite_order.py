@@ -13,7 +13,7 @@ LONG_MODULES = (
     # the Spark run's (two workers, scripts/run_tests.sh): the Spark session's unit (SHARED_SERVERS) and the class
     # archive's JVMs first, so that they run beside each other from the start
     "tests/spark/test_stream_exactly_once.py", "tests/fleet/test_class_archive.py",
-    "tests/spark/test_cluster_master.py", "tests/testing/test_example_project.py",
+    "tests/spark/test_cluster_master.py", "tests/testing/test_example_project.py", "tests/test_chaos.py",
     # the main run's, by what each unit took a worker in a fresh clone's make test (run 60): the Spark example's
     # module, then the differential stories' unit (some two minutes together)
     "tests/test_examples.py", "tests/front/test_differential_restart.py", "tests/demo/test_demo.py",
@@ -23,7 +23,7 @@ LONG_MODULES = (
     "tests/testing/test_migration_assertions.py", "tests/cli/test_sigterm_without_zookeeper.py",
     "tests/front/test_kafka_node_mixed_group.py", "tests/testing/test_client_settings_sasl.py",
     "tests/migration/test_compare_interrupts.py", "tests/chaos/test_chaos_run_ensemble.py",
-    "tests/bridge/test_metadata_bridge.py", "tests/demo/test_demo_protocols.py", "tests/test_chaos.py",
+    "tests/bridge/test_metadata_bridge.py", "tests/demo/test_demo_protocols.py",
     "tests/front/test_front_online_upgrade.py", "tests/testing/test_command_member.py",
 )
 

@@ -19,6 +19,9 @@ from support import CHAOS, chaos_run_held
 from time_scale import bounded, scaled
 
 FAULTS = "kill,pause,expire,zk-short,zk-long,leave,rolling"
+#: its servers are the chaos run's own: in the Spark run, whose second worker ended a minute before the main run
+#: (docs/development.md, run 72)
+pytestmark = pytest.mark.spark_run
 
 
 @pytest.mark.chaos
