@@ -3,13 +3,14 @@ streams a topic to Parquet as a member of a group whose lag it watches fall to z
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from support import REPO
+from support import REPO, SPARK_JAVA_OPTIONS
 from time_scale import bounded
 
 EXAMPLE = REPO / "examples" / "three_consumers.py"
@@ -36,10 +37,13 @@ SPARK_EXAMPLE = REPO / "examples" / "spark_stream.py"
 # Spark run, which it made the longest pass by over a minute (docs/development.md, run 54).
 @pytest.mark.timeout(450)  # the example's 400 s end before it
 def test_spark_stream_writes_every_message_and_the_group_catches_up(kafka_zk, bootstrap_servers, topic_name, tmp_path):
+    # the example as printed; its JVMs with the suite's Spark options (support.SPARK_JAVA_OPTIONS), through the
+    # variable every java launcher reads (it says so on stderr), as the suite's own Spark JVMs: some 35 CPU-seconds
+    # with HotSpot's defaults, in the main run
     done = subprocess.run(
         [sys.executable, str(SPARK_EXAMPLE), "--zookeeper", kafka_zk, "--bootstrap-server", bootstrap_servers,
          "--topic", topic_name, "--messages", "300", "--out", str(tmp_path)], capture_output=True, text=True,
-        timeout=bounded(400),
+        timeout=bounded(400), env={**os.environ, "JDK_JAVA_OPTIONS": SPARK_JAVA_OPTIONS},
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     lags = re.findall(r"^\s*[\d.]+ s  lag (\d+|unknown)  \((.*); members (\d+)\)$", done.stdout, re.M)
