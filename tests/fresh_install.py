@@ -1,7 +1,7 @@
 """The package as an outside project installs it: its wheel, built from a copy of the sources (so the work tree gets
 no ``build/``), installed with the extras asked for from the package index into a virtual environment that sees
 nothing of this one. uv builds and installs where the suite's environment has it (scripts/bootstrap.sh installs it
-there): some 2 s of CPU from its cache, where pip takes some 20 s for the same wheel and packages; pip otherwise.
+there), a tenth of pip's CPU for the same wheel and packages (docs/development.md, session 25); pip otherwise.
 Shared by tests/test_install.py (no extra) and tests/testing/test_example_project.py (the ``testing`` extra)."""
 
 from __future__ import annotations
@@ -46,9 +46,15 @@ def _run(argv: list[str], what: str) -> None:
     assert done.returncode == 0, f"{what}:\n{done.stdout}\n{done.stderr}"
 
 
-def build_wheel(source: Path, dist: Path) -> None:
+def _uv() -> Path | None:
+    """The suite's environment's uv, where it has one."""
     uv = Path(sys.executable).parent / "uv"
-    if uv.exists():
+    return uv if uv.exists() else None
+
+
+def build_wheel(source: Path, dist: Path) -> None:
+    uv = _uv()
+    if uv is not None:
         _run([str(uv), "build", "--quiet", "--wheel", "--out-dir", str(dist), str(source)], "uv build")
     else:
         _run([sys.executable, "-m", "pip", "--quiet", "wheel", "--no-deps", "--wheel-dir", str(dist), str(source)],
@@ -57,8 +63,8 @@ def build_wheel(source: Path, dist: Path) -> None:
 
 def install(python: str, requirement: str) -> None:
     """``requirement`` into the environment of ``python`` (which has no pip of its own: saves seconds per run)."""
-    uv = Path(sys.executable).parent / "uv"
-    if uv.exists():
+    uv = _uv()
+    if uv is not None:
         _run([str(uv), "pip", "install", "--quiet", "--python", python, requirement], "uv pip install")
     else:
         _run([sys.executable, "-m", "pip", "--quiet", "--python", python, "install", requirement], "pip install")

@@ -14,16 +14,17 @@ from time_scale import bounded, describe
 
 from zkconsumer.embedded import kafka_artifacts
 from zkconsumer.errors import EnvironmentSetupError
+from zkconsumer.fleet.spark_session import LOCAL_JAVA_OPTIONS
 from zkconsumer.testing.helpers import CHROOT_BASE  # noqa: F401 - every test's chroot lives under it
 from zkconsumer.zk.persistent import delete_tree  # noqa: F401 - the tests' name for it
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_EVENTS = REPO / "tests" / "data" / "sample-events.jsonl"  # a recorded three-member run
-#: the suite's own Spark JVMs (the Spark tests' session, the killed query's, the standalone cluster's): C1 alone, as
-#: the commands' local sessions (zkconsumer.fleet.spark_session.LOCAL_JAVA_OPTIONS), and the serial collector, which
-#: took a small local job's JVM 12-15% less CPU than G1's threads on 2 cores (10.0 against 11.7 CPU-s, session 25).
-#: Not the commands' default: a user's own -XX:+UseG1GC in extraJavaOptions would then stop the JVM from starting.
-SPARK_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+#: the suite's own Spark JVMs (the Spark tests' session, the killed query's, the standalone cluster's, the Spark
+#: example's): the commands' local sessions' options (C1 alone) and the serial collector, which took a small local
+#: job's JVM 3-9% less CPU than G1 (benchmarks/spark_java_options.py: 0.97x and 0.91x in two runs). Not the commands'
+#: default: a user's own -XX:+UseG1GC in extraJavaOptions would then stop the JVM from starting.
+SPARK_JAVA_OPTIONS = f"{LOCAL_JAVA_OPTIONS} -XX:+UseSerialGC"
 
 
 def wait_for(predicate: Callable[[], object], timeout: float = 15.0, interval: float = 0.05) -> object:

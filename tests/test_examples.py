@@ -38,8 +38,8 @@ SPARK_EXAMPLE = REPO / "examples" / "spark_stream.py"
 @pytest.mark.timeout(450)  # the example's 400 s end before it
 def test_spark_stream_writes_every_message_and_the_group_catches_up(kafka_zk, bootstrap_servers, topic_name, tmp_path):
     # the example as printed; its JVMs with the suite's Spark options (support.SPARK_JAVA_OPTIONS), through the
-    # variable every java launcher reads (it says so on stderr), as the suite's own Spark JVMs: some 35 CPU-seconds
-    # with HotSpot's defaults, in the main run
+    # variable every java launcher reads (it says so on stderr), as the suite's own Spark JVMs: the test took 37
+    # CPU-seconds against 44 with HotSpot's defaults (docs/development.md, session 25)
     done = subprocess.run(
         [sys.executable, str(SPARK_EXAMPLE), "--zookeeper", kafka_zk, "--bootstrap-server", bootstrap_servers,
          "--topic", topic_name, "--messages", "300", "--out", str(tmp_path)], capture_output=True, text=True,
